@@ -1,0 +1,1 @@
+"""Reproducible performance harness: `python -m benchmarks NAME --json`."""

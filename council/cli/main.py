@@ -1,0 +1,49 @@
+"""The `council` console script: wires the sub-command groups together."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from council.errors import CouncilError
+
+app = typer.Typer(
+    name="council",
+    help="A governed reasoning ledger with a council of LLM agents on top of it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    from council.cli import ledger_cmds, stack_cmds
+
+    stack_cmds.register(app)
+    ledger_cmds.register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: map the project's exceptions to exit codes (2 = bad input)."""
+    from council.cli.output import fail
+
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except CouncilError as exc:
+        fail(str(exc))
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        fail("aborted")
+        sys.exit(1)
+    except Exception as exc:  # click usage errors carry their own exit code
+        import click
+
+        if isinstance(exc, click.ClickException):
+            fail(exc.format_message())
+            sys.exit(exc.exit_code)
+        raise
+    sys.exit(0)

@@ -1,0 +1,50 @@
+"""Rendering for every command: one JSON document with --json, Rich otherwise."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, default=_default, sort_keys=True, ensure_ascii=False)
+
+
+def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
+    """Print exactly one JSON document on stdout, or a human rendering."""
+    if as_json:
+        sys.stdout.write(to_json(data) + "\n")
+        sys.stdout.flush()
+        return
+    if render is not None:
+        render(data)
+    else:
+        console.print_json(to_json(data))
+
+
+def fail(message: str) -> None:
+    """One line on stderr; the caller decides the exit code."""
+    first_line = message.strip().splitlines()[0] if message.strip() else "error"
+    err_console.print(f"[bold red]error:[/] {first_line}", highlight=False, soft_wrap=True)

@@ -1,0 +1,45 @@
+"""The project's exception tree.
+
+Driver errors are translated into these once, at the ledger boundary
+(``council.ledger.uow``); faces map them to exit codes / HTTP statuses.
+"""
+
+from __future__ import annotations
+
+
+class CouncilError(Exception):
+    """Base class; exit code 1 unless a subclass says otherwise."""
+
+    exit_code = 1
+
+
+class BadInput(CouncilError):
+    """The caller's input is wrong: nothing was written. Exit code 2."""
+
+    exit_code = 2
+
+
+class NotFound(BadInput):
+    """An id that names no row of the expected kind."""
+
+
+class Conflict(CouncilError):
+    """The ledger refused the write because of its current state."""
+
+
+class ImmutableRow(CouncilError):
+    """A database trigger refused an UPDATE or DELETE of an immutable row."""
+
+
+class TransientDatabaseError(CouncilError):
+    """Serialization failure, deadlock, lock or statement timeout: safe to retry."""
+
+
+class StackError(CouncilError):
+    """The embedded stack could not be started, found or stopped."""
+
+
+class ConfigError(CouncilError):
+    """Configuration is missing or malformed."""
+
+    exit_code = 2

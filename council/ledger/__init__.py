@@ -1,0 +1,1 @@
+"""Postgres: table metadata, unit of work, and the ledger's read/write services."""

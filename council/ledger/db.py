@@ -1,0 +1,110 @@
+"""Engines and the unit of work; driver errors become the project's errors here.
+
+Nothing builds an engine at import time: faces call :func:`engine_for` (or
+:func:`default_engine`) once and pass the engine to services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from council import config
+from council.errors import (
+    BadInput,
+    Conflict,
+    CouncilError,
+    ImmutableRow,
+    TransientDatabaseError,
+)
+
+# SQLSTATEs raised by our own triggers (migrations/versions/0001_ledger.sql).
+_IMMUTABLE = "CN001"
+_STALE_TRANSITION = "CN002"
+_TRANSIENT = {
+    "40001",  # serialization_failure
+    "40P01",  # deadlock_detected
+    "55P03",  # lock_not_available (lock_timeout)
+    "57014",  # query_canceled (statement_timeout)
+}
+_BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
+
+_engines: dict[str, Engine] = {}
+
+
+def engine_for(url: str, *, pool_size: int = 5) -> Engine:
+    """One engine per URL per process (created lazily, never at import)."""
+    sa_url = config.sqlalchemy_url(url)
+    engine = _engines.get(sa_url)
+    if engine is None:
+        engine = create_engine(
+            sa_url,
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            pool_pre_ping=True,
+            isolation_level="READ COMMITTED",
+        )
+        event.listen(engine, "connect", _on_connect)
+        _engines[sa_url] = engine
+    return engine
+
+
+def default_engine() -> Engine:
+    url = config.database_url()
+    assert url is not None
+    return engine_for(url)
+
+
+def dispose_all() -> None:
+    for engine in _engines.values():
+        engine.dispose()
+    _engines.clear()
+
+
+def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    with dbapi_connection.cursor() as cur:
+        cur.execute("SET application_name = 'council'")
+    dbapi_connection.commit()
+
+
+def sqlstate(exc: BaseException) -> str | None:
+    orig = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) if orig is not None else None
+
+
+def translate(exc: DBAPIError) -> CouncilError:
+    """Map a driver error to the project's exception tree (the one place that does)."""
+    state = sqlstate(exc)
+    orig = getattr(exc, "orig", exc)
+    diag = getattr(orig, "diag", None)
+    message = (getattr(diag, "message_primary", None) or str(orig)).strip()
+    if state == _IMMUTABLE:
+        return ImmutableRow(message)
+    if state == _STALE_TRANSITION:
+        return Conflict(message)
+    if state in _TRANSIENT:
+        return TransientDatabaseError(message)
+    if isinstance(exc, IntegrityError) and state == "23503":
+        return BadInput(f"reference to a row that does not exist: {message}")
+    if state in _BAD_INPUT:
+        return BadInput(message)
+    if isinstance(exc, IntegrityError):
+        return Conflict(message)
+    return CouncilError(message)
+
+
+@contextmanager
+def unit_of_work(engine: Engine) -> Iterator[Connection]:
+    """One transaction at READ COMMITTED: commit on success, roll back on error.
+
+    Services receive the connection and never commit by hand.
+    """
+    try:
+        with engine.begin() as conn:
+            yield conn
+    except DBAPIError as exc:
+        raise translate(exc) from exc

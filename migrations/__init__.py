@@ -1,0 +1,1 @@
+"""Alembic migrations for the Council ledger (shipped with the package)."""

@@ -1,0 +1,1 @@
+"""Celery app, routing and thin tasks (issue: council runs on Celery)."""
