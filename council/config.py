@@ -84,9 +84,7 @@ def database_url(required: bool = True) -> str | None:
     if state and state.get("database_url"):
         return str(state["database_url"])
     if required:
-        raise ConfigError(
-            "no database configured: set COUNCIL_DATABASE_URL or run `council up`"
-        )
+        raise ConfigError("no database configured: set COUNCIL_DATABASE_URL or run `council up`")
     return None
 
 

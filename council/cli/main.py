@@ -18,10 +18,11 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from council.cli import ledger_cmds, stack_cmds
+    from council.cli import graph_cmds, ledger_cmds, stack_cmds
 
     stack_cmds.register(app)
     ledger_cmds.register(app)
+    graph_cmds.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -39,11 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         fail("aborted")
         sys.exit(1)
-    except Exception as exc:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(exc, click.ClickException):
-            fail(exc.format_message())
-            sys.exit(exc.exit_code)
-        raise
+    except typer.TyperException as exc:  # usage errors: missing option, bad choice (exit 2)
+        fail(exc.format_message() if hasattr(exc, "format_message") else str(exc))
+        sys.exit(int(getattr(exc, "exit_code", 2)))
     sys.exit(0)

@@ -1,0 +1,5 @@
+"""`python -m council.cli`: the same as the `council` console script."""
+
+from council.cli.main import main
+
+main()

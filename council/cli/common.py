@@ -1,0 +1,76 @@
+"""Shared pieces of the CLI: the --json option, the actor, the engine, renderers."""
+
+from __future__ import annotations
+
+import getpass
+import os
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from sqlalchemy import Engine
+
+from council.cli.output import console
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
+
+
+def actor() -> str:
+    """Who is acting: COUNCIL_ACTOR, else the CLI user."""
+    explicit = os.environ.get("COUNCIL_ACTOR")
+    if explicit:
+        return explicit
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+def engine() -> Engine:
+    from council.ledger.db import default_engine
+
+    return default_engine()
+
+
+def record(title: str, keys: list[str]) -> Callable[[Any], None]:
+    """A renderer showing chosen keys of one result as a two-column table."""
+
+    def render(data: Any) -> None:
+        table = Table(title=title, show_header=False, title_justify="left")
+        table.add_column(style="bold cyan")
+        table.add_column(overflow="fold")
+        for key in keys:
+            if key in data and data[key] is not None:
+                table.add_row(key, _short(data[key]))
+        console.print(table)
+
+    return render
+
+
+def rows(title: str, columns: list[str]) -> Callable[[Any], None]:
+    """A renderer for a list of dicts (or a dict holding one under ``items``)."""
+
+    def render(data: Any) -> None:
+        items = data["items"] if isinstance(data, dict) else data
+        table = Table(title=title, title_justify="left")
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for item in items:
+            table.add_row(*(_short(item.get(column)) for column in columns))
+        console.print(table)
+        if not items:
+            console.print("[dim](none)[/]")
+
+    return render
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ", ".join(_short(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_short(v)}" for k, v in value.items())
+    text = str(value)
+    return text if len(text) <= 200 else text[:197] + "..."

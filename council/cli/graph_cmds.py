@@ -1,0 +1,361 @@
+"""`council node | branch | run | claim | action`: the reasoning graph itself."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from council.cli.common import JsonOpt, actor, engine, record, rows
+from council.cli.output import emit
+from council.domain.ids import parse_id, parse_ids
+from council.domain.vocabulary import EDGE_KINDS
+from council.errors import BadInput
+
+node_app = typer.Typer(help="Add nodes, new versions and status moves.", no_args_is_help=True)
+branch_app = typer.Typer(help="Fork, merge and close branches.", no_args_is_help=True)
+run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=True)
+claim_app = typer.Typer(
+    help="Originate, endorse, dispute or abstain on a node version.", no_args_is_help=True
+)
+action_app = typer.Typer(help="Pending actions and their acceptance conditions.", no_args_is_help=True)
+
+Ids = Annotated[list[str] | None, typer.Option()]
+_VERSION_KEYS = [
+    "logical_node_id",
+    "version_id",
+    "version_no",
+    "status",
+    "branch_id",
+    "edge_ids",
+    "citation_ids",
+]
+
+
+def _edges(specs: list[str] | None) -> list[tuple[str, object]]:
+    """Parse `KIND:VERSION_ID` edge options."""
+    edges: list[tuple[str, object]] = []
+    for spec in specs or []:
+        kind, _, target = spec.partition(":")
+        if kind not in EDGE_KINDS or not target:
+            raise BadInput(
+                f"invalid --edge {spec!r} (expected KIND:VERSION_ID, KIND one of {', '.join(EDGE_KINDS)})"
+            )
+        edges.append((kind, parse_id(target, "node version")))
+    return edges
+
+
+@node_app.command("add")
+def node_add(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    content: Annotated[str, typer.Option("--content", help="The proposition.")],
+    status: Annotated[str, typer.Option("--status", help="open or tentative.")] = "open",
+    depends_on: Annotated[
+        list[str] | None, typer.Option("--depends-on", help="VERSION_ID (repeatable).")
+    ] = None,
+    edge: Annotated[list[str] | None, typer.Option("--edge", help="KIND:VERSION_ID (repeatable).")] = None,
+    cites: Annotated[list[str] | None, typer.Option("--cites", help="EVIDENCE_ID (repeatable).")] = None,
+    role: Annotated[str, typer.Option("--role", help="Citation role.")] = "supports",
+    interpretation: Annotated[str, typer.Option("--interpretation", help="How the evidence is read.")] = "",
+    branch: Annotated[str | None, typer.Option("--branch", help="Branch id (default: main).")] = None,
+    run: Annotated[str | None, typer.Option("--run", help="The run that originates it.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add a logical node with its first version."""
+    from council.ledger.nodes import add_node
+
+    result = add_node(
+        engine(),
+        thread_id=parse_id(thread, "thread"),
+        content=content,
+        status=status,
+        depends_on=parse_ids(depends_on, "node version"),
+        edges=_edges(edge),  # type: ignore[arg-type]
+        cites=parse_ids(cites, "evidence"),
+        citation_role=role,
+        interpretation=interpretation,
+        branch_id=parse_id(branch, "branch") if branch else None,
+        run_id=parse_id(run, "run") if run else None,
+        actor=actor(),
+    )
+    emit(result, as_json, record("node added", _VERSION_KEYS))
+
+
+@node_app.command("version")
+def node_version(
+    logical_node_id: str,
+    content: Annotated[str, typer.Option("--content", help="The new content.")],
+    status: Annotated[str, typer.Option("--status", help="open or tentative.")] = "open",
+    edge: Annotated[list[str] | None, typer.Option("--edge", help="KIND:VERSION_ID (repeatable).")] = None,
+    cites: Annotated[list[str] | None, typer.Option("--cites", help="EVIDENCE_ID (repeatable).")] = None,
+    role: Annotated[str, typer.Option("--role", help="Citation role.")] = "supports",
+    interpretation: Annotated[str, typer.Option("--interpretation")] = "",
+    run: Annotated[str | None, typer.Option("--run", help="The run that wrote it.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add a new version of a logical node (content changes never edit in place)."""
+    from council.ledger.nodes import add_version
+
+    result = add_version(
+        engine(),
+        logical_node_id=parse_id(logical_node_id, "logical node"),
+        content=content,
+        status=status,
+        edges=_edges(edge),  # type: ignore[arg-type]
+        cites=parse_ids(cites, "evidence"),
+        citation_role=role,
+        interpretation=interpretation,
+        run_id=parse_id(run, "run") if run else None,
+        actor=actor(),
+    )
+    emit(result, as_json, record("version added", _VERSION_KEYS))
+
+
+@node_app.command("status")
+def node_status(
+    version_id: str,
+    to: Annotated[str, typer.Option("--to", help="open, tentative or killed.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (recorded).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Move a version between open, tentative and killed (appends a transition)."""
+    from council.ledger.nodes import set_status
+
+    result = set_status(
+        engine(), version_id=parse_id(version_id, "node version"), status=to, reason=reason, actor=actor()
+    )
+    emit(result, as_json, record("status changed", ["version_id", "from_status", "status"]))
+
+
+@node_app.command("show")
+def node_show(version_id: str, as_json: JsonOpt = False) -> None:
+    """A node version with its status, edges, claims, citations and history."""
+    from council.ledger.nodes import show_version
+
+    result = show_version(engine(), parse_id(version_id, "node version"))
+    emit(
+        result,
+        as_json,
+        record("node version", ["version_id", "logical_node_id", "version_no", "status", "content"]),
+    )
+
+
+@branch_app.command("fork")
+def branch_fork(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    kind: Annotated[str, typer.Option("--kind", help="objective or node.")],
+    label: Annotated[str, typer.Option("--label", help="Short name.")],
+    divergence: Annotated[
+        str,
+        typer.Option(
+            "--divergence", help="objective, claim, evidence_interpretation or acceptance_condition."
+        ),
+    ],
+    objective: Annotated[str | None, typer.Option("--objective", help="The alternative objective.")] = None,
+    parent: Annotated[str | None, typer.Option("--from", help="Parent branch id (default: main).")] = None,
+    at: Annotated[str | None, typer.Option("--at", help="Version id where it diverges.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fork an objective-level or node-level branch."""
+    from council.ledger.branches import fork
+
+    result = fork(
+        engine(),
+        thread_id=parse_id(thread, "thread"),
+        kind=kind,
+        label=label,
+        divergence_type=divergence,
+        objective=objective,
+        parent_branch_id=parse_id(parent, "branch") if parent else None,
+        fork_version_id=parse_id(at, "node version") if at else None,
+        actor=actor(),
+    )
+    emit(
+        result,
+        as_json,
+        record("branch", ["id", "kind", "label", "divergence_type", "parent_branch_id", "status"]),
+    )
+
+
+@branch_app.command("merge")
+def branch_merge(
+    branch_id: str,
+    rationale: Annotated[str, typer.Option("--rationale", help="Why the branches reconcile this way.")],
+    into: Annotated[str | None, typer.Option("--into", help="Target branch (default: its parent).")] = None,
+    preferred: Annotated[
+        str | None, typer.Option("--preferred", help="The version the merge prefers.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Merge a branch explicitly (the only durable 'preferred' choice)."""
+    from council.ledger.branches import merge
+
+    result = merge(
+        engine(),
+        source_branch_id=parse_id(branch_id, "branch"),
+        target_branch_id=parse_id(into, "branch") if into else None,
+        preferred_version_id=parse_id(preferred, "node version") if preferred else None,
+        rationale=rationale,
+        actor=actor(),
+    )
+    emit(
+        result,
+        as_json,
+        record("merged", ["id", "source_branch_id", "target_branch_id", "preferred_version_id"]),
+    )
+
+
+@branch_app.command("close")
+def branch_close(
+    branch_id: str,
+    status: Annotated[str, typer.Option("--as", help="killed (resolved-negative) or abandoned.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (recorded).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Close a branch as killed or abandoned."""
+    from council.ledger.branches import close
+
+    result = close(
+        engine(), branch_id=parse_id(branch_id, "branch"), status=status, reason=reason, actor=actor()
+    )
+    emit(result, as_json, record("branch closed", ["id", "status"]))
+
+
+@branch_app.command("list")
+def branch_list(thread: Annotated[str, typer.Option("--thread")], as_json: JsonOpt = False) -> None:
+    """Branch topology of a thread."""
+    from council.ledger.branches import list_branches
+
+    items = list_branches(engine(), parse_id(thread, "thread"))
+    emit({"items": items}, as_json, rows("branches", ["id", "kind", "label", "status", "divergence_type"]))
+
+
+@run_app.command("record")
+def run_record(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    agent: Annotated[str, typer.Option("--agent", help="Agent name, e.g. claude.")],
+    model: Annotated[str, typer.Option("--model", help="Model string, e.g. anthropic/claude-sonnet-4-5.")],
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Model provider (default: inferred).")
+    ] = None,
+    parent: Annotated[str | None, typer.Option("--parent", help="Parent run id.")] = None,
+    exposed_to: Annotated[
+        list[str] | None, typer.Option("--exposed-to", help="RUN_ID whose stances it was shown (repeatable).")
+    ] = None,
+    round_no: Annotated[int, typer.Option("--round", help="Round number.")] = 1,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record a run made outside the workers, with its lineage."""
+    from council.ledger.runs import record_run
+
+    result = record_run(
+        engine(),
+        thread_id=parse_id(thread, "thread"),
+        agent=agent,
+        model=model,
+        provider=provider,
+        parent_run_id=parse_id(parent, "parent run") if parent else None,
+        exposed_to=parse_ids(exposed_to, "run"),
+        round_no=round_no,
+        actor=actor(),
+    )
+    emit(
+        result,
+        as_json,
+        record("run recorded", ["id", "agent", "model", "provider", "parent_run_id", "exposed_to"]),
+    )
+
+
+@run_app.command("show")
+def run_show(run_id: str, as_json: JsonOpt = False) -> None:
+    """Lineage, exposures, request hash and claims of a run."""
+    from council.ledger.runs import show_run
+
+    result = show_run(engine(), parse_id(run_id, "run"))
+    emit(
+        result,
+        as_json,
+        record(
+            "run", ["id", "agent", "model", "provider", "status", "parent_run_id", "round", "request_sha256"]
+        ),
+    )
+
+
+@claim_app.command("add")
+def claim_add(
+    run: Annotated[str, typer.Option("--run", help="Run id.")],
+    node: Annotated[str, typer.Option("--node", help="Node version id.")],
+    claim_type: Annotated[str, typer.Option("--type", help="originate, endorse, dispute or abstain.")],
+    confidence: Annotated[float | None, typer.Option("--confidence", help="0..1 (default 0.5).")] = None,
+    rationale: Annotated[str, typer.Option("--rationale", help="Why.")] = "",
+    cites: Annotated[list[str] | None, typer.Option("--cites", help="EVIDENCE_ID (repeatable).")] = None,
+    interpretation: Annotated[
+        str, typer.Option("--interpretation", help="How the cited evidence is read.")
+    ] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Record a run's claim on a node version."""
+    from council.ledger.claims import add_claim
+
+    result = add_claim(
+        engine(),
+        run_id=parse_id(run, "run"),
+        version_id=parse_id(node, "node version"),
+        claim_type=claim_type,
+        confidence=confidence,
+        rationale=rationale,
+        cites=parse_ids(cites, "evidence"),
+        interpretation=interpretation,
+        actor=actor(),
+    )
+    emit(
+        result,
+        as_json,
+        record("claim added", ["id", "run_id", "node_version_id", "claim_type", "confidence"]),
+    )
+
+
+@action_app.command("add")
+def action_add(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    description: Annotated[str, typer.Option("--description", help="What should happen.")],
+    acceptance: Annotated[str, typer.Option("--acceptance", help="What would prove it done.")],
+    node: Annotated[str | None, typer.Option("--node", help="Node version it gates.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add a pending action with its acceptance condition."""
+    from council.ledger.actions import add_action
+
+    result = add_action(
+        engine(),
+        thread_id=parse_id(thread, "thread"),
+        description=description,
+        acceptance_condition=acceptance,
+        version_id=parse_id(node, "node version") if node else None,
+        actor=actor(),
+    )
+    emit(result, as_json, record("pending action", ["id", "description", "acceptance_condition", "status"]))
+
+
+@action_app.command("close")
+def action_close(
+    action_id: str,
+    status: Annotated[str, typer.Option("--as", help="satisfied or cancelled.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (recorded).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Record that an action's acceptance condition was met, or drop it."""
+    from council.ledger.actions import close_action
+
+    result = close_action(
+        engine(), action_id=parse_id(action_id, "pending action"), status=status, reason=reason, actor=actor()
+    )
+    emit(result, as_json, record("pending action", ["id", "status"]))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(node_app, name="node")
+    app.add_typer(branch_app, name="branch")
+    app.add_typer(run_app, name="run")
+    app.add_typer(claim_app, name="claim")
+    app.add_typer(action_app, name="action")

@@ -1,0 +1,131 @@
+"""`council thread | evidence | events`: the ledger's containers and sources."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from council.cli.common import JsonOpt, actor, engine, record, rows
+from council.cli.output import emit
+from council.domain.ids import parse_id
+from council.errors import BadInput
+
+thread_app = typer.Typer(
+    help="Open and inspect threads (a question and its objective).", no_args_is_help=True
+)
+evidence_app = typer.Typer(
+    help="Attach and inspect shared, content-addressed evidence.", no_args_is_help=True
+)
+
+
+@thread_app.command("create")
+def thread_create(
+    title: Annotated[str, typer.Option("--title", help="Short title of the question.")],
+    objective: Annotated[str, typer.Option("--objective", help="What the council is trying to establish.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Open a thread with its main branch."""
+    from council.ledger.threads import create_thread
+
+    result = create_thread(engine(), title=title, objective=objective, actor=actor())
+    emit(
+        result,
+        as_json,
+        record("thread created", ["id", "title", "objective", "main_branch_id", "rule_set_id"]),
+    )
+
+
+@thread_app.command("show")
+def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
+    """A thread with counts of what it holds."""
+    from council.ledger.threads import show_thread
+
+    result = show_thread(engine(), parse_id(thread_id, "thread"))
+    emit(
+        result,
+        as_json,
+        record("thread", ["id", "title", "objective", "main_branch_id", "counts", "created_at"]),
+    )
+
+
+@thread_app.command("list")
+def thread_list(as_json: JsonOpt = False) -> None:
+    """Every thread, oldest first."""
+    from council.ledger.threads import list_threads
+
+    emit({"items": list_threads(engine())}, as_json, rows("threads", ["id", "title", "created_at"]))
+
+
+@evidence_app.command("add")
+def evidence_add(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    text: Annotated[str | None, typer.Option("--text", help="Evidence text.")] = None,
+    file: Annotated[str | None, typer.Option("--file", help="Path of a UTF-8 text file.")] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="An http(s) URL, fetched with a timeout and cap.")
+    ] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", help="Title (default: first line, file name or URL).")
+    ] = None,
+    no_fetch: Annotated[
+        bool, typer.Option("--no-fetch", help="With --url: store the reference only.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Attach evidence; the same content is one evidence row everywhere."""
+    from council import sources
+    from council.ledger.evidence import add_evidence
+
+    given = [
+        name for name, value in (("--text", text), ("--file", file), ("--url", url)) if value is not None
+    ]
+    if len(given) != 1:
+        raise BadInput("give exactly one of --text, --file or --url")
+    if no_fetch and url is None:
+        raise BadInput("--no-fetch goes with --url")
+    thread_id = parse_id(thread, "thread")
+    if text is not None:
+        source = sources.from_text(text)
+    elif file is not None:
+        source = sources.from_file(file)
+    else:
+        assert url is not None
+        source = sources.reference_only(url) if no_fetch else sources.from_url(url)
+    result = add_evidence(engine(), thread_id=thread_id, source=source, title=title, actor=actor())
+    emit(result, as_json, record("evidence", ["id", "sha256", "title", "new_content", "already_in_thread"]))
+
+
+@evidence_app.command("show")
+def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
+    """One evidence item in full: content, validity and its history, threads."""
+    from council.ledger.evidence import show_evidence
+
+    result = show_evidence(engine(), parse_id(evidence_id, "evidence"))
+    emit(
+        result,
+        as_json,
+        record(
+            "evidence",
+            ["id", "title", "sha256", "validity", "source_kind", "source_uri", "content", "threads"],
+        ),
+    )
+
+
+def events_cmd(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    after: Annotated[int, typer.Option("--after", help="Only events with a larger id.")] = 0,
+    limit: Annotated[int | None, typer.Option("--limit", help="Page size (default: all).", min=1)] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The thread's append-only event log, in order."""
+    from council.ledger.events import list_events
+
+    items = list_events(engine(), parse_id(thread, "thread"), after=after, limit=limit)
+    emit({"items": items}, as_json, rows("events", ["id", "created_at", "kind", "actor", "subject_id"]))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(thread_app, name="thread")
+    app.add_typer(evidence_app, name="evidence")
+    app.command("events")(events_cmd)

@@ -1,0 +1,1 @@
+"""Pure values and decisions: no I/O, no SQL, no network."""

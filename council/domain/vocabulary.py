@@ -1,0 +1,36 @@
+"""The ledger's vocabulary (DESIGN §2): every enumerated value, in one place.
+
+The migration's CHECK constraints enforce the same sets; a unit test keeps the
+two in step.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+NODE_STATUSES: Final = ("open", "tentative", "resolved", "killed", "orphaned")
+NEW_NODE_STATUSES: Final = ("open", "tentative")
+EDGE_KINDS: Final = ("supports", "contradicts", "depends_on", "refines", "supersedes")
+CLAIM_TYPES: Final = ("originate", "endorse", "dispute", "abstain")
+SUPPORT_CLAIMS: Final = ("originate", "endorse")
+CITATION_ROLES: Final = ("supports", "contradicts", "context", "method")
+BRANCH_KINDS: Final = ("main", "objective", "node")
+BRANCH_STATUSES: Final = ("active", "merged", "killed", "abandoned")
+DIVERGENCE_TYPES: Final = ("objective", "claim", "evidence_interpretation", "acceptance_condition")
+EVIDENCE_VALIDITY: Final = ("valid", "challenged", "invalidated", "reaffirmed")
+RUN_MODES: Final = ("external", "independent", "deliberative", "review")
+RUN_STATUSES: Final = ("created", "queued", "running", "succeeded", "failed")
+EXPOSURE_KINDS: Final = ("stance", "proposition")
+EXPOSURE_CHANNELS: Final = ("briefing", "previous_round", "explicit")
+PENDING_ACTION_STATUSES: Final = ("open", "satisfied", "cancelled")
+CONSOLIDATION_STATUSES: Final = ("live", "superseded", "retracted")
+MEMORY_STATUSES: Final = ("stable", "provisional", "contested", "retracted", "superseded")
+PROPOSAL_STATUSES: Final = ("open", "retracted", "restored", "superseded")
+VOTES: Final = ("endorse", "dispute", "abstain")
+
+# Node status moves a person or agent may make directly. `resolved` is only
+# ever written by the committer (invariant 7); `orphaned` by branch handling.
+MANUAL_NODE_MOVES: Final = {
+    "open": ("tentative", "killed"),
+    "tentative": ("open", "killed"),
+}

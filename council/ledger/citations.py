@@ -1,0 +1,61 @@
+"""Citations: branch-local role and interpretation of shared evidence (invariant 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, insert, select
+
+from council.domain import validate as v
+from council.domain.vocabulary import CITATION_ROLES
+from council.errors import NotFound
+from council.ledger import tables as t
+
+
+def check_cited(conn: Connection, thread_id: UUID, evidence_ids: Sequence[UUID]) -> None:
+    """Every cited evidence item must exist and be attached to the thread."""
+    if not evidence_ids:
+        return
+    v.count(evidence_ids, "citations")
+    found = {
+        row[0]
+        for row in conn.execute(
+            select(t.thread_evidence.c.evidence_id).where(
+                t.thread_evidence.c.thread_id == thread_id,
+                t.thread_evidence.c.evidence_id.in_(list(evidence_ids)),
+            )
+        )
+    }
+    missing = [str(e) for e in evidence_ids if e not in found]
+    if missing:
+        raise NotFound(f"no evidence {missing[0]} in this thread (add it with `council evidence add`)")
+
+
+def insert_citations(
+    conn: Connection,
+    *,
+    version: Any,
+    evidence_ids: Sequence[UUID],
+    role: str,
+    interpretation: str,
+    run_id: UUID | None = None,
+    claim_id: UUID | None = None,
+) -> list[UUID]:
+    if not evidence_ids:
+        return []
+    v.choice(role, "citation role", CITATION_ROLES)
+    rows = [
+        {
+            "node_version_id": version["id"],
+            "evidence_id": evidence_id,
+            "branch_id": version["branch_id"],
+            "claim_id": claim_id,
+            "run_id": run_id,
+            "role": role,
+            "interpretation": interpretation,
+        }
+        for evidence_id in evidence_ids
+    ]
+    return [r[0] for r in conn.execute(insert(t.citations).returning(t.citations.c.id), rows)]

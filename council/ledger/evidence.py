@@ -1,0 +1,123 @@
+"""Evidence: global and content-addressed (invariant 1), linked to threads."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, Engine, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from council.domain import validate as v
+from council.domain.canonical import sha256_text
+from council.errors import BadInput
+from council.ledger import events
+from council.ledger import tables as t
+from council.ledger.db import unit_of_work
+from council.ledger.lookup import require
+from council.sources import Source
+
+
+def content_hash(source: Source) -> str:
+    """The address of a piece of evidence: its text, or the reference itself when
+    only a URL was stored."""
+    if source.content is not None:
+        return sha256_text(source.content)
+    return sha256_text(f"reference:{source.uri}")
+
+
+def add_evidence(
+    engine: Engine, *, thread_id: UUID, source: Source, title: str | None, actor: str
+) -> dict[str, Any]:
+    size = _checked_size(source)
+    title = v.text(title if title is not None else source.suggested_title, "title", v.MAX_TITLE)
+    digest = content_hash(source)
+    with unit_of_work(engine) as conn:
+        require(conn, t.threads, thread_id, "thread")
+        inserted = conn.execute(
+            pg_insert(t.evidence)
+            .values(
+                content_sha256=digest,
+                content=source.content,
+                source_kind=source.kind,
+                source_uri=source.uri,
+                media_type=source.media_type,
+                byte_size=size,
+                fetched_at=source.fetched_at,
+                title=title,
+            )
+            .on_conflict_do_nothing(index_elements=["content_sha256"])
+            .returning(t.evidence.c.id)
+        ).scalar_one_or_none()
+        evidence_id = (
+            inserted
+            or conn.execute(select(t.evidence.c.id).where(t.evidence.c.content_sha256 == digest)).scalar_one()
+        )
+        linked = conn.execute(
+            pg_insert(t.thread_evidence)
+            .values(thread_id=thread_id, evidence_id=evidence_id, title=title, added_by=actor)
+            .on_conflict_do_nothing()
+            .returning(t.thread_evidence.c.evidence_id)
+        ).scalar_one_or_none()
+        if linked is not None:
+            events.append(
+                conn,
+                "evidence.added",
+                actor=actor,
+                thread_id=thread_id,
+                subject_id=evidence_id,
+                payload={"sha256": digest, "title": title, "new_content": inserted is not None},
+            )
+        return {
+            "id": evidence_id,
+            "sha256": digest,
+            "title": title,
+            "thread_id": thread_id,
+            "new_content": inserted is not None,
+            "already_in_thread": linked is None,
+        }
+
+
+def _checked_size(source: Source) -> int:
+    """Evidence is stored byte for byte (it is content-addressed), so it is
+    checked, never trimmed."""
+    if source.content is None:
+        return 0
+    if not source.content.strip():
+        raise BadInput("evidence content must not be empty")
+    if "\x00" in source.content:
+        raise BadInput("evidence content contains a NUL character")
+    size = len(source.content.encode("utf-8"))
+    if size > v.MAX_EVIDENCE_BYTES:
+        raise BadInput(f"evidence is too large: {size} bytes (limit {v.MAX_EVIDENCE_BYTES})")
+    return size
+
+
+def show_evidence(engine: Engine, evidence_id: UUID) -> dict[str, Any]:
+    with unit_of_work(engine) as conn:
+        row = dict(require(conn, t.evidence, evidence_id, "evidence"))
+        row["threads"] = [
+            dict(r)
+            for r in conn.execute(
+                select(t.thread_evidence.c.thread_id, t.thread_evidence.c.title)
+                .where(t.thread_evidence.c.evidence_id == evidence_id)
+                .order_by(t.thread_evidence.c.created_at)
+            ).mappings()
+        ]
+        row["validity_history"] = [
+            dict(r)
+            for r in conn.execute(
+                select(t.evidence_transitions)
+                .where(t.evidence_transitions.c.evidence_id == evidence_id)
+                .order_by(t.evidence_transitions.c.created_at)
+            ).mappings()
+        ]
+        row["sha256"] = row.pop("content_sha256")
+        return row
+
+
+def thread_evidence_ids(conn: Connection, thread_id: UUID) -> set[UUID]:
+    rows = conn.execute(
+        select(t.thread_evidence.c.evidence_id).where(t.thread_evidence.c.thread_id == thread_id)
+    )
+    return {r[0] for r in rows}

@@ -1,0 +1,97 @@
+"""Pure domain helpers: vocabulary, canonical hashing, providers, validation."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from council.domain import vocabulary as voc
+from council.domain.canonical import canonical_json, canonical_sha256
+from council.domain.ids import parse_id, parse_ids
+from council.domain.providers import provider_for_model
+from council.domain.validate import confidence, text
+from council.errors import BadInput
+
+SQL = (Path(__file__).parents[2] / "migrations" / "versions" / "0001_ledger.sql").read_text()
+
+
+def _check_values(column: str, table: str | None = None) -> tuple[str, ...]:
+    scope = SQL
+    if table is not None:
+        scope = SQL[SQL.index(f"CREATE TABLE {table} (") :]
+    match = re.search(rf"CHECK \({column} IN\s*\(([^)]*)\)\)", scope)
+    assert match, column
+    return tuple(re.findall(r"'([^']+)'", match.group(1)))
+
+
+@pytest.mark.parametrize(
+    ("column", "table", "expected"),
+    [
+        ("claim_type", None, voc.CLAIM_TYPES),
+        ("kind", "edges", voc.EDGE_KINDS),
+        ("role", "citations", voc.CITATION_ROLES),
+        ("status", "node_version_states", voc.NODE_STATUSES),
+        ("initial_status", None, voc.NEW_NODE_STATUSES),
+        ("validity", None, voc.EVIDENCE_VALIDITY),
+        ("mode", "agent_runs", voc.RUN_MODES),
+        ("status", "agent_runs", voc.RUN_STATUSES),
+        ("channel", None, voc.EXPOSURE_CHANNELS),
+        ("vote", None, voc.VOTES),
+        ("status", "memory_items", voc.MEMORY_STATUSES),
+        ("status", "consolidations", voc.CONSOLIDATION_STATUSES),
+        ("status", "retraction_proposals", voc.PROPOSAL_STATUSES),
+        ("status", "pending_actions", voc.PENDING_ACTION_STATUSES),
+    ],
+)
+def test_vocabulary_matches_migration_checks(
+    column: str, table: str | None, expected: tuple[str, ...]
+) -> None:
+    assert _check_values(column, table) == expected
+
+
+def test_canonical_json_is_order_independent_and_compact() -> None:
+    assert canonical_json({"b": 1, "a": [1, {"d": 2, "c": "é"}]}) == '{"a":[1,{"c":"é","d":2}],"b":1}'
+    assert canonical_sha256({"a": 1, "b": 2}) == canonical_sha256({"b": 2, "a": 1})
+
+
+@given(st.dictionaries(st.text(), st.integers() | st.text() | st.booleans()))
+def test_canonical_hash_ignores_insertion_order(data: dict[str, object]) -> None:
+    reordered = dict(reversed(list(data.items())))
+    assert canonical_sha256(data) == canonical_sha256(reordered)
+
+
+@pytest.mark.parametrize(
+    ("model", "provider"),
+    [
+        ("anthropic/claude-sonnet-4-5", "anthropic"),
+        ("claude-opus-4", "anthropic"),
+        ("gpt-5-codex", "openai"),
+        ("openrouter/anthropic/claude-3.5", "anthropic"),
+        ("zai/glm-4.6", "zhipu"),
+        ("glm-4.6", "zhipu"),
+        ("ollama/llama3", "ollama"),
+        ("mystery", "unknown"),
+    ],
+)
+def test_provider_inference(model: str, provider: str) -> None:
+    assert provider_for_model(model) == provider
+
+
+def test_ids_and_validation_refuse_bad_input() -> None:
+    with pytest.raises(BadInput, match="malformed run id"):
+        parse_id("42", "run")
+    same = "6b3f6f2e-7c1a-4a57-9d55-3a1c6b1f0a10"
+    assert parse_ids([same, same.upper()], "run") == [parse_id(same, "run")]
+    with pytest.raises(BadInput, match="must not be empty"):
+        text("  ", "title", 10)
+    with pytest.raises(BadInput, match="too long"):
+        text("x" * 11, "title", 10)
+    assert text("  ok ", "title", 10) == "ok"
+    for bad in ("nan", "-0.1", "1.01", "abc"):
+        with pytest.raises(BadInput):
+            confidence(bad)
+    assert str(confidence(None)) == "0.500"
