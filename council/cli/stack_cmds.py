@@ -1,0 +1,72 @@
+"""`council up | down | status` and `council db upgrade`: the embedded stack's face."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from council.cli.common import JsonOpt, record, rows
+from council.cli.output import console, emit
+
+_COLUMNS = ["component", "running", "pid", "started_by_us", "url"]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("up")(up)
+    app.command("down")(down)
+    app.command("status")(status)
+    db = typer.Typer(help="Database maintenance.", no_args_is_help=True)
+    db.command("upgrade")(db_upgrade)
+    app.add_typer(db, name="db")
+
+
+def up(as_json: JsonOpt = False) -> None:
+    """Start the embedded Postgres and Redis (unless configured by environment) and migrate."""
+    from council import stack
+
+    data = stack.up(progress=None if as_json else _progress)
+    emit(data, as_json, _render_up)
+
+
+def down(as_json: JsonOpt = False) -> None:
+    """Stop what `council up` started; the data stays for the next `up`."""
+    from council import stack
+
+    emit(stack.down(), as_json, _render_down)
+
+
+def status(as_json: JsonOpt = False) -> None:
+    """Each component's URL, whether it runs, and the database revision."""
+    from council import stack
+
+    emit(stack.status(), as_json, _render_status)
+
+
+def db_upgrade(as_json: JsonOpt = False) -> None:
+    """Migrate COUNCIL_DATABASE_URL (or the embedded stack's database) to head."""
+    from council import stack
+
+    emit({"revision": stack.migrate_database()}, as_json, record("database", ["revision"]))
+
+
+def _progress(message: str) -> None:
+    console.print(f"[dim]·[/] {message}", highlight=False)
+
+
+def _component_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"component": name, **info} for name, info in data["components"].items()]
+
+
+def _render_up(data: dict[str, Any]) -> None:
+    rows("stack up", ["component", "pid", "reused", "url"])(_component_rows(data))
+    console.print(f"database revision: [bold]{data['database_revision']}[/]")
+
+
+def _render_down(data: dict[str, Any]) -> None:
+    rows("stack down", ["component", "stopped", "pid", "data_dir"])(_component_rows(data))
+
+
+def _render_status(data: dict[str, Any]) -> None:
+    rows(f"stack ({data['home']})", _COLUMNS)(_component_rows(data))
+    console.print(f"database revision: [bold]{data['database_revision'] or 'unknown'}[/]")

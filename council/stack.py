@@ -1,0 +1,227 @@
+"""The embedded stack behind ``council up | down | status``.
+
+Each component is either *embedded* — started here, its data, pid file and log
+under ``config.council_home()`` — or *external*: its environment variable is
+set, so nothing is started for it and it is never stopped.
+
+The state file (``config.state_file()``) is written by :func:`up`. It holds
+``database_url`` / ``broker_url`` for embedded components only (an external URL
+comes from the environment and may carry a password, so it is never written)
+and one record per component. :func:`down` stops the embedded processes and
+removes the file, so ``config.database_url()`` never returns a dead URL; the
+data directories stay on disk and the next :func:`up` finds them again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import psutil  # type: ignore[import-untyped]
+from sqlalchemy.exc import SQLAlchemyError
+
+from council import config
+from council.errors import StackError
+
+Progress = Callable[[str], None]
+
+
+class Backend(Protocol):
+    """What a component module provides (see ``council/stack_postgres.py``)."""
+
+    def data_dir(self, home: Path) -> Path: ...
+    def start(self, home: Path) -> str: ...
+    def stop(self, home: Path) -> int | None: ...
+    def running_pid(self, home: Path) -> int | None: ...
+    def running_url(self, home: Path) -> str | None: ...
+    def reachable(self, url: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    env_var: str  # when set, the service it names is used and nothing is started
+    state_key: str  # where up records the embedded URL (read back by council.config)
+    backend: Backend
+
+
+def components() -> tuple[Component, ...]:
+    """In start order; ``down`` stops them in reverse.
+
+    Imported here, not at the top: pgserver is slow to import, and the backends
+    use :func:`stop_process` from this module.
+    """
+    from council import stack_postgres, stack_redis
+
+    return (
+        Component("postgres", "COUNCIL_DATABASE_URL", "database_url", stack_postgres),
+        Component("redis", "COUNCIL_BROKER_URL", "broker_url", stack_redis),
+    )
+
+
+def up(progress: Progress | None = None) -> dict[str, Any]:
+    """Start (or reuse) every embedded component, migrate the database, record the state.
+
+    Returns ``{"home", "database_url", "broker_url", "database_revision",
+    "components": {name: {"started_by_us", "url", "pid", "data_dir", "reused"}}}``;
+    an external component's record is ``{"started_by_us": False, "url"}`` with the
+    password redacted.
+    """
+    say = progress or (lambda _message: None)
+    home = config.council_home()
+    with _locked(home):
+        records: dict[str, dict[str, Any]] = {}
+        state: dict[str, Any] = {"home": str(home), "components": records}
+        result: dict[str, Any] = {"home": str(home), "components": records}
+        for component in components():
+            external = os.environ.get(component.env_var)
+            if external:
+                say(f"{component.name}: using {component.env_var}")
+                records[component.name] = {"started_by_us": False, "url": config.redact_url(external)}
+                result[component.state_key] = config.redact_url(external)
+                continue
+            backend = component.backend
+            reused = backend.running_pid(home) is not None
+            say(f"{component.name}: {'already running' if reused else 'starting'}")
+            url = backend.start(home)
+            records[component.name] = {
+                "started_by_us": True,
+                "url": url,
+                "pid": backend.running_pid(home),
+                "data_dir": str(backend.data_dir(home)),
+                "reused": reused,
+            }
+            state[component.state_key] = result[component.state_key] = url
+            # Written as we go, so a half-finished `up` can still be brought `down`.
+            config.write_state(state)
+        say("database: migrating to head")
+        result["database_revision"] = migrate_database()
+    return result
+
+
+def down() -> dict[str, Any]:
+    """Stop the embedded processes under ``council_home()``; keep their data.
+
+    Only processes whose pid files live under the home directory (so started by
+    ``up``) are stopped; external services are never touched. Returns
+    ``{"home", "components": {name: {"stopped", "pid", "data_dir"}}}``.
+    """
+    home = config.council_home()
+    with _locked(home):
+        state = config.read_state() or {}
+        records: dict[str, Any] = state.setdefault("components", {})
+        report: dict[str, dict[str, Any]] = {}
+        failures: list[str] = []
+        for component in reversed(components()):
+            try:
+                pid = component.backend.stop(home)
+            except StackError as exc:
+                failures.append(str(exc))
+                continue
+            report[component.name] = {
+                "stopped": pid is not None,
+                "pid": pid,
+                "data_dir": str(component.backend.data_dir(home)),
+            }
+            records.pop(component.name, None)
+            state.pop(component.state_key, None)
+        if records:
+            config.write_state(state)
+        else:
+            config.clear_state()
+        if failures:
+            raise StackError("; ".join(failures))
+    return {"home": str(home), "components": report}
+
+
+def status() -> dict[str, Any]:
+    """What is configured and running.
+
+    Returns ``{"home", "database_revision", "components": {name: {"url",
+    "running", "pid", "started_by_us", "external"}}}``; URLs have passwords
+    redacted, ``database_revision`` is None when the database is unreachable.
+    """
+    home = config.council_home()
+    report: dict[str, dict[str, Any]] = {}
+    urls: dict[str, str | None] = {}  # unredacted, by state key
+    for component in components():
+        external = os.environ.get(component.env_var)
+        if external:
+            urls[component.state_key] = external
+            report[component.name] = {
+                "url": config.redact_url(external),
+                "running": component.backend.reachable(external),
+                "pid": None,
+                "started_by_us": False,
+                "external": True,
+            }
+            continue
+        pid = component.backend.running_pid(home)
+        urls[component.state_key] = component.backend.running_url(home)
+        report[component.name] = {
+            "url": urls[component.state_key],
+            "running": pid is not None,
+            "pid": pid,
+            "started_by_us": pid is not None,
+            "external": False,
+        }
+    database = urls["database_url"]
+    revision = database_revision(database) if database and report["postgres"]["running"] else None
+    return {"home": str(home), "database_revision": revision, "components": report}
+
+
+def migrate_database() -> str:
+    """Migrate the configured database (environment first, then the stack's) to head."""
+    from council.ledger import migrate
+
+    url = config.database_url()
+    assert url is not None  # required=True raises ConfigError instead
+    try:
+        return migrate.upgrade(url)
+    except SQLAlchemyError as exc:
+        raise StackError(f"could not migrate {config.redact_url(url)}: {_first_line(exc)}") from exc
+
+
+def stop_process(pid: int, sig: signal.Signals, what: str, *, timeout_s: float) -> None:
+    """Send ``sig`` to a process the stack started and wait until it has exited."""
+    try:
+        process = psutil.Process(pid)
+        os.kill(pid, sig)
+        process.wait(timeout=timeout_s)
+    except (psutil.NoSuchProcess, ProcessLookupError):
+        pass  # already gone
+    except psutil.TimeoutExpired as exc:
+        raise StackError(f"{what} (pid {pid}) did not stop within {timeout_s:g} s") from exc
+
+
+def database_revision(url: str) -> str | None:
+    """The Alembic revision of the database at ``url``; None when unreachable or unmigrated."""
+    from council.ledger import migrate
+
+    try:
+        return migrate.current_revision(url)
+    except SQLAlchemyError:
+        return None
+
+
+def _first_line(exc: SQLAlchemyError) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    return (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+
+
+@contextmanager
+def _locked(home: Path) -> Iterator[None]:
+    """One ``up``/``down`` at a time per home directory."""
+    home.mkdir(parents=True, exist_ok=True)
+    with (home / ".stack.lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
