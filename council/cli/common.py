@@ -48,11 +48,11 @@ def record(title: str, keys: list[str]) -> Callable[[Any], None]:
     return render
 
 
-def rows(title: str, columns: list[str]) -> Callable[[Any], None]:
-    """A renderer for a list of dicts (or a dict holding one under ``items``)."""
+def rows(title: str, columns: list[str], key: str = "items") -> Callable[[Any], None]:
+    """A renderer for a list of dicts (or a dict holding one under ``key``)."""
 
     def render(data: Any) -> None:
-        items = data["items"] if isinstance(data, dict) else data
+        items = data[key] if isinstance(data, dict) else data
         table = Table(title=title, title_justify="left")
         for column in columns:
             table.add_column(column, overflow="fold")

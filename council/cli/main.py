@@ -18,11 +18,13 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from council.cli import graph_cmds, ledger_cmds, stack_cmds
+    from council.cli import consolidation_cmds, demo_cmd, graph_cmds, ledger_cmds, stack_cmds
 
     stack_cmds.register(app)
     ledger_cmds.register(app)
     graph_cmds.register(app)
+    consolidation_cmds.register(app)
+    demo_cmd.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,6 +18,7 @@ from council.errors import (
     BadInput,
     Conflict,
     CouncilError,
+    Duplicate,
     ImmutableRow,
     TransientDatabaseError,
 )
@@ -92,6 +93,8 @@ def translate(exc: DBAPIError) -> CouncilError:
         return BadInput(f"reference to a row that does not exist: {message}")
     if state in _BAD_INPUT:
         return BadInput(message)
+    if state == "23505":
+        return Duplicate(message)
     if isinstance(exc, IntegrityError):
         return Conflict(message)
     return CouncilError(message)

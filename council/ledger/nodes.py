@@ -17,6 +17,7 @@ from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.citations import check_cited, insert_citations
 from council.ledger.db import unit_of_work
+from council.ledger.locks import lock_node
 from council.ledger.lookup import require, require_same_thread
 from council.ledger.threads import main_branch_id
 
@@ -159,6 +160,8 @@ def set_status(engine: Engine, *, version_id: UUID, status: str, reason: str, ac
     reason = v.text(reason, "reason", v.MAX_REASON)
     with unit_of_work(engine) as conn:
         version = require(conn, t.node_versions, version_id, "node version")
+        # Status moves serialise with the committer on the node's lock.
+        lock_node(conn, version["logical_node_id"])
         current = conn.execute(
             select(t.node_version_states.c.status).where(t.node_version_states.c.id == version_id)
         ).scalar_one()

@@ -1,0 +1,38 @@
+"""Run a benchmark: ``python -m benchmarks NAME [--json] [--strict]``.
+
+Each benchmark module exposes ``run() -> dict`` with at least ``benchmark``
+and ``ok`` (whether its recorded target was met). Figures are reported as
+measured; ratios are against a baseline measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any
+
+BENCHMARKS = {
+    "grouping": "benchmarks.grouping",
+    "commit": "benchmarks.commit",
+    "contention": "benchmarks.contention",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("name", choices=sorted(BENCHMARKS))
+    parser.add_argument("--json", action="store_true", help="print exactly one JSON document")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when the target is missed")
+    args = parser.parse_args(argv)
+    result: dict[str, Any] = importlib.import_module(BENCHMARKS[args.name]).run()
+    if args.json:
+        print(json.dumps(result, sort_keys=True, default=str))
+    else:
+        print(json.dumps(result, indent=2, sort_keys=True, default=str))
+    return 1 if args.strict and not result.get("ok", False) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""`council consolidate | replay | groups | memory | history`: governed consolidation."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from council.cli.common import JsonOpt, actor, engine, rows
+from council.cli.output import console, emit
+from council.domain.ids import parse_id
+
+memory_app = typer.Typer(help="Stable memory projected from consolidations.", no_args_is_help=True)
+
+
+def _render_decision(data: dict[str, Any]) -> None:
+    colour = {"committed": "green", "already_consolidated": "cyan", "would_commit": "green"}.get(
+        data["outcome"], "yellow"
+    )
+    console.print(f"[bold {colour}]{data['outcome']}[/]  node version {data['node_version_id']}")
+    if data.get("consolidation_id"):
+        console.print(f"consolidation {data['consolidation_id']}")
+    for reason in data.get("reasons", []):
+        mark = "[green]✓[/]" if reason["ok"] else "[red]✗[/]"
+        console.print(f"  {mark} {reason['rule']}: {reason['detail']}")
+
+
+def consolidate_cmd(
+    node: Annotated[str, typer.Option("--node", help="Node version id.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate only; write nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Evaluate a node version under its pinned rules and commit it once if ready."""
+    from council.ledger.committer import consolidate
+
+    result = consolidate(engine(), parse_id(node, "node version"), actor=actor(), dry_run=dry_run)
+    emit(result, as_json, _render_decision)
+
+
+def replay_cmd(consolidation_id: str, as_json: JsonOpt = False) -> None:
+    """Rebuild a decision from stored records and check it matches."""
+    from council.ledger.replay import replay
+
+    result = replay(engine(), parse_id(consolidation_id, "consolidation"))
+
+    def render(data: dict[str, Any]) -> None:
+        verdict = "[green]match[/]" if data["match"] else "[red]MISMATCH[/]"
+        console.print(f"{verdict}  {data['kind']} {data['id']}")
+        console.print(f"  stored   {data['snapshot_sha256']}  ({data['stored_outcome']})")
+        console.print(f"  replayed {data['replayed_sha256']}  ({data['replayed_outcome']})")
+        if data["differences"]:
+            console.print(f"  differs in: {', '.join(data['differences'])}")
+
+    emit(result, as_json, render)
+    if not result["match"]:
+        raise typer.Exit(1)
+
+
+def groups_cmd(
+    node: Annotated[str, typer.Option("--node", help="Node version id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Independence groups of the runs that claimed on a node version."""
+    from council.ledger.consolidation_reads import groups
+
+    result = groups(engine(), parse_id(node, "node version"))
+    emit(result, as_json, rows("groups", ["id", "kind", "runs", "providers", "max_confidence"], key="groups"))
+
+
+def history_cmd(
+    node: Annotated[str, typer.Option("--node", help="Any version id of the logical node.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Consolidations and recorded evaluations of a logical node, with reasons."""
+    from council.ledger.consolidation_reads import history
+
+    result = history(engine(), parse_id(node, "node version"))
+
+    def render(data: dict[str, Any]) -> None:
+        rows("consolidations", ["id", "node_version_id", "status", "created_at"])(data["consolidations"])
+        rows("evaluations", ["id", "node_version_id", "outcome", "created_at"])(data["evaluations"])
+
+    emit(result, as_json, render)
+
+
+@memory_app.command("list")
+def memory_list_cmd(
+    status: Annotated[
+        str | None, typer.Option("--status", help="stable, provisional, contested, ...")
+    ] = None,
+    thread: Annotated[str | None, typer.Option("--thread", help="Only this thread.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Memory items with their status and history."""
+    from council.ledger.consolidation_reads import memory_list
+
+    result = memory_list(engine(), status=status, thread_id=parse_id(thread, "thread") if thread else None)
+    emit(result, as_json, rows("memory", ["id", "status", "content", "consolidation_id"]))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("consolidate")(consolidate_cmd)
+    app.command("replay")(replay_cmd)
+    app.command("groups")(groups_cmd)
+    app.command("history")(history_cmd)
+    app.add_typer(memory_app, name="memory")

@@ -1,0 +1,200 @@
+"""Consolidation rules (DESIGN §4): a pure function of the snapshot.
+
+No clock, no randomness, no database: the rule set and grouping parameters
+are part of the snapshot, so a decision can be recomputed from stored records
+alone (invariant 9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
+from council.domain.snapshot import support_evidence
+
+CONSOLIDATE = "consolidate"
+NOT_READY = "not_ready"
+
+
+@dataclass(frozen=True)
+class Reason:
+    rule: str
+    ok: bool
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: str
+    reasons: tuple[Reason, ...]
+    groups: tuple[Group, ...]
+
+    @property
+    def positive(self) -> bool:
+        return self.outcome == CONSOLIDATE
+
+    def failed(self) -> list[Reason]:
+        return [r for r in self.reasons if not r.ok]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "reasons": [r.as_dict() for r in self.reasons],
+            "groups": [group_dict(g) for g in self.groups],
+        }
+
+
+def group_dict(group: Group) -> dict[str, Any]:
+    return {
+        "id": group.id,
+        "kind": group.kind,
+        "runs": list(group.runs),
+        "providers": list(group.providers),
+        "max_confidence": group.max_confidence,
+        "component_runs": list(group.component_runs),
+    }
+
+
+def run_facts(snapshot: dict[str, Any]) -> list[RunFacts]:
+    """One RunFacts per run that claimed on the node version."""
+    runs = {r["id"]: r for r in snapshot["runs"]}
+    exposed: dict[str, set[str]] = {}
+    for e in snapshot["exposures"]:
+        if e["exposed_to_run_id"] is not None:
+            exposed.setdefault(e["run_id"], set()).add(e["exposed_to_run_id"])
+    cited: dict[str, set[str]] = {}
+    for c in snapshot["citations"]:
+        if c["run_id"] is not None:
+            cited.setdefault(c["run_id"], set()).add(c["evidence_id"])
+    facts = []
+    for claim in snapshot["claims"]:
+        run = runs[claim["run_id"]]
+        facts.append(
+            RunFacts(
+                run_id=run["id"],
+                provider=run["provider"],
+                stance=claim["type"],
+                confidence=float(claim["confidence"]),
+                parent_run_id=run["parent_run_id"],
+                exposed_to=frozenset(exposed.get(run["id"], ())),
+                input_features=frozenset(run["input_features"]),
+                cited_evidence=frozenset(cited.get(run["id"], ())),
+            )
+        )
+    return facts
+
+
+def groups_of(snapshot: dict[str, Any]) -> list[Group]:
+    return group_runs(run_facts(snapshot), GroupingParams.from_record(snapshot["grouping"]["params"]))
+
+
+def distinct_provider_groups(groups: list[Group]) -> int:
+    """Largest number of groups that can each be credited to a different provider
+    (bipartite matching, so one provider never counts twice)."""
+    owner: dict[str, int] = {}
+
+    def assign(index: int, seen: set[str]) -> bool:
+        for provider in groups[index].providers:
+            if provider in seen:
+                continue
+            seen.add(provider)
+            if provider not in owner or assign(owner[provider], seen):
+                owner[provider] = index
+                return True
+        return False
+
+    return sum(1 for index in range(len(groups)) if assign(index, set()))
+
+
+def evaluate(snapshot: dict[str, Any]) -> Decision:
+    """Apply the snapshot's pinned rule set to it."""
+    rules = snapshot["rule_set"]["body"]
+    node = snapshot["node"]
+    groups = groups_of(snapshot)
+    support = [g for g in groups if g.kind == "support"]
+    dispute = [g for g in groups if g.kind == "dispute"]
+    reasons: list[Reason] = []
+
+    is_head = node["head_version_id"] == node["version_id"]
+    reasons.append(
+        Reason(
+            "node_is_open_head",
+            node["status"] in ("open", "tentative") and is_head,
+            f"status {node['status']}, "
+            + ("head version" if is_head else f"head is {node['head_version_id']}"),
+        )
+    )
+    need_groups = int(rules["min_support_groups"])
+    reasons.append(
+        Reason(
+            "independent_support",
+            len(support) >= need_groups,
+            f"{len(support)} independent support group(s), {need_groups} required",
+        )
+    )
+    need_providers = int(rules["min_support_providers"])
+    credited = distinct_provider_groups(support)
+    providers = sorted({p for g in support for p in g.providers})
+    reasons.append(
+        Reason(
+            "provider_diversity",
+            credited >= need_providers,
+            f"{credited} support group(s) from distinct providers ({', '.join(providers) or 'none'}), "
+            f"{need_providers} required",
+        )
+    )
+    bar = Decimal(str(rules["dispute_confidence_bar"]))
+    strong = [g for g in dispute if Decimal(str(g.max_confidence)) > bar]
+    reasons.append(
+        Reason(
+            "no_strong_dispute",
+            not strong,
+            f"{len(strong)} independent dispute group(s) above confidence {bar} ({len(dispute)} in all)",
+        )
+    )
+    if rules.get("block_on_open_objective_fork", True):
+        open_forks = [b["id"] for b in snapshot["objective_forks"] if b["status"] == "active"]
+        reasons.append(
+            Reason(
+                "no_open_objective_fork",
+                not open_forks,
+                f"{len(open_forks)} unresolved objective fork(s)"
+                + (f": {', '.join(open_forks)}" if open_forks else ""),
+            )
+        )
+    if rules.get("block_on_unsound_support_evidence", True):
+        validity = {e["id"]: e["validity"] for e in snapshot["evidence"]}
+        unsound = [e for e in support_evidence(snapshot) if validity.get(e) in ("challenged", "invalidated")]
+        reasons.append(
+            Reason(
+                "support_evidence_sound",
+                not unsound,
+                f"{len(unsound)} cited support evidence item(s) challenged or invalidated"
+                + (f": {', '.join(unsound)}" if unsound else ""),
+            )
+        )
+    if rules.get("block_on_unmet_pending_actions", True):
+        open_actions = [p["id"] for p in snapshot["pending_actions"] if p["status"] == "open"]
+        reasons.append(
+            Reason(
+                "pending_actions_met",
+                not open_actions,
+                f"{len(open_actions)} open pending action(s) with unmet acceptance condition",
+            )
+        )
+    if rules.get("require_mainline_or_merged", True):
+        branch = snapshot["branch"]
+        reasons.append(
+            Reason(
+                "mainline_or_merged",
+                branch["kind"] == "main" or branch["status"] == "merged",
+                f"branch {branch['kind']} ({branch['status']})",
+            )
+        )
+    outcome = CONSOLIDATE if all(r.ok for r in reasons) else NOT_READY
+    return Decision(outcome, tuple(reasons), tuple(groups))

@@ -1,0 +1,175 @@
+"""The consolidation snapshot: everything a decision depends on, canonical and hashed.
+
+A snapshot is built from the rows a *manifest* names (see
+``council/sql/snapshot.sql``). The manifest is chosen in one statement; the
+named rows are immutable, so the same manifest always yields the same
+snapshot. Replay extracts the manifest back out of a stored snapshot, re-reads
+exactly those rows and rebuilds — no timestamps involved (DESIGN §4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from council.domain.canonical import canonical_sha256
+
+FORMAT = "council-snapshot-v1"
+
+
+def _by_id(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(items, key=lambda item: str(item["id"]))
+
+
+def _s(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def build_snapshot(rows: dict[str, Any]) -> dict[str, Any]:
+    """Canonical snapshot from the rows of ``snapshot_rows`` (pure)."""
+    version = rows["version"]
+    if version is None:
+        raise ValueError("the manifest names no node version")
+    versions = rows["versions"] or []
+    head = max(versions, key=lambda v: int(v["version_no"])) if versions else version
+    node_transition = rows.get("node_transition")
+    branches = {
+        str(b["id"]): {
+            "id": str(b["id"]),
+            "kind": b["kind"],
+            "status": b["to_status"] or "active",
+            "transition_id": _s(b["transition"]),
+        }
+        for b in rows["branches"] or []
+    }
+    node_branch = branches[str(version["branch_id"])]
+    return {
+        "format": FORMAT,
+        "node": {
+            "version_id": str(version["id"]),
+            "logical_node_id": str(version["logical_node_id"]),
+            "thread_id": str(version["thread_id"]),
+            "version_no": int(version["version_no"]),
+            "content_sha256": version["content_sha256"],
+            "status": node_transition["to_status"] if node_transition else version["initial_status"],
+            "status_transition_id": _s(node_transition["id"]) if node_transition else None,
+            "head_version_id": str(head["id"]),
+            "version_ids": sorted(str(v["id"]) for v in versions),
+        },
+        "branch": node_branch,
+        "objective_forks": _by_id([b for b in branches.values() if b["kind"] == "objective"]),
+        "claims": _by_id(
+            [
+                {
+                    "id": str(c["id"]),
+                    "run_id": str(c["run_id"]),
+                    "type": c["type"],
+                    "confidence": c["confidence"],
+                }
+                for c in rows["claims"] or []
+            ]
+        ),
+        "runs": _by_id(
+            [
+                {
+                    "id": str(r["id"]),
+                    "agent": r["agent"],
+                    "provider": r["provider"],
+                    "simulated": bool(r["simulated"]),
+                    "parent_run_id": _s(r["parent_run_id"]),
+                    "input_features": sorted({str(f) for f in (r["input_fingerprint"] or [])}),
+                }
+                for r in rows["runs"] or []
+            ]
+        ),
+        "exposures": _by_id(
+            [
+                {
+                    "id": str(e["id"]),
+                    "run_id": str(e["run_id"]),
+                    "exposed_to_run_id": _s(e["exposed_to_run_id"]),
+                    "channel": e["channel"],
+                }
+                for e in rows["exposures"] or []
+            ]
+        ),
+        "citations": _by_id(
+            [
+                {
+                    "id": str(c["id"]),
+                    "run_id": _s(c["run_id"]),
+                    "claim_id": _s(c["claim_id"]),
+                    "evidence_id": str(c["evidence_id"]),
+                    "role": c["role"],
+                }
+                for c in rows["citations"] or []
+            ]
+        ),
+        "evidence": _by_id(
+            [
+                {
+                    "id": str(e["id"]),
+                    "sha256": e["sha256"],
+                    "validity": e["to_status"] or "valid",
+                    "transition_id": _s(e["transition"]),
+                }
+                for e in rows["evidence"] or []
+            ]
+        ),
+        "pending_actions": _by_id(
+            [
+                {"id": str(p["id"]), "status": p["to_status"] or "open", "transition_id": _s(p["transition"])}
+                for p in rows["pending_actions"] or []
+            ]
+        ),
+        "rule_set": {
+            "id": rows["rule_set"]["id"],
+            "sha256": rows["rule_set"]["sha256"],
+            "body": rows["rule_set"]["body"],
+        },
+        "grouping": {
+            "id": rows["grouping"]["id"],
+            "sha256": rows["grouping"]["sha256"],
+            "params": rows["grouping"]["params"],
+        },
+    }
+
+
+def snapshot_hash(snapshot: dict[str, Any]) -> str:
+    return canonical_sha256(snapshot)
+
+
+def manifest_of(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The manifest a stored snapshot was built from: the ids of every row it used."""
+    node = snapshot["node"]
+    branches = [snapshot["branch"], *snapshot["objective_forks"]]
+    unique_branches = {b["id"]: b for b in branches}
+    return {
+        "version_id": node["version_id"],
+        "thread_id": node["thread_id"],
+        "versions": node["version_ids"],
+        "node_transition": node["status_transition_id"],
+        "branches": [{"id": b["id"], "transition": b["transition_id"]} for b in unique_branches.values()],
+        "claims": [c["id"] for c in snapshot["claims"]],
+        "runs": [r["id"] for r in snapshot["runs"]],
+        "exposures": [e["id"] for e in snapshot["exposures"]],
+        "citations": [c["id"] for c in snapshot["citations"]],
+        "evidence": [{"id": e["id"], "transition": e["transition_id"]} for e in snapshot["evidence"]],
+        "pending_actions": [
+            {"id": p["id"], "transition": p["transition_id"]} for p in snapshot["pending_actions"]
+        ],
+        "rule_set_id": snapshot["rule_set"]["id"],
+        "grouping_algorithm_id": snapshot["grouping"]["id"],
+    }
+
+
+def support_evidence(snapshot: dict[str, Any]) -> list[str]:
+    """Evidence the consolidation rests on: cited in support by the node's
+    author or by a supporting run (the evidence index written at commit)."""
+    supporters = {c["run_id"] for c in snapshot["claims"] if c["type"] in ("originate", "endorse")}
+    return sorted(
+        {
+            c["evidence_id"]
+            for c in snapshot["citations"]
+            if c["role"] == "supports" and (c["run_id"] is None or c["run_id"] in supporters)
+        }
+    )

@@ -1,0 +1,45 @@
+"""Correctness-critical SQL, kept as named queries in ``*.sql`` files.
+
+Format (as in procrastinate): a line ``-- name --``, a comment line saying what
+the query is for, then the query up to the next name line. Queries use
+SQLAlchemy ``:param`` binds. Loaded once, referenced by name.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+
+from sqlalchemy import TextClause, text
+
+_NAME = re.compile(r"^-- ([a-z_][a-z0-9_]*) --\s*$", re.MULTILINE)
+
+
+@functools.cache
+def _queries() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for entry in sorted(resources.files(__package__).iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".sql"):
+            continue
+        body = entry.read_text()
+        marks = list(_NAME.finditer(body))
+        for i, mark in enumerate(marks):
+            end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
+            name = mark.group(1)
+            if name in found:
+                raise RuntimeError(f"duplicate named query {name!r} in {entry.name}")
+            found[name] = body[mark.end() : end].strip()
+    return found
+
+
+def query(name: str) -> TextClause:
+    """The named query as a SQLAlchemy text clause."""
+    try:
+        return text(_queries()[name])
+    except KeyError:
+        raise KeyError(f"no named query {name!r} in council/sql") from None
+
+
+def names() -> list[str]:
+    return sorted(_queries())

@@ -1,0 +1,24 @@
+-- lock_node --
+-- Serialise every decision on one logical node: a transaction-scoped advisory
+-- lock (never a session lock: those leak through poolers) on a namespaced
+-- 64-bit key. Released at commit or rollback, or when the backend dies.
+SELECT pg_advisory_xact_lock(hashtextextended('council.node:' || CAST(:logical_node_id AS text), 0))
+
+-- lock_evidence_shared --
+-- Shared locks on the evidence a decision relies on, in ascending key order
+-- (deadlock-free); an invalidation takes the exclusive lock on its key.
+SELECT count(pg_advisory_xact_lock_shared(k))
+FROM (
+    SELECT hashtextextended('council.evidence:' || CAST(e AS text), 0) AS k
+    FROM unnest(CAST(:evidence_ids AS uuid[])) AS e
+    ORDER BY 1
+) AS keys
+
+-- lock_evidence_exclusive --
+-- Exclusive lock on one evidence key, taken by a validity change before it
+-- records the transition and looks up affected consolidations.
+SELECT pg_advisory_xact_lock(hashtextextended('council.evidence:' || CAST(:evidence_id AS text), 0))
+
+-- cited_evidence --
+-- Evidence cited on a node version (the first guess of what to lock).
+SELECT DISTINCT evidence_id FROM citations WHERE node_version_id = :version_id

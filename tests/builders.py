@@ -1,0 +1,72 @@
+"""Ledger builders for tests and benchmarks: real service calls, no shortcuts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Engine
+
+from council import sources
+from council.ledger import claims, evidence, nodes, runs, threads
+
+ACTOR = "test"
+MODELS = {"anthropic": "anthropic/claude-sonnet-4-5", "openai": "openai/gpt-5-codex", "zhipu": "zai/glm-4.6"}
+
+
+@dataclass
+class Ledger:
+    engine: Engine
+    thread_id: UUID
+    evidence: list[UUID] = field(default_factory=list)
+
+    @classmethod
+    def new(cls, engine: Engine, title: str = "SQLite parity", evidence_items: int = 3) -> Ledger:
+        thread = threads.create_thread(
+            engine,
+            title=title,
+            objective="Is SQLite parity sufficient for the production adapter?",
+            actor=ACTOR,
+        )
+        ledger = cls(engine, thread["id"])
+        for i in range(evidence_items):
+            ledger.add_evidence(f"{title}: evidence item {i}")
+        return ledger
+
+    def add_evidence(self, body: str) -> UUID:
+        row = evidence.add_evidence(
+            self.engine, thread_id=self.thread_id, source=sources.from_text(body), title=None, actor=ACTOR
+        )
+        self.evidence.append(row["id"])
+        return UUID(str(row["id"]))
+
+    def node(self, content: str = "SQLite parity is sufficient for tests", **kw: Any) -> dict[str, Any]:
+        return nodes.add_node(self.engine, thread_id=self.thread_id, content=content, actor=ACTOR, **kw)
+
+    def run(self, provider: str = "anthropic", agent: str | None = None, **kw: Any) -> UUID:
+        row = runs.record_run(
+            self.engine,
+            thread_id=self.thread_id,
+            agent=agent or provider,
+            model=MODELS.get(provider, f"{provider}/model"),
+            provider=provider,
+            actor=ACTOR,
+            **kw,
+        )
+        return UUID(str(row["id"]))
+
+    def claim(self, run_id: UUID, version_id: UUID, claim_type: str = "endorse", **kw: Any) -> dict[str, Any]:
+        return claims.add_claim(
+            self.engine, run_id=run_id, version_id=version_id, claim_type=claim_type, actor=ACTOR, **kw
+        )
+
+    def ready_node(self, content: str = "SQLite parity is sufficient for tests") -> UUID:
+        """A node with two independent endorsements from two providers, each
+        citing different evidence: ready to consolidate under the default rules."""
+        version_id = UUID(str(self.node(content)["version_id"]))
+        for i, provider in enumerate(("anthropic", "openai")):
+            self.claim(
+                self.run(provider), version_id, confidence=0.8, cites=[self.evidence[i % len(self.evidence)]]
+            )
+        return version_id

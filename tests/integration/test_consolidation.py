@@ -1,0 +1,272 @@
+"""Consolidation scenarios against real Postgres (DESIGN §4, invariants 5-9)."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+from sqlalchemy import Engine, func, insert, select, text
+
+from council.errors import NotFound
+from council.ledger import actions, branches, nodes
+from council.ledger import tables as t
+from council.ledger.committer import consolidate
+from council.ledger.consolidation_reads import groups, history, memory_list
+from council.ledger.db import unit_of_work
+from council.ledger.replay import replay
+from tests.builders import ACTOR, Ledger
+
+
+def _run(engine: Engine, version_id: UUID, **kw: Any) -> dict[str, Any]:
+    return consolidate(engine, version_id, actor=ACTOR, **kw)
+
+
+def _failed(result: dict[str, Any]) -> set[str]:
+    return {r["rule"] for r in result["reasons"] if not r["ok"]}
+
+
+def _count(engine: Engine, table: t.Table, *where: Any) -> int:
+    with unit_of_work(engine) as conn:
+        return int(conn.execute(select(func.count()).select_from(table).where(*where)).scalar_one())
+
+
+def test_ready_node_commits_once_with_memory_event_and_evidence_index(engine: Engine) -> None:
+    # Given a node with two independent endorsements from two providers
+    ledger = Ledger.new(engine)
+    version_id = ledger.ready_node()
+    # When it is consolidated twice
+    first = _run(engine, version_id)
+    second = _run(engine, version_id)
+    # Then it commits once and the second call returns the same consolidation
+    assert first["outcome"] == "committed" and first["decision"] == "consolidate"
+    assert second["outcome"] == "already_consolidated"
+    assert second["consolidation_id"] == first["consolidation_id"]
+    assert _count(engine, t.consolidations) == 1
+    # And the memory item is stable, the node resolved, the evidence indexed, an event logged
+    memory = memory_list(engine, status="stable")["items"]
+    assert [m["consolidation_id"] for m in memory] == [first["consolidation_id"]]
+    with unit_of_work(engine) as conn:
+        status = conn.execute(
+            select(t.node_version_states.c.status).where(t.node_version_states.c.id == version_id)
+        ).scalar_one()
+        indexed = set(
+            conn.execute(
+                select(t.consolidation_evidence.c.evidence_id).where(
+                    t.consolidation_evidence.c.consolidation_id == first["consolidation_id"]
+                )
+            ).scalars()
+        )
+        kinds = list(conn.execute(select(t.events.c.kind).order_by(t.events.c.id)).scalars())
+    assert status == "resolved"
+    assert indexed == {ledger.evidence[0], ledger.evidence[1]}
+    assert kinds.count("consolidation.committed") == 1
+    assert replay(engine, first["consolidation_id"])["match"] is True
+
+
+def test_not_ready_is_recorded_once_with_reasons(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    ledger.claim(ledger.run("anthropic"), version_id, cites=[ledger.evidence[0]])
+    first = _run(engine, version_id)
+    again = _run(engine, version_id)
+    assert first["outcome"] == again["outcome"] == "not_ready"
+    assert _failed(first) == {"independent_support", "provider_diversity"}
+    assert again["evaluation_id"] == first["evaluation_id"]
+    assert _count(engine, t.consolidation_evaluations) == 1
+    assert replay(engine, first["evaluation_id"])["match"] is True
+    assert [e["id"] for e in history(engine, version_id)["evaluations"]] == [first["evaluation_id"]]
+
+
+def test_same_provider_under_two_personas_is_not_provider_diverse(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    for i, agent in enumerate(("claude-optimist", "claude-skeptic")):
+        ledger.claim(ledger.run("anthropic", agent=agent), version_id, cites=[ledger.evidence[i]])
+    result = _run(engine, version_id)
+    assert result["outcome"] == "not_ready"
+    assert _failed(result) == {"provider_diversity"}
+
+
+def test_exposure_merges_support_into_one_group(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    first = ledger.run("anthropic")
+    ledger.claim(first, version_id, cites=[ledger.evidence[0]])
+    follower = ledger.run("openai", exposed_to=[first])
+    ledger.claim(follower, version_id, cites=[ledger.evidence[1]])
+    found = groups(engine, version_id)
+    assert found["support_groups"] == 1
+    assert sorted(found["groups"][0]["runs"]) == sorted([str(first), str(follower)])
+    assert _failed(_run(engine, version_id)) == {"independent_support", "provider_diversity"}
+
+
+def test_strong_independent_dispute_blocks_and_weak_does_not(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    weak = ledger.ready_node("weakly disputed")
+    ledger.claim(ledger.run("zhipu"), weak, claim_type="dispute", confidence=0.4)
+    strong = ledger.ready_node("strongly disputed")
+    ledger.claim(ledger.run("zhipu"), strong, claim_type="dispute", confidence=0.9, rationale="tail latency")
+    assert _run(engine, weak)["outcome"] == "committed"
+    assert _failed(_run(engine, strong)) == {"no_strong_dispute"}
+
+
+def test_open_objective_fork_outranks_node_agreement(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    version_id = ledger.ready_node()
+    fork = branches.fork(
+        engine,
+        thread_id=ledger.thread_id,
+        kind="objective",
+        label="scope",
+        divergence_type="objective",
+        objective="Only single-node deployments?",
+        actor=ACTOR,
+    )
+    assert _failed(_run(engine, version_id)) == {"no_open_objective_fork"}
+    branches.close(engine, branch_id=fork["id"], status="killed", reason="out of scope", actor=ACTOR)
+    assert _run(engine, version_id)["outcome"] == "committed"
+
+
+def test_challenged_support_evidence_blocks(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    version_id = ledger.ready_node()
+    with unit_of_work(engine) as conn:
+        conn.execute(
+            insert(t.evidence_transitions).values(
+                evidence_id=ledger.evidence[0],
+                from_status="valid",
+                to_status="challenged",
+                reason="r",
+                actor=ACTOR,
+            )
+        )
+    result = _run(engine, version_id)
+    assert _failed(result) == {"support_evidence_sound"}
+
+
+def test_unmet_pending_action_blocks_until_satisfied(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    version_id = ledger.ready_node()
+    action = actions.add_action(
+        engine,
+        thread_id=ledger.thread_id,
+        description="run the adapter suite on Postgres",
+        acceptance_condition="suite green on PG 16",
+        version_id=version_id,
+        actor=ACTOR,
+    )
+    assert _failed(_run(engine, version_id)) == {"pending_actions_met"}
+    actions.close_action(engine, action_id=action["id"], status="satisfied", reason="green", actor=ACTOR)
+    assert _run(engine, version_id)["outcome"] == "committed"
+
+
+def test_unmerged_branch_does_not_consolidate_until_merged(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    root = UUID(str(ledger.node("root")["version_id"]))
+    fork = branches.fork(
+        engine,
+        thread_id=ledger.thread_id,
+        kind="node",
+        label="alt",
+        divergence_type="claim",
+        fork_version_id=root,
+        actor=ACTOR,
+    )
+    version_id = UUID(str(ledger.node("alternative reading", branch_id=fork["id"])["version_id"]))
+    for i, provider in enumerate(("anthropic", "openai")):
+        ledger.claim(ledger.run(provider), version_id, cites=[ledger.evidence[i]])
+    assert _failed(_run(engine, version_id)) == {"mainline_or_merged"}
+    branches.merge(engine, source_branch_id=fork["id"], rationale="reconciled", actor=ACTOR)
+    assert _run(engine, version_id)["outcome"] == "committed"
+
+
+def test_killed_or_old_version_does_not_consolidate(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    killed = ledger.ready_node("killed one")
+    nodes.set_status(engine, version_id=killed, status="killed", reason="wrong", actor=ACTOR)
+    assert _failed(_run(engine, killed)) == {"node_is_open_head"}
+    old = ledger.ready_node("old wording")
+    logical = nodes.show_version(engine, old)["logical_node_id"]
+    nodes.add_version(engine, logical_node_id=logical, content="new wording", actor=ACTOR)
+    assert _failed(_run(engine, old)) == {"node_is_open_head"}
+
+
+def test_newer_version_supersedes_in_one_transaction(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    v1 = ledger.ready_node("v1")
+    first = _run(engine, v1)
+    logical = nodes.show_version(engine, v1)["logical_node_id"]
+    v2 = UUID(
+        str(nodes.add_version(engine, logical_node_id=logical, content="v2", actor=ACTOR)["version_id"])
+    )
+    for i, provider in enumerate(("anthropic", "zhipu")):
+        ledger.claim(ledger.run(provider), v2, cites=[ledger.evidence[i + 1]])
+    second = _run(engine, v2)
+    assert second["outcome"] == "committed"
+    assert second["superseded_consolidation_id"] == first["consolidation_id"]
+    with unit_of_work(engine) as conn:
+        states = dict(conn.execute(select(t.consolidations.c.id, t.consolidations.c.status)).all())
+        memory = dict(conn.execute(select(t.memory_items.c.consolidation_id, t.memory_items.c.status)).all())
+    assert states == {first["consolidation_id"]: "superseded", second["consolidation_id"]: "live"}
+    assert memory == {first["consolidation_id"]: "superseded", second["consolidation_id"]: "stable"}
+    assert memory_list(engine, status="superseded")["items"][0]["history"][0]["to_status"] == "superseded"
+    for consolidation_id in states:
+        assert replay(engine, consolidation_id)["match"] is True
+
+
+def test_dry_run_writes_nothing(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    version_id = ledger.ready_node()
+    with unit_of_work(engine) as conn:
+        events_before = conn.execute(select(func.count()).select_from(t.events)).scalar_one()
+    result = _run(engine, version_id, dry_run=True)
+    assert result["outcome"] == "would_commit" and result["dry_run"] is True
+    assert _count(engine, t.consolidations) == 0 and _count(engine, t.consolidation_evaluations) == 0
+    assert _count(engine, t.events) == events_before
+
+
+def test_replay_detects_an_altered_claim(engine: Engine) -> None:
+    # Given a committed consolidation
+    ledger = Ledger.new(engine)
+    version_id = ledger.ready_node()
+    committed = _run(engine, version_id)
+    assert replay(engine, committed["consolidation_id"])["match"] is True
+    # When a stored claim is altered behind the ledger's back (trigger disabled)
+    with unit_of_work(engine) as conn:
+        conn.execute(text("ALTER TABLE claims DISABLE TRIGGER claims_immutable"))
+        conn.execute(text("UPDATE claims SET confidence = 0.1 WHERE node_version_id = :v"), {"v": version_id})
+        conn.execute(text("ALTER TABLE claims ENABLE TRIGGER claims_immutable"))
+    # Then replay reports the mismatch
+    result = replay(engine, committed["consolidation_id"])
+    assert result["match"] is False and result["hash_match"] is False
+    assert result["differences"] == ["claims"]
+
+
+def test_groups_cli_contract(cli: Any, engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    version_id = ledger.ready_node()
+    ledger.claim(ledger.run("zhipu"), version_id, claim_type="dispute", confidence=0.3)
+    result = cli("groups", "--node", str(version_id), "--json")
+    assert result.code == 0, result.stderr
+    found = result.json()["groups"]
+    assert sorted(g["kind"] for g in found) == ["dispute", "support", "support"]
+    assert all(isinstance(g["runs"], list) and g["runs"] for g in found)
+    committed = cli("consolidate", "--node", str(version_id), "--json").json()
+    assert committed["outcome"] == "committed" and committed["consolidation_id"]
+    again = cli("consolidate", "--node", str(version_id), "--json").json()
+    assert again["outcome"] == "already_consolidated"
+    assert again["consolidation_id"] == committed["consolidation_id"]
+    replayed = cli("replay", committed["consolidation_id"], "--json").json()
+    assert replayed["match"] is True and replayed["snapshot_sha256"]
+    items = cli("memory", "list", "--status", "stable", "--json").json()["items"]
+    assert [i["status"] for i in items] == ["stable"]
+    bad = cli("consolidate", "--node", "00000000-0000-4000-8000-000000000000", "--json")
+    assert bad.code == 2 and bad.stdout == ""
+    assert cli("memory", "list", "--status", "great", "--json").code == 2
+
+
+def test_consolidating_an_unknown_version_is_bad_input_and_writes_nothing(engine: Engine) -> None:
+    with pytest.raises(NotFound):
+        _run(engine, UUID("00000000-0000-4000-8000-000000000000"))
+    assert _count(engine, t.consolidation_evaluations) == 0 and _count(engine, t.events) == 0
