@@ -37,6 +37,7 @@ unit: $(STAMP)
 # Regenerate schema/ from a database built by the migrations.
 schema: $(STAMP)
 	$(BIN)/python -m tests.migrations.schema_dump --write
+	$(BIN)/python -m tests.published --write
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

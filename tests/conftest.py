@@ -42,6 +42,7 @@ from tests.migrations.schema_dump import (
     server_version,
     unique_name,
 )
+from tests.published import validate_cli_output
 
 PG_ENV = "COUNCIL_TEST_DATABASE_URL"
 REDIS_ENV = "COUNCIL_TEST_REDIS_URL"
@@ -229,14 +230,18 @@ class CliResult:
     stderr: str
 
     def json(self) -> Any:
-        """stdout parsed as exactly one JSON document."""
+        """stdout parsed as exactly one JSON document, checked against the
+        command's published schema (schema/cli-outputs.schema.json)."""
         try:
-            return json.loads(self.stdout)
+            document = json.loads(self.stdout)
         except ValueError as exc:
             raise AssertionError(
                 f"`council {' '.join(self.args)}` did not print exactly one JSON document ({exc})\n"
                 f"exit code: {self.code}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
             ) from None
+        if self.code == 0:
+            validate_cli_output(self.args, document)
+        return document
 
 
 CliRunner = Callable[..., CliResult]

@@ -18,12 +18,13 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from council.cli import consolidation_cmds, demo_cmd, graph_cmds, ledger_cmds, stack_cmds
+    from council.cli import consolidation_cmds, demo_cmd, graph_cmds, ledger_cmds, reentry_cmds, stack_cmds
 
     stack_cmds.register(app)
     ledger_cmds.register(app)
     graph_cmds.register(app)
     consolidation_cmds.register(app)
+    reentry_cmds.register(app)
     demo_cmd.register(app)
 
 
@@ -33,7 +34,8 @@ def main(argv: list[str] | None = None) -> None:
 
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        # Outside standalone mode click returns a raised Exit's code instead of exiting.
+        code = app(args=argv, standalone_mode=False)
     except CouncilError as exc:
         fail(str(exc))
         sys.exit(exc.exit_code)
@@ -45,4 +47,4 @@ def main(argv: list[str] | None = None) -> None:
     except typer.TyperException as exc:  # usage errors: missing option, bad choice (exit 2)
         fail(exc.format_message() if hasattr(exc, "format_message") else str(exc))
         sys.exit(int(getattr(exc, "exit_code", 2)))
-    sys.exit(0)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,68 @@
+"""`council reentry | lint`: resume from the frontier; check words against the ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from council.cli.common import JsonOpt, engine
+from council.cli.output import console, emit
+from council.domain.ids import parse_id
+from council.errors import BadInput
+
+
+def reentry_cmd(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    fmt: Annotated[str, typer.Option("--format", help="markdown or json.")] = "markdown",
+    budget: Annotated[int, typer.Option("--budget", help="Token budget (500..200000).")] = 4000,
+    blind: Annotated[bool, typer.Option("--blind", help="Redact stances (the agents' briefing).")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """The reentry packet: what is still open, contested or awaiting evidence."""
+    from council.domain.reentry_markdown import render_markdown
+    from council.ledger.frontier import reentry_packet
+
+    if fmt not in ("markdown", "json"):
+        raise BadInput(f"invalid format: {fmt!r} (expected markdown or json)")
+    packet = reentry_packet(engine(), parse_id(thread, "thread"), budget=budget, blind=blind)
+    if as_json or fmt == "json":
+        emit(packet.model_dump(mode="json"), True)
+    else:
+        typer.echo(render_markdown(packet))
+
+
+def lint_cmd(
+    text_file: Annotated[Path, typer.Argument(help="A text or markdown file ('-' for stdin).")],
+    thread: Annotated[str, typer.Option("--thread", help="Thread whose ledger backs the words.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Flag concluded / rejected / settled / preferred / set aside without a durable transition."""
+    import sys
+
+    from council.ledger.lint import lint_text
+
+    if str(text_file) == "-":
+        text = sys.stdin.read()
+    elif text_file.is_file():
+        text = text_file.read_text(encoding="utf-8", errors="replace")
+    else:
+        raise BadInput(f"no such file: {text_file}")
+    findings = lint_text(engine(), parse_id(thread, "thread"), text)
+    result: dict[str, Any] = {"ok": not findings, "findings": findings}
+
+    def render(data: dict[str, Any]) -> None:
+        if data["ok"]:
+            console.print("[green]no unbacked epistemic words[/]")
+        for f in data["findings"]:
+            console.print(f"[red]✗[/] {f['reason']}\n    {f['sentence']}")
+
+    emit(result, as_json, render)
+    if findings:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("reentry")(reentry_cmd)
+    app.command("lint")(lint_cmd)

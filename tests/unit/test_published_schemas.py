@@ -1,0 +1,34 @@
+"""The published JSON Schemas are valid and in step with the code."""
+
+from __future__ import annotations
+
+import json
+
+from jsonschema import Draft202012Validator
+
+from tests.published import CLI_OUTPUTS, REENTRY, command_key, dump, reentry_schema
+
+
+def test_reentry_packet_schema_matches_the_model() -> None:
+    assert REENTRY.read_text() == dump(reentry_schema()), "run `make schema`"
+
+
+def test_published_schemas_are_valid_json_schema() -> None:
+    for path in (CLI_OUTPUTS, REENTRY):
+        Draft202012Validator.check_schema(json.loads(path.read_text()))
+
+
+def test_every_command_of_the_contract_has_an_output_schema() -> None:
+    from council.cli.main import _register, app
+
+    _register()
+    names: set[str] = set()
+    for info in app.registered_commands:
+        names.add(info.name or "")
+    for group in app.registered_groups:
+        for info in group.typer_instance.registered_commands:  # type: ignore[union-attr]
+            names.add(f"{group.name} {info.name}")
+    defined = set(json.loads(CLI_OUTPUTS.read_text())["$defs"])
+    assert names - defined == set()
+    assert command_key(("thread", "create", "--json")) == "thread create"
+    assert command_key(("replay", "abc", "--json")) == "replay"
