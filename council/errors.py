@@ -27,6 +27,10 @@ class Conflict(CouncilError):
     """The ledger refused the write because of its current state."""
 
 
+class Duplicate(Conflict):
+    """A unique constraint refused a second copy of a row."""
+
+
 class ImmutableRow(CouncilError):
     """A database trigger refused an UPDATE or DELETE of an immutable row."""
 
