@@ -1,0 +1,154 @@
+"""Commit throughput: consolidations per second, relative to what the server can do.
+
+Eight committer processes, each with its own engine and connection, prepare
+50 ready nodes of their own (untimed), are released together, and consolidate
+them; the figure is consolidations / s from the release until the last one is
+done. The same run measures pgbench with eight clients doing the committer's
+skeleton — transaction-scoped advisory lock, a small read, an insert, commit —
+on the same database, and reports the ratio. Target: ratio ≥ 0.30.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Engine, text
+
+from benchmarks.contention import bench_database, race
+from council.ledger.committer import consolidate
+from council.ledger.db import engine_for
+from tests.builders import Ledger
+
+COMMITTERS = 8
+NODES_PER_COMMITTER = 50
+PGBENCH_SECONDS = 5
+TARGET_RATIO = 0.30
+
+# The committer's skeleton: lock a key, read a few rows, insert one, commit.
+PGBENCH_SCRIPT = """\
+\\set k random(1, 100000)
+BEGIN;
+SELECT pg_advisory_xact_lock(:k);
+SELECT id, k, payload FROM bench_scratch WHERE k BETWEEN :k AND :k + 4;
+INSERT INTO bench_scratch (k, payload) VALUES (:k, md5(CAST(:k AS text)));
+COMMIT;
+"""
+SCRATCH_TABLE = """
+CREATE TABLE bench_scratch (id bigserial PRIMARY KEY, k integer NOT NULL, payload text NOT NULL);
+INSERT INTO bench_scratch (k, payload) SELECT g, md5(CAST(g AS text)) FROM generate_series(1, 100000) g;
+CREATE INDEX bench_scratch_k ON bench_scratch (k);
+ANALYZE bench_scratch;
+"""
+
+
+def committer(url: str, nodes: int, actor: str) -> Callable[[], dict[str, Any]]:
+    """Prepare one committer process: its own engine, its own thread of ready nodes."""
+    engine = engine_for(url, pool_size=1)
+    ledger = Ledger.new(engine, title=f"commit benchmark: {actor}")
+    versions = [ledger.ready_node(f"{actor}: claim {i}") for i in range(nodes)]
+    return lambda: _consolidate_all(engine, versions, actor)
+
+
+def _consolidate_all(engine: Engine, versions: list[UUID], actor: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    outcomes = Counter(consolidate(engine, v, actor=actor)["outcome"] for v in versions)
+    return {"outcomes": dict(outcomes), "seconds": time.perf_counter() - started}
+
+
+def pgbench_binary() -> str:
+    """The pgbench shipped with pgserver (matches the embedded server), else the one on PATH."""
+    try:
+        from pgserver._commands import POSTGRES_BIN_PATH
+
+        bundled = Path(POSTGRES_BIN_PATH) / "pgbench"
+        if bundled.exists():
+            return str(bundled)
+    except ImportError:
+        pass
+    found = shutil.which("pgbench")
+    if found is None:
+        raise RuntimeError("pgbench not found: neither pgserver's bundled binary nor one on PATH")
+    return found
+
+
+def pgbench(engine: Engine, url: str, clients: int, seconds: int) -> dict[str, Any]:
+    """Transactions per second of :data:`PGBENCH_SCRIPT` on the database at ``url``."""
+    with engine.begin() as conn:
+        for statement in filter(str.strip, SCRATCH_TABLE.split(";")):
+            conn.execute(text(statement))
+    binary = pgbench_binary()
+    with tempfile.TemporaryDirectory(prefix="council-pgbench-") as tmp:
+        script = Path(tmp) / "commit_skeleton.sql"
+        script.write_text(PGBENCH_SCRIPT)
+        args = [binary, "-n", "-c", str(clients), "-j", str(min(clients, os.cpu_count() or 1))]
+        args += ["-T", str(seconds), "-f", str(script), url]
+        completed = subprocess.run(args, capture_output=True, text=True, timeout=seconds + 60)
+    found = re.search(r"tps = ([0-9.]+) \(without initial connection time\)", completed.stdout)
+    if completed.returncode != 0 or found is None:
+        raise RuntimeError(
+            f"pgbench failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}"
+        )
+    failed = re.search(r"number of failed transactions: (\d+)", completed.stdout)
+    return {
+        "tps": float(found.group(1)),
+        "failed": int(failed.group(1)) if failed else 0,
+        "binary": binary,
+        "clients": clients,
+        "seconds": seconds,
+    }
+
+
+def run(
+    committers: int = COMMITTERS,
+    nodes_per_committer: int = NODES_PER_COMMITTER,
+    pgbench_seconds: int = PGBENCH_SECONDS,
+    target_ratio: float = TARGET_RATIO,
+) -> dict[str, Any]:
+    with bench_database() as (url, server):
+        raced = race(
+            committer,
+            [(url, nodes_per_committer, f"committer {i}") for i in range(committers)],
+            timeout=900,
+        )
+        engine = engine_for(url)
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT count(*) FROM consolidations WHERE status = 'live'")
+            ).scalar_one()
+        baseline = pgbench(engine, url, committers, pgbench_seconds)
+    expected = committers * nodes_per_committer
+    outcomes: Counter[str] = Counter()
+    for result in raced.results:
+        outcomes.update((result or {}).get("outcomes", {}))
+    correct = not raced.errors and outcomes == Counter({"committed": expected}) and rows == expected
+    rate = outcomes["committed"] / raced.elapsed_s
+    ratio = rate / baseline["tps"]
+    return {
+        "benchmark": "commit",
+        "ok": correct and baseline["failed"] == 0 and ratio >= target_ratio,
+        "target": f"consolidations/s ≥ {target_ratio:g} × pgbench lock+read+insert tps, {committers} clients",
+        "target_ratio": target_ratio,
+        "ratio": round(ratio, 3),
+        "consolidations_per_s": round(rate, 1),
+        "pgbench_tps": round(baseline["tps"], 1),
+        "consolidations": outcomes["committed"],
+        "elapsed_s": round(raced.elapsed_s, 3),
+        "committers": committers,
+        "nodes_per_committer": nodes_per_committer,
+        "outcomes": dict(outcomes),
+        "correct": correct,
+        "errors": raced.errors[:3],
+        "prepare_s": round(raced.ready_s, 1),
+        "pgbench": baseline,
+        "server": server,
+    }
