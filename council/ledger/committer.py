@@ -9,22 +9,23 @@ unique index ``consolidations_one_live_per_node`` backs the lock.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, insert, select, text
+from sqlalchemy import Connection, Engine, insert, select
 
 from council.domain.rules import Decision, evaluate
 from council.domain.snapshot import snapshot_hash, support_evidence
-from council.errors import CouncilError, Duplicate, TransientDatabaseError
+from council.errors import CouncilError, Duplicate, NotFound, TransientDatabaseError
 from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
-from council.ledger.locks import lock_node
 from council.ledger.lookup import require
 from council.ledger.snapshots import locked_snapshot
+from council.sql import query
 
 LOCK_TIMEOUT = "10s"
 STATEMENT_TIMEOUT = "60s"
@@ -70,53 +71,56 @@ def consolidate(engine: Engine, version_id: UUID, *, actor: str, dry_run: bool =
 
 
 def _consolidate_once(conn: Connection, version_id: UUID, *, actor: str, dry_run: bool) -> dict[str, Any]:
-    isolation = conn.execute(text("SHOW transaction_isolation")).scalar_one()
-    if isolation != "read committed":
-        # A snapshot taken before the lock wait would be stale at higher levels.
-        raise CouncilError(f"the committer needs READ COMMITTED, got {isolation}")
-    conn.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
-    conn.execute(text(f"SET LOCAL statement_timeout = '{STATEMENT_TIMEOUT}'"))
-    version = require(conn, t.node_versions, version_id, "node version")
-    logical_node_id = version["logical_node_id"]
-    lock_node(conn, logical_node_id)
-
-    snapshot = locked_snapshot(conn, version_id)
-    digest = snapshot_hash(snapshot)
-    base = {
+    begun = conn.execute(
+        query("commit_begin"),
+        {"version_id": version_id, "lock_timeout": LOCK_TIMEOUT, "statement_timeout": STATEMENT_TIMEOUT},
+    ).first()
+    if begun is None:
+        raise NotFound(f"no node version with id {version_id}")
+    if begun.isolation != "read committed":
+        # At a higher level the snapshot would predate the lock wait: stale.
+        raise CouncilError(f"the committer needs READ COMMITTED, got {begun.isolation}")
+    logical_node_id = begun.logical_node_id
+    base: dict[str, Any] = {
         "node_version_id": version_id,
         "logical_node_id": logical_node_id,
-        "thread_id": version["thread_id"],
-        "snapshot_sha256": digest,
+        "thread_id": begun.thread_id,
         "dry_run": dry_run,
     }
+    # Now under the node lock: every statement from here sees what committed before it.
+    state = conn.execute(
+        query("commit_live"), {"logical_node_id": logical_node_id, "version_id": version_id}
+    ).one()
+    live = state.live
+    if live is not None and live["node_version_id"] == str(version_id):
+        # Idempotent at the version level: committing changes the version's
+        # status, so a repeat sees a new snapshot hash but must get the same row.
+        return {
+            **base,
+            "snapshot_sha256": live["snapshot_sha256"],
+            "outcome": ALREADY,
+            "consolidation_id": UUID(live["id"]),
+            "reasons": live["reasons"],
+        }
 
-    same = conn.execute(
-        select(t.consolidations.c.id, t.consolidations.c.decision).where(
-            t.consolidations.c.node_version_id == version_id, t.consolidations.c.snapshot_sha256 == digest
-        )
-    ).first()
-    if same is not None:
-        return {**base, "outcome": ALREADY, "consolidation_id": same.id, "reasons": same.decision["reasons"]}
-    live = conn.execute(
-        select(t.consolidations.c.id, t.consolidations.c.node_version_id, t.consolidations.c.decision).where(
-            t.consolidations.c.logical_node_id == logical_node_id, t.consolidations.c.status == "live"
-        )
-    ).first()
-    if live is not None and live.node_version_id == version_id:
-        return {**base, "outcome": ALREADY, "consolidation_id": live.id, "reasons": live.decision["reasons"]}
-    evaluated = conn.execute(
-        select(t.consolidation_evaluations.c.id, t.consolidation_evaluations.c.reasons).where(
-            t.consolidation_evaluations.c.node_version_id == version_id,
-            t.consolidation_evaluations.c.snapshot_sha256 == digest,
-        )
-    ).first()
-    if evaluated is not None:
+    snapshot = locked_snapshot(conn, version_id, locked={str(e) for e in state.locked})
+    digest = snapshot_hash(snapshot)
+    base["snapshot_sha256"] = digest
+    decided = conn.execute(query("commit_decided"), {"version_id": version_id, "digest": digest}).one()
+    if decided.consolidation is not None:
+        return {
+            **base,
+            "outcome": ALREADY,
+            "consolidation_id": UUID(decided.consolidation["id"]),
+            "reasons": decided.consolidation["reasons"],
+        }
+    if decided.evaluation is not None:
         return {
             **base,
             "outcome": NOT_READY,
             "consolidation_id": None,
-            "evaluation_id": evaluated.id,
-            "reasons": evaluated.reasons,
+            "evaluation_id": UUID(decided.evaluation["id"]),
+            "reasons": decided.evaluation["reasons"],
         }
 
     decision = evaluate(snapshot)
@@ -131,7 +135,8 @@ def _consolidate_once(conn: Connection, version_id: UUID, *, actor: str, dry_run
         )
     if not decision.positive:
         return _record_not_ready(conn, base, snapshot, decision, actor)
-    return _commit(conn, base, snapshot, decision, actor, superseding=live.id if live is not None else None)
+    superseding = UUID(live["id"]) if live is not None else None
+    return _commit(conn, base, snapshot, decision, actor, begun.content, superseding)
 
 
 def _record_not_ready(
@@ -176,77 +181,48 @@ def _commit(
     snapshot: dict[str, Any],
     decision: Decision,
     actor: str,
+    content: str,
     superseding: UUID | None,
 ) -> dict[str, Any]:
     thread_id = base["thread_id"]
     if superseding is not None:
         _supersede(conn, superseding, base["node_version_id"], thread_id, actor)
-    consolidation_id = conn.execute(
-        insert(t.consolidations)
-        .values(
-            thread_id=thread_id,
-            logical_node_id=base["logical_node_id"],
-            node_version_id=base["node_version_id"],
-            rule_set_id=snapshot["rule_set"]["id"],
-            grouping_algorithm_id=snapshot["grouping"]["id"],
-            snapshot=snapshot,
-            snapshot_sha256=base["snapshot_sha256"],
-            decision=decision.as_dict(),
-        )
-        .returning(t.consolidations.c.id)
-    ).scalar_one()
     evidence_ids = support_evidence(snapshot)
-    if evidence_ids:
-        conn.execute(
-            insert(t.consolidation_evidence),
-            [{"evidence_id": e, "consolidation_id": consolidation_id} for e in evidence_ids],
-        )
-    content = conn.execute(
-        select(t.node_versions.c.content).where(t.node_versions.c.id == base["node_version_id"])
-    ).scalar_one()
-    memory_id = conn.execute(
-        insert(t.memory_items)
-        .values(
-            thread_id=thread_id,
-            consolidation_id=consolidation_id,
-            logical_node_id=base["logical_node_id"],
-            node_version_id=base["node_version_id"],
-            content=content,
-        )
-        .returning(t.memory_items.c.id)
-    ).scalar_one()
-    conn.execute(
-        insert(t.node_status_transitions).values(
-            node_version_id=base["node_version_id"],
-            from_status=snapshot["node"]["status"],
-            to_status="resolved",
-            reason="consolidated under " + snapshot["rule_set"]["id"],
-            actor=actor,
-            consolidation_id=consolidation_id,
-        )
-    )
-    events.append(
-        conn,
-        "consolidation.committed",
-        actor=actor,
-        thread_id=thread_id,
-        subject_id=consolidation_id,
-        payload={
-            "node_version_id": str(base["node_version_id"]),
-            "memory_item_id": str(memory_id),
-            "snapshot_sha256": base["snapshot_sha256"],
-            "support_groups": [g.id for g in decision.groups if g.kind == "support"],
-            "superseded": str(superseding) if superseding else None,
+    details = _details(decision)
+    written = conn.execute(
+        query("commit_write"),
+        {
+            "thread_id": thread_id,
+            "logical_node_id": base["logical_node_id"],
+            "version_id": base["node_version_id"],
+            "rule_set_id": snapshot["rule_set"]["id"],
+            "grouping_algorithm_id": snapshot["grouping"]["id"],
+            "snapshot": json.dumps(snapshot),
+            "digest": base["snapshot_sha256"],
+            "decision": json.dumps(decision.as_dict()),
+            "evidence_ids": evidence_ids,
+            "content": content,
+            "from_status": snapshot["node"]["status"],
+            "reason": "consolidated under " + snapshot["rule_set"]["id"],
+            "actor": actor,
+            "payload": json.dumps(
+                {
+                    "node_version_id": str(base["node_version_id"]),
+                    "snapshot_sha256": base["snapshot_sha256"],
+                    "support_groups": [g["id"] for g in details["groups"] if g["kind"] == "support"],
+                    "superseded": str(superseding) if superseding else None,
+                }
+            ),
         },
-    )
+    ).one()
     return {
         **base,
         "outcome": COMMITTED,
-        "consolidation_id": consolidation_id,
-        "memory_item_id": memory_id,
+        "consolidation_id": written.consolidation_id,
+        "memory_item_id": written.memory_item_id,
         "superseded_consolidation_id": superseding,
         "evidence_ids": evidence_ids,
-        **_details(decision),
+        **details,
     }
 
 

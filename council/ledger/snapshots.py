@@ -28,15 +28,14 @@ def evidence_ids(named: dict[str, Any]) -> set[str]:
     return {str(e["id"]) for e in named["evidence"]}
 
 
-def locked_snapshot(conn: Connection, version_id: UUID) -> dict[str, Any]:
+def locked_snapshot(conn: Connection, version_id: UUID, locked: set[str]) -> dict[str, Any]:
     """The snapshot, with shared locks held on every evidence item it cites.
 
-    Call with the node lock held. The evidence locks are taken before the
-    manifest that reads validity; if the manifest names evidence that was cited
-    meanwhile, lock that too and take the manifest again.
+    Call with the node lock held and shared locks already taken on ``locked``
+    (the evidence cited on the version a statement ago). The evidence locks
+    come before the manifest that reads validity; if the manifest names
+    evidence cited meanwhile, lock that too and take the manifest again.
     """
-    locked = {str(row[0]) for row in conn.execute(query("cited_evidence"), {"version_id": version_id})}
-    lock_evidence_shared(conn, locked)
     while True:
         named = manifest(conn, version_id)
         extra = evidence_ids(named) - locked

@@ -18,7 +18,3 @@ FROM (
 -- Exclusive lock on one evidence key, taken by a validity change before it
 -- records the transition and looks up affected consolidations.
 SELECT pg_advisory_xact_lock(hashtextextended('council.evidence:' || CAST(:evidence_id AS text), 0))
-
--- cited_evidence --
--- Evidence cited on a node version (the first guess of what to lock).
-SELECT DISTINCT evidence_id FROM citations WHERE node_version_id = :version_id

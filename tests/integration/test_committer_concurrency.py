@@ -241,19 +241,18 @@ def _dispatch(prepare: Callable[..., Callable[[], Any]], args: tuple[Any, ...]) 
 def _commit_then_hang(url: str, version_id: UUID, report: Any) -> None:
     """Run the committer up to its last write, report, and hang inside the
     transaction (the parent SIGKILLs this process)."""
-    from council.ledger import events
+    from council.ledger import committer
 
-    real_append = events.append
+    real_commit = committer._commit
 
-    def append_then_hang(conn: Any, kind: str, **kw: Any) -> int:
-        event_id = real_append(conn, kind, **kw)
-        if kind == "consolidation.committed":
-            pid = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
-            report.put((pid, kw["subject_id"]))
-            time.sleep(3600)
-        return event_id
+    def commit_then_hang(conn: Any, *args: Any) -> dict[str, Any]:
+        written = real_commit(conn, *args)  # every write of the commit, inside the transaction
+        pid = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        report.put((pid, written["consolidation_id"]))
+        time.sleep(3600)
+        return written
 
-    events.append = append_then_hang
+    committer._commit = commit_then_hang  # type: ignore[assignment]
     consolidate(engine_for(url, pool_size=1), version_id, actor="doomed")
 
 

@@ -95,3 +95,23 @@ def test_ids_and_validation_refuse_bad_input() -> None:
         with pytest.raises(BadInput):
             confidence(bad)
     assert str(confidence(None)) == "0.500"
+
+
+def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None:
+    from council.sql import _queries
+
+    queries = _queries()
+    node_key = "hashtextextended('council.node:' || CAST("
+    evidence_key = "hashtextextended('council.evidence:' || CAST("
+    for name in ("lock_node", "commit_begin"):
+        assert node_key in queries[name], name
+    for name in ("lock_evidence_shared", "lock_evidence_exclusive", "commit_live"):
+        assert evidence_key in queries[name], name
+    locking = [name for name, sql in queries.items() if "advisory" in sql]
+    assert sorted(locking) == [
+        "commit_begin",
+        "commit_live",
+        "lock_evidence_exclusive",
+        "lock_evidence_shared",
+        "lock_node",
+    ]
