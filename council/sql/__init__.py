@@ -33,8 +33,9 @@ def _queries() -> dict[str, str]:
     return found
 
 
+@functools.cache
 def query(name: str) -> TextClause:
-    """The named query as a SQLAlchemy text clause."""
+    """The named query as a SQLAlchemy text clause (built once per process)."""
     try:
         return text(_queries()[name])
     except KeyError:
