@@ -17,6 +17,7 @@ BENCHMARKS = {
     "grouping": "benchmarks.grouping",
     "commit": "benchmarks.commit",
     "contention": "benchmarks.contention",
+    "frontier": "benchmarks.frontier",
 }
 
 

@@ -24,7 +24,7 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from benchmarks.contention import bench_database, race
+from benchmarks.harness import bench_database, race
 from council.ledger.committer import consolidate
 from council.ledger.db import engine_for
 from tests.builders import Ledger

@@ -6,190 +6,26 @@ the figure is the time from the release until every one has answered.
 Target: under 2 s, with exactly one ``committed`` and the rest
 ``already_consolidated`` naming the same consolidation.
 
-The harness here (:func:`race`, :func:`bench_database`) is shared with
-``benchmarks.commit`` and ``tests/integration/test_committer_concurrency.py``.
+The racing harness lives in ``benchmarks/harness.py``.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
-import queue
-import time
-import traceback
-import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import partial
-from multiprocessing.queues import Queue
-from multiprocessing.synchronize import Event
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import text
 
-from council.config import redact_url
+from benchmarks.harness import bench_database, race
 from council.ledger.committer import consolidate
-from council.ledger.db import dispose_all, engine_for
+from council.ledger.db import engine_for
 from tests.builders import Ledger
 
 EVALUATORS = 64
 TARGET_SECONDS = 2.0
-ADMIN_URL_ENVS = ("COUNCIL_BENCH_DATABASE_URL", "COUNCIL_TEST_DATABASE_URL")
-
-# ------------------------------------------------------------------ harness
-
-
-@contextmanager
-def bench_database() -> Iterator[tuple[str, str]]:
-    """A fresh migrated database, dropped afterwards: yields (its URL, the server's name).
-
-    The server is the first admin URL of ``ADMIN_URL_ENVS`` that is set, else an
-    embedded pgserver started (and deleted) for this benchmark alone.
-    """
-    # Imported here, not at the top: every spawned contender imports this
-    # module, and alembic and the schema tooling only slow them down.
-    from council.ledger.migrate import upgrade
-    from tests.migrations.schema_dump import create_database, drop_database, embedded_postgres, server_version
-
-    admin = next((os.environ[name] for name in ADMIN_URL_ENVS if os.environ.get(name)), None)
-    with ExitStack() as stack:
-        if admin is None:
-            admin = stack.enter_context(embedded_postgres())
-            server = f"embedded pgserver {server_version(admin) // 10000}"
-        else:
-            server = redact_url(admin)
-        name = f"council_bench_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-        url = create_database(admin, name)
-        stack.callback(drop_database, admin, name)
-        stack.callback(dispose_all)
-        upgrade(url)
-        yield url, server
-
-
-@dataclass(frozen=True)
-class Race:
-    results: list[Any]  # one per contender, in order; None where it raised
-    errors: list[str]  # tracebacks of contenders that raised after the release
-    ready_s: float  # from the first start until every contender was prepared and waiting
-    elapsed_s: float  # from the release until every contender had answered
-    exitcodes: list[int | None]
-
-
-class RaceAborted(RuntimeError):
-    """A contender failed or vanished before the release: there was no race."""
-
-
-def race(
-    prepare: Callable[..., Callable[[], Any]],
-    argsets: Sequence[tuple[Any, ...]],
-    *,
-    timeout: float = 240.0,
-) -> Race:
-    """Start one spawned process per argument tuple, let each run ``prepare(*args)``
-    (connect, build its data) untimed, then release them all at once with one
-    Event and collect what each prepared action returns. ``timeout`` bounds
-    the whole race; a contender never released gives up after it too.
-
-    ``prepare`` must be a module-level function (spawn pickles it by name) and
-    return a zero-argument callable; results must be picklable.
-    """
-    ctx = mp.get_context("spawn")
-    ready: Queue[tuple[int, str | None]] = ctx.Queue()
-    answers: Queue[tuple[int, Any, str | None]] = ctx.Queue()
-    go = ctx.Event()
-    procs = [
-        ctx.Process(
-            target=_contender,
-            args=(i, prepare, args, ready, go, answers, timeout),
-            name=f"contender-{i}",
-            daemon=True,
-        )
-        for i, args in enumerate(argsets)
-    ]
-    deadline = time.monotonic() + timeout
-    started = time.perf_counter()
-    finished = False
-    try:
-        for proc in procs:
-            proc.start()
-        failures = [f"contender {i}: {error}" for i, error in _collect(ready, procs, deadline) if error]
-        if failures:
-            raise RaceAborted("\n".join(failures))
-        ready_s = time.perf_counter() - started
-        released = time.perf_counter()
-        go.set()
-        answered = _collect(answers, procs, deadline)
-        elapsed_s = time.perf_counter() - released
-        finished = True
-    finally:
-        for proc in procs:
-            if finished:
-                proc.join(30)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-    results: list[Any] = [None] * len(procs)
-    errors = []
-    for i, result, error in answered:
-        results[i] = result
-        if error:
-            errors.append(f"contender {i}: {error}")
-    return Race(results, errors, ready_s, elapsed_s, [proc.exitcode for proc in procs])
-
-
-def _collect(source: Queue[Any], procs: list[Any], deadline: float) -> list[Any]:
-    """One message per contender, in contender order (each message starts with
-    the contender's index). A contender that exits without one, or a deadline
-    that passes, is an error rather than a hang."""
-    got: dict[int, Any] = {}
-    exited: dict[int, float] = {}
-    while len(got) < len(procs):
-        try:
-            message = source.get(timeout=0.25)
-        except queue.Empty:
-            now = time.monotonic()
-            if now > deadline:
-                raise RaceAborted(f"only {len(got)} of {len(procs)} contenders answered in time") from None
-            for i, proc in enumerate(procs):
-                if i not in got and proc.exitcode is not None:
-                    exited.setdefault(i, now)
-            # A message put just before a normal exit may still be in the pipe.
-            silent = {i: procs[i].exitcode for i, t in exited.items() if i not in got and now - t > 2}
-            if silent:
-                raise RaceAborted(f"contenders exited without answering (exit codes {silent})") from None
-            continue
-        got[message[0]] = message
-    return [got[i] for i in range(len(procs))]
-
-
-def _contender(
-    index: int,
-    prepare: Callable[..., Callable[[], Any]],
-    args: tuple[Any, ...],
-    ready: Queue[tuple[int, str | None]],
-    go: Event,
-    answers: Queue[tuple[int, Any, str | None]],
-    timeout: float,
-) -> None:
-    try:
-        try:
-            act = prepare(*args)
-        except BaseException:
-            ready.put((index, traceback.format_exc()))
-            return
-        ready.put((index, None))
-        if not go.wait(timeout):
-            return
-        try:
-            answers.put((index, act(), None))
-        except BaseException:
-            answers.put((index, None, traceback.format_exc()))
-    finally:
-        dispose_all()
-
 
 # ---------------------------------------------------------------- evaluator
 

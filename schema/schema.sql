@@ -501,6 +501,7 @@ CREATE TABLE public.memory_items (
     CONSTRAINT memory_items_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
 CREATE INDEX memory_items_status_idx ON public.memory_items USING btree (status, thread_id);
+CREATE INDEX memory_items_thread_current_idx ON public.memory_items USING btree (thread_id, status_changed_at DESC, id) WHERE (status = ANY (ARRAY['stable'::text, 'provisional'::text, 'contested'::text]));
 CREATE TRIGGER memory_items_guard BEFORE UPDATE ON public.memory_items FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:status', 'derived:status_changed_at');
 CREATE TRIGGER memory_items_no_delete BEFORE DELETE ON public.memory_items FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER memory_items_no_truncate BEFORE TRUNCATE ON public.memory_items FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();

@@ -24,7 +24,7 @@ def reentry_packet(
     """Load lazily: the query fetches only as many rows as the budget could hold."""
     if not MIN_BUDGET <= budget <= MAX_BUDGET:
         raise BadInput(f"budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens, got {budget}")
-    rows_cap = max(10, budget // 20)  # no item costs fewer than ~20 tokens
+    rows_cap = max(10, budget // 25)  # every item carries ids worth 25+ tokens: more could not fit
     with unit_of_work(engine) as conn:
         require(conn, t.threads, thread_id, "thread")
         rows = conn.execute(

@@ -438,6 +438,13 @@ memory_items = Table(
     _created(),
     Index("memory_items_status_idx", "status", "thread_id"),
 )
+Index(
+    "memory_items_thread_current_idx",
+    memory_items.c.thread_id,
+    memory_items.c.status_changed_at.desc(),
+    memory_items.c.id,
+    postgresql_where=text("status IN ('stable', 'provisional', 'contested')"),
+)
 
 memory_transitions = _transitions("memory_transitions", "memory_item_id", "memory_items.id", details=True)
 Index("memory_transitions_item_idx", memory_transitions.c.memory_item_id, memory_transitions.c.created_at)

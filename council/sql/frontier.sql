@@ -66,9 +66,12 @@ SELECT json_build_object(
             'status', h.status, 'content', nv.content, 'version_no', nv.version_no,
             'support_claims', (SELECT count(*) FROM claims c WHERE c.node_version_id = h.version_id
                                AND c.claim_type IN ('originate', 'endorse')),
-            'dispute_claims', (SELECT count(*) FROM disputes d WHERE d.target = h.version_id))
+            'dispute_claims', coalesce(dc.disputes, 0))
         ORDER BY (h.status = 'tentative') DESC, h.status_changed_at DESC, h.version_id), '[]'::json)
-        FROM heads h JOIN node_versions nv ON nv.id = h.version_id),
+        FROM heads h JOIN node_versions nv ON nv.id = h.version_id
+        -- Counted once per head by grouping, not by rescanning every dispute for each head.
+        LEFT JOIN (SELECT target, count(*) AS disputes FROM disputes GROUP BY target) dc
+               ON dc.target = h.version_id),
     'dependencies', (SELECT coalesce(json_agg(json_build_object(
             'root', d.root, 'version_id', d.version_id, 'depth', d.depth, 'content', nv.content,
             'status', s.status) ORDER BY d.root, d.depth, d.version_id), '[]'::json)

@@ -23,6 +23,19 @@ import redis
 Council = Callable[..., dict[str, Any]]
 
 
+def _head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
+    from council.ledger.migrate import alembic_config
+
+    head = ScriptDirectory.from_config(alembic_config("postgresql://unused@localhost/x")).get_current_head()
+    assert head is not None
+    return head
+
+
+HEAD = _head_revision()
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
@@ -80,8 +93,8 @@ def stack(env: dict[str, str], council: Council) -> Iterator[dict[str, Any]]:
 
 
 def test_up_gives_working_urls(stack: dict[str, Any]) -> None:
-    assert stack["database_revision"] == "0001"
-    assert _revision(stack["database_url"]) == "0001"
+    assert stack["database_revision"] == HEAD
+    assert _revision(stack["database_url"]) == HEAD
     assert redis.Redis.from_url(stack["broker_url"]).ping()
     for name in ("postgres", "redis"):
         component = stack["components"][name]
@@ -107,7 +120,7 @@ def test_second_up_is_harmless(stack: dict[str, Any], council: Council) -> None:
 def test_status_shows_running(stack: dict[str, Any], council: Council) -> None:
     status = council("status")
 
-    assert status["database_revision"] == "0001"
+    assert status["database_revision"] == HEAD
     for name, url_key in (("postgres", "database_url"), ("redis", "broker_url")):
         component = status["components"][name]
         assert component["running"] is True
@@ -117,7 +130,7 @@ def test_status_shows_running(stack: dict[str, Any], council: Council) -> None:
 
 
 def test_db_upgrade_is_idempotent(stack: dict[str, Any], council: Council) -> None:
-    assert council("db", "upgrade") == {"revision": "0001"}
+    assert council("db", "upgrade") == {"revision": HEAD}
 
 
 def test_down_stops_everything_and_data_survives(
@@ -151,7 +164,7 @@ def test_down_stops_everything_and_data_survives(
 
     # And when it comes up again, the data is still there
     back = council("up")
-    assert back["database_revision"] == "0001"
+    assert back["database_revision"] == HEAD
     with psycopg.connect(back["database_url"]) as conn:
         titles = [row[0] for row in conn.execute("SELECT title FROM threads")]
     assert titles == ["survivor"]

@@ -5,7 +5,7 @@ mid-evaluation, a crash while the node lock is held, and the guards that keep
 the lock transaction-scoped and the isolation level READ COMMITTED.
 
 Every contender is a spawned process with its own engine and connection:
-``benchmarks.contention.race`` starts them, waits until each is prepared and
+``benchmarks.harness.race`` starts them, waits until each is prepared and
 waiting, and releases them together with one Event.
 """
 
@@ -26,7 +26,8 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, text
 
-from benchmarks.contention import evaluator, race
+from benchmarks.contention import evaluator
+from benchmarks.harness import race
 from council.errors import CouncilError, TransientDatabaseError
 from council.ledger import nodes
 from council.ledger.committer import _consolidate_once, consolidate
