@@ -151,6 +151,7 @@ CREATE TABLE public.agent_runs (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
+    request jsonb,
     CONSTRAINT agent_runs_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 100))),
     CONSTRAINT agent_runs_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT agent_runs_dispatch_id_fkey FOREIGN KEY (dispatch_id) REFERENCES public.dispatches(id),
@@ -160,16 +161,18 @@ CREATE TABLE public.agent_runs (
     CONSTRAINT agent_runs_pkey PRIMARY KEY (id),
     CONSTRAINT agent_runs_proposal_id_fkey FOREIGN KEY (proposal_id) REFERENCES public.retraction_proposals(id),
     CONSTRAINT agent_runs_provider_check CHECK (((length(provider) >= 1) AND (length(provider) <= 100))),
+    CONSTRAINT agent_runs_request_hashed CHECK (((request IS NULL) = (request_sha256 IS NULL))),
     CONSTRAINT agent_runs_request_sha256_check CHECK ((request_sha256 ~ '^[0-9a-f]{64}$'::text)),
     CONSTRAINT agent_runs_round_check CHECK ((round >= 1)),
     CONSTRAINT agent_runs_status_check CHECK ((status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text]))),
     CONSTRAINT agent_runs_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
 CREATE INDEX agent_runs_dispatch_idx ON public.agent_runs USING btree (dispatch_id, round) WHERE (dispatch_id IS NOT NULL);
+CREATE UNIQUE INDEX agent_runs_dispatch_round_agent ON public.agent_runs USING btree (dispatch_id, round, agent) WHERE (dispatch_id IS NOT NULL);
 CREATE INDEX agent_runs_parent_idx ON public.agent_runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE INDEX agent_runs_pending_idx ON public.agent_runs USING btree (status, created_at) WHERE (status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text]));
 CREATE INDEX agent_runs_thread_idx ON public.agent_runs USING btree (thread_id, created_at);
-CREATE TRIGGER agent_runs_guard BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('status', 'attempt', 'lease_owner', 'lease_expires_at', 'usage', 'cost_usd', 'error', 'lint_findings', 'started_at', 'finished_at', 'once:request_sha256', 'once:input_fingerprint');
+CREATE TRIGGER agent_runs_guard BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('status', 'attempt', 'lease_owner', 'lease_expires_at', 'usage', 'cost_usd', 'error', 'lint_findings', 'started_at', 'finished_at', 'once:request_sha256', 'once:input_fingerprint', 'once:request');
 CREATE TRIGGER agent_runs_no_delete BEFORE DELETE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER agent_runs_no_truncate BEFORE TRUNCATE ON public.agent_runs FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 

@@ -126,6 +126,7 @@ agent_runs = Table(
     Column("lease_owner", Text),
     Column("lease_expires_at", _TS),
     Column("request_sha256", Text),
+    Column("request", JSONB),
     Column("input_fingerprint", JSONB),
     Column("usage", JSONB),
     Column("cost_usd", Numeric(12, 6)),
@@ -138,6 +139,14 @@ agent_runs = Table(
     Index("agent_runs_parent_idx", "parent_run_id", postgresql_where=text("parent_run_id IS NOT NULL")),
     Index(
         "agent_runs_dispatch_idx", "dispatch_id", "round", postgresql_where=text("dispatch_id IS NOT NULL")
+    ),
+    Index(
+        "agent_runs_dispatch_round_agent",
+        "dispatch_id",
+        "round",
+        "agent",
+        unique=True,
+        postgresql_where=text("dispatch_id IS NOT NULL"),
     ),
     Index(
         "agent_runs_pending_idx",
