@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from sqlalchemy import Connection, Engine, text
 
-from council.errors import Conflict, ImmutableRow
+from council.errors import BadInput, Conflict, ImmutableRow
 from council.ledger.db import unit_of_work
 
 IMMUTABLE_TABLES = [
@@ -401,18 +401,28 @@ def test_agent_run_identity_columns_cannot_be_updated(
 
 def test_request_hash_is_write_once(engine: Engine, fresh_ledger: dict[str, Any]) -> None:
     run = fresh_ledger["run_a"]
-    update = text("UPDATE agent_runs SET request_sha256 = :sha WHERE id = :id")
-    # Given a run whose request hash is not yet recorded
-    # When it is recorded
+    update = text("UPDATE agent_runs SET request_sha256 = :sha, request = CAST(:req AS jsonb) WHERE id = :id")
+    request = '{"model": "m", "messages": [], "params": {}}'
+    # Given a run whose request and hash are not yet recorded
+    # When they are recorded
     with unit_of_work(engine) as conn:
-        conn.execute(update, {"sha": _sha("request"), "id": run})
-    # Then it is stored, and recording the same value again is harmless
+        conn.execute(update, {"sha": _sha("request"), "req": request, "id": run})
+    # Then they are stored, and recording the same values again is harmless
     with unit_of_work(engine) as conn:
-        conn.execute(update, {"sha": _sha("request"), "id": run})
-    # But changing or clearing it is refused
+        conn.execute(update, {"sha": _sha("request"), "req": request, "id": run})
+    # But changing or clearing the hash is refused
     for new in (_sha("another request"), None):
         with pytest.raises(ImmutableRow, match="request_sha256 is write-once"), unit_of_work(engine) as conn:
-            conn.execute(update, {"sha": new, "id": run})
+            conn.execute(update, {"sha": new, "req": request, "id": run})
+    # And so is changing the stored request
+    with pytest.raises(ImmutableRow, match="request is write-once"), unit_of_work(engine) as conn:
+        conn.execute(update, {"sha": _sha("request"), "req": '{"model": "other"}', "id": run})
+    # And a hash without its request (or the reverse) violates the pairing constraint
+    with pytest.raises(BadInput), unit_of_work(engine) as conn:
+        conn.execute(
+            text("UPDATE agent_runs SET request_sha256 = :sha WHERE id = :id"),
+            {"sha": _sha("x"), "id": fresh_ledger["run_b"]},
+        )
     with unit_of_work(engine) as conn:
         stored = conn.execute(
             text("SELECT request_sha256 FROM agent_runs WHERE id = :id"), {"id": run}
