@@ -44,6 +44,9 @@ from tests.migrations.schema_dump import (
 )
 from tests.published import validate_cli_output
 
+# The LLM gateway refuses every real provider in tests (council.agents.gateway).
+os.environ.setdefault("COUNCIL_OFFLINE", "1")
+
 PG_ENV = "COUNCIL_TEST_DATABASE_URL"
 REDIS_ENV = "COUNCIL_TEST_REDIS_URL"
 
@@ -259,6 +262,7 @@ def cli(db_url: str, tmp_path: Path) -> CliRunner:
     base_env.update(
         COUNCIL_DATABASE_URL=db_url,
         COUNCIL_HOME=str(tmp_path),
+        COUNCIL_OFFLINE="1",
         NO_COLOR="1",
         COLUMNS="200",
         PYTHONUNBUFFERED="1",

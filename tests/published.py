@@ -18,6 +18,7 @@ from referencing import Registry, Resource
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
 CLI_OUTPUTS = SCHEMA_DIR / "cli-outputs.schema.json"
 REENTRY = SCHEMA_DIR / "reentry-packet.schema.json"
+AGENT_OUTPUT = SCHEMA_DIR / "agent-output.schema.json"
 GROUPS = {"thread", "evidence", "node", "branch", "run", "claim", "action", "memory", "db", "retraction"}
 
 
@@ -28,6 +29,17 @@ def reentry_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "reentry-packet.schema.json"
     return schema
+
+
+def agent_output_schema() -> dict[str, Any]:
+    from council.agents.contract import output_json_schema
+
+    return output_json_schema()
+
+
+def generated() -> dict[Path, str]:
+    """Every published file derived from code, with its current content."""
+    return {REENTRY: dump(reentry_schema()), AGENT_OUTPUT: dump(agent_output_schema())}
 
 
 def dump(schema: dict[str, Any]) -> str:
@@ -68,12 +80,12 @@ def validate_cli_output(args: tuple[str, ...], document: Any) -> None:
 
 
 def main(argv: list[str]) -> int:
-    current = dump(reentry_schema())
-    if "--write" in argv:
-        REENTRY.write_text(current)
-        print(f"wrote {REENTRY}")
-        return 0
-    sys.stdout.write(current)
+    for path, content in generated().items():
+        if "--write" in argv:
+            path.write_text(content)
+            print(f"wrote {path}")
+        else:
+            sys.stdout.write(content)
     return 0
 
 

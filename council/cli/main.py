@@ -18,13 +18,24 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from council.cli import consolidation_cmds, demo_cmd, graph_cmds, ledger_cmds, reentry_cmds, stack_cmds
+    from council.cli import (
+        consolidation_cmds,
+        demo_cmd,
+        graph_cmds,
+        ledger_cmds,
+        reentry_cmds,
+        run_cmds,
+        stack_cmds,
+        watch_cmd,
+    )
 
     stack_cmds.register(app)
     ledger_cmds.register(app)
     graph_cmds.register(app)
     consolidation_cmds.register(app)
     reentry_cmds.register(app)
+    run_cmds.register(app)
+    watch_cmd.register(app)
     demo_cmd.register(app)
 
 

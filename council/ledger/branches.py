@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Connection, Engine, insert, select
 
 from council.domain import validate as v
 from council.domain.vocabulary import DIVERGENCE_TYPES
@@ -17,7 +17,7 @@ from council.errors import BadInput
 from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
-from council.ledger.lookup import require, require_same_thread
+from council.ledger.lookup import require, require_in_thread, require_same_thread
 from council.ledger.threads import main_branch_id
 
 
@@ -34,6 +34,35 @@ def fork(
     fork_version_id: UUID | None = None,
     run_id: UUID | None = None,
 ) -> dict[str, Any]:
+    with unit_of_work(engine) as conn:
+        return fork_in(
+            conn,
+            thread_id=thread_id,
+            kind=kind,
+            label=label,
+            divergence_type=divergence_type,
+            actor=actor,
+            objective=objective,
+            parent_branch_id=parent_branch_id,
+            fork_version_id=fork_version_id,
+            run_id=run_id,
+        )
+
+
+def fork_in(
+    conn: Connection,
+    *,
+    thread_id: UUID,
+    kind: str,
+    label: str,
+    divergence_type: str,
+    actor: str,
+    objective: str | None = None,
+    parent_branch_id: UUID | None = None,
+    fork_version_id: UUID | None = None,
+    run_id: UUID | None = None,
+) -> dict[str, Any]:
+    """An objective-level or node-level fork off an active branch (main by default)."""
     v.choice(kind, "branch kind", ("objective", "node"))
     v.choice(divergence_type, "divergence type", DIVERGENCE_TYPES)
     label = v.text(label, "label", v.MAX_TITLE)
@@ -43,46 +72,42 @@ def fork(
         raise BadInput("--objective belongs to objective forks only")
     if kind == "node" and fork_version_id is None:
         raise BadInput("a node fork needs the version it diverges at (--at VERSION_ID)")
-    with unit_of_work(engine) as conn:
-        require(conn, t.threads, thread_id, "thread")
-        parent_id = parent_branch_id or main_branch_id(conn, thread_id)
-        parent = require(conn, t.branches, parent_id, "branch")
-        require_same_thread(parent, thread_id, "branch")
-        if parent["status"] != "active":
-            raise BadInput(f"branch {parent_id} is {parent['status']}; fork from an active branch")
-        if fork_version_id is not None:
-            require_same_thread(
-                require(conn, t.node_versions, fork_version_id, "node version"), thread_id, "node version"
+    require(conn, t.threads, thread_id, "thread")
+    parent_id = parent_branch_id or main_branch_id(conn, thread_id)
+    parent = require_in_thread(conn, t.branches, parent_id, thread_id, "branch")
+    if parent["status"] != "active":
+        raise BadInput(f"branch {parent_id} is {parent['status']}; fork from an active branch")
+    if fork_version_id is not None:
+        require_in_thread(conn, t.node_versions, fork_version_id, thread_id, "node version")
+    if run_id is not None:
+        require_in_thread(conn, t.agent_runs, run_id, thread_id, "run")
+    branch = (
+        conn.execute(
+            insert(t.branches)
+            .values(
+                thread_id=thread_id,
+                kind=kind,
+                parent_branch_id=parent_id,
+                fork_version_id=fork_version_id,
+                divergence_type=divergence_type,
+                objective=objective,
+                label=label,
+                created_by_run_id=run_id,
             )
-        if run_id is not None:
-            require_same_thread(require(conn, t.agent_runs, run_id, "run"), thread_id, "run")
-        branch = (
-            conn.execute(
-                insert(t.branches)
-                .values(
-                    thread_id=thread_id,
-                    kind=kind,
-                    parent_branch_id=parent_id,
-                    fork_version_id=fork_version_id,
-                    divergence_type=divergence_type,
-                    objective=objective,
-                    label=label,
-                    created_by_run_id=run_id,
-                )
-                .returning(t.branches)
-            )
-            .mappings()
-            .one()
+            .returning(t.branches)
         )
-        events.append(
-            conn,
-            "branch.forked",
-            actor=actor,
-            thread_id=thread_id,
-            subject_id=branch["id"],
-            payload={"kind": kind, "divergence_type": divergence_type, "parent_branch_id": str(parent_id)},
-        )
-        return dict(branch)
+        .mappings()
+        .one()
+    )
+    events.append(
+        conn,
+        "branch.forked",
+        actor=actor,
+        thread_id=thread_id,
+        subject_id=branch["id"],
+        payload={"kind": kind, "divergence_type": divergence_type, "parent_branch_id": str(parent_id)},
+    )
+    return dict(branch)
 
 
 def merge(

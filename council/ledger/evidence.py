@@ -29,56 +29,64 @@ def content_hash(source: Source) -> str:
 def add_evidence(
     engine: Engine, *, thread_id: UUID, source: Source, title: str | None, actor: str
 ) -> dict[str, Any]:
-    size = _checked_size(source)
+    with unit_of_work(engine) as conn:
+        return add_evidence_in(conn, thread_id=thread_id, source=source, title=title, actor=actor)
+
+
+def add_evidence_in(
+    conn: Connection, *, thread_id: UUID, source: Source, title: str | None, actor: str
+) -> dict[str, Any]:
+    """Link the evidence with this content to the thread, storing the content
+    only the first time it is seen anywhere (same content, same row)."""
+    size = checked_size(source)
     title = v.text(title if title is not None else source.suggested_title, "title", v.MAX_TITLE)
     digest = content_hash(source)
-    with unit_of_work(engine) as conn:
-        require(conn, t.threads, thread_id, "thread")
-        inserted = conn.execute(
-            pg_insert(t.evidence)
-            .values(
-                content_sha256=digest,
-                content=source.content,
-                source_kind=source.kind,
-                source_uri=source.uri,
-                media_type=source.media_type,
-                byte_size=size,
-                fetched_at=source.fetched_at,
-                title=title,
-            )
-            .on_conflict_do_nothing(index_elements=["content_sha256"])
-            .returning(t.evidence.c.id)
-        ).scalar_one_or_none()
-        evidence_id = (
-            inserted
-            or conn.execute(select(t.evidence.c.id).where(t.evidence.c.content_sha256 == digest)).scalar_one()
+    require(conn, t.threads, thread_id, "thread")
+    inserted = conn.execute(
+        pg_insert(t.evidence)
+        .values(
+            content_sha256=digest,
+            content=source.content,
+            source_kind=source.kind,
+            source_uri=source.uri,
+            media_type=source.media_type,
+            byte_size=size,
+            fetched_at=source.fetched_at,
+            title=title,
         )
-        linked = conn.execute(
-            pg_insert(t.thread_evidence)
-            .values(thread_id=thread_id, evidence_id=evidence_id, title=title, added_by=actor)
-            .on_conflict_do_nothing()
-            .returning(t.thread_evidence.c.evidence_id)
-        ).scalar_one_or_none()
-        if linked is not None:
-            events.append(
-                conn,
-                "evidence.added",
-                actor=actor,
-                thread_id=thread_id,
-                subject_id=evidence_id,
-                payload={"sha256": digest, "title": title, "new_content": inserted is not None},
-            )
-        return {
-            "id": evidence_id,
-            "sha256": digest,
-            "title": title,
-            "thread_id": thread_id,
-            "new_content": inserted is not None,
-            "already_in_thread": linked is None,
-        }
+        .on_conflict_do_nothing(index_elements=["content_sha256"])
+        .returning(t.evidence.c.id)
+    ).scalar_one_or_none()
+    evidence_id = (
+        inserted
+        or conn.execute(select(t.evidence.c.id).where(t.evidence.c.content_sha256 == digest)).scalar_one()
+    )
+    linked = conn.execute(
+        pg_insert(t.thread_evidence)
+        .values(thread_id=thread_id, evidence_id=evidence_id, title=title, added_by=actor)
+        .on_conflict_do_nothing()
+        .returning(t.thread_evidence.c.evidence_id)
+    ).scalar_one_or_none()
+    if linked is not None:
+        events.append(
+            conn,
+            "evidence.added",
+            actor=actor,
+            thread_id=thread_id,
+            subject_id=evidence_id,
+            payload={"sha256": digest, "title": title, "new_content": inserted is not None},
+        )
+    return {
+        "id": evidence_id,
+        "sha256": digest,
+        "title": title,
+        "thread_id": thread_id,
+        "new_content": inserted is not None,
+        "already_in_thread": linked is None,
+    }
 
 
-def _checked_size(source: Source) -> int:
+def checked_size(source: Source) -> int:
     """Evidence is stored byte for byte (it is content-addressed), so it is
     checked, never trimmed."""
     if source.content is None:

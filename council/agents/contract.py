@@ -1,0 +1,126 @@
+"""The agent output contract (DESIGN §7), published as JSON Schema in
+``schema/agent-output.schema.json``.
+
+A run answers with exactly one JSON document of this shape. The schema is
+checked here; references to ledger rows (node versions, evidence, branches,
+logical nodes) are checked against the ledger before anything is written
+(``council.ledger.apply_output``). Anything invalid fails the run with a
+stored reason after one bounded re-prompt.
+
+Ids are ledger UUIDs as strings. Inside one output, a new node may be named
+by its ``ref`` and edges may point at ``ref:<ref>``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+MAX_TEXT = 20_000
+MAX_NOTE = 4_000
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TEXT)]
+Note = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_NOTE)]
+Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Ref = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,39}$")]
+Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NewEvidence(_Strict):
+    title: Label
+    content: Text
+
+
+class CitationOut(_Strict):
+    """Existing evidence by id, or new evidence content; role and reading are branch-local."""
+
+    evidence_id: str | None = None
+    new_evidence: NewEvidence | None = None
+    role: Literal["supports", "contradicts", "context", "method"] = "supports"
+    interpretation: Note = ""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CitationOut:
+        if (self.evidence_id is None) == (self.new_evidence is None):
+            raise ValueError("a citation names exactly one of evidence_id or new_evidence")
+        return self
+
+
+class EdgeOut(_Strict):
+    kind: Literal["supports", "contradicts", "depends_on", "refines", "supersedes"]
+    to: str = Field(description="a node version id, or ref:<ref> of a new node in this output")
+
+
+class ClaimOut(_Strict):
+    node_version_id: str
+    type: Literal["endorse", "dispute", "abstain"]
+    confidence: Confidence = 0.5
+    rationale: Note = ""
+    cites: list[CitationOut] = Field(default_factory=list, max_length=10)
+
+
+class NewNode(_Strict):
+    """A new proposition; the run originates it."""
+
+    ref: Ref
+    content: Text
+    status: Literal["open", "tentative"] = "open"
+    branch_id: str | None = None
+    edges: list[EdgeOut] = Field(default_factory=list, max_length=20)
+    cites: list[CitationOut] = Field(default_factory=list, max_length=10)
+
+
+class NewVersion(_Strict):
+    logical_node_id: str
+    content: Text
+    status: Literal["open", "tentative"] = "open"
+    edges: list[EdgeOut] = Field(default_factory=list, max_length=20)
+    cites: list[CitationOut] = Field(default_factory=list, max_length=10)
+
+
+class ForkOut(_Strict):
+    kind: Literal["objective", "node"]
+    label: Label
+    divergence_type: Literal["objective", "claim", "evidence_interpretation", "acceptance_condition"]
+    objective: Text | None = None
+    at_version_id: str | None = None
+
+
+class PendingActionOut(_Strict):
+    description: Text
+    acceptance_condition: Text
+    node_version_id: str | None = None
+
+
+class AgentOutput(_Strict):
+    """Everything one run says. ``summary`` is prose: it is passed through the
+    epistemic linter and its findings are recorded on the run."""
+
+    summary: Note = ""
+    claims: list[ClaimOut] = Field(default_factory=list, max_length=50)
+    new_nodes: list[NewNode] = Field(default_factory=list, max_length=20)
+    new_versions: list[NewVersion] = Field(default_factory=list, max_length=20)
+    forks: list[ForkOut] = Field(default_factory=list, max_length=5)
+    pending_actions: list[PendingActionOut] = Field(default_factory=list, max_length=10)
+
+    @model_validator(mode="after")
+    def _unique(self) -> AgentOutput:
+        refs = [n.ref for n in self.new_nodes]
+        if len(refs) != len(set(refs)):
+            raise ValueError("new node refs must be unique")
+        targets = [c.node_version_id for c in self.claims]
+        if len(targets) != len(set(targets)):
+            raise ValueError("at most one claim per node version")
+        return self
+
+
+def output_json_schema() -> dict[str, object]:
+    schema = AgentOutput.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "agent-output.schema.json"
+    return schema

@@ -1,0 +1,20 @@
+"""Errors of the LLM boundary (DESIGN §7), raised only by ``council.agents.gateway``.
+
+Transient: the provider may answer if asked again later (rate limit, timeout,
+connection, 5xx); raised once the gateway's own bounded retries are spent, so
+the layer above (Celery) decides whether to try the run again. Permanent: asking
+again cannot help (authentication, bad request, unknown model, content policy,
+the offline switch); the run fails with the reason. Messages never carry a key.
+"""
+
+from __future__ import annotations
+
+from council.errors import CouncilError
+
+
+class TransientLLMError(CouncilError):
+    """The provider did not answer within the bounded retries; safe to retry later."""
+
+
+class PermanentLLMError(CouncilError):
+    """The provider refused the request (or the offline switch did); retrying cannot help."""

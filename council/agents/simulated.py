@@ -1,0 +1,358 @@
+"""The simulated provider's behaviour (DESIGN §7): a deterministic stand-in for
+a model, so the whole council runs offline through the same code path.
+
+``respond(model, messages)`` reads the briefing — the last fenced ```json block
+of a user message — and answers with an ``AgentOutput`` document. The gateway
+registers it with litellm as the custom provider ``council-sim``; this module
+does not import litellm.
+
+Determinism: the random source is seeded with the SHA-256 of the canonical
+request (model and messages), so the same request gives the same answer.
+
+Temperaments, by agent name (any other name gets one chosen by hash):
+- claude endorses readily (confidence 0.7–0.9);
+- codex is the sceptic: disputes about a third of the heads, endorses the
+  rest, confidence mostly 0.3–0.55 and now and then 0.7+;
+- glm abstains on some heads, endorses the others, and now and then opens a
+  node-level fork or proposes a new node that refines a head;
+- balanced: a little of each.
+In a deliberative round agents tend to take the previous round's majority
+stance on a head. On an empty thread one agent per thread proposes 1–2 nodes.
+
+Misbehaviour on request, for tests of the run's validation and re-prompt:
+``council-sim/misbehave-<kind>`` with kind ``malformed`` (not JSON),
+``unknown-ids`` (a claim on a random UUID), ``schema`` (wrong field types),
+``oversize`` (a 30,000-character rationale) or ``once-malformed`` (not JSON
+until a user message starts with "Your previous answer was invalid").
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import uuid
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from council.agents.contract import AgentOutput, CitationOut, ClaimOut, EdgeOut, ForkOut, NewNode
+from council.domain.canonical import canonical_sha256, sha256_text
+from council.domain.reentry import estimate_tokens
+
+PROVIDER = "council-sim"
+MODEL_PREFIX = PROVIDER + "/"
+MISBEHAVE_PREFIX = "misbehave-"
+REPROMPT_PREFIX = "Your previous answer was invalid"
+KNOWN_AGENTS = ("claude", "codex", "glm")
+
+Stance = Literal["endorse", "dispute", "abstain"]
+Role = Literal["supports", "contradicts", "context"]
+
+_FENCE = re.compile(r"```json[ \t]*\r?\n")
+# stance -> (citation role, how the evidence is read, the claim's rationale)
+_READINGS: dict[Stance, tuple[Role, str, str]] = {
+    "endorse": (
+        "supports",
+        "read as consistent with this head",
+        "The head fits the cited evidence as far as that evidence goes.",
+    ),
+    "dispute": (
+        "contradicts",
+        "read as leaving room for counterexamples to this head",
+        "The head claims more than the cited evidence shows; counterexamples remain open.",
+    ),
+    "abstain": (
+        "context",
+        "read as background; it does not decide this head either way",
+        "The briefing holds too little to take a side on this head.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class SimulatedReply:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass(frozen=True)
+class Temperament:
+    dispute_share: float
+    abstain_share: float
+    confidence: tuple[float, float]
+    bold: float  # chance of a confidence of 0.7–0.85 instead
+    explore: float  # chance of a node fork or a refining node
+    follow: float  # chance of taking the previous round's majority stance
+
+
+TEMPERAMENTS = {
+    "claude": Temperament(0.0, 0.1, (0.7, 0.9), 0.0, 0.0, 0.8),
+    "codex": Temperament(1 / 3, 0.0, (0.3, 0.55), 0.15, 0.0, 0.6),
+    "glm": Temperament(0.0, 0.3, (0.55, 0.8), 0.0, 0.4, 0.7),
+    "balanced": Temperament(0.15, 0.15, (0.5, 0.75), 0.1, 0.1, 0.7),
+}
+
+
+def temperament_for(agent: str) -> Temperament:
+    if agent in TEMPERAMENTS:
+        return TEMPERAMENTS[agent]
+    names = sorted(TEMPERAMENTS)
+    return TEMPERAMENTS[names[int(sha256_text(agent), 16) % len(names)]]
+
+
+@dataclass(frozen=True)
+class _Head:
+    version_id: str
+    content: str
+
+
+@dataclass(frozen=True)
+class _Briefing:
+    agent: str
+    mode: str
+    round: int
+    title: str
+    thread_id: str
+    heads: list[_Head]
+    evidence: list[str]
+    previous: list[Mapping[str, Any]]
+    council: list[str]
+
+
+def respond(model: str, messages: Sequence[Mapping[str, Any]]) -> SimulatedReply:
+    """The simulated answer to one chat request (pure and deterministic)."""
+    texts = [(str(m.get("role")), _text(m.get("content"))) for m in messages]
+    rng = random.Random(int(canonical_sha256({"model": model, "messages": texts}), 16))  # noqa: S311
+    name = model.removeprefix(MODEL_PREFIX)
+    briefing = _briefing(texts, default_agent=name)
+    kind = name.removeprefix(MISBEHAVE_PREFIX) if name.startswith(MISBEHAVE_PREFIX) else ""
+    if kind == "once-malformed":
+        repaired = any(role == "user" and text.startswith(REPROMPT_PREFIX) for role, text in texts)
+        kind = "" if repaired else "malformed"
+    text = (
+        _misbehave(kind, briefing, rng) if kind else _answer(briefing, rng).model_dump_json(exclude_none=True)
+    )
+    prompt_tokens = sum(estimate_tokens(t) for _, t in texts)
+    return SimulatedReply(text, prompt_tokens, estimate_tokens(text))
+
+
+# ------------------------------------------------------------------ briefing
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI-style content parts
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return "" if content is None else str(content)
+
+
+def _fenced_json(text: str) -> dict[str, Any] | None:
+    # raw_decode rather than a closing-fence regex: node contents may hold ``` themselves.
+    decoder = json.JSONDecoder()
+    for match in reversed(list(_FENCE.finditer(text))):
+        try:
+            value, _ = decoder.raw_decode(text, match.end())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _briefing(texts: Sequence[tuple[str, str]], *, default_agent: str) -> _Briefing:
+    raw: dict[str, Any] = {}
+    for role, text in reversed(texts):
+        found = _fenced_json(text) if role == "user" else None
+        if found is not None:
+            raw = found
+            break
+    packet = _mapping(raw.get("packet"))
+    thread = _mapping(raw.get("thread"))
+    heads = [
+        _Head(str(h["version_id"]), str(h.get("content", "")))
+        for h in _list(packet.get("heads"))
+        if isinstance(h, Mapping) and h.get("version_id")
+    ]
+    evidence = [str(e["id"]) for e in _list(packet.get("evidence")) if isinstance(e, Mapping) and e.get("id")]
+    return _Briefing(
+        agent=str(raw.get("agent") or default_agent),
+        mode=str(raw.get("mode") or "independent"),
+        round=int(raw["round"]) if isinstance(raw.get("round"), int) else 1,
+        title=str(thread.get("title") or packet.get("title") or ""),
+        thread_id=str(thread.get("id") or packet.get("thread_id") or ""),
+        heads=heads,
+        evidence=evidence,
+        previous=[p for p in _list(raw.get("previous_round")) if isinstance(p, Mapping)],
+        council=[str(a) for a in _list(raw.get("council"))],
+    )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# ------------------------------------------------------------------- answers
+
+
+def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
+    tag = f"[simulated {b.agent}] {b.mode} round {b.round}:"
+    if not b.heads:
+        return _open_thread(b, rng, tag)
+    temper = temperament_for(b.agent)
+    n = len(b.heads)
+    order = rng.sample(range(n), n)
+    disputed = set(order[: round(n * temper.dispute_share)])
+    abstained = set(order[len(disputed) : len(disputed) + round(n * temper.abstain_share)])
+    claims = []
+    followed = 0
+    for i, head in enumerate(b.heads):
+        stance: Stance = "dispute" if i in disputed else "abstain" if i in abstained else "endorse"
+        confidence = _confidence(temper, rng)
+        rationale = _READINGS[stance][2]
+        majority = _majority(b.previous, head.version_id)
+        if majority is not None and rng.random() < temper.follow:
+            stance, confidence, votes, total = majority
+            confidence = min(1.0, max(0.0, round(confidence + rng.uniform(-0.05, 0.05), 2)))
+            rationale = f"Moves with round {b.round - 1}: {votes} of {total} claims there were {stance}."
+            followed += 1
+        claims.append(
+            ClaimOut(
+                node_version_id=head.version_id,
+                type=stance,
+                confidence=confidence,
+                rationale=rationale,
+                cites=_cites(b, i, stance, rng),
+            )
+        )
+    new_nodes: list[NewNode] = []
+    forks: list[ForkOut] = []
+    if rng.random() < temper.explore:
+        i = rng.randrange(n)
+        head = b.heads[i]
+        if rng.random() < 0.5:
+            label = f"{b.agent}: another reading of the evidence at head {head.version_id[:8]}"
+            forks.append(ForkOut(kind="node", label=label, divergence_type="evidence_interpretation",
+                                 at_version_id=head.version_id))  # fmt: skip
+        else:
+            new_nodes.append(
+                NewNode(
+                    ref=f"sim-{_slug(b.agent)}-refine",
+                    content=f"Refinement: {head.content[:400]} (only where the cited evidence applies)",
+                    status="tentative",
+                    edges=[EdgeOut(kind="refines", to=head.version_id)],
+                    cites=_cites(b, i, "endorse", rng),
+                )
+            )
+    counts = Counter(c.type for c in claims)
+    summary = (
+        f"{tag} endorsed {counts['endorse']}, disputed {counts['dispute']} and abstained on "
+        f"{counts['abstain']} of {n} heads"
+        + (f"; followed the previous round on {followed}" if followed else "")
+        + (f"; proposed {len(new_nodes)} refining node" if new_nodes else "")
+        + ("; opened a node fork" if forks else "")
+        + "."
+    )
+    return AgentOutput(summary=summary, claims=claims, new_nodes=new_nodes, forks=forks)
+
+
+def _open_thread(b: _Briefing, rng: random.Random, tag: str) -> AgentOutput:
+    # One proposer per thread, chosen by hash among the council (or the default agents).
+    council = set(b.council or KNOWN_AGENTS) | {b.agent}
+    proposer = min(council, key=lambda a: sha256_text(f"{b.thread_id}:{a}"))
+    if proposer != b.agent:
+        return AgentOutput(summary=f"{tag} the thread has no heads yet; nothing to claim on.")
+    refs = [f"sim-{_slug(b.agent)}-{j}" for j in range(1, 2 + (rng.random() < 0.5))]
+    nodes = [
+        NewNode(
+            ref=ref,
+            content=f"Working proposition {j} for '{b.title[:200]}' (simulated, by {b.agent}).",
+            status="open",
+            edges=[EdgeOut(kind="depends_on", to=f"ref:{refs[0]}")] if j > 1 else [],
+            cites=_cites(b, j - 1, "endorse", rng),
+        )
+        for j, ref in enumerate(refs, start=1)
+    ]
+    return AgentOutput(
+        summary=f"{tag} the thread has no heads yet; proposed {len(nodes)} new node(s).", new_nodes=nodes
+    )
+
+
+def _confidence(temper: Temperament, rng: random.Random) -> float:
+    low, high = (0.7, 0.85) if rng.random() < temper.bold else temper.confidence
+    return round(rng.uniform(low, high), 2)
+
+
+def _majority(
+    previous: Sequence[Mapping[str, Any]], version_id: str
+) -> tuple[Stance, float, int, int] | None:
+    """(stance, mean confidence, votes, total) of a strict majority of the previous round on a head."""
+    stances: list[tuple[Stance, float]] = []
+    for p in previous:
+        if str(p.get("node_version_id")) != version_id:
+            continue
+        stance = "endorse" if p.get("type") == "originate" else str(p.get("type"))
+        if stance in _READINGS:
+            stances.append((stance, _float(p.get("confidence"))))
+    if not stances:
+        return None
+    top, votes = Counter(s for s, _ in stances).most_common(1)[0]
+    if votes * 2 <= len(stances):
+        return None
+    mean = sum(c for s, c in stances if s == top) / votes
+    return top, mean, votes, len(stances)
+
+
+def _float(value: Any) -> float:
+    try:
+        return min(1.0, max(0.0, float(value)))
+    except (TypeError, ValueError):
+        return 0.5
+
+
+def _cites(b: _Briefing, i: int, stance: Stance, rng: random.Random) -> list[CitationOut]:
+    """1–2 evidence ids from this agent's own slice of the list, so agents seldom share two."""
+    m = len(b.evidence)
+    if not m:
+        return []
+    if b.agent in KNOWN_AGENTS:
+        offset = KNOWN_AGENTS.index(b.agent) * m // len(KNOWN_AGENTS)
+    else:
+        offset = int(sha256_text(b.agent), 16) % m
+    picks = [b.evidence[(offset + i) % m]]
+    if m > 1 and rng.random() < 0.4:
+        picks.append(b.evidence[(offset + i + 1) % m])
+    role, reading, _ = _READINGS[stance]
+    return [CitationOut(evidence_id=e, role=role, interpretation=reading) for e in picks]
+
+
+def _slug(agent: str) -> str:
+    return re.sub(r"[^a-z0-9_-]", "-", agent.lower())[:24] or "agent"
+
+
+# --------------------------------------------------------------- misbehaviour
+
+
+def _misbehave(kind: str, b: _Briefing, rng: random.Random) -> str:
+    target = b.heads[0].version_id if b.heads else str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    if kind == "malformed":
+        return f"[simulated {b.agent}] The heads look plausible to me overall; no JSON this time."
+    if kind == "unknown-ids":
+        unknown = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        claim = ClaimOut(node_version_id=unknown, type="endorse", confidence=0.6, rationale="Looks right.")
+        return AgentOutput(
+            summary=f"[simulated {b.agent}] misbehaving: unknown ids.", claims=[claim]
+        ).model_dump_json()
+    if kind == "schema":
+        return json.dumps({"summary": 42, "claims": "endorse everything", "new_nodes": {"ref": None}})
+    if kind == "oversize":
+        big = {"node_version_id": target, "type": "endorse", "confidence": 0.5, "rationale": "x" * 30_000}
+        return json.dumps({"summary": f"[simulated {b.agent}] misbehaving: oversize.", "claims": [big]})
+    return _answer(b, rng).model_dump_json(exclude_none=True)  # an unknown kind behaves

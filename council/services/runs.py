@@ -1,0 +1,227 @@
+"""Dispatching a council and executing one agent run (DESIGN §7).
+
+Execution of one run, in order: claim it for an attempt (lease + fencing
+token); compile the request — or reuse the one an earlier attempt stored, so
+a retry sends exactly what was hashed; store request, hash and exposures
+before the call; call the model through the gateway; parse and check the
+output (one bounded re-prompt with the validation error); apply it fenced on
+the attempt; then enqueue consolidation of every node version it touched and,
+when its round is complete, the next round.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from pydantic import ValidationError
+from sqlalchemy import Engine
+
+from council.agents import gateway
+from council.agents.compiler import CompiledRequest, compile_request, reprompt
+from council.agents.contract import AgentOutput
+from council.agents.errors import PermanentLLMError, TransientLLMError
+from council.agents.profiles import Profile, resolve
+from council.errors import BadInput
+from council.ledger import run_lifecycle as lifecycle
+from council.ledger.apply_output import check_output
+from council.ledger.db import unit_of_work
+from council.ledger.frontier import reentry_packet
+from council.ledger.lint import lint_text
+from council.services.scheduling import Scheduler
+
+# How long an attempt owns its run before the sweep may hand it to another worker.
+LEASE_S = float(os.environ.get("COUNCIL_RUN_LEASE_S", "300"))
+BRIEFING_BUDGET = 6000
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def dispatch(
+    engine: Engine,
+    scheduler: Scheduler,
+    *,
+    thread_id: UUID,
+    agents: Sequence[str],
+    mode: str,
+    rounds: int,
+    actor: str,
+    proposal_id: UUID | None = None,
+) -> dict[str, Any]:
+    """Create the runs in Postgres first, then enqueue them."""
+    profiles = [resolve(name) for name in agents]
+    created = lifecycle.create_dispatch(
+        engine,
+        thread_id=thread_id,
+        profiles=profiles,
+        mode=mode,
+        rounds=rounds,
+        actor=actor,
+        proposal_id=proposal_id,
+    )
+    lifecycle.mark_queued(engine, created["run_ids"])
+    scheduler.enqueue_runs(created["run_ids"])
+    return {
+        **created,
+        "agents": [p.name for p in profiles],
+        "simulated": [p.name for p in profiles if p.simulated],
+    }
+
+
+def compile_for(
+    engine: Engine,
+    profile: Profile,
+    thread_id: UUID,
+    *,
+    mode: str = "independent",
+    round_no: int = 1,
+    dispatch_id: UUID | None = None,
+) -> CompiledRequest:
+    """The request a run of ``profile`` would send now (used by preview and workers)."""
+    packet = reentry_packet(engine, thread_id, budget=BRIEFING_BUDGET, blind=True)
+    stances: list[dict[str, Any]] = []
+    if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
+        stances = lifecycle.previous_round_stances(engine, dispatch_id, round_no - 1)
+    return compile_request(profile, packet, mode=mode, round_no=round_no, previous_round=stances)
+
+
+def execute_run(
+    engine: Engine, scheduler: Scheduler, run_id: UUID, *, owner: str | None = None
+) -> dict[str, Any]:
+    """Run one agent run to a terminal state; transient model errors propagate
+    (the task retries them) after the gateway's own bounded retries."""
+    run = lifecycle.claim(engine, run_id, owner=owner or worker_id(), lease_s=LEASE_S)
+    if run is None:
+        return {"run_id": run_id, "status": "skipped"}  # done already, or leased by a live attempt
+    attempt = int(run.attempt)
+    profile = resolve(run.agent)
+    if run.request is None:
+        compiled = compile_for(
+            engine, profile, run.thread_id, mode=run.mode, round_no=run.round, dispatch_id=run.dispatch_id
+        )
+        if not lifecycle.store_request(engine, run_id, attempt, compiled):
+            return {"run_id": run_id, "status": "fenced"}
+        request = compiled.canonical()
+    else:
+        request = run.request
+    try:
+        output, completion_meta = _ask(engine, run, request, profile.api_key_env)
+    except TransientLLMError:
+        lifecycle.release(engine, run_id, attempt)  # any worker may take the retry
+        raise
+    except PermanentLLMError as exc:
+        lifecycle.fail(engine, run_id, attempt, str(exc))
+        return _after(engine, scheduler, run, {"run_id": run_id, "status": "failed", "error": str(exc)}, [])
+    except _InvalidOutput as exc:
+        lifecycle.fail(engine, run_id, attempt, f"invalid output after one re-prompt: {exc}", usage=exc.usage)
+        return _after(engine, scheduler, run, {"run_id": run_id, "status": "failed", "error": str(exc)}, [])
+    findings = lint_text(engine, run.thread_id, _prose(output))
+    applied = lifecycle.succeed(
+        engine,
+        run_id,
+        attempt,
+        output,
+        usage=completion_meta["usage"],
+        cost_usd=completion_meta["cost_usd"],
+        lint_findings=findings,
+    )
+    if applied is None:
+        return {"run_id": run_id, "status": "fenced"}
+    touched = [UUID(str(v)) for v in applied["touched_versions"]]
+    result = {
+        "run_id": run_id,
+        "status": "succeeded",
+        "touched_versions": touched,
+        "lint_findings": len(findings),
+    }
+    return _after(engine, scheduler, run, result, touched)
+
+
+def give_up(engine: Engine, scheduler: Scheduler, run_id: UUID, reason: str) -> dict[str, Any]:
+    """Retries are exhausted: fail the run with its reason (a visible end state)."""
+    run = lifecycle.claim(engine, run_id, owner=worker_id(), lease_s=LEASE_S)
+    if run is None:
+        return {"run_id": run_id, "status": "skipped"}
+    lifecycle.fail(engine, run_id, int(run.attempt), reason)
+    return _after(engine, scheduler, run, {"run_id": run_id, "status": "failed", "error": reason}, [])
+
+
+class _InvalidOutput(Exception):
+    def __init__(self, reason: str, usage: dict[str, Any]) -> None:
+        super().__init__(reason)
+        self.usage = usage
+
+
+def _ask(
+    engine: Engine, run: Any, request: dict[str, Any], key_env: str | None
+) -> tuple[AgentOutput, dict[str, Any]]:
+    """Call the model; on an invalid answer, re-prompt once with the reason."""
+    messages = request["messages"]
+    usage: dict[str, Any] = {"calls": 0}
+    cost = 0.0
+    reason = ""
+    for call in range(2):
+        completion = gateway.complete(
+            request["model"], messages, dict(request["params"]), api_key_env=key_env
+        )
+        usage["calls"] += 1
+        for key, value in (completion.usage or {}).items():
+            if isinstance(value, int | float):
+                usage[key] = usage.get(key, 0) + value
+        cost += completion.cost_usd or 0.0
+        try:
+            output = AgentOutput.model_validate_json(_json_text(completion.text))
+            with unit_of_work(engine) as conn:
+                check_output(conn, _run_mapping(run), output)
+        except (ValidationError, ValueError, BadInput) as exc:
+            reason = _one_line(exc)
+            if call == 0:
+                usage["reprompted"] = True
+                messages = reprompt(request, completion.text, reason)
+                continue
+            raise _InvalidOutput(reason, usage) from exc
+        usage["simulated"] = completion.simulated
+        return output, {"usage": usage, "cost_usd": cost if cost else None}
+    raise _InvalidOutput(reason, usage)
+
+
+def _after(
+    engine: Engine, scheduler: Scheduler, run: Any, result: dict[str, Any], touched: list[UUID]
+) -> dict[str, Any]:
+    if touched:
+        scheduler.enqueue_evaluations(touched)
+    if run.dispatch_id is not None:
+        following = lifecycle.next_round(engine, run.dispatch_id, int(run.round) + 1)
+        if following:
+            lifecycle.mark_queued(engine, following)
+            scheduler.enqueue_runs(following)
+        result["next_round_runs"] = following
+    return result
+
+
+def _run_mapping(run: Any) -> dict[str, Any]:
+    return {"id": run.id, "thread_id": run.thread_id, "agent": run.agent, "dispatch_id": run.dispatch_id}
+
+
+def _json_text(text: str) -> str:
+    """Accept a bare JSON document or one fenced ```json block around it."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0]
+    return stripped
+
+
+def _prose(output: AgentOutput) -> str:
+    parts = [output.summary, *(c.rationale for c in output.claims)]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text[:500]

@@ -1,0 +1,27 @@
+"""What the services ask of a task queue (implemented in workers/ with Celery)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+from uuid import UUID
+
+
+class Scheduler(Protocol):
+    def enqueue_runs(self, run_ids: Sequence[UUID]) -> None: ...
+
+    def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None: ...
+
+
+class Recorder:
+    """A scheduler that only records what it was asked (tests, dry runs)."""
+
+    def __init__(self) -> None:
+        self.runs: list[UUID] = []
+        self.evaluations: list[UUID] = []
+
+    def enqueue_runs(self, run_ids: Sequence[UUID]) -> None:
+        self.runs.extend(run_ids)
+
+    def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None:
+        self.evaluations.extend(version_ids)

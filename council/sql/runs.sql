@@ -1,0 +1,86 @@
+-- claim_run --
+-- Take a run for one attempt: the attempt number is the fencing token every
+-- later write of this attempt must present. A run is claimable when it was
+-- never started, or when its lease expired (its worker died or stalled).
+UPDATE agent_runs
+SET status = 'running',
+    attempt = attempt + 1,
+    lease_owner = :owner,
+    lease_expires_at = clock_timestamp() + make_interval(secs => :lease_s),
+    started_at = coalesce(started_at, clock_timestamp())
+WHERE id = :run_id
+  AND (status IN ('created', 'queued') OR (status = 'running' AND lease_expires_at < clock_timestamp()))
+RETURNING id, attempt, thread_id, dispatch_id, agent, model, provider, simulated, round, mode, proposal_id,
+          request, request_sha256
+
+-- fence_run --
+-- Inside the writing transaction: lock the run row and check that this attempt
+-- still owns it. A zombie attempt (its lease was taken over) finds nothing.
+SELECT id, thread_id, dispatch_id, round, agent, request_sha256
+FROM agent_runs
+WHERE id = :run_id AND attempt = :attempt AND status = 'running'
+FOR UPDATE
+
+-- finish_run --
+-- The terminal state of a run, fenced on its attempt.
+UPDATE agent_runs
+SET status = :status,
+    usage = CAST(:usage AS jsonb),
+    cost_usd = :cost_usd,
+    error = :error,
+    lint_findings = CAST(:lint_findings AS jsonb),
+    finished_at = clock_timestamp(),
+    lease_owner = NULL,
+    lease_expires_at = NULL
+WHERE id = :run_id AND attempt = :attempt AND status = 'running'
+RETURNING id
+
+-- next_round --
+-- Create round :next_round of a dispatch once every run of the round before
+-- is terminal; idempotent (unique per dispatch, round and agent). Each new run's
+-- parent is the same agent's run of the previous round.
+INSERT INTO agent_runs (thread_id, dispatch_id, agent, model, provider, simulated, parent_run_id, round,
+                        mode, proposal_id, status)
+SELECT r.thread_id, r.dispatch_id, r.agent, r.model, r.provider, r.simulated, r.id, :next_round, r.mode,
+       r.proposal_id, 'created'
+FROM agent_runs r
+JOIN dispatches d ON d.id = r.dispatch_id
+WHERE r.dispatch_id = :dispatch_id AND r.round = :next_round - 1 AND :next_round <= d.rounds
+  AND NOT EXISTS (SELECT 1 FROM agent_runs o WHERE o.dispatch_id = :dispatch_id AND o.round = :next_round - 1
+                  AND o.status NOT IN ('succeeded', 'failed'))
+ORDER BY r.agent
+ON CONFLICT (dispatch_id, round, agent) WHERE dispatch_id IS NOT NULL DO NOTHING
+RETURNING id
+
+-- previous_round_stances --
+-- The stances of a dispatch's previous round: what a deliberative run is shown.
+SELECT c.id AS claim_id, c.run_id, r.agent, c.node_version_id, c.claim_type AS type,
+       c.confidence::text AS confidence, c.rationale
+FROM agent_runs r JOIN claims c ON c.run_id = r.id
+WHERE r.dispatch_id = :dispatch_id AND r.round = :round AND r.status = 'succeeded'
+ORDER BY c.node_version_id, c.id
+
+-- sweep_runs --
+-- Runs to (re-)enqueue: created but never queued, queued for too long (a lost
+-- message), or running with an expired lease. Marks created ones queued.
+WITH stale AS (
+    SELECT id, status FROM agent_runs
+    WHERE (status IN ('created', 'queued') AND created_at < clock_timestamp() - make_interval(secs => :stale_s))
+       OR (status = 'running' AND lease_expires_at < clock_timestamp())
+    ORDER BY created_at
+    LIMIT :limit
+    FOR UPDATE SKIP LOCKED
+), queued AS (
+    UPDATE agent_runs a SET status = 'queued' FROM stale
+    WHERE a.id = stale.id AND stale.status = 'created'
+    RETURNING a.id
+)
+SELECT id FROM stale
+
+-- release_run --
+-- Give a claimed run back to the queue (a transient provider failure that the
+-- task will retry later, possibly on another worker), fenced on the attempt.
+UPDATE agent_runs
+SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL
+WHERE id = :run_id AND attempt = :attempt AND status = 'running'
+RETURNING id

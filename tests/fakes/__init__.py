@@ -1,0 +1,1 @@
+"""In-library fakes for tests: a local OpenAI-compatible HTTP server."""
