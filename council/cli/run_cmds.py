@@ -157,7 +157,11 @@ def worker_cmd(
     app = bootstrap()
     argv = ["worker", "-Q", ",".join(wanted), "--concurrency", str(concurrency), "--loglevel", loglevel]
     if beat:
-        argv.append("-B")
+        from council.config import council_home
+
+        home = council_home()
+        home.mkdir(parents=True, exist_ok=True)
+        argv += ["-B", "--schedule", str(home / "celerybeat-schedule")]
     app.worker_main(argv=argv)
 
 
