@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import op
+
+from migrations.sqlfile import run_sql_beside
 
 revision = "0001"
 down_revision = None
@@ -55,10 +56,7 @@ def _canonical_sha256(value: object) -> str:
 
 
 def upgrade() -> None:
-    # The raw DBAPI cursor: no bind-parameter parsing of the plpgsql bodies.
-    ddl = Path(__file__).with_suffix(".sql").read_text()
-    with op.get_bind().connection.dbapi_connection.cursor() as cursor:  # type: ignore[union-attr]
-        cursor.execute(ddl)
+    run_sql_beside(__file__)
     for rule_id, spec in RULE_SETS.items():
         op.execute(
             sa.text(

@@ -7,9 +7,7 @@ Create Date: 2026-11-29
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from alembic import op
+from migrations.sqlfile import run_sql_beside
 
 revision = "0002"
 down_revision = "0001"
@@ -18,10 +16,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    # As in 0001: the DDL of record is the .sql file next to this one, run on the raw DBAPI cursor.
-    ddl = Path(__file__).with_suffix(".sql").read_text()
-    with op.get_bind().connection.dbapi_connection.cursor() as cursor:  # type: ignore[union-attr]
-        cursor.execute(ddl)
+    run_sql_beside(__file__)
 
 
 def downgrade() -> None:
