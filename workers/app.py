@@ -44,6 +44,7 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
             "council.execute_run": {"queue": "runs"},
             "council.evaluate_node": {"queue": "commit"},
             "council.sweep": {"queue": "maintenance"},
+            "council.cascade": {"queue": "maintenance"},
         },
         beat_schedule={"sweep": {"task": "council.sweep", "schedule": SWEEP_EVERY_S}},
         worker_hijack_root_logger=False,

@@ -23,6 +23,9 @@ class CeleryScheduler:
         for version_id in dict.fromkeys(version_ids):
             evaluate_node.delay(str(version_id))
 
+    def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None:
+        cascade.delay([[str(v), d] for v, d in pending])
+
 
 def _engine() -> Any:
     from council.ledger.db import default_engine
@@ -61,3 +64,11 @@ def sweep() -> dict[str, Any]:
     stale = find_stale(_engine(), stale_s=float(os.environ.get("COUNCIL_SWEEP_STALE_S", "300")))
     CeleryScheduler().enqueue_runs(stale)
     return {"requeued": len(stale)}
+
+
+@app.task(name="council.cascade")
+def cascade(pending: list[list[Any]]) -> dict[str, Any]:
+    """One bounded step of a reversal cascade; queues its own continuation."""
+    from council.services.reversal import continue_cascade
+
+    return continue_cascade(_engine(), CeleryScheduler(), [(UUID(v), int(d)) for v, d in pending])

@@ -24,6 +24,7 @@ def _register() -> None:
         graph_cmds,
         ledger_cmds,
         reentry_cmds,
+        reversal_cmds,
         run_cmds,
         stack_cmds,
         watch_cmd,
@@ -34,6 +35,7 @@ def _register() -> None:
     graph_cmds.register(app)
     consolidation_cmds.register(app)
     reentry_cmds.register(app)
+    reversal_cmds.register(app, ledger_cmds.evidence_app)
     run_cmds.register(app)
     watch_cmd.register(app)
     demo_cmd.register(app)

@@ -60,6 +60,14 @@ def default_engine() -> Engine:
     return engine_for(url)
 
 
+def after_fork() -> None:
+    """In a forked child: forget the parent's pooled connections without closing
+    them (they belong to the parent), so the child opens its own."""
+    for engine in _engines.values():
+        engine.dispose(close=False)
+    _engines.clear()
+
+
 def dispose_all() -> None:
     for engine in _engines.values():
         engine.dispose()

@@ -83,7 +83,12 @@ def compile_for(
     dispatch_id: UUID | None = None,
 ) -> CompiledRequest:
     """The request a run of ``profile`` would send now (used by preview and workers)."""
-    packet = reentry_packet(engine, thread_id, budget=BRIEFING_BUDGET, blind=True)
+    # The event high-water mark moves with every event of the thread (the dispatch itself, a
+    # sibling run starting), not with what the briefing says; in the request it would make a
+    # preview never hash to the request its run stores.
+    packet = reentry_packet(engine, thread_id, budget=BRIEFING_BUDGET, blind=True).model_copy(
+        update={"high_water_event_id": None}
+    )
     stances: list[dict[str, Any]] = []
     if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
         stances = lifecycle.previous_round_stances(engine, dispatch_id, round_no - 1)

@@ -12,6 +12,8 @@ class Scheduler(Protocol):
 
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None: ...
 
+    def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None: ...
+
 
 class Recorder:
     """A scheduler that only records what it was asked (tests, dry runs)."""
@@ -19,9 +21,13 @@ class Recorder:
     def __init__(self) -> None:
         self.runs: list[UUID] = []
         self.evaluations: list[UUID] = []
+        self.cascades: list[list[tuple[UUID, int]]] = []
 
     def enqueue_runs(self, run_ids: Sequence[UUID]) -> None:
         self.runs.extend(run_ids)
 
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None:
         self.evaluations.extend(version_ids)
+
+    def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None:
+        self.cascades.append(list(pending))

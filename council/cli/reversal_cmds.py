@@ -1,0 +1,132 @@
+"""`council evidence challenge | invalidate | reaffirm` and `council retraction …`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from council.cli.common import JsonOpt, actor, engine, record
+from council.cli.output import console, emit
+from council.domain.ids import parse_id
+
+retraction_app = typer.Typer(help="Propose, vote on and adjudicate retractions.", no_args_is_help=True)
+
+Reason = Annotated[str, typer.Option("--reason", help="Why (recorded with the transition).")]
+
+
+def _scheduler() -> Any:
+    """Celery when a broker is configured; otherwise continuations run inline."""
+    from council import config
+
+    if config.broker_url(required=False) is None:
+        return None
+    from workers.app import bootstrap
+    from workers.tasks import CeleryScheduler
+
+    bootstrap()
+    return CeleryScheduler()
+
+
+def _validity(action: str, evidence_id: str, reason: str, as_json: bool) -> None:
+    from council.services.reversal import change
+
+    result = change(
+        engine(), _scheduler(), parse_id(evidence_id, "evidence"), action=action, reason=reason, actor=actor()
+    )
+
+    def render(data: dict[str, Any]) -> None:
+        console.print(f"evidence {data['id']} is now [bold]{data['validity']}[/]")
+        for item in data["affected"]:
+            material = {True: "material", False: "immaterial", None: ""}[item["material"]]
+            console.print(
+                f"  consolidation {item['consolidation_id']}: memory {item['memory_status']} {material}"
+            )
+        for proposal in data["proposals"]:
+            console.print(f"  retraction proposal opened: {proposal}")
+        cascade = data["cascade"]
+        console.print(
+            f"  cascade: {cascade['reached']} dependent(s) reached, {cascade['marked_provisional']} marked "
+            f"provisional" + (", continuation queued" if cascade["continuation_queued"] else "")
+        )
+
+    emit(result, as_json, render)
+
+
+def register(app: typer.Typer, evidence_app: typer.Typer) -> None:
+    @evidence_app.command("challenge")
+    def challenge(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
+        """Challenge evidence: memory resting on it becomes provisional."""
+        _validity("challenge", evidence_id, reason, as_json)
+
+    @evidence_app.command("invalidate")
+    def invalidate(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
+        """Invalidate evidence: material consolidations become contested and a proposal opens."""
+        _validity("invalidate", evidence_id, reason, as_json)
+
+    @evidence_app.command("reaffirm")
+    def reaffirm(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
+        """Reaffirm challenged evidence: provisional memory resting on it becomes stable again."""
+        _validity("reaffirm", evidence_id, reason, as_json)
+
+    app.add_typer(retraction_app, name="retraction")
+
+
+@retraction_app.command("propose")
+def propose_cmd(
+    consolidation: Annotated[str, typer.Option("--consolidation", help="Consolidation id.")],
+    reason: Reason,
+    as_json: JsonOpt = False,
+) -> None:
+    """Open a retraction proposal (pins the rule set and grouping version now in force)."""
+    from council.ledger.retraction import propose
+
+    result = propose(engine(), parse_id(consolidation, "consolidation"), reason=reason, actor=actor())
+    emit(
+        result,
+        as_json,
+        record(
+            "retraction proposal",
+            ["id", "consolidation_id", "status", "rule_set_id", "grouping_algorithm_id"],
+        ),
+    )
+
+
+@retraction_app.command("vote")
+def vote_cmd(
+    proposal: Annotated[str, typer.Option("--proposal", help="Proposal id.")],
+    run: Annotated[str, typer.Option("--run", help="The voting run.")],
+    vote: Annotated[str, typer.Option("--vote", help="endorse (retract), dispute (keep) or abstain.")],
+    confidence: Annotated[float | None, typer.Option("--confidence")] = None,
+    rationale: Annotated[str, typer.Option("--rationale")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Record a run's vote on a retraction proposal."""
+    from council.ledger.retraction import vote as cast
+
+    result = cast(
+        engine(),
+        parse_id(proposal, "retraction proposal"),
+        parse_id(run, "run"),
+        choice=vote,
+        confidence=confidence,
+        rationale=rationale,
+        actor=actor(),
+    )
+    emit(result, as_json, record("vote", ["id", "proposal_id", "run_id", "vote", "confidence"]))
+
+
+@retraction_app.command("adjudicate")
+def adjudicate_cmd(
+    proposal: Annotated[str, typer.Option("--proposal", help="Proposal id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Apply the proposal's pinned rules to its independent vote groups."""
+    from council.ledger.retraction import adjudicate
+
+    result = adjudicate(engine(), parse_id(proposal, "retraction proposal"), actor=actor())
+    emit(
+        result,
+        as_json,
+        record("adjudication", ["outcome", "retract_groups", "keep_groups", "required", "consolidation_id"]),
+    )

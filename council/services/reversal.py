@@ -1,0 +1,53 @@
+"""Evidence validity changes with their bounded cascade (DESIGN §5).
+
+The ledger does one bounded cascade step in the command's own work; what the
+bound cut off is handed to the scheduler as a continuation (the maintenance
+queue), or — with no queue at hand — continued here in later transactions.
+Bounded per step, never lossy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Engine
+
+from council.ledger.reversal import cascade_step, change_validity
+from council.services.scheduling import Scheduler
+
+
+def change(
+    engine: Engine, scheduler: Scheduler | None, evidence_id: UUID, *, action: str, reason: str, actor: str
+) -> dict[str, Any]:
+    result = change_validity(engine, evidence_id, action=action, reason=reason, actor=actor)
+    result["cascade"] = _hand_on(engine, scheduler, result["cascade"], actor)
+    return result
+
+
+def continue_cascade(
+    engine: Engine,
+    scheduler: Scheduler | None,
+    pending: Sequence[tuple[UUID, int]],
+    *,
+    actor: str = "worker:cascade",
+) -> dict[str, Any]:
+    return _hand_on(engine, scheduler, cascade_step(engine, pending, actor=actor), actor)
+
+
+def _hand_on(engine: Engine, scheduler: Scheduler | None, step: dict[str, Any], actor: str) -> dict[str, Any]:
+    steps, reached, marked = 1, step["reached"], step["marked_provisional"]
+    while step["continuation"]:
+        if scheduler is not None:
+            scheduler.enqueue_cascade(step["continuation"])
+            break
+        step = cascade_step(engine, step["continuation"], actor=actor)
+        steps, reached, marked = steps + 1, reached + step["reached"], marked + step["marked_provisional"]
+    return {
+        "reached": reached,
+        "marked_provisional": marked,
+        "steps": steps,
+        "continuation": [[str(v), d] for v, d in step["continuation"]],
+        "continuation_queued": bool(step["continuation"]) and scheduler is not None,
+    }
