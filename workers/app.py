@@ -1,9 +1,10 @@
 """The Celery application: configuration and routing only (no SQL, no prompts).
 
 Queues: ``runs`` (agent runs, I/O bound), ``commit`` (consolidation
-evaluations) and ``maintenance`` (the sweep). Results live in Postgres, not in
-a result backend. Delivery is at-least-once (acks late, rejected on worker
-loss); the ledger's leases and attempt fencing make it exactly-once in effect.
+evaluations) and ``maintenance`` (the run sweep, the re-verification sweep and
+cascade steps). Results live in Postgres, not in a result backend. Delivery
+is at-least-once (acks late, rejected on worker loss); the ledger's leases and
+attempt fencing make it exactly-once in effect.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from council import config
 TASK_TIME_LIMIT_S = 900
 VISIBILITY_TIMEOUT_S = TASK_TIME_LIMIT_S * 2
 SWEEP_EVERY_S = float(os.environ.get("COUNCIL_SWEEP_EVERY_S", "30"))
+REVERIFY_EVERY_S = float(os.environ.get("COUNCIL_REVERIFY_EVERY_S", "60"))
 
 
 def configure(app: Celery, broker_url: str | None = None) -> Celery:
@@ -45,8 +47,17 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
             "council.evaluate_node": {"queue": "commit"},
             "council.sweep": {"queue": "maintenance"},
             "council.cascade": {"queue": "maintenance"},
+            "council.reverify": {"queue": "maintenance"},
         },
-        beat_schedule={"sweep": {"task": "council.sweep", "schedule": SWEEP_EVERY_S}},
+        beat_schedule={
+            "sweep": {"task": "council.sweep", "schedule": SWEEP_EVERY_S},
+            # A sweep still queued when the next is due is dropped, so sweeps do not pile up.
+            "reverify": {
+                "task": "council.reverify",
+                "schedule": REVERIFY_EVERY_S,
+                "options": {"expires": REVERIFY_EVERY_S},
+            },
+        },
         worker_hijack_root_logger=False,
     )
     return app

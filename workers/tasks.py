@@ -72,3 +72,12 @@ def cascade(pending: list[list[Any]]) -> dict[str, Any]:
     from council.services.reversal import continue_cascade
 
     return continue_cascade(_engine(), CeleryScheduler(), [(UUID(v), int(d)) for v, d in pending])
+
+
+@app.task(name="council.reverify")
+def reverify() -> dict[str, Any]:
+    """The re-verification sweep: a review dispatch for each open proposal without one."""
+    from council.services.reversal import reverify as dispatch_reviews
+
+    result = dispatch_reviews(_engine(), CeleryScheduler())
+    return {"dispatched": [str(d) for d in result["dispatched"]]}

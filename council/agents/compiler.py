@@ -29,6 +29,8 @@ SYSTEM_PROMPT = "\n".join(
         "the evidence you actually relied on (by id) with how you read it. You may propose new",
         "propositions (new_nodes), new versions, forks where the disagreement is about the objective or",
         "how evidence is read, and pending actions with acceptance conditions.",
+        "In a review round the briefing carries a retraction proposal: cast exactly one vote on it",
+        "(votes: endorse = retract the consolidation, dispute = keep it, abstain), with a rationale.",
         "Do not describe anything as concluded, rejected, settled, preferred or set aside: only the",
         "ledger's governed transitions can make those statements true.",
         "Answer with exactly one JSON document valid against this JSON Schema, and nothing else:",

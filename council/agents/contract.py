@@ -3,7 +3,7 @@
 
 A run answers with exactly one JSON document of this shape. The schema is
 checked here; references to ledger rows (node versions, evidence, branches,
-logical nodes) are checked against the ledger before anything is written
+logical nodes, retraction proposals) are checked against the ledger before anything is written
 (``council.ledger.apply_output``). Anything invalid fails the run with a
 stored reason after one bounded re-prompt.
 
@@ -97,6 +97,15 @@ class PendingActionOut(_Strict):
     node_version_id: str | None = None
 
 
+class VoteOut(_Strict):
+    """A vote on a retraction proposal (review mode): endorse = retract, dispute = keep."""
+
+    proposal_id: str
+    vote: Literal["endorse", "dispute", "abstain"]
+    confidence: Confidence = 0.5
+    rationale: Note = ""
+
+
 class AgentOutput(_Strict):
     """Everything one run says. ``summary`` is prose: it is passed through the
     epistemic linter and its findings are recorded on the run."""
@@ -107,6 +116,7 @@ class AgentOutput(_Strict):
     new_versions: list[NewVersion] = Field(default_factory=list, max_length=20)
     forks: list[ForkOut] = Field(default_factory=list, max_length=5)
     pending_actions: list[PendingActionOut] = Field(default_factory=list, max_length=10)
+    votes: list[VoteOut] = Field(default_factory=list, max_length=5)
 
     @model_validator(mode="after")
     def _unique(self) -> AgentOutput:
@@ -116,6 +126,9 @@ class AgentOutput(_Strict):
         targets = [c.node_version_id for c in self.claims]
         if len(targets) != len(set(targets)):
             raise ValueError("at most one claim per node version")
+        proposals = [vote.proposal_id for vote in self.votes]
+        if len(proposals) != len(set(proposals)):
+            raise ValueError("at most one vote per retraction proposal")
         return self
 
 

@@ -19,6 +19,14 @@ Temperaments, by agent name (any other name gets one chosen by hash):
 In a deliberative round agents tend to take the previous round's majority
 stance on a head. On an empty thread one agent per thread proposes 1–2 nodes.
 
+Review (a briefing with a ``proposal``): exactly one vote on the proposal and
+no claims. When some of the consolidation's evidence is invalidated, agents
+vote to retract (endorse), except that a sceptic disputes at its dispute share
+and, when less than a third of the evidence fell, an agent abstains at its
+abstain share; claude and glm thus vote to retract whenever a third or more
+fell. With nothing invalidated, agents vote to keep (dispute), or abstain at
+their abstain share.
+
 Misbehaviour on request, for tests of the run's validation and re-prompt:
 ``council-sim/misbehave-<kind>`` with kind ``malformed`` (not JSON),
 ``unknown-ids`` (a claim on a random UUID), ``schema`` (wrong field types),
@@ -37,7 +45,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from council.agents.contract import AgentOutput, CitationOut, ClaimOut, EdgeOut, ForkOut, NewNode
+from council.agents.contract import (
+    AgentOutput,
+    CitationOut,
+    ClaimOut,
+    EdgeOut,
+    ForkOut,
+    NewNode,
+    VoteOut,
+)
 from council.domain.canonical import canonical_sha256, sha256_text
 from council.domain.reentry import estimate_tokens
 
@@ -104,6 +120,13 @@ def temperament_for(agent: str) -> Temperament:
 
 
 @dataclass(frozen=True)
+class _Proposal:
+    id: str
+    evidence: int  # items in the consolidation's evidence index
+    invalidated: int  # of those, invalidated now
+
+
+@dataclass(frozen=True)
 class _Head:
     version_id: str
     content: str
@@ -120,6 +143,7 @@ class _Briefing:
     evidence: list[str]
     previous: list[Mapping[str, Any]]
     council: list[str]
+    proposal: _Proposal | None = None
 
 
 def respond(model: str, messages: Sequence[Mapping[str, Any]]) -> SimulatedReply:
@@ -188,7 +212,16 @@ def _briefing(texts: Sequence[tuple[str, str]], *, default_agent: str) -> _Brief
         evidence=evidence,
         previous=[p for p in _list(raw.get("previous_round")) if isinstance(p, Mapping)],
         council=[str(a) for a in _list(raw.get("council"))],
+        proposal=_proposal(_mapping(raw.get("proposal"))),
     )
+
+
+def _proposal(raw: Mapping[str, Any]) -> _Proposal | None:
+    if not raw.get("id"):
+        return None
+    evidence = [e for e in _list(raw.get("evidence")) if isinstance(e, Mapping)]
+    fallen = sum(1 for e in evidence if e.get("validity") == "invalidated")
+    return _Proposal(str(raw["id"]), len(evidence), fallen)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -203,6 +236,8 @@ def _list(value: Any) -> list[Any]:
 
 
 def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
+    if b.mode == "review" and b.proposal is not None:
+        return _review(b.agent, b.proposal, rng)
     tag = f"[simulated {b.agent}] {b.mode} round {b.round}:"
     if not b.heads:
         return _open_thread(b, rng, tag)
@@ -261,6 +296,35 @@ def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
         + "."
     )
     return AgentOutput(summary=summary, claims=claims, new_nodes=new_nodes, forks=forks)
+
+
+def _review(agent: str, proposal: _Proposal, rng: random.Random) -> AgentOutput:
+    """One vote on the proposal: endorse = retract, dispute = keep."""
+    temper = temperament_for(agent)
+    fallen, total = proposal.invalidated, proposal.evidence
+    stance: Stance
+    if fallen:
+        few = fallen * 3 < total
+        if rng.random() < temper.dispute_share:
+            stance, rationale = "dispute", "What remains of the evidence still carries the node; keep it."
+        elif few and rng.random() < temper.abstain_share:
+            stance, rationale = "abstain", "Too little of the evidence fell to take a side on retracting it."
+        else:
+            stance = "endorse"
+            rationale = f"{fallen} of {total} evidence items it rests on are invalidated; retract it."
+    elif rng.random() < temper.abstain_share:
+        stance, rationale = "abstain", "The briefing holds too little to take a side on this retraction."
+    else:
+        stance, rationale = "dispute", "None of the evidence it rests on is invalidated; keep it."
+    meaning = {"endorse": "retract", "dispute": "keep", "abstain": "no side"}[stance]
+    vote = VoteOut(
+        proposal_id=proposal.id, vote=stance, confidence=_confidence(temper, rng), rationale=rationale
+    )
+    summary = (
+        f"[simulated {agent}] review: voted {stance} ({meaning}) on retraction proposal "
+        f"{proposal.id[:8]}; {fallen} of {total} evidence items invalidated."
+    )
+    return AgentOutput(summary=summary, votes=[vote])
 
 
 def _open_thread(b: _Briefing, rng: random.Random, tag: str) -> AgentOutput:

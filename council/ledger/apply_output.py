@@ -20,7 +20,7 @@ from council.agents.contract import AgentOutput, CitationOut, EdgeOut, NewNode
 from council.domain import validate as v
 from council.domain.ids import parse_id
 from council.errors import BadInput
-from council.ledger import actions, branches, claims, events, evidence, nodes
+from council.ledger import actions, branches, claims, events, evidence, nodes, retraction
 from council.ledger import tables as t
 from council.ledger.citations import Cite, check_cited
 from council.ledger.lookup import require, require_all_in_thread, require_in_thread
@@ -35,6 +35,7 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
     require_in_thread(conn, t.agent_runs, run["id"], thread_id, "run")
     _check_no_nul(output.model_dump(), "")
     refs = {node.ref for node in _creation_order(output.new_nodes)}
+    _check_votes(conn, run, output)
     _check_claims(conn, run, output)
     for i, node in enumerate(output.new_nodes):
         with _at(f"new_nodes[{i}].branch_id"):
@@ -72,6 +73,18 @@ def apply_output(
     originated by the run; ``ref:`` edges point at the versions made here)."""
     check_output(conn, run, output)
     run_id, thread_id = run["id"], run["thread_id"]
+    votes = [
+        retraction.vote_in(
+            conn,
+            parse_id(vote.proposal_id, "retraction proposal"),
+            run_id,
+            choice=vote.vote,
+            confidence=vote.confidence,
+            rationale=vote.rationale,
+            actor=actor,
+        )["id"]
+        for vote in output.votes
+    ]
     added: list[UUID] = []
     made: dict[str, UUID] = {}
     for node in _creation_order(output.new_nodes):
@@ -148,6 +161,8 @@ def apply_output(
         "forks": forks,
         "pending_actions": pending,
     }
+    if votes:  # only review runs vote; other outputs keep their result and event shape
+        result["votes"] = votes
     result["touched_versions"] = list(dict.fromkeys([*claimed, *result["nodes"], *versions]))
     events.append(
         conn,
@@ -187,6 +202,19 @@ def _creation_order(new_nodes: Sequence[NewNode]) -> list[NewNode]:
         ordered.extend(ready)
         done.update(node.ref for node in ready)
     return ordered
+
+
+def _check_votes(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> None:
+    """A run votes only on the proposal it was dispatched to review, once, while it is open."""
+    for i, vote in enumerate(output.votes):
+        with _at(f"votes[{i}].proposal_id"):
+            proposal_id = parse_id(vote.proposal_id, "retraction proposal")
+            retraction.check_vote(conn, proposal_id, run)
+            if run.get("mode") != "review" or run.get("proposal_id") != proposal_id:
+                raise BadInput(
+                    f"this run was not dispatched to review proposal {proposal_id}; "
+                    "a run votes only on the proposal of its review dispatch"
+                )
 
 
 def _check_claims(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> None:

@@ -12,7 +12,7 @@ import os
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, insert, select
+from sqlalchemy import Connection, Engine, func, insert, select
 
 from council.domain import validate as v
 from council.domain.independence import GroupingParams, RunFacts, group_runs
@@ -130,6 +130,23 @@ def vote(
         )
 
 
+def check_vote(conn: Connection, proposal_id: UUID, run: Any) -> Any:
+    """The proposal, if ``run`` may vote on it now (same thread, open, not yet
+    voted by this run); otherwise BadInput. Writes nothing."""
+    proposal = require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
+    if run["thread_id"] != proposal["thread_id"]:
+        raise BadInput(f"run {run['id']} belongs to another thread than proposal {proposal_id}")
+    if proposal["status"] != "open":
+        raise BadInput(f"proposal {proposal_id} is {proposal['status']}; votes are closed")
+    if conn.execute(
+        select(t.retraction_votes.c.id).where(
+            t.retraction_votes.c.proposal_id == proposal_id, t.retraction_votes.c.run_id == run["id"]
+        )
+    ).first():
+        raise BadInput(f"run {run['id']} already voted on proposal {proposal_id}")
+    return proposal
+
+
 def vote_in(
     conn: Connection,
     proposal_id: UUID,
@@ -140,18 +157,7 @@ def vote_in(
     rationale: str,
     actor: str,
 ) -> dict[str, Any]:
-    proposal = require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
-    run = require(conn, t.agent_runs, run_id, "run")
-    if run["thread_id"] != proposal["thread_id"]:
-        raise BadInput(f"run {run_id} belongs to another thread than proposal {proposal_id}")
-    if proposal["status"] != "open":
-        raise BadInput(f"proposal {proposal_id} is {proposal['status']}; votes are closed")
-    if conn.execute(
-        select(t.retraction_votes.c.id).where(
-            t.retraction_votes.c.proposal_id == proposal_id, t.retraction_votes.c.run_id == run_id
-        )
-    ).first():
-        raise BadInput(f"run {run_id} already voted on proposal {proposal_id}")
+    proposal = check_vote(conn, proposal_id, require(conn, t.agent_runs, run_id, "run"))
     row = (
         conn.execute(
             insert(t.retraction_votes)
@@ -176,6 +182,54 @@ def vote_in(
         payload={"proposal_id": str(proposal_id), "run_id": str(run_id), "vote": choice},
     )
     return dict(row)
+
+
+def proposal_briefing(engine: Engine, proposal_id: UUID) -> dict[str, Any]:
+    """What a review run is shown of a proposal: its reason, the consolidated
+    node's content and the consolidation's evidence (by its index) with each
+    item's current validity. No votes: review is blind."""
+    with unit_of_work(engine) as conn:
+        proposal = require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
+        consolidation = require(conn, t.consolidations, proposal["consolidation_id"], "consolidation")
+        content = conn.execute(
+            select(t.node_versions.c.content).where(t.node_versions.c.id == consolidation["node_version_id"])
+        ).scalar_one()
+        evidence = conn.execute(
+            select(
+                t.evidence.c.id,
+                func.coalesce(t.thread_evidence.c.title, t.evidence.c.title).label("title"),
+                t.evidence.c.validity,
+            )
+            .join(t.consolidation_evidence, t.consolidation_evidence.c.evidence_id == t.evidence.c.id)
+            .outerjoin(
+                t.thread_evidence,
+                (t.thread_evidence.c.evidence_id == t.evidence.c.id)
+                & (t.thread_evidence.c.thread_id == proposal["thread_id"]),
+            )
+            .where(t.consolidation_evidence.c.consolidation_id == consolidation["id"])
+            .order_by(t.evidence.c.id)
+        ).all()
+    return {
+        "id": str(proposal_id),
+        "reason": proposal["reason"],
+        "consolidation_id": str(consolidation["id"]),
+        "node_version_id": str(consolidation["node_version_id"]),
+        "content": content,
+        "evidence": [{"id": str(e.id), "title": e.title, "validity": e.validity} for e in evidence],
+    }
+
+
+def awaiting_review(engine: Engine, *, limit: int) -> list[dict[str, Any]]:
+    """Open proposals no review dispatch was created for yet, oldest first."""
+    reviewed = select(t.dispatches.c.id).where(t.dispatches.c.proposal_id == t.retraction_proposals.c.id)
+    with unit_of_work(engine) as conn:
+        rows = conn.execute(
+            select(t.retraction_proposals.c.id, t.retraction_proposals.c.thread_id)
+            .where(t.retraction_proposals.c.status == "open", ~reviewed.exists())
+            .order_by(t.retraction_proposals.c.created_at, t.retraction_proposals.c.id)
+            .limit(limit)
+        ).mappings()
+        return [dict(r) for r in rows]
 
 
 def adjudicate(engine: Engine, proposal_id: UUID, *, actor: str) -> dict[str, Any]:

@@ -4,6 +4,10 @@ The ledger does one bounded cascade step in the command's own work; what the
 bound cut off is handed to the scheduler as a continuation (the maintenance
 queue), or — with no queue at hand — continued here in later transactions.
 Bounded per step, never lossy.
+
+Re-verification is lazy: :func:`reverify` (the periodic sweep) dispatches one
+review of every open retraction proposal that has none yet; the last review
+run to end adjudicates it (``council.services.runs``).
 """
 
 from __future__ import annotations
@@ -14,8 +18,12 @@ from uuid import UUID
 
 from sqlalchemy import Engine
 
+from council.ledger.retraction import awaiting_review
 from council.ledger.reversal import cascade_step, change_validity
+from council.services.runs import dispatch
 from council.services.scheduling import Scheduler
+
+REVIEWERS = ("claude", "codex", "glm")
 
 
 def change(
@@ -34,6 +42,31 @@ def continue_cascade(
     actor: str = "worker:cascade",
 ) -> dict[str, Any]:
     return _hand_on(engine, scheduler, cascade_step(engine, pending, actor=actor), actor)
+
+
+def reverify(
+    engine: Engine,
+    scheduler: Scheduler,
+    agents: Sequence[str] = REVIEWERS,
+    limit: int = 20,
+    *,
+    actor: str = "worker:reverify",
+) -> dict[str, Any]:
+    """Dispatch a one-round review of each open proposal no review was dispatched for yet."""
+    dispatched = [
+        dispatch(
+            engine,
+            scheduler,
+            thread_id=row["thread_id"],
+            agents=agents,
+            mode="review",
+            rounds=1,
+            actor=actor,
+            proposal_id=row["id"],
+        )["dispatch_id"]
+        for row in awaiting_review(engine, limit=limit)
+    ]
+    return {"dispatched": dispatched}
 
 
 def _hand_on(engine: Engine, scheduler: Scheduler | None, step: dict[str, Any], actor: str) -> dict[str, Any]:

@@ -6,7 +6,8 @@ a retry sends exactly what was hashed; store request, hash and exposures
 before the call; call the model through the gateway; parse and check the
 output (one bounded re-prompt with the validation error); apply it fenced on
 the attempt; then enqueue consolidation of every node version it touched and,
-when its round is complete, the next round.
+when its round is complete, the next round — or, when it completes a review
+dispatch, adjudicate the proposal under review.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from council.agents.contract import AgentOutput
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.profiles import Profile, resolve
 from council.errors import BadInput
+from council.ledger import retraction
 from council.ledger import run_lifecycle as lifecycle
 from council.ledger.apply_output import check_output
 from council.ledger.db import unit_of_work
@@ -36,6 +38,7 @@ from council.services.scheduling import Scheduler
 # How long an attempt owns its run before the sweep may hand it to another worker.
 LEASE_S = float(os.environ.get("COUNCIL_RUN_LEASE_S", "300"))
 BRIEFING_BUDGET = 6000
+REVIEW_ACTOR = "worker:review"
 
 
 def worker_id() -> str:
@@ -81,8 +84,10 @@ def compile_for(
     mode: str = "independent",
     round_no: int = 1,
     dispatch_id: UUID | None = None,
+    proposal_id: UUID | None = None,
 ) -> CompiledRequest:
-    """The request a run of ``profile`` would send now (used by preview and workers)."""
+    """The request a run of ``profile`` would send now (used by preview and workers);
+    a review run is also shown the proposal it votes on."""
     # The event high-water mark moves with every event of the thread (the dispatch itself, a
     # sibling run starting), not with what the briefing says; in the request it would make a
     # preview never hash to the request its run stores.
@@ -92,7 +97,10 @@ def compile_for(
     stances: list[dict[str, Any]] = []
     if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
         stances = lifecycle.previous_round_stances(engine, dispatch_id, round_no - 1)
-    return compile_request(profile, packet, mode=mode, round_no=round_no, previous_round=stances)
+    proposal = retraction.proposal_briefing(engine, proposal_id) if mode == "review" and proposal_id else None
+    return compile_request(
+        profile, packet, mode=mode, round_no=round_no, previous_round=stances, proposal=proposal
+    )
 
 
 def execute_run(
@@ -107,7 +115,13 @@ def execute_run(
     profile = resolve(run.agent)
     if run.request is None:
         compiled = compile_for(
-            engine, profile, run.thread_id, mode=run.mode, round_no=run.round, dispatch_id=run.dispatch_id
+            engine,
+            profile,
+            run.thread_id,
+            mode=run.mode,
+            round_no=run.round,
+            dispatch_id=run.dispatch_id,
+            proposal_id=run.proposal_id,
         )
         if not lifecycle.store_request(engine, run_id, attempt, compiled):
             return {"run_id": run_id, "status": "fenced"}
@@ -206,11 +220,30 @@ def _after(
             lifecycle.mark_queued(engine, following)
             scheduler.enqueue_runs(following)
         result["next_round_runs"] = following
+        if run.mode == "review" and run.proposal_id is not None and not following:
+            _adjudicate_when_reviewed(engine, run.dispatch_id, run.proposal_id, result)
     return result
 
 
+def _adjudicate_when_reviewed(
+    engine: Engine, dispatch_id: UUID, proposal_id: UUID, result: dict[str, Any]
+) -> None:
+    """The last run of a review dispatch to end adjudicates its proposal. Runs
+    ending together may both see the dispatch complete; adjudication is
+    idempotent and serialized under the node lock, so that is harmless."""
+    if all(r["status"] in lifecycle.TERMINAL for r in lifecycle.dispatch_runs(engine, dispatch_id)):
+        result["adjudication"] = retraction.adjudicate(engine, proposal_id, actor=REVIEW_ACTOR)["outcome"]
+
+
 def _run_mapping(run: Any) -> dict[str, Any]:
-    return {"id": run.id, "thread_id": run.thread_id, "agent": run.agent, "dispatch_id": run.dispatch_id}
+    return {
+        "id": run.id,
+        "thread_id": run.thread_id,
+        "agent": run.agent,
+        "dispatch_id": run.dispatch_id,
+        "mode": run.mode,
+        "proposal_id": run.proposal_id,
+    }
 
 
 def _json_text(text: str) -> str:
@@ -223,7 +256,7 @@ def _json_text(text: str) -> str:
 
 
 def _prose(output: AgentOutput) -> str:
-    parts = [output.summary, *(c.rationale for c in output.claims)]
+    parts = [output.summary, *(c.rationale for c in output.claims), *(v.rationale for v in output.votes)]
     return "\n\n".join(p for p in parts if p)
 
 

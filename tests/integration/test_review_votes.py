@@ -1,0 +1,181 @@
+"""Review-mode runs vote on a retraction proposal and the council adjudicates
+it on its own (DESIGN §5, §7), against real Postgres. Runs are executed here
+directly on the simulated provider; the scheduler only records."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+from sqlalchemy import Engine, select
+
+from council.agents import gateway
+from council.agents.contract import AgentOutput, VoteOut
+from council.errors import BadInput
+from council.ledger import tables as t
+from council.ledger.apply_output import check_output
+from council.ledger.committer import consolidate
+from council.ledger.db import unit_of_work
+from council.ledger.retraction import propose
+from council.services.reversal import change
+from council.services.runs import dispatch, execute_run
+from council.services.scheduling import Recorder
+from tests.builders import ACTOR, Ledger
+
+AGENTS = ("claude", "codex", "glm")
+
+
+@pytest.fixture(autouse=True)
+def _simulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COUNCIL_SIMULATE", "1")
+    monkeypatch.setenv("COUNCIL_OFFLINE", "1")
+
+
+def _row(engine: Engine, table: Any, *where: Any) -> Any:
+    with unit_of_work(engine) as conn:
+        return conn.execute(select(table).where(*where)).mappings().one()
+
+
+def _rows(engine: Engine, table: Any, *where: Any) -> list[Any]:
+    with unit_of_work(engine) as conn:
+        return list(conn.execute(select(table).where(*where)).mappings())
+
+
+def _two_contested(engine: Engine) -> tuple[Ledger, dict[UUID, UUID]]:
+    """Two consolidated nodes resting on evidence[0] and evidence[1]; invalidating
+    evidence[0] leaves each with one support group, so both get a proposal.
+    Returns the ledger and {proposal id: consolidated node version}."""
+    ledger = Ledger.new(engine)
+    versions = [
+        ledger.ready_node("SQLite parity suffices for the unit tier"),
+        ledger.ready_node("WAL mode is safe for concurrent readers"),
+    ]
+    for version in versions:
+        assert consolidate(engine, version, actor=ACTOR)["outcome"] == "committed"
+    result = change(engine, None, ledger.evidence[0], action="invalidate", reason="fabricated", actor=ACTOR)
+    assert len(result["proposals"]) == 2
+    return ledger, {UUID(str(a["proposal_id"])): UUID(str(a["node_version_id"])) for a in result["affected"]}
+
+
+def _review(engine: Engine, ledger: Ledger, proposal_id: UUID, agents: tuple[str, ...]) -> list[UUID]:
+    recorder = Recorder()
+    created = dispatch(
+        engine,
+        recorder,
+        thread_id=ledger.thread_id,
+        agents=agents,
+        mode="review",
+        rounds=1,
+        actor=ACTOR,
+        proposal_id=proposal_id,
+    )
+    assert recorder.runs == created["run_ids"]
+    return [UUID(str(r)) for r in created["run_ids"]]
+
+
+def test_a_review_dispatch_votes_and_adjudicates_its_proposal_when_the_last_run_ends(
+    engine: Engine,
+) -> None:
+    # Given two consolidations contested by the same invalidated evidence
+    ledger, proposals = _two_contested(engine)
+    target, other = sorted(proposals, key=str)
+    # When claude, codex and glm review one of the proposals
+    run_ids = _review(engine, ledger, target, AGENTS)
+    results = [execute_run(engine, Recorder(), run_id, owner="test") for run_id in run_ids]
+    # Then every run succeeded with exactly one vote, on that proposal, and claimed nothing
+    assert [r["status"] for r in results] == ["succeeded"] * 3
+    votes = _rows(engine, t.retraction_votes, t.retraction_votes.c.run_id.in_(run_ids))
+    assert sorted(v["run_id"] for v in votes) == sorted(run_ids)
+    assert {v["proposal_id"] for v in votes} == {target}
+    assert _rows(engine, t.claims, t.claims.c.run_id.in_(run_ids)) == []
+    applied = _rows(engine, t.events, t.events.c.kind == "run.output_applied")
+    assert sorted(e["subject_id"] for e in applied) == sorted(str(r) for r in run_ids)
+    assert all(e["payload"]["votes"] == 1 and e["payload"]["claims"] == 0 for e in applied)
+    runs = _rows(engine, t.agent_runs, t.agent_runs.c.id.in_(run_ids))
+    assert all(r["mode"] == "review" and r["proposal_id"] == target for r in runs)
+    # And each run was shown the proposal, its content and its evidence with validity
+    request = runs[0]["request"]["messages"][-1]["content"]
+    assert str(target) in request and '"validity": "invalidated"' in request
+    # And only the last run to end adjudicated it: retracted, under the pinned rules
+    assert ["adjudication" in r for r in results] == [False, False, True]
+    assert results[-1]["adjudication"] == "retracted"
+    proposal = _row(engine, t.retraction_proposals, t.retraction_proposals.c.id == target)
+    assert proposal["status"] == "retracted"
+    version = proposals[target]
+    memory = _row(engine, t.memory_items, t.memory_items.c.node_version_id == version)
+    assert memory["status"] == "retracted"
+    consolidation = _row(engine, t.consolidations, t.consolidations.c.id == proposal["consolidation_id"])
+    assert consolidation["status"] == "retracted"
+    state = _row(engine, t.node_version_states, t.node_version_states.c.id == version)
+    assert state["status"] == "open"
+    # And the other proposal is untouched: still open, its memory still contested
+    assert _row(engine, t.retraction_proposals, t.retraction_proposals.c.id == other)["status"] == "open"
+    other_memory = _row(engine, t.memory_items, t.memory_items.c.node_version_id == proposals[other])
+    assert other_memory["status"] == "contested"
+
+
+def test_a_vote_on_another_proposal_fails_the_run_and_writes_nothing(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two open proposals and a review run dispatched for one of them
+    ledger, proposals = _two_contested(engine)
+    target, other = sorted(proposals, key=str)
+    [run_id] = _review(engine, ledger, target, ("claude",))
+    # When its model votes on the other proposal, before and after the re-prompt
+    stray = AgentOutput(
+        summary="[test] review: a vote on the wrong proposal.",
+        votes=[VoteOut(proposal_id=str(other), vote="endorse", confidence=0.9)],
+    ).model_dump_json()
+
+    def complete(model: str, messages: Any, params: Any, **_: Any) -> gateway.Completion:
+        return gateway.Completion(stray, {"prompt_tokens": 1}, None, model, True)
+
+    monkeypatch.setattr(gateway, "complete", complete)
+    result = execute_run(engine, Recorder(), run_id, owner="test")
+    # Then the run failed with the reason, after one re-prompt
+    assert result["status"] == "failed"
+    run = _row(engine, t.agent_runs, t.agent_runs.c.id == run_id)
+    assert run["status"] == "failed" and run["usage"]["calls"] == 2
+    assert "votes[0].proposal_id: this run was not dispatched to review proposal" in run["error"]
+    # And nothing was written: no vote, no applied output, both proposals still open
+    assert _rows(engine, t.retraction_votes) == []
+    assert _rows(engine, t.events, t.events.c.kind == "run.output_applied") == []
+    statuses = {p["id"]: p["status"] for p in _rows(engine, t.retraction_proposals)}
+    assert statuses == {target: "open", other: "open"}
+    # And its dispatch, complete without a vote, left the proposal pending
+    assert result["adjudication"] == "pending"
+
+
+def test_only_a_review_run_may_vote(engine: Engine) -> None:
+    ledger, proposals = _two_contested(engine)
+    proposal_id = next(iter(proposals))
+    run_id = ledger.run("anthropic")  # an external run, not dispatched for a review
+    output = AgentOutput(votes=[VoteOut(proposal_id=str(proposal_id), vote="endorse")])
+    with unit_of_work(engine) as conn:
+        run = conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one()
+        with pytest.raises(BadInput, match="not dispatched to review"):
+            check_output(conn, run, output)
+
+
+def test_with_its_evidence_intact_the_council_votes_to_keep(engine: Engine) -> None:
+    # Given a proposal opened by hand against a consolidation whose evidence is all valid
+    ledger = Ledger.new(engine)
+    version = ledger.ready_node()
+    consolidation_id = consolidate(engine, version, actor=ACTOR)["consolidation_id"]
+    proposal_id = propose(engine, consolidation_id, reason="a second look", actor=ACTOR)["id"]
+    # When the council reviews it
+    run_ids = _review(engine, ledger, proposal_id, AGENTS)
+    results = [execute_run(engine, Recorder(), run_id, owner="test") for run_id in run_ids]
+    # Then nobody votes to retract, codex (the sceptic) votes to keep, and it is not retracted
+    votes = {
+        r["agent"]: r["vote"]
+        for r in _rows(
+            engine,
+            t.retraction_votes.join(t.agent_runs, t.agent_runs.c.id == t.retraction_votes.c.run_id),
+            t.retraction_votes.c.proposal_id == proposal_id,
+        )
+    }
+    assert set(votes) == set(AGENTS)
+    assert "endorse" not in votes.values() and votes["codex"] == "dispute"
+    assert results[-1]["adjudication"] in ("restored", "pending")
