@@ -13,12 +13,9 @@ from sqlalchemy import Engine
 from council.ledger.committer import consolidate
 from tests.builders import ACTOR, Ledger
 from tests.conftest import CliRunner
-from tests.e2e import test_runs_on_workers as on_workers
-from tests.e2e.test_runs_on_workers import Workers, _rows, _wait_for
+from tests.e2e.conftest import Workers, rows, wait_for
 
 # The real-worker fixtures, shared with the run tests.
-worker_env = on_workers.worker_env
-workers = on_workers.workers
 
 TRAIL = (
     "evidence.invalidated",
@@ -53,17 +50,17 @@ def test_invalidated_evidence_is_reviewed_and_retracted_by_the_workers_on_their_
     assert invalidated.code == 0, invalidated.stderr
     [proposal_id] = invalidated.json()["proposals"]
     # Then the sweep dispatches a review and the council's votes adjudicate the proposal
-    _wait_for(
+    wait_for(
         lambda: (
-            _rows(engine, "SELECT status FROM retraction_proposals WHERE id = :p", p=proposal_id)[0].status
+            rows(engine, "SELECT status FROM retraction_proposals WHERE id = :p", p=proposal_id)[0].status
             != "open"
         ),
         120,
         "the proposal to be adjudicated",
     )
-    [proposal] = _rows(engine, "SELECT status FROM retraction_proposals WHERE id = :p", p=proposal_id)
+    [proposal] = rows(engine, "SELECT status FROM retraction_proposals WHERE id = :p", p=proposal_id)
     assert proposal.status == "retracted"
-    [dispatch] = _rows(
+    [dispatch] = rows(
         engine, "SELECT id, mode, agents, rounds FROM dispatches WHERE proposal_id = :p", p=proposal_id
     )
     assert (dispatch.mode, sorted(dispatch.agents), dispatch.rounds) == (
@@ -71,14 +68,14 @@ def test_invalidated_evidence_is_reviewed_and_retracted_by_the_workers_on_their_
         ["claude", "codex", "glm"],
         1,
     )
-    runs = _rows(engine, "SELECT id, status FROM agent_runs WHERE dispatch_id = :d", d=dispatch.id)
+    runs = rows(engine, "SELECT id, status FROM agent_runs WHERE dispatch_id = :d", d=dispatch.id)
     assert sorted(r.status for r in runs) == ["succeeded"] * 3
-    votes = _rows(engine, "SELECT run_id FROM retraction_votes WHERE proposal_id = :p", p=proposal_id)
+    votes = rows(engine, "SELECT run_id FROM retraction_votes WHERE proposal_id = :p", p=proposal_id)
     assert sorted(str(v.run_id) for v in votes) == sorted(str(r.id) for r in runs)
     # And the memory is retracted and the node version open again
-    [memory] = _rows(engine, "SELECT status FROM memory_items WHERE node_version_id = :v", v=version)
+    [memory] = rows(engine, "SELECT status FROM memory_items WHERE node_version_id = :v", v=version)
     assert memory.status == "retracted"
-    [state] = _rows(engine, "SELECT status FROM node_version_states WHERE id = :v", v=version)
+    [state] = rows(engine, "SELECT status FROM node_version_states WHERE id = :v", v=version)
     assert state.status == "open"
     # And the thread's event log holds the whole trail, in order
     events = cli("events", "--thread", str(ledger.thread_id), "--json")

@@ -1,0 +1,89 @@
+"""Fixtures and helpers for end-to-end tests on real Celery workers."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from sqlalchemy import Engine, text
+
+from council.ledger.db import unit_of_work
+
+Workers = Callable[..., subprocess.Popen[bytes]]
+
+
+@pytest.fixture
+def worker_env(db_url: str, redis_url: str, tmp_path: Path) -> dict[str, str]:
+    redis.Redis.from_url(redis_url).flushdb()  # no message of an earlier test survives
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+    env.update(
+        COUNCIL_DATABASE_URL=db_url,
+        COUNCIL_BROKER_URL=redis_url,
+        COUNCIL_HOME=str(tmp_path),
+        COUNCIL_SIMULATE="1",
+        COUNCIL_OFFLINE="1",
+        COUNCIL_RUN_LEASE_S="6",
+        COUNCIL_SWEEP_EVERY_S="2",
+        COUNCIL_SWEEP_STALE_S="4",
+        NO_COLOR="1",
+    )
+    return env
+
+
+@pytest.fixture
+def workers(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(*extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        log = (tmp_path / f"worker-{len(started)}.log").open("wb")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "council.cli", "worker", "--concurrency", "2", *extra],
+            env={**worker_env, **(env or {})},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        _kill_tree(proc, signal.SIGTERM)
+    for proc in started:
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            _kill_tree(proc, signal.SIGKILL)
+            proc.wait(10)
+
+
+def _kill_tree(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)
+
+
+def council(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "council.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def rows(engine: Engine, sql: str, **params: Any) -> list[Any]:
+    with unit_of_work(engine) as conn:
+        return list(conn.execute(text(sql), params))
