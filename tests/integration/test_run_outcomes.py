@@ -1,0 +1,493 @@
+"""Run-level outcomes through the real path (DESIGN §7): ``execute_run`` with
+litellm talking real HTTP to a local fake OpenAI-compatible server, against
+real Postgres. Each outcome — a valid answer, invalid output with and without a
+successful re-prompt, unknown ids, a rate limit, a provider that stays down, a
+bad key — is checked for what the run stores and for what else was, or was
+not, written. Then: preview hashes to the stored request, and fencing."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from sqlalchemy import Engine, func, select
+
+from council.agents import gateway
+from council.agents.compiler import REPROMPT
+from council.agents.contract import AgentOutput, CitationOut, ClaimOut
+from council.agents.errors import TransientLLMError
+from council.agents.profiles import resolve
+from council.ledger import run_lifecycle as lifecycle
+from council.ledger import tables as t
+from council.ledger.db import unit_of_work
+from council.services.runs import compile_for, dispatch, execute_run, give_up
+from council.services.scheduling import Recorder
+from tests.builders import Ledger
+from tests.conftest import CliRunner
+from tests.fakes.openai_server import Recorder as Requests
+from tests.fakes.openai_server import (
+    Step,
+    fake_openai,
+    rate_limited,
+    reply,
+    server_error,
+    unauthorized,
+)
+
+DUMMY_KEY = "sk-dummy-run-outcomes-0123456789"
+PROFILES_TOML = """\
+[profiles.fake]
+model = "openai/fake-model"
+provider = "openai"
+api_key_env = "FAKE_KEY"
+params = {{ api_base = "{base_url}" }}
+"""
+NOT_JSON = "I think the first proposition holds, but I would rather not answer in JSON."
+REPROMPT_START = REPROMPT.split("{", 1)[0]
+
+
+@pytest.fixture(autouse=True)
+def _offline_profile_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Real profiles only (no simulation), fast retries, a dummy key."""
+    for name in list(os.environ):
+        if name.startswith("COUNCIL_PROFILE"):
+            monkeypatch.delenv(name)
+    monkeypatch.delenv("COUNCIL_SIMULATE", raising=False)
+    monkeypatch.setenv("COUNCIL_HOME", str(tmp_path))
+    monkeypatch.setenv("COUNCIL_OFFLINE", "1")
+    monkeypatch.setenv(gateway.RETRY_WAIT_ENV, "0.01")
+    monkeypatch.setenv("FAKE_KEY", DUMMY_KEY)
+
+
+@contextmanager
+def fake_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, script: list[Step]) -> Iterator[Requests]:
+    """The profile ``fake`` pointed at a fake provider serving ``script``."""
+    with fake_openai(script) as (base_url, requests):
+        path = tmp_path / "profiles.toml"
+        path.write_text(PROFILES_TOML.format(base_url=base_url), encoding="utf-8")
+        monkeypatch.setenv("COUNCIL_PROFILES", str(path))
+        yield requests
+
+
+def _thread(engine: Engine) -> tuple[Ledger, list[UUID]]:
+    """A thread with three evidence items and two open propositions citing them."""
+    ledger = Ledger.new(engine, evidence_items=3)
+    heads = [
+        UUID(
+            str(
+                ledger.node("SQLite parity holds for query semantics", cites=[ledger.evidence[0]])[
+                    "version_id"
+                ]
+            )
+        ),
+        UUID(
+            str(
+                ledger.node("WAL mode is safe for concurrent readers", cites=[ledger.evidence[1]])[
+                    "version_id"
+                ]
+            )
+        ),
+    ]
+    return ledger, heads
+
+
+def _dispatch(engine: Engine, scheduler: Recorder, thread_id: UUID, agent: str = "fake") -> UUID:
+    created = dispatch(
+        engine, scheduler, thread_id=thread_id, agents=[agent], mode="independent", rounds=1, actor="test"
+    )
+    (run_id,) = created["run_ids"]
+    return UUID(str(run_id))
+
+
+def _valid_output(ledger: Ledger, heads: list[UUID]) -> AgentOutput:
+    return AgentOutput(
+        summary="[fake] one endorsement, one dispute.",
+        claims=[
+            ClaimOut(
+                node_version_id=str(heads[0]),
+                type="endorse",
+                confidence=0.8,
+                rationale="Fits the evidence.",
+                cites=[CitationOut(evidence_id=str(ledger.evidence[0]), interpretation="as stated")],
+            ),
+            ClaimOut(
+                node_version_id=str(heads[1]),
+                type="dispute",
+                confidence=0.6,
+                rationale="Writers were not measured.",
+                cites=[CitationOut(evidence_id=str(ledger.evidence[2]), role="contradicts")],
+            ),
+        ],
+    )
+
+
+def _run(engine: Engine, run_id: UUID) -> dict[str, Any]:
+    with unit_of_work(engine) as conn:
+        return dict(conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one())
+
+
+def _events(engine: Engine, run_id: UUID) -> list[tuple[str, dict[str, Any]]]:
+    with unit_of_work(engine) as conn:
+        rows = conn.execute(
+            select(t.events.c.kind, t.events.c.payload)
+            .where(t.events.c.subject_id == str(run_id))
+            .order_by(t.events.c.id)
+        )
+        return [(r.kind, r.payload) for r in rows]
+
+
+def _written(engine: Engine) -> dict[str, int]:
+    """Row count of every table, to tell what a step wrote."""
+    with unit_of_work(engine) as conn:
+        return {
+            name: int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+            for name, table in t.metadata.tables.items()
+        }
+
+
+def _growth(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {name: after[name] - before[name] for name in after if after[name] != before[name]}
+
+
+def _claims(engine: Engine, run_id: UUID) -> list[Any]:
+    with unit_of_work(engine) as conn:
+        return list(conn.execute(select(t.claims).where(t.claims.c.run_id == run_id)))
+
+
+# ------------------------------------------------------------------ outcomes
+
+
+def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a thread with two open propositions and a provider that answers validly
+    ledger, heads = _thread(engine)
+    answer = _valid_output(ledger, heads).model_dump_json()
+    scheduler = Recorder()
+    with fake_agent(monkeypatch, tmp_path, [reply(answer, prompt_tokens=120, completion_tokens=40)]) as seen:
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        expected = compile_for(engine, resolve("fake"), ledger.thread_id)
+        # When a worker executes the run
+        result = execute_run(engine, scheduler, run_id)
+    # Then it succeeded with the request it hashed, stored before the call
+    run = _run(engine, run_id)
+    assert result["status"] == "succeeded"
+    assert (run["status"], run["error"], run["attempt"], run["simulated"]) == ("succeeded", None, 1, False)
+    assert run["request"] == expected.canonical()
+    assert run["request_sha256"] == expected.sha256
+    assert list(run["request"]["params"]) == ["api_base"]
+    assert run["request"]["params"]["api_base"].startswith("http://127.0.0.1:")
+    assert run["usage"] == {
+        "calls": 1,
+        "prompt_tokens": 120,
+        "completion_tokens": 40,
+        "total_tokens": 160,
+        "simulated": False,
+    }
+    # And the provider was sent exactly that request, with the key only in its header
+    assert len(seen.requests) == 1
+    sent = seen.requests[0]
+    assert sent["json"]["model"] == "fake-model"
+    assert sent["json"]["messages"] == run["request"]["messages"]
+    assert sent["headers"]["authorization"] == f"Bearer {DUMMY_KEY}"
+    assert DUMMY_KEY not in json.dumps(run, default=str)
+    # And its claims, with their citations, are in the ledger
+    claims = _claims(engine, run_id)
+    assert {(c.node_version_id, c.claim_type) for c in claims} == {
+        (heads[0], "endorse"),
+        (heads[1], "dispute"),
+    }
+    with unit_of_work(engine) as conn:
+        cited = {
+            (r.claim_id, r.evidence_id, r.role)
+            for r in conn.execute(select(t.citations).where(t.citations.c.run_id == run_id))
+        }
+    by_version = {c.node_version_id: c.id for c in claims}
+    assert cited == {
+        (by_version[heads[0]], ledger.evidence[0], "supports"),
+        (by_version[heads[1]], ledger.evidence[2], "contradicts"),
+    }
+    # And the blind briefing's propositions are recorded as exposures
+    with unit_of_work(engine) as conn:
+        exposures = {
+            (r.kind, r.channel, r.node_version_id, r.exposed_to_run_id)
+            for r in conn.execute(select(t.run_exposures).where(t.run_exposures.c.run_id == run_id))
+        }
+    assert exposures == {("proposition", "briefing", h, None) for h in heads}
+    # And consolidation of both touched versions was enqueued, and nothing more
+    assert sorted(result["touched_versions"]) == sorted(heads)
+    assert sorted(scheduler.evaluations) == sorted(heads)
+    assert scheduler.runs == [run_id]
+    assert [kind for kind, _ in _events(engine, run_id)] == [
+        "run.started",
+        "run.output_applied",
+        "run.succeeded",
+    ]
+
+
+def test_malformed_json_twice_fails_after_one_reprompt_and_writes_nothing_else(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a provider that never answers in JSON
+    ledger, _ = _thread(engine)
+    scheduler = Recorder()
+    with fake_agent(monkeypatch, tmp_path, [reply(NOT_JSON)]) as seen:
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        before = _written(engine)
+        # When the run is executed
+        result = execute_run(engine, scheduler, run_id)
+    # Then it failed with the reason, after exactly one re-prompt
+    run = _run(engine, run_id)
+    assert result["status"] == "failed"
+    assert run["status"] == "failed"
+    assert run["error"].startswith("invalid output after one re-prompt: ")
+    assert "Invalid JSON" in run["error"]
+    assert run["usage"]["calls"] == 2 and run["usage"]["reprompted"] is True
+    assert len(seen.requests) == 2
+    assert seen.requests[1]["json"]["messages"][-1]["content"].startswith(REPROMPT_START)
+    # And nothing but the request, its exposures and the failure was written
+    assert _growth(before, _written(engine)) == {"run_exposures": 2, "events": 2}
+    assert [kind for kind, _ in _events(engine, run_id)] == ["run.started", "run.failed"]
+    assert _claims(engine, run_id) == []
+    assert scheduler.evaluations == []
+
+
+def test_malformed_then_valid_succeeds_after_one_reprompt(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a provider that answers in prose first, then validly
+    ledger, heads = _thread(engine)
+    answer = _valid_output(ledger, heads).model_dump_json()
+    scheduler = Recorder()
+    script = [reply(NOT_JSON, prompt_tokens=100, completion_tokens=20), reply(answer, prompt_tokens=150)]
+    with fake_agent(monkeypatch, tmp_path, script) as seen:
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        # When the run is executed
+        result = execute_run(engine, scheduler, run_id)
+    # Then it succeeded on the re-prompt, and its usage says so
+    run = _run(engine, run_id)
+    assert result["status"] == "succeeded"
+    assert (run["status"], run["error"]) == ("succeeded", None)
+    assert run["usage"]["reprompted"] is True
+    assert run["usage"]["calls"] == 2
+    assert run["usage"]["prompt_tokens"] == 250 and run["usage"]["completion_tokens"] == 27
+    # And the second request was the stored one plus the invalid answer and the reason
+    assert len(seen.requests) == 2
+    first, second = (r["json"]["messages"] for r in seen.requests)
+    assert first == run["request"]["messages"]
+    assert second[:-2] == first
+    assert second[-2] == {"role": "assistant", "content": NOT_JSON}
+    assert second[-1]["role"] == "user"
+    assert second[-1]["content"].startswith(REPROMPT_START) and "Invalid JSON" in second[-1]["content"]
+    assert len(_claims(engine, run_id)) == 2
+
+
+def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a provider that keeps claiming on a node version that does not exist
+    ledger, heads = _thread(engine)
+    unknown = uuid.uuid4()
+    answer = AgentOutput(claims=[ClaimOut(node_version_id=str(unknown), type="endorse")]).model_dump_json()
+    scheduler = Recorder()
+    with fake_agent(monkeypatch, tmp_path, [reply(answer)]) as seen:
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        before = _written(engine)
+        # When the run is executed
+        result = execute_run(engine, scheduler, run_id)
+    # Then it failed after one re-prompt with a reason naming the unknown id
+    run = _run(engine, run_id)
+    assert result["status"] == "failed"
+    assert run["status"] == "failed"
+    assert run["error"].startswith("invalid output after one re-prompt: ")
+    assert f"no node version with id {unknown}" in run["error"]
+    assert len(seen.requests) == 2
+    assert str(unknown) in seen.requests[1]["json"]["messages"][-1]["content"]
+    # And nothing else was written
+    assert _growth(before, _written(engine)) == {"run_exposures": len(heads), "events": 2}
+    assert _claims(engine, run_id) == []
+
+
+def test_a_rate_limit_is_retried_and_the_run_succeeds(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a provider that answers 429 once, then validly
+    ledger, heads = _thread(engine)
+    answer = _valid_output(ledger, heads).model_dump_json()
+    scheduler = Recorder()
+    with fake_agent(monkeypatch, tmp_path, [rate_limited(), reply(answer)]) as seen:
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        # When the run is executed
+        result = execute_run(engine, scheduler, run_id)
+    # Then the same request was sent twice and the run succeeded on its first attempt
+    run = _run(engine, run_id)
+    assert result["status"] == "succeeded"
+    assert (run["status"], run["attempt"], run["usage"]["calls"]) == ("succeeded", 1, 1)
+    assert "reprompted" not in run["usage"]
+    assert len(seen.requests) == 2
+    assert seen.requests[0]["json"] == seen.requests[1]["json"]
+    assert len(_claims(engine, run_id)) == 2
+
+
+def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_gives_up(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a provider that answers 500 to everything
+    ledger, _ = _thread(engine)
+    scheduler = Recorder()
+    with fake_agent(monkeypatch, tmp_path, [server_error()]) as seen:
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        # When the run is executed, the gateway's retries are spent
+        with pytest.raises(TransientLLMError) as first:
+            execute_run(engine, scheduler, run_id)
+        # Then the run is back in the queue with its request stored, for any worker to retry
+        run = _run(engine, run_id)
+        assert (run["status"], run["attempt"], run["lease_owner"], run["error"]) == ("queued", 1, None, None)
+        stored, stored_sha = run["request"], run["request_sha256"]
+        assert len(seen.requests) == gateway.MAX_ATTEMPTS
+        assert "HTTP 500" in str(first.value)
+        # And when the thread changes before the retry, the retry still resends the stored request
+        ledger.node("A proposition added between the attempts")
+        assert compile_for(engine, resolve("fake"), ledger.thread_id).sha256 != stored_sha
+        exposures_before = _written(engine)["run_exposures"]
+        with pytest.raises(TransientLLMError):
+            execute_run(engine, scheduler, run_id)
+    run = _run(engine, run_id)
+    assert (run["status"], run["attempt"]) == ("queued", 2)
+    assert (run["request"], run["request_sha256"]) == (stored, stored_sha)
+    assert len(seen.requests) == 2 * gateway.MAX_ATTEMPTS
+    assert all(r["json"]["messages"] == stored["messages"] for r in seen.requests)
+    assert _written(engine)["run_exposures"] == exposures_before
+    # When the task's retries are exhausted too
+    reason = f"provider kept failing: {first.value}"
+    result = give_up(engine, scheduler, run_id, reason)
+    # Then the run failed with that reason, and nothing else came of it
+    run = _run(engine, run_id)
+    assert result["status"] == "failed"
+    assert (run["status"], run["error"], run["request_sha256"]) == ("failed", reason, stored_sha)
+    assert [kind for kind, _ in _events(engine, run_id)] == ["run.started", "run.failed"]
+    assert _claims(engine, run_id) == []
+    assert scheduler.evaluations == []
+
+
+def test_a_bad_key_fails_at_once_and_the_key_is_nowhere_stored(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a provider that refuses the key and echoes it in its error message
+    ledger, _ = _thread(engine)
+    scheduler = Recorder()
+    with fake_agent(monkeypatch, tmp_path, [unauthorized()]) as seen:
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        before = _written(engine)
+        # When the run is executed
+        result = execute_run(engine, scheduler, run_id)
+    # Then it failed at once, without a retry, with an authentication reason
+    run = _run(engine, run_id)
+    assert result["status"] == "failed"
+    assert run["status"] == "failed"
+    assert "authentication" in run["error"].lower()
+    assert len(seen.requests) == 1
+    assert DUMMY_KEY in seen.requests[0]["headers"]["authorization"]  # it was sent, and echoed back
+    # And the key is in no stored reason, run or event, and nothing else was written
+    assert DUMMY_KEY not in run["error"]
+    assert DUMMY_KEY not in json.dumps(run, default=str)
+    with unit_of_work(engine) as conn:
+        events = [json.dumps(r._asdict(), default=str) for r in conn.execute(select(t.events))]
+    assert not [e for e in events if DUMMY_KEY in e]
+    assert _growth(before, _written(engine)) == {"run_exposures": 2, "events": 2}
+    assert _claims(engine, run_id) == []
+
+
+# ------------------------------------------------------- preview and fencing
+
+
+def test_preview_hashes_to_the_request_the_run_stores(
+    engine: Engine, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a thread and the simulated stand-in for claude
+    monkeypatch.setenv("COUNCIL_SIMULATE", "1")
+    ledger, _ = _thread(engine)
+    # When the request is previewed, in process and by the CLI
+    compiled = compile_for(engine, resolve("claude"), ledger.thread_id)
+    shown = cli(
+        "preview",
+        "--thread",
+        str(ledger.thread_id),
+        "--agent",
+        "claude",
+        "--json",
+        env={"COUNCIL_SIMULATE": "1"},
+    )
+    assert shown.code == 0, shown.stderr
+    preview = shown.json()
+    # And a run of claude is dispatched and executed with nothing changed in between
+    scheduler = Recorder()
+    run_id = _dispatch(engine, scheduler, ledger.thread_id, agent="claude")
+    result = execute_run(engine, scheduler, run_id)
+    # Then both previews hash to exactly the request the run stored
+    run = _run(engine, run_id)
+    assert result["status"] == "succeeded"
+    assert run["simulated"] is True and preview["simulated"] is True
+    assert preview["request_sha256"] == compiled.sha256 == run["request_sha256"]
+    assert preview["request"] == run["request"]
+
+
+def test_a_second_execution_of_a_finished_run_is_skipped_and_writes_nothing(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a run that a worker has executed (simulated claude)
+    monkeypatch.setenv("COUNCIL_SIMULATE", "1")
+    ledger, _ = _thread(engine)
+    scheduler = Recorder()
+    run_id = _dispatch(engine, scheduler, ledger.thread_id, agent="claude")
+    assert execute_run(engine, scheduler, run_id)["status"] == "succeeded"
+    before, run_before = _written(engine), _run(engine, run_id)
+    enqueued = (list(scheduler.runs), list(scheduler.evaluations))
+    # When its message is delivered again
+    result = execute_run(engine, scheduler, run_id)
+    # Then the second execution is skipped: no row, no event, no enqueue
+    assert result == {"run_id": run_id, "status": "skipped"}
+    assert _written(engine) == before
+    assert _run(engine, run_id) == run_before
+    assert (scheduler.runs, scheduler.evaluations) == enqueued
+
+
+def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a run claimed by a worker whose lease expired at once, then taken over
+    monkeypatch.setenv("COUNCIL_SIMULATE", "1")
+    ledger, heads = _thread(engine)
+    run_id = _dispatch(engine, Recorder(), ledger.thread_id, agent="claude")
+    zombie = lifecycle.claim(engine, run_id, owner="zombie", lease_s=0)
+    successor = lifecycle.claim(engine, run_id, owner="successor", lease_s=300)
+    assert zombie is not None and successor is not None
+    assert (zombie.attempt, successor.attempt) == (1, 2)
+    output = _valid_output(ledger, heads)
+    before, run_before = _written(engine), _run(engine, run_id)
+    # When the zombie attempt tries to finish the run
+    applied = lifecycle.succeed(
+        engine, run_id, 1, output, usage={"calls": 1}, cost_usd=None, lint_findings=[]
+    )
+    # Then it is fenced out and nothing was written
+    assert applied is None
+    assert lifecycle.fail(engine, run_id, 1, "zombie failure") is False
+    assert lifecycle.release(engine, run_id, 1) is False
+    assert (
+        lifecycle.store_request(engine, run_id, 1, compile_for(engine, resolve("claude"), ledger.thread_id))
+        is False
+    )
+    assert _written(engine) == before
+    assert _run(engine, run_id) == run_before
+    assert (run_before["status"], run_before["lease_owner"]) == ("running", "successor")
+    # And the attempt that owns the run still can
+    done = lifecycle.succeed(engine, run_id, 2, output, usage={"calls": 1}, cost_usd=None, lint_findings=[])
+    assert done is not None and len(done["claims"]) == 2
+    assert _run(engine, run_id)["status"] == "succeeded"
