@@ -18,6 +18,8 @@ BENCHMARKS = {
     "commit": "benchmarks.commit",
     "contention": "benchmarks.contention",
     "frontier": "benchmarks.frontier",
+    "dispatch": "benchmarks.dispatch",
+    "cascade": "benchmarks.cascade",
 }
 
 

@@ -66,6 +66,11 @@ def sweep() -> dict[str, Any]:
     return {"requeued": len(stale)}
 
 
+@app.task(name="council.noop")
+def noop() -> None:
+    """Does nothing: the dispatch benchmark's baseline Celery round trip (benchmarks/dispatch.py)."""
+
+
 @app.task(name="council.cascade")
 def cascade(pending: list[list[Any]]) -> dict[str, Any]:
     """One bounded step of a reversal cascade; queues its own continuation."""

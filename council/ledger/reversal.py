@@ -4,27 +4,33 @@ and the bounded cascade.
 A validity change takes the evidence key's exclusive lock, records the
 transition and only then looks up the consolidations resting on it (through
 the evidence index), so it either sees a concurrent commit or the commit sees
-it. Work that needs node locks happens afterwards, one transaction per
-consolidation, never while the evidence lock is held.
+it. Work that needs node locks happens afterwards, never while the evidence
+lock is held: the affected consolidations are reassessed in batches (two at
+a time), one transaction per batch holding the node locks of that batch
+(taken together, in ascending key order), with one read and set-based writes
+per batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Connection, Engine, RowMapping, insert
 
 from council.domain import materiality
 from council.domain import validate as v
-from council.errors import BadInput
+from council.errors import BadInput, NotFound
 from council.ledger import events, retraction
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
-from council.ledger.locks import lock_evidence_exclusive, lock_node
+from council.ledger.locks import lock_evidence_exclusive
 from council.ledger.lookup import require
-from council.ledger.memory import move_memory
 from council.sql import query
 
 MOVES = {
@@ -34,6 +40,11 @@ MOVES = {
 }
 CASCADE_DEPTH = 3
 CASCADE_STEP_LIMIT = 200
+# Consolidations reassessed per transaction (their node locks held together),
+# and transactions in flight at once: one batch is decided in Python while the
+# other's statements run on the server.
+REASSESS_BATCH = 100
+REASSESS_WORKERS = 2
 
 
 def change_validity(
@@ -71,9 +82,14 @@ def change_validity(
                 subject_id=evidence_id,
                 payload={"from": row["validity"], "reason": reason, "affected": len(affected)},
             )
-    results = [
-        reassess(engine, r["id"], actor=actor, cause=f"evidence {evidence_id} {target}") for r in affected
-    ]
+    cause = f"evidence {evidence_id} {target}"
+    pinned: dict[UUID, tuple[str, str]] = {}
+    batches = [affected[start : start + REASSESS_BATCH] for start in range(0, len(affected), REASSESS_BATCH)]
+    with ThreadPoolExecutor(max_workers=REASSESS_WORKERS) as pool:
+        done = pool.map(
+            lambda batch: reassess(engine, batch, actor=actor, cause=cause, pinned=pinned), batches
+        )
+        results = [result for batch in done for result in batch]
     contested = [
         (UUID(str(r["node_version_id"])), CASCADE_DEPTH) for r in results if r["memory_status"] == "contested"
     ]
@@ -87,108 +103,186 @@ def change_validity(
     }
 
 
-def reassess(engine: Engine, consolidation_id: UUID, *, actor: str, cause: str) -> dict[str, Any]:
-    """Project the current validity of a consolidation's evidence onto its memory item."""
+def reassess(
+    engine: Engine,
+    consolidations: Sequence[Mapping[str, Any]],
+    *,
+    actor: str,
+    cause: str,
+    pinned: dict[UUID, tuple[str, str]],
+) -> list[dict[str, Any]]:
+    """Project the current validity of each consolidation's evidence onto its
+    memory item (``consolidations``: rows of ``affected_consolidations``).
+
+    One transaction under the node locks of the whole batch, taken in
+    ascending key order (deadlock-free: it takes no other lock, and every
+    other writer holds at most one node lock). Then one read, then one
+    statement for the memory moves and one for the retraction proposals the
+    material ones open. ``pinned`` caches, per thread, the rule set and
+    grouping those proposals pin. Results in input order.
+    """
+    if not consolidations:
+        return []
+    ids = [str(c["id"]) for c in consolidations]
+    by_key = sorted(consolidations, key=lambda c: int(c["node_lock_key"]))
     with unit_of_work(engine) as conn:
-        head = require(conn, t.consolidations, consolidation_id, "consolidation")
-        lock_node(conn, head["logical_node_id"])
-        consolidation = (
-            conn.execute(select(t.consolidations).where(t.consolidations.c.id == consolidation_id))
-            .mappings()
-            .one()
-        )
-        memory = dict(
-            conn.execute(select(t.memory_items).where(t.memory_items.c.consolidation_id == consolidation_id))
-            .mappings()
-            .one()
-        )
-        result: dict[str, Any] = {
-            "consolidation_id": consolidation_id,
-            "node_version_id": consolidation["node_version_id"],
-            "memory_item_id": memory["id"],
-            "material": None,
-            "proposal_id": None,
-        }
-        if consolidation["status"] != "live":
-            return {**result, "memory_status": memory["status"]}
-        snapshot = consolidation["snapshot"]
-        ids = [e["id"] for e in snapshot["evidence"]]
-        validity = {str(r.id): r.validity for r in conn.execute(query("evidence_validity"), {"ids": ids})}
-        invalidated = sorted(e for e, state in validity.items() if state == "invalidated")
-        challenged = sorted(e for e, state in validity.items() if state == "challenged")
-        status = memory["status"]
-        if invalidated:
-            material, after = materiality.check(snapshot, invalidated)
-            result["material"] = material
-            details = {"removed": invalidated, "failed_without_them": [r.rule for r in after.failed()]}
-            if material:
-                status = move_memory(conn, memory, "contested", f"{cause}: material", actor, details)
-                result["proposal_id"] = retraction.open_in(
-                    conn,
-                    consolidation,
-                    reason=f"{cause}; the decision does not survive without it",
-                    actor=actor,
-                )
-            else:
-                if status == "stable":
-                    status = move_memory(
-                        conn, memory, "provisional", f"{cause}: checking materiality", actor, details
-                    )
-                target = "provisional" if challenged else "stable"
-                status = move_memory(
-                    conn, memory, target, f"{cause}: immaterial", actor, {**details, "check": "immaterial"}
-                )
-        elif challenged:
-            if status == "stable":
-                status = move_memory(
-                    conn,
-                    memory,
-                    "provisional",
-                    f"{cause}: support challenged",
-                    actor,
-                    {"challenged": challenged},
-                )
-        elif status == "provisional":
-            status = move_memory(conn, memory, "stable", f"{cause}: support sound again", actor, {})
+        # One lock_node per node in ascending key order, sent in one round trip.
+        conn.execute(query("lock_node"), [{"logical_node_id": str(c["logical_node_id"])} for c in by_key])
+        rows = {str(r["id"]): r for r in conn.execute(query("reassess_load"), {"ids": ids}).mappings()}
+        moves: list[dict[str, Any]] = []
+        results = []
+        for consolidation_id in ids:
+            if consolidation_id not in rows:
+                raise NotFound(f"no consolidation with id {consolidation_id}")
+            results.append(_reassess_one(rows[consolidation_id], cause, moves))
+        if moves:
+            conn.execute(query("move_memory_batch"), {"moves": json.dumps(moves), "actor": actor})
+        material = [r for r in results if r["material"]]
+        if material:
+            reason = f"{cause}; the decision does not survive without it"
+            _open_retractions(conn, material, rows, pinned, reason=reason, actor=actor)
+    return results
+
+
+def _reassess_one(row: RowMapping, cause: str, moves: list[dict[str, Any]]) -> dict[str, Any]:
+    """One consolidation's verdict; its memory moves are appended to ``moves`` in order."""
+    result: dict[str, Any] = {
+        "consolidation_id": row["id"],
+        "node_version_id": row["node_version_id"],
+        "memory_item_id": row["memory_item_id"],
+        "material": None,
+        "proposal_id": None,
+    }
+    status = row["memory_status"]
+
+    def move(to: str, reason: str, details: dict[str, Any]) -> None:
+        nonlocal status
+        moves.append(_move(row["memory_item_id"], row["memory_thread_id"], status, to, reason, details))
+        status = to
+
+    if row["status"] != "live":
         return {**result, "memory_status": status}
+    validity = row["validity"]
+    invalidated = sorted(e for e, state in validity.items() if state == "invalidated")
+    challenged = sorted(e for e, state in validity.items() if state == "challenged")
+    if invalidated:
+        material, after = materiality.check(row["snapshot"], invalidated)
+        result["material"] = material
+        details = {"removed": invalidated, "failed_without_them": [r.rule for r in after.failed()]}
+        if material:
+            move("contested", f"{cause}: material", details)
+        else:
+            if status == "stable":
+                move("provisional", f"{cause}: checking materiality", details)
+            target = "provisional" if challenged else "stable"
+            move(target, f"{cause}: immaterial", {**details, "check": "immaterial"})
+    elif challenged:
+        if status == "stable":
+            move("provisional", f"{cause}: support challenged", {"challenged": challenged})
+    elif status == "provisional":
+        move("stable", f"{cause}: support sound again", {})
+    return {**result, "memory_status": status}
+
+
+def _move(
+    memory_item_id: Any, thread_id: Any, from_status: str, to: str, reason: str, details: dict[str, Any]
+) -> dict[str, Any]:
+    """One memory move for ``move_memory_batch`` (the rows move_memory writes)."""
+    return {
+        "memory_item_id": str(memory_item_id),
+        "thread_id": str(thread_id),
+        "from": from_status,
+        "to": to,
+        "reason": reason,
+        "details": details,
+    }
+
+
+def _open_retractions(
+    conn: Connection,
+    results: Sequence[dict[str, Any]],
+    rows: Mapping[str, RowMapping],
+    pinned: dict[UUID, tuple[str, str]],
+    *,
+    reason: str,
+    actor: str,
+) -> None:
+    """Open (or find the open) retraction proposal of each result's
+    consolidation, pinned to the versions in force for its thread (as
+    retraction.open_in does), and set each result's ``proposal_id``."""
+    thread_of = {r["consolidation_id"]: rows[str(r["consolidation_id"])]["thread_id"] for r in results}
+    for thread in set(thread_of.values()) - pinned.keys():
+        pinned[thread] = retraction.default_versions(conn, {"thread_id": thread})
+    proposals = [
+        {
+            "consolidation_id": str(consolidation_id),
+            "thread_id": str(thread),
+            "reason": reason,
+            "rule_set_id": pinned[thread][0],
+            "grouping_algorithm_id": pinned[thread][1],
+        }
+        for consolidation_id, thread in thread_of.items()
+    ]
+    found = conn.execute(query("open_retractions"), {"proposals": json.dumps(proposals), "actor": actor})
+    opened = {str(consolidation_id): proposal_id for consolidation_id, proposal_id in found}
+    for r in results:
+        r["proposal_id"] = UUID(str(opened[str(r["consolidation_id"])]))
 
 
 def cascade_step(engine: Engine, pending: Sequence[tuple[UUID, int]], *, actor: str) -> dict[str, Any]:
     """One bounded step of the cascade: expand ``pending`` (version, depth left)
     breadth first, marking the memory of every node that depends on them
-    provisional, until CASCADE_STEP_LIMIT dependents were reached in this step.
-    What is left is returned as the continuation — bounded, never lossy. (A
-    single version with more dependents than the limit is expanded alone.)"""
-    queue = [(str(version), depth) for version, depth in pending if depth > 0]
-    reached = marked = 0
+    provisional, until CASCADE_STEP_LIMIT versions were expanded or
+    CASCADE_STEP_LIMIT dependents reached in this step. What is left is
+    returned as the continuation — bounded, never lossy. (A single version
+    with more dependents than the limit is expanded alone.)
+
+    The dependents of a whole stretch of the queue are read in one statement
+    and the step's marks written in one.
+    """
+    queue = deque((str(version), depth) for version, depth in pending if depth > 0)
+    reached = expanded = 0
+    full = False
     seen = {version for version, _ in queue}
+    moves: list[dict[str, Any]] = []
+    marked: set[str] = set()  # statuses were read before this step's marks: mark each item once
     with unit_of_work(engine) as conn:
-        while queue:
-            version, depth = queue[0]
-            rows = list(conn.execute(query("dependents"), {"versions": [version]}).mappings())
-            if reached and reached + len(rows) > CASCADE_STEP_LIMIT:
-                break
-            queue.pop(0)
-            for row in rows:
-                dependent = str(row["version_id"])
-                reached += 1
-                if row["memory_item_id"] is not None and row["memory_status"] == "stable":
-                    memory = {"id": row["memory_item_id"], "status": "stable", "thread_id": row["thread_id"]}
-                    move_memory(
-                        conn,
-                        memory,
-                        "provisional",
-                        f"depends on contested {version}",
-                        actor,
-                        {"via": version},
-                    )
-                    marked += 1
-                if depth > 1 and dependent not in seen:
-                    seen.add(dependent)
-                    queue.append((dependent, depth - 1))
+        while queue and expanded < CASCADE_STEP_LIMIT and not full:
+            stretch = list(islice(queue, CASCADE_STEP_LIMIT - expanded))
+            found: dict[str, list[Any]] = {}
+            versions = sorted({version for version, _ in stretch})
+            for row in conn.execute(query("dependents"), {"versions": versions}).mappings():
+                found.setdefault(str(row["depends_on"]), []).append(row)
+            for version, depth in stretch:
+                rows = found.get(version, [])
+                if reached and reached + len(rows) > CASCADE_STEP_LIMIT:
+                    full = True
+                    break
+                queue.popleft()
+                expanded += 1
+                for row in rows:
+                    dependent, memory_id = str(row["version_id"]), row["memory_item_id"]
+                    reached += 1
+                    if (
+                        memory_id is not None
+                        and row["memory_status"] == "stable"
+                        and str(memory_id) not in marked
+                    ):
+                        marked.add(str(memory_id))
+                        reason = f"depends on contested {version}"
+                        moves.append(
+                            _move(
+                                memory_id, row["thread_id"], "stable", "provisional", reason, {"via": version}
+                            )
+                        )
+                    if depth > 1 and dependent not in seen:
+                        seen.add(dependent)
+                        queue.append((dependent, depth - 1))
+        if moves:
+            conn.execute(query("move_memory_batch"), {"moves": json.dumps(moves), "actor": actor})
     return {
         "reached": reached,
-        "marked_provisional": marked,
+        "marked_provisional": len(moves),
         "continuation": [(UUID(version), depth) for version, depth in queue],
         "continuation_queued": False,
     }

@@ -1,23 +1,88 @@
 -- affected_consolidations --
 -- Live consolidations resting on one evidence item, found through the evidence
--- index written at commit time (never by scanning snapshots).
-SELECT c.id, c.logical_node_id, c.node_version_id, c.thread_id
+-- index written at commit time (never by scanning snapshots), in ascending
+-- order of their node's lock key (lock_node's key, locks.sql): reassessment
+-- takes those locks in this order.
+SELECT c.id, c.logical_node_id, c.node_version_id, c.thread_id,
+       hashtextextended('council.node:' || CAST(c.logical_node_id AS text), 0) AS node_lock_key
 FROM consolidation_evidence ce
 JOIN consolidations c ON c.id = ce.consolidation_id
 WHERE ce.evidence_id = :evidence_id AND c.status = 'live'
-ORDER BY c.id
+ORDER BY node_lock_key, c.id
 
--- evidence_validity --
--- Current validity of a set of evidence items.
-SELECT id, validity FROM evidence WHERE id = ANY (CAST(:ids AS uuid[]))
+-- reassess_load --
+-- After the node locks: each consolidation of the batch with its memory item
+-- and the current validity of every evidence item its stored snapshot names
+-- (looked up by key: `= ANY (ARRAY(..))`, as `IN (..)` was planned as a scan
+-- of all evidence per consolidation).
+SELECT c.id, c.status, c.node_version_id, c.thread_id, c.snapshot,
+       m.id AS memory_item_id, m.status AS memory_status, m.thread_id AS memory_thread_id,
+       (SELECT coalesce(jsonb_object_agg(e.id, e.validity), '{}'::jsonb)
+        FROM evidence e
+        WHERE e.id = ANY (ARRAY(
+            SELECT CAST(x ->> 'id' AS uuid) FROM jsonb_array_elements(c.snapshot -> 'evidence') AS x))) AS validity
+FROM consolidations c
+JOIN memory_items m ON m.consolidation_id = c.id
+WHERE c.id = ANY (CAST(:ids AS uuid[]))
+
+-- move_memory_batch --
+-- Memory moves in one statement, applied in the given order (two moves of one
+-- item chain: the transition trigger checks each from-status), each with its
+-- event — the same rows move_memory writes one at a time.
+WITH moves AS (
+    SELECT j.ord, CAST(j.x ->> 'memory_item_id' AS uuid) AS memory_item_id,
+           CAST(j.x ->> 'thread_id' AS uuid) AS thread_id, j.x ->> 'from' AS from_status,
+           j.x ->> 'to' AS to_status, j.x ->> 'reason' AS reason, j.x -> 'details' AS details
+    FROM jsonb_array_elements(CAST(:moves AS jsonb)) WITH ORDINALITY AS j(x, ord)
+), moved AS (
+    INSERT INTO memory_transitions (memory_item_id, from_status, to_status, reason, actor, details)
+    SELECT memory_item_id, from_status, to_status, reason, :actor, details FROM moves ORDER BY ord
+)
+INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+SELECT thread_id, 'memory.' || to_status, CAST(memory_item_id AS text), :actor,
+       jsonb_build_object('from', from_status, 'reason', reason)
+FROM moves ORDER BY ord
+
+-- open_retractions --
+-- Open (or find the already open) retraction proposal of each given
+-- consolidation, pinned to the given rule set and grouping, with its event —
+-- what retraction.open_in does for one. Call under the node locks.
+WITH wanted AS (
+    SELECT j.ord, CAST(j.x ->> 'consolidation_id' AS uuid) AS consolidation_id,
+           CAST(j.x ->> 'thread_id' AS uuid) AS thread_id, j.x ->> 'reason' AS reason,
+           j.x ->> 'rule_set_id' AS rule_set_id, j.x ->> 'grouping_algorithm_id' AS grouping_algorithm_id
+    FROM jsonb_array_elements(CAST(:proposals AS jsonb)) WITH ORDINALITY AS j(x, ord)
+), existing AS (
+    SELECT p.consolidation_id, p.id
+    FROM retraction_proposals p JOIN wanted w ON w.consolidation_id = p.consolidation_id
+    WHERE p.status = 'open'
+), opened AS (
+    INSERT INTO retraction_proposals (thread_id, consolidation_id, reason, rule_set_id, grouping_algorithm_id,
+                                      opened_by)
+    SELECT w.thread_id, w.consolidation_id, w.reason, w.rule_set_id, w.grouping_algorithm_id, :actor
+    FROM wanted w
+    WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.consolidation_id = w.consolidation_id)
+    ORDER BY w.ord
+    RETURNING id, thread_id, consolidation_id, reason, rule_set_id, grouping_algorithm_id
+), announced AS (
+    INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+    SELECT thread_id, 'retraction.proposed', CAST(id AS text), :actor,
+           jsonb_build_object('consolidation_id', consolidation_id, 'reason', reason,
+                              'rule_set_id', rule_set_id, 'grouping_algorithm_id', grouping_algorithm_id)
+    FROM opened
+)
+SELECT consolidation_id, id FROM existing
+UNION ALL
+SELECT consolidation_id, id FROM opened
 
 -- dependents --
--- One bounded step of the cascade: versions that depend on any of :versions,
--- with their live consolidation and memory item (if they have one).
-SELECT DISTINCT e.from_version_id AS version_id, c.id AS consolidation_id, m.id AS memory_item_id,
-       m.status AS memory_status, c.thread_id
+-- One bounded step of the cascade: versions that depend on any of :versions
+-- (each with the version it depends on), with their live consolidation and
+-- memory item (if they have one).
+SELECT DISTINCT e.to_version_id AS depends_on, e.from_version_id AS version_id, c.id AS consolidation_id,
+       m.id AS memory_item_id, m.status AS memory_status, c.thread_id
 FROM edges e
 LEFT JOIN consolidations c ON c.node_version_id = e.from_version_id AND c.status = 'live'
 LEFT JOIN memory_items m ON m.consolidation_id = c.id
 WHERE e.kind = 'depends_on' AND e.to_version_id = ANY (CAST(:versions AS uuid[]))
-ORDER BY e.from_version_id
+ORDER BY e.to_version_id, e.from_version_id

