@@ -67,7 +67,7 @@ def _offline_profile_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 
 
 @contextmanager
-def fake_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, script: list[Step]) -> Iterator[Requests]:
+def _fake_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, script: list[Step]) -> Iterator[Requests]:
     """The profile ``fake`` pointed at a fake provider serving ``script``."""
     with fake_openai(script) as (base_url, requests):
         path = tmp_path / "profiles.toml"
@@ -171,7 +171,7 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
     ledger, heads = _thread(engine)
     answer = _valid_output(ledger, heads).model_dump_json()
     scheduler = Recorder()
-    with fake_agent(monkeypatch, tmp_path, [reply(answer, prompt_tokens=120, completion_tokens=40)]) as seen:
+    with _fake_agent(monkeypatch, tmp_path, [reply(answer, prompt_tokens=120, completion_tokens=40)]) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
         expected = compile_for(engine, resolve("fake"), ledger.thread_id)
         # When a worker executes the run
@@ -238,7 +238,7 @@ def test_malformed_json_twice_fails_after_one_reprompt_and_writes_nothing_else(
     # Given a provider that never answers in JSON
     ledger, _ = _thread(engine)
     scheduler = Recorder()
-    with fake_agent(monkeypatch, tmp_path, [reply(NOT_JSON)]) as seen:
+    with _fake_agent(monkeypatch, tmp_path, [reply(NOT_JSON)]) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
         before = _written(engine)
         # When the run is executed
@@ -267,7 +267,7 @@ def test_malformed_then_valid_succeeds_after_one_reprompt(
     answer = _valid_output(ledger, heads).model_dump_json()
     scheduler = Recorder()
     script = [reply(NOT_JSON, prompt_tokens=100, completion_tokens=20), reply(answer, prompt_tokens=150)]
-    with fake_agent(monkeypatch, tmp_path, script) as seen:
+    with _fake_agent(monkeypatch, tmp_path, script) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
         # When the run is executed
         result = execute_run(engine, scheduler, run_id)
@@ -297,7 +297,7 @@ def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
     unknown = uuid.uuid4()
     answer = AgentOutput(claims=[ClaimOut(node_version_id=str(unknown), type="endorse")]).model_dump_json()
     scheduler = Recorder()
-    with fake_agent(monkeypatch, tmp_path, [reply(answer)]) as seen:
+    with _fake_agent(monkeypatch, tmp_path, [reply(answer)]) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
         before = _written(engine)
         # When the run is executed
@@ -322,7 +322,7 @@ def test_a_rate_limit_is_retried_and_the_run_succeeds(
     ledger, heads = _thread(engine)
     answer = _valid_output(ledger, heads).model_dump_json()
     scheduler = Recorder()
-    with fake_agent(monkeypatch, tmp_path, [rate_limited(), reply(answer)]) as seen:
+    with _fake_agent(monkeypatch, tmp_path, [rate_limited(), reply(answer)]) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
         # When the run is executed
         result = execute_run(engine, scheduler, run_id)
@@ -342,7 +342,7 @@ def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_gives
     # Given a provider that answers 500 to everything
     ledger, _ = _thread(engine)
     scheduler = Recorder()
-    with fake_agent(monkeypatch, tmp_path, [server_error()]) as seen:
+    with _fake_agent(monkeypatch, tmp_path, [server_error()]) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
         # When the run is executed, the gateway's retries are spent
         with pytest.raises(TransientLLMError) as first:
@@ -383,7 +383,7 @@ def test_a_bad_key_fails_at_once_and_the_key_is_nowhere_stored(
     # Given a provider that refuses the key and echoes it in its error message
     ledger, _ = _thread(engine)
     scheduler = Recorder()
-    with fake_agent(monkeypatch, tmp_path, [unauthorized()]) as seen:
+    with _fake_agent(monkeypatch, tmp_path, [unauthorized()]) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
         before = _written(engine)
         # When the run is executed
