@@ -17,7 +17,6 @@ from sqlalchemy import (
     Identity,
     Index,
     Integer,
-    MetaData,
     Numeric,
     PrimaryKeyConstraint,
     Table,
@@ -26,41 +25,9 @@ from sqlalchemy import (
     func,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, TIMESTAMP, UUID
-from sqlalchemy.sql.schema import SchemaItem
+from sqlalchemy.dialects.postgresql import JSONB, UUID
 
-metadata = MetaData()
-
-_TS = TIMESTAMP(timezone=True)
-
-
-def _id() -> Column[object]:
-    return Column("id", UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()"))
-
-
-def _fk(name: str, target: str, nullable: bool = False, **kw: object) -> Column[object]:
-    return Column(name, UUID(as_uuid=True), ForeignKey(target), nullable=nullable, **kw)  # type: ignore[arg-type]
-
-
-def _created(clock: bool = False) -> Column[object]:
-    default = func.clock_timestamp() if clock else func.now()
-    return Column("created_at", _TS, nullable=False, server_default=default)
-
-
-def _transitions(name: str, parent_fk: str, target: str, details: bool = False) -> Table:
-    cols: list[SchemaItem] = [
-        _id(),
-        _fk(parent_fk, target),
-        Column("from_status", Text, nullable=False),
-        Column("to_status", Text, nullable=False),
-        Column("reason", Text, nullable=False),
-        Column("actor", Text, nullable=False),
-    ]
-    if details:
-        cols.append(Column("details", JSONB, nullable=False, server_default=text("'{}'::jsonb")))
-    cols.append(_created(clock=True))
-    return Table(name, metadata, *cols)
-
+from council.ledger.table_helpers import TS, created, fk, id_column, metadata, transitions_table
 
 rule_sets = Table(
     "rule_sets",
@@ -69,7 +36,7 @@ rule_sets = Table(
     Column("body", JSONB, nullable=False),
     Column("body_sha256", Text, nullable=False, unique=True),
     Column("description", Text, nullable=False, server_default=text("''")),
-    _created(),
+    created(),
 )
 
 grouping_algorithms = Table(
@@ -79,44 +46,44 @@ grouping_algorithms = Table(
     Column("params", JSONB, nullable=False),
     Column("params_sha256", Text, nullable=False, unique=True),
     Column("description", Text, nullable=False, server_default=text("''")),
-    _created(),
+    created(),
 )
 
 threads = Table(
     "threads",
     metadata,
-    _id(),
+    id_column(),
     Column("title", Text, nullable=False),
     Column("objective", Text, nullable=False),
     Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
     Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
-    _created(),
+    created(),
 )
 
 dispatches = Table(
     "dispatches",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
+    id_column(),
+    fk("thread_id", "threads.id"),
     Column("mode", Text, nullable=False),
     Column("agents", ARRAY(Text), nullable=False),
     Column("rounds", Integer, nullable=False),
     # Added by ALTER TABLE in the migration: retraction_proposals is created later.
     Column("proposal_id", UUID(as_uuid=True), ForeignKey("retraction_proposals.id", use_alter=True)),
-    _created(),
+    created(),
 )
 
 agent_runs = Table(
     "agent_runs",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("dispatch_id", "dispatches.id", nullable=True),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("dispatch_id", "dispatches.id", nullable=True),
     Column("agent", Text, nullable=False),
     Column("model", Text, nullable=False),
     Column("provider", Text, nullable=False),
     Column("simulated", Boolean, nullable=False, server_default=text("false")),
-    _fk("parent_run_id", "agent_runs.id", nullable=True),
+    fk("parent_run_id", "agent_runs.id", nullable=True),
     Column("round", Integer, nullable=False, server_default=text("1")),
     Column("mode", Text, nullable=False),
     # Added by ALTER TABLE in the migration: retraction_proposals is created later.
@@ -124,7 +91,7 @@ agent_runs = Table(
     Column("status", Text, nullable=False),
     Column("attempt", Integer, nullable=False, server_default=text("0")),
     Column("lease_owner", Text),
-    Column("lease_expires_at", _TS),
+    Column("lease_expires_at", TS),
     Column("request_sha256", Text),
     Column("request", JSONB),
     Column("input_fingerprint", JSONB),
@@ -132,9 +99,9 @@ agent_runs = Table(
     Column("cost_usd", Numeric(12, 6)),
     Column("error", Text),
     Column("lint_findings", JSONB),
-    _created(),
-    Column("started_at", _TS),
-    Column("finished_at", _TS),
+    created(),
+    Column("started_at", TS),
+    Column("finished_at", TS),
     Index("agent_runs_thread_idx", "thread_id", "created_at"),
     Index("agent_runs_parent_idx", "parent_run_id", postgresql_where=text("parent_run_id IS NOT NULL")),
     Index(
@@ -159,53 +126,53 @@ agent_runs = Table(
 branches = Table(
     "branches",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
+    id_column(),
+    fk("thread_id", "threads.id"),
     Column("kind", Text, nullable=False),
-    _fk("parent_branch_id", "branches.id", nullable=True),
+    fk("parent_branch_id", "branches.id", nullable=True),
     Column("fork_version_id", UUID(as_uuid=True), ForeignKey("node_versions.id", use_alter=True)),
     Column("divergence_type", Text),
     Column("objective", Text),
     Column("label", Text, nullable=False),
-    _fk("created_by_run_id", "agent_runs.id", nullable=True),
+    fk("created_by_run_id", "agent_runs.id", nullable=True),
     Column("status", Text, nullable=False, server_default=text("'active'::text")),
-    Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
-    _created(),
+    Column("status_changed_at", TS, nullable=False, server_default=func.now()),
+    created(),
     Index(
         "branches_one_main_per_thread", "thread_id", unique=True, postgresql_where=text("kind = 'main'::text")
     ),
     Index("branches_thread_idx", "thread_id"),
 )
 
-branch_transitions = _transitions("branch_transitions", "branch_id", "branches.id")
+branch_transitions = transitions_table("branch_transitions", "branch_id", "branches.id")
 Index("branch_transitions_branch_idx", branch_transitions.c.branch_id, branch_transitions.c.created_at)
 
 logical_nodes = Table(
     "logical_nodes",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("branch_id", "branches.id"),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("branch_id", "branches.id"),
     Column("head_version_id", UUID(as_uuid=True), ForeignKey("node_versions.id", use_alter=True)),
     Column("head_version_no", Integer),
-    _created(),
+    created(),
     Index("logical_nodes_thread_idx", "thread_id"),
 )
 
 node_versions = Table(
     "node_versions",
     metadata,
-    _id(),
-    _fk("logical_node_id", "logical_nodes.id"),
-    _fk("thread_id", "threads.id"),
-    _fk("branch_id", "branches.id"),
+    id_column(),
+    fk("logical_node_id", "logical_nodes.id"),
+    fk("thread_id", "threads.id"),
+    fk("branch_id", "branches.id"),
     Column("version_no", Integer, nullable=False),
-    _fk("parent_version_id", "node_versions.id", nullable=True),
+    fk("parent_version_id", "node_versions.id", nullable=True),
     Column("content", Text, nullable=False),
     Column("content_sha256", Text, nullable=False),
     Column("initial_status", Text, nullable=False),
-    _fk("created_by_run_id", "agent_runs.id", nullable=True),
-    _created(),
+    fk("created_by_run_id", "agent_runs.id", nullable=True),
+    created(),
     UniqueConstraint("logical_node_id", "version_no"),
     Index("node_versions_thread_idx", "thread_id", "branch_id"),
 )
@@ -215,35 +182,35 @@ node_version_states = Table(
     metadata,
     Column("id", UUID(as_uuid=True), ForeignKey("node_versions.id"), primary_key=True),
     Column("status", Text, nullable=False),
-    Column("status_changed_at", _TS, nullable=False),
+    Column("status_changed_at", TS, nullable=False),
     Index("node_version_states_status_idx", "status"),
 )
 
 node_status_transitions = Table(
     "node_status_transitions",
     metadata,
-    _id(),
-    _fk("node_version_id", "node_versions.id"),
+    id_column(),
+    fk("node_version_id", "node_versions.id"),
     Column("from_status", Text, nullable=False),
     Column("to_status", Text, nullable=False),
     Column("reason", Text, nullable=False),
     Column("actor", Text, nullable=False),
     Column("consolidation_id", UUID(as_uuid=True), ForeignKey("consolidations.id", use_alter=True)),
-    _created(clock=True),
+    created(clock=True),
     Index("node_status_transitions_version_idx", "node_version_id", "created_at"),
 )
 
 edges = Table(
     "edges",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("branch_id", "branches.id"),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("branch_id", "branches.id"),
     Column("kind", Text, nullable=False),
-    _fk("from_version_id", "node_versions.id"),
-    _fk("to_version_id", "node_versions.id"),
-    _fk("created_by_run_id", "agent_runs.id", nullable=True),
-    _created(),
+    fk("from_version_id", "node_versions.id"),
+    fk("to_version_id", "node_versions.id"),
+    fk("created_by_run_id", "agent_runs.id", nullable=True),
+    created(),
     UniqueConstraint("from_version_id", "to_version_id", "kind"),
     Index("edges_to_idx", "to_version_id", "kind"),
 )
@@ -251,47 +218,47 @@ edges = Table(
 merges = Table(
     "merges",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("source_branch_id", "branches.id", unique=True),
-    _fk("target_branch_id", "branches.id"),
-    _fk("preferred_version_id", "node_versions.id", nullable=True),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("source_branch_id", "branches.id", unique=True),
+    fk("target_branch_id", "branches.id"),
+    fk("preferred_version_id", "node_versions.id", nullable=True),
     Column("rationale", Text, nullable=False),
-    _fk("created_by_run_id", "agent_runs.id", nullable=True),
+    fk("created_by_run_id", "agent_runs.id", nullable=True),
     Column("actor", Text, nullable=False),
-    _created(),
+    created(),
 )
 
 evidence = Table(
     "evidence",
     metadata,
-    _id(),
+    id_column(),
     Column("content_sha256", Text, nullable=False, unique=True),
     Column("content", Text),
     Column("source_kind", Text, nullable=False),
     Column("source_uri", Text),
     Column("media_type", Text, nullable=False, server_default=text("'text/plain'::text")),
     Column("byte_size", BigInteger, nullable=False),
-    Column("fetched_at", _TS),
+    Column("fetched_at", TS),
     Column("title", Text, nullable=False),
     Column("validity", Text, nullable=False, server_default=text("'valid'::text")),
-    Column("validity_changed_at", _TS, nullable=False, server_default=func.now()),
-    _created(),
+    Column("validity_changed_at", TS, nullable=False, server_default=func.now()),
+    created(),
 )
 
 thread_evidence = Table(
     "thread_evidence",
     metadata,
-    _fk("thread_id", "threads.id"),
-    _fk("evidence_id", "evidence.id"),
+    fk("thread_id", "threads.id"),
+    fk("evidence_id", "evidence.id"),
     Column("title", Text, nullable=False),
     Column("added_by", Text, nullable=False),
-    _created(),
+    created(),
     PrimaryKeyConstraint("thread_id", "evidence_id"),
     Index("thread_evidence_evidence_idx", "evidence_id"),
 )
 
-evidence_transitions = _transitions("evidence_transitions", "evidence_id", "evidence.id")
+evidence_transitions = transitions_table("evidence_transitions", "evidence_id", "evidence.id")
 Index(
     "evidence_transitions_evidence_idx", evidence_transitions.c.evidence_id, evidence_transitions.c.created_at
 )
@@ -299,14 +266,14 @@ Index(
 run_exposures = Table(
     "run_exposures",
     metadata,
-    _id(),
-    _fk("run_id", "agent_runs.id"),
+    id_column(),
+    fk("run_id", "agent_runs.id"),
     Column("kind", Text, nullable=False),
     Column("channel", Text, nullable=False),
-    _fk("exposed_to_run_id", "agent_runs.id", nullable=True),
+    fk("exposed_to_run_id", "agent_runs.id", nullable=True),
     Column("claim_id", UUID(as_uuid=True), ForeignKey("claims.id", use_alter=True)),
-    _fk("node_version_id", "node_versions.id", nullable=True),
-    _created(),
+    fk("node_version_id", "node_versions.id", nullable=True),
+    created(),
     Index("run_exposures_run_idx", "run_id"),
     Index(
         "run_exposures_source_idx",
@@ -318,13 +285,13 @@ run_exposures = Table(
 claims = Table(
     "claims",
     metadata,
-    _id(),
-    _fk("run_id", "agent_runs.id"),
-    _fk("node_version_id", "node_versions.id"),
+    id_column(),
+    fk("run_id", "agent_runs.id"),
+    fk("node_version_id", "node_versions.id"),
     Column("claim_type", Text, nullable=False),
     Column("confidence", Numeric(4, 3), nullable=False, server_default=text("0.5")),
     Column("rationale", Text, nullable=False, server_default=text("''::text")),
-    _created(),
+    created(),
     UniqueConstraint("run_id", "node_version_id"),
     Index("claims_node_version_idx", "node_version_id", "claim_type"),
 )
@@ -332,15 +299,15 @@ claims = Table(
 citations = Table(
     "citations",
     metadata,
-    _id(),
-    _fk("node_version_id", "node_versions.id"),
-    _fk("evidence_id", "evidence.id"),
-    _fk("branch_id", "branches.id"),
-    _fk("claim_id", "claims.id", nullable=True),
-    _fk("run_id", "agent_runs.id", nullable=True),
+    id_column(),
+    fk("node_version_id", "node_versions.id"),
+    fk("evidence_id", "evidence.id"),
+    fk("branch_id", "branches.id"),
+    fk("claim_id", "claims.id", nullable=True),
+    fk("run_id", "agent_runs.id", nullable=True),
     Column("role", Text, nullable=False),
     Column("interpretation", Text, nullable=False, server_default=text("''::text")),
-    _created(),
+    created(),
     Index("citations_node_version_idx", "node_version_id"),
     Index("citations_evidence_idx", "evidence_id"),
     Index("citations_claim_idx", "claim_id", postgresql_where=text("claim_id IS NOT NULL")),
@@ -350,23 +317,23 @@ citations = Table(
 pending_actions = Table(
     "pending_actions",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("branch_id", "branches.id"),
-    _fk("node_version_id", "node_versions.id", nullable=True),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("branch_id", "branches.id"),
+    fk("node_version_id", "node_versions.id", nullable=True),
     Column("description", Text, nullable=False),
     Column("acceptance_condition", Text, nullable=False),
-    _fk("created_by_run_id", "agent_runs.id", nullable=True),
+    fk("created_by_run_id", "agent_runs.id", nullable=True),
     Column("status", Text, nullable=False, server_default=text("'open'::text")),
-    Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
-    _created(),
+    Column("status_changed_at", TS, nullable=False, server_default=func.now()),
+    created(),
     Index("pending_actions_thread_idx", "thread_id", "status"),
     Index(
         "pending_actions_node_idx", "node_version_id", postgresql_where=text("node_version_id IS NOT NULL")
     ),
 )
 
-pending_action_transitions = _transitions(
+pending_action_transitions = transitions_table(
     "pending_action_transitions", "pending_action_id", "pending_actions.id"
 )
 Index(
@@ -378,18 +345,18 @@ Index(
 consolidations = Table(
     "consolidations",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("logical_node_id", "logical_nodes.id"),
-    _fk("node_version_id", "node_versions.id"),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("logical_node_id", "logical_nodes.id"),
+    fk("node_version_id", "node_versions.id"),
     Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
     Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
     Column("snapshot", JSONB, nullable=False),
     Column("snapshot_sha256", Text, nullable=False),
     Column("decision", JSONB, nullable=False),
     Column("status", Text, nullable=False, server_default=text("'live'::text")),
-    Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
-    _created(),
+    Column("status_changed_at", TS, nullable=False, server_default=func.now()),
+    created(),
     UniqueConstraint("node_version_id", "snapshot_sha256"),
     Index(
         "consolidations_one_live_per_node",
@@ -400,7 +367,9 @@ consolidations = Table(
     Index("consolidations_thread_idx", "thread_id"),
 )
 
-consolidation_transitions = _transitions("consolidation_transitions", "consolidation_id", "consolidations.id")
+consolidation_transitions = transitions_table(
+    "consolidation_transitions", "consolidation_id", "consolidations.id"
+)
 Index(
     "consolidation_transitions_idx",
     consolidation_transitions.c.consolidation_id,
@@ -410,25 +379,25 @@ Index(
 consolidation_evidence = Table(
     "consolidation_evidence",
     metadata,
-    _fk("evidence_id", "evidence.id"),
-    _fk("consolidation_id", "consolidations.id"),
+    fk("evidence_id", "evidence.id"),
+    fk("consolidation_id", "consolidations.id"),
     PrimaryKeyConstraint("evidence_id", "consolidation_id"),
 )
 
 consolidation_evaluations = Table(
     "consolidation_evaluations",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("logical_node_id", "logical_nodes.id"),
-    _fk("node_version_id", "node_versions.id"),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("logical_node_id", "logical_nodes.id"),
+    fk("node_version_id", "node_versions.id"),
     Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
     Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
     Column("snapshot_sha256", Text, nullable=False),
     Column("outcome", Text, nullable=False),
     Column("reasons", JSONB, nullable=False),
     Column("snapshot", JSONB, nullable=False),
-    _created(),
+    created(),
     UniqueConstraint("node_version_id", "snapshot_sha256"),
     Index("consolidation_evaluations_node_idx", "logical_node_id", "created_at"),
 )
@@ -436,15 +405,15 @@ consolidation_evaluations = Table(
 memory_items = Table(
     "memory_items",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("consolidation_id", "consolidations.id", unique=True),
-    _fk("logical_node_id", "logical_nodes.id"),
-    _fk("node_version_id", "node_versions.id"),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("consolidation_id", "consolidations.id", unique=True),
+    fk("logical_node_id", "logical_nodes.id"),
+    fk("node_version_id", "node_versions.id"),
     Column("content", Text, nullable=False),
     Column("status", Text, nullable=False, server_default=text("'stable'::text")),
-    Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
-    _created(),
+    Column("status_changed_at", TS, nullable=False, server_default=func.now()),
+    created(),
     Index("memory_items_status_idx", "status", "thread_id"),
 )
 Index(
@@ -455,22 +424,24 @@ Index(
     postgresql_where=text("status IN ('stable', 'provisional', 'contested')"),
 )
 
-memory_transitions = _transitions("memory_transitions", "memory_item_id", "memory_items.id", details=True)
+memory_transitions = transitions_table(
+    "memory_transitions", "memory_item_id", "memory_items.id", details=True
+)
 Index("memory_transitions_item_idx", memory_transitions.c.memory_item_id, memory_transitions.c.created_at)
 
 retraction_proposals = Table(
     "retraction_proposals",
     metadata,
-    _id(),
-    _fk("thread_id", "threads.id"),
-    _fk("consolidation_id", "consolidations.id"),
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("consolidation_id", "consolidations.id"),
     Column("reason", Text, nullable=False),
     Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
     Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
     Column("opened_by", Text, nullable=False),
     Column("status", Text, nullable=False, server_default=text("'open'::text")),
-    Column("status_changed_at", _TS, nullable=False, server_default=func.now()),
-    _created(),
+    Column("status_changed_at", TS, nullable=False, server_default=func.now()),
+    created(),
     Index(
         "retraction_proposals_one_open",
         "consolidation_id",
@@ -479,7 +450,7 @@ retraction_proposals = Table(
     ),
 )
 
-retraction_proposal_transitions = _transitions(
+retraction_proposal_transitions = transitions_table(
     "retraction_proposal_transitions", "proposal_id", "retraction_proposals.id", details=True
 )
 Index(
@@ -491,13 +462,13 @@ Index(
 retraction_votes = Table(
     "retraction_votes",
     metadata,
-    _id(),
-    _fk("proposal_id", "retraction_proposals.id"),
-    _fk("run_id", "agent_runs.id"),
+    id_column(),
+    fk("proposal_id", "retraction_proposals.id"),
+    fk("run_id", "agent_runs.id"),
     Column("vote", Text, nullable=False),
     Column("confidence", Numeric(4, 3), nullable=False, server_default=text("0.5")),
     Column("rationale", Text, nullable=False, server_default=text("''::text")),
-    _created(),
+    created(),
     UniqueConstraint("proposal_id", "run_id"),
 )
 
@@ -505,11 +476,11 @@ events = Table(
     "events",
     metadata,
     Column("id", BigInteger, Identity(always=True), primary_key=True),
-    _fk("thread_id", "threads.id", nullable=True),
+    fk("thread_id", "threads.id", nullable=True),
     Column("kind", Text, nullable=False),
     Column("subject_id", Text),
     Column("actor", Text, nullable=False),
     Column("payload", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
-    _created(clock=True),
+    created(clock=True),
     Index("events_thread_idx", "thread_id", "id"),
 )
