@@ -295,7 +295,8 @@ def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
         + ("; opened a node fork" if forks else "")
         + "."
     )
-    return AgentOutput(summary=summary, claims=claims, new_nodes=new_nodes, forks=forks)
+    # The contract allows at most 50 claims; a large frontier must not make the stand-in invalid.
+    return AgentOutput(summary=summary, claims=claims[:50], new_nodes=new_nodes, forks=forks)
 
 
 def _review(agent: str, proposal: _Proposal, rng: random.Random) -> AgentOutput:
