@@ -22,7 +22,7 @@ from council.domain.ids import parse_id
 from council.errors import BadInput
 from council.ledger import actions, branches, claims, events, evidence, nodes, retraction
 from council.ledger import tables as t
-from council.ledger.citations import Cite, check_cited
+from council.ledger.citations import Cite, attached_evidence, require_attached
 from council.ledger.lookup import require, require_all_in_thread, require_in_thread
 from council.ledger.threads import main_branch_id
 
@@ -62,8 +62,7 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
         with _at(f"pending_actions[{i}].node_version_id"):
             if (version_id := _optional_version(action.node_version_id)) is not None:
                 require_in_thread(conn, t.node_versions, version_id, thread_id, "node version")
-    for where, cites in _citation_lists(output):
-        _check_citations(conn, thread_id, cites, where)
+    _check_citations(conn, thread_id, output)
 
 
 def apply_output(
@@ -113,18 +112,18 @@ def apply_output(
         for version in output.new_versions
     ]
     claimed = [parse_id(claim.node_version_id, "node version") for claim in output.claims]
-    claim_ids = [
-        claims.add_claim_in(
-            conn,
-            run_id=run_id,
-            version_id=version_id,
-            claim_type=claim.type,
-            actor=actor,
-            confidence=claim.confidence,
-            rationale=claim.rationale,
-            cites=_cites(conn, thread_id, claim.cites, actor, added),
-        )["id"]
+    new_claims = [
+        claims.NewClaim(
+            version_id,
+            claim.type,
+            claim.confidence,
+            claim.rationale,
+            _cites(conn, thread_id, claim.cites, actor, added),
+        )
         for claim, version_id in zip(output.claims, claimed, strict=True)
+    ]
+    claim_ids = [
+        row["id"] for row in claims.add_claims_in(conn, run_id=run_id, claims=new_claims, actor=actor)
     ]
     forks = [
         branches.fork_in(
@@ -288,18 +287,25 @@ def _citation_lists(output: AgentOutput) -> Iterator[tuple[str, Sequence[Citatio
         yield f"new_versions[{i}]", version.cites
 
 
-def _check_citations(conn: Connection, thread_id: UUID, cites: Sequence[CitationOut], where: str) -> None:
-    existing: list[UUID] = []
-    for j, cite in enumerate(cites):
-        with _at(f"{where}.cites[{j}]"):
-            if cite.new_evidence is None:
-                existing.append(parse_id(str(cite.evidence_id), "evidence"))
-            else:
-                evidence.checked_size(sources.from_text(cite.new_evidence.content))
-                v.text(cite.new_evidence.title, "title", v.MAX_TITLE)
-    with _at(f"{where}.cites"):
-        v.count(cites, "citations")
-        check_cited(conn, thread_id, existing)
+def _check_citations(conn: Connection, thread_id: UUID, output: AgentOutput) -> None:
+    """Every citation list of the output, with one query for all the evidence it names."""
+    existing: list[tuple[str, list[UUID]]] = []
+    for where, cites in _citation_lists(output):
+        ids: list[UUID] = []
+        for j, cite in enumerate(cites):
+            with _at(f"{where}.cites[{j}]"):
+                if cite.new_evidence is None:
+                    ids.append(parse_id(str(cite.evidence_id), "evidence"))
+                else:
+                    evidence.checked_size(sources.from_text(cite.new_evidence.content))
+                    v.text(cite.new_evidence.title, "title", v.MAX_TITLE)
+        with _at(f"{where}.cites"):
+            v.count(cites, "citations")
+        existing.append((where, ids))
+    attached = attached_evidence(conn, thread_id, [e for _, ids in existing for e in ids])
+    for where, ids in existing:
+        with _at(f"{where}.cites"):
+            require_attached(attached, ids)
 
 
 def _check_no_nul(value: Any, where: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from sqlalchemy import Connection, insert, select
 
@@ -45,19 +45,26 @@ def checked(cites: Sequence[Cite], default_role: str) -> list[Cite]:
 
 def check_cited(conn: Connection, thread_id: UUID, evidence_ids: Sequence[UUID]) -> None:
     """Every cited evidence item must exist and be attached to the thread."""
+    require_attached(attached_evidence(conn, thread_id, evidence_ids), evidence_ids)
+
+
+def attached_evidence(conn: Connection, thread_id: UUID, evidence_ids: Sequence[UUID]) -> set[UUID]:
+    """Which of ``evidence_ids`` are attached to the thread (one query for any number)."""
     if not evidence_ids:
-        return
-    v.count(evidence_ids, "citations")
-    found = {
+        return set()
+    return {
         row[0]
         for row in conn.execute(
             select(t.thread_evidence.c.evidence_id).where(
                 t.thread_evidence.c.thread_id == thread_id,
-                t.thread_evidence.c.evidence_id.in_(list(evidence_ids)),
+                t.thread_evidence.c.evidence_id.in_(list(set(evidence_ids))),
             )
         )
     }
-    missing = [str(e) for e in evidence_ids if e not in found]
+
+
+def require_attached(attached: set[UUID], evidence_ids: Sequence[UUID]) -> None:
+    missing = [str(e) for e in evidence_ids if e not in attached]
     if missing:
         raise NotFound(f"no evidence {missing[0]} in this thread (add it with `council evidence add`)")
 
@@ -71,10 +78,20 @@ def insert_citations(
     claim_id: UUID | None = None,
 ) -> list[UUID]:
     """Insert citations already passed through :func:`checked`."""
-    if not cites:
-        return []
+    return insert_citations_many(conn, [(version, cites, claim_id)], run_id=run_id)[0]
+
+
+def insert_citations_many(
+    conn: Connection,
+    groups: Sequence[tuple[Any, Sequence[Cite], UUID | None]],
+    *,
+    run_id: UUID | None = None,
+) -> list[list[UUID]]:
+    """Citations of several (version, cites, claim id) groups in one statement;
+    their ids come back per group, in order."""
     rows = [
         {
+            "id": uuid4(),
             "node_version_id": version["id"],
             "evidence_id": cite.evidence_id,
             "branch_id": version["branch_id"],
@@ -83,6 +100,10 @@ def insert_citations(
             "role": cite.role,
             "interpretation": cite.interpretation,
         }
+        for version, cites, claim_id in groups
         for cite in cites
     ]
-    return [r[0] for r in conn.execute(insert(t.citations).returning(t.citations.c.id), rows)]
+    if rows:  # ids are made here, so nothing needs to come back from the batch
+        conn.execute(insert(t.citations), rows)
+    ids = iter(row["id"] for row in rows)
+    return [[next(ids) for _ in cites] for _, cites, _ in groups]

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from sqlalchemy import Connection, Engine, insert, select
 
 from council.domain import validate as v
 from council.domain.vocabulary import CLAIM_TYPES
-from council.errors import BadInput
+from council.errors import BadInput, NotFound
 from council.ledger import events
 from council.ledger import tables as t
-from council.ledger.citations import Cite, check_cited, checked, insert_citations, same_reading
+from council.ledger.citations import Cite, check_cited, checked, insert_citations_many, same_reading
 from council.ledger.db import unit_of_work
 from council.ledger.lookup import require
 
@@ -52,6 +53,17 @@ def add_claim(
         )
 
 
+@dataclass(frozen=True)
+class NewClaim:
+    """One claim to write: a run's stance on a node version, with its citations."""
+
+    version_id: UUID
+    claim_type: str
+    confidence: float | str | None = None
+    rationale: str = ""
+    cites: Sequence[Cite] = ()
+
+
 def add_claim_in(
     conn: Connection,
     *,
@@ -65,52 +77,101 @@ def add_claim_in(
 ) -> dict[str, Any]:
     """One claim of a run on a node version, with its citations (a citation
     without a role takes the claim type's default)."""
-    v.choice(claim_type, "claim type", CLAIM_TYPES)
-    level = v.confidence(confidence)
-    rationale = v.text(rationale, "rationale", v.MAX_RATIONALE, allow_empty=True)
-    cites = checked(cites, DEFAULT_ROLE[claim_type])
+    new = NewClaim(version_id, claim_type, confidence, rationale, cites)
+    return add_claims_in(conn, run_id=run_id, claims=[new], actor=actor)[0]
+
+
+def add_claims_in(
+    conn: Connection, *, run_id: UUID, claims: Sequence[NewClaim], actor: str
+) -> list[dict[str, Any]]:
+    """Several claims of one run, checked first, then written set-based: one
+    statement each for the claims, their citations and their events, whatever
+    their number (an agent's output claims on dozens of versions at once)."""
+    checked_claims = [
+        (
+            claim,
+            v.choice(claim.claim_type, "claim type", CLAIM_TYPES),
+            v.confidence(claim.confidence),
+            v.text(claim.rationale, "rationale", v.MAX_RATIONALE, allow_empty=True),
+            checked(claim.cites, DEFAULT_ROLE[claim.claim_type]),
+        )
+        for claim in claims
+    ]
+    if not checked_claims:
+        return []
     run = require(conn, t.agent_runs, run_id, "run")
-    version = require(conn, t.node_versions, version_id, "node version")
-    if run["thread_id"] != version["thread_id"]:
-        raise BadInput(f"run {run_id} and node version {version_id} belong to different threads")
-    existing = claimed_by_run(conn, run_id, [version_id])
-    if existing:
+    version_ids = [claim.version_id for claim in claims]
+    versions = _versions_of_thread(conn, version_ids, run_id, run["thread_id"])
+    repeated = next((vid for i, vid in enumerate(version_ids) if vid in version_ids[:i]), None)
+    existing = claimed_by_run(conn, run_id, version_ids)
+    if repeated is not None or existing:
+        version_id = repeated if repeated is not None else next(iter(existing))
+        made = existing.get(version_id, "in this batch")
         raise BadInput(
-            f"run {run_id} already made a claim ({existing[version_id]}) on node version {version_id}: "
+            f"run {run_id} already made a claim ({made}) on node version {version_id}: "
             "a run claims once per version"
         )
-    check_cited(conn, version["thread_id"], [c.evidence_id for c in cites])
-    claim = (
-        conn.execute(
-            insert(t.claims)
-            .values(
-                run_id=run_id,
-                node_version_id=version_id,
-                claim_type=claim_type,
-                confidence=level,
-                rationale=rationale,
-            )
-            .returning(t.claims)
-        )
-        .mappings()
-        .one()
+    check_cited(conn, run["thread_id"], [c.evidence_id for *_, cites in checked_claims for c in cites])
+    values = [
+        {
+            "id": uuid4(),  # client-side keys put the batch's returned rows back in order
+            "run_id": run_id,
+            "node_version_id": claim.version_id,
+            "claim_type": claim_type,
+            "confidence": level,
+            "rationale": rationale,
+        }
+        for claim, claim_type, level, rationale, _ in checked_claims
+    ]
+    returned = {
+        row["id"]: dict(row) for row in conn.execute(insert(t.claims).returning(t.claims), values).mappings()
+    }
+    rows = [returned[value["id"]] for value in values]
+    citation_ids = insert_citations_many(
+        conn,
+        [
+            (versions[row["node_version_id"]], cites, row["id"])
+            for row, (*_, cites) in zip(rows, checked_claims, strict=True)
+        ],
+        run_id=run_id,
     )
-    citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id, claim_id=claim["id"])
-    events.append(
+    events.append_many(
         conn,
         "claim.added",
         actor=actor,
-        thread_id=version["thread_id"],
-        subject_id=claim["id"],
-        payload={
-            "run_id": str(run_id),
-            "node_version_id": str(version_id),
-            "claim_type": claim_type,
-            "confidence": float(level),
-            "citations": len(citation_ids),
-        },
+        thread_id=run["thread_id"],
+        items=[
+            (
+                row["id"],
+                {
+                    "run_id": str(run_id),
+                    "node_version_id": str(row["node_version_id"]),
+                    "claim_type": row["claim_type"],
+                    "confidence": float(row["confidence"]),
+                    "citations": len(ids),
+                },
+            )
+            for row, ids in zip(rows, citation_ids, strict=True)
+        ],
     )
-    return {**dict(claim), "citation_ids": citation_ids}
+    return [{**row, "citation_ids": ids} for row, ids in zip(rows, citation_ids, strict=True)]
+
+
+def _versions_of_thread(
+    conn: Connection, version_ids: Sequence[UUID], run_id: UUID, thread_id: UUID
+) -> dict[UUID, Any]:
+    found = {
+        row["id"]: row
+        for row in conn.execute(
+            select(t.node_versions).where(t.node_versions.c.id.in_(list(set(version_ids))))
+        ).mappings()
+    }
+    for version_id in version_ids:
+        if version_id not in found:
+            raise NotFound(f"no node version with id {version_id}")
+        if found[version_id]["thread_id"] != thread_id:
+            raise BadInput(f"run {run_id} and node version {version_id} belong to different threads")
+    return found
 
 
 def claimed_by_run(conn: Connection, run_id: UUID, version_ids: Sequence[UUID]) -> dict[UUID, str]:

@@ -3,6 +3,7 @@ the change it describes, never trimmed, one NOTIFY per row (by trigger)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -35,6 +36,25 @@ def append(
             .returning(t.events.c.id)
         ).scalar_one()
     )
+
+
+def append_many(
+    conn: Connection,
+    kind: str,
+    *,
+    actor: str,
+    thread_id: UUID | None,
+    items: Sequence[tuple[UUID | str, dict[str, Any]]],
+) -> list[int]:
+    """Events of one kind, one per (subject, payload), in one statement and in order."""
+    if not items:
+        return []
+    rows = [
+        {"kind": kind, "actor": actor, "thread_id": thread_id, "subject_id": str(subject), "payload": payload}
+        for subject, payload in items
+    ]
+    result = conn.execute(insert(t.events).returning(t.events.c.id, sort_by_parameter_order=True), rows)
+    return [int(row[0]) for row in result]
 
 
 def list_events(
