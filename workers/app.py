@@ -44,7 +44,7 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
         task_queues=(Queue("runs"), Queue("commit"), Queue("maintenance")),
         task_routes={
             "council.execute_run": {"queue": "runs"},
-            "council.evaluate_node": {"queue": "commit"},
+            "council.evaluate_nodes": {"queue": "commit"},
             "council.sweep": {"queue": "maintenance"},
             "council.cascade": {"queue": "maintenance"},
             "council.reverify": {"queue": "maintenance"},
@@ -64,7 +64,8 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
 
 
 # Creating the app object connects to nothing; `celery -A workers.app` finds it here.
-app = configure(Celery("council", include=["workers.tasks"]))
+# A worker imports the included modules: the tasks and its metrics endpoint's signal handlers.
+app = configure(Celery("council", include=["workers.tasks", "workers.metrics_server"]))
 
 
 def bootstrap(broker_url: str | None = None) -> Celery:

@@ -8,8 +8,14 @@ from typing import Any
 from uuid import UUID
 
 from workers.app import app
+from workers.coalesce import Marks, marks_for
 
 RUN_RETRIES = 3
+EVALUATION_BATCH = 10  # versions per commit-queue message: fewer round trips, still spread over workers
+# How long an evaluation waits before it starts, so that more claims on the same
+# versions are decided together. Off by default: a later deliberative round can
+# merge groups that were independent, and each state deserves its evaluation.
+EVALUATION_DELAY_S = float(os.environ.get("COUNCIL_EVALUATION_DELAY_S", "0"))
 
 
 class CeleryScheduler:
@@ -20,11 +26,34 @@ class CeleryScheduler:
             execute_run.delay(str(run_id))
 
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None:
-        for version_id in dict.fromkeys(version_ids):
-            evaluate_node.delay(str(version_id))
+        waiting = _marks().mark(list(dict.fromkeys(str(v) for v in version_ids)))
+        for start in range(0, len(waiting), EVALUATION_BATCH):
+            evaluate_nodes.apply_async(
+                (waiting[start : start + EVALUATION_BATCH],), countdown=EVALUATION_DELAY_S or None
+            )
 
     def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None:
         cascade.delay([[str(v), d] for v, d in pending])
+
+    def enqueue_reverification(self, memory_item_ids: Sequence[UUID]) -> None:
+        reverify.delay([str(i) for i in memory_item_ids])
+
+
+def scheduler_if_configured() -> CeleryScheduler | None:
+    """The Celery scheduler when a broker is configured (environment or `council up`),
+    else None: faces then continue a reversal cascade inline and refuse dispatch."""
+    from council import config
+    from workers.app import bootstrap
+
+    url = config.broker_url(required=False)
+    if url is None:
+        return None
+    bootstrap(url)
+    return CeleryScheduler()
+
+
+def _marks() -> Marks:
+    return marks_for(str(app.conf.broker_url))
 
 
 def _engine() -> Any:
@@ -49,12 +78,22 @@ def execute_run(self: Any, run_id: str) -> dict[str, Any]:
     return {k: str(v) if isinstance(v, UUID) else v for k, v in result.items() if k != "touched_versions"}
 
 
-@app.task(name="council.evaluate_node")
-def evaluate_node(version_id: str) -> dict[str, Any]:
+@app.task(name="council.evaluate_nodes")
+def evaluate_nodes(version_ids: list[str]) -> dict[str, Any]:
+    """Evaluate each version (the committer decides); one failure does not skip the rest."""
     from council.ledger.committer import consolidate
 
-    result = consolidate(_engine(), UUID(version_id), actor="worker:commit")
-    return {"outcome": result["outcome"], "consolidation_id": str(result.get("consolidation_id") or "")}
+    _marks().unmark(version_ids)  # before reading: a later claim enqueues a fresh evaluation
+    outcomes: dict[str, str] = {}
+    failed: list[Exception] = []
+    for version_id in version_ids:
+        try:
+            outcomes[version_id] = consolidate(_engine(), UUID(version_id), actor="worker:commit")["outcome"]
+        except Exception as exc:  # re-raised below, after the other versions
+            failed.append(exc)
+    if failed:
+        raise failed[0]
+    return {"outcomes": outcomes}
 
 
 @app.task(name="council.sweep")
@@ -80,9 +119,21 @@ def cascade(pending: list[list[Any]]) -> dict[str, Any]:
 
 
 @app.task(name="council.reverify")
-def reverify() -> dict[str, Any]:
-    """The re-verification sweep: a review dispatch for each open proposal without one."""
-    from council.services.reversal import reverify as dispatch_reviews
+def reverify(memory_item_ids: list[str] | None = None) -> dict[str, Any]:
+    """Re-verification: of the given provisional memory items (a read touched
+    them) or, from the beat sweep, of all; then a review dispatch for each open
+    proposal without one."""
+    from council.services.reversal import reverify as reverify_and_review
 
-    result = dispatch_reviews(_engine(), CeleryScheduler())
-    return {"dispatched": [str(d) for d in result["dispatched"]]}
+    result = reverify_and_review(
+        _engine(),
+        CeleryScheduler(),
+        memory_item_ids=[UUID(i) for i in memory_item_ids] if memory_item_ids is not None else None,
+    )
+    return {
+        "reverified": [
+            {"memory_item_id": str(r["memory_item_id"]), "memory_status": r["memory_status"]}
+            for r in result["reverified"]
+        ],
+        "dispatched": [str(d) for d in result["dispatched"]],
+    }

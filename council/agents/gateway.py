@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 import tenacity
 
+from council import metrics
 from council.agents import simulated
 from council.agents.errors import PermanentLLMError, TransientLLMError
 
@@ -80,12 +81,19 @@ def complete(
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(MAX_ATTEMPTS),
         wait=tenacity.wait_random_exponential(multiplier=_retry_wait(), max=_retry_wait() * 30),
-        retry=tenacity.retry_if_exception(_is_transient),
+        # The simulated provider has no transient failures: anything it raises is a
+        # defect of the simulation (litellm reports it as a connection error), never retried.
+        retry=tenacity.retry_if_exception(lambda exc: not is_simulated and _is_transient(exc)),
+        before_sleep=lambda _state: metrics.count_retry("llm_transient"),
         reraise=True,
     )
     try:
         response = retrying(attempt)
     except Exception as exc:
+        if is_simulated:
+            raise PermanentLLMError(
+                f"{model}: the simulated provider failed: {_reason(exc, secret)}"
+            ) from None
         if _is_transient(exc):
             reason = _reason(exc, secret)
             raise TransientLLMError(f"{model}: no answer after {MAX_ATTEMPTS} attempts: {reason}") from None

@@ -33,6 +33,29 @@ def engine() -> Engine:
     return default_engine()
 
 
+def scheduler_if_configured() -> Any:
+    from workers.tasks import scheduler_if_configured as configured
+
+    return configured()
+
+
+def touched_memory(items: list[dict[str, Any]]) -> None:
+    """A read showed these memory items: queue re-verification of the provisional
+    ones (DESIGN §5, lazy). The read never fails for it; without a broker the
+    periodic sweep does the work."""
+    from council.cli.output import warn
+    from council.services.reversal import request_reverification
+
+    if not any(item.get("status") == "provisional" for item in items):
+        return
+    try:
+        scheduler = scheduler_if_configured()
+        if scheduler is not None:
+            request_reverification(scheduler, items)
+    except Exception as exc:  # the broker is down: the sweep will get to them
+        warn(f"re-verification of provisional memory not queued ({type(exc).__name__}); the sweep will do it")
+
+
 def record(title: str, keys: list[str]) -> Callable[[Any], None]:
     """A renderer showing chosen keys of one result as a two-column table."""
 

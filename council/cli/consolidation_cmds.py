@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, actor, engine, rows
+from council.cli.common import JsonOpt, actor, engine, rows, touched_memory
 from council.cli.output import console, emit
 from council.domain.ids import parse_id
 
@@ -95,6 +95,7 @@ def memory_list_cmd(
     from council.ledger.consolidation_reads import memory_list
 
     result = memory_list(engine(), status=status, thread_id=parse_id(thread, "thread") if thread else None)
+    touched_memory(result["items"])
     emit(result, as_json, rows("memory", ["id", "status", "content", "consolidation_id"]))
 
 

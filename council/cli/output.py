@@ -48,3 +48,8 @@ def fail(message: str) -> None:
     """One line on stderr; the caller decides the exit code."""
     first_line = message.strip().splitlines()[0] if message.strip() else "error"
     err_console.print(f"[bold red]error:[/] {first_line}", highlight=False, soft_wrap=True)
+
+
+def warn(message: str) -> None:
+    """One line on stderr that does not change the outcome."""
+    err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)

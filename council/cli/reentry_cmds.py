@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, engine
+from council.cli.common import JsonOpt, engine, touched_memory
 from council.cli.output import console, emit
 from council.domain.ids import parse_id
 from council.errors import BadInput
@@ -27,6 +27,7 @@ def reentry_cmd(
     if fmt not in ("markdown", "json"):
         raise BadInput(f"invalid format: {fmt!r} (expected markdown or json)")
     packet = reentry_packet(engine(), parse_id(thread, "thread"), budget=budget, blind=blind)
+    touched_memory([item.model_dump() for item in packet.memory])
     if as_json or fmt == "json":
         emit(packet.model_dump(mode="json"), True)
     else:

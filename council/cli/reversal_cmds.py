@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, actor, engine, record
+from council.cli.common import JsonOpt, actor, engine, record, scheduler_if_configured
 from council.cli.output import console, emit
 from council.domain.ids import parse_id
 
@@ -15,24 +15,16 @@ retraction_app = typer.Typer(help="Propose, vote on and adjudicate retractions."
 Reason = Annotated[str, typer.Option("--reason", help="Why (recorded with the transition).")]
 
 
-def _scheduler() -> Any:
-    """Celery when a broker is configured; otherwise continuations run inline."""
-    from council import config
-
-    if config.broker_url(required=False) is None:
-        return None
-    from workers.app import bootstrap
-    from workers.tasks import CeleryScheduler
-
-    bootstrap()
-    return CeleryScheduler()
-
-
 def _validity(action: str, evidence_id: str, reason: str, as_json: bool) -> None:
     from council.services.reversal import change
 
     result = change(
-        engine(), _scheduler(), parse_id(evidence_id, "evidence"), action=action, reason=reason, actor=actor()
+        engine(),
+        scheduler_if_configured(),
+        parse_id(evidence_id, "evidence"),
+        action=action,
+        reason=reason,
+        actor=actor(),
     )
 
     def render(data: dict[str, Any]) -> None:

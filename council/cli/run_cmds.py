@@ -146,16 +146,21 @@ def worker_cmd(
     concurrency: Annotated[int, typer.Option("--concurrency", help="Worker processes.")] = 2,
     beat: Annotated[bool, typer.Option("--beat", help="Also run the periodic sweep scheduler.")] = False,
     loglevel: Annotated[str, typer.Option("--loglevel")] = "INFO",
+    name: Annotated[str | None, typer.Option("--name", help="Celery node name, e.g. runs@%h.")] = None,
 ) -> None:
     """A Celery worker with the project's configuration."""
     from workers.app import bootstrap
+    from workers.metrics_server import default_directory
 
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
     unknown = sorted(set(wanted) - {"runs", "commit", "maintenance"})
     if unknown or not wanted:
         raise BadInput(f"unknown queue(s): {', '.join(unknown) or '(none given)'}")
     app = bootstrap()
+    default_directory()  # before Celery's command line loads anything that imports prometheus_client
     argv = ["worker", "-Q", ",".join(wanted), "--concurrency", str(concurrency), "--loglevel", loglevel]
+    if name:
+        argv += ["--hostname", name]
     if beat:
         from council.config import council_home
 

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from sqlalchemy import Connection, Engine, insert, select
 
+from council import metrics
 from council.domain.rules import Decision, evaluate
 from council.domain.snapshot import snapshot_hash, support_evidence
 from council.errors import CouncilError, Duplicate, NotFound, TransientDatabaseError
@@ -51,30 +52,42 @@ def consolidate(engine: Engine, version_id: UUID, *, actor: str, dry_run: bool =
     timeout (bounded, jittered); a unique violation means another committer
     won, so the existing row is read back and returned.
     """
+    started = time.monotonic()
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
             with unit_of_work(engine) as conn:
-                return _consolidate_once(conn, version_id, actor=actor, dry_run=dry_run)
+                result = _consolidate_once(conn, version_id, actor=actor, dry_run=dry_run)
+            return _observed(result, started)
         except _DryRun as done:
             return done.result
         except TransientDatabaseError:
             if attempt == MAX_ATTEMPTS:
                 raise
+            metrics.count_retry("commit_transaction")
             time.sleep(random.uniform(0, 0.05 * 2**attempt))  # noqa: S311 - jitter, not security
         except Duplicate:
             existing = _read_back(engine, version_id)
             if existing is not None:
-                return existing
+                return _observed(existing, started)
             if attempt == MAX_ATTEMPTS:
                 raise
+            metrics.count_retry("commit_transaction")
     raise AssertionError("unreachable")
 
 
+def _observed(result: dict[str, Any], started: float) -> dict[str, Any]:
+    """Commit latency by outcome, after the transaction ended (a dry run is not a commit)."""
+    if not result["dry_run"]:
+        metrics.observe_commit(result["outcome"], time.monotonic() - started)
+    return result
+
+
 def _consolidate_once(conn: Connection, version_id: UUID, *, actor: str, dry_run: bool) -> dict[str, Any]:
-    begun = conn.execute(
-        query("commit_begin"),
-        {"version_id": version_id, "lock_timeout": LOCK_TIMEOUT, "statement_timeout": STATEMENT_TIMEOUT},
-    ).first()
+    with metrics.lock_wait("node"):
+        begun = conn.execute(
+            query("commit_begin"),
+            {"version_id": version_id, "lock_timeout": LOCK_TIMEOUT, "statement_timeout": STATEMENT_TIMEOUT},
+        ).first()
     if begun is None:
         raise NotFound(f"no node version with id {version_id}")
     if begun.isolation != "read committed":
@@ -88,9 +101,10 @@ def _consolidate_once(conn: Connection, version_id: UUID, *, actor: str, dry_run
         "dry_run": dry_run,
     }
     # Now under the node lock: every statement from here sees what committed before it.
-    state = conn.execute(
-        query("commit_live"), {"logical_node_id": logical_node_id, "version_id": version_id}
-    ).one()
+    with metrics.lock_wait("evidence"):
+        state = conn.execute(
+            query("commit_live"), {"logical_node_id": logical_node_id, "version_id": version_id}
+        ).one()
     live = state.live
     if live is not None and live["node_version_id"] == str(version_id):
         # Idempotent at the version level: committing changes the version's

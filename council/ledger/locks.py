@@ -22,3 +22,7 @@ def lock_evidence_shared(conn: Connection, evidence_ids: Iterable[UUID | str]) -
 
 def lock_evidence_exclusive(conn: Connection, evidence_id: UUID | str) -> None:
     conn.execute(query("lock_evidence_exclusive"), {"evidence_id": str(evidence_id)})
+
+
+def lock_proposal(conn: Connection, proposal_id: UUID | str) -> None:
+    conn.execute(query("lock_proposal"), {"proposal_id": str(proposal_id)})

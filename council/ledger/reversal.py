@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from typing import Any
@@ -45,6 +45,9 @@ CASCADE_STEP_LIMIT = 200
 # other's statements run on the server.
 REASSESS_BATCH = 100
 REASSESS_WORKERS = 2
+
+# Decides one consolidation of a reassessment batch; appends its memory moves.
+Judge = Callable[[RowMapping, str, list[dict[str, Any]]], dict[str, Any]]
 
 
 def change_validity(
@@ -110,9 +113,11 @@ def reassess(
     actor: str,
     cause: str,
     pinned: dict[UUID, tuple[str, str]],
+    judge: Judge | None = None,
 ) -> list[dict[str, Any]]:
     """Project the current validity of each consolidation's evidence onto its
-    memory item (``consolidations``: rows of ``affected_consolidations``).
+    memory item (``consolidations``: rows of ``affected_consolidations``);
+    ``judge`` decides each one (default: :func:`_reassess_one`).
 
     One transaction under the node locks of the whole batch, taken in
     ascending key order (deadlock-free: it takes no other lock, and every
@@ -134,7 +139,7 @@ def reassess(
         for consolidation_id in ids:
             if consolidation_id not in rows:
                 raise NotFound(f"no consolidation with id {consolidation_id}")
-            results.append(_reassess_one(rows[consolidation_id], cause, moves))
+            results.append((judge or _reassess_one)(rows[consolidation_id], cause, moves))
         if moves:
             conn.execute(query("move_memory_batch"), {"moves": json.dumps(moves), "actor": actor})
         material = [r for r in results if r["material"]]
@@ -146,13 +151,7 @@ def reassess(
 
 def _reassess_one(row: RowMapping, cause: str, moves: list[dict[str, Any]]) -> dict[str, Any]:
     """One consolidation's verdict; its memory moves are appended to ``moves`` in order."""
-    result: dict[str, Any] = {
-        "consolidation_id": row["id"],
-        "node_version_id": row["node_version_id"],
-        "memory_item_id": row["memory_item_id"],
-        "material": None,
-        "proposal_id": None,
-    }
+    result = _verdict(row)
     status = row["memory_status"]
 
     def move(to: str, reason: str, details: dict[str, Any]) -> None:
@@ -182,6 +181,85 @@ def _reassess_one(row: RowMapping, cause: str, moves: list[dict[str, Any]]) -> d
     elif status == "provisional":
         move("stable", f"{cause}: support sound again", {})
     return {**result, "memory_status": status}
+
+
+def reverify_challenged(
+    engine: Engine, *, memory_item_ids: Sequence[UUID] | None = None, limit: int = 100, actor: str
+) -> list[dict[str, Any]]:
+    """Re-verify provisional memory whose support is challenged (DESIGN §5):
+    evaluate its stored snapshot as if every challenged or invalidated item
+    had fallen. If the decision holds, the memory is stable again with the
+    check recorded; if not, it is contested and a retraction proposal opens,
+    for review runs to vote on. ``memory_item_ids`` limits it to those items
+    (a read that touched them); at most ``limit`` consolidations per call.
+    Memory that is provisional only because it depends on a contested node
+    waits for that node's adjudication."""
+    v.count(memory_item_ids or [], "memory items", limit=10_000)
+    with unit_of_work(engine) as conn:
+        candidates = [
+            dict(r)
+            for r in conn.execute(
+                query("provisional_challenged"),
+                {
+                    "memory_item_ids": [str(i) for i in memory_item_ids]
+                    if memory_item_ids is not None
+                    else None,
+                    "limit": limit,
+                },
+            ).mappings()
+        ]
+    pinned: dict[UUID, tuple[str, str]] = {}
+    cause = "re-verification of challenged support"
+    return [
+        result
+        for start in range(0, len(candidates), REASSESS_BATCH)
+        for result in reassess(
+            engine,
+            candidates[start : start + REASSESS_BATCH],
+            actor=actor,
+            cause=cause,
+            pinned=pinned,
+            judge=_reverify_one,
+        )
+    ]
+
+
+def _reverify_one(row: RowMapping, cause: str, moves: list[dict[str, Any]]) -> dict[str, Any]:
+    result = _verdict(row)
+    challenged = sorted(e for e, state in row["validity"].items() if state == "challenged")
+    if row["status"] != "live" or row["memory_status"] != "provisional" or not challenged:
+        return result  # moved on since it was picked (a concurrent reassessment), or nothing to check
+    invalidated = sorted(e for e, state in row["validity"].items() if state == "invalidated")
+    material, after = materiality.check(row["snapshot"], [*invalidated, *challenged])
+    target = "contested" if material else "stable"
+    details = {
+        "removed": [*invalidated, *challenged],
+        "challenged": challenged,
+        "failed_without_them": [r.rule for r in after.failed()],
+        "check": "material" if material else "immaterial",
+    }
+    moves.append(
+        _move(
+            row["memory_item_id"],
+            row["memory_thread_id"],
+            "provisional",
+            target,
+            f"{cause}: {details['check']}",
+            details,
+        )
+    )
+    return {**result, "material": material, "memory_status": target}
+
+
+def _verdict(row: RowMapping) -> dict[str, Any]:
+    return {
+        "consolidation_id": row["id"],
+        "node_version_id": row["node_version_id"],
+        "memory_item_id": row["memory_item_id"],
+        "material": None,
+        "proposal_id": None,
+        "memory_status": row["memory_status"],
+    }
 
 
 def _move(

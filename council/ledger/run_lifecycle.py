@@ -26,6 +26,7 @@ from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.apply_output import apply_output
 from council.ledger.db import unit_of_work
+from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.sql import query
 
@@ -41,8 +42,13 @@ def create_dispatch(
     rounds: int,
     actor: str,
     proposal_id: UUID | None = None,
+    once_per_proposal: bool = False,
 ) -> dict[str, Any]:
-    """The dispatch and its first round of runs, all `created` (not yet enqueued)."""
+    """The dispatch and its first round of runs, all `created` (not yet enqueued).
+
+    ``once_per_proposal``: when a dispatch for ``proposal_id`` exists already,
+    create nothing and return it with ``already_dispatched`` (checked under the
+    proposal's lock, so concurrent sweeps dispatch one review between them)."""
     v.choice(mode, "mode", [m for m in RUN_MODES if m != "external"])
     if not profiles:
         raise BadInput("name at least one agent")
@@ -56,6 +62,16 @@ def create_dispatch(
         require(conn, t.threads, thread_id, "thread")
         if proposal_id is not None:
             require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
+            if once_per_proposal:
+                lock_proposal(conn, proposal_id)
+                existing = conn.execute(
+                    select(t.dispatches.c.id)
+                    .where(t.dispatches.c.proposal_id == proposal_id)
+                    .order_by(t.dispatches.c.created_at)
+                    .limit(1)
+                ).scalar()
+                if existing is not None:
+                    return {"dispatch_id": existing, "run_ids": [], "already_dispatched": True}
         dispatch_id = conn.execute(
             insert(t.dispatches)
             .values(

@@ -5,21 +5,25 @@ bound cut off is handed to the scheduler as a continuation (the maintenance
 queue), or — with no queue at hand — continued here in later transactions.
 Bounded per step, never lossy.
 
-Re-verification is lazy: :func:`reverify` (the periodic sweep) dispatches one
-review of every open retraction proposal that has none yet; the last review
-run to end adjudicates it (``council.services.runs``).
+Re-verification is lazy: :func:`reverify` — run by the periodic sweep, and for
+the provisional items a reentry packet or memory read touched (those reads
+ask for it through :func:`request_reverification`) — first re-verifies
+provisional memory whose support is challenged (stable again when the decision
+holds without it, else contested with a retraction proposal), then dispatches
+one review of every open proposal that has none yet; the last review run to
+end adjudicates it (``council.services.runs``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Engine
 
 from council.ledger.retraction import awaiting_review
-from council.ledger.reversal import cascade_step, change_validity
+from council.ledger.reversal import cascade_step, change_validity, reverify_challenged
 from council.services.runs import dispatch
 from council.services.scheduling import Scheduler
 
@@ -50,11 +54,16 @@ def reverify(
     agents: Sequence[str] = REVIEWERS,
     limit: int = 20,
     *,
+    memory_item_ids: Sequence[UUID] | None = None,
     actor: str = "worker:reverify",
 ) -> dict[str, Any]:
-    """Dispatch a one-round review of each open proposal no review was dispatched for yet."""
-    dispatched = [
-        dispatch(
+    """Re-verify challenged provisional memory (all, or ``memory_item_ids``),
+    then dispatch a one-round review of each open proposal no review was
+    dispatched for yet (at most ``limit`` of each per call)."""
+    checked = reverify_challenged(engine, memory_item_ids=memory_item_ids, limit=limit, actor=actor)
+    dispatched = []
+    for row in awaiting_review(engine, limit=limit):
+        made = dispatch(
             engine,
             scheduler,
             thread_id=row["thread_id"],
@@ -63,10 +72,19 @@ def reverify(
             rounds=1,
             actor=actor,
             proposal_id=row["id"],
-        )["dispatch_id"]
-        for row in awaiting_review(engine, limit=limit)
-    ]
-    return {"dispatched": dispatched}
+            once_per_proposal=True,
+        )
+        if not made.get("already_dispatched"):
+            dispatched.append(made["dispatch_id"])
+    return {"reverified": checked, "dispatched": dispatched}
+
+
+def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, Any]]) -> list[UUID]:
+    """A read touched these memory items: queue re-verification of the provisional ones."""
+    provisional = [UUID(str(item["id"])) for item in memory if item.get("status") == "provisional"]
+    if provisional:
+        scheduler.enqueue_reverification(provisional)
+    return provisional
 
 
 def _hand_on(engine: Engine, scheduler: Scheduler | None, step: dict[str, Any], actor: str) -> dict[str, Any]:

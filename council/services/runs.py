@@ -21,6 +21,7 @@ from uuid import UUID
 from pydantic import ValidationError
 from sqlalchemy import Engine
 
+from council import metrics
 from council.agents import gateway
 from council.agents.compiler import CompiledRequest, compile_request, reprompt
 from council.agents.contract import AgentOutput
@@ -55,8 +56,10 @@ def dispatch(
     rounds: int,
     actor: str,
     proposal_id: UUID | None = None,
+    once_per_proposal: bool = False,
 ) -> dict[str, Any]:
-    """Create the runs in Postgres first, then enqueue them."""
+    """Create the runs in Postgres first, then enqueue them (nothing, when
+    ``once_per_proposal`` finds the proposal's review already dispatched)."""
     profiles = [resolve(name) for name in agents]
     created = lifecycle.create_dispatch(
         engine,
@@ -66,6 +69,7 @@ def dispatch(
         rounds=rounds,
         actor=actor,
         proposal_id=proposal_id,
+        once_per_proposal=once_per_proposal,
     )
     lifecycle.mark_queued(engine, created["run_ids"])
     scheduler.enqueue_runs(created["run_ids"])
@@ -111,6 +115,18 @@ def execute_run(
     run = lifecycle.claim(engine, run_id, owner=owner or worker_id(), lease_s=LEASE_S)
     if run is None:
         return {"run_id": run_id, "status": "skipped"}  # done already, or leased by a live attempt
+    with metrics.run_attempt(run.agent) as observed:
+        try:
+            result = _attempt(engine, scheduler, run_id, run)
+        except TransientLLMError:
+            observed.status = "transient_error"  # the task retries it
+            raise
+        observed.status = str(result["status"])
+        return result
+
+
+def _attempt(engine: Engine, scheduler: Scheduler, run_id: UUID, run: Any) -> dict[str, Any]:
+    """One claimed attempt: compile (or reuse) the request, ask, apply fenced on the attempt."""
     attempt = int(run.attempt)
     profile = resolve(run.agent)
     if run.request is None:
@@ -167,6 +183,7 @@ def give_up(engine: Engine, scheduler: Scheduler, run_id: UUID, reason: str) -> 
     if run is None:
         return {"run_id": run_id, "status": "skipped"}
     lifecycle.fail(engine, run_id, int(run.attempt), reason)
+    metrics.count_run(run.agent, "failed")
     return _after(engine, scheduler, run, {"run_id": run_id, "status": "failed", "error": reason}, [])
 
 

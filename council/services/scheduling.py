@@ -14,6 +14,8 @@ class Scheduler(Protocol):
 
     def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None: ...
 
+    def enqueue_reverification(self, memory_item_ids: Sequence[UUID]) -> None: ...
+
 
 class Recorder:
     """A scheduler that only records what it was asked (tests, dry runs)."""
@@ -22,6 +24,7 @@ class Recorder:
         self.runs: list[UUID] = []
         self.evaluations: list[UUID] = []
         self.cascades: list[list[tuple[UUID, int]]] = []
+        self.reverifications: list[list[UUID]] = []
 
     def enqueue_runs(self, run_ids: Sequence[UUID]) -> None:
         self.runs.extend(run_ids)
@@ -31,3 +34,6 @@ class Recorder:
 
     def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None:
         self.cascades.append(list(pending))
+
+    def enqueue_reverification(self, memory_item_ids: Sequence[UUID]) -> None:
+        self.reverifications.append(list(memory_item_ids))

@@ -18,3 +18,8 @@ FROM (
 -- Exclusive lock on one evidence key, taken by a validity change before it
 -- records the transition and looks up affected consolidations.
 SELECT pg_advisory_xact_lock(hashtextextended('council.evidence:' || CAST(:evidence_id AS text), 0))
+
+-- lock_proposal --
+-- Serialise the review dispatches of one retraction proposal, so that two
+-- re-verification sweeps never both dispatch a review of it.
+SELECT pg_advisory_xact_lock(hashtextextended('council.proposal:' || CAST(:proposal_id AS text), 0))

@@ -10,6 +10,21 @@ JOIN consolidations c ON c.id = ce.consolidation_id
 WHERE ce.evidence_id = :evidence_id AND c.status = 'live'
 ORDER BY node_lock_key, c.id
 
+-- provisional_challenged --
+-- Live consolidations whose memory is provisional while some evidence they
+-- rest on is challenged (through the evidence index), optionally only those of
+-- the given memory items, in lock-key order like affected_consolidations.
+SELECT c.id, c.logical_node_id, c.node_version_id, c.thread_id,
+       hashtextextended('council.node:' || CAST(c.logical_node_id AS text), 0) AS node_lock_key
+FROM memory_items m
+JOIN consolidations c ON c.id = m.consolidation_id AND c.status = 'live'
+WHERE m.status = 'provisional'
+  AND (CAST(:memory_item_ids AS uuid[]) IS NULL OR m.id = ANY (CAST(:memory_item_ids AS uuid[])))
+  AND EXISTS (SELECT 1 FROM consolidation_evidence ce JOIN evidence e ON e.id = ce.evidence_id
+              WHERE ce.consolidation_id = c.id AND e.validity = 'challenged')
+ORDER BY node_lock_key, c.id
+LIMIT :limit
+
 -- reassess_load --
 -- After the node locks: each consolidation of the batch with its memory item
 -- and the current validity of every evidence item its stored snapshot names

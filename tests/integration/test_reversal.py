@@ -309,3 +309,25 @@ def test_cli_trail_from_stable_to_retracted(cli: Any, engine: Engine) -> None:
         ).code
         == 2
     )
+
+
+def test_an_invalidation_reaching_several_batches_moves_every_consolidation(
+    engine: Engine, monkeypatch: Any
+) -> None:
+    from council.ledger import reversal
+
+    monkeypatch.setattr(reversal, "REASSESS_BATCH", 4)  # 25 consolidations: 7 batches, 2 in flight
+    # Given 25 consolidations resting on the same decisive evidence item
+    ledger = Ledger.new(engine)
+    consolidations = [
+        consolidate(engine, ledger.ready_node(f"claim {i} about WAL"), actor=ACTOR)["consolidation_id"]
+        for i in range(25)
+    ]
+    # When it is invalidated
+    result = change(engine, None, ledger.evidence[0], action="invalidate", reason="fabricated", actor=ACTOR)
+    # Then every one was reassessed once: contested, each with its own open proposal
+    assert sorted(str(a["consolidation_id"]) for a in result["affected"]) == sorted(map(str, consolidations))
+    assert all(a["memory_status"] == "contested" for a in result["affected"])
+    assert len(set(result["proposals"])) == 25
+    statuses = [m["status"] for m in memory_list(engine)["items"]]
+    assert statuses == ["contested"] * 25

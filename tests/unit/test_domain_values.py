@@ -114,4 +114,5 @@ def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None
         "lock_evidence_exclusive",
         "lock_evidence_shared",
         "lock_node",
+        "lock_proposal",
     ]

@@ -181,6 +181,22 @@ def test_the_simulated_provider_is_deterministic_and_labelled() -> None:
     assert simulate("claude", thread_id="thread-2").text != first.text
 
 
+def test_a_defect_of_the_simulated_provider_is_permanent_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a simulator that raises (as an oversize answer's ValidationError once did)
+    calls: list[int] = []
+
+    def broken(model: str, messages: Any) -> Any:
+        calls.append(1)
+        raise ValueError("50 claims at most")
+
+    monkeypatch.setattr(gateway.simulated, "respond", broken)
+    # When a simulated run asks it
+    with pytest.raises(PermanentLLMError, match=r"the simulated provider failed.*50 claims at most"):
+        simulate("claude")
+    # Then it was asked once: litellm's "connection error" wrapping is not retried
+    assert calls == [1]
+
+
 @pytest.mark.parametrize("agent", ["claude", "codex", "glm", "someone-else"])
 @pytest.mark.parametrize("mode", ["independent", "deliberative", "review"])
 def test_every_simulated_output_is_valid_and_says_it_is_simulated(agent: str, mode: str) -> None:

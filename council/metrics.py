@@ -1,0 +1,189 @@
+"""Prometheus metrics of this process, in one registry of its own.
+
+Faces record what they observe here and ``GET /metrics`` exposes the registry.
+A registry of our own (not prometheus_client's global one) keeps the
+exposition to Council's metrics only.
+
+Workers record runs, consolidations, lock waits and retries here too. A
+prefork worker's pool processes share nothing, so a worker runs in
+prometheus_client's multiprocess mode: with ``PROMETHEUS_MULTIPROC_DIR`` set
+(before prometheus_client is first imported — it picks its value store then),
+each process writes its samples to files there and the exposition merges every
+process's files (``workers/metrics_server.py`` sets this up).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil  # type: ignore[import-untyped]
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Metric,
+    generate_latest,
+    multiprocess,
+    start_http_server,
+)
+from prometheus_client.registry import Collector
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+REGISTRY = CollectorRegistry()
+
+HTTP_REQUESTS = Counter(
+    "council_http_requests",
+    "HTTP requests answered, by method, route template and status.",
+    ["method", "route", "status"],
+    registry=REGISTRY,
+)
+HTTP_SECONDS = Histogram(
+    "council_http_request_duration_seconds",
+    "Time to answer an HTTP request (a stream: its whole life), by method and route template.",
+    ["method", "route"],
+    registry=REGISTRY,
+)
+RUNS = Counter(
+    "council_runs",
+    "Agent run attempts that ended, by agent and status (succeeded, failed, fenced, transient_error, error).",
+    ["agent", "status"],
+    registry=REGISTRY,
+)
+RUN_SECONDS = Histogram(
+    "council_run_duration_seconds",
+    "Time of one run attempt from its claim to its end, model calls included, by agent.",
+    ["agent"],
+    buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900),
+    registry=REGISTRY,
+)
+RUNS_IN_PROGRESS = Gauge(
+    "council_runs_in_progress",
+    "Run attempts executing now, by agent (summed over a worker's live processes).",
+    ["agent"],
+    multiprocess_mode="livesum",
+    registry=REGISTRY,
+)
+COMMIT_SECONDS = Histogram(
+    "council_commit_duration_seconds",
+    "Time of one consolidation, its transaction retries included, by outcome.",
+    ["outcome"],
+    registry=REGISTRY,
+)
+LOCK_WAIT_SECONDS = Histogram(
+    "council_commit_lock_wait_seconds",
+    "Time of the committer statement that takes an advisory lock (node: the node lock; evidence: "
+    "the shared evidence locks), almost all of it waiting; a wait cut by lock_timeout lands above 10.",
+    ["lock"],
+    buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+    registry=REGISTRY,
+)
+RETRIES = Counter(
+    "council_retries",
+    "Retries by kind: llm_transient (the gateway's backoff), commit_transaction (the committer), "
+    "celery_task (a task Celery re-queued).",
+    ["kind"],
+    registry=REGISTRY,
+)
+
+
+def exposition() -> tuple[bytes, str]:
+    """The registry in the Prometheus text format: (body, content type); in
+    multiprocess mode, every process's samples."""
+    return generate_latest(_exposed()), CONTENT_TYPE_LATEST
+
+
+def observe_http(method: str, route: str, status: int, seconds: float) -> None:
+    """Count one answered request; ``route`` is the template (``/runs/{run_id}``), never a raw path."""
+    HTTP_REQUESTS.labels(method=method, route=route, status=str(status)).inc()
+    HTTP_SECONDS.labels(method=method, route=route).observe(seconds)
+
+
+@dataclass
+class RunAttempt:
+    """How a run attempt ended; the caller sets ``status`` before leaving the block."""
+
+    status: str = "error"  # left unset: an unexpected exception ended the attempt
+
+
+@contextmanager
+def run_attempt(agent: str) -> Iterator[RunAttempt]:
+    """Time one run attempt, count it by its status and show it in progress meanwhile."""
+    outcome = RunAttempt()
+    started = time.monotonic()
+    RUNS_IN_PROGRESS.labels(agent=agent).inc()
+    try:
+        yield outcome
+    finally:
+        RUNS_IN_PROGRESS.labels(agent=agent).dec()
+        RUN_SECONDS.labels(agent=agent).observe(time.monotonic() - started)
+        RUNS.labels(agent=agent, status=outcome.status).inc()
+
+
+def count_run(agent: str, status: str) -> None:
+    """Count a run ended without an attempt of its own (retries exhausted)."""
+    RUNS.labels(agent=agent, status=status).inc()
+
+
+def observe_commit(outcome: str, seconds: float) -> None:
+    """One consolidation call: ``committed``, ``already_consolidated`` or ``not_ready``."""
+    COMMIT_SECONDS.labels(outcome=outcome).observe(seconds)
+
+
+@contextmanager
+def lock_wait(lock: str) -> Iterator[None]:
+    """Time the statement that takes a lock, whether it gets the lock or times out."""
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        LOCK_WAIT_SECONDS.labels(lock=lock).observe(time.monotonic() - started)
+
+
+def count_retry(kind: str) -> None:
+    """``llm_transient``, ``commit_transaction`` or ``celery_task``."""
+    RETRIES.labels(kind=kind).inc()
+
+
+def serve(port: int, addr: str) -> None:
+    """Serve the exposition over HTTP from a daemon thread of this process."""
+    start_http_server(port, addr, registry=_exposed())
+
+
+def forget_process(pid: int) -> None:
+    """A pool process exited: drop its live gauges (its counters still count)."""
+    multiprocess.mark_process_dead(pid, os.environ.get(MULTIPROC_ENV))  # type: ignore[no-untyped-call]
+
+
+def _exposed() -> CollectorRegistry:
+    directory = os.environ.get(MULTIPROC_ENV)
+    if not directory:
+        return REGISTRY
+    merged = CollectorRegistry()
+    merged.register(_AllProcesses(directory))
+    return merged
+
+
+class _AllProcesses(Collector):
+    """Every process's samples in a multiprocess directory, merged at each scrape."""
+
+    def __init__(self, directory: str) -> None:
+        self._directory = directory
+        self._merged = multiprocess.MultiProcessCollector(None, path=directory)  # type: ignore[no-untyped-call]
+
+    def collect(self) -> Iterable[Metric]:
+        # A process killed outright never ran its exit hook; its live gauges
+        # would count it in progress for ever.
+        for path in Path(self._directory).glob("gauge_live*_*.db"):
+            pid = int(path.stem.rsplit("_", 1)[1])
+            if not psutil.pid_exists(pid):
+                multiprocess.mark_process_dead(pid, self._directory)  # type: ignore[no-untyped-call]
+        merged: Iterable[Metric] = self._merged.collect()  # type: ignore[no-untyped-call]
+        return merged

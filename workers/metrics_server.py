@@ -1,0 +1,79 @@
+"""A worker's Prometheus endpoint, wired by Celery signals (no SQL, no prompts).
+
+With ``COUNCIL_METRICS_PORT`` set, the worker's main process serves, on that
+port (bound to ``COUNCIL_METRICS_ADDR``, default 127.0.0.1), the metrics of
+every pool process: prometheus_client's multiprocess mode, each process
+writing its own files under ``PROMETHEUS_MULTIPROC_DIR``, merged at each
+scrape. ``council worker`` defaults that directory to
+``$COUNCIL_HOME/metrics/worker-<port>``; a bare ``celery worker`` needs it set.
+Unset port: nothing is served and no file is written. One directory per worker.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from celery import signals
+
+from council import config
+
+PORT_ENV = "COUNCIL_METRICS_PORT"
+ADDR_ENV = "COUNCIL_METRICS_ADDR"
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own variable
+
+
+def _port() -> int | None:
+    value = os.environ.get(PORT_ENV, "").strip()
+    return int(value) if value else None
+
+
+def default_directory() -> None:
+    """Choose the multiprocess directory when a port is set and no directory is.
+    prometheus_client picks its value store when first imported, and Celery's
+    command line imports it (through the flower plugin) before any worker signal:
+    so ``council worker`` calls this before handing over to Celery."""
+    port = _port()
+    if port is not None and not os.environ.get(MULTIPROC_ENV):
+        os.environ[MULTIPROC_ENV] = str(config.council_home() / "metrics" / f"worker-{port}")
+
+
+@signals.worker_init.connect
+def _prepare_directory(**_: Any) -> None:
+    """In the main process, before the pool forks: empty the directory of an earlier run's files."""
+    if _port() is None:
+        return
+    if not os.environ.get(MULTIPROC_ENV):
+        # SystemExit: Celery only logs an Exception from a handler, and every pool process's counts
+        # would be lost in silence.
+        raise SystemExit(f"{PORT_ENV} is set but {MULTIPROC_ENV} is not (`council worker` sets a default)")
+    directory = Path(os.environ[MULTIPROC_ENV])
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):
+        stale.unlink()
+
+
+@signals.worker_ready.connect
+def _serve(**_: Any) -> None:
+    """In the main process, which no task occupies: one scrape covers every pool process."""
+    port = _port()
+    if port is not None:
+        from council import metrics
+
+        metrics.serve(port, os.environ.get(ADDR_ENV, "127.0.0.1"))
+
+
+@signals.worker_process_shutdown.connect
+def _forget_process(pid: int, **_: Any) -> None:
+    if _port() is not None:
+        from council import metrics
+
+        metrics.forget_process(pid)
+
+
+@signals.task_retry.connect
+def _count_task_retry(**_: Any) -> None:
+    from council import metrics
+
+    metrics.count_retry("celery_task")
