@@ -26,6 +26,7 @@ def _register() -> None:
         reentry_cmds,
         reversal_cmds,
         run_cmds,
+        serve_cmd,
         stack_cmds,
         watch_cmd,
     )
@@ -39,6 +40,7 @@ def _register() -> None:
     run_cmds.register(app)
     watch_cmd.register(app)
     demo_cmd.register(app)
+    serve_cmd.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

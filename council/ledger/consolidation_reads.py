@@ -98,3 +98,36 @@ def history(engine: Engine, version_id: UUID) -> dict[str, Any]:
             ).mappings()
         ]
     return {"logical_node_id": node_id, "consolidations": consolidations, "evaluations": evaluations}
+
+
+def show_consolidation(engine: Engine, consolidation_id: UUID) -> dict[str, Any]:
+    """One consolidation as stored (snapshot, hash, decision), with its status
+    history, the evidence it rests on and the memory item it projected."""
+    with unit_of_work(engine) as conn:
+        consolidation = dict(require(conn, t.consolidations, consolidation_id, "consolidation"))
+        consolidation["history"] = [
+            dict(r)
+            for r in conn.execute(
+                select(t.consolidation_transitions)
+                .where(t.consolidation_transitions.c.consolidation_id == consolidation_id)
+                .order_by(t.consolidation_transitions.c.created_at)
+            ).mappings()
+        ]
+        consolidation["evidence_ids"] = list(
+            conn.execute(
+                select(t.consolidation_evidence.c.evidence_id)
+                .where(t.consolidation_evidence.c.consolidation_id == consolidation_id)
+                .order_by(t.consolidation_evidence.c.evidence_id)
+            ).scalars()
+        )
+        memory = (
+            conn.execute(
+                select(t.memory_items.c.id, t.memory_items.c.status).where(
+                    t.memory_items.c.consolidation_id == consolidation_id
+                )
+            )
+            .mappings()
+            .first()
+        )
+        consolidation["memory"] = dict(memory) if memory is not None else None
+    return consolidation

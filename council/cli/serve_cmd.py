@@ -1,0 +1,81 @@
+"""`council serve`: the HTTP API, its event stream and the live page, on uvicorn."""
+
+from __future__ import annotations
+
+import copy
+import os
+import socket
+from typing import Annotated, Any
+
+import typer
+
+from council.cli.common import JsonOpt
+from council.cli.output import console, emit, warn
+from council.errors import BadInput
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def serve_cmd(
+    host: Annotated[str, typer.Option("--host", help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port (0: any free one).", min=0, max=65535)] = 8787,
+    as_json: JsonOpt = False,
+) -> None:
+    """Serve the HTTP API, server-sent events and the live page until interrupted.
+
+    Reads are open to whoever can reach the address; writes need the bearer
+    token in COUNCIL_API_TOKEN and are refused when it is unset.
+    """
+    import uvicorn
+
+    from council.web.app import TOKEN_ENV, create_app
+
+    app = create_app()
+    has_token = bool(os.environ.get(TOKEN_ENV))
+    sock = _bind(host, port)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    url = f"http://{shown_host}:{bound_port}/"
+    if host not in LOOPBACK:
+        warn(
+            f"serving on {host}: every read of the ledger is open to anyone who can reach it"
+            + ("" if has_token else f", and {TOKEN_ENV} is unset (writes are refused)")
+        )
+    emit(
+        {"url": url, "host": host, "port": bound_port, "writes_enabled": has_token},
+        as_json,
+        lambda d: console.print(
+            f"serving {d['url']}  (writes {'need the bearer token' if has_token else f'off: no {TOKEN_ENV}'})"
+        ),
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_config=_log_to_stderr(), timeout_graceful_shutdown=5, proxy_headers=False)
+    )
+    server.run(sockets=[sock])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Bind before serving, so the printed URL names the real port (``--port 0``)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise BadInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _log_to_stderr() -> dict[str, Any]:
+    """uvicorn's logging, all on stderr: stdout carries the --json document only."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    logging_config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
+    logging_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    return logging_config
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve_cmd)

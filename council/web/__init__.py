@@ -1,0 +1,1 @@
+"""The HTTP face: `council serve` (FastAPI, server-sent events, the live page)."""

@@ -1,0 +1,88 @@
+"""`GET /threads/{id}/stream`: the thread's events as server-sent events.
+
+Each event is one SSE message whose ``id`` is the event id and whose data is
+the event as JSON. A client that reconnects sends ``Last-Event-ID`` (browsers
+do) and gets every event after it from the ledger first; a new client starts
+from now, or from ``?after=N``. Between events a keep-alive comment is sent,
+which is also when a stream notices its client has gone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from functools import partial
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from council.errors import ConfigError
+from council.ledger.events import list_events
+from council.ledger.thread_reads import latest_event_id
+from council.web.errors import documented
+from council.web.models import MAX_EVENT_ID
+from council.web.wiring import Wired, Wiring, jsonable
+
+router = APIRouter(tags=["threads"])
+PAGE = 500
+READY_TIMEOUT_S = 5.0
+
+EventId = Annotated[int | None, Query(ge=0, le=MAX_EVENT_ID, description="Start after this event id.")]
+
+
+class EventStreamResponse(StreamingResponse):
+    media_type = "text/event-stream"
+
+
+@router.get(
+    "/threads/{thread_id}/stream",
+    response_class=EventStreamResponse,
+    responses={
+        **documented(404, 503),
+        200: {"description": "Server-sent events: `id` is the event id, `data` the event as JSON."},
+    },
+    summary="The thread's events, live (server-sent events; resumes from Last-Event-ID)",
+)
+async def stream(
+    thread_id: UUID,
+    wired: Wired,
+    after: EventId = None,
+    last_event_id: Annotated[
+        int | None, Header(ge=0, le=MAX_EVENT_ID, description="Resume after this event id.")
+    ] = None,
+) -> EventStreamResponse:
+    newest = await run_in_threadpool(latest_event_id, wired.engine, thread_id)  # 404 for an unknown thread
+    if not wired.hub.running:
+        raise ConfigError("the event stream is not running (the app was started without its lifespan)")
+    cursor = last_event_id if last_event_id is not None else after if after is not None else newest
+    return EventStreamResponse(
+        _frames(wired, thread_id, cursor),
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _frames(wired: Wiring, thread_id: UUID, cursor: int) -> AsyncIterator[str]:
+    with wired.hub.subscribe(thread_id) as subscription:
+        yield "retry: 3000\n\n"
+        # Listening before the first read: whatever lands after it wakes us.
+        await wired.hub.ready(READY_TIMEOUT_S)
+        yield ": listening\n\n"
+        while True:
+            batch = await run_in_threadpool(
+                partial(list_events, wired.engine, thread_id, after=cursor, limit=PAGE)
+            )
+            for event in batch:
+                cursor = event["id"]
+                yield _frame(event)
+            if len(batch) == PAGE:
+                continue
+            # A timeout also re-reads: a notification lost to a reconnect is only late, never missing.
+            if not await subscription.wait(wired.keepalive_s):
+                yield ": keep-alive\n\n"
+
+
+def _frame(event: dict[str, Any]) -> str:
+    return f"id: {event['id']}\ndata: {json.dumps(jsonable(event), separators=(',', ':'))}\n\n"

@@ -1,0 +1,97 @@
+"""Reads of a thread: the thread, its graph, runs, events and reentry packet."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Query
+from fastapi.responses import PlainTextResponse
+
+from council.domain.reentry import ReentryPacket
+from council.domain.reentry_markdown import render_markdown
+from council.ledger.events import list_events
+from council.ledger.frontier import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, reentry_packet
+from council.ledger.thread_reads import thread_graph, thread_runs
+from council.ledger.threads import list_threads, show_thread
+from council.web.errors import documented
+from council.web.models import MAX_EVENT_ID, EventList, GraphOut, RunList, ThreadDetail, ThreadList
+from council.web.wiring import Wired, Wiring, jsonable
+
+router = APIRouter(prefix="/threads", tags=["threads"], responses=documented(503))
+KNOWN = documented(404)
+
+Budget = Annotated[int, Query(ge=MIN_BUDGET, le=MAX_BUDGET, description="Token budget.")]
+Blind = Annotated[bool, Query(description="Redact stances (the agents' briefing).")]
+
+
+class MarkdownResponse(PlainTextResponse):
+    media_type = "text/markdown"
+
+
+@router.get("", response_model=ThreadList, summary="Every thread, oldest first")
+def threads(wired: Wired) -> Any:
+    return jsonable({"items": list_threads(wired.engine)})
+
+
+@router.get("/{thread_id}", response_model=ThreadDetail, responses=KNOWN, summary="A thread with counts")
+def thread(thread_id: UUID, wired: Wired) -> Any:
+    return jsonable(show_thread(wired.engine, thread_id))
+
+
+@router.get(
+    "/{thread_id}/graph",
+    response_model=GraphOut,
+    responses=KNOWN,
+    summary="Nodes with their versions, edges, branches, consolidations and memory",
+)
+def graph(thread_id: UUID, wired: Wired) -> Any:
+    return jsonable(thread_graph(wired.engine, thread_id))
+
+
+@router.get("/{thread_id}/runs", response_model=RunList, responses=KNOWN, summary="The thread's runs")
+def runs(thread_id: UUID, wired: Wired) -> Any:
+    return jsonable({"items": thread_runs(wired.engine, thread_id)})
+
+
+@router.get(
+    "/{thread_id}/events",
+    response_model=EventList,
+    responses=KNOWN,
+    summary="The append-only event log, in order (pages with after/limit; never truncated silently)",
+)
+def events(
+    thread_id: UUID,
+    wired: Wired,
+    after: Annotated[int, Query(ge=0, le=MAX_EVENT_ID, description="Only events with a larger id.")] = 0,
+    limit: Annotated[int | None, Query(ge=1, le=10_000, description="Page size (default: all).")] = None,
+) -> Any:
+    return jsonable({"items": list_events(wired.engine, thread_id, after=after, limit=limit)})
+
+
+@router.get(
+    "/{thread_id}/reentry",
+    response_model=ReentryPacket,
+    responses=KNOWN,
+    summary="The reentry packet as JSON (schema/reentry-packet.schema.json)",
+)
+def reentry(thread_id: UUID, wired: Wired, budget: Budget = DEFAULT_BUDGET, blind: Blind = False) -> Any:
+    return _packet(wired, thread_id, budget, blind)
+
+
+@router.get(
+    "/{thread_id}/reentry.md",
+    response_class=MarkdownResponse,
+    responses=KNOWN,
+    summary="The reentry packet as Markdown",
+)
+def reentry_markdown(
+    thread_id: UUID, wired: Wired, budget: Budget = DEFAULT_BUDGET, blind: Blind = False
+) -> MarkdownResponse:
+    return MarkdownResponse(render_markdown(_packet(wired, thread_id, budget, blind)))
+
+
+def _packet(wired: Wiring, thread_id: UUID, budget: int, blind: bool) -> ReentryPacket:
+    packet = reentry_packet(wired.engine, thread_id, budget=budget, blind=blind)
+    wired.touched_memory([item.model_dump() for item in packet.memory])
+    return packet

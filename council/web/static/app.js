@@ -1,0 +1,410 @@
+// The live page of a Council thread: JSON from the API, kept current by the
+// thread's server-sent event stream (each event refetches what it touched).
+"use strict";
+
+const TOKEN_KEY = "council-token";
+const SVG = "http://www.w3.org/2000/svg";
+const MAX_EVENTS_SHOWN = 200;
+
+const state = {
+  thread: null,
+  source: null,
+  graph: null,
+  runs: new Map(),       // run id -> run
+  groups: new Map(),     // version id -> groups document
+  claimCounts: new Map(), // version id -> claims seen in the graph
+  pending: new Map(),    // refresh key -> timer
+};
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs = {}, text) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+const short = (id) => String(id).slice(0, 8);
+const clip = (text, n) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
+
+async function getJSON(path) {
+  const response = await fetch(path, { headers: { Accept: "application/json" } });
+  if (!response.ok) throw new Error(`${path}: ${response.status}`);
+  return response.json();
+}
+
+// ------------------------------------------------------------------ threads
+
+async function loadThreads() {
+  const { items } = await getJSON("/threads");
+  const select = $("thread-select");
+  select.replaceChildren(...items.map((t) => el("option", { value: t.id }, t.title)));
+  const wanted = new URLSearchParams(location.search).get("thread");
+  const chosen = items.find((t) => t.id === wanted) || items[items.length - 1];
+  if (chosen) {
+    select.value = chosen.id;
+    openThread(chosen.id);
+  }
+}
+
+function openThread(threadId) {
+  if (state.source) state.source.close();
+  Object.assign(state, { thread: threadId, graph: null });
+  state.runs.clear();
+  state.groups.clear();
+  state.claimCounts.clear();
+  $("events").replaceChildren();
+  $("groups").replaceChildren();
+  const url = new URL(location.href);
+  url.searchParams.set("thread", threadId);
+  history.replaceState(null, "", url);
+  // The stream first: once it is open, whatever the JSON below misses arrives as events.
+  const source = new EventSource(`/threads/${threadId}/stream`);
+  state.source = source;
+  setStreamState("connecting");
+  source.onopen = () => {
+    setStreamState("open");
+    refreshAll();
+  };
+  source.onerror = () => setStreamState(source.readyState === EventSource.CLOSED ? "closed" : "connecting");
+  source.onmessage = (message) => onEvent(JSON.parse(message.data));
+}
+
+function setStreamState(value) {
+  const badge = $("stream-state");
+  badge.dataset.state = value;
+  badge.textContent = `stream: ${value}`;
+}
+
+function refreshAll() {
+  schedule("thread", refreshThread);
+  schedule("runs", refreshRuns);
+  schedule("graph", refreshGraph);
+}
+
+// ------------------------------------------------------------------- events
+
+function onEvent(event) {
+  if (event.thread_id !== state.thread) return;
+  document.body.dataset.lastEventId = String(event.id);
+  const item = el("li", { "data-event-id": event.id, "data-kind": event.kind });
+  item.append(el("code", {}, `#${event.id}`), ` ${event.kind} `, el("span", { class: "actor" }, event.actor));
+  const list = $("events");
+  list.prepend(item);
+  while (list.children.length > MAX_EVENTS_SHOWN) list.lastElementChild.remove();
+
+  const kind = event.kind;
+  if (kind.startsWith("run.") || kind.startsWith("dispatch.")) schedule("runs", refreshRuns);
+  if (kind === "claim.added") {
+    const version = event.payload.node_version_id;
+    schedule(`groups:${version}`, () => refreshGroups(version));
+  }
+  if (/^(node|branch|consolidation|memory|evidence|retraction|claim)\./.test(kind) || kind === "run.output_applied") {
+    schedule("graph", refreshGraph);
+  }
+}
+
+// Bursts of events refetch once.
+function schedule(key, fn) {
+  if (state.pending.has(key)) return;
+  state.pending.set(
+    key,
+    setTimeout(async () => {
+      state.pending.delete(key);
+      try {
+        await fn();
+      } catch (error) {
+        console.warn(error);
+      }
+    }, 150),
+  );
+}
+
+// ------------------------------------------------------------------- thread
+
+async function refreshThread() {
+  const thread = await getJSON(`/threads/${state.thread}`);
+  $("thread-title").textContent = thread.title;
+  $("thread-objective").textContent = thread.objective;
+}
+
+// --------------------------------------------------------------------- runs
+
+async function refreshRuns() {
+  const threadId = state.thread;
+  const { items } = await getJSON(`/threads/${threadId}/runs`);
+  if (threadId !== state.thread) return;
+  state.runs = new Map(items.map((r) => [r.id, r]));
+  const rows = items.map((r) => {
+    const row = el("tr", {
+      "data-run-id": r.id,
+      "data-agent": r.agent,
+      "data-round": r.round,
+      "data-status": r.status,
+    });
+    row.append(
+      el("td", {}, r.round),
+      el("td", {}, r.agent + (r.simulated ? " (sim)" : "")),
+      el("td", { class: `run-${r.status}` }, r.status),
+      el("td", {}, r.attempt),
+      el("td", { title: r.error || r.id }, short(r.id)),
+    );
+    return row;
+  });
+  $("runs").replaceChildren(...rows);
+  const done = items.filter((r) => r.status === "succeeded" || r.status === "failed").length;
+  $("runs-summary").textContent = `${done}/${items.length} finished`;
+  renderGroups(); // group members are shown with their agent and round
+}
+
+// -------------------------------------------------------------------- graph
+
+async function refreshGraph() {
+  const threadId = state.thread;
+  const graph = await getJSON(`/threads/${threadId}/graph`);
+  if (threadId !== state.thread) return;
+  state.graph = graph;
+  for (const node of graph.nodes) {
+    for (const version of node.versions) {
+      const before = state.claimCounts.get(version.version_id) || 0;
+      state.claimCounts.set(version.version_id, version.claims);
+      if (version.claims > 0 && version.claims !== before) {
+        schedule(`groups:${version.version_id}`, () => refreshGroups(version.version_id));
+      }
+    }
+  }
+  renderGraph(graph);
+  renderMemory(graph);
+}
+
+function headOf(node) {
+  return node.versions.find((v) => v.version_id === node.head_version_id) || node.versions[node.versions.length - 1];
+}
+
+// Columns by dependence: a node sits right of every node its head points to.
+function layout(graph) {
+  const nodeOfVersion = new Map();
+  for (const node of graph.nodes) for (const v of node.versions) nodeOfVersion.set(v.version_id, node.logical_node_id);
+  const targets = new Map(graph.nodes.map((n) => [n.logical_node_id, new Set()]));
+  for (const edge of graph.edges) {
+    const from = nodeOfVersion.get(edge.from_version_id);
+    const to = nodeOfVersion.get(edge.to_version_id);
+    if (from && to && from !== to) targets.get(from).add(to);
+  }
+  const level = new Map();
+  const depth = (id, seen) => {
+    if (level.has(id)) return level.get(id);
+    if (seen.has(id)) return 0; // the ledger keeps a DAG; this only guards the page
+    seen.add(id);
+    let d = 0;
+    for (const t of targets.get(id)) d = Math.max(d, depth(t, seen) + 1);
+    level.set(id, d);
+    return d;
+  };
+  const columns = [];
+  for (const node of graph.nodes) {
+    const d = depth(node.logical_node_id, new Set());
+    (columns[d] = columns[d] || []).push(node);
+  }
+  const position = new Map();
+  columns.forEach((column, x) =>
+    (column || []).forEach((node, y) => position.set(node.logical_node_id, { x: 20 + x * 250, y: 20 + y * 90 })),
+  );
+  return { position, nodeOfVersion, width: 40 + columns.length * 250, height: 40 + Math.max(1, ...columns.map((c) => (c || []).length)) * 90 };
+}
+
+function renderGraph(graph) {
+  const { position, nodeOfVersion, width, height } = layout(graph);
+  const box = $("graph");
+  box.setAttribute("viewBox", `0 0 ${Math.max(width, 300)} ${Math.max(height, 120)}`);
+  box.setAttribute("height", String(Math.min(Math.max(height, 120), 640)));
+  const live = new Map(graph.consolidations.filter((c) => c.status === "live").map((c) => [c.logical_node_id, c]));
+  const memory = new Map(graph.memory.map((m) => [m.logical_node_id, m]));
+  const W = 210;
+  const H = 62;
+
+  const edges = graph.edges.map((edge) => {
+    const a = position.get(nodeOfVersion.get(edge.from_version_id));
+    const b = position.get(nodeOfVersion.get(edge.to_version_id));
+    if (!a || !b) return null;
+    const [x1, y1, x2, y2] = [a.x, a.y + H / 2, b.x + W, b.y + H / 2];
+    const bend = Math.max(30, Math.abs(x1 - x2) / 2);
+    const path = svg("path", {
+      d: `M ${x1} ${y1} C ${x1 - bend} ${y1}, ${x2 + bend} ${y2}, ${x2} ${y2}`,
+      class: `edge edge-${edge.kind}`,
+      "marker-end": "url(#arrow)",
+      "data-edge-id": edge.id,
+      "data-kind": edge.kind,
+    });
+    path.append(svg("title", {}, edge.kind));
+    return path;
+  });
+  $("graph-edges").replaceChildren(...edges.filter(Boolean));
+
+  const nodes = graph.nodes.map((node) => {
+    const head = headOf(node);
+    const at = position.get(node.logical_node_id);
+    const consolidation = live.get(node.logical_node_id);
+    const item = memory.get(node.logical_node_id);
+    const group = svg("g", {
+      class: `node status-${head.status}`,
+      transform: `translate(${at.x} ${at.y})`,
+      "data-logical-node-id": node.logical_node_id,
+      "data-version-id": head.version_id,
+      "data-status": head.status,
+      "data-consolidated": consolidation ? "true" : "false",
+      "data-memory-status": item ? item.status : "",
+    });
+    group.append(
+      svg("title", {}, `${head.content}\n(v${head.version_no}, ${head.status}, ${head.claims} claims)`),
+      svg("rect", { width: W, height: H, rx: 8 }),
+      svg("text", { x: 10, y: 20, class: "content" }, clip(head.content, 30)),
+      svg("text", { x: 10, y: 38, class: "meta" }, `v${head.version_no} · ${head.status} · ${head.claims} claims`),
+    );
+    if (item) group.append(svg("text", { x: 10, y: 54, class: `meta memory-${item.status}` }, `memory: ${item.status}`));
+    return group;
+  });
+  $("graph-nodes").replaceChildren(...nodes);
+  $("graph-summary").textContent = `${graph.nodes.length} nodes · ${graph.edges.length} edges · ${live.size} consolidated`;
+}
+
+function renderMemory(graph) {
+  const content = new Map();
+  for (const node of graph.nodes) for (const v of node.versions) content.set(v.version_id, v.content);
+  const items = graph.consolidations.map((c) => {
+    const item = graph.memory.find((m) => m.consolidation_id === c.id);
+    const li = el("li", {
+      "data-consolidation-id": c.id,
+      "data-consolidation-status": c.status,
+      "data-memory-status": item ? item.status : "",
+    });
+    li.append(
+      el("span", { class: `badge memory-${item ? item.status : "none"}` }, item ? item.status : c.status),
+      " ",
+      el("span", {}, clip(content.get(c.node_version_id) || c.node_version_id, 90)),
+      " ",
+      el("small", {}, `consolidation ${short(c.id)} (${c.status})`),
+    );
+    return li;
+  });
+  $("memory").replaceChildren(...(items.length ? items : [el("li", { class: "empty" }, "nothing consolidated yet")]));
+}
+
+// ------------------------------------------------------------------- groups
+
+async function refreshGroups(versionId) {
+  const threadId = state.thread;
+  const doc = await getJSON(`/nodes/${versionId}/groups`);
+  if (threadId !== state.thread) return;
+  const before = state.groups.get(versionId);
+  if (before && mergedSince(before, doc)) {
+    document.body.dataset.merges = String(Number(document.body.dataset.merges) + 1);
+    $("merges-summary").textContent = `${document.body.dataset.merges} merge(s) seen live`;
+  }
+  state.groups.set(versionId, doc);
+  if (doc.groups.some((g) => g.runs.some((r) => !state.runs.has(r)))) schedule("runs", refreshRuns);
+  renderGroups();
+}
+
+// Two runs that stood in different components now stand in one.
+function mergedSince(before, after) {
+  const componentOf = new Map();
+  before.groups.forEach((g) => g.component_runs.forEach((r) => componentOf.set(r, g.component_runs.join())));
+  return after.groups.some((g) => {
+    const earlier = new Set(g.component_runs.filter((r) => componentOf.has(r)).map((r) => componentOf.get(r)));
+    return earlier.size > 1;
+  });
+}
+
+function renderGroups() {
+  const content = new Map();
+  if (state.graph) for (const node of state.graph.nodes) for (const v of node.versions) content.set(v.version_id, v.content);
+  const sections = [...state.groups.entries()].map(([versionId, doc]) => {
+    const section = el("section", {
+      class: "node-groups",
+      "data-version-id": versionId,
+      "data-support-groups": doc.support_groups,
+      "data-dispute-groups": doc.dispute_groups,
+    });
+    section.append(el("h4", {}, clip(content.get(versionId) || versionId, 80)));
+    section.append(el("p", { class: "meta" }, `${doc.support_groups} support · ${doc.dispute_groups} dispute`));
+    const list = el("div", { class: "group-list" });
+    for (const group of doc.groups) {
+      const rounds = [...new Set(group.runs.map((r) => state.runs.get(r)?.round).filter((x) => x !== undefined))].sort((a, b) => a - b);
+      const box = el("div", {
+        class: `group group-${group.kind}`,
+        "data-group-id": group.id,
+        "data-kind": group.kind,
+        "data-size": group.runs.length,
+        "data-rounds": rounds.join(","),
+        "data-merged": group.runs.length > 1 ? "true" : "false",
+      });
+      box.append(el("span", { class: "kind" }, group.kind));
+      for (const runId of group.runs) {
+        const run = state.runs.get(runId);
+        box.append(
+          el("span", { class: "chip", "data-run-id": runId, title: runId }, run ? `${run.agent} r${run.round}` : short(runId)),
+        );
+      }
+      list.append(box);
+    }
+    section.append(list);
+    return section;
+  });
+  $("groups").replaceChildren(...sections);
+}
+
+// ----------------------------------------------------------------- dispatch
+
+function setupToken() {
+  const input = $("token");
+  input.value = sessionStorage.getItem(TOKEN_KEY) || "";
+  const sync = () => {
+    const token = input.value.trim();
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    else sessionStorage.removeItem(TOKEN_KEY);
+    $("dispatch").disabled = !token;
+  };
+  input.addEventListener("input", sync);
+  sync();
+}
+
+async function dispatch() {
+  const result = $("dispatch-result");
+  const body = {
+    agents: $("agents").value.split(",").map((a) => a.trim()).filter(Boolean),
+    mode: $("mode").value,
+    rounds: Number($("rounds").value),
+  };
+  result.textContent = "dispatching…";
+  const response = await fetch(`/threads/${state.thread}/dispatch`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${$("token").value.trim()}` },
+    body: JSON.stringify(body),
+  });
+  const doc = await response.json().catch(() => ({}));
+  if (response.ok) {
+    result.dataset.outcome = "ok";
+    result.textContent = `dispatch ${short(doc.dispatch_id)}: ${doc.run_ids.length} run(s) queued` +
+      (doc.simulated.length ? ` (simulated: ${doc.simulated.join(", ")})` : "");
+  } else {
+    result.dataset.outcome = "error";
+    const detail = Array.isArray(doc.detail) ? doc.detail.map((d) => d.msg).join("; ") : doc.detail;
+    result.textContent = `refused (${response.status}): ${detail || response.statusText}`;
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  setupToken();
+  $("dispatch").addEventListener("click", () => dispatch().catch((e) => ($("dispatch-result").textContent = String(e))));
+  $("thread-select").addEventListener("change", (e) => openThread(e.target.value));
+  loadThreads().catch((e) => ($("thread-title").textContent = `cannot load threads: ${e.message}`));
+});

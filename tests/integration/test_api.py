@@ -1,0 +1,405 @@
+"""The HTTP API against real Postgres: reads, errors, guarded writes, the event stream."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from council import sources
+from council.ledger import evidence as evidence_ledger
+from council.ledger.committer import consolidate
+from council.ledger.events import list_events
+from council.ledger.evidence import show_evidence
+from council.services.scheduling import Recorder
+from council.web.app import create_app
+from tests.builders import ACTOR, Ledger
+
+TOKEN = "s3cret-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@dataclass
+class Seeded:
+    ledger: Ledger
+    version_id: UUID
+    run_id: UUID
+    consolidation_id: UUID
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def client(engine: Engine, recorder: Recorder) -> Iterator[TestClient]:
+    app = create_app(engine, token=TOKEN, scheduler=lambda: recorder, keepalive_s=0.2)
+    with TestClient(app) as test_client:  # runs the lifespan: the event hub listens
+        yield test_client
+
+
+@pytest.fixture
+def seeded(engine: Engine) -> Seeded:
+    ledger = Ledger.new(engine)
+    version_id = ledger.ready_node("SQLite parity suffices for tests")
+    committed = consolidate(engine, version_id, actor=ACTOR)
+    assert committed["outcome"] == "committed"
+    run_id = ledger.run("zhipu", agent="glm")
+    return Seeded(ledger, version_id, run_id, UUID(str(committed["consolidation_id"])))
+
+
+def _events(engine: Engine, seeded: Seeded) -> list[dict[str, Any]]:
+    return list_events(engine, seeded.ledger.thread_id)
+
+
+# -------------------------------------------------------------------- reads
+
+
+def test_a_thread_reads_as_the_cli_shows_it(client: TestClient, seeded: Seeded) -> None:
+    # Given a thread with a consolidated node
+    thread = str(seeded.ledger.thread_id)
+    # When its documents are read over HTTP
+    listed = client.get("/threads").json()["items"]
+    shown = client.get(f"/threads/{thread}").json()
+    graph = client.get(f"/threads/{thread}/graph").json()
+    runs = client.get(f"/threads/{thread}/runs").json()["items"]
+    events = client.get(f"/threads/{thread}/events", params={"after": 0, "limit": 2}).json()["items"]
+    packet = client.get(f"/threads/{thread}/reentry", params={"budget": 2000}).json()
+    markdown = client.get(f"/threads/{thread}/reentry.md")
+    # Then they carry the ledger's facts
+    assert [t["id"] for t in listed] == [thread]
+    assert shown["counts"]["runs"] == 3 and shown["title"] == "SQLite parity"
+    [node] = graph["nodes"]
+    assert node["head_version_id"] == str(seeded.version_id)
+    assert node["versions"][0]["status"] == "resolved" and node["versions"][0]["claims"] == 2
+    assert [c["status"] for c in graph["consolidations"]] == ["live"]
+    assert [m["status"] for m in graph["memory"]] == ["stable"]
+    assert {r["agent"] for r in runs} == {"anthropic", "openai", "glm"}
+    assert [e["kind"] for e in events] == ["thread.created", "evidence.added"]
+    assert packet["thread_id"] == thread and packet["budget_tokens"] == 2000
+    assert markdown.headers["content-type"].startswith("text/markdown")
+    assert "Is SQLite parity sufficient" in markdown.text
+
+
+def test_runs_nodes_consolidations_and_memory_read_as_stored(client: TestClient, seeded: Seeded) -> None:
+    # Given a consolidated node and a run
+    version, consolidation = seeded.version_id, seeded.consolidation_id
+    # When each is read
+    run = client.get(f"/runs/{seeded.run_id}").json()
+    node = client.get(f"/nodes/{version}").json()
+    found = client.get(f"/nodes/{version}/groups").json()
+    history = client.get(f"/nodes/{version}/history").json()
+    stored = client.get(f"/consolidations/{consolidation}").json()
+    replayed = client.get(f"/consolidations/{consolidation}/replay").json()
+    stable = client.get("/memory", params={"status": "stable"}).json()["items"]
+    contested = client.get("/memory", params={"status": "contested"}).json()["items"]
+    # Then the documents agree with each other
+    assert run["agent"] == "glm" and "request_sha256" in run and run["exposures"] == []
+    assert node["status"] == "resolved" and len(node["claims"]) == 2
+    assert found["support_groups"] == 2 and all(g["kind"] == "support" for g in found["groups"])
+    assert [c["id"] for c in history["consolidations"]] == [str(consolidation)]
+    assert stored["node_version_id"] == str(version) and stored["memory"]["status"] == "stable"
+    assert sorted(stored["evidence_ids"]) == sorted(str(e) for e in seeded.ledger.evidence[:2])
+    assert stored["decision"]["outcome"] == "consolidate"
+    assert replayed["match"] is True and replayed["snapshot_sha256"] == stored["snapshot_sha256"]
+    assert [m["consolidation_id"] for m in stable] == [str(consolidation)]
+    assert contested == []
+    assert isinstance(node["claims"][0]["confidence"], float)  # a number, as the CLI prints it
+
+
+# ------------------------------------------------------------------- errors
+
+ID_PATHS = [
+    "/threads/{id}",
+    "/threads/{id}/graph",
+    "/threads/{id}/runs",
+    "/threads/{id}/events",
+    "/threads/{id}/reentry",
+    "/threads/{id}/reentry.md",
+    "/threads/{id}/stream",
+    "/runs/{id}",
+    "/nodes/{id}",
+    "/nodes/{id}/groups",
+    "/nodes/{id}/history",
+    "/consolidations/{id}",
+    "/consolidations/{id}/replay",
+    "/memory?thread={id}",
+]
+
+
+@pytest.mark.parametrize("path", ID_PATHS)
+def test_unknown_ids_are_404_and_malformed_ids_422(client: TestClient, path: str) -> None:
+    # Given an id that names nothing, and one that is no UUID
+    unknown, malformed = str(uuid.uuid4()), "not-a-uuid"
+    # When each is asked for
+    missing = client.get(path.format(id=unknown))
+    broken = client.get(path.format(id=malformed))
+    # Then the answers say so, with a reason
+    assert missing.status_code == 404, missing.text
+    assert unknown in missing.json()["detail"] or "thread" in missing.json()["detail"]
+    assert broken.status_code == 422, broken.text
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/threads/{id}/dispatch", {"agents": ["claude"]}),
+        ("/evidence/{id}/challenge", {"reason": "r"}),
+        ("/consolidations/{id}/retraction", {"reason": "r"}),
+    ],
+)
+def test_writes_on_unknown_ids_are_404(client: TestClient, path: str, body: dict[str, Any]) -> None:
+    response = client.post(path.format(id=uuid.uuid4()), json=body, headers=AUTH)
+    assert response.status_code == 404, response.text
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("/memory?status=forgotten", "invalid memory status"),
+        ("/threads/{thread}/reentry?budget=10", None),
+        ("/threads/{thread}/events?limit=0", None),
+    ],
+)
+def test_bad_values_are_422_with_a_reason(
+    client: TestClient, seeded: Seeded, path: str, reason: str | None
+) -> None:
+    response = client.get(path.format(thread=seeded.ledger.thread_id))
+    assert response.status_code == 422, response.text
+    [detail] = response.json()["detail"]
+    assert reason is None or reason in detail["msg"]
+
+
+# ------------------------------------------------------------------- writes
+
+
+def test_writes_are_refused_when_the_server_has_no_token(
+    engine: Engine, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a server started without COUNCIL_API_TOKEN
+    monkeypatch.delenv("COUNCIL_API_TOKEN", raising=False)
+    before = len(_events(engine, seeded))
+    with TestClient(create_app(engine, scheduler=Recorder)) as client:
+        # When a write is attempted, even with some token
+        response = client.post(
+            f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=AUTH
+        )
+    # Then it is refused, the reason names the variable, and nothing is written
+    assert response.status_code == 401
+    assert "COUNCIL_API_TOKEN" in response.json()["detail"]
+    assert len(_events(engine, seeded)) == before
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
+def test_writes_without_the_right_token_are_refused(
+    client: TestClient, engine: Engine, seeded: Seeded, headers: dict[str, str]
+) -> None:
+    # Given a server with a token, and a request with none, a wrong one, or no scheme
+    before = len(_events(engine, seeded))
+    # When it tries to challenge evidence
+    response = client.post(
+        f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=headers
+    )
+    # Then it is refused and nothing is written
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert show_evidence(engine, seeded.ledger.evidence[0])["validity"] == "valid"
+    assert len(_events(engine, seeded)) == before
+
+
+def test_an_authorised_challenge_lands_in_the_ledger(
+    client: TestClient, engine: Engine, seeded: Seeded
+) -> None:
+    # Given evidence a consolidation rests on
+    evidence = seeded.ledger.evidence[0]
+    # When the token holder challenges it
+    response = client.post(
+        f"/evidence/{evidence}/challenge", json={"reason": "method questioned"}, headers=AUTH
+    )
+    # Then the transition, the memory move and the event are in the ledger
+    assert response.status_code == 200, response.text
+    assert response.json()["validity"] == "challenged"
+    assert [a["memory_status"] for a in response.json()["affected"]] == ["provisional"]
+    assert show_evidence(engine, evidence)["validity"] == "challenged"
+    memory = client.get(f"/consolidations/{seeded.consolidation_id}").json()["memory"]
+    assert memory["status"] == "provisional"
+    [event] = [e for e in _events(engine, seeded) if e["kind"] == "evidence.challenged"]
+    assert event["actor"] == "api"
+
+
+def test_reading_provisional_memory_queues_its_reverification(
+    client: TestClient, seeded: Seeded, recorder: Recorder
+) -> None:
+    # Given memory made provisional by a challenge
+    client.post(f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=AUTH)
+    # When memory is listed and the reentry packet read
+    [item] = client.get("/memory", params={"status": "provisional"}).json()["items"]
+    client.get(f"/threads/{seeded.ledger.thread_id}/reentry")
+    # Then each read queued its re-verification (lazily, DESIGN §5)
+    assert recorder.reverifications == [[UUID(item["id"])], [UUID(item["id"])]]
+
+
+def test_an_authorised_dispatch_creates_runs_and_enqueues_them(
+    client: TestClient, seeded: Seeded, recorder: Recorder
+) -> None:
+    # Given a thread
+    thread = seeded.ledger.thread_id
+    # When the token holder dispatches a two-round deliberation
+    response = client.post(
+        f"/threads/{thread}/dispatch",
+        json={"agents": ["claude", "codex"], "mode": "deliberative", "rounds": 2},
+        headers=AUTH,
+    )
+    # Then the first round's runs exist, queued, and were handed to the scheduler
+    assert response.status_code == 202, response.text
+    created = response.json()
+    assert created["mode"] == "deliberative" and created["rounds"] == 2
+    assert [str(r) for r in recorder.runs] == created["run_ids"]
+    runs = {r["id"]: r for r in client.get(f"/threads/{thread}/runs").json()["items"]}
+    assert all(runs[r]["status"] == "queued" and runs[r]["round"] == 1 for r in created["run_ids"])
+
+
+def test_a_dispatch_with_no_broker_is_503_and_writes_nothing(
+    engine: Engine, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a server with no scheduler to hand runs to
+    with TestClient(create_app(engine, token=TOKEN, scheduler=lambda: None)) as client:
+        before = client.get(f"/threads/{seeded.ledger.thread_id}/runs").json()["items"]
+        # When a dispatch is asked for
+        response = client.post(
+            f"/threads/{seeded.ledger.thread_id}/dispatch", json={"agents": ["claude"]}, headers=AUTH
+        )
+        after = client.get(f"/threads/{seeded.ledger.thread_id}/runs").json()["items"]
+    # Then it is unavailable, says why, and no run was created
+    assert response.status_code == 503
+    assert "broker" in response.json()["detail"]
+    assert after == before
+
+
+def test_an_authorised_retraction_proposal_contests_the_memory(client: TestClient, seeded: Seeded) -> None:
+    # When the token holder proposes retracting a live consolidation
+    response = client.post(
+        f"/consolidations/{seeded.consolidation_id}/retraction",
+        json={"reason": "foundation doubted"},
+        headers=AUTH,
+    )
+    again = client.post(
+        f"/consolidations/{seeded.consolidation_id}/retraction", json={"reason": "x" * 2001}, headers=AUTH
+    )
+    # Then the proposal is open and the memory contested; an oversize reason is refused
+    assert response.status_code == 201, response.text
+    assert response.json()["status"] == "open"
+    assert client.get("/memory", params={"status": "contested"}).json()["items"][0]["id"]
+    assert again.status_code == 422
+
+
+# ------------------------------------------------------------------- stream
+
+
+def _messages(lines: Iterator[str], until: Any, timeout: float = 10) -> list[dict[str, Any]]:
+    """Parse server-sent events until ``until(messages)`` holds; comments are kept as such."""
+    messages: list[dict[str, Any]] = []
+    current: dict[str, Any] = {}
+    deadline = time.monotonic() + timeout
+    for line in lines:
+        assert time.monotonic() < deadline, f"stream did not deliver in time: {messages}"
+        if line.startswith(":"):
+            messages.append({"comment": line[1:].strip()})
+        elif line.startswith("id: "):
+            current["id"] = int(line[4:])
+        elif line.startswith("data: "):
+            current["data"] = json.loads(line[6:])
+        elif line == "" and current:
+            messages.append(current)
+            current = {}
+        if until(messages):
+            return messages
+    raise AssertionError(f"stream ended: {messages}")
+
+
+def test_an_event_inserted_shows_up_on_the_stream(client: TestClient, engine: Engine, seeded: Seeded) -> None:
+    # Given a client following the thread's stream from now
+    thread = seeded.ledger.thread_id
+    with client.stream("GET", f"/threads/{thread}/stream") as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        lines = response.iter_lines()
+        _messages(lines, lambda ms: {"comment": "listening"} in ms)
+        # When evidence is added to the thread by another writer
+        added = evidence_ledger.add_evidence(
+            engine, thread_id=thread, source=sources.from_text("fresh evidence"), title=None, actor=ACTOR
+        )
+        # Then its event arrives, with its id, and keep-alives flow while nothing happens
+        got = _messages(lines, lambda ms: any(m.get("data") for m in ms))
+        [event] = [m for m in got if m.get("data")]
+        assert event["data"]["kind"] == "evidence.added"
+        assert event["data"]["subject_id"] == str(added["id"])
+        assert event["id"] == event["data"]["id"] == _events(engine, seeded)[-1]["id"]
+        quiet = _messages(lines, lambda ms: {"comment": "keep-alive"} in ms)
+        assert not any(m.get("data") for m in quiet)
+        hub = client.app.state.wiring.hub  # type: ignore[attr-defined]
+        assert hub.subscriber_count() == 1
+    # And a client that leaves is unsubscribed
+    deadline = time.monotonic() + 5
+    while hub.subscriber_count() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hub.subscriber_count() == 0
+
+
+def test_a_reconnecting_client_gets_every_event_it_missed(
+    client: TestClient, engine: Engine, seeded: Seeded
+) -> None:
+    # Given a client that last saw the thread's first event
+    history = _events(engine, seeded)
+    first = history[0]["id"]
+    # When it reconnects with Last-Event-ID
+    with client.stream(
+        "GET", f"/threads/{seeded.ledger.thread_id}/stream", headers={"Last-Event-ID": str(first)}
+    ) as response:
+        got = _messages(
+            response.iter_lines(), lambda ms: len([m for m in ms if m.get("data")]) == len(history) - 1
+        )
+    # Then it is sent everything after it, in order, from the ledger
+    assert [m["id"] for m in got if m.get("data")] == [e["id"] for e in history[1:]]
+
+
+# ------------------------------------------------------- metrics, page, spec
+
+
+def test_metrics_count_requests_by_route_template(client: TestClient, seeded: Seeded) -> None:
+    # Given requests naming a run and a missing page
+    client.get(f"/runs/{seeded.run_id}")
+    client.get("/no/such/page")
+    # When the metrics are scraped
+    response = client.get("/metrics")
+    # Then they are labelled by template, never by id
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    body = response.text
+    assert 'route="/runs/{run_id}",status="200"' in body
+    assert 'route="<unmatched>",status="404"' in body
+    assert str(seeded.run_id) not in body
+
+
+def test_the_page_and_its_assets_are_served_from_the_package(client: TestClient) -> None:
+    page = client.get("/")
+    script = client.get("/static/app.js")
+    assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
+    assert script.status_code == 200 and "EventSource" in script.text
+    assert "http" not in page.text.replace("http://www.w3.org/2000/svg", "")  # no CDN
+
+
+def test_the_openapi_document_declares_errors_and_guards_writes(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    dispatch = spec["paths"]["/threads/{thread_id}/dispatch"]["post"]
+    assert dispatch["security"] == [{"token": []}]
+    assert {"401", "404", "422", "503"} <= set(dispatch["responses"])
+    assert "404" in spec["paths"]["/runs/{run_id}"]["get"]["responses"]
+    assert "security" not in spec["paths"]["/threads"]["get"]
