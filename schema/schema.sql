@@ -74,6 +74,115 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.council_independence_links_v1(target uuid)
+ RETURNS TABLE(run_id uuid, linked_run_id uuid, kind text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER ROWS 20
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+ SET jit TO 'off'
+AS $function$
+WITH params AS (
+    SELECT g.params
+    FROM node_versions nv
+    JOIN threads th ON th.id = nv.thread_id
+    JOIN grouping_algorithms g ON g.id = th.grouping_algorithm_id
+    WHERE nv.id = target
+), claimer AS (
+    SELECT c.run_id, r.parent_run_id, r.input_fingerprint
+    FROM claims c JOIN agent_runs r ON r.id = c.run_id
+    WHERE c.node_version_id = target
+), item AS (
+    SELECT DISTINCT 'similar_input' AS kind, cl.run_id, f.item
+    FROM claimer cl
+    CROSS JOIN LATERAL jsonb_array_elements_text(
+        CASE jsonb_typeof(cl.input_fingerprint) WHEN 'array' THEN cl.input_fingerprint ELSE '[]'::jsonb END
+    ) AS f(item)
+    UNION ALL
+    SELECT DISTINCT 'shared_evidence', ci.run_id, ci.evidence_id::text
+    FROM citations ci JOIN claimer cl ON cl.run_id = ci.run_id
+    WHERE ci.node_version_id = target
+), sized AS (
+    SELECT i.kind, i.run_id, i.item, count(*) OVER (PARTITION BY i.kind, i.run_id) AS size FROM item i
+), bound AS (
+    SELECT 'similar_input' AS kind, (p.params ->> 'input_jaccard')::double precision AS jaccard,
+           0 AS min_shared
+    FROM params p
+    UNION ALL
+    SELECT 'shared_evidence', (p.params ->> 'evidence_jaccard')::double precision,
+           (p.params ->> 'evidence_min_shared')::integer
+    FROM params p
+), pair AS (
+    SELECT a.kind, a.run_id AS run_a, b.run_id AS run_b, a.size AS size_a, b.size AS size_b, count(*) AS shared
+    FROM sized a JOIN sized b ON b.kind = a.kind AND b.item = a.item AND a.run_id < b.run_id
+    GROUP BY a.kind, a.run_id, b.run_id, a.size, b.size
+    UNION ALL
+    SELECT a.kind, a.run_id, b.run_id, a.size, b.size, 0
+    FROM (SELECT DISTINCT kind, run_id, size FROM sized) a
+    JOIN (SELECT DISTINCT kind, run_id, size FROM sized) b ON b.kind = a.kind AND a.run_id < b.run_id
+    JOIN bound ON bound.kind = a.kind AND bound.jaccard <= 0 AND bound.min_shared <= 0
+)
+SELECT a.run_id, a.parent_run_id, 'parent'
+FROM claimer a JOIN claimer b ON b.run_id = a.parent_run_id
+WHERE (SELECT (p.params ->> 'link_parent')::boolean FROM params p) AND a.run_id <> b.run_id
+UNION
+SELECT a.run_id, b.run_id, 'shared_parent'
+FROM claimer a JOIN claimer b ON b.parent_run_id = a.parent_run_id AND a.run_id < b.run_id
+WHERE (SELECT (p.params ->> 'link_parent')::boolean FROM params p)
+UNION
+SELECT e.run_id, e.exposed_to_run_id, 'exposure'
+FROM run_exposures e
+JOIN claimer a ON a.run_id = e.run_id
+JOIN claimer b ON b.run_id = e.exposed_to_run_id
+WHERE (SELECT (p.params ->> 'link_exposure')::boolean FROM params p) AND e.kind = 'stance'
+UNION
+SELECT p.run_a, p.run_b, p.kind
+FROM pair p JOIN bound ON bound.kind = p.kind
+WHERE p.shared >= bound.min_shared
+  AND p.shared::double precision / (p.size_a + p.size_b - p.shared)::double precision >= bound.jaccard
+$function$;
+REVOKE ALL ON FUNCTION public.council_independence_links_v1(target uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_independence_links_v1(target uuid) TO council_dashboard;
+
+CREATE OR REPLACE FUNCTION public.council_independence_members_v1(target uuid)
+ RETURNS TABLE(run_id uuid, component_runs uuid[], group_kind text, group_runs uuid[], group_id text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER ROWS 20
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+ SET jit TO 'off'
+AS $function$
+WITH RECURSIVE link AS (
+    SELECT l.run_id, l.linked_run_id FROM council_independence_links_v1(target) l
+), edge AS (
+    SELECT link.run_id AS a, link.linked_run_id AS b FROM link
+    UNION
+    SELECT link.linked_run_id, link.run_id FROM link
+), reach (run_id, reached) AS (
+    SELECT c.run_id, c.run_id FROM claims c WHERE c.node_version_id = target
+    UNION
+    SELECT reach.run_id, edge.b FROM reach JOIN edge ON edge.a = reach.reached
+), member AS (
+    SELECT c.run_id,
+           (SELECT array_agg(reach.reached ORDER BY reach.reached::text COLLATE "C")
+            FROM reach WHERE reach.run_id = c.run_id) AS component_runs,
+           CASE WHEN c.claim_type IN ('originate', 'endorse') THEN 'support'
+                WHEN c.claim_type = 'dispute' THEN 'dispute' END AS group_kind
+    FROM claims c
+    WHERE c.node_version_id = target
+), grp AS (
+    SELECT m.component_runs, m.group_kind, array_agg(m.run_id ORDER BY m.run_id::text COLLATE "C") AS runs
+    FROM member m
+    WHERE m.group_kind IS NOT NULL
+    GROUP BY m.component_runs, m.group_kind
+)
+SELECT m.run_id, m.component_runs, m.group_kind, grp.runs,
+       'g-' || left(encode(sha256(convert_to(grp.group_kind || ':' || array_to_string(grp.runs, ','), 'UTF8')),
+                           'hex'), 16)
+FROM member m
+LEFT JOIN grp ON grp.component_runs = m.component_runs AND grp.group_kind = m.group_kind
+$function$;
+REVOKE ALL ON FUNCTION public.council_independence_members_v1(target uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_independence_members_v1(target uuid) TO council_dashboard;
+
 CREATE OR REPLACE FUNCTION public.council_node_version_inserted_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -781,3 +890,546 @@ CREATE TABLE public.threads (
 );
 CREATE TRIGGER threads_immutable BEFORE DELETE OR UPDATE ON public.threads FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER threads_no_truncate BEFORE TRUNCATE ON public.threads FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+
+-- --------------------------------------------------------------------- views
+
+CREATE VIEW public.council_v_branch_divergence AS
+ SELECT b.thread_id,
+    b.id AS branch_id,
+    b.label,
+    b.kind,
+    b.divergence_type,
+    b.status,
+    ( SELECT t.reason
+           FROM public.branch_transitions t
+          WHERE t.branch_id = b.id
+          ORDER BY t.created_at DESC, t.id DESC
+         LIMIT 1) AS status_reason,
+    b.parent_branch_id,
+    pb.label AS parent_label,
+    b.fork_version_id,
+    fv.logical_node_id AS fork_logical_node_id,
+    fv.content AS fork_content,
+    b.objective,
+    th.objective AS thread_objective,
+    b.created_by_run_id,
+    cr.agent AS created_by_agent,
+    ( SELECT count(*) AS count
+           FROM public.node_versions x
+          WHERE x.branch_id = b.id) AS node_versions,
+    ( SELECT count(DISTINCT ci.evidence_id) AS count
+           FROM public.citations ci
+          WHERE ci.branch_id = b.id AND (EXISTS ( SELECT 1
+                   FROM public.citations pc
+                  WHERE pc.branch_id = b.parent_branch_id AND pc.evidence_id = ci.evidence_id)) AND NOT (EXISTS ( SELECT 1
+                   FROM public.citations pc
+                  WHERE pc.branch_id = b.parent_branch_id AND pc.evidence_id = ci.evidence_id AND pc.role = ci.role AND pc.interpretation = ci.interpretation))) AS reinterpreted_evidence,
+    ARRAY( SELECT p.acceptance_condition
+           FROM public.pending_actions p
+          WHERE p.branch_id = b.id
+          ORDER BY p.created_at, p.id) AS acceptance_conditions,
+    mg.target_branch_id AS merged_into_branch_id,
+    mg.rationale AS merge_rationale,
+    mg.preferred_version_id,
+    b.created_at
+   FROM public.branches b
+     JOIN public.threads th ON th.id = b.thread_id
+     LEFT JOIN public.branches pb ON pb.id = b.parent_branch_id
+     LEFT JOIN public.node_versions fv ON fv.id = b.fork_version_id
+     LEFT JOIN public.agent_runs cr ON cr.id = b.created_by_run_id
+     LEFT JOIN public.merges mg ON mg.source_branch_id = b.id
+  WHERE b.kind <> 'main'::text;
+COMMENT ON VIEW public.council_v_branch_divergence IS 'Question 3: what each branch diverged over (schema/views.md)';
+GRANT SELECT ON public.council_v_branch_divergence TO council_dashboard;
+
+CREATE VIEW public.council_v_claims AS
+ SELECT c.id AS claim_id,
+    nv.thread_id,
+    c.node_version_id,
+    nv.logical_node_id,
+    nv.version_no,
+    nv.branch_id,
+    c.run_id,
+    r.agent,
+    r.provider,
+    r.model,
+    r.round,
+    c.claim_type,
+    c.confidence,
+    c.rationale,
+    ( SELECT count(*) AS count
+           FROM public.citations ci
+          WHERE ci.claim_id = c.id) AS citations,
+    c.created_at
+   FROM public.claims c
+     JOIN public.node_versions nv ON nv.id = c.node_version_id
+     JOIN public.agent_runs r ON r.id = c.run_id;
+COMMENT ON VIEW public.council_v_claims IS 'Claims with their run and node version (schema/views.md)';
+GRANT SELECT ON public.council_v_claims TO council_dashboard;
+
+CREATE VIEW public.council_v_consolidation_groups AS
+ SELECT c.id AS consolidation_id,
+    c.thread_id,
+    c.logical_node_id,
+    c.node_version_id,
+    c.status AS consolidation_status,
+    c.grouping_algorithm_id,
+    g."position"::integer AS "position",
+    g.grp ->> 'id'::text AS group_id,
+    g.grp ->> 'kind'::text AS kind,
+    jsonb_array_length(g.grp -> 'runs'::text) AS run_count,
+    ARRAY( SELECT x.run::uuid AS run
+           FROM jsonb_array_elements_text(g.grp -> 'runs'::text) WITH ORDINALITY x(run, n)
+          ORDER BY x.n) AS runs,
+    ARRAY( SELECT x.provider
+           FROM jsonb_array_elements_text(g.grp -> 'providers'::text) WITH ORDINALITY x(provider, n)
+          ORDER BY x.n) AS providers,
+    (g.grp ->> 'max_confidence'::text)::numeric AS max_confidence
+   FROM public.consolidations c
+     CROSS JOIN LATERAL jsonb_array_elements(c.decision -> 'groups'::text) WITH ORDINALITY g(grp, "position");
+COMMENT ON VIEW public.council_v_consolidation_groups IS 'The groups each consolidation recorded when it was decided (schema/views.md)';
+GRANT SELECT ON public.council_v_consolidation_groups TO council_dashboard;
+
+CREATE VIEW public.council_v_convergence AS
+ SELECT m.thread_id,
+    m.node_version_id,
+    m.logical_node_id,
+    nv.version_no,
+    nv.content,
+    s.status AS node_status,
+    count(*) FILTER (WHERE m.group_kind = 'support'::text) AS support_runs,
+    count(DISTINCT m.group_id) FILTER (WHERE m.group_kind = 'support'::text) AS support_groups,
+    count(*) FILTER (WHERE m.group_kind = 'dispute'::text) AS dispute_runs,
+    count(DISTINCT m.group_id) FILTER (WHERE m.group_kind = 'dispute'::text) AS dispute_groups,
+    count(*) FILTER (WHERE m.claim_type = 'abstain'::text) AS abstentions,
+    COALESCE(array_agg(DISTINCT m.provider COLLATE "C" ORDER BY (m.provider COLLATE "C")) FILTER (WHERE m.group_kind = 'support'::text), ARRAY[]::text[]) AS support_providers,
+        CASE
+            WHEN count(*) FILTER (WHERE m.group_kind = 'support'::text) = 0 THEN 'no_support'::text
+            WHEN count(*) FILTER (WHERE m.group_kind = 'support'::text) = 1 THEN 'single_support'::text
+            WHEN count(DISTINCT m.group_id) FILTER (WHERE m.group_kind = 'support'::text) = count(*) FILTER (WHERE m.group_kind = 'support'::text) THEN 'independent'::text
+            WHEN count(DISTINCT m.group_id) FILTER (WHERE m.group_kind = 'support'::text) = 1 THEN 'inherited'::text
+            ELSE 'partly_inherited'::text
+        END AS convergence,
+    ( SELECT c.id
+           FROM public.consolidations c
+          WHERE c.node_version_id = m.node_version_id AND c.status = 'live'::text) AS live_consolidation_id
+   FROM public.council_v_independence_members m
+     JOIN public.node_versions nv ON nv.id = m.node_version_id
+     JOIN public.node_version_states s ON s.id = m.node_version_id
+  GROUP BY m.thread_id, m.node_version_id, m.logical_node_id, nv.version_no, nv.content, s.status;
+COMMENT ON VIEW public.council_v_convergence IS 'Question 5: whether each convergence was independent or inherited (schema/views.md)';
+GRANT SELECT ON public.council_v_convergence TO council_dashboard;
+
+CREATE VIEW public.council_v_decision_reasons AS
+ SELECT d.kind,
+    d.decision_id,
+    d.thread_id,
+    d.node_version_id,
+    x."position"::integer AS "position",
+    x.reason ->> 'rule'::text AS rule,
+    (x.reason ->> 'ok'::text)::boolean AS ok,
+    x.reason ->> 'detail'::text AS detail,
+    d.created_at
+   FROM public.council_v_decisions d
+     CROSS JOIN LATERAL jsonb_array_elements(d.reasons) WITH ORDINALITY x(reason, "position");
+COMMENT ON VIEW public.council_v_decision_reasons IS 'One row per rule of every recorded decision (schema/views.md)';
+GRANT SELECT ON public.council_v_decision_reasons TO council_dashboard;
+
+CREATE VIEW public.council_v_decisions AS
+ SELECT 'consolidation'::text AS kind,
+    c.id AS decision_id,
+    c.thread_id,
+    c.logical_node_id,
+    c.node_version_id,
+    nv.version_no,
+    c.rule_set_id,
+    c.grouping_algorithm_id,
+    c.snapshot_sha256,
+    'committed'::text AS outcome,
+    c.status AS consolidation_status,
+    ( SELECT count(*) AS count
+           FROM jsonb_array_elements(c.decision -> 'groups'::text) g(grp)
+          WHERE (g.grp ->> 'kind'::text) = 'support'::text) AS support_groups,
+    ( SELECT count(*) AS count
+           FROM jsonb_array_elements(c.decision -> 'groups'::text) g(grp)
+          WHERE (g.grp ->> 'kind'::text) = 'dispute'::text) AS dispute_groups,
+    ARRAY( SELECT x.reason ->> 'rule'::text
+           FROM jsonb_array_elements(c.decision -> 'reasons'::text) WITH ORDINALITY x(reason, n)
+          WHERE NOT ((x.reason ->> 'ok'::text)::boolean)
+          ORDER BY x.n) AS failed_rules,
+    c.decision -> 'reasons'::text AS reasons,
+    ( SELECT m.id
+           FROM public.memory_items m
+          WHERE m.consolidation_id = c.id) AS memory_item_id,
+    c.status_changed_at,
+    c.created_at
+   FROM public.consolidations c
+     JOIN public.node_versions nv ON nv.id = c.node_version_id
+UNION ALL
+ SELECT 'evaluation'::text AS kind,
+    e.id AS decision_id,
+    e.thread_id,
+    e.logical_node_id,
+    e.node_version_id,
+    nv.version_no,
+    e.rule_set_id,
+    e.grouping_algorithm_id,
+    e.snapshot_sha256,
+    e.outcome,
+    NULL::text AS consolidation_status,
+    NULL::bigint AS support_groups,
+    NULL::bigint AS dispute_groups,
+    ARRAY( SELECT x.reason ->> 'rule'::text
+           FROM jsonb_array_elements(e.reasons) WITH ORDINALITY x(reason, n)
+          WHERE NOT ((x.reason ->> 'ok'::text)::boolean)
+          ORDER BY x.n) AS failed_rules,
+    e.reasons,
+    NULL::uuid AS memory_item_id,
+    NULL::timestamp with time zone AS status_changed_at,
+    e.created_at
+   FROM public.consolidation_evaluations e
+     JOIN public.node_versions nv ON nv.id = e.node_version_id;
+COMMENT ON VIEW public.council_v_decisions IS 'Consolidations and recorded not_ready evaluations (schema/views.md)';
+GRANT SELECT ON public.council_v_decisions TO council_dashboard;
+
+CREATE VIEW public.council_v_endorsement_independence AS
+ SELECT m.thread_id,
+    m.node_version_id,
+    m.logical_node_id,
+    m.claim_id,
+    m.run_id,
+    m.agent,
+    m.provider,
+    m.claim_type,
+    m.confidence,
+    m.group_id,
+    m.group_size,
+    m.group_runs,
+        CASE
+            WHEN m.group_size = 1 THEN 'independent'::text
+            ELSE 'inherited'::text
+        END AS independence,
+    COALESCE(l.linked_by, ARRAY[]::text[]) AS linked_by,
+    COALESCE(l.linked_runs, ARRAY[]::uuid[]) AS linked_runs
+   FROM public.council_v_independence_members m
+     LEFT JOIN LATERAL ( SELECT array_agg(DISTINCT x.link ORDER BY x.link) AS linked_by,
+            array_agg(DISTINCT x.other ORDER BY x.other) AS linked_runs
+           FROM public.council_independence_links_v1(m.node_version_id) il(run_id, linked_run_id, kind)
+             CROSS JOIN LATERAL ( VALUES (
+                        CASE
+                            WHEN il.kind = 'parent'::text AND il.run_id = m.run_id THEN 'parent'::text
+                            WHEN il.kind = 'parent'::text THEN 'child'::text
+                            WHEN il.kind = 'exposure'::text AND il.run_id = m.run_id THEN 'saw_stance'::text
+                            WHEN il.kind = 'exposure'::text THEN 'stance_seen'::text
+                            ELSE il.kind
+                        END COLLATE "C",
+                        CASE
+                            WHEN il.run_id = m.run_id THEN il.linked_run_id
+                            ELSE il.run_id
+                        END)) x(link, other)
+          WHERE m.run_id = il.run_id OR m.run_id = il.linked_run_id) l ON true
+  WHERE m.group_kind = 'support'::text;
+COMMENT ON VIEW public.council_v_endorsement_independence IS 'Question 1: which endorsements were independent (schema/views.md)';
+GRANT SELECT ON public.council_v_endorsement_independence TO council_dashboard;
+
+CREATE VIEW public.council_v_evidence_reliance AS
+ SELECT nv.thread_id,
+    ci.run_id,
+    r.agent,
+    r.provider,
+    ci.node_version_id,
+    nv.logical_node_id,
+    ci.branch_id,
+    ci.claim_id,
+    c.claim_type,
+    ci.id AS citation_id,
+    ci.evidence_id,
+    te.title AS evidence_title,
+    e.content_sha256 AS evidence_sha256,
+    e.validity AS evidence_validity,
+    ci.role,
+    ci.interpretation,
+    ci.created_at
+   FROM public.citations ci
+     JOIN public.agent_runs r ON r.id = ci.run_id
+     JOIN public.node_versions nv ON nv.id = ci.node_version_id
+     JOIN public.evidence e ON e.id = ci.evidence_id
+     LEFT JOIN public.thread_evidence te ON te.thread_id = nv.thread_id AND te.evidence_id = ci.evidence_id
+     LEFT JOIN public.claims c ON c.id = ci.claim_id;
+COMMENT ON VIEW public.council_v_evidence_reliance IS 'Question 2: which evidence each agent relied on, with role and reading (schema/views.md)';
+GRANT SELECT ON public.council_v_evidence_reliance TO council_dashboard;
+
+CREATE VIEW public.council_v_exposure_before_claim AS
+ SELECT nv.thread_id,
+    own.node_version_id,
+    nv.logical_node_id,
+    own.run_id,
+    r.agent,
+    own.id AS claim_id,
+    own.claim_type,
+    own.created_at AS claimed_at,
+    e.id AS exposure_id,
+    e.channel,
+    e.created_at AS exposed_at,
+    e.exposed_to_run_id,
+    sr.agent AS exposed_to_agent,
+    seen.id AS seen_claim_id,
+    seen.claim_type AS seen_claim_type,
+    seen.created_at AS seen_claimed_at,
+    e.created_at <= own.created_at AND seen.created_at <= own.created_at AS saw_before_claiming
+   FROM public.run_exposures e
+     JOIN public.claims own ON own.run_id = e.run_id
+     JOIN public.claims seen ON seen.run_id = e.exposed_to_run_id AND seen.node_version_id = own.node_version_id
+     JOIN public.agent_runs r ON r.id = own.run_id
+     JOIN public.agent_runs sr ON sr.id = seen.run_id
+     JOIN public.node_versions nv ON nv.id = own.node_version_id
+  WHERE e.kind = 'stance'::text AND (e.claim_id IS NULL OR e.claim_id = seen.id) AND (e.node_version_id IS NULL OR e.node_version_id = own.node_version_id);
+COMMENT ON VIEW public.council_v_exposure_before_claim IS 'Question 4: whether a run saw another''s conclusion before forming its own (schema/views.md)';
+GRANT SELECT ON public.council_v_exposure_before_claim TO council_dashboard;
+
+CREATE VIEW public.council_v_frontier AS
+ SELECT ln.thread_id,
+    ln.branch_id,
+    b.kind AS branch_kind,
+    b.status AS branch_status,
+    ln.id AS logical_node_id,
+    nv.id AS node_version_id,
+    nv.version_no,
+    s.status,
+    s.status_changed_at,
+    nv.content,
+    ( SELECT count(*) AS count
+           FROM public.claims c
+          WHERE c.node_version_id = nv.id AND (c.claim_type = ANY (ARRAY['originate'::text, 'endorse'::text]))) AS support_claims,
+    ( SELECT count(*) AS count
+           FROM public.claims c
+          WHERE c.node_version_id = nv.id AND c.claim_type = 'dispute'::text) AS dispute_claims,
+    ( SELECT count(*) AS count
+           FROM public.claims c
+          WHERE c.node_version_id = nv.id AND c.claim_type = 'abstain'::text) AS abstentions,
+    ( SELECT count(*) AS count
+           FROM public.pending_actions p
+          WHERE p.node_version_id = nv.id AND p.status = 'open'::text) AS open_pending_actions,
+    ( SELECT count(*) AS count
+           FROM public.edges e
+          WHERE e.from_version_id = nv.id AND e.kind = 'depends_on'::text) AS depends_on,
+    ( SELECT count(*) AS count
+           FROM public.edges e
+             JOIN public.node_version_states cs ON cs.id = e.from_version_id
+          WHERE e.to_version_id = nv.id AND e.kind = 'contradicts'::text AND (cs.status <> ALL (ARRAY['killed'::text, 'orphaned'::text]))) AS contradicted_by,
+    ( SELECT count(DISTINCT ci.evidence_id) AS count
+           FROM public.citations ci
+          WHERE ci.node_version_id = nv.id) AS cited_evidence,
+    ( SELECT count(DISTINCT ci.evidence_id) AS count
+           FROM public.citations ci
+             JOIN public.evidence e ON e.id = ci.evidence_id
+          WHERE ci.node_version_id = nv.id AND (e.validity = ANY (ARRAY['challenged'::text, 'invalidated'::text]))) AS unsound_evidence,
+    nv.created_at
+   FROM public.logical_nodes ln
+     JOIN public.node_versions nv ON nv.id = ln.head_version_id
+     JOIN public.node_version_states s ON s.id = nv.id
+     JOIN public.branches b ON b.id = ln.branch_id
+  WHERE (s.status = ANY (ARRAY['open'::text, 'tentative'::text])) AND (b.status = ANY (ARRAY['active'::text, 'merged'::text]));
+COMMENT ON VIEW public.council_v_frontier IS 'Open and tentative heads on live branches (schema/views.md)';
+GRANT SELECT ON public.council_v_frontier TO council_dashboard;
+
+CREATE VIEW public.council_v_independence_groups AS
+ SELECT m.thread_id,
+    m.node_version_id,
+    m.logical_node_id,
+    nv.version_no,
+    m.grouping_algorithm_id,
+    m.group_id,
+    m.group_kind AS kind,
+    m.group_size AS run_count,
+    m.group_runs AS runs,
+    array_agg(DISTINCT m.provider COLLATE "C" ORDER BY (m.provider COLLATE "C")) AS providers,
+    max(m.confidence) AS max_confidence,
+    m.component_runs
+   FROM public.council_v_independence_members m
+     JOIN public.node_versions nv ON nv.id = m.node_version_id
+  WHERE m.group_id IS NOT NULL
+  GROUP BY m.thread_id, m.node_version_id, m.logical_node_id, nv.version_no, m.grouping_algorithm_id, m.group_id, m.group_kind, m.group_size, m.group_runs, m.component_runs;
+COMMENT ON VIEW public.council_v_independence_groups IS 'Current independence groups per node version, as `council groups` computes them (schema/views.md)';
+GRANT SELECT ON public.council_v_independence_groups TO council_dashboard;
+
+CREATE VIEW public.council_v_independence_links AS
+ SELECT nv.thread_id,
+    nv.id AS node_version_id,
+    l.run_id,
+    l.linked_run_id,
+    l.kind
+   FROM public.node_versions nv
+     CROSS JOIN LATERAL public.council_independence_links_v1(nv.id) l(run_id, linked_run_id, kind)
+  WHERE (EXISTS ( SELECT 1
+           FROM public.claims c
+          WHERE c.node_version_id = nv.id));
+COMMENT ON VIEW public.council_v_independence_links IS 'Links between runs that claimed on one node version, under the pinned grouping (schema/views.md)';
+GRANT SELECT ON public.council_v_independence_links TO council_dashboard;
+
+CREATE VIEW public.council_v_independence_members AS
+ SELECT nv.thread_id,
+    nv.id AS node_version_id,
+    nv.logical_node_id,
+    th.grouping_algorithm_id,
+    c.id AS claim_id,
+    g.run_id,
+    r.agent,
+    r.provider,
+    c.claim_type,
+    c.confidence,
+    cardinality(g.component_runs) AS component_size,
+    g.component_runs,
+    g.group_id,
+    g.group_kind,
+    cardinality(g.group_runs) AS group_size,
+    g.group_runs
+   FROM public.node_versions nv
+     JOIN public.threads th ON th.id = nv.thread_id
+     CROSS JOIN LATERAL public.council_independence_members_v1(nv.id) g(run_id, component_runs, group_kind, group_runs, group_id)
+     JOIN public.claims c ON c.node_version_id = nv.id AND c.run_id = g.run_id
+     JOIN public.agent_runs r ON r.id = g.run_id
+  WHERE (EXISTS ( SELECT 1
+           FROM public.claims x
+          WHERE x.node_version_id = nv.id));
+COMMENT ON VIEW public.council_v_independence_members IS 'Every claiming run with its component and independence group, computed now (schema/views.md)';
+GRANT SELECT ON public.council_v_independence_members TO council_dashboard;
+
+CREATE VIEW public.council_v_memory_history AS
+ SELECT t.id AS transition_id,
+    m.id AS memory_item_id,
+    m.thread_id,
+    m.consolidation_id,
+    m.node_version_id,
+    t.from_status,
+    t.to_status,
+    t.reason,
+    t.actor,
+    t.details,
+    t.created_at
+   FROM public.memory_transitions t
+     JOIN public.memory_items m ON m.id = t.memory_item_id;
+COMMENT ON VIEW public.council_v_memory_history IS 'Every memory status transition (schema/views.md)';
+GRANT SELECT ON public.council_v_memory_history TO council_dashboard;
+
+CREATE VIEW public.council_v_memory_items AS
+ SELECT m.id AS memory_item_id,
+    m.thread_id,
+    m.consolidation_id,
+    m.logical_node_id,
+    m.node_version_id,
+    m.content,
+    m.status,
+    m.status_changed_at,
+    h.transitions,
+    COALESCE((h.first_status || ' > '::text) || h.path, m.status) AS status_path,
+    h.last_reason,
+    COALESCE(h.history, '[]'::jsonb) AS history,
+    m.created_at
+   FROM public.memory_items m
+     LEFT JOIN LATERAL ( SELECT count(*) AS transitions,
+            (array_agg(t.from_status ORDER BY t.created_at, t.id))[1] AS first_status,
+            string_agg(t.to_status, ' > '::text ORDER BY t.created_at, t.id) AS path,
+            (array_agg(t.reason ORDER BY t.created_at DESC, t.id DESC))[1] AS last_reason,
+            jsonb_agg(jsonb_build_object('from_status', t.from_status, 'to_status', t.to_status, 'reason', t.reason, 'actor', t.actor, 'details', t.details, 'created_at', t.created_at) ORDER BY t.created_at, t.id) AS history
+           FROM public.memory_transitions t
+          WHERE t.memory_item_id = m.id) h ON true;
+COMMENT ON VIEW public.council_v_memory_items IS 'Memory items with their status history (schema/views.md)';
+GRANT SELECT ON public.council_v_memory_items TO council_dashboard;
+
+CREATE VIEW public.council_v_runs AS
+ SELECT r.id AS run_id,
+    r.thread_id,
+    r.dispatch_id,
+    r.parent_run_id,
+    p.agent AS parent_agent,
+    r.round,
+    r.mode,
+    r.agent,
+    r.model,
+    r.provider,
+    r.simulated,
+    r.status,
+    r.attempt,
+    r.request_sha256,
+    r.proposal_id,
+    ( SELECT count(*) AS count
+           FROM public.run_exposures e
+          WHERE e.run_id = r.id AND e.kind = 'stance'::text) AS stance_exposures,
+    ( SELECT count(*) AS count
+           FROM public.claims c
+          WHERE c.run_id = r.id) AS claims,
+    r.error,
+    r.usage,
+    r.cost_usd,
+    r.created_at,
+    r.started_at,
+    r.finished_at,
+    EXTRACT(epoch FROM r.finished_at - r.started_at) AS duration_s
+   FROM public.agent_runs r
+     LEFT JOIN public.agent_runs p ON p.id = r.parent_run_id;
+COMMENT ON VIEW public.council_v_runs IS 'Agent runs with lineage, mode, status and request hash (schema/views.md)';
+GRANT SELECT ON public.council_v_runs TO council_dashboard;
+
+CREATE VIEW public.council_v_threads AS
+ SELECT th.id AS thread_id,
+    th.title,
+    th.objective,
+    th.rule_set_id,
+    th.grouping_algorithm_id,
+    mb.id AS main_branch_id,
+    ( SELECT count(*) AS count
+           FROM public.branches b
+          WHERE b.thread_id = th.id AND b.status = 'active'::text) AS active_branches,
+    ( SELECT count(*) AS count
+           FROM public.branches b
+          WHERE b.thread_id = th.id AND b.kind = 'objective'::text AND b.status = 'active'::text) AS open_objective_forks,
+    ( SELECT count(*) AS count
+           FROM public.logical_nodes ln
+          WHERE ln.thread_id = th.id) AS logical_nodes,
+    ( SELECT count(*) AS count
+           FROM public.node_versions nv
+          WHERE nv.thread_id = th.id) AS node_versions,
+    ( SELECT count(*) AS count
+           FROM public.logical_nodes ln
+             JOIN public.node_version_states s ON s.id = ln.head_version_id
+             JOIN public.branches b ON b.id = ln.branch_id
+          WHERE ln.thread_id = th.id AND (s.status = ANY (ARRAY['open'::text, 'tentative'::text])) AND (b.status = ANY (ARRAY['active'::text, 'merged'::text]))) AS frontier_heads,
+    ( SELECT count(*) AS count
+           FROM public.thread_evidence te
+          WHERE te.thread_id = th.id) AS evidence,
+    ( SELECT count(*) AS count
+           FROM public.agent_runs r
+          WHERE r.thread_id = th.id) AS runs,
+    ( SELECT count(*) AS count
+           FROM public.agent_runs r
+          WHERE r.thread_id = th.id AND r.status = 'failed'::text) AS failed_runs,
+    ( SELECT count(*) AS count
+           FROM public.claims c
+             JOIN public.node_versions nv ON nv.id = c.node_version_id
+          WHERE nv.thread_id = th.id) AS claims,
+    ( SELECT count(*) AS count
+           FROM public.consolidations c
+          WHERE c.thread_id = th.id AND c.status = 'live'::text) AS live_consolidations,
+    ( SELECT count(*) AS count
+           FROM public.memory_items m
+          WHERE m.thread_id = th.id AND m.status = 'stable'::text) AS stable_memory,
+    ( SELECT count(*) AS count
+           FROM public.memory_items m
+          WHERE m.thread_id = th.id AND (m.status = ANY (ARRAY['provisional'::text, 'contested'::text]))) AS unsettled_memory,
+    ( SELECT count(*) AS count
+           FROM public.pending_actions p
+          WHERE p.thread_id = th.id AND p.status = 'open'::text) AS open_pending_actions,
+    ( SELECT max(e.created_at) AS max
+           FROM public.events e
+          WHERE e.thread_id = th.id) AS last_event_at,
+    th.created_at
+   FROM public.threads th
+     JOIN public.branches mb ON mb.thread_id = th.id AND mb.kind = 'main'::text;
+COMMENT ON VIEW public.council_v_threads IS 'Thread overview with counts (schema/views.md)';
+GRANT SELECT ON public.council_v_threads TO council_dashboard;
+
+-- --------------------------------------------------------- schema privileges
+
+GRANT USAGE ON SCHEMA public TO PUBLIC;
+GRANT USAGE ON SCHEMA public TO council_dashboard;

@@ -3,8 +3,9 @@
 pg_dump is not used: its output differs between server versions (PG 15 on a
 developer machine, PG 16 in the embedded pgserver), while the ``pg_get_*def``
 functions render the same objects the same way. Objects are sorted by name and
-emitted as SQL-like DDL; owners, privileges granted to the owner, storage and
-extension versions are left out so the dump depends on the migrations alone.
+emitted as SQL-like DDL; owners, privileges granted to the owner, grants on
+the database itself, storage and extension versions are left out so the dump
+depends on the migrations alone.
 
     python -m tests.migrations.schema_dump            print the dump
     python -m tests.migrations.schema_dump --write    rewrite schema/schema.sql (`make schema`)
@@ -140,6 +141,7 @@ def dump_schema(url: str) -> str:
             _section("Functions", _functions(conn)),
             _section("Tables", [_table(conn, oid, name) for oid, name, _ in _relations(conn, "r")]),
             _section("Views", [_view(conn, oid, name, kind) for oid, name, kind in _relations(conn, "vm")]),
+            _section("Schema privileges", _schema_grants(conn)),
         ]
     return "\n".join(s for s in sections if s).rstrip("\n") + "\n"
 
@@ -195,14 +197,37 @@ def _extensions(conn: psycopg.Connection) -> list[str]:
 def _functions(conn: psycopg.Connection) -> list[str]:
     rows = conn.execute(
         """
-        SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_functiondef(p.oid)
+        SELECT p.proname, pg_get_function_identity_arguments(p.oid), pg_get_functiondef(p.oid), p.oid,
+               p.proacl IS NOT NULL
         FROM pg_proc p
         WHERE p.pronamespace = 'public'::regnamespace AND p.prokind IN ('f', 'p', 'w')
           AND NOT EXISTS (SELECT 1 FROM pg_depend d
                           WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
         """
     ).fetchall()
-    return [definition.rstrip() + ";" for _, _, definition in sorted(rows)]
+    blocks = []
+    for name, arguments, definition, oid, has_acl in sorted(rows):
+        grants = _function_grants(conn, oid, f"public.{name}({arguments})") if has_acl else []
+        blocks.append("\n".join([definition.rstrip() + ";", *grants]))
+    return blocks
+
+
+def _function_grants(conn: psycopg.Connection, oid: int, signature: str) -> list[str]:
+    # Without an ACL a function is executable by PUBLIC (the default, not rendered);
+    # with one, say whether PUBLIC lost that and who else may run it (e.g. the dashboard role).
+    rows = conn.execute(
+        """
+        SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END, a.privilege_type
+        FROM pg_proc p, aclexplode(p.proacl) a
+        LEFT JOIN pg_roles r ON r.oid = a.grantee
+        WHERE p.oid = %s AND a.grantee <> p.proowner
+        """,
+        (oid,),
+    ).fetchall()
+    revoke = [] if ("PUBLIC", "EXECUTE") in rows else [f"REVOKE ALL ON FUNCTION {signature} FROM PUBLIC;"]
+    return revoke + [
+        f"GRANT {privilege} ON FUNCTION {signature} TO {grantee};" for grantee, privilege in sorted(rows)
+    ]
 
 
 def _relations(conn: psycopg.Connection, kinds: str) -> list[tuple[int, str, str]]:
@@ -331,6 +356,21 @@ def _grants(conn: psycopg.Connection, oid: int, name: str) -> list[str]:
         (oid,),
     ).fetchall()
     return [f"GRANT {privilege} ON public.{name} TO {grantee};" for grantee, privilege in sorted(rows)]
+
+
+def _schema_grants(conn: psycopg.Connection) -> list[str]:
+    # Who may use the schema at all (e.g. the dashboard role). The database's
+    # CONNECT grant is left out: it names the database, which differs per copy.
+    rows = conn.execute(
+        """
+        SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(r.rolname) END, a.privilege_type
+        FROM pg_namespace n, aclexplode(n.nspacl) a
+        LEFT JOIN pg_roles r ON r.oid = a.grantee
+        WHERE n.oid = 'public'::regnamespace AND a.grantee <> n.nspowner
+        """
+    ).fetchall()
+    grants = [f"GRANT {privilege} ON SCHEMA public TO {grantee};" for grantee, privilege in sorted(rows)]
+    return ["\n".join(grants)] if grants else []
 
 
 # ---------------------------------------------------------------------- CLI

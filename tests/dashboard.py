@@ -1,0 +1,64 @@
+"""Shared by the dashboard tests: the read-only role's URL and a run made as a worker makes it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from uuid import UUID
+
+from sqlalchemy import Engine, text
+
+from council.agents.compiler import CompiledRequest, Exposure
+from council.agents.profiles import Profile
+from council.ledger import run_lifecycle as lifecycle
+from tests.builders import ACTOR, MODELS, Ledger
+
+DASHBOARD_ROLE = "council_dashboard"
+
+
+def dashboard_url(db_url: str) -> str:
+    """The same database, logged in as the dashboard role (no password: trust auth)."""
+    parts = urlsplit(db_url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{DASHBOARD_ROLE}@{host}"))
+
+
+def worker_run(
+    ledger: Ledger,
+    provider: str = "zhipu",
+    *,
+    exposures: Sequence[Exposure] = (),
+    mode: str = "deliberative",
+) -> tuple[UUID, int, str]:
+    """A run as a worker makes it: dispatched, claimed for an attempt, its
+    request and exposures stored before the call. Returns (id, attempt, request hash)."""
+    profile = Profile(name=provider, model=MODELS[provider], provider=provider)
+    created = lifecycle.create_dispatch(
+        ledger.engine, thread_id=ledger.thread_id, profiles=[profile], mode=mode, rounds=1, actor=ACTOR
+    )
+    run_id = created["run_ids"][0]
+    claimed = lifecycle.claim(ledger.engine, run_id, owner="test-worker", lease_s=300)
+    assert claimed is not None
+    request = CompiledRequest(
+        model=profile.model,
+        messages=[{"role": "user", "content": "the council briefing"}],
+        params={},
+        exposures=list(exposures),
+    )
+    assert lifecycle.store_request(ledger.engine, run_id, claimed.attempt, request)
+    return run_id, claimed.attempt, request.sha256
+
+
+def view_rows(engine: Engine, view: str, **where: Any) -> list[dict[str, Any]]:
+    """Rows of a view where each given column equals its value."""
+    condition = " AND ".join(f"{column} = :{column}" for column in where) or "true"
+    with engine.connect() as conn:
+        return [
+            dict(r) for r in conn.execute(text(f"SELECT * FROM {view} WHERE {condition}"), where).mappings()
+        ]
+
+
+def version_of(ledger: Ledger, content: str, **kw: Any) -> UUID:
+    """A new node's first version."""
+    return UUID(str(ledger.node(content, **kw)["version_id"]))
