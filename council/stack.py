@@ -10,6 +10,11 @@ comes from the environment and may carry a password, so it is never written)
 and one record per component. :func:`down` stops the embedded processes and
 removes the file, so ``config.database_url()`` never returns a dead URL; the
 data directories stay on disk and the next :func:`up` finds them again.
+
+Above the services, ``up`` starts a supervisor (``council/stack_supervisor.py``)
+that runs and restarts the Celery workers, beat and the web server
+(``council/stack_processes.py``); its pid is in the state file too. ``down``
+stops it first — it stops its children — then Redis, then Postgres.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Any, Protocol
 import psutil  # type: ignore[import-untyped]
 from sqlalchemy.exc import SQLAlchemyError
 
-from council import config
+from council import config, stack_processes
 from council.errors import StackError
 
 Progress = Callable[[str], None]
@@ -66,11 +71,13 @@ def components() -> tuple[Component, ...]:
 
 
 def up(progress: Progress | None = None) -> dict[str, Any]:
-    """Start (or reuse) every embedded component, migrate the database, record the state.
+    """Start (or reuse) every embedded component, migrate the database, start (or
+    reuse) the supervised processes, record the state.
 
-    Returns ``{"home", "database_url", "broker_url", "database_revision",
-    "components": {name: {"started_by_us", "url", "pid", "data_dir", "reused"}}}``;
-    an external component's record is ``{"started_by_us": False, "url"}`` with the
+    Returns ``{"home", "database_url", "broker_url", "database_revision", "web_url",
+    "components": {name: {"started_by_us", "url", "pid", "reused", ...}}}``: a
+    service also has ``data_dir``, a supervised process ``log`` and ``state``; an
+    external service's record is ``{"started_by_us": False, "url"}`` with the
     password redacted.
     """
     say = progress or (lambda _message: None)
@@ -102,21 +109,30 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
             config.write_state(state)
         say("database: migrating to head")
         result["database_revision"] = migrate_database()
+        say("supervisor: workers (runs, commit, maintenance), beat and web")
+        supervised = stack_processes.start(home)
+        keep = supervised[stack_processes.SUPERVISOR]
+        records[stack_processes.SUPERVISOR] = {"started_by_us": True, "pid": keep["pid"], "log": keep["log"]}
+        config.write_state(state)
+    result["components"] = {**records, **supervised}
+    result["web_url"] = supervised["web"]["url"] if "web" in supervised else None
     return result
 
 
 def down() -> dict[str, Any]:
-    """Stop the embedded processes under ``council_home()``; keep their data.
+    """Stop what ``up`` started under ``council_home()``; keep the data.
 
-    Only processes whose pid files live under the home directory (so started by
-    ``up``) are stopped; external services are never touched. Returns
-    ``{"home", "components": {name: {"stopped", "pid", "data_dir"}}}``.
+    The supervisor first (it stops the workers, beat and web), then the embedded
+    services whose pid files live under the home directory; external services
+    and processes ``up`` did not start are never touched. Returns ``{"home",
+    "components": {name: {"stopped", "pid", "data_dir" or "log"}}}``.
     """
     home = config.council_home()
     with _locked(home):
         state = config.read_state() or {}
         records: dict[str, Any] = state.setdefault("components", {})
-        report: dict[str, dict[str, Any]] = {}
+        report: dict[str, dict[str, Any]] = stack_processes.stop(home)
+        records.pop(stack_processes.SUPERVISOR, None)
         failures: list[str] = []
         for component in reversed(components()):
             try:
@@ -143,8 +159,9 @@ def down() -> dict[str, Any]:
 def status() -> dict[str, Any]:
     """What is configured and running.
 
-    Returns ``{"home", "database_revision", "components": {name: {"url",
-    "running", "pid", "started_by_us", "external"}}}``; URLs have passwords
+    Returns ``{"home", "database_revision", "web_url", "components": {name: {"url",
+    "running", "pid", "started_by_us", "external"}}}``; a supervised process also
+    has ``state``, ``restarts``, ``last_exit_code`` and ``log``. URLs have passwords
     redacted, ``database_revision`` is None when the database is unreachable.
     """
     home = config.council_home()
@@ -173,7 +190,9 @@ def status() -> dict[str, Any]:
         }
     database = urls["database_url"]
     revision = database_revision(database) if database and report["postgres"]["running"] else None
-    return {"home": str(home), "database_revision": revision, "components": report}
+    report.update(stack_processes.report(home))
+    web = report["web"]["url"] if "web" in report else None
+    return {"home": str(home), "database_revision": revision, "web_url": web, "components": report}
 
 
 def migrate_database() -> str:

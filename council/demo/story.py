@@ -1,0 +1,297 @@
+"""The demo's steps, through the real services and the stack's Celery workers.
+
+1. Open a thread: the question, three evidence items, a proposition resting on
+   the decisive one.
+2. Independent round: claude, codex and glm judge it blind; each run's write
+   enqueues an evaluation, and the commit worker consolidates the node once
+   enough independent support has landed.
+3. Deliberative rounds on a follow-up proposition (kept open by a pending
+   load test): round 2 is shown round 1's stances, so their groups merge.
+4. The decisive evidence is invalidated: the consolidation is contested and a
+   retraction proposal opens. The council reviews it and the proposal is
+   adjudicated.
+5. The reentry packet: what a later session resumes from.
+
+With the simulated provider this is deterministic: on a thread with one open
+head every temperament endorses it, and the claims cite the only evidence the
+briefing carries, so that one item decides it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from uuid import UUID
+
+from rich.console import Console
+from sqlalchemy import Engine
+
+from council import sources
+from council.demo import scenario
+from council.demo.live import StepFailed, Watcher, finished
+from council.domain.reentry_markdown import render_markdown
+from council.errors import CouncilError
+from council.ledger import actions, events, evidence, nodes, replay, retraction, threads
+from council.ledger.consolidation_reads import history, show_consolidation
+from council.ledger.frontier import reentry_packet
+from council.ledger.run_lifecycle import dispatch_runs
+from council.services import reversal
+from council.services.runs import dispatch
+from council.services.scheduling import Scheduler
+
+AGENTS = ("claude", "codex", "glm")
+ACTOR = "demo"
+
+
+class Story:
+    def __init__(self, engine: Engine, scheduler: Scheduler, out: Console, *, timeout_s: float) -> None:
+        self.engine = engine
+        self.scheduler = scheduler
+        self.out = out
+        self.timeout_s = timeout_s
+        self.watcher = Watcher(engine, out)
+        self.steps: list[dict[str, Any]] = []
+        self.summary: dict[str, Any] = dict.fromkeys(
+            ("thread_id", "page_url", "consolidation", "invalidation", "retraction", "reentry_markdown")
+        )
+        self.summary.update(node_version_ids={}, dispatches=[])
+
+    def run(self, page_url: Callable[[UUID], str | None]) -> dict[str, Any]:
+        """Every step in order; stops at the first that fails. Returns the summary."""
+        begun = time.monotonic()
+        try:
+            with self.step("open the thread"):
+                claim = self.open_thread()
+            with self.step("independent round, consolidated by the workers"):
+                consolidation_id = self.independent_round(claim)
+            with self.step("deliberative rounds"):
+                self.deliberate(claim)
+            if url := page_url(self.summary["thread_id"]):
+                self.out.print(f"[bold]live page:[/] {url}")
+                self.summary["page_url"] = url
+            with self.step("invalidate the decisive evidence"):
+                proposals = self.invalidate(consolidation_id)
+            with self.step("review vote and adjudication"):
+                self.review(proposals)
+            with self.step("reentry packet"):
+                self.reentry()
+        except CouncilError:
+            pass  # recorded by step(); the summary says which step failed
+        for entry in self.summary["dispatches"]:
+            entry["runs"] = [
+                {k: r[k] for k in ("id", "agent", "round", "status", "simulated")}
+                for r in dispatch_runs(self.engine, entry["id"])
+            ]
+        self.summary.update(
+            ok=all(s["ok"] for s in self.steps),
+            groups_by_round=self.watcher.rounds,
+            steps=self.steps,
+            elapsed_s=round(time.monotonic() - begun, 1),
+        )
+        return self.summary
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        self.out.rule(name)
+        started = time.monotonic()
+        record: dict[str, Any] = {"name": name, "ok": False, "error": None}
+        self.steps.append(record)
+        try:
+            yield
+        except CouncilError as exc:
+            record["error"] = str(exc)
+            self.out.print(f"[red]✗ {name}:[/] {exc}")
+            raise
+        finally:
+            record["seconds"] = round(time.monotonic() - started, 1)
+        record["ok"] = True
+
+    def open_thread(self) -> UUID:
+        thread = threads.create_thread(
+            self.engine, title=scenario.TITLE, objective=scenario.OBJECTIVE, actor=ACTOR
+        )
+        tid = thread["id"]
+        stamp = str(tid)[:8]
+        ids = [
+            evidence.add_evidence(
+                self.engine,
+                thread_id=tid,
+                source=sources.from_text(item.body.format(stamp=stamp)),
+                title=item.title,
+                actor=ACTOR,
+            )["id"]
+            for item in (scenario.DECISIVE, *scenario.CONTEXT)
+        ]
+        claim = nodes.add_node(
+            self.engine,
+            thread_id=tid,
+            content=scenario.CLAIM,
+            status="tentative",
+            cites=ids[:1],
+            interpretation=scenario.CLAIM_READING,
+            actor=ACTOR,
+        )["version_id"]
+        self.out.print(f"thread {tid}: {scenario.OBJECTIVE}")
+        self.out.print(f"evidence: {', '.join(i.title for i in (scenario.DECISIVE, *scenario.CONTEXT))}")
+        self.out.print(f"proposition {str(claim)[:8]}: “{scenario.CLAIM}” (cites the parity suite report)")
+        self.summary.update(
+            thread_id=tid,
+            question=scenario.OBJECTIVE,
+            evidence_ids=ids,
+            decisive_evidence_id=ids[0],
+            node_version_ids={"claim": claim},
+        )
+        return UUID(str(claim))
+
+    def independent_round(self, claim: UUID) -> UUID:
+        """Wait for the runs, then for the commit worker's consolidation."""
+        created = self._dispatch("independent", 1)
+
+        def consolidated() -> bool:
+            return any(c["status"] == "live" for c in history(self.engine, claim)["consolidations"])
+
+        runs = self.watcher.follow(
+            "independent round",
+            created,
+            {"proposition": claim},
+            lambda found: finished(found, len(AGENTS)) and (consolidated() or _any_failed(found)),
+            self.timeout_s,
+        )
+        _require_succeeded(runs)
+        [live] = [c for c in history(self.engine, claim)["consolidations"] if c["status"] == "live"]
+        committed = [
+            e
+            for e in events.list_events(self.engine, self.summary["thread_id"])
+            if e["kind"] == "consolidation.committed"
+        ]
+        shown = show_consolidation(self.engine, live["id"])
+        support = [g for g in shown["decision"]["groups"] if g["kind"] == "support"]
+        providers = ", ".join(sorted({p for g in support for p in g["providers"]}))
+        self.out.print(
+            f"[green]consolidated[/] {live['id']} by {committed[0]['actor']}, on the {len(support)} "
+            f"independent support groups it had seen ({providers})"
+        )
+        self.summary["consolidation"] = {
+            "id": live["id"],
+            "node_version_id": claim,
+            "committed_by": committed[0]["actor"],
+            "support_groups": len(support),
+            "evidence_ids": shown["evidence_ids"],
+            "replay_match": replay.replay(self.engine, live["id"])["match"],
+        }
+        return UUID(str(live["id"]))
+
+    def deliberate(self, claim: UUID) -> None:
+        tid = self.summary["thread_id"]
+        follow_up = nodes.add_node(
+            self.engine,
+            thread_id=tid,
+            content=scenario.FOLLOW_UP,
+            depends_on=[claim],
+            cites=self.summary["evidence_ids"][1:],
+            citation_role="context",
+            interpretation=scenario.FOLLOW_UP_READING,
+            actor=ACTOR,
+        )["version_id"]
+        actions.add_action(
+            self.engine,
+            thread_id=tid,
+            description=scenario.ACTION,
+            acceptance_condition=scenario.ACCEPTANCE,
+            version_id=follow_up,
+            actor=ACTOR,
+        )
+        self.summary["node_version_ids"]["follow_up"] = follow_up
+        self.out.print(f"follow-up {str(follow_up)[:8]}: “{scenario.FOLLOW_UP}”, awaiting: {scenario.ACTION}")
+        created = self._dispatch("deliberative", 2)
+        runs = self.watcher.follow(
+            "deliberative rounds",
+            created,
+            {"follow-up": follow_up},
+            lambda found: finished(found, 2 * len(AGENTS)),
+            self.timeout_s,
+        )
+        _require_succeeded(runs)
+        self.out.print(
+            "round 2 was shown round 1's stances (recorded exposures), so its runs joined their groups: "
+            "agreement after deliberation is inherited, not independent"
+        )
+
+    def invalidate(self, consolidation_id: UUID) -> list[UUID]:
+        decisive = self.summary["decisive_evidence_id"]
+        changed = reversal.change(
+            self.engine,
+            self.scheduler,
+            decisive,
+            action="invalidate",
+            reason=scenario.INVALIDATION,
+            actor=ACTOR,
+        )
+        mine = [a for a in changed["affected"] if str(a["consolidation_id"]) == str(consolidation_id)]
+        if not mine or mine[0]["proposal_id"] is None:
+            raise StepFailed(f"invalidating {decisive} opened no retraction proposal for {consolidation_id}")
+        for item in changed["affected"]:
+            self.out.print(
+                f"consolidation {item['consolidation_id']}: memory [bold]{item['memory_status']}[/]"
+                + (f", retraction proposal {item['proposal_id']} opened" if item["proposal_id"] else "")
+            )
+        self.summary["invalidation"] = {
+            "evidence_id": decisive,
+            "reason": scenario.INVALIDATION,
+            "memory_status": mine[0]["memory_status"],
+            "proposal_id": mine[0]["proposal_id"],
+            "proposals": changed["proposals"],
+        }
+        return [UUID(str(p)) for p in changed["proposals"]]
+
+    def review(self, proposals: Sequence[UUID]) -> None:
+        """Review every proposal the invalidation opened; the decisive one must be retracted."""
+        outcomes: dict[str, Any] = {}
+        for proposal in proposals:
+            created = self._dispatch("review", 1, proposal_id=proposal)
+            runs = self.watcher.follow(
+                f"review of {str(proposal)[:8]}",
+                created,
+                {},
+                lambda f: finished(f, len(AGENTS)),
+                self.timeout_s,
+            )
+            _require_succeeded(runs)
+            adjudicated = retraction.adjudicate(self.engine, proposal, actor=ACTOR)
+            outcomes[str(proposal)] = adjudicated["outcome"]
+            self.out.print(f"proposal {proposal}: [bold]{adjudicated['outcome']}[/]")
+        mine = str(self.summary["invalidation"]["proposal_id"])
+        self.summary["retraction"] = {"proposal_id": mine, "outcome": outcomes[mine], "all": outcomes}
+        if outcomes[mine] != "retracted":
+            raise StepFailed(f"proposal {mine} was adjudicated {outcomes[mine]}, not retracted")
+
+    def reentry(self) -> None:
+        markdown = render_markdown(reentry_packet(self.engine, self.summary["thread_id"]))
+        self.out.print(markdown, markup=False, highlight=False)
+        self.summary["reentry_markdown"] = markdown
+
+    def _dispatch(self, mode: str, rounds: int, proposal_id: UUID | None = None) -> UUID:
+        created = dispatch(
+            self.engine,
+            self.scheduler,
+            thread_id=self.summary["thread_id"],
+            agents=AGENTS,
+            mode=mode,
+            rounds=rounds,
+            actor=ACTOR,
+            proposal_id=proposal_id,
+        )
+        self.summary["dispatches"].append({"id": created["dispatch_id"], "mode": mode, "rounds": rounds})
+        return UUID(str(created["dispatch_id"]))
+
+
+def _any_failed(runs: list[dict[str, Any]]) -> bool:
+    return any(r["status"] == "failed" for r in runs)
+
+
+def _require_succeeded(runs: list[dict[str, Any]]) -> None:
+    failed = [f"{r['agent']} r{r['round']}: {r['error']}" for r in runs if r["status"] != "succeeded"]
+    if failed:
+        raise StepFailed("runs failed: " + "; ".join(failed))

@@ -1,0 +1,252 @@
+"""The processes `council up` supervises, and how the stack starts, stops and reads them.
+
+One Celery worker per queue (``council worker --queues Q``), the beat
+scheduler (``celery -A workers.app beat``: workers.app holds its schedule) and,
+when the ``serve`` command is installed, the HTTP API and live page on
+``127.0.0.1:$COUNCIL_WEB_PORT``. With ``COUNCIL_METRICS_PORT`` set, the
+workers serve their metrics on that port and the next ones, one each. They run under one supervisor process
+(``council/stack_supervisor.py``), detached from the shell that ran ``up``;
+it writes ``<home>/supervisor.json`` (the only writer while it runs) and logs
+to ``<home>/logs/``.
+
+Every child leads its own process group (a new session), so a worker's pool
+children go with it. Only processes of those groups, carrying this home in
+their environment, are ever signalled.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil  # type: ignore[import-untyped]
+
+from council import config
+from council.errors import ConfigError, StackError
+
+WEB_HOST = "127.0.0.1"
+WEB_PORT_ENV = "COUNCIL_WEB_PORT"
+DEFAULT_WEB_PORT = 8787
+SUPERVISOR = "supervisor"
+STATE_FILE = "supervisor.json"
+# queue -> prefork pool size; runs are I/O bound, evaluations serialize on node locks anyway
+WORKER_QUEUES = (("runs", 2), ("commit", 1), ("maintenance", 1))
+_START_TIMEOUT_S = 20
+_STOP_TIMEOUT_S = 60  # the supervisor gives its children a warm shutdown first
+
+
+METRICS_PORT_ENV = "COUNCIL_METRICS_PORT"  # read by workers/metrics_server.py
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    name: str
+    argv: tuple[str, ...]
+    url: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # on top of child_env()
+
+
+def specs(home: Path) -> tuple[ProcessSpec, ...]:
+    council = (sys.executable, "-m", "council.cli")
+    metrics = _port(METRICS_PORT_ENV)
+    found = [
+        ProcessSpec(
+            f"worker-{queue}",
+            (*council, "worker", "--queues", queue, "--concurrency", str(size), "--name", f"{queue}@%h"),
+            env={METRICS_PORT_ENV: str(metrics + i)} if metrics is not None else {},
+        )
+        for i, (queue, size) in enumerate(WORKER_QUEUES)
+    ]
+    schedule = str(home / "celerybeat-schedule")
+    found.append(
+        ProcessSpec(
+            "beat",
+            (sys.executable, "-m", "celery", "-A", "workers.app", "beat", "-s", schedule, "-l", "INFO"),
+        )
+    )
+    if importlib.util.find_spec("council.cli.serve_cmd") is not None:
+        serve = (*council, "serve", "--host", WEB_HOST, "--port", str(web_port()))
+        found.append(ProcessSpec("web", serve, url=web_url()))
+    return tuple(found)
+
+
+def web_port() -> int:
+    return _port(WEB_PORT_ENV) or DEFAULT_WEB_PORT
+
+
+def _port(variable: str) -> int | None:
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise ConfigError(f"{variable} must be a TCP port number, got {raw!r}")
+    return int(raw)
+
+
+def web_url() -> str:
+    return f"http://{WEB_HOST}:{web_port()}/"
+
+
+def child_env(home: Path) -> dict[str, str]:
+    """The supervisor's environment, with the home and the stack's URLs made explicit
+    (beat reads the broker from the environment; see workers.app)."""
+    env = dict(os.environ, COUNCIL_HOME=str(home), PYTHONUNBUFFERED="1")
+    for variable, url in (
+        ("COUNCIL_DATABASE_URL", config.database_url(required=False)),
+        ("COUNCIL_BROKER_URL", config.broker_url(required=False)),
+    ):
+        if url:
+            env[variable] = url
+    return env
+
+
+def log_dir(home: Path) -> Path:
+    return home / "logs"
+
+
+def read(home: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((home / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write(home: Path, data: dict[str, Any]) -> None:
+    path = home / STATE_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+    tmp.replace(path)
+
+
+def alive(pid: int | None, started: float | None) -> bool:
+    """Is ``pid`` still the process that was started at ``started`` (not a recycled pid)?"""
+    if pid is None or started is None:
+        return False
+    try:
+        process = psutil.Process(pid)
+        return bool(process.status() != psutil.STATUS_ZOMBIE and abs(process.create_time() - started) < 1)
+    except psutil.Error:
+        return False
+
+
+def start(home: Path) -> dict[str, Any]:
+    """Start the supervisor unless one runs; wait until it has started every child.
+
+    Returns ``{name: record}`` for the supervisor and each child, with ``reused``.
+    """
+    state = read(home)
+    reused = alive(state.get("pid"), state.get("started"))
+    if not reused:
+        kill_leftovers(home, state)
+        logs = log_dir(home)
+        logs.mkdir(parents=True, exist_ok=True)
+        with (logs / f"{SUPERVISOR}.log").open("ab") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "council.stack_supervisor"],
+                env=dict(os.environ, COUNCIL_HOME=str(home)),
+                cwd=home,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        state = _await_children(home, process)
+    records = report(home, state)
+    for record in records.values():
+        record["reused"] = reused
+    return records
+
+
+def _await_children(home: Path, process: subprocess.Popen[bytes]) -> dict[str, Any]:
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        state = read(home)
+        children = state.get("children", {})
+        if state.get("pid") == process.pid and children and all(c.get("pid") for c in children.values()):
+            return state
+        if process.poll() is not None:
+            break
+        time.sleep(0.1)
+    log = log_dir(home) / f"{SUPERVISOR}.log"
+    raise StackError(f"the stack supervisor did not start its processes; see {log}")
+
+
+def stop(home: Path) -> dict[str, dict[str, Any]]:
+    """SIGTERM the supervisor (it stops its children, then exits); if it is gone or
+    stuck, kill what is left of its children's process groups."""
+    state = read(home)
+    before = report(home, state)
+    if before[SUPERVISOR]["running"]:
+        process = psutil.Process(state["pid"])
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=_STOP_TIMEOUT_S)
+        except psutil.TimeoutExpired:
+            process.kill()
+    state = read(home) or state
+    kill_leftovers(home, state)
+    (home / STATE_FILE).unlink(missing_ok=True)
+    return {
+        name: {"stopped": entry["running"], "pid": entry["pid"], "log": entry["log"]}
+        for name, entry in before.items()
+    }
+
+
+def kill_leftovers(home: Path, state: dict[str, Any]) -> None:
+    """SIGKILL every process still in one of the children's groups that carries this
+    home in its environment (a recycled group id does not)."""
+    groups = {c["pid"] for c in state.get("children", {}).values() if c.get("pid")}
+    if not groups:
+        return
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) in groups and process.environ().get("COUNCIL_HOME") == str(home):
+                process.kill()
+        except (psutil.Error, ProcessLookupError):
+            continue
+
+
+def report(home: Path, state: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """``{name: {"running", "pid", "started_by_us", "external", "state", "log", ...}}`` for
+    the supervisor and each child it runs (or would run), with ``restarts``,
+    ``last_exit_code`` (negative: killed by that signal), ``last_exit_at`` and
+    ``url`` per child."""
+    state = read(home) if state is None else state
+    supervised = alive(state.get("pid"), state.get("started"))
+    logs = log_dir(home)
+    result = {SUPERVISOR: _entry(state, "running" if supervised else "stopped", logs / f"{SUPERVISOR}.log")}
+    children = state.get("children", {})
+    for spec in specs(home):
+        child = children.get(spec.name, {})
+        entry = _entry(child, child.get("state", "stopped"), logs / f"{spec.name}.log")
+        if not supervised:
+            entry["state"] = "unsupervised" if entry["running"] else "stopped"
+        result[spec.name] = entry | {
+            "restarts": child.get("restarts", 0),
+            "last_exit_code": child.get("last_exit_code"),
+            "last_exit_at": child.get("last_exit_at"),
+            "url": spec.url,
+        }
+    return result
+
+
+def _entry(record: dict[str, Any], state: str, log: Path) -> dict[str, Any]:
+    running = alive(record.get("pid"), record.get("started"))
+    return {
+        "running": running,
+        "pid": record.get("pid") if running else None,
+        "started_by_us": running,
+        "external": False,
+        "state": state,
+        "log": str(log),
+    }
