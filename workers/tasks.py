@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+from celery.signals import worker_init
+
 from workers.app import app
 from workers.coalesce import Marks, marks_for
 
@@ -137,3 +139,12 @@ def reverify(memory_item_ids: list[str] | None = None) -> dict[str, Any]:
         ],
         "dispatched": [str(d) for d in result["dispatched"]],
     }
+
+
+@worker_init.connect
+def _import_litellm_before_the_pool_forks(**_: Any) -> None:
+    """In the worker's main process, before the pool forks: each pool process
+    would otherwise spend seconds of CPU importing litellm on its first run."""
+    from council.agents import gateway
+
+    gateway.preload()

@@ -119,6 +119,12 @@ def _retry_wait() -> float:
         return DEFAULT_RETRY_WAIT_S
 
 
+def preload() -> None:
+    """Import litellm and register the simulated provider now (a worker does it
+    before forking its pool, so no pool process pays the seconds of import)."""
+    _prepare_litellm()
+
+
 def _prepare_litellm() -> None:
     """Import litellm (price map from the package, not the network) and register
     the simulated provider, once."""
