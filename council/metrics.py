@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,

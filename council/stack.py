@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 from sqlalchemy.exc import SQLAlchemyError
 
 from council import config, stack_processes

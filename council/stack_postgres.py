@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from urllib.parse import quote
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 import psycopg
 from psycopg import sql
 

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 import redis
 
 from council.errors import StackError

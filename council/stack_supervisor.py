@@ -29,7 +29,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import psutil  # type: ignore[import-untyped]
+import psutil
 
 from council import config, stack_processes
 from council.stack_processes import ProcessSpec
