@@ -10,7 +10,7 @@ from uuid import UUID
 from celery.signals import worker_init
 
 from workers.app import app
-from workers.coalesce import Marks, marks_for
+from workers.coalesce import EVALUATION, REVERIFICATION, Marks, marks_for
 
 RUN_RETRIES = 3
 EVALUATION_BATCH = 10  # versions per commit-queue message: fewer round trips, still spread over workers
@@ -28,7 +28,7 @@ class CeleryScheduler:
             execute_run.delay(str(run_id))
 
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None:
-        waiting = _marks().mark(list(dict.fromkeys(str(v) for v in version_ids)))
+        waiting = _marks(EVALUATION).mark(list(dict.fromkeys(str(v) for v in version_ids)))
         for start in range(0, len(waiting), EVALUATION_BATCH):
             evaluate_nodes.apply_async(
                 (waiting[start : start + EVALUATION_BATCH],), countdown=EVALUATION_DELAY_S or None
@@ -38,7 +38,9 @@ class CeleryScheduler:
         cascade.delay([[str(v), d] for v, d in pending])
 
     def enqueue_reverification(self, memory_item_ids: Sequence[UUID]) -> None:
-        reverify.delay([str(i) for i in memory_item_ids])
+        waiting = _marks(REVERIFICATION).mark(list(dict.fromkeys(str(i) for i in memory_item_ids)))
+        if waiting:
+            reverify.delay(waiting)
 
 
 def scheduler_if_configured() -> CeleryScheduler | None:
@@ -54,8 +56,8 @@ def scheduler_if_configured() -> CeleryScheduler | None:
     return CeleryScheduler()
 
 
-def _marks() -> Marks:
-    return marks_for(str(app.conf.broker_url))
+def _marks(prefix: str) -> Marks:
+    return marks_for(str(app.conf.broker_url), prefix)
 
 
 def _engine() -> Any:
@@ -85,7 +87,7 @@ def evaluate_nodes(version_ids: list[str]) -> dict[str, Any]:
     """Evaluate each version (the committer decides); one failure does not skip the rest."""
     from council.ledger.committer import consolidate
 
-    _marks().unmark(version_ids)  # before reading: a later claim enqueues a fresh evaluation
+    _marks(EVALUATION).unmark(version_ids)  # before reading: a later claim enqueues a fresh evaluation
     outcomes: dict[str, str] = {}
     failed: list[Exception] = []
     for version_id in version_ids:
@@ -127,6 +129,8 @@ def reverify(memory_item_ids: list[str] | None = None) -> dict[str, Any]:
     proposal without one."""
     from council.services.reversal import reverify as reverify_and_review
 
+    if memory_item_ids is not None:
+        _marks(REVERIFICATION).unmark(memory_item_ids)  # before reading, as for evaluations
     result = reverify_and_review(
         _engine(),
         CeleryScheduler(),
