@@ -18,9 +18,7 @@ thread (each worker process then has litellm imported and a database pool).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -41,6 +39,7 @@ from council.ledger.frontier import reentry_packet
 from council.services.runs import BRIEFING_BUDGET, dispatch
 from council.services.scheduling import Recorder
 from tests.builders import Ledger
+from tests.processes import stop_groups
 
 REDIS_ENV = "COUNCIL_BENCH_REDIS_URL"
 AGENTS = [f"sim{i}" for i in range(1, 11)]
@@ -223,19 +222,7 @@ def _workers(env: dict[str, str], home: Path, count: int) -> Iterator[list[subpr
                 )
         yield procs
     finally:
-        for proc in procs:
-            _signal_group(proc, signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                _signal_group(proc, signal.SIGKILL)
-                proc.wait(10)
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, sig)
+        stop_groups(procs, grace_s=30)
 
 
 def _wait_for_workers(app: Any, count: int) -> None:

@@ -1,36 +1,41 @@
-"""Memory item status: every change is an appended transition and an event."""
+"""Memory item status: every change is an appended transition and an event,
+written by one named statement (``move_memory_batch``) for one move or many."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, insert
+from sqlalchemy import Connection
 
-from council.ledger import events
-from council.ledger import tables as t
+from council.sql import query
+
+
+def move(
+    memory_item_id: Any, thread_id: Any, from_status: str, to: str, reason: str, details: dict[str, Any]
+) -> dict[str, Any]:
+    """One memory move, for :func:`move_many`."""
+    return {
+        "memory_item_id": str(memory_item_id),
+        "thread_id": str(thread_id),
+        "from": from_status,
+        "to": to,
+        "reason": reason,
+        "details": details,
+    }
+
+
+def move_many(conn: Connection, moves: Sequence[dict[str, Any]], actor: str) -> None:
+    """Append the transitions (applied in order by the trigger) and their events in one statement."""
+    if moves:
+        conn.execute(query("move_memory_batch"), {"moves": json.dumps(list(moves)), "actor": actor})
 
 
 def move_memory(
     conn: Connection, memory: dict[str, Any], to: str, reason: str, actor: str, details: dict[str, Any]
 ) -> str:
-    """Append a memory transition (the trigger applies it) and its event."""
-    conn.execute(
-        insert(t.memory_transitions).values(
-            memory_item_id=memory["id"],
-            from_status=memory["status"],
-            to_status=to,
-            reason=reason,
-            actor=actor,
-            details=details,
-        )
-    )
-    events.append(
-        conn,
-        f"memory.{to}",
-        actor=actor,
-        thread_id=memory.get("thread_id"),
-        subject_id=memory["id"],
-        payload={"from": memory["status"], "reason": reason},
-    )
+    """Move one memory item (a row of memory_items; its status is updated in place)."""
+    move_many(conn, [move(memory["id"], memory["thread_id"], memory["status"], to, reason, details)], actor)
     memory["status"] = to
     return to

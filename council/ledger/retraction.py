@@ -8,7 +8,9 @@ is serialized under the same node lock as the committer and idempotent.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -25,6 +27,7 @@ from council.ledger.db import unit_of_work
 from council.ledger.locks import lock_node
 from council.ledger.lookup import require
 from council.ledger.memory import move_memory
+from council.sql import query
 
 
 def default_versions(conn: Connection, consolidation: Any) -> tuple[str, str]:
@@ -44,41 +47,35 @@ def default_versions(conn: Connection, consolidation: Any) -> tuple[str, str]:
 
 def open_in(conn: Connection, consolidation: Any, *, reason: str, actor: str) -> UUID:
     """Open (or return the already open) proposal to retract a consolidation."""
-    existing = conn.execute(
-        select(t.retraction_proposals.c.id).where(
-            t.retraction_proposals.c.consolidation_id == consolidation["id"],
-            t.retraction_proposals.c.status == "open",
-        )
-    ).scalar_one_or_none()
-    if existing is not None:
-        return UUID(str(existing))
-    rule_set, grouping = default_versions(conn, consolidation)
-    proposal_id = conn.execute(
-        insert(t.retraction_proposals)
-        .values(
-            thread_id=consolidation["thread_id"],
-            consolidation_id=consolidation["id"],
-            reason=reason,
-            rule_set_id=rule_set,
-            grouping_algorithm_id=grouping,
-            opened_by=actor,
-        )
-        .returning(t.retraction_proposals.c.id)
-    ).scalar_one()
-    events.append(
-        conn,
-        "retraction.proposed",
-        actor=actor,
-        thread_id=consolidation["thread_id"],
-        subject_id=proposal_id,
-        payload={
-            "consolidation_id": str(consolidation["id"]),
+    versions = default_versions(conn, consolidation)
+    opened = open_many(
+        conn, [(consolidation["id"], consolidation["thread_id"], versions)], reason=reason, actor=actor
+    )
+    return opened[str(consolidation["id"])]
+
+
+def open_many(
+    conn: Connection,
+    consolidations: Sequence[tuple[Any, Any, tuple[str, str]]],
+    *,
+    reason: str,
+    actor: str,
+) -> dict[str, UUID]:
+    """Open (or find the open) proposal of each (consolidation id, thread id,
+    (rule set, grouping) to pin), with its event, in one statement; call under
+    the node locks. Proposal ids by consolidation id."""
+    proposals = [
+        {
+            "consolidation_id": str(consolidation_id),
+            "thread_id": str(thread_id),
             "reason": reason,
             "rule_set_id": rule_set,
             "grouping_algorithm_id": grouping,
-        },
-    )
-    return UUID(str(proposal_id))
+        }
+        for consolidation_id, thread_id, (rule_set, grouping) in consolidations
+    ]
+    found = conn.execute(query("open_retractions"), {"proposals": json.dumps(proposals), "actor": actor})
+    return {str(consolidation_id): UUID(str(proposal_id)) for consolidation_id, proposal_id in found}
 
 
 def propose(engine: Engine, consolidation_id: UUID, *, reason: str, actor: str) -> dict[str, Any]:

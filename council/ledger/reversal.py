@@ -13,7 +13,6 @@ per batch.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +25,7 @@ from sqlalchemy import Connection, Engine, RowMapping, insert
 from council.domain import materiality
 from council.domain import validate as v
 from council.errors import BadInput, NotFound
-from council.ledger import events, retraction
+from council.ledger import events, memory, retraction
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.locks import lock_evidence_exclusive
@@ -140,8 +139,7 @@ def reassess(
             if consolidation_id not in rows:
                 raise NotFound(f"no consolidation with id {consolidation_id}")
             results.append((judge or _reassess_one)(rows[consolidation_id], cause, moves))
-        if moves:
-            conn.execute(query("move_memory_batch"), {"moves": json.dumps(moves), "actor": actor})
+        memory.move_many(conn, moves, actor)
         material = [r for r in results if r["material"]]
         if material:
             reason = f"{cause}; the decision does not survive without it"
@@ -156,7 +154,7 @@ def _reassess_one(row: RowMapping, cause: str, moves: list[dict[str, Any]]) -> d
 
     def move(to: str, reason: str, details: dict[str, Any]) -> None:
         nonlocal status
-        moves.append(_move(row["memory_item_id"], row["memory_thread_id"], status, to, reason, details))
+        moves.append(memory.move(row["memory_item_id"], row["memory_thread_id"], status, to, reason, details))
         status = to
 
     if row["status"] != "live":
@@ -239,7 +237,7 @@ def _reverify_one(row: RowMapping, cause: str, moves: list[dict[str, Any]]) -> d
         "check": "material" if material else "immaterial",
     }
     moves.append(
-        _move(
+        memory.move(
             row["memory_item_id"],
             row["memory_thread_id"],
             "provisional",
@@ -262,20 +260,6 @@ def _verdict(row: RowMapping) -> dict[str, Any]:
     }
 
 
-def _move(
-    memory_item_id: Any, thread_id: Any, from_status: str, to: str, reason: str, details: dict[str, Any]
-) -> dict[str, Any]:
-    """One memory move for ``move_memory_batch`` (the rows move_memory writes)."""
-    return {
-        "memory_item_id": str(memory_item_id),
-        "thread_id": str(thread_id),
-        "from": from_status,
-        "to": to,
-        "reason": reason,
-        "details": details,
-    }
-
-
 def _open_retractions(
     conn: Connection,
     results: Sequence[dict[str, Any]],
@@ -287,24 +271,18 @@ def _open_retractions(
 ) -> None:
     """Open (or find the open) retraction proposal of each result's
     consolidation, pinned to the versions in force for its thread (as
-    retraction.open_in does), and set each result's ``proposal_id``."""
+    a proposal opened by hand is), and set each result's ``proposal_id``."""
     thread_of = {r["consolidation_id"]: rows[str(r["consolidation_id"])]["thread_id"] for r in results}
     for thread in set(thread_of.values()) - pinned.keys():
         pinned[thread] = retraction.default_versions(conn, {"thread_id": thread})
-    proposals = [
-        {
-            "consolidation_id": str(consolidation_id),
-            "thread_id": str(thread),
-            "reason": reason,
-            "rule_set_id": pinned[thread][0],
-            "grouping_algorithm_id": pinned[thread][1],
-        }
-        for consolidation_id, thread in thread_of.items()
-    ]
-    found = conn.execute(query("open_retractions"), {"proposals": json.dumps(proposals), "actor": actor})
-    opened = {str(consolidation_id): proposal_id for consolidation_id, proposal_id in found}
+    opened = retraction.open_many(
+        conn,
+        [(consolidation_id, thread, pinned[thread]) for consolidation_id, thread in thread_of.items()],
+        reason=reason,
+        actor=actor,
+    )
     for r in results:
-        r["proposal_id"] = UUID(str(opened[str(r["consolidation_id"])]))
+        r["proposal_id"] = opened[str(r["consolidation_id"])]
 
 
 def cascade_step(engine: Engine, pending: Sequence[tuple[UUID, int]], *, actor: str) -> dict[str, Any]:
@@ -349,15 +327,14 @@ def cascade_step(engine: Engine, pending: Sequence[tuple[UUID, int]], *, actor: 
                         marked.add(str(memory_id))
                         reason = f"depends on contested {version}"
                         moves.append(
-                            _move(
+                            memory.move(
                                 memory_id, row["thread_id"], "stable", "provisional", reason, {"via": version}
                             )
                         )
                     if depth > 1 and dependent not in seen:
                         seen.add(dependent)
                         queue.append((dependent, depth - 1))
-        if moves:
-            conn.execute(query("move_memory_batch"), {"moves": json.dumps(moves), "actor": actor})
+        memory.move_many(conn, moves, actor)
     return {
         "reached": reached,
         "marked_provisional": len(moves),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, func, select
+from sqlalchemy import Connection, Engine, Table, func, select
 
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
@@ -42,56 +42,36 @@ def thread_graph(engine: Engine, thread_id: UUID) -> dict[str, Any]:
         return {
             "thread_id": thread_id,
             "nodes": _nodes(conn, thread_id),
-            "edges": _rows(
+            "edges": _of_thread(
                 conn,
-                select(
-                    t.edges.c.id,
-                    t.edges.c.kind,
-                    t.edges.c.from_version_id,
-                    t.edges.c.to_version_id,
-                    t.edges.c.branch_id,
-                    t.edges.c.created_by_run_id,
-                )
-                .where(t.edges.c.thread_id == thread_id)
-                .order_by(t.edges.c.created_at, t.edges.c.id),
+                t.edges,
+                thread_id,
+                ["id", "kind", "from_version_id", "to_version_id", "branch_id", "created_by_run_id"],
             ),
-            "branches": _rows(
+            "branches": _of_thread(
                 conn,
-                select(
-                    t.branches.c.id,
-                    t.branches.c.kind,
-                    t.branches.c.label,
-                    t.branches.c.status,
-                    t.branches.c.parent_branch_id,
-                    t.branches.c.divergence_type,
-                )
-                .where(t.branches.c.thread_id == thread_id)
-                .order_by(t.branches.c.created_at, t.branches.c.id),
+                t.branches,
+                thread_id,
+                ["id", "kind", "label", "status", "parent_branch_id", "divergence_type"],
             ),
-            "consolidations": _rows(
+            "consolidations": _of_thread(
                 conn,
-                select(
-                    t.consolidations.c.id,
-                    t.consolidations.c.logical_node_id,
-                    t.consolidations.c.node_version_id,
-                    t.consolidations.c.status,
-                    t.consolidations.c.created_at,
-                )
-                .where(t.consolidations.c.thread_id == thread_id)
-                .order_by(t.consolidations.c.created_at, t.consolidations.c.id),
+                t.consolidations,
+                thread_id,
+                ["id", "logical_node_id", "node_version_id", "status", "created_at"],
             ),
-            "memory": _rows(
+            "memory": _of_thread(
                 conn,
-                select(
-                    t.memory_items.c.id,
-                    t.memory_items.c.consolidation_id,
-                    t.memory_items.c.logical_node_id,
-                    t.memory_items.c.node_version_id,
-                    t.memory_items.c.status,
-                    t.memory_items.c.status_changed_at,
-                )
-                .where(t.memory_items.c.thread_id == thread_id)
-                .order_by(t.memory_items.c.created_at, t.memory_items.c.id),
+                t.memory_items,
+                thread_id,
+                [
+                    "id",
+                    "consolidation_id",
+                    "logical_node_id",
+                    "node_version_id",
+                    "status",
+                    "status_changed_at",
+                ],
             ),
         }
 
@@ -166,6 +146,16 @@ def _nodes(conn: Connection, thread_id: UUID) -> list[dict[str, Any]]:
     for version in versions:
         nodes[version["logical_node_id"]]["versions"].append(version)
     return list(nodes.values())
+
+
+def _of_thread(conn: Connection, table: Table, thread_id: UUID, columns: list[str]) -> list[dict[str, Any]]:
+    """The given columns of a table's rows of one thread, in creation order."""
+    return _rows(
+        conn,
+        select(*(table.c[name] for name in columns))
+        .where(table.c.thread_id == thread_id)
+        .order_by(table.c.created_at, table.c.id),
+    )
 
 
 def _rows(conn: Connection, query: Any) -> list[dict[str, Any]]:

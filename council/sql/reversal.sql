@@ -43,7 +43,7 @@ WHERE c.id = ANY (CAST(:ids AS uuid[]))
 -- move_memory_batch --
 -- Memory moves in one statement, applied in the given order (two moves of one
 -- item chain: the transition trigger checks each from-status), each with its
--- event — the same rows move_memory writes one at a time.
+-- event (council.ledger.memory: every memory move goes through here).
 WITH moves AS (
     SELECT j.ord, CAST(j.x ->> 'memory_item_id' AS uuid) AS memory_item_id,
            CAST(j.x ->> 'thread_id' AS uuid) AS thread_id, j.x ->> 'from' AS from_status,
@@ -60,8 +60,8 @@ FROM moves ORDER BY ord
 
 -- open_retractions --
 -- Open (or find the already open) retraction proposal of each given
--- consolidation, pinned to the given rule set and grouping, with its event —
--- what retraction.open_in does for one. Call under the node locks.
+-- consolidation, pinned to the given rule set and grouping, with its event
+-- (retraction.open_many; open_in is one of them). Call under the node locks.
 WITH wanted AS (
     SELECT j.ord, CAST(j.x ->> 'consolidation_id' AS uuid) AS consolidation_id,
            CAST(j.x ->> 'thread_id' AS uuid) AS thread_id, j.x ->> 'reason' AS reason,

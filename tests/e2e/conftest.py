@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +15,7 @@ import redis
 from sqlalchemy import Engine, text
 
 from council.ledger.db import unit_of_work
+from tests.processes import stop_groups
 
 Workers = Callable[..., subprocess.Popen[bytes]]
 
@@ -56,19 +55,7 @@ def workers(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
         return proc
 
     yield start
-    for proc in started:
-        _kill_tree(proc, signal.SIGTERM)
-    for proc in started:
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            _kill_tree(proc, signal.SIGKILL)
-            proc.wait(10)
-
-
-def _kill_tree(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, sig)
+    stop_groups(started, grace_s=20)
 
 
 def council(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
