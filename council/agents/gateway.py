@@ -143,7 +143,9 @@ def _prepare_litellm() -> None:
                 model = simulated.MODEL_PREFIX + str(kwargs["model"]).removeprefix(simulated.MODEL_PREFIX)
                 reply = simulated.respond(model, kwargs["messages"])
                 # Simulated latency (tests and demos that need runs to take time).
-                time.sleep(float(os.environ.get("COUNCIL_SIM_LATENCY_S", "0") or 0))
+                latency = float(os.environ.get("COUNCIL_SIM_LATENCY_S", "0") or 0)
+                if latency > 0:  # even sleep(0) gives the processor away
+                    time.sleep(latency)
                 return litellm.ModelResponse(
                     model=model,
                     system_fingerprint="council-simulated",

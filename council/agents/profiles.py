@@ -23,6 +23,7 @@ key (e.g. a local server).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tomllib
@@ -125,10 +126,20 @@ def _merge(name: str, base: Mapping[str, Any] | None, override: Mapping[str, Any
 def _file_overrides() -> dict[str, dict[str, Any]]:
     explicit = os.environ.get("COUNCIL_PROFILES")
     path = Path(explicit).expanduser() if explicit else council_home() / PROFILES_FILE
-    if not path.is_file():
+    try:
+        stat = path.stat()
+    except OSError:
+        stat = None
+    if stat is None or not path.is_file():
         if explicit:
             raise ConfigError(f"COUNCIL_PROFILES names no file: {path}")
         return {}
+    # Parsed again only when the file changes (a worker reads it for every run).
+    return {name: dict(table) for name, table in _parsed(path, stat.st_mtime_ns, stat.st_size).items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: Path, _mtime_ns: int, _size: int) -> dict[str, dict[str, Any]]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -29,14 +29,15 @@ from council.ledger.threads import main_branch_id
 REF = "ref:"
 
 
-def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> None:
-    """Raise BadInput with a one-line reason on the first problem; writes nothing."""
+def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> dict[UUID, Any]:
+    """Raise BadInput with a one-line reason on the first problem; writes nothing.
+    Returns the node versions the claims are on (their rows, by id)."""
     thread_id = run["thread_id"]
     require_in_thread(conn, t.agent_runs, run["id"], thread_id, "run")
     _check_no_nul(output.model_dump(), "")
     refs = {node.ref for node in _creation_order(output.new_nodes)}
     _check_votes(conn, run, output)
-    _check_claims(conn, run, output)
+    claimed = _check_claims(conn, run, output)
     for i, node in enumerate(output.new_nodes):
         with _at(f"new_nodes[{i}].branch_id"):
             branch_id = (
@@ -63,6 +64,7 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
             if (version_id := _optional_version(action.node_version_id)) is not None:
                 require_in_thread(conn, t.node_versions, version_id, thread_id, "node version")
     _check_citations(conn, thread_id, output)
+    return claimed
 
 
 def apply_output(
@@ -70,7 +72,7 @@ def apply_output(
 ) -> dict[str, Any]:
     """Check, then write everything in ``conn``'s transaction (new nodes are
     originated by the run; ``ref:`` edges point at the versions made here)."""
-    check_output(conn, run, output)
+    claimed_versions = check_output(conn, run, output)
     run_id, thread_id = run["id"], run["thread_id"]
     votes = [
         retraction.vote_in(
@@ -123,7 +125,10 @@ def apply_output(
         for claim, version_id in zip(output.claims, claimed, strict=True)
     ]
     claim_ids = [
-        row["id"] for row in claims.add_claims_in(conn, run_id=run_id, claims=new_claims, actor=actor)
+        row["id"]
+        for row in claims.write_checked_claims(
+            conn, run=run, claims=new_claims, versions=claimed_versions, actor=actor
+        )
     ]
     forks = [
         branches.fork_in(
@@ -216,7 +221,7 @@ def _check_votes(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
                 )
 
 
-def _check_claims(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> None:
+def _check_claims(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> dict[UUID, Any]:
     targets: list[UUID] = []
     for i, claim in enumerate(output.claims):
         with _at(f"claims[{i}].node_version_id"):
@@ -235,6 +240,7 @@ def _check_claims(conn: Connection, run: Mapping[Any, Any], output: AgentOutput)
                 raise BadInput(
                     f"this run already claimed ({already[version_id]}) on node version {version_id}"
                 )
+    return found
 
 
 def _check_edges(

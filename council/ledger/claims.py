@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
@@ -87,16 +87,7 @@ def add_claims_in(
     """Several claims of one run, checked first, then written set-based: one
     statement each for the claims, their citations and their events, whatever
     their number (an agent's output claims on dozens of versions at once)."""
-    checked_claims = [
-        (
-            claim,
-            v.choice(claim.claim_type, "claim type", CLAIM_TYPES),
-            v.confidence(claim.confidence),
-            v.text(claim.rationale, "rationale", v.MAX_RATIONALE, allow_empty=True),
-            checked(claim.cites, DEFAULT_ROLE[claim.claim_type]),
-        )
-        for claim in claims
-    ]
+    checked_claims = _checked(claims)
     if not checked_claims:
         return []
     run = require(conn, t.agent_runs, run_id, "run")
@@ -112,6 +103,49 @@ def add_claims_in(
             "a run claims once per version"
         )
     check_cited(conn, run["thread_id"], [c.evidence_id for *_, cites in checked_claims for c in cites])
+    return _write(conn, run, checked_claims, versions, actor)
+
+
+def write_checked_claims(
+    conn: Connection,
+    *,
+    run: Mapping[str, Any],
+    claims: Sequence[NewClaim],
+    versions: Mapping[UUID, Any],
+    actor: str,
+) -> list[dict[str, Any]]:
+    """Claims whose references the caller has checked in this same transaction
+    (``apply_output.check_output``: versions in the run's thread and not claimed
+    by it yet, evidence attached): ``versions`` are the rows it found. Values
+    are still validated here; the lookups are not repeated."""
+    checked_claims = _checked(claims)
+    return _write(conn, run, checked_claims, versions, actor) if checked_claims else []
+
+
+_Checked = tuple[NewClaim, str, Any, str, list[Cite]]
+
+
+def _checked(claims: Sequence[NewClaim]) -> list[_Checked]:
+    return [
+        (
+            claim,
+            v.choice(claim.claim_type, "claim type", CLAIM_TYPES),
+            v.confidence(claim.confidence),
+            v.text(claim.rationale, "rationale", v.MAX_RATIONALE, allow_empty=True),
+            checked(claim.cites, DEFAULT_ROLE[claim.claim_type]),
+        )
+        for claim in claims
+    ]
+
+
+def _write(
+    conn: Connection,
+    run: Mapping[str, Any],
+    checked_claims: list[_Checked],
+    versions: Mapping[UUID, Any],
+    actor: str,
+) -> list[dict[str, Any]]:
+    run_id = run["id"]
     values = [
         {
             "id": uuid4(),  # client-side keys put the batch's returned rows back in order

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from sqlalchemy import Connection, Engine
 
-from council.domain.epistemic import Category, Item, lint
+from council.domain.epistemic import Category, Item, guarded_words, lint
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.lookup import require
@@ -40,7 +40,13 @@ def lint_text(engine: Engine, thread_id: UUID, text: str) -> list[dict[str, Any]
     """Each sentence that uses a guarded word about an item lacking the matching transition."""
     with unit_of_work(engine) as conn:
         require(conn, t.threads, thread_id, "thread")
-        items = ledger_items(conn, thread_id)
+        return lint_in(conn, thread_id, text)
+
+
+def lint_in(conn: Connection, thread_id: UUID, text: str) -> list[dict[str, Any]]:
+    """:func:`lint_text` inside the caller's transaction (a thread known to exist)."""
+    if not guarded_words(text):
+        return []  # nothing to check against the ledger: skip loading it
     return [
         {
             "sentence": f.sentence,
@@ -49,5 +55,5 @@ def lint_text(engine: Engine, thread_id: UUID, text: str) -> list[dict[str, Any]
             "item_id": f.item_id,
             "reason": f.reason,
         }
-        for f in lint(text, items)
+        for f in lint(text, ledger_items(conn, thread_id))
     ]

@@ -26,6 +26,7 @@ from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.apply_output import apply_output
 from council.ledger.db import unit_of_work
+from council.ledger.lint import lint_in
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.sql import query
@@ -191,15 +192,17 @@ def succeed(
     *,
     usage: dict[str, Any] | None,
     cost_usd: float | None,
-    lint_findings: list[dict[str, Any]],
+    prose: str,
 ) -> dict[str, Any] | None:
-    """Apply the output and close the run in one transaction; None for a fenced-out attempt."""
+    """Check and apply the output, lint its prose and close the run, in one
+    transaction; None for a fenced-out attempt. An invalid output raises
+    BadInput and nothing is written (the caller may re-prompt)."""
     with unit_of_work(engine) as conn:
-        run = conn.execute(query("fence_run"), {"run_id": run_id, "attempt": attempt}).first()
+        run = conn.execute(query("fence_run"), {"run_id": run_id, "attempt": attempt}).mappings().first()
         if run is None:
             return None
-        row = conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one()
-        applied = apply_output(conn, dict(row), output, actor=f"run:{run.agent}")
+        applied = apply_output(conn, run, output, actor=f"run:{run['agent']}")
+        findings = lint_in(conn, run["thread_id"], prose)
         conn.execute(
             query("finish_run"),
             {
@@ -209,18 +212,18 @@ def succeed(
                 "usage": json.dumps(usage) if usage is not None else None,
                 "cost_usd": cost_usd,
                 "error": None,
-                "lint_findings": json.dumps(lint_findings),
+                "lint_findings": json.dumps(findings),
             },
         )
         events.append(
             conn,
             "run.succeeded",
-            actor=f"worker:{run.agent}",
-            thread_id=run.thread_id,
+            actor=f"worker:{run['agent']}",
+            thread_id=run["thread_id"],
             subject_id=run_id,
-            payload={"attempt": attempt, "lint_findings": len(lint_findings)},
+            payload={"attempt": attempt, "lint_findings": len(findings)},
         )
-        return applied
+        return {**applied, "lint_findings": findings}
 
 
 def fail(

@@ -30,10 +30,7 @@ from council.agents.profiles import Profile, resolve
 from council.errors import BadInput
 from council.ledger import retraction
 from council.ledger import run_lifecycle as lifecycle
-from council.ledger.apply_output import check_output
-from council.ledger.db import unit_of_work
 from council.ledger.frontier import reentry_packet
-from council.ledger.lint import lint_text
 from council.services.scheduling import Scheduler
 
 # How long an attempt owns its run before the sweep may hand it to another worker.
@@ -145,7 +142,7 @@ def _attempt(engine: Engine, scheduler: Scheduler, run_id: UUID, run: Any) -> di
     else:
         request = run.request
     try:
-        output, completion_meta = _ask(engine, run, request, profile.api_key_env)
+        applied = _ask_and_apply(engine, run, attempt, request, profile.api_key_env)
     except TransientLLMError:
         lifecycle.release(engine, run_id, attempt)  # any worker may take the retry
         raise
@@ -155,16 +152,6 @@ def _attempt(engine: Engine, scheduler: Scheduler, run_id: UUID, run: Any) -> di
     except _InvalidOutput as exc:
         lifecycle.fail(engine, run_id, attempt, f"invalid output after one re-prompt: {exc}", usage=exc.usage)
         return _after(engine, scheduler, run, {"run_id": run_id, "status": "failed", "error": str(exc)}, [])
-    findings = lint_text(engine, run.thread_id, _prose(output))
-    applied = lifecycle.succeed(
-        engine,
-        run_id,
-        attempt,
-        output,
-        usage=completion_meta["usage"],
-        cost_usd=completion_meta["cost_usd"],
-        lint_findings=findings,
-    )
     if applied is None:
         return {"run_id": run_id, "status": "fenced"}
     touched = [UUID(str(v)) for v in applied["touched_versions"]]
@@ -172,7 +159,7 @@ def _attempt(engine: Engine, scheduler: Scheduler, run_id: UUID, run: Any) -> di
         "run_id": run_id,
         "status": "succeeded",
         "touched_versions": touched,
-        "lint_findings": len(findings),
+        "lint_findings": len(applied["lint_findings"]),
     }
     return _after(engine, scheduler, run, result, touched)
 
@@ -193,10 +180,14 @@ class _InvalidOutput(Exception):
         self.usage = usage
 
 
-def _ask(
-    engine: Engine, run: Any, request: dict[str, Any], key_env: str | None
-) -> tuple[AgentOutput, dict[str, Any]]:
-    """Call the model; on an invalid answer, re-prompt once with the reason."""
+def _ask_and_apply(
+    engine: Engine, run: Any, attempt: int, request: dict[str, Any], key_env: str | None
+) -> dict[str, Any] | None:
+    """Call the model and apply its answer, fenced on the attempt; on an invalid
+    answer, re-prompt once with the reason. The answer is checked where it is
+    written (``lifecycle.succeed``: check, lint and apply in one transaction), so
+    an answer is never judged against a ledger older than the one it lands in.
+    None: the attempt was fenced out."""
     messages = request["messages"]
     usage: dict[str, Any] = {"calls": 0}
     cost = 0.0
@@ -210,19 +201,26 @@ def _ask(
             if isinstance(value, int | float):
                 usage[key] = usage.get(key, 0) + value
         cost += completion.cost_usd or 0.0
+        usage["simulated"] = completion.simulated
         try:
             output = AgentOutput.model_validate_json(_json_text(completion.text))
-            with unit_of_work(engine) as conn:
-                check_output(conn, _run_mapping(run), output)
+            return lifecycle.succeed(
+                engine,
+                run.id,
+                attempt,
+                output,
+                usage=usage,
+                cost_usd=cost if cost else None,
+                prose=_prose(output),
+            )
         except (ValidationError, ValueError, BadInput) as exc:
             reason = _one_line(exc)
             if call == 0:
                 usage["reprompted"] = True
                 messages = reprompt(request, completion.text, reason)
                 continue
+            usage.pop("simulated", None)
             raise _InvalidOutput(reason, usage) from exc
-        usage["simulated"] = completion.simulated
-        return output, {"usage": usage, "cost_usd": cost if cost else None}
     raise _InvalidOutput(reason, usage)
 
 
@@ -250,17 +248,6 @@ def _adjudicate_when_reviewed(
     idempotent and serialized under the node lock, so that is harmless."""
     if all(r["status"] in lifecycle.TERMINAL for r in lifecycle.dispatch_runs(engine, dispatch_id)):
         result["adjudication"] = retraction.adjudicate(engine, proposal_id, actor=REVIEW_ACTOR)["outcome"]
-
-
-def _run_mapping(run: Any) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "thread_id": run.thread_id,
-        "agent": run.agent,
-        "dispatch_id": run.dispatch_id,
-        "mode": run.mode,
-        "proposal_id": run.proposal_id,
-    }
 
 
 def _json_text(text: str) -> str:

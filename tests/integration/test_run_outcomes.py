@@ -473,9 +473,7 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     output = _valid_output(ledger, heads)
     before, run_before = _written(engine), _run(engine, run_id)
     # When the zombie attempt tries to finish the run
-    applied = lifecycle.succeed(
-        engine, run_id, 1, output, usage={"calls": 1}, cost_usd=None, lint_findings=[]
-    )
+    applied = lifecycle.succeed(engine, run_id, 1, output, usage={"calls": 1}, cost_usd=None, prose="")
     # Then it is fenced out and nothing was written
     assert applied is None
     assert lifecycle.fail(engine, run_id, 1, "zombie failure") is False
@@ -488,6 +486,6 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     assert _run(engine, run_id) == run_before
     assert (run_before["status"], run_before["lease_owner"]) == ("running", "successor")
     # And the attempt that owns the run still can
-    done = lifecycle.succeed(engine, run_id, 2, output, usage={"calls": 1}, cost_usd=None, lint_findings=[])
+    done = lifecycle.succeed(engine, run_id, 2, output, usage={"calls": 1}, cost_usd=None, prose="")
     assert done is not None and len(done["claims"]) == 2
     assert _run(engine, run_id)["status"] == "succeeded"

@@ -379,6 +379,18 @@ def test_a_toml_file_overrides_and_adds_profiles(env: pytest.MonkeyPatch, tmp_pa
     assert "gemini" not in profiles.load_profiles()
 
 
+def test_an_edited_profiles_file_is_read_again(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Given a profiles file a long-lived worker has read once
+    path = tmp_path / "profiles.toml"
+    path.write_text('[profiles.local]\nmodel = "openai/llama"\napi_key_env = ""\n')
+    assert profiles.resolve("local").model == "openai/llama"
+    assert profiles.resolve("local").model == "openai/llama"  # parsed once, served from the cache
+    # When the file is edited (another model, another length)
+    path.write_text('[profiles.local]\nmodel = "openai/mistral-large"\napi_key_env = ""\n')
+    # Then the next run resolves the new model without a restart
+    assert profiles.resolve("local").model == "openai/mistral-large"
+
+
 def test_a_broken_profiles_file_is_a_config_error(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / "profiles.toml").write_text("[profiles.claude]\nmodle = 'typo'\n")
     with pytest.raises(ConfigError, match="modle"):
