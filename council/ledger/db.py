@@ -6,12 +6,13 @@ Nothing builds an engine at import time: faces call :func:`engine_for` (or
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError
 
 from council import config
 from council.errors import (
@@ -34,6 +35,9 @@ _TRANSIENT = {
 }
 _BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
 
+# A pooled connection idle at least this long is pinged before it is handed out.
+PING_AFTER_IDLE_S = 1.0
+
 _engines: dict[str, Engine] = {}
 
 
@@ -46,10 +50,11 @@ def engine_for(url: str, *, pool_size: int = 5) -> Engine:
             sa_url,
             pool_size=pool_size,
             max_overflow=pool_size,
-            pool_pre_ping=True,
             isolation_level="READ COMMITTED",
         )
         event.listen(engine, "connect", _on_connect)
+        event.listen(engine, "checkin", _on_checkin)
+        event.listen(engine, "checkout", _ping_if_idle(engine))
         _engines[sa_url] = engine
     return engine
 
@@ -78,6 +83,29 @@ def _on_connect(dbapi_connection: Any, _record: Any) -> None:
     with dbapi_connection.cursor() as cur:
         cur.execute("SET application_name = 'council'")
     dbapi_connection.commit()
+
+
+def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+    record.info["idle_since"] = time.monotonic()
+
+
+def _ping_if_idle(engine: Engine) -> Callable[[Any, Any, Any], None]:
+    """Pessimistic disconnect handling, but only for a connection that sat idle:
+    a server restart or an idle timeout may have closed it. One checked in a
+    moment ago (the previous transaction of the same task) is used as it is,
+    which saves a round trip per transaction. A failed ping makes the pool
+    discard the connection and open another."""
+
+    def ping(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get("idle_since")
+        if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_S:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # any failure: this connection is not usable
+            raise DisconnectionError(f"stale pooled connection: {exc}") from exc
+
+    return ping
 
 
 def sqlstate(exc: BaseException) -> str | None:

@@ -1,0 +1,56 @@
+"""The connection pool: an idle connection is checked before use, a busy one is not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, text
+
+from council.ledger import db
+from council.ledger.db import unit_of_work
+
+
+def _backend_pid(engine: Engine) -> int:
+    with unit_of_work(engine) as conn:
+        return int(conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
+
+
+def _counting_pings(monkeypatch: pytest.MonkeyPatch, engine: Engine) -> list[Any]:
+    pings: list[Any] = []
+    real = engine.dialect.do_ping
+
+    def counted(dbapi_connection: Any) -> bool:
+        pings.append(dbapi_connection)
+        return bool(real(dbapi_connection))
+
+    monkeypatch.setattr(engine.dialect, "do_ping", counted)
+    return pings
+
+
+def test_a_connection_killed_while_idle_is_replaced(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a pooled connection whose server process was terminated while it sat idle
+    monkeypatch.setattr(db, "PING_AFTER_IDLE_S", 0.0)
+    pings = _counting_pings(monkeypatch, engine)
+    with engine.connect() as admin:  # held, so the pool hands out another connection
+        first = _backend_pid(engine)
+        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": first})
+        admin.commit()
+        # When the next transaction checks a connection out
+        second = _backend_pid(engine)
+    # Then the dead one was pinged, discarded and replaced by a live one
+    assert pings, "the idle connection was not pinged"
+    assert second != first
+
+
+def test_a_connection_used_a_moment_ago_is_not_pinged(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a pool whose connections count as idle only after an hour
+    monkeypatch.setattr(db, "PING_AFTER_IDLE_S", 3600.0)
+    pings = _counting_pings(monkeypatch, engine)
+    # When transactions follow one another on the same connection
+    pids = {_backend_pid(engine) for _ in range(5)}
+    # Then no round trip was spent on pings
+    assert len(pids) == 1
+    assert pings == []
