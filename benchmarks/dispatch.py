@@ -1,11 +1,21 @@
 """Dispatch throughput: agent runs per second on real Celery workers, relative to
 what the same broker and workers do with a task that does nothing.
 
-A fresh database holds one thread with 100 open propositions and 5 evidence
-items. 100 dispatches of 10 simulated agents (``sim1``..``sim10`` from a
-profiles file, all ``COUNCIL_SIMULATE=1``) create 1,000 runs in Postgres,
-untimed; then their 1,000 ``council.execute_run`` messages are sent and the
-clock runs until every run is terminal in Postgres. Two worker processes
+1,000 runs over 100 nodes, in one of two shapes (``COUNCIL_BENCH_DISPATCH_SHAPE``):
+
+- ``spread`` (the default): 100 threads with one open proposition each, and one
+  dispatch of 10 agents on each, so every node is judged by 10 runs — a
+  hundred councils side by side;
+- ``dense``: one thread with 100 open propositions and 100 dispatches of 10
+  agents on it; every run's briefing shows about 45 of the nodes, and the
+  simulated agents claim on each, so a run writes dozens of claims and a node
+  collects hundreds.
+
+Each thread has 5 evidence items (2 in the spread shape). The dispatches of 10
+simulated agents (``sim1``..``sim10`` from a profiles file, all
+``COUNCIL_SIMULATE=1``) create 1,000 runs in Postgres, untimed; then their 1,000
+``council.execute_run`` messages are sent and the clock runs until every run is
+terminal in Postgres. Two worker processes
 (``council worker --queues runs,commit --concurrency 1``) execute them — and the
 consolidations the runs enqueue on the commit queue, which the same workers
 serve. Baseline, in the same run on the same broker and workers: 1,000
@@ -19,6 +29,7 @@ thread (each worker process then has litellm imported and a database pool).
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,19 +71,29 @@ PROPOSITION = (
     "as the Postgres adapter for every query of the suite, including the queries that sort on "
     "collated text columns"
 )
-TERMINAL_RUNS = "SELECT count(*) FROM agent_runs WHERE thread_id = :t AND status IN ('succeeded', 'failed')"
+TERMINAL_RUNS = (
+    "SELECT count(*) FROM agent_runs WHERE thread_id = ANY(:t) AND status IN ('succeeded', 'failed')"
+)
+SHAPE_ENV = "COUNCIL_BENCH_DISPATCH_SHAPE"
+SHAPES = ("spread", "dense")
 
 
 def run(
-    dispatches: int = DISPATCHES, nodes: int = NODES, target_ratio: float = TARGET_RATIO
+    dispatches: int = DISPATCHES,
+    nodes: int = NODES,
+    target_ratio: float = TARGET_RATIO,
+    shape: str | None = None,
 ) -> dict[str, Any]:
+    shape = shape or os.environ.get(SHAPE_ENV, "spread")
+    if shape not in SHAPES:
+        raise ValueError(f"{SHAPE_ENV} must be one of {', '.join(SHAPES)}, got {shape!r}")
     with ExitStack() as stack:
         broker, redis_source = stack.enter_context(bench_redis())
         url, server = stack.enter_context(bench_database())
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="council-bench-dispatch-")))
         engine = engine_for(url)
-        ledger = _seeded(engine, nodes)
-        heads_before = len(reentry_packet(engine, ledger.thread_id, budget=BRIEFING_BUDGET, blind=True).heads)
+        threads = _seeded(engine, nodes, shape)
+        heads_before = _heads(engine, threads)
         warm_ledger = Ledger.new(engine, title="dispatch benchmark warm-up", evidence_items=2)
         warm_ledger.node("A warm-up proposition", cites=[warm_ledger.evidence[0]])
         env = _worker_env(url, broker, home)
@@ -82,38 +103,44 @@ def run(
         from workers.tasks import CeleryScheduler, noop
 
         app = bootstrap(broker)
-        stack.enter_context(_workers(env, home, WORKERS))
+        procs = stack.enter_context(_workers(env, home, WORKERS))
         _wait_for_workers(app, WORKERS)
         client = redis.Redis.from_url(broker)
 
         # Warm-up (untimed): one dispatch of every agent, then an idle broker.
-        warm = _dispatch_all(engine, warm_ledger.thread_id, 1)
+        warm = _dispatch_all(engine, [warm_ledger.thread_id], 1)
         CeleryScheduler().enqueue_runs(warm)
-        _until(lambda: _terminal(engine, warm_ledger.thread_id) == len(warm), "warm-up runs")
+        _until(lambda: _terminal(engine, [warm_ledger.thread_id]) == len(warm), "warm-up runs")
         _until(lambda: _drained(client), "warm-up consolidations")
 
         # Baseline: no-op round trips on the runs queue.
         noops = len(AGENTS) * dispatches
+        cpu, sender_cpu = _tree_cpu_s(procs), time.process_time()
         started = time.perf_counter()
         for _ in range(noops):
             noop.delay()
         _until(lambda: _drained(client), "no-op tasks", poll_s=0.01)
         noop_s = time.perf_counter() - started
+        noop_cpu, sender_cpu = _tree_cpu_s(procs) - cpu, time.process_time() - sender_cpu
 
         # Runs: created in Postgres first (untimed), then enqueued and timed to their end.
-        run_ids = _dispatch_all(engine, ledger.thread_id, dispatches)
+        run_ids = _dispatch_all(engine, threads, dispatches)
+        cpu = _tree_cpu_s(procs)
         started = time.perf_counter()
         CeleryScheduler().enqueue_runs(run_ids)
-        _until(lambda: _terminal(engine, ledger.thread_id) == len(run_ids), "runs")
+        _until(lambda: _terminal(engine, threads) == len(run_ids), "runs")
         runs_s = time.perf_counter() - started
         _until(lambda: _drained(client), "consolidations")
         drained_s = time.perf_counter() - started
-        figures = _figures(engine, ledger.thread_id)
-        heads = len(reentry_packet(engine, ledger.thread_id, budget=BRIEFING_BUDGET, blind=True).heads)
+        runs_cpu = _tree_cpu_s(procs) - cpu
+        figures = _figures(engine, threads)
+        heads = _heads(engine, threads)
+        model_call_ms = _model_call_ms(engine, threads[0])
     n = len(run_ids)
     runs_per_s = n / runs_s
     noop_per_s = noops / noop_s
     ratio = runs_per_s / noop_per_s
+    noop_ms = WORKERS * 1000 / noop_per_s  # what one no-op costs a worker, broker included
     return {
         "benchmark": "dispatch",
         "ok": ratio >= target_ratio,
@@ -127,7 +154,18 @@ def run(
         "noop_per_s": round(noop_per_s, 1),
         "noop_s": round(noop_s, 3),
         "commit_queue_drained_s": round(drained_s, 2),
+        # Where the time went: CPU of the worker processes (and their pool children),
+        # per no-op and per run (a run's share of the evaluations it enqueued included),
+        # and what sending the no-ops cost this process.
+        "worker_cpu_ms_per_noop": round(1000 * noop_cpu / noops, 2),
+        "sender_cpu_ms_per_noop": round(1000 * sender_cpu / noops, 2),
+        "worker_cpu_ms_per_run": round(1000 * runs_cpu / n, 2),
+        # One simulated model call through litellm, in this process (a run makes one).
+        "model_call_ms": round(model_call_ms, 2),
+        "noop_ms_per_worker": round(noop_ms, 2),
         "workers": f"{WORKERS} × `council worker --queues {','.join(QUEUES)} --concurrency 1`",
+        "shape": shape,
+        "threads": len(threads),
         "dispatches": dispatches,
         "agents_per_dispatch": len(AGENTS),
         "nodes": nodes,
@@ -173,11 +211,57 @@ def _environ(values: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def _seeded(engine: Engine, nodes: int) -> Ledger:
-    ledger = Ledger.new(engine, title="dispatch benchmark", evidence_items=EVIDENCE)
+def _seeded(engine: Engine, nodes: int, shape: str) -> list[UUID]:
+    """The benchmark's threads: one per node (spread), or one holding every node (dense)."""
+    if shape == "dense":
+        ledger = Ledger.new(engine, title="dispatch benchmark", evidence_items=EVIDENCE)
+        for i in range(nodes):
+            ledger.node(PROPOSITION.format(i=i), cites=[ledger.evidence[i % EVIDENCE]])
+        return [ledger.thread_id]
+    threads = []
     for i in range(nodes):
-        ledger.node(PROPOSITION.format(i=i), cites=[ledger.evidence[i % EVIDENCE]])
-    return ledger
+        ledger = Ledger.new(engine, title=f"dispatch benchmark {i}", evidence_items=2)
+        ledger.node(PROPOSITION.format(i=i), cites=[ledger.evidence[0]])
+        threads.append(ledger.thread_id)
+    return threads
+
+
+def _tree_cpu_s(procs: list[subprocess.Popen[bytes]]) -> float:
+    """CPU seconds used so far by the worker processes and all their children."""
+    import psutil
+
+    total = 0.0
+    for proc in procs:
+        try:
+            parent = psutil.Process(proc.pid)
+            for p in (parent, *parent.children(recursive=True)):
+                times = p.cpu_times()
+                total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+def _model_call_ms(engine: Engine, thread_id: UUID, calls: int = 200) -> float:
+    """Median wall time of one simulated model call through the gateway (litellm),
+    with the request a run on ``thread_id`` would send now, in this process."""
+    from council.agents import gateway
+    from council.agents.profiles import resolve
+    from council.services.runs import compile_for
+
+    request = compile_for(engine, resolve(AGENTS[0]), thread_id).canonical()
+    gateway.preload()
+    times = []
+    for _ in range(calls + 1):
+        started = time.perf_counter()
+        gateway.complete(request["model"], request["messages"], dict(request["params"]))
+        times.append(time.perf_counter() - started)
+    return 1000 * statistics.median(times[1:])
+
+
+def _heads(engine: Engine, threads: list[UUID]) -> int:
+    """Open heads the runs' briefings show, over all the benchmark's threads."""
+    return sum(len(reentry_packet(engine, t, budget=BRIEFING_BUDGET, blind=True).heads) for t in threads)
 
 
 def _profiles(home: Path) -> Path:
@@ -232,19 +316,26 @@ def _wait_for_workers(app: Any, count: int) -> None:
             raise RuntimeError(f"fewer than {count} workers answered a ping within 120 s")
 
 
-def _dispatch_all(engine: Engine, thread_id: UUID, dispatches: int) -> list[UUID]:
-    """Create (and mark queued) the runs of ``dispatches`` dispatches; send nothing."""
+def _dispatch_all(engine: Engine, threads: list[UUID], dispatches: int) -> list[UUID]:
+    """Create (and mark queued) the runs of ``dispatches`` dispatches, spread over
+    ``threads`` in turn; send nothing."""
     created = Recorder()
-    for _ in range(dispatches):
+    for i in range(dispatches):
         dispatch(
-            engine, created, thread_id=thread_id, agents=AGENTS, mode="independent", rounds=1, actor="bench"
+            engine,
+            created,
+            thread_id=threads[i % len(threads)],
+            agents=AGENTS,
+            mode="independent",
+            rounds=1,
+            actor="bench",
         )
     return list(created.runs)
 
 
-def _terminal(engine: Engine, thread_id: UUID) -> int:
+def _terminal(engine: Engine, threads: list[UUID]) -> int:
     with engine.connect() as conn:
-        return int(conn.execute(text(TERMINAL_RUNS), {"t": thread_id}).scalar_one())
+        return int(conn.execute(text(TERMINAL_RUNS), {"t": threads}).scalar_one())
 
 
 def _drained(client: redis.Redis) -> bool:
@@ -273,27 +364,27 @@ def _until(done: Callable[[], bool], what: str, *, poll_s: float = 0.05) -> None
         time.sleep(poll_s)
 
 
-def _figures(engine: Engine, thread_id: UUID) -> dict[str, Any]:
+def _figures(engine: Engine, threads: list[UUID]) -> dict[str, Any]:
     with engine.connect() as conn:
         one = conn.execute(
             text(
                 "SELECT count(*) FILTER (WHERE status = 'failed') AS failed, "
                 "max(attempt) AS max_attempt, "
-                "(SELECT count(*) FROM claims c JOIN agent_runs r ON r.id = c.run_id WHERE r.thread_id = :t) "
-                "AS claims, "
+                "(SELECT count(*) FROM claims c JOIN agent_runs r ON r.id = c.run_id "
+                "WHERE r.thread_id = ANY(:t)) AS claims, "
                 "(SELECT count(*) FROM node_versions v JOIN agent_runs r ON r.id = v.created_by_run_id "
-                "WHERE r.thread_id = :t) AS run_versions, "
-                "(SELECT count(*) FROM consolidations WHERE thread_id = :t) AS consolidations "
-                "FROM agent_runs WHERE thread_id = :t"
+                "WHERE r.thread_id = ANY(:t)) AS run_versions, "
+                "(SELECT count(*) FROM consolidations WHERE thread_id = ANY(:t)) AS consolidations "
+                "FROM agent_runs WHERE thread_id = ANY(:t)"
             ),
-            {"t": thread_id},
+            {"t": threads},
         ).one()
         errors = conn.execute(
             text(
-                "SELECT error, count(*) AS n FROM agent_runs WHERE thread_id = :t AND status = 'failed' "
+                "SELECT error, count(*) AS n FROM agent_runs WHERE thread_id = ANY(:t) AND status = 'failed' "
                 "GROUP BY error ORDER BY n DESC LIMIT 3"
             ),
-            {"t": thread_id},
+            {"t": threads},
         ).all()
     return {
         "failed_runs": int(one.failed),
