@@ -201,8 +201,8 @@ def succeed(
         run = conn.execute(query("fence_run"), {"run_id": run_id, "attempt": attempt}).mappings().first()
         if run is None:
             return None
+        findings = lint_in(conn, run["thread_id"], prose)  # before this output's own writes
         applied = apply_output(conn, run, output, actor=f"run:{run['agent']}")
-        findings = lint_in(conn, run["thread_id"], prose)
         conn.execute(
             query("finish_run"),
             {

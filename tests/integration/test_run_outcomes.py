@@ -315,6 +315,61 @@ def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
     assert _claims(engine, run_id) == []
 
 
+def test_an_unknown_id_then_a_valid_answer_succeeds_and_only_the_valid_one_is_written(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a provider whose first answer claims on a node version that does not
+    # exist (only the ledger can tell), and whose second answer is valid
+    ledger, heads = _thread(engine)
+    unknown = uuid.uuid4()
+    first = AgentOutput(
+        claims=[
+            ClaimOut(node_version_id=str(heads[0]), type="endorse", confidence=0.9),
+            ClaimOut(node_version_id=str(unknown), type="endorse"),
+        ]
+    ).model_dump_json()
+    answer = _valid_output(ledger, heads).model_dump_json()
+    scheduler = Recorder()
+    with _fake_agent(monkeypatch, tmp_path, [reply(first), reply(answer)]) as seen:
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        # When the run is executed
+        result = execute_run(engine, scheduler, run_id)
+    # Then the first answer was refused where it would have been written, the
+    # re-prompt named the unknown id, and the second answer was applied
+    assert result["status"] == "succeeded"
+    assert len(seen.requests) == 2
+    assert str(unknown) in seen.requests[1]["json"]["messages"][-1]["content"]
+    assert _run(engine, run_id)["usage"]["reprompted"] is True
+    # And nothing of the first answer remains: exactly the second one's claims
+    claims = _claims(engine, run_id)
+    assert {(c.node_version_id, c.claim_type, str(c.confidence)) for c in claims} == {
+        (heads[0], "endorse", "0.800"),
+        (heads[1], "dispute", "0.600"),
+    }
+
+
+def test_the_agents_prose_is_linted_and_the_findings_are_stored_on_the_run(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a provider whose summary calls an open proposition settled
+    ledger, heads = _thread(engine)
+    output = _valid_output(ledger, heads).model_copy(
+        update={"summary": "SQLite parity holds for query semantics: that question is settled."}
+    )
+    scheduler = Recorder()
+    with _fake_agent(monkeypatch, tmp_path, [reply(output.model_dump_json())]):
+        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        # When the run is executed
+        result = execute_run(engine, scheduler, run_id)
+    # Then the run succeeded (findings are recorded, not fatal) with the finding stored
+    run = _run(engine, run_id)
+    assert result["status"] == "succeeded" and result["lint_findings"] == 1
+    (finding,) = run["lint_findings"]
+    assert (finding["word"], finding["category"], finding["item_id"]) == ("settled", "settled", str(heads[0]))
+    # And the run.succeeded event counts it
+    assert dict(_events(engine, run_id))["run.succeeded"]["lint_findings"] == 1
+
+
 def test_a_rate_limit_is_retried_and_the_run_succeeds(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
