@@ -2,9 +2,15 @@
 (invariant 8), under any concurrency, retry, redelivery or crash (DESIGN §4).
 
 One transaction at READ COMMITTED; the logical node's transaction-scoped
-advisory lock; then idempotency (same version + same snapshot hash → the
-existing result), then "already live?", then evaluate and write. The partial
-unique index ``consolidations_one_live_per_node`` backs the lock.
+advisory lock; then "already live for this version?", then idempotency (same
+version + same snapshot hash → the existing result), then evaluate and write.
+The partial unique index ``consolidations_one_live_per_node`` backs the lock.
+
+A transaction may decide a batch of versions (a commit-queue message carries
+up to ten): every node lock is taken first, in key order, and each statement
+after that serves the whole batch — one loads every snapshot, one writes
+every consolidation — so a batch costs about as many round trips as one
+version. Each version is decided exactly as it would be alone.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -24,8 +31,7 @@ from council.errors import CouncilError, Duplicate, NotFound, TransientDatabaseE
 from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
-from council.ledger.lookup import require
-from council.ledger.snapshots import locked_snapshot
+from council.ledger.snapshots import locked_snapshots
 from council.sql import query
 
 LOCK_TIMEOUT = "10s"
@@ -41,202 +47,279 @@ WOULD_COMMIT = "would_commit"
 class _DryRun(Exception):
     """Raised inside the transaction to roll a dry run back."""
 
-    def __init__(self, result: dict[str, Any]) -> None:
-        self.result = result
+    def __init__(self, results: list[dict[str, Any]]) -> None:
+        self.results = results
 
 
 def consolidate(engine: Engine, version_id: UUID, *, actor: str, dry_run: bool = False) -> dict[str, Any]:
-    """Evaluate a node version and commit its consolidation if the rules allow.
+    """Evaluate a node version and commit its consolidation if the rules allow."""
+    return consolidate_many(engine, [version_id], actor=actor, dry_run=dry_run)[0]
 
-    Retries the whole transaction on serialization failure, deadlock or lock
-    timeout (bounded, jittered); a unique violation means another committer
-    won, so the existing row is read back and returned.
+
+def consolidate_many(
+    engine: Engine, version_ids: Sequence[UUID], *, actor: str, dry_run: bool = False
+) -> list[dict[str, Any]]:
+    """Evaluate node versions and commit what the rules allow, in one
+    transaction; one result per id, in the order given. An unknown id is
+    NotFound and nothing is written.
+
+    The batch takes every logical node's lock (in key order), then decides
+    each version as a lone committer would, with set-based statements: one
+    statement loads every snapshot, one writes every consolidation. Retries
+    the whole transaction on serialization failure, deadlock or lock timeout
+    (bounded, jittered); a unique violation means another committer won a
+    node, which the next attempt reads back as ``already_consolidated``.
     """
+    unique = list(dict.fromkeys(version_ids))
     started = time.monotonic()
     for attempt in range(1, MAX_ATTEMPTS + 1):
         try:
             with unit_of_work(engine) as conn:
-                result = _consolidate_once(conn, version_id, actor=actor, dry_run=dry_run)
-            return _observed(result, started)
+                results = _consolidate_batch(conn, unique, actor=actor, dry_run=dry_run)
+            break
         except _DryRun as done:
-            return done.result
-        except TransientDatabaseError:
+            by_id = {r["node_version_id"]: r for r in done.results}
+            return [by_id[v] for v in version_ids]
+        except (TransientDatabaseError, Duplicate):
             if attempt == MAX_ATTEMPTS:
                 raise
             metrics.count_retry("commit_transaction")
             time.sleep(random.uniform(0, 0.05 * 2**attempt))  # noqa: S311 - jitter, not security
-        except Duplicate:
-            existing = _read_back(engine, version_id)
-            if existing is not None:
-                return _observed(existing, started)
-            if attempt == MAX_ATTEMPTS:
-                raise
-            metrics.count_retry("commit_transaction")
-    raise AssertionError("unreachable")
+    elapsed = time.monotonic() - started
+    for result in results:
+        metrics.observe_commit(result["outcome"], elapsed)
+    by_id = {r["node_version_id"]: r for r in results}
+    return [by_id[v] for v in version_ids]
 
 
-def _observed(result: dict[str, Any], started: float) -> dict[str, Any]:
-    """Commit latency by outcome, after the transaction ended (a dry run is not a commit)."""
-    if not result["dry_run"]:
-        metrics.observe_commit(result["outcome"], time.monotonic() - started)
-    return result
-
-
-def _consolidate_once(conn: Connection, version_id: UUID, *, actor: str, dry_run: bool) -> dict[str, Any]:
+def _consolidate_batch(
+    conn: Connection, version_ids: list[UUID], *, actor: str, dry_run: bool
+) -> list[dict[str, Any]]:
     with metrics.lock_wait("node"):
         begun = conn.execute(
             query("commit_begin"),
-            {"version_id": version_id, "lock_timeout": LOCK_TIMEOUT, "statement_timeout": STATEMENT_TIMEOUT},
-        ).first()
-    if begun is None:
-        raise NotFound(f"no node version with id {version_id}")
-    if begun.isolation != "read committed":
+            {
+                "version_ids": version_ids,
+                "lock_timeout": LOCK_TIMEOUT,
+                "statement_timeout": STATEMENT_TIMEOUT,
+            },
+        ).all()
+    if begun[0].isolation != "read committed":
         # At a higher level the snapshot would predate the lock wait: stale.
-        raise CouncilError(f"the committer needs READ COMMITTED, got {begun.isolation}")
-    logical_node_id = begun.logical_node_id
-    base: dict[str, Any] = {
-        "node_version_id": version_id,
-        "logical_node_id": logical_node_id,
-        "thread_id": begun.thread_id,
-        "dry_run": dry_run,
-    }
-    # Now under the node lock: every statement from here sees what committed before it.
+        raise CouncilError(f"the committer needs READ COMMITTED, got {begun[0].isolation}")
+    found = {row.id: row for row in begun if row.id is not None}
+    missing = next((v for v in version_ids if v not in found), None)
+    if missing is not None:
+        raise NotFound(f"no node version with id {missing}")
+    # Now under the node locks: every statement from here sees what committed before it.
+    # Versions of one logical node are decided in turn (one per node per round), so a
+    # round writes at most one live consolidation per node and sees the round before.
+    results: dict[UUID, dict[str, Any]] = {}
+    pending = version_ids
+    while pending:
+        nodes: set[UUID] = set()
+        this_round: list[Any] = []
+        later: list[UUID] = []
+        for version_id in pending:
+            row = found[version_id]
+            if row.logical_node_id in nodes:
+                later.append(version_id)
+            else:
+                nodes.add(row.logical_node_id)
+                this_round.append(row)
+        results.update(_decide(conn, this_round, actor=actor, dry_run=dry_run))
+        pending = later
+    ordered = [results[v] for v in version_ids]
+    if dry_run:
+        raise _DryRun(ordered)
+    return ordered
+
+
+def _decide(
+    conn: Connection, versions: list[Any], *, actor: str, dry_run: bool
+) -> dict[UUID, dict[str, Any]]:
+    """One round: versions of distinct logical nodes, their node locks held."""
     with metrics.lock_wait("evidence"):
         state = conn.execute(
-            query("commit_live"), {"logical_node_id": logical_node_id, "version_id": version_id}
-        ).one()
-    live = state.live
-    if live is not None and live["node_version_id"] == str(version_id):
-        # Idempotent at the version level: committing changes the version's
-        # status, so a repeat sees a new snapshot hash but must get the same row.
-        return {
-            **base,
-            "snapshot_sha256": live["snapshot_sha256"],
-            "outcome": ALREADY,
-            "consolidation_id": UUID(live["id"]),
-            "reasons": live["reasons"],
-        }
-
-    snapshot = locked_snapshot(conn, version_id, locked={str(e) for e in state.locked})
-    digest = snapshot_hash(snapshot)
-    base["snapshot_sha256"] = digest
-    decided = conn.execute(query("commit_decided"), {"version_id": version_id, "digest": digest}).one()
-    if decided.consolidation is not None:
-        return {
-            **base,
-            "outcome": ALREADY,
-            "consolidation_id": UUID(decided.consolidation["id"]),
-            "reasons": decided.consolidation["reasons"],
-        }
-    if decided.evaluation is not None:
-        return {
-            **base,
-            "outcome": NOT_READY,
-            "consolidation_id": None,
-            "evaluation_id": UUID(decided.evaluation["id"]),
-            "reasons": decided.evaluation["reasons"],
-        }
-
-    decision = evaluate(snapshot)
-    if dry_run:
-        raise _DryRun(
+            query("commit_live"),
             {
-                **base,
-                "outcome": WOULD_COMMIT if decision.positive else NOT_READY,
-                "consolidation_id": None,
-                **_details(decision),
+                "logical_node_ids": [v.logical_node_id for v in versions],
+                "version_ids": [v.id for v in versions],
+            },
+        ).one()
+    results: dict[UUID, dict[str, Any]] = {}
+    todo = []
+    for version in versions:
+        live = state.live.get(str(version.logical_node_id))
+        if live is not None and live["node_version_id"] == str(version.id):
+            # Idempotent at the version level: committing changes the version's
+            # status, so a repeat sees a new snapshot hash but must get the same row.
+            results[version.id] = {
+                **_base(version, dry_run),
+                "snapshot_sha256": live["snapshot_sha256"],
+                "outcome": ALREADY,
+                "consolidation_id": UUID(live["id"]),
+                "reasons": live["reasons"],
             }
+        else:
+            todo.append(version)
+    if not todo:
+        return results
+
+    snapshots = locked_snapshots(conn, [v.id for v in todo], locked={str(e) for e in state.locked})
+    digests = {v.id: snapshot_hash(snapshots[v.id]) for v in todo}
+    decided = {
+        row.version_id: row
+        for row in conn.execute(
+            query("commit_decided"),
+            {"decided": json.dumps([{"version_id": str(v.id), "digest": digests[v.id]} for v in todo])},
         )
-    if not decision.positive:
-        return _record_not_ready(conn, base, snapshot, decision, actor)
-    superseding = UUID(live["id"]) if live is not None else None
-    return _commit(conn, base, snapshot, decision, actor, begun.content, superseding)
+    }
+    positive: list[tuple[Any, Decision]] = []
+    negative: list[tuple[Any, Decision]] = []
+    for version in todo:
+        base = {**_base(version, dry_run), "snapshot_sha256": digests[version.id]}
+        known = decided[version.id]
+        if known.consolidation is not None:
+            results[version.id] = {
+                **base,
+                "outcome": ALREADY,
+                "consolidation_id": UUID(known.consolidation["id"]),
+                "reasons": known.consolidation["reasons"],
+            }
+        elif known.evaluation is not None:
+            results[version.id] = {
+                **base,
+                "outcome": NOT_READY,
+                "consolidation_id": None,
+                "evaluation_id": UUID(known.evaluation["id"]),
+                "reasons": known.evaluation["reasons"],
+            }
+        else:
+            decision = evaluate(snapshots[version.id])
+            if dry_run:
+                outcome = WOULD_COMMIT if decision.positive else NOT_READY
+                results[version.id] = {
+                    **base,
+                    "outcome": outcome,
+                    "consolidation_id": None,
+                    **_details(decision),
+                }
+            else:
+                (positive if decision.positive else negative).append((version, decision))
+    if negative:
+        results.update(_record_not_ready(conn, negative, snapshots, digests, actor))
+    if positive:
+        results.update(_commit(conn, positive, snapshots, digests, state.live, actor))
+    return results
+
+
+def _base(version: Any, dry_run: bool) -> dict[str, Any]:
+    return {
+        "node_version_id": version.id,
+        "logical_node_id": version.logical_node_id,
+        "thread_id": version.thread_id,
+        "dry_run": dry_run,
+    }
 
 
 def _record_not_ready(
-    conn: Connection, base: dict[str, Any], snapshot: dict[str, Any], decision: Decision, actor: str
-) -> dict[str, Any]:
-    reasons = [r.as_dict() for r in decision.reasons]
-    evaluation_id = conn.execute(
-        insert(t.consolidation_evaluations)
-        .values(
-            thread_id=base["thread_id"],
-            logical_node_id=base["logical_node_id"],
-            node_version_id=base["node_version_id"],
-            rule_set_id=snapshot["rule_set"]["id"],
-            grouping_algorithm_id=snapshot["grouping"]["id"],
-            snapshot_sha256=base["snapshot_sha256"],
-            outcome=NOT_READY,
-            reasons=reasons,
-            snapshot=snapshot,
-        )
-        .returning(t.consolidation_evaluations.c.id)
-    ).scalar_one()
-    events.append(
-        conn,
-        "consolidation.not_ready",
-        actor=actor,
-        thread_id=base["thread_id"],
-        subject_id=base["node_version_id"],
-        payload={"evaluation_id": str(evaluation_id), "failed": [r.rule for r in decision.failed()]},
-    )
+    conn: Connection,
+    decided: list[tuple[Any, Decision]],
+    snapshots: dict[UUID, dict[str, Any]],
+    digests: dict[UUID, str],
+    actor: str,
+) -> dict[UUID, dict[str, Any]]:
+    items = [
+        {
+            "thread_id": str(version.thread_id),
+            "logical_node_id": str(version.logical_node_id),
+            "version_id": str(version.id),
+            "rule_set_id": snapshots[version.id]["rule_set"]["id"],
+            "grouping_algorithm_id": snapshots[version.id]["grouping"]["id"],
+            "digest": digests[version.id],
+            "reasons": [r.as_dict() for r in decision.reasons],
+            "snapshot": snapshots[version.id],
+            "failed": [r.rule for r in decision.failed()],
+        }
+        for version, decision in decided
+    ]
+    written = {
+        row.version_id: row.evaluation_id
+        for row in conn.execute(query("commit_not_ready"), {"items": json.dumps(items), "actor": actor})
+    }
     return {
-        **base,
-        "outcome": NOT_READY,
-        "consolidation_id": None,
-        "evaluation_id": evaluation_id,
-        **_details(decision),
+        version.id: {
+            **_base(version, False),
+            "snapshot_sha256": digests[version.id],
+            "outcome": NOT_READY,
+            "consolidation_id": None,
+            "evaluation_id": written[version.id],
+            **_details(decision),
+        }
+        for version, decision in decided
     }
 
 
 def _commit(
     conn: Connection,
-    base: dict[str, Any],
-    snapshot: dict[str, Any],
-    decision: Decision,
+    decided: list[tuple[Any, Decision]],
+    snapshots: dict[UUID, dict[str, Any]],
+    digests: dict[UUID, str],
+    live: dict[str, Any],
     actor: str,
-    content: str,
-    superseding: UUID | None,
-) -> dict[str, Any]:
-    thread_id = base["thread_id"]
-    if superseding is not None:
-        _supersede(conn, superseding, base["node_version_id"], thread_id, actor)
-    evidence_ids = support_evidence(snapshot)
-    details = _details(decision)
-    written = conn.execute(
-        query("commit_write"),
-        {
-            "thread_id": thread_id,
-            "logical_node_id": base["logical_node_id"],
-            "version_id": base["node_version_id"],
-            "rule_set_id": snapshot["rule_set"]["id"],
-            "grouping_algorithm_id": snapshot["grouping"]["id"],
-            "snapshot": json.dumps(snapshot),
-            "digest": base["snapshot_sha256"],
-            "decision": json.dumps(decision.as_dict()),
+) -> dict[UUID, dict[str, Any]]:
+    items = []
+    extras: dict[UUID, dict[str, Any]] = {}
+    for version, decision in decided:
+        snapshot = snapshots[version.id]
+        older = live.get(str(version.logical_node_id))
+        superseding = UUID(older["id"]) if older is not None else None
+        if superseding is not None:
+            _supersede(conn, superseding, version.id, version.thread_id, actor)
+        evidence_ids = support_evidence(snapshot)
+        details = _details(decision)
+        extras[version.id] = {
+            "superseded_consolidation_id": superseding,
             "evidence_ids": evidence_ids,
-            "content": content,
-            "from_status": snapshot["node"]["status"],
-            "reason": "consolidated under " + snapshot["rule_set"]["id"],
-            "actor": actor,
-            "payload": json.dumps(
-                {
-                    "node_version_id": str(base["node_version_id"]),
-                    "snapshot_sha256": base["snapshot_sha256"],
+            **details,
+        }
+        items.append(
+            {
+                "thread_id": str(version.thread_id),
+                "logical_node_id": str(version.logical_node_id),
+                "version_id": str(version.id),
+                "rule_set_id": snapshot["rule_set"]["id"],
+                "grouping_algorithm_id": snapshot["grouping"]["id"],
+                "snapshot": snapshot,
+                "digest": digests[version.id],
+                "decision": decision.as_dict(),
+                "evidence_ids": evidence_ids,
+                "content": version.content,
+                "from_status": snapshot["node"]["status"],
+                "reason": "consolidated under " + snapshot["rule_set"]["id"],
+                "payload": {
+                    "node_version_id": str(version.id),
+                    "snapshot_sha256": digests[version.id],
                     "support_groups": [g["id"] for g in details["groups"] if g["kind"] == "support"],
                     "superseded": str(superseding) if superseding else None,
-                }
-            ),
-        },
-    ).one()
+                },
+            }
+        )
+    written = {
+        row.version_id: row
+        for row in conn.execute(query("commit_write"), {"items": json.dumps(items), "actor": actor})
+    }
     return {
-        **base,
-        "outcome": COMMITTED,
-        "consolidation_id": written.consolidation_id,
-        "memory_item_id": written.memory_item_id,
-        "superseded_consolidation_id": superseding,
-        "evidence_ids": evidence_ids,
-        **details,
+        version.id: {
+            **_base(version, False),
+            "snapshot_sha256": digests[version.id],
+            "outcome": COMMITTED,
+            "consolidation_id": written[version.id].consolidation_id,
+            "memory_item_id": written[version.id].memory_item_id,
+            **extras[version.id],
+        }
+        for version, _ in decided
     }
 
 
@@ -279,30 +362,3 @@ def _details(decision: Decision) -> dict[str, Any]:
     details = decision.as_dict()
     details["decision"] = details.pop("outcome")
     return details
-
-
-def _read_back(engine: Engine, version_id: UUID) -> dict[str, Any] | None:
-    with unit_of_work(engine) as conn:
-        version = require(conn, t.node_versions, version_id, "node version")
-        live = (
-            conn.execute(
-                select(t.consolidations).where(
-                    t.consolidations.c.logical_node_id == version["logical_node_id"],
-                    t.consolidations.c.status == "live",
-                )
-            )
-            .mappings()
-            .first()
-        )
-    if live is None or live["node_version_id"] != version_id:
-        return None
-    return {
-        "node_version_id": version_id,
-        "logical_node_id": version["logical_node_id"],
-        "thread_id": version["thread_id"],
-        "snapshot_sha256": live["snapshot_sha256"],
-        "dry_run": False,
-        "outcome": ALREADY,
-        "consolidation_id": live["id"],
-        "reasons": live["decision"]["reasons"],
-    }

@@ -1,46 +1,104 @@
-"""Loading consolidation snapshots from the ledger (queries in council/sql/snapshot.sql)."""
+"""Loading consolidation snapshots from the ledger (queries in council/sql/snapshot.sql).
+
+Both queries are set-based — any number of node versions (or manifests) in one
+statement — so the committer loads a whole batch in one view of the data; one
+version is a batch of one.
+"""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection
 
 from council.domain.snapshot import build_snapshot
+from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
 from council.sql import query
 
 
+def manifests(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
+    """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
+    rows = conn.execute(query("snapshot_manifests"), {"version_ids": list(version_ids)})
+    return {row.version_id: dict(row.manifest) for row in rows}
+
+
 def manifest(conn: Connection, version_id: UUID) -> dict[str, Any]:
-    """Ids of every row the decision depends on, chosen in one statement."""
-    result = conn.execute(query("snapshot_manifest"), {"version_id": version_id}).scalar_one()
-    return dict(result)
+    found = manifests(conn, [version_id])
+    if version_id not in found:
+        raise NotFound(f"no node version with id {version_id}")
+    return found[version_id]
+
+
+# What a manifest names: plain lists of row ids, and rows named with their current transition.
+_IDS = ("versions", "claims", "runs", "exposures", "citations")
+_STATES = ("branches", "evidence", "pending_actions")
+
+
+def snapshots_from_manifests(conn: Connection, named: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The snapshot each manifest names, in order (one statement for all of them)."""
+    if not named:
+        return []
+    rows = conn.execute(query("snapshot_rows"), _flattened(named))
+    return [build_snapshot(row.rows) for row in rows]
+
+
+def _flattened(named: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The manifests as the parallel arrays ``snapshot_rows`` takes."""
+    heads = ("ords", "version_ids", "node_transitions", "rule_set_ids", "grouping_algorithm_ids")
+    params: dict[str, list[Any]] = {name: [] for name in heads}
+    for key in _IDS:
+        params[f"{key}_ord"], params[f"{key}_id"] = [], []
+    for key in _STATES:
+        params[f"{key}_ord"], params[f"{key}_id"], params[f"{key}_transition"] = [], [], []
+    for ord_, manifest_ in enumerate(named, 1):
+        params["ords"].append(ord_)
+        params["version_ids"].append(_text(manifest_["version_id"]))
+        params["node_transitions"].append(_text(manifest_["node_transition"]))
+        params["rule_set_ids"].append(manifest_["rule_set_id"])
+        params["grouping_algorithm_ids"].append(manifest_["grouping_algorithm_id"])
+        for key in _IDS:
+            for row_id in manifest_[key]:
+                params[f"{key}_ord"].append(ord_)
+                params[f"{key}_id"].append(str(row_id))
+        for key in _STATES:
+            for item in manifest_[key]:
+                params[f"{key}_ord"].append(ord_)
+                params[f"{key}_id"].append(str(item["id"]))
+                params[f"{key}_transition"].append(_text(item["transition"]))
+    return params
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def snapshot_from_manifest(conn: Connection, named: dict[str, Any]) -> dict[str, Any]:
-    rows = conn.execute(query("snapshot_rows"), {"manifest": json.dumps(named)}).scalar_one()
-    return build_snapshot(rows)
+    return snapshots_from_manifests(conn, [named])[0]
 
 
 def evidence_ids(named: dict[str, Any]) -> set[str]:
     return {str(e["id"]) for e in named["evidence"]}
 
 
-def locked_snapshot(conn: Connection, version_id: UUID, locked: set[str]) -> dict[str, Any]:
-    """The snapshot, with shared locks held on every evidence item it cites.
+def locked_snapshots(
+    conn: Connection, version_ids: Sequence[UUID], locked: set[str]
+) -> dict[UUID, dict[str, Any]]:
+    """The snapshots of ``version_ids``, with shared locks held on every evidence item they cite.
 
-    Call with the node lock held and shared locks already taken on ``locked``
-    (the evidence cited on the version a statement ago). The evidence locks
-    come before the manifest that reads validity; if the manifest names
-    evidence cited meanwhile, lock that too and take the manifest again.
+    Call with the node locks held and shared locks already taken on ``locked``
+    (the evidence cited on the versions a statement ago). The evidence locks
+    come before the manifests that read validity; if a manifest names evidence
+    cited meanwhile, lock that too and take the manifests again.
     """
     while True:
-        named = manifest(conn, version_id)
-        extra = evidence_ids(named) - locked
+        named = manifests(conn, version_ids)
+        extra = set().union(*(evidence_ids(m) for m in named.values())) - locked
         if not extra:
-            return snapshot_from_manifest(conn, named)
+            ids = list(named)
+            return dict(zip(ids, snapshots_from_manifests(conn, [named[i] for i in ids]), strict=True))
         lock_evidence_shared(conn, extra)
         locked |= extra
 

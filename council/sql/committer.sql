@@ -1,64 +1,116 @@
 -- commit_begin --
--- First statement of a consolidation transaction: SET LOCAL the lock and
--- statement timeouts, report the isolation level, find the version, and take
--- the logical node's transaction-scoped advisory lock (in that order: target
--- list expressions run left to right). Nothing read here may be trusted for
--- the decision: this statement's snapshot predates the lock wait, and the
--- version row it reads is immutable.
-SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
-       set_config('statement_timeout', :statement_timeout, true) AS statement_timeout,
-       current_setting('transaction_isolation') AS isolation,
-       nv.logical_node_id, nv.thread_id, nv.content,
-       pg_advisory_xact_lock(hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0)) AS locked
-FROM node_versions nv
-WHERE nv.id = :version_id
+-- First statement of a consolidation transaction, for a batch of node versions
+-- (any number; one is a batch of one): SET LOCAL the lock and statement
+-- timeouts, and generic plans for the prepared statements that follow (their
+-- shapes never change; a custom plan for each batch size costs more to plan
+-- than to run), and report the isolation level (row s), then find the versions of
+-- :version_ids and take each one's logical-node lock, transaction-scoped, in
+-- ascending key order (deadlock-free between batches). The lateral subquery
+-- reads s, so the timeouts are set before any lock is waited for; the locks,
+-- volatile, are taken after the sort. One row per version found (a single row
+-- of NULLs but the isolation when none is). Nothing read here may be trusted
+-- for the decision: this statement's snapshot predates the lock waits, and the
+-- version rows it reads are immutable.
+SELECT s.isolation, v.id, v.logical_node_id, v.thread_id, v.content
+FROM (SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
+             set_config('statement_timeout', :statement_timeout, true) AS statement_timeout,
+             set_config('plan_cache_mode', 'force_generic_plan', true) AS plan_cache_mode,
+             current_setting('transaction_isolation') AS isolation) AS s
+LEFT JOIN LATERAL (
+    SELECT nv.id, nv.logical_node_id, nv.thread_id, nv.content,
+           pg_advisory_xact_lock(hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0))
+               AS locked
+    FROM node_versions nv
+    WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
+      AND s.lock_timeout IS NOT NULL AND s.statement_timeout IS NOT NULL
+    ORDER BY hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0), nv.id
+) AS v ON true
 
 -- commit_live --
--- After the node lock: the node's live consolidation, if any (fast path for
--- repeated evaluations), and shared locks on the evidence now cited on the
--- version, in ascending key order.
-SELECT (SELECT json_build_object('id', c.id, 'node_version_id', c.node_version_id,
-                                 'snapshot_sha256', c.snapshot_sha256, 'reasons', c.decision -> 'reasons')
-        FROM consolidations c WHERE c.logical_node_id = :logical_node_id AND c.status = 'live') AS live,
+-- After the node locks: each logical node's live consolidation, if any (fast
+-- path for repeated evaluations), by logical node id, and shared locks on the
+-- evidence now cited on the versions, in ascending key order.
+SELECT (SELECT coalesce(json_object_agg(c.logical_node_id, json_build_object(
+                   'id', c.id, 'node_version_id', c.node_version_id,
+                   'snapshot_sha256', c.snapshot_sha256, 'reasons', c.decision -> 'reasons')), '{}'::json)
+        FROM consolidations c
+        WHERE c.logical_node_id = ANY(CAST(:logical_node_ids AS uuid[])) AND c.status = 'live') AS live,
        (SELECT coalesce(json_agg(e.evidence_id), '[]'::json)
         FROM (SELECT evidence_id, pg_advisory_xact_lock_shared(
                          hashtextextended('council.evidence:' || CAST(evidence_id AS text), 0)) AS locked
-              FROM (SELECT DISTINCT evidence_id FROM citations WHERE node_version_id = :version_id) d
+              FROM (SELECT DISTINCT evidence_id FROM citations
+                    WHERE node_version_id = ANY(CAST(:version_ids AS uuid[]))) d
               ORDER BY hashtextextended('council.evidence:' || CAST(evidence_id AS text), 0)) e) AS locked
 
 -- commit_decided --
--- Idempotency: a consolidation or recorded evaluation of this version with
--- this exact snapshot hash.
-SELECT (SELECT json_build_object('id', c.id, 'reasons', c.decision -> 'reasons') FROM consolidations c
-        WHERE c.node_version_id = :version_id AND c.snapshot_sha256 = :digest) AS consolidation,
+-- Idempotency: for each (version_id, digest) of the JSON array :decided, a
+-- consolidation or recorded evaluation of that version with that exact
+-- snapshot hash.
+SELECT x.version_id,
+       (SELECT json_build_object('id', c.id, 'reasons', c.decision -> 'reasons') FROM consolidations c
+        WHERE c.node_version_id = x.version_id AND c.snapshot_sha256 = x.digest) AS consolidation,
        (SELECT json_build_object('id', e.id, 'reasons', e.reasons) FROM consolidation_evaluations e
-        WHERE e.node_version_id = :version_id AND e.snapshot_sha256 = :digest) AS evaluation
+        WHERE e.node_version_id = x.version_id AND e.snapshot_sha256 = x.digest) AS evaluation
+FROM jsonb_to_recordset(CAST(:decided AS jsonb)) AS x(version_id uuid, digest text)
 
 -- commit_write --
--- The positive decision in one statement: the consolidation, its evidence
--- index, the stable memory item, the version's `resolved` transition and the
--- event (the event trigger sends the NOTIFY).
-WITH c AS (
+-- The positive decisions of a batch (JSON array :items, one per version, at
+-- most one per logical node) in one statement: for each, the consolidation,
+-- its evidence index, the stable memory item, the version's `resolved`
+-- transition and the event (the event trigger sends the NOTIFY).
+WITH x AS (
+    SELECT * FROM jsonb_to_recordset(CAST(:items AS jsonb)) AS x(
+        thread_id uuid, logical_node_id uuid, version_id uuid, rule_set_id text,
+        grouping_algorithm_id text, snapshot jsonb, digest text, decision jsonb, evidence_ids jsonb,
+        content text, from_status text, reason text, payload jsonb)
+), c AS (
     INSERT INTO consolidations (thread_id, logical_node_id, node_version_id, rule_set_id,
                                 grouping_algorithm_id, snapshot, snapshot_sha256, decision)
-    VALUES (:thread_id, :logical_node_id, :version_id, :rule_set_id, :grouping_algorithm_id,
-            CAST(:snapshot AS jsonb), :digest, CAST(:decision AS jsonb))
-    RETURNING id
+    SELECT thread_id, logical_node_id, version_id, rule_set_id, grouping_algorithm_id, snapshot, digest,
+           decision
+    FROM x
+    RETURNING id, node_version_id
 ), ev AS (
     INSERT INTO consolidation_evidence (evidence_id, consolidation_id)
-    SELECT CAST(e AS uuid), c.id FROM c, unnest(CAST(:evidence_ids AS text[])) AS e
+    SELECT CAST(e AS uuid), c.id
+    FROM c JOIN x ON x.version_id = c.node_version_id, jsonb_array_elements_text(x.evidence_ids) AS e
 ), m AS (
     INSERT INTO memory_items (thread_id, consolidation_id, logical_node_id, node_version_id, content)
-    SELECT :thread_id, c.id, :logical_node_id, :version_id, :content FROM c
-    RETURNING id
+    SELECT x.thread_id, c.id, x.logical_node_id, x.version_id, x.content
+    FROM c JOIN x ON x.version_id = c.node_version_id
+    RETURNING id, node_version_id
 ), s AS (
     INSERT INTO node_status_transitions (node_version_id, from_status, to_status, reason, actor,
                                          consolidation_id)
-    SELECT :version_id, :from_status, 'resolved', :reason, :actor, c.id FROM c
+    SELECT x.version_id, x.from_status, 'resolved', x.reason, :actor, c.id
+    FROM c JOIN x ON x.version_id = c.node_version_id
 ), e AS (
     INSERT INTO events (thread_id, kind, subject_id, actor, payload)
-    SELECT :thread_id, 'consolidation.committed', CAST(c.id AS text), :actor,
-           CAST(:payload AS jsonb) || jsonb_build_object('memory_item_id', m.id)
-    FROM c, m
+    SELECT x.thread_id, 'consolidation.committed', CAST(c.id AS text), :actor,
+           x.payload || jsonb_build_object('memory_item_id', m.id)
+    FROM c JOIN x ON x.version_id = c.node_version_id JOIN m ON m.node_version_id = c.node_version_id
 )
-SELECT c.id AS consolidation_id, m.id AS memory_item_id FROM c, m
+SELECT c.node_version_id AS version_id, c.id AS consolidation_id, m.id AS memory_item_id
+FROM c JOIN m ON m.node_version_id = c.node_version_id
+
+-- commit_not_ready --
+-- The non-positive decisions of a batch (JSON array :items), recorded with
+-- their reasons and snapshot, each with its event, in one statement.
+WITH x AS (
+    SELECT * FROM jsonb_to_recordset(CAST(:items AS jsonb)) AS x(
+        thread_id uuid, logical_node_id uuid, version_id uuid, rule_set_id text,
+        grouping_algorithm_id text, digest text, reasons jsonb, snapshot jsonb, failed jsonb)
+), ev AS (
+    INSERT INTO consolidation_evaluations (thread_id, logical_node_id, node_version_id, rule_set_id,
+                                           grouping_algorithm_id, snapshot_sha256, outcome, reasons, snapshot)
+    SELECT thread_id, logical_node_id, version_id, rule_set_id, grouping_algorithm_id, digest, 'not_ready',
+           reasons, snapshot
+    FROM x
+    RETURNING id, node_version_id, thread_id
+), e AS (
+    INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+    SELECT ev.thread_id, 'consolidation.not_ready', CAST(ev.node_version_id AS text), :actor,
+           jsonb_build_object('evaluation_id', ev.id, 'failed', x.failed)
+    FROM ev JOIN x ON x.version_id = ev.node_version_id
+)
+SELECT node_version_id AS version_id, id AS evaluation_id FROM ev

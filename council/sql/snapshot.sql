@@ -1,126 +1,156 @@
--- snapshot_manifest --
--- The ids of every row a consolidation decision on one node version depends on,
--- chosen in ONE statement (one view of the data under READ COMMITTED), after the
--- node lock is held. Current states are named by their latest transition row;
--- all named rows are immutable, so reading them later changes nothing.
-WITH v AS (
-    SELECT nv.id, nv.logical_node_id, nv.thread_id, nv.branch_id
-    FROM node_versions nv
-    WHERE nv.id = :version_id
-), cl AS (
-    SELECT c.id, c.run_id FROM claims c WHERE c.node_version_id = :version_id
-), br AS (
-    SELECT b.id FROM branches b JOIN v ON b.id = v.branch_id
-    UNION
-    SELECT b.id FROM branches b JOIN v ON b.thread_id = v.thread_id WHERE b.kind = 'objective'
-), ci AS (
-    SELECT c.id, c.evidence_id FROM citations c WHERE c.node_version_id = :version_id
-)
-SELECT json_build_object(
-    'version_id', (SELECT id FROM v),
-    'thread_id', (SELECT thread_id FROM v),
+-- snapshot_manifests --
+-- The ids of every row a consolidation decision on each of :version_ids depends
+-- on, chosen in ONE statement (one view of the data under READ COMMITTED), after
+-- the node locks are held. Current states are named by their latest transition
+-- row; all named rows are immutable, so reading them later changes nothing.
+-- One row per version found: (version_id, manifest).
+SELECT nv.id AS version_id, json_build_object(
+    'version_id', nv.id,
+    'thread_id', nv.thread_id,
     'versions', (
         SELECT coalesce(json_agg(x.id ORDER BY x.id), '[]'::json)
-        FROM node_versions x JOIN v ON x.logical_node_id = v.logical_node_id),
+        FROM node_versions x WHERE x.logical_node_id = nv.logical_node_id),
     'node_transition', (
         SELECT t.id FROM node_status_transitions t
-        WHERE t.node_version_id = :version_id
+        WHERE t.node_version_id = nv.id
         ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
     'branches', (
-        SELECT coalesce(json_agg(json_build_object('id', br.id, 'transition', (
-            SELECT t.id FROM branch_transitions t WHERE t.branch_id = br.id
-            ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY br.id), '[]'::json)
-        FROM br),
-    'claims', (SELECT coalesce(json_agg(cl.id ORDER BY cl.id), '[]'::json) FROM cl),
-    'runs', (SELECT coalesce(json_agg(DISTINCT cl.run_id), '[]'::json) FROM cl),
+        SELECT coalesce(json_agg(json_build_object('id', b.id, 'transition', (
+            SELECT t.id FROM branch_transitions t WHERE t.branch_id = b.id
+            ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY b.id), '[]'::json)
+        FROM branches b
+        WHERE b.id = nv.branch_id OR (b.thread_id = nv.thread_id AND b.kind = 'objective')),
+    'claims', (
+        SELECT coalesce(json_agg(c.id ORDER BY c.id), '[]'::json)
+        FROM claims c WHERE c.node_version_id = nv.id),
+    'runs', (
+        SELECT coalesce(json_agg(DISTINCT c.run_id), '[]'::json)
+        FROM claims c WHERE c.node_version_id = nv.id),
     'exposures', (
         SELECT coalesce(json_agg(e.id ORDER BY e.id), '[]'::json)
         FROM run_exposures e
-        WHERE e.run_id IN (SELECT run_id FROM cl) AND e.kind = 'stance'),
-    'citations', (SELECT coalesce(json_agg(ci.id ORDER BY ci.id), '[]'::json) FROM ci),
+        WHERE e.run_id IN (SELECT c.run_id FROM claims c WHERE c.node_version_id = nv.id)
+          AND e.kind = 'stance'),
+    'citations', (
+        SELECT coalesce(json_agg(ci.id ORDER BY ci.id), '[]'::json)
+        FROM citations ci WHERE ci.node_version_id = nv.id),
     'evidence', (
         SELECT coalesce(json_agg(json_build_object('id', e.id, 'transition', (
             SELECT t.id FROM evidence_transitions t WHERE t.evidence_id = e.id
             ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY e.id), '[]'::json)
-        FROM (SELECT DISTINCT evidence_id AS id FROM ci) e),
+        FROM (SELECT DISTINCT ci.evidence_id AS id FROM citations ci WHERE ci.node_version_id = nv.id) e),
     'pending_actions', (
         SELECT coalesce(json_agg(json_build_object('id', p.id, 'transition', (
             SELECT t.id FROM pending_action_transitions t WHERE t.pending_action_id = p.id
             ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY p.id), '[]'::json)
-        FROM pending_actions p WHERE p.node_version_id = :version_id),
-    'rule_set_id', (SELECT th.rule_set_id FROM threads th JOIN v ON th.id = v.thread_id),
-    'grouping_algorithm_id', (SELECT th.grouping_algorithm_id FROM threads th JOIN v ON th.id = v.thread_id)
+        FROM pending_actions p WHERE p.node_version_id = nv.id),
+    'rule_set_id', th.rule_set_id,
+    'grouping_algorithm_id', th.grouping_algorithm_id
 ) AS manifest
+FROM node_versions nv
+JOIN threads th ON th.id = nv.thread_id
+WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
 
 -- snapshot_rows --
--- The rows a manifest names (used for a new snapshot and for replay alike).
-WITH m AS (SELECT CAST(:manifest AS jsonb) AS m),
-ids AS (
-    SELECT key, (jsonb_array_elements_text(m -> key))::uuid AS id
-    FROM m, unnest(ARRAY['versions', 'claims', 'runs', 'exposures', 'citations']) AS key
-),
-keyed AS (
-    SELECT key, (x ->> 'id')::uuid AS id, (x ->> 'transition')::uuid AS transition
-    FROM m, unnest(ARRAY['branches', 'evidence', 'pending_actions']) AS key,
-         jsonb_array_elements(m -> key) AS x
+-- The rows that manifests name (used for new snapshots and for replay alike),
+-- the manifests passed flattened: per kind of row, parallel arrays of the
+-- manifest's number (:ords, from 1) and the row ids (and, for states, the
+-- transition ids). One row per manifest, (ord, rows), in order. Every row is
+-- fetched by primary key, so the cost follows the manifests, not the tables.
+WITH x AS (
+    SELECT * FROM unnest(CAST(:ords AS int[]), CAST(:version_ids AS uuid[]), CAST(:node_transitions AS uuid[]),
+                         CAST(:rule_set_ids AS text[]), CAST(:grouping_algorithm_ids AS text[]))
+        AS x(ord, version_id, node_transition, rule_set_id, grouping_algorithm_id)
+), versions_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', nv.id, 'version_no', nv.version_no)) AS j
+    FROM unnest(CAST(:versions_ord AS int[]), CAST(:versions_id AS uuid[])) AS u(ord, id)
+    JOIN node_versions nv ON nv.id = u.id
+    GROUP BY u.ord
+), claims_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'type', c.claim_type, 'confidence', c.confidence::text)) AS j
+    FROM unnest(CAST(:claims_ord AS int[]), CAST(:claims_id AS uuid[])) AS u(ord, id)
+    JOIN claims c ON c.id = u.id
+    GROUP BY u.ord
+), runs_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', r.id, 'agent', r.agent, 'provider', r.provider, 'simulated', r.simulated,
+        'parent_run_id', r.parent_run_id, 'input_fingerprint', r.input_fingerprint)) AS j
+    FROM unnest(CAST(:runs_ord AS int[]), CAST(:runs_id AS uuid[])) AS u(ord, id)
+    JOIN agent_runs r ON r.id = u.id
+    GROUP BY u.ord
+), exposures_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', e.id, 'run_id', e.run_id, 'exposed_to_run_id', e.exposed_to_run_id, 'channel', e.channel)) AS j
+    FROM unnest(CAST(:exposures_ord AS int[]), CAST(:exposures_id AS uuid[])) AS u(ord, id)
+    JOIN run_exposures e ON e.id = u.id
+    GROUP BY u.ord
+), citations_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'claim_id', c.claim_id, 'evidence_id', c.evidence_id,
+        'role', c.role)) AS j
+    FROM unnest(CAST(:citations_ord AS int[]), CAST(:citations_id AS uuid[])) AS u(ord, id)
+    JOIN citations c ON c.id = u.id
+    GROUP BY u.ord
+), branches_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', b.id, 'kind', b.kind, 'transition', u.transition, 'to_status', t.to_status)) AS j
+    FROM unnest(CAST(:branches_ord AS int[]), CAST(:branches_id AS uuid[]), CAST(:branches_transition AS uuid[]))
+        AS u(ord, id, transition)
+    JOIN branches b ON b.id = u.id
+    LEFT JOIN branch_transitions t ON t.id = u.transition
+    GROUP BY u.ord
+), evidence_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', e.id, 'sha256', e.content_sha256, 'transition', u.transition,
+        'to_status', t.to_status)) AS j
+    FROM unnest(CAST(:evidence_ord AS int[]), CAST(:evidence_id AS uuid[]), CAST(:evidence_transition AS uuid[]))
+        AS u(ord, id, transition)
+    JOIN evidence e ON e.id = u.id
+    LEFT JOIN evidence_transitions t ON t.id = u.transition
+    GROUP BY u.ord
+), pending_actions_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', p.id, 'transition', u.transition, 'to_status', t.to_status)) AS j
+    FROM unnest(CAST(:pending_actions_ord AS int[]), CAST(:pending_actions_id AS uuid[]), CAST(:pending_actions_transition AS uuid[]))
+        AS u(ord, id, transition)
+    JOIN pending_actions p ON p.id = u.id
+    LEFT JOIN pending_action_transitions t ON t.id = u.transition
+    GROUP BY u.ord
 )
-SELECT json_build_object(
+SELECT x.ord, json_build_object(
     'version', (
         SELECT row_to_json(r) FROM (
             SELECT nv.id, nv.logical_node_id, nv.thread_id, nv.branch_id, nv.version_no,
                    nv.content_sha256, nv.initial_status
-            FROM node_versions nv, m WHERE nv.id = (m.m ->> 'version_id')::uuid) r),
-    'versions', (
-        SELECT coalesce(json_agg(json_build_object('id', nv.id, 'version_no', nv.version_no)), '[]'::json)
-        FROM node_versions nv WHERE nv.id IN (SELECT id FROM ids WHERE key = 'versions')),
+            FROM node_versions nv WHERE nv.id = x.version_id) r),
+    'versions', coalesce(versions_by.j, '[]'::json),
     'node_transition', (
         SELECT row_to_json(r) FROM (
-            SELECT t.id, t.to_status FROM node_status_transitions t, m
-            WHERE t.id = (m.m ->> 'node_transition')::uuid) r),
-    'branches', (
-        SELECT coalesce(json_agg(json_build_object(
-            'id', b.id, 'kind', b.kind, 'transition', k.transition, 'to_status', t.to_status)), '[]'::json)
-        FROM keyed k JOIN branches b ON b.id = k.id
-        LEFT JOIN branch_transitions t ON t.id = k.transition
-        WHERE k.key = 'branches'),
-    'claims', (
-        SELECT coalesce(json_agg(json_build_object(
-            'id', c.id, 'run_id', c.run_id, 'type', c.claim_type, 'confidence', c.confidence::text)), '[]'::json)
-        FROM claims c WHERE c.id IN (SELECT id FROM ids WHERE key = 'claims')),
-    'runs', (
-        SELECT coalesce(json_agg(json_build_object(
-            'id', r.id, 'agent', r.agent, 'provider', r.provider, 'simulated', r.simulated,
-            'parent_run_id', r.parent_run_id, 'input_fingerprint', r.input_fingerprint)), '[]'::json)
-        FROM agent_runs r WHERE r.id IN (SELECT id FROM ids WHERE key = 'runs')),
-    'exposures', (
-        SELECT coalesce(json_agg(json_build_object(
-            'id', e.id, 'run_id', e.run_id, 'exposed_to_run_id', e.exposed_to_run_id,
-            'channel', e.channel)), '[]'::json)
-        FROM run_exposures e WHERE e.id IN (SELECT id FROM ids WHERE key = 'exposures')),
-    'citations', (
-        SELECT coalesce(json_agg(json_build_object(
-            'id', c.id, 'run_id', c.run_id, 'claim_id', c.claim_id, 'evidence_id', c.evidence_id,
-            'role', c.role)), '[]'::json)
-        FROM citations c WHERE c.id IN (SELECT id FROM ids WHERE key = 'citations')),
-    'evidence', (
-        SELECT coalesce(json_agg(json_build_object(
-            'id', e.id, 'sha256', e.content_sha256, 'transition', k.transition,
-            'to_status', t.to_status)), '[]'::json)
-        FROM keyed k JOIN evidence e ON e.id = k.id
-        LEFT JOIN evidence_transitions t ON t.id = k.transition
-        WHERE k.key = 'evidence'),
-    'pending_actions', (
-        SELECT coalesce(json_agg(json_build_object(
-            'id', p.id, 'transition', k.transition, 'to_status', t.to_status)), '[]'::json)
-        FROM keyed k JOIN pending_actions p ON p.id = k.id
-        LEFT JOIN pending_action_transitions t ON t.id = k.transition
-        WHERE k.key = 'pending_actions'),
+            SELECT t.id, t.to_status FROM node_status_transitions t WHERE t.id = x.node_transition) r),
+    'branches', coalesce(branches_by.j, '[]'::json),
+    'claims', coalesce(claims_by.j, '[]'::json),
+    'runs', coalesce(runs_by.j, '[]'::json),
+    'exposures', coalesce(exposures_by.j, '[]'::json),
+    'citations', coalesce(citations_by.j, '[]'::json),
+    'evidence', coalesce(evidence_by.j, '[]'::json),
+    'pending_actions', coalesce(pending_actions_by.j, '[]'::json),
     'rule_set', (
         SELECT row_to_json(r) FROM (
-            SELECT rs.id, rs.body, rs.body_sha256 AS sha256 FROM rule_sets rs, m
-            WHERE rs.id = m.m ->> 'rule_set_id') r),
+            SELECT rs.id, rs.body, rs.body_sha256 AS sha256 FROM rule_sets rs WHERE rs.id = x.rule_set_id) r),
     'grouping', (
         SELECT row_to_json(r) FROM (
-            SELECT g.id, g.params, g.params_sha256 AS sha256 FROM grouping_algorithms g, m
-            WHERE g.id = m.m ->> 'grouping_algorithm_id') r)
+            SELECT g.id, g.params, g.params_sha256 AS sha256 FROM grouping_algorithms g
+            WHERE g.id = x.grouping_algorithm_id) r)
 ) AS rows
+FROM x
+LEFT JOIN versions_by USING (ord)
+LEFT JOIN claims_by USING (ord)
+LEFT JOIN runs_by USING (ord)
+LEFT JOIN exposures_by USING (ord)
+LEFT JOIN citations_by USING (ord)
+LEFT JOIN branches_by USING (ord)
+LEFT JOIN evidence_by USING (ord)
+LEFT JOIN pending_actions_by USING (ord)
+ORDER BY x.ord

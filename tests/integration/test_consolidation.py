@@ -11,7 +11,7 @@ from sqlalchemy import Engine, func, insert, select, text
 from council.errors import NotFound
 from council.ledger import actions, branches, nodes
 from council.ledger import tables as t
-from council.ledger.committer import consolidate
+from council.ledger.committer import consolidate, consolidate_many
 from council.ledger.consolidation_reads import groups, history, memory_list
 from council.ledger.db import unit_of_work
 from council.ledger.replay import replay
@@ -270,3 +270,92 @@ def test_consolidating_an_unknown_version_is_bad_input_and_writes_nothing(engine
     with pytest.raises(NotFound):
         _run(engine, UUID("00000000-0000-4000-8000-000000000000"))
     assert _count(engine, t.consolidation_evaluations) == 0 and _count(engine, t.events) == 0
+
+
+# ------------------------------------------------------------------ batches
+
+
+def test_a_batch_decides_each_version_as_it_would_be_decided_alone(engine: Engine) -> None:
+    # Given, on one thread: two ready nodes, one already consolidated, one with a
+    # single endorsement, and a consolidated node with a newer ready version
+    ledger = Ledger.new(engine, evidence_items=3)
+    ready = [ledger.ready_node(f"ready {i}") for i in range(2)]
+    done = ledger.ready_node("done")
+    already = _run(engine, done)
+    lonely = UUID(str(ledger.node("lonely")["version_id"]))
+    ledger.claim(ledger.run("anthropic"), lonely, confidence=0.8, cites=[ledger.evidence[0]])
+    old = ledger.ready_node("old")
+    old_result = _run(engine, old)
+    logical = nodes.show_version(engine, old)["logical_node_id"]
+    added = nodes.add_version(engine, logical_node_id=logical, content="new", actor=ACTOR)
+    new = UUID(str(added["version_id"]))
+    for i, provider in enumerate(("anthropic", "zhipu")):
+        ledger.claim(ledger.run(provider), new, cites=[ledger.evidence[i + 1]])
+    # When they are consolidated in one batch, with a repeat and the old version too
+    batch = [ready[0], done, lonely, new, ready[1], ready[0], old]
+    results = consolidate_many(engine, batch, actor=ACTOR)
+    # Then there is one answer per id, in order, each what a lone committer gives
+    assert [r["node_version_id"] for r in results] == batch
+    outcomes = [r["outcome"] for r in results]
+    assert outcomes == [
+        "committed",
+        "already_consolidated",
+        "not_ready",
+        "committed",
+        "committed",
+        "committed",
+        "not_ready",
+    ]
+    assert results[0] == results[5]
+    assert results[1]["consolidation_id"] == already["consolidation_id"]
+    assert "independent_support" in _failed(results[2])
+    assert results[3]["superseded_consolidation_id"] == old_result["consolidation_id"]
+    # And the old version, decided after the new one in the same transaction, no longer can
+    assert results[6]["consolidation_id"] is None
+    # And the ledger holds exactly one live consolidation per logical node, each replaying
+    with unit_of_work(engine) as conn:
+        live = conn.execute(
+            select(t.consolidations.c.logical_node_id, func.count())
+            .where(t.consolidations.c.status == "live")
+            .group_by(t.consolidations.c.logical_node_id)
+        ).all()
+        every = list(conn.execute(select(t.consolidations.c.id)).scalars())
+        evaluations = list(conn.execute(select(t.consolidation_evaluations.c.id)).scalars())
+    assert len(live) == 4 and all(n == 1 for _, n in live)
+    for row_id in [*every, *evaluations]:
+        assert replay(engine, row_id)["match"] is True
+    # And deciding the same batch again writes nothing new
+    again = consolidate_many(engine, batch, actor=ACTOR)
+    assert [r["outcome"] for r in again] == [
+        "already_consolidated",
+        "already_consolidated",
+        "not_ready",
+        "already_consolidated",
+        "already_consolidated",
+        "already_consolidated",
+        "not_ready",
+    ]
+    assert _count(engine, t.consolidations) == len(every)
+    assert _count(engine, t.consolidation_evaluations) == len(evaluations)
+
+
+def test_a_batch_naming_an_unknown_version_writes_nothing(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    ready = ledger.ready_node()
+    unknown = UUID("00000000-0000-4000-8000-000000000000")
+    with unit_of_work(engine) as conn:
+        events_before = conn.execute(select(func.count()).select_from(t.events)).scalar_one()
+    with pytest.raises(NotFound, match=str(unknown)):
+        consolidate_many(engine, [ready, unknown], actor=ACTOR)
+    assert _count(engine, t.consolidations) == 0 and _count(engine, t.consolidation_evaluations) == 0
+    assert _count(engine, t.events) == events_before
+
+
+def test_a_dry_run_batch_writes_nothing(engine: Engine) -> None:
+    ledger = Ledger.new(engine)
+    ready = ledger.ready_node()
+    lonely = UUID(str(ledger.node("lonely")["version_id"]))
+    results = consolidate_many(engine, [ready, lonely], actor=ACTOR, dry_run=True)
+    assert [r["outcome"] for r in results] == ["would_commit", "not_ready"]
+    assert all(r["dry_run"] for r in results)
+    assert _count(engine, t.consolidations) == 0 and _count(engine, t.consolidation_evaluations) == 0
