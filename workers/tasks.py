@@ -13,10 +13,11 @@ from workers.app import app
 from workers.coalesce import EVALUATION, REVERIFICATION, Marks, marks_for
 
 RUN_RETRIES = 3
-# Versions per commit-queue message, decided in one committer transaction: a batch
-# costs about as many round trips as one version, while holding up to this many
-# node locks for the few tens of ms it takes. Larger messages spread less over workers.
-EVALUATION_BATCH = max(1, int(os.environ.get("COUNCIL_EVALUATION_BATCH", "50")))
+# Versions per commit-queue message, decided in one committer call (in transactions
+# of about CLAIMS_PER_TRANSACTION claims). Small messages spread a run's evaluations
+# over the workers: with 50 a hot thread's evaluations queue behind each other
+# (benchmarks/RESULTS.md, "## commit").
+EVALUATION_BATCH = max(1, int(os.environ.get("COUNCIL_EVALUATION_BATCH", "10")))
 # How long an evaluation waits before it starts, so that more claims on the same
 # versions are decided together. Off by default: a later deliberative round can
 # merge groups that were independent, and each state deserves its evaluation.

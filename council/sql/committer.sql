@@ -1,3 +1,10 @@
+-- commit_weights --
+-- Before any lock: the claims on each of :version_ids (a version that does
+-- not exist is absent), to size the committer's transactions.
+SELECT nv.id, (SELECT count(*) FROM claims c WHERE c.node_version_id = nv.id) AS claims
+FROM node_versions nv
+WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
+
 -- commit_begin --
 -- First statement of a consolidation transaction, for a batch of node versions
 -- (any number; one is a batch of one): SET LOCAL the lock and statement

@@ -359,3 +359,27 @@ def test_a_dry_run_batch_writes_nothing(engine: Engine) -> None:
     assert [r["outcome"] for r in results] == ["would_commit", "not_ready"]
     assert all(r["dry_run"] for r in results)
     assert _count(engine, t.consolidations) == 0 and _count(engine, t.consolidation_evaluations) == 0
+
+
+def test_a_batch_closes_when_its_claims_reach_the_transaction_budget(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from council.ledger import committer
+
+    # Given five ready nodes of two claims each, and a budget of four claims a transaction
+    ledger = Ledger.new(engine)
+    ready = [ledger.ready_node(f"ready {i}") for i in range(5)]
+    monkeypatch.setattr(committer, "CLAIMS_PER_TRANSACTION", 4)
+    sizes: list[int] = []
+    real = committer._consolidate_batch
+
+    def counted(conn: Any, version_ids: list[UUID], **kw: Any) -> list[dict[str, Any]]:
+        sizes.append(len(version_ids))
+        return real(conn, version_ids, **kw)
+
+    monkeypatch.setattr(committer, "_consolidate_batch", counted)
+    # When they are consolidated in one call
+    results = consolidate_many(engine, ready, actor=ACTOR)
+    # Then they went in transactions of two, two and one, each committed
+    assert sizes == [2, 2, 1]
+    assert [r["outcome"] for r in results] == ["committed"] * 5
