@@ -1,7 +1,7 @@
 """Commit throughput: consolidations per second, relative to what the server can do.
 
 Eight committer processes, each with its own engine and connection, prepare
-200 ready nodes of their own (untimed), are released together, and consolidate
+500 ready nodes of their own (untimed), are released together, and consolidate
 them; the figure is consolidations / s from the release until the last one is
 done. The same run measures pgbench with eight clients doing the committer's
 skeleton — transaction-scoped advisory lock, a small read, an insert, commit —
@@ -39,7 +39,7 @@ from council.ledger.db import engine_for
 from tests.builders import Ledger
 
 COMMITTERS = 8
-NODES_PER_COMMITTER = 200
+NODES_PER_COMMITTER = 500
 PGBENCH_SECONDS = 5
 TARGET_RATIO = 0.30
 

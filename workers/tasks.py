@@ -13,11 +13,10 @@ from workers.app import app
 from workers.coalesce import EVALUATION, REVERIFICATION, Marks, marks_for
 
 RUN_RETRIES = 3
-# Versions per commit-queue message, decided in one committer call (in transactions
-# of about CLAIMS_PER_TRANSACTION claims). Small messages spread a run's evaluations
-# over the workers: with 50 a hot thread's evaluations queue behind each other
-# (benchmarks/RESULTS.md, "## commit").
-EVALUATION_BATCH = max(1, int(os.environ.get("COUNCIL_EVALUATION_BATCH", "10")))
+# At most this many versions per commit-queue message; a message also closes at about
+# CLAIMS_PER_TRANSACTION claims (committer.plan_batches), so lightly claimed versions go
+# many to a message and one committer transaction, heavy ones alone, spread over workers.
+EVALUATION_BATCH = max(1, int(os.environ.get("COUNCIL_EVALUATION_BATCH", "50")))
 # How long an evaluation waits before it starts, so that more claims on the same
 # versions are decided together. Off by default: a later deliberative round can
 # merge groups that were independent, and each state deserves its evaluation.
@@ -32,11 +31,13 @@ class CeleryScheduler:
             execute_run.delay(str(run_id))
 
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None:
+        from council.ledger.committer import plan_batches
+
         waiting = _marks(EVALUATION).mark(list(dict.fromkeys(str(v) for v in version_ids)))
-        for start in range(0, len(waiting), EVALUATION_BATCH):
-            evaluate_nodes.apply_async(
-                (waiting[start : start + EVALUATION_BATCH],), countdown=EVALUATION_DELAY_S or None
-            )
+        if not waiting:
+            return
+        for batch in plan_batches(_engine(), [UUID(v) for v in waiting], max_versions=EVALUATION_BATCH):
+            evaluate_nodes.apply_async(([str(v) for v in batch],), countdown=EVALUATION_DELAY_S or None)
 
     def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None:
         cascade.delay([[str(v), d] for v, d in pending])

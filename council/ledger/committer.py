@@ -77,33 +77,54 @@ def consolidate_many(
     committer won a node, which the next attempt reads back.
     """
     unique = list(dict.fromkeys(version_ids))
+    weights = _weights(engine, unique)
+    missing = next((v for v in unique if v not in weights), None)
+    if missing is not None:
+        raise NotFound(f"no node version with id {missing}")
     results: dict[UUID, dict[str, Any]] = {}
-    for batch in _batches(engine, unique):
+    for batch in _chunks(unique, weights, max_versions=None):
         results.update((r["node_version_id"], r) for r in _in_transaction(engine, batch, actor, dry_run))
     return [results[v] for v in version_ids]
 
 
-def _batches(engine: Engine, version_ids: list[UUID]) -> list[list[UUID]]:
-    """Consecutive runs of versions whose claims add up to the transaction budget."""
+def plan_batches(engine: Engine, version_ids: Sequence[UUID], *, max_versions: int) -> list[list[UUID]]:
+    """The versions in consecutive batches of one committer transaction each:
+    about ``CLAIMS_PER_TRANSACTION`` claims and at most ``max_versions``
+    versions. The commit queue sends one message per batch, so work is split
+    by its weight: light nodes travel many to a message, heavy ones alone,
+    where another worker can take the next. (An unknown version weighs
+    nothing here; the committer refuses it.)"""
+    unique = list(dict.fromkeys(version_ids))
+    return _chunks(unique, _weights(engine, unique), max_versions=max_versions)
+
+
+def _weights(engine: Engine, version_ids: list[UUID]) -> dict[UUID, int]:
+    """The claims on each version that exists (one read, before any lock)."""
     if not version_ids:
-        return []
+        return {}
     with unit_of_work(engine) as conn:
-        weights = {
-            row.id: int(row.claims)
-            for row in conn.execute(query("commit_weights"), {"version_ids": version_ids})
-        }
-    missing = next((v for v in version_ids if v not in weights), None)
-    if missing is not None:
-        raise NotFound(f"no node version with id {missing}")
-    batches: list[list[UUID]] = [[]]
+        rows = conn.execute(query("commit_weights"), {"version_ids": version_ids})
+        return {row.id: int(row.claims) for row in rows}
+
+
+def _chunks(
+    version_ids: list[UUID], weights: dict[UUID, int], *, max_versions: int | None
+) -> list[list[UUID]]:
+    """Consecutive runs of versions whose claims add up to the transaction budget."""
+    chunks: list[list[UUID]] = []
     load = 0
     for version_id in version_ids:
-        if batches[-1] and load + weights[version_id] > CLAIMS_PER_TRANSACTION:
-            batches.append([])
+        weight = weights.get(version_id, 0)
+        full = bool(chunks) and (
+            load + weight > CLAIMS_PER_TRANSACTION
+            or (max_versions is not None and len(chunks[-1]) >= max_versions)
+        )
+        if not chunks or full:
+            chunks.append([])
             load = 0
-        batches[-1].append(version_id)
-        load += weights[version_id]
-    return batches
+        chunks[-1].append(version_id)
+        load += weight
+    return chunks
 
 
 def _in_transaction(engine: Engine, batch: list[UUID], actor: str, dry_run: bool) -> list[dict[str, Any]]:

@@ -383,3 +383,22 @@ def test_a_batch_closes_when_its_claims_reach_the_transaction_budget(
     # Then they went in transactions of two, two and one, each committed
     assert sizes == [2, 2, 1]
     assert [r["outcome"] for r in results] == ["committed"] * 5
+
+
+def test_batches_are_planned_by_weight_light_nodes_together_heavy_ones_alone(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from council.ledger import committer
+
+    # Given four lightly claimed nodes and one with many claims, a budget of 10
+    # claims a transaction and at most three versions a message
+    ledger = Ledger.new(engine)
+    light = [ledger.ready_node(f"light {i}") for i in range(4)]
+    heavy = UUID(str(ledger.node("heavy")["version_id"]))
+    for _ in range(12):
+        ledger.claim(ledger.run("anthropic"), heavy, confidence=0.5)
+    monkeypatch.setattr(committer, "CLAIMS_PER_TRANSACTION", 10)
+    # When the commit queue plans its messages
+    planned = committer.plan_batches(engine, [*light[:2], heavy, *light[2:], light[0]], max_versions=3)
+    # Then light nodes share messages up to the version cap, the heavy one goes alone
+    assert planned == [light[:2], [heavy], light[2:]]
