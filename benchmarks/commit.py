@@ -12,7 +12,7 @@ The committers consolidate as the commit workers do, a batch of
 figure); the same race one version at a time is reported beside it.
 
 It also reports where the CPU went while the committers ran — their own CPU
-time, and that of their server processes (read from /proc: the server is local
+time, and that of their server processes (read with psutil: the server is local
 here) — and the ceiling that follows: with both on the same cores, no more
 than ``cores / (client + server CPU per consolidation)`` per second.
 """
@@ -92,12 +92,14 @@ def _consolidate_all(
 
 
 def process_cpu_s(pid: int) -> float | None:
-    """CPU seconds a process on this machine has used (None where /proc cannot tell)."""
+    """CPU seconds a process on this machine has used (None when it cannot be read)."""
+    import psutil
+
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
+        times = psutil.Process(pid).cpu_times()
+    except (psutil.Error, OSError):
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return float(times.user + times.system)
 
 
 def pgbench_binary() -> str:

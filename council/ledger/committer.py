@@ -77,12 +77,15 @@ def consolidate_many(
     committer won a node, which the next attempt reads back.
     """
     unique = list(dict.fromkeys(version_ids))
-    weights = _weights(engine, unique)
-    missing = next((v for v in unique if v not in weights), None)
-    if missing is not None:
-        raise NotFound(f"no node version with id {missing}")
+    batches = [unique]  # one version needs no planning: its transaction refuses it if unknown
+    if len(unique) > 1:
+        weights = _weights(engine, unique)
+        missing = next((v for v in unique if v not in weights), None)
+        if missing is not None:  # before any batch commits
+            raise NotFound(f"no node version with id {missing}")
+        batches = _chunks(unique, weights, max_versions=None)
     results: dict[UUID, dict[str, Any]] = {}
-    for batch in _chunks(unique, weights, max_versions=None):
+    for batch in batches:
         results.update((r["node_version_id"], r) for r in _in_transaction(engine, batch, actor, dry_run))
     return [results[v] for v in version_ids]
 
