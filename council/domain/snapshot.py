@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from council.domain.canonical import canonical_sha256
+from council.domain.canonical import canonical_json, canonical_sha256, sha256_text
 
 FORMAT = "council-snapshot-v1"
 
@@ -136,6 +136,16 @@ def build_snapshot(rows: dict[str, Any]) -> dict[str, Any]:
 
 def snapshot_hash(snapshot: dict[str, Any]) -> str:
     return canonical_sha256(snapshot)
+
+
+def snapshot_digests(snapshot: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """The snapshot's hash and the SHA-256 of each of its top-level sections,
+    from one serialisation. A not-ready evaluation stores the section hashes
+    beside its manifest instead of the whole snapshot, so that replay can still
+    say which part of a rebuilt snapshot differs."""
+    parts = {key: canonical_json(value) for key, value in snapshot.items()}
+    whole = "{" + ",".join(f"{canonical_json(key)}:{parts[key]}" for key in sorted(parts)) + "}"
+    return sha256_text(whole), {key: sha256_text(text) for key, text in parts.items()}
 
 
 def manifest_of(snapshot: dict[str, Any]) -> dict[str, Any]:

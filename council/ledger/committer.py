@@ -28,7 +28,7 @@ from sqlalchemy import Connection, Engine, insert, select
 
 from council import metrics
 from council.domain.rules import Decision, evaluate
-from council.domain.snapshot import snapshot_hash, support_evidence
+from council.domain.snapshot import manifest_of, snapshot_digests, support_evidence
 from council.errors import CouncilError, Duplicate, NotFound, TransientDatabaseError
 from council.ledger import events
 from council.ledger import tables as t
@@ -225,7 +225,8 @@ def _decide(
         return results
 
     snapshots = locked_snapshots(conn, [v.id for v in todo], locked={str(e) for e in state.locked})
-    digests = {v.id: snapshot_hash(snapshots[v.id]) for v in todo}
+    hashed = {v.id: snapshot_digests(snapshots[v.id]) for v in todo}
+    digests = {version_id: digest for version_id, (digest, _) in hashed.items()}
     decided = {
         row.version_id: row
         for row in conn.execute(
@@ -266,7 +267,7 @@ def _decide(
             else:
                 (positive if decision.positive else negative).append((version, decision))
     if negative:
-        results.update(_record_not_ready(conn, negative, snapshots, digests, actor))
+        results.update(_record_not_ready(conn, negative, snapshots, hashed, actor))
     if positive:
         results.update(_commit(conn, positive, snapshots, digests, state.live, actor))
     return results
@@ -285,7 +286,7 @@ def _record_not_ready(
     conn: Connection,
     decided: list[tuple[Any, Decision]],
     snapshots: dict[UUID, dict[str, Any]],
-    digests: dict[UUID, str],
+    hashed: dict[UUID, tuple[str, dict[str, str]]],
     actor: str,
 ) -> dict[UUID, dict[str, Any]]:
     items = [
@@ -295,9 +296,10 @@ def _record_not_ready(
             "version_id": str(version.id),
             "rule_set_id": snapshots[version.id]["rule_set"]["id"],
             "grouping_algorithm_id": snapshots[version.id]["grouping"]["id"],
-            "digest": digests[version.id],
+            "digest": hashed[version.id][0],
             "reasons": [r.as_dict() for r in decision.reasons],
-            "snapshot": snapshots[version.id],
+            "manifest": manifest_of(snapshots[version.id]),
+            "sections": hashed[version.id][1],
             "failed": [r.rule for r in decision.failed()],
         }
         for version, decision in decided
@@ -309,7 +311,7 @@ def _record_not_ready(
     return {
         version.id: {
             **_base(version, False),
-            "snapshot_sha256": digests[version.id],
+            "snapshot_sha256": hashed[version.id][0],
             "outcome": NOT_READY,
             "consolidation_id": None,
             "evaluation_id": written[version.id],

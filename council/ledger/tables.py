@@ -396,8 +396,11 @@ consolidation_evaluations = Table(
     Column("snapshot_sha256", Text, nullable=False),
     Column("outcome", Text, nullable=False),
     Column("reasons", JSONB, nullable=False),
-    Column("snapshot", JSONB, nullable=False),
+    # Written before revision 0005 only; since then the manifest and section hashes.
+    Column("snapshot", JSONB),
     created(),
+    Column("manifest", JSONB),
+    Column("section_sha256", JSONB),
     UniqueConstraint("node_version_id", "snapshot_sha256"),
     Index("consolidation_evaluations_node_idx", "logical_node_id", "created_at"),
 )

@@ -102,16 +102,19 @@ FROM c JOIN m ON m.node_version_id = c.node_version_id
 
 -- commit_not_ready --
 -- The non-positive decisions of a batch (JSON array :items), recorded with
--- their reasons and snapshot, each with its event, in one statement.
+-- their reasons, manifest and section hashes (what replay needs; the whole
+-- snapshot is kept for consolidations only), each with its event, in one statement.
 WITH x AS (
     SELECT * FROM jsonb_to_recordset(CAST(:items AS jsonb)) AS x(
         thread_id uuid, logical_node_id uuid, version_id uuid, rule_set_id text,
-        grouping_algorithm_id text, digest text, reasons jsonb, snapshot jsonb, failed jsonb)
+        grouping_algorithm_id text, digest text, reasons jsonb, manifest jsonb, sections jsonb,
+        failed jsonb)
 ), ev AS (
     INSERT INTO consolidation_evaluations (thread_id, logical_node_id, node_version_id, rule_set_id,
-                                           grouping_algorithm_id, snapshot_sha256, outcome, reasons, snapshot)
+                                           grouping_algorithm_id, snapshot_sha256, outcome, reasons,
+                                           manifest, section_sha256)
     SELECT thread_id, logical_node_id, version_id, rule_set_id, grouping_algorithm_id, digest, 'not_ready',
-           reasons, snapshot
+           reasons, manifest, sections
     FROM x
     RETURNING id, node_version_id, thread_id
 ), e AS (

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from council.domain.canonical import canonical_sha256
 from council.domain.independence import Group
 from council.domain.rules import distinct_provider_groups, evaluate
-from council.domain.snapshot import manifest_of, snapshot_hash, support_evidence
+from council.domain.snapshot import manifest_of, snapshot_digests, snapshot_hash, support_evidence
 
 RULES = {
     "min_support_groups": 2,
@@ -88,6 +89,16 @@ def test_evaluation_is_deterministic_and_does_not_touch_its_input() -> None:
     before = copy.deepcopy(snapshot)
     assert evaluate(snapshot).as_dict() == evaluate(snapshot).as_dict()
     assert snapshot == before and snapshot_hash(snapshot) == snapshot_hash(before)
+
+
+def test_section_digests_come_from_the_same_serialisation_as_the_hash() -> None:
+    snapshot = _snapshot(READY, {"r1": ["e1"], "r2": ["e2"]})
+    whole, sections = snapshot_digests(snapshot)
+    assert whole == snapshot_hash(snapshot)
+    assert sections == {key: canonical_sha256(value) for key, value in snapshot.items()}
+    changed = copy.deepcopy(snapshot)
+    changed["claims"][0]["confidence"] = 0.11
+    assert [k for k, v in snapshot_digests(changed)[1].items() if v != sections[k]] == ["claims"]
 
 
 def test_shared_cited_evidence_makes_support_dependent() -> None:

@@ -1,0 +1,132 @@
+"""What a not-ready evaluation stores, and that it replays (DESIGN §4, invariant 9).
+
+Since revision 0005 a not-ready evaluation keeps its manifest (the ids of the
+rows its snapshot was built from) and the hash of each snapshot section, not
+the whole snapshot; rows written before keep their snapshot and replay as they
+did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import pytest
+from sqlalchemy import Engine, insert, select, text
+
+from council.domain.snapshot import manifest_of, snapshot_digests
+from council.errors import BadInput
+from council.ledger import tables as t
+from council.ledger.committer import consolidate
+from council.ledger.db import unit_of_work
+from council.ledger.replay import replay
+from council.ledger.snapshots import current_snapshot
+from tests.builders import ACTOR, Ledger
+
+
+def _not_ready(engine: Engine) -> tuple[Ledger, UUID, dict[str, Any]]:
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    ledger.claim(ledger.run("anthropic"), version_id, cites=[ledger.evidence[0]])
+    result = consolidate(engine, version_id, actor=ACTOR)
+    assert result["outcome"] == "not_ready"
+    return ledger, version_id, result
+
+
+def _stored(engine: Engine, evaluation_id: UUID) -> Any:
+    with unit_of_work(engine) as conn:
+        return (
+            conn.execute(
+                select(t.consolidation_evaluations).where(t.consolidation_evaluations.c.id == evaluation_id)
+            )
+            .mappings()
+            .one()
+        )
+
+
+def test_a_not_ready_evaluation_stores_its_manifest_and_section_hashes_not_its_snapshot(
+    engine: Engine,
+) -> None:
+    # Given a node one provider supports (not ready)
+    _, version_id, result = _not_ready(engine)
+    # Then the record names the rows and hashes the sections of the snapshot it was decided on
+    row = _stored(engine, result["evaluation_id"])
+    with unit_of_work(engine) as conn:
+        snapshot = current_snapshot(conn, version_id)
+    digest, sections = snapshot_digests(snapshot)
+    assert row["snapshot"] is None
+    assert row["manifest"] == manifest_of(snapshot)
+    assert row["section_sha256"] == sections and row["snapshot_sha256"] == digest == result["snapshot_sha256"]
+    # And it replays to the same hash and decision
+    replayed = replay(engine, result["evaluation_id"])
+    assert replayed["match"] is True and replayed["kind"] == "evaluation" and replayed["differences"] == []
+
+
+def test_replaying_an_evaluation_names_the_section_that_changed(engine: Engine) -> None:
+    # Given a recorded not-ready evaluation
+    _, version_id, result = _not_ready(engine)
+    # When its claim is altered behind the ledger's back (trigger disabled)
+    with unit_of_work(engine) as conn:
+        conn.execute(text("ALTER TABLE claims DISABLE TRIGGER claims_immutable"))
+        conn.execute(text("UPDATE claims SET confidence = 0.1 WHERE node_version_id = :v"), {"v": version_id})
+        conn.execute(text("ALTER TABLE claims ENABLE TRIGGER claims_immutable"))
+    # Then replay reports the mismatch and where it is
+    replayed = replay(engine, result["evaluation_id"])
+    assert replayed["match"] is False and replayed["hash_match"] is False
+    assert replayed["differences"] == ["claims"]
+
+
+def test_an_evaluation_recorded_with_its_whole_snapshot_still_replays(engine: Engine) -> None:
+    # Given an evaluation stored the way revision 0004 stored it: the whole snapshot, no manifest
+    ledger, version_id, result = _not_ready(engine)
+    ledger.claim(ledger.run("openai"), version_id, claim_type="abstain")
+    with unit_of_work(engine) as conn:
+        snapshot = current_snapshot(conn, version_id)
+        legacy_id = conn.execute(
+            insert(t.consolidation_evaluations)
+            .values(
+                thread_id=ledger.thread_id,
+                logical_node_id=snapshot["node"]["logical_node_id"],
+                node_version_id=version_id,
+                rule_set_id=snapshot["rule_set"]["id"],
+                grouping_algorithm_id=snapshot["grouping"]["id"],
+                snapshot_sha256=snapshot_digests(snapshot)[0],
+                outcome="not_ready",
+                reasons=_stored(engine, result["evaluation_id"])["reasons"],
+                snapshot=snapshot,
+            )
+            .returning(t.consolidation_evaluations.c.id)
+        ).scalar_one()
+    # Then replay reads its manifest out of the snapshot and agrees
+    replayed = replay(engine, legacy_id)
+    assert replayed["match"] is True and replayed["differences"] == []
+
+
+def test_an_evaluation_with_neither_snapshot_nor_manifest_is_refused(engine: Engine) -> None:
+    # Given a recorded evaluation
+    _, _, result = _not_ready(engine)
+    row = dict(_stored(engine, result["evaluation_id"]))
+    # When a second record of it without anything to replay from is inserted
+    # Then the database refuses it
+    with (
+        pytest.raises(BadInput, match="consolidation_evaluations_replayable"),
+        unit_of_work(engine) as conn,
+    ):
+        conn.execute(
+            insert(t.consolidation_evaluations).values(
+                **{
+                    k: row[k]
+                    for k in (
+                        "thread_id",
+                        "logical_node_id",
+                        "node_version_id",
+                        "rule_set_id",
+                        "grouping_algorithm_id",
+                        "outcome",
+                        "reasons",
+                    )
+                },
+                snapshot_sha256="0" * 64,
+                manifest=row["manifest"],
+            )
+        )
