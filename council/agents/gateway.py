@@ -20,6 +20,7 @@ from the installed package, never fetched. The simulated provider
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import threading
@@ -41,6 +42,7 @@ DEFAULT_TIMEOUT_S = 300.0
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
 _REASON_CHARS = 600
+LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 _lock = threading.Lock()
 _registered = False
@@ -162,6 +164,11 @@ def _prepare_litellm() -> None:
                 return await asyncio.to_thread(self.completion, *args, **kwargs)
 
         litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout
+        if not os.environ.get("LITELLM_LOG"):
+            # litellm's loggers inherit the root level: under a worker at INFO each call
+            # would log its own lines (on stderr, which the worker logs again as warnings).
+            for name in LITELLM_LOGGERS:
+                logging.getLogger(name).setLevel(logging.WARNING)
         litellm.custom_provider_map = [
             *[item for item in litellm.custom_provider_map if item["provider"] != simulated.PROVIDER],
             {"provider": simulated.PROVIDER, "custom_handler": SimulatedLLM()},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Annotated, Any
 
@@ -13,8 +14,10 @@ from council.cli.common import JsonOpt, actor, engine
 from council.cli.output import console, emit, err_console
 from council.domain.ids import parse_id
 from council.errors import BadInput, CouncilError
+from council.ledger.db import DEFAULT_POOL_SIZE, POOL_SIZE_ENV
 
 TERMINAL = ("succeeded", "failed")
+POOLS = ("prefork", "threads")
 
 
 def dispatch_cmd(
@@ -143,7 +146,17 @@ def worker_cmd(
     queues: Annotated[str, typer.Option("--queues", help="Comma-separated: runs, commit, maintenance.")] = (
         "runs,commit,maintenance"
     ),
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Worker processes.")] = 2,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="Tasks at once: processes, or threads with --pool threads.")
+    ] = 2,
+    pool: Annotated[
+        str,
+        typer.Option(
+            "--pool",
+            help="prefork (processes, the default) or threads (one process; for runs on real models, "
+            "which mostly wait on the network).",
+        ),
+    ] = "prefork",
     beat: Annotated[bool, typer.Option("--beat", help="Also run the periodic sweep scheduler.")] = False,
     loglevel: Annotated[str, typer.Option("--loglevel")] = "INFO",
     name: Annotated[str | None, typer.Option("--name", help="Celery node name, e.g. runs@%h.")] = None,
@@ -156,9 +169,17 @@ def worker_cmd(
     unknown = sorted(set(wanted) - {"runs", "commit", "maintenance"})
     if unknown or not wanted:
         raise BadInput(f"unknown queue(s): {', '.join(unknown) or '(none given)'}")
+    if pool not in POOLS:
+        raise BadInput(f"--pool must be one of {', '.join(POOLS)}, got {pool!r}")
+    if concurrency < 1:
+        raise BadInput(f"--concurrency must be at least 1, got {concurrency}")
+    if pool == "threads":
+        # Every thread may hold a database connection at once: the process's pool must cover them.
+        os.environ.setdefault(POOL_SIZE_ENV, str(max(concurrency, DEFAULT_POOL_SIZE)))
     app = bootstrap()
     default_directory()  # before Celery's command line loads anything that imports prometheus_client
-    argv = ["worker", "-Q", ",".join(wanted), "--concurrency", str(concurrency), "--loglevel", loglevel]
+    argv = ["worker", "-Q", ",".join(wanted), "--pool", pool, "--concurrency", str(concurrency)]
+    argv += ["--loglevel", loglevel]
     if name:
         argv += ["--hostname", name]
     if beat:

@@ -6,6 +6,8 @@ Nothing builds an engine at import time: faces call :func:`engine_for` (or
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError
 from council import config
 from council.errors import (
     BadInput,
+    ConfigError,
     Conflict,
     CouncilError,
     Duplicate,
@@ -38,14 +41,27 @@ _BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
 # A pooled connection idle at least this long is pinged before it is handed out.
 PING_AFTER_IDLE_S = 1.0
 
+# Connections a process keeps (as many again may be opened when all are busy). A worker
+# with a thread pool raises it to its concurrency (`council worker --pool threads`).
+POOL_SIZE_ENV = "COUNCIL_DB_POOL_SIZE"
+DEFAULT_POOL_SIZE = 5
+
 _engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
 
 
-def engine_for(url: str, *, pool_size: int = 5) -> Engine:
+def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
     """One engine per URL per process (created lazily, never at import)."""
     sa_url = config.sqlalchemy_url(url)
     engine = _engines.get(sa_url)
-    if engine is None:
+    if engine is not None:
+        return engine
+    if pool_size is None:
+        pool_size = _pool_size()
+    with _engines_lock:  # threads of one worker share the engine
+        engine = _engines.get(sa_url)
+        if engine is not None:
+            return engine
         engine = create_engine(
             sa_url,
             pool_size=pool_size,
@@ -57,6 +73,14 @@ def engine_for(url: str, *, pool_size: int = 5) -> Engine:
         event.listen(engine, "checkout", _ping_if_idle(engine))
         _engines[sa_url] = engine
     return engine
+
+
+def _pool_size() -> int:
+    raw = os.environ.get(POOL_SIZE_ENV, "")
+    try:
+        return max(1, int(raw)) if raw else DEFAULT_POOL_SIZE
+    except ValueError:
+        raise ConfigError(f"{POOL_SIZE_ENV} must be a whole number, got {raw!r}") from None
 
 
 def default_engine() -> Engine:

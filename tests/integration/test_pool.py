@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
+from council.errors import ConfigError
 from council.ledger import db
 from council.ledger.db import unit_of_work
 
@@ -54,3 +55,22 @@ def test_a_connection_used_a_moment_ago_is_not_pinged(
     # Then no round trip was spent on pings
     assert len(pids) == 1
     assert pings == []
+
+
+def test_the_pool_size_comes_from_the_environment_and_a_bad_one_is_a_config_error(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a process whose pool size is set (as `council worker --pool threads` sets it)
+    monkeypatch.setattr(db, "_engines", {})
+    monkeypatch.setenv(db.POOL_SIZE_ENV, "12")
+    engine = db.engine_for(db_url)
+    try:
+        # Then its engine keeps that many connections, as many again on overflow
+        assert (engine.pool.size(), engine.pool._max_overflow) == (12, 12)  # type: ignore[attr-defined]
+    finally:
+        engine.dispose()
+    # And a value that is not a number is refused with its name
+    monkeypatch.setattr(db, "_engines", {})
+    monkeypatch.setenv(db.POOL_SIZE_ENV, "lots")
+    with pytest.raises(ConfigError, match="COUNCIL_DB_POOL_SIZE"):
+        db.engine_for(db_url)

@@ -4,6 +4,7 @@ simulated provider through litellm, and agent profiles. No database, no network.
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import uuid
 from collections import Counter
@@ -179,6 +180,19 @@ def test_the_simulated_provider_is_deterministic_and_labelled() -> None:
         first.usage is not None and first.usage["prompt_tokens"] > 0 and first.usage["completion_tokens"] > 0
     )
     assert simulate("claude", thread_id="thread-2").text != first.text
+
+
+def test_litellm_logs_nothing_per_call_under_a_root_logger_at_info(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given the root logger at INFO, as in a worker started with --loglevel INFO
+    monkeypatch.delenv("LITELLM_LOG", raising=False)
+    caplog.set_level(logging.INFO)
+    # When a model is called
+    simulate("codex")
+    # Then litellm's own loggers wrote nothing
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("LiteLLM")] == []
+    assert all(logging.getLogger(name).level == logging.WARNING for name in gateway.LITELLM_LOGGERS)
 
 
 def test_a_defect_of_the_simulated_provider_is_permanent_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
