@@ -163,6 +163,9 @@ def run(
         # One simulated model call through litellm, in this process (a run makes one).
         "model_call_ms": round(model_call_ms, 2),
         "noop_ms_per_worker": round(noop_ms, 2),
+        # The ratio a run would reach if it were a no-op plus its one model call, with
+        # everything else it does (briefing, stored request, fenced write, evaluation) free.
+        "ratio_ceiling_model_call_only": round(noop_ms / (noop_ms + model_call_ms), 4),
         "workers": f"{WORKERS} × `council worker --queues {','.join(QUEUES)} --concurrency 1`",
         "shape": shape,
         "threads": len(threads),
