@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from council import sources
 from council.ledger import claims, evidence, nodes, runs, threads
+from council.ledger.db import unit_of_work
 
 ACTOR = "test"
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-5", "openai": "openai/gpt-5-codex", "zhipu": "zai/glm-4.6"}
@@ -70,3 +71,15 @@ class Ledger:
                 self.run(provider), version_id, confidence=0.8, cites=[self.evidence[i % len(self.evidence)]]
             )
         return version_id
+
+
+def alter_claims_behind_the_ledgers_back(engine: Engine, version_id: UUID, confidence: float) -> None:
+    """Rewrite the confidence of every claim on a version with the immutability
+    trigger disabled: what replay must detect."""
+    with unit_of_work(engine) as conn:
+        conn.execute(text("ALTER TABLE claims DISABLE TRIGGER claims_immutable"))
+        conn.execute(
+            text("UPDATE claims SET confidence = :c WHERE node_version_id = :v"),
+            {"c": confidence, "v": version_id},
+        )
+        conn.execute(text("ALTER TABLE claims ENABLE TRIGGER claims_immutable"))

@@ -6,7 +6,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, func, insert, select, text
+from sqlalchemy import Engine, func, insert, select
 
 from council.errors import NotFound
 from council.ledger import actions, branches, nodes
@@ -15,7 +15,7 @@ from council.ledger.committer import consolidate, consolidate_many
 from council.ledger.consolidation_reads import groups, history, memory_list
 from council.ledger.db import unit_of_work
 from council.ledger.replay import replay
-from tests.builders import ACTOR, Ledger
+from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
 
 
 def _run(engine: Engine, version_id: UUID, **kw: Any) -> dict[str, Any]:
@@ -233,10 +233,7 @@ def test_replay_detects_an_altered_claim(engine: Engine) -> None:
     committed = _run(engine, version_id)
     assert replay(engine, committed["consolidation_id"])["match"] is True
     # When a stored claim is altered behind the ledger's back (trigger disabled)
-    with unit_of_work(engine) as conn:
-        conn.execute(text("ALTER TABLE claims DISABLE TRIGGER claims_immutable"))
-        conn.execute(text("UPDATE claims SET confidence = 0.1 WHERE node_version_id = :v"), {"v": version_id})
-        conn.execute(text("ALTER TABLE claims ENABLE TRIGGER claims_immutable"))
+    alter_claims_behind_the_ledgers_back(engine, version_id, confidence=0.1)
     # Then replay reports the mismatch
     result = replay(engine, committed["consolidation_id"])
     assert result["match"] is False and result["hash_match"] is False

@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, insert, select, text
+from sqlalchemy import Engine, insert, select
 
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.errors import BadInput
@@ -21,7 +21,7 @@ from council.ledger.committer import consolidate
 from council.ledger.db import unit_of_work
 from council.ledger.replay import replay
 from council.ledger.snapshots import current_snapshot
-from tests.builders import ACTOR, Ledger
+from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
 
 
 def _not_ready(engine: Engine) -> tuple[Ledger, UUID, dict[str, Any]]:
@@ -66,10 +66,7 @@ def test_replaying_an_evaluation_names_the_section_that_changed(engine: Engine) 
     # Given a recorded not-ready evaluation
     _, version_id, result = _not_ready(engine)
     # When its claim is altered behind the ledger's back (trigger disabled)
-    with unit_of_work(engine) as conn:
-        conn.execute(text("ALTER TABLE claims DISABLE TRIGGER claims_immutable"))
-        conn.execute(text("UPDATE claims SET confidence = 0.1 WHERE node_version_id = :v"), {"v": version_id})
-        conn.execute(text("ALTER TABLE claims ENABLE TRIGGER claims_immutable"))
+    alter_claims_behind_the_ledgers_back(engine, version_id, confidence=0.1)
     # Then replay reports the mismatch and where it is
     replayed = replay(engine, result["evaluation_id"])
     assert replayed["match"] is False and replayed["hash_match"] is False
