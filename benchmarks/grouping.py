@@ -4,7 +4,9 @@ The data imitate a busy node: about 20 % of runs share a parent with 1-3
 siblings, about 10 % were shown 1-2 other runs' stances, most runs have no
 run-specific input (independent mode), and each run cites 1-4 of 200 evidence
 items whose popularity is Zipf-like. The adversarial case has every run cite
-the same two items, which must not degrade into comparing all pairs.
+the same two items, which must not degrade into comparing all pairs; the even
+case has every run cite 4 of the 200 items drawn evenly (few links, long
+candidate lists for single-item keys).
 """
 
 from __future__ import annotations
@@ -84,6 +86,14 @@ def adversarial_runs(count: int, seed: int = SEED) -> list[RunFacts]:
     return [replace(run, cited_evidence=same) for run in realistic_runs(count, seed)]
 
 
+def even_runs(count: int, seed: int = SEED, cited: int = 4) -> list[RunFacts]:
+    """Every run cites ``cited`` items drawn evenly from the 200: few links, so few
+    runs share a component, and each cited item is in many runs' prefixes."""
+    rng = random.Random(seed + 1)
+    runs = realistic_runs(count, seed)
+    return [replace(run, cited_evidence=frozenset(rng.sample(EVIDENCE, cited))) for run in runs]
+
+
 def _target(count: int) -> float:
     """The brief's budgets; other sizes get the next one up, scaled linearly beyond 10,000."""
     if count <= 1000:
@@ -112,9 +122,11 @@ def _measure(runs: list[RunFacts]) -> dict[str, Any]:
 def run(sizes: tuple[int, ...] = (1000, 10000)) -> dict[str, Any]:
     results = [_measure(realistic_runs(size)) for size in sizes]
     adversarial = _measure(adversarial_runs(10000))
+    even = _measure(even_runs(10000))
     return {
         "benchmark": "grouping",
         "results": results,
         "adversarial": adversarial,
-        "ok": all(result["ok"] for result in [*results, adversarial]),
+        "even": even,
+        "ok": all(result["ok"] for result in [*results, adversarial, even]),
     }

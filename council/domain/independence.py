@@ -13,11 +13,15 @@ A node may gather thousands of runs, so nothing here compares all pairs:
   identical set are collapsed first (an identical set is always similar enough
   once it is large enough, so those runs are united directly), then the
   distinct sets go through prefix filtering (items ordered rarest first; two
-  sets with overlap >= o share an item within each one's first |s| - o + 1
-  items), candidates come from an inverted index over prefix items bucketed
-  by component, so a probe skips whole components it already belongs to; a
-  candidate whose remaining items cannot reach the overlap is dropped
-  (positional filter), and the rest are verified exactly.
+  sets with overlap >= o >= k share k items within each one's first
+  |s| - o + k items). The key is one item, or a pair of items when every
+  qualifying pair must share two (the evidence link's minimum): with a few
+  hundred evidence items cited evenly, single items make every probe walk
+  long lists of candidates that then fail, pairs almost none. Candidates
+  come from an inverted index over prefix keys bucketed by component, so a
+  probe skips whole components it already belongs to; a candidate whose
+  remaining items cannot reach the overlap is dropped (positional filter),
+  and the rest are verified exactly.
 Connectivity is a union-find, so the result does not depend on input order.
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,11 +187,13 @@ def _prefix_join(
     # means every indexed r has |r| <= |s|, so a qualifying pair overlaps by at least t|s|
     # (the probe prefix) and by at least 2t/(1+t)·|r| (the indexed prefix).
     ratio = t / (1 + t)
-    # Prefix item -> component root (as of filing, refreshed lazily) -> (set number,
-    # item position in that set). Bucketing by component lets a probe skip a whole
-    # component it already belongs to: popular items would otherwise make it walk
-    # one giant component set by set.
-    inverted: dict[int, dict[int, list[tuple[int, int]]]] = defaultdict(dict)
+    # Keys are single items, or pairs when every qualifying pair shares two or more.
+    k = 2 if min_shared >= 2 else 1
+    # Prefix key -> component root (as of filing, refreshed lazily) -> (set number,
+    # position in that set of the key's last item). Bucketing by component lets a
+    # probe skip a whole component it already belongs to: popular items would
+    # otherwise make it walk one giant component set by set.
+    inverted: dict[tuple[int, ...], dict[int, list[tuple[int, int]]]] = defaultdict(dict)
     indexed: list[tuple[frozenset[str], int]] = []
     find = components.find
     for items in sorted(holders, key=len):
@@ -197,8 +203,8 @@ def _prefix_join(
         need = [_min_overlap(ratio * (other + size), min_shared) for other in range(size + 1)]
         seen: set[int] = set()
         home = find(holder)
-        for at, token in enumerate(tokens[: size - _min_overlap(t * size, min_shared) + 1]):
-            buckets = inverted.get(token)
+        for at, key in _keys(tokens, size - _min_overlap(t * size, min_shared) + k, k):
+            buckets = inverted.get(key)
             if not buckets:
                 continue
             stale: list[int] = []
@@ -214,9 +220,10 @@ def _prefix_join(
                     seen.add(number)
                     other, other_holder = indexed[number]
                     other_size = len(other)
-                    # This is the pair's first shared item in rank order, so only the
-                    # items from here on in either set can still be shared.
-                    if min(size - at, other_size - position) < need[other_size]:
+                    # Keys are probed in the order of their last item, so this key holds
+                    # the pair's first k shared items in rank order: only the items from
+                    # here on in either set can still be shared.
+                    if min(size - at, other_size - position) + k - 1 < need[other_size]:
                         continue
                     shared = len(items & other)
                     if shared >= min_shared and shared / (size + other_size - shared) >= threshold:
@@ -225,10 +232,22 @@ def _prefix_join(
                         break  # the rest of this bucket is now in the holder's component
             for root in stale:
                 buckets.setdefault(find(root), []).extend(buckets.pop(root))
-        indexed_prefix = size - _min_overlap(2 * ratio * size, min_shared) + 1
-        for position, token in enumerate(tokens[:indexed_prefix]):
-            inverted[token].setdefault(find(holder), []).append((len(indexed), position))
+        indexed_prefix = size - _min_overlap(2 * ratio * size, min_shared) + k
+        for position, key in _keys(tokens, indexed_prefix, k):
+            inverted[key].setdefault(find(holder), []).append((len(indexed), position))
         indexed.append((items, holder))
+
+
+def _keys(tokens: Sequence[int], prefix: int, k: int) -> Iterator[tuple[int, tuple[int, ...]]]:
+    """The prefix's keys with the position of their last item, in the order of that
+    item, then of the first: single items (k = 1) or pairs (k = 2)."""
+    if k == 1:
+        for at, token in enumerate(tokens[:prefix]):
+            yield at, (token,)
+        return
+    for last in range(1, min(prefix, len(tokens))):
+        for first in range(last):
+            yield last, (tokens[first], tokens[last])
 
 
 def _groups(runs: Sequence[RunFacts], components: _UnionFind) -> list[Group]:
