@@ -38,8 +38,9 @@ WEB_PORT_ENV = "COUNCIL_WEB_PORT"
 DEFAULT_WEB_PORT = 8787
 SUPERVISOR = "supervisor"
 STATE_FILE = "supervisor.json"
-# queue -> prefork pool size; runs are I/O bound, evaluations serialize on node locks anyway
-WORKER_QUEUES = (("runs", 2), ("commit", 1), ("maintenance", 1))
+# queue, pool, size: runs mostly wait on model APIs, so one process waits on eight with
+# threads (a council of three runs at once); evaluations serialize on node locks anyway.
+WORKER_QUEUES = (("runs", "threads", 8), ("commit", "prefork", 1), ("maintenance", "prefork", 1))
 _START_TIMEOUT_S = 20
 _STOP_TIMEOUT_S = 60  # the supervisor gives its children a warm shutdown first
 
@@ -58,14 +59,12 @@ class ProcessSpec:
 def specs(home: Path) -> tuple[ProcessSpec, ...]:
     council = (sys.executable, "-m", "council.cli")
     metrics = _port(METRICS_PORT_ENV)
-    found = [
-        ProcessSpec(
-            f"worker-{queue}",
-            (*council, "worker", "--queues", queue, "--concurrency", str(size), "--name", f"{queue}@%h"),
-            env={METRICS_PORT_ENV: str(metrics + i)} if metrics is not None else {},
-        )
-        for i, (queue, size) in enumerate(WORKER_QUEUES)
-    ]
+    found: list[ProcessSpec] = []
+    for i, (queue, pool, size) in enumerate(WORKER_QUEUES):
+        pool_args = ("--pool", pool, "--concurrency", str(size))
+        argv = (*council, "worker", "--queues", queue, *pool_args, "--name", f"{queue}@%h")
+        env = {METRICS_PORT_ENV: str(metrics + i)} if metrics is not None else {}
+        found.append(ProcessSpec(f"worker-{queue}", argv, env=env))
     schedule = str(home / "celerybeat-schedule")
     found.append(
         ProcessSpec(

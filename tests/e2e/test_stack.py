@@ -173,13 +173,16 @@ def test_status_shows_running(stack: dict[str, Any], council: Council) -> None:
         assert _alive(component["pid"])
 
 
+@pytest.mark.parametrize("name", ["worker-runs", "worker-commit"])
 def test_a_killed_worker_is_restarted_and_reported(
-    stack: dict[str, Any], env: dict[str, str], council: Council
+    stack: dict[str, Any], env: dict[str, str], council: Council, name: str
 ) -> None:
-    # Given a running worker with its pool processes
-    before = council("status")["components"]["worker-runs"]
+    # Given a running worker: the runs worker's pool is threads in its one process, the
+    # commit worker's a prefork pool process
+    before = council("status")["components"][name]
     assert before["restarts"] == 0
-    wait_for(lambda: len(_tree(before["pid"])) > 1, 60, "the worker's pool processes")
+    if name == "worker-commit":
+        wait_for(lambda: len(_tree(before["pid"])) > 1, 60, "the worker's pool processes")
     doomed = _tree(before["pid"])
 
     # When its main process is SIGKILLed
@@ -187,17 +190,17 @@ def test_a_killed_worker_is_restarted_and_reported(
 
     # Then the supervisor starts a new one and status reports the restart and how it ended
     def restarted() -> bool:
-        now = council("status")["components"]["worker-runs"]
+        now = council("status")["components"][name]
         return bool(now["running"] and now["pid"] != before["pid"])
 
     wait_for(restarted, 30, "the worker to be restarted")
-    after = council("status")["components"]["worker-runs"]
+    after = council("status")["components"][name]
     assert (after["state"], after["restarts"], after["last_exit_code"]) == ("running", 1, -signal.SIGKILL)
     # And the dead worker's orphaned pool processes were cleared away
     wait_for(lambda: not any(_alive(pid) for pid in doomed), 10, "the old pool processes to go")
     # And the supervisor's log says what happened
     log = Path(env["COUNCIL_HOME"]) / "logs" / "supervisor.log"
-    assert f"worker-runs: pid {before['pid']} exited with signal SIGKILL" in log.read_text()
+    assert f"{name}: pid {before['pid']} exited with signal SIGKILL" in log.read_text()
 
 
 def test_db_upgrade_is_idempotent(stack: dict[str, Any], council: Council) -> None:
