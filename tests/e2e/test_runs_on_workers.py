@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import psutil
+import pytest
 from sqlalchemy import Engine
 
 from council.ledger import actions
@@ -121,13 +122,14 @@ def test_two_deliberative_rounds_land_lineage_and_consolidate_on_their_own(
     assert actors == {"worker:commit"}
 
 
+@pytest.mark.parametrize("pool", ["prefork", "threads"])
 def test_a_worker_killed_mid_run_loses_nothing_and_duplicates_nothing(
-    engine: Engine, workers: Workers, worker_env: dict[str, str]
+    engine: Engine, workers: Workers, worker_env: dict[str, str], pool: str
 ) -> None:
-    # Given a dispatch whose runs are slow, on a worker that will be killed
+    # Given a dispatch whose runs are slow, on a worker (pool processes, or threads) that will be killed
     ledger, _ = _seeded(engine)
     slow = {"COUNCIL_SIM_LATENCY_S": "4"}
-    doomed = workers("--queues", "runs", env=slow)
+    doomed = workers("--queues", "runs", "--pool", pool, env=slow)
     created = council(
         {**worker_env, **slow},
         "dispatch",
