@@ -30,6 +30,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from council.agents.simulated import MODEL_PREFIX
@@ -130,7 +131,7 @@ def _file_overrides() -> dict[str, dict[str, Any]]:
         stat = path.stat()
     except OSError:
         stat = None
-    if stat is None or not path.is_file():
+    if stat is None or not S_ISREG(stat.st_mode):
         if explicit:
             raise ConfigError(f"COUNCIL_PROFILES names no file: {path}")
         return {}

@@ -31,9 +31,10 @@ REF = "ref:"
 
 def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> dict[UUID, Any]:
     """Raise BadInput with a one-line reason on the first problem; writes nothing.
-    Returns the node versions the claims are on (their rows, by id)."""
+    ``run`` is the run's row as read in this transaction (the writer's fenced
+    row), so it is not looked up again. Returns the node versions the claims are
+    on (their rows, by id)."""
     thread_id = run["thread_id"]
-    require_in_thread(conn, t.agent_runs, run["id"], thread_id, "run")
     _check_no_nul(output.model_dump(), "")
     refs = {node.ref for node in _creation_order(output.new_nodes)}
     _check_votes(conn, run, output)

@@ -6,9 +6,9 @@ advisory lock; then "already live for this version?", then idempotency (same
 version + same snapshot hash → the existing result), then evaluate and write.
 The partial unique index ``consolidations_one_live_per_node`` backs the lock.
 
-A transaction may decide a batch of versions (a commit-queue message carries
-up to ten): every node lock is taken first, in key order, and each
-statement after that serves the whole batch — one loads every snapshot, one
+A transaction may decide a batch of versions (a commit-queue message is one,
+planned by weight by ``plan_batches``): every node lock is taken first, in
+key order, and each statement after that serves the whole batch — one loads every snapshot, one
 writes every consolidation — so a batch costs about as many round trips as
 one version. Each version is decided exactly as it would be alone. A batch
 closes once its versions carry about CLAIMS_PER_TRANSACTION claims, so locks
