@@ -35,7 +35,11 @@ class ImmutableRow(CouncilError):
     """A database trigger refused an UPDATE or DELETE of an immutable row."""
 
 
-class TransientDatabaseError(CouncilError):
+class Transient(CouncilError):
+    """Asking again later may succeed; retried by the one policy (council.domain.retry)."""
+
+
+class TransientDatabaseError(Transient):
     """Serialization failure, deadlock, lock or statement timeout: safe to retry."""
 
 

@@ -9,10 +9,10 @@ the offline switch); the run fails with the reason. Messages never carry a key.
 
 from __future__ import annotations
 
-from council.errors import CouncilError
+from council.errors import CouncilError, Transient
 
 
-class TransientLLMError(CouncilError):
+class TransientLLMError(Transient):
     """The provider did not answer within the bounded retries; safe to retry later."""
 
 

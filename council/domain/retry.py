@@ -1,0 +1,35 @@
+"""The one retry policy (STYLE: dramatiq): which errors are worth asking again,
+and how long to wait before the next try.
+
+Transient errors (``council.errors.Transient``: a provider's rate limit,
+timeout, connection error or 5xx; a lost or refused database connection, a
+deadlock, a lock or statement timeout) are retried with full-jitter
+exponential backoff, at most ``max_retries`` times, at one level only: the
+Celery task that owns the work. Everything else is permanent and fails at
+once. Pure: no clock, no I/O; the caller supplies the random draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from council.errors import Transient
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 4
+    base_s: float = 2.0
+    cap_s: float = 30.0
+
+    def delay(self, retries_so_far: int, draw: float) -> float | None:
+        """Seconds to wait before retry number ``retries_so_far + 1``, or None when
+        the retries are spent. ``draw`` is a uniform random number in [0, 1)."""
+        if retries_so_far >= self.max_retries:
+            return None
+        ceiling = min(self.cap_s, self.base_s * 2**retries_so_far)
+        return max(0.0, draw) * ceiling
+
+
+def is_transient(exc: BaseException) -> bool:
+    return isinstance(exc, Transient)
