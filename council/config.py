@@ -98,3 +98,9 @@ def broker_url(required: bool = True) -> str | None:
     if required:
         raise ConfigError("no broker configured: set COUNCIL_BROKER_URL or run `council up`")
     return None
+
+
+def proposal_pins() -> tuple[str | None, str | None]:
+    """The rule set and grouping a new retraction proposal pins instead of the
+    thread's (``COUNCIL_RULE_SET`` / ``COUNCIL_GROUPING_ALGORITHM``), if set."""
+    return os.environ.get("COUNCIL_RULE_SET") or None, os.environ.get("COUNCIL_GROUPING_ALGORITHM") or None

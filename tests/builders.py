@@ -8,9 +8,11 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from council import sources
-from council.ledger import claims, evidence, nodes, runs, threads
+from council.ledger import claims, nodes, runs
 from council.ledger.db import unit_of_work
+from council.ledger.unit import UnitOfWork
+from council.services.evidence import EvidenceInput, add_evidence
+from council.services.threads import create_thread
 
 ACTOR = "test"
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-5", "openai": "openai/gpt-5-codex", "zhipu": "zai/glm-4.6"}
@@ -24,23 +26,21 @@ class Ledger:
 
     @classmethod
     def new(cls, engine: Engine, title: str = "SQLite parity", evidence_items: int = 3) -> Ledger:
-        thread = threads.create_thread(
-            engine,
+        thread = create_thread(
+            UnitOfWork(engine),
             title=title,
             objective="Is SQLite parity sufficient for the production adapter?",
             actor=ACTOR,
         )
-        ledger = cls(engine, thread["id"])
+        ledger = cls(engine, thread.id)
         for i in range(evidence_items):
             ledger.add_evidence(f"{title}: evidence item {i}")
         return ledger
 
     def add_evidence(self, body: str) -> UUID:
-        row = evidence.add_evidence(
-            self.engine, thread_id=self.thread_id, source=sources.from_text(body), title=None, actor=ACTOR
-        )
-        self.evidence.append(row["id"])
-        return UUID(str(row["id"]))
+        added = add_evidence(UnitOfWork(self.engine), self.thread_id, EvidenceInput(text=body), actor=ACTOR)
+        self.evidence.append(added.id)
+        return added.id
 
     def node(self, content: str = "SQLite parity is sufficient for tests", **kw: Any) -> dict[str, Any]:
         return nodes.add_node(self.engine, thread_id=self.thread_id, content=content, actor=ACTOR, **kw)

@@ -9,8 +9,8 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from council.agents.compiler import CompiledRequest, Exposure
 from council.agents.profiles import Profile
+from council.domain.requests import CompiledRequest, Exposure
 from council.ledger import run_lifecycle as lifecycle
 from tests.builders import ACTOR, MODELS, Ledger
 

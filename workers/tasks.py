@@ -31,12 +31,16 @@ class CeleryScheduler:
             execute_run.delay(str(run_id))
 
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None:
-        from council.ledger.committer import plan_batches
+        from council.ledger.unit import UnitOfWork
+        from council.services.consolidation import plan_batches
 
         waiting = _marks(EVALUATION).mark(list(dict.fromkeys(str(v) for v in version_ids)))
         if not waiting:
             return
-        for batch in plan_batches(_engine(), [UUID(v) for v in waiting], max_versions=EVALUATION_BATCH):
+        planned = plan_batches(
+            UnitOfWork(_engine()), [UUID(v) for v in waiting], max_versions=EVALUATION_BATCH
+        )
+        for batch in planned:
             evaluate_nodes.apply_async(([str(v) for v in batch],), countdown=EVALUATION_DELAY_S or None)
 
     def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None:
@@ -91,13 +95,14 @@ def execute_run(self: Any, run_id: str) -> dict[str, Any]:
 def evaluate_nodes(version_ids: list[str]) -> dict[str, Any]:
     """Evaluate the versions in one committer transaction; should that fail, each
     on its own, so one failure does not keep the others from being decided."""
-    from council.ledger.committer import consolidate, consolidate_many
+    from council.ledger.unit import UnitOfWork
+    from council.services.consolidation import consolidate, consolidate_many
 
     _marks(EVALUATION).unmark(version_ids)  # before reading: a later claim enqueues a fresh evaluation
     ids = [UUID(v) for v in version_ids]
     try:
-        results = consolidate_many(_engine(), ids, actor="worker:commit")
-        return {"outcomes": {str(r["node_version_id"]): r["outcome"] for r in results}}
+        results = consolidate_many(UnitOfWork(_engine()), ids, actor="worker:commit")
+        return {"outcomes": {str(r.node_version_id): r.outcome for r in results}}
     except Exception:  # decided one by one below, where the failure is isolated
         if len(ids) == 1:
             raise
@@ -105,7 +110,9 @@ def evaluate_nodes(version_ids: list[str]) -> dict[str, Any]:
     failed: list[Exception] = []
     for version_id in ids:
         try:
-            outcomes[str(version_id)] = consolidate(_engine(), version_id, actor="worker:commit")["outcome"]
+            outcomes[str(version_id)] = consolidate(
+                UnitOfWork(_engine()), version_id, actor="worker:commit"
+            ).outcome
         except Exception as exc:  # re-raised below, after the other versions
             failed.append(exc)
     if failed:

@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from council.agents.contract import (
+from council.domain.agent_output import (
     AgentOutput,
     CitationOut,
     ClaimOut,

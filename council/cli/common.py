@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 from sqlalchemy import Engine
+
+if TYPE_CHECKING:
+    from council.bootstrap import Council
+    from council.ledger.unit import UnitOfWork
 
 from council.cli.output import console
 
@@ -31,6 +36,18 @@ def engine() -> Engine:
     from council.ledger.db import default_engine
 
     return default_engine()
+
+
+@functools.cache
+def council() -> Council:
+    """The wired dependencies of this process (one bootstrap per command)."""
+    from council.bootstrap import bootstrap
+
+    return bootstrap()
+
+
+def uow() -> UnitOfWork:
+    return council().uow
 
 
 def scheduler_if_configured() -> Any:

@@ -17,7 +17,10 @@ app = typer.Typer(
 )
 
 
-def _register() -> None:
+def register_commands() -> None:
+    """Attach every command group (once; the schema generator calls it too)."""
+    if app.registered_commands or app.registered_groups:
+        return
     from council.cli import (
         consolidation_cmds,
         demo_cmd,
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: map the project's exceptions to exit codes (2 = bad input)."""
     from council.cli.output import fail
 
-    _register()
+    register_commands()
     try:
         # Outside standalone mode click returns a raised Exit's code instead of exiting.
         code = app(args=argv, standalone_mode=False)

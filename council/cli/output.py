@@ -7,12 +7,28 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from rich.console import Console
 
+F = TypeVar("F", bound=Callable[..., None])
+RESULT_ATTRIBUTE = "__council_result__"
+
 console = Console()
+
+
+def returns(result_type: type) -> Callable[[F], F]:
+    """Declare the typed result a command prints with ``--json``: the published
+    schema (schema/cli-outputs.schema.json) is generated from these declarations."""
+
+    def mark(command: F) -> F:
+        setattr(command, RESULT_ATTRIBUTE, result_type)
+        return command
+
+    return mark
+
+
 err_console = Console(stderr=True)
 
 
@@ -33,7 +49,10 @@ def to_json(data: Any) -> str:
 
 
 def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
-    """Print exactly one JSON document on stdout, or a human rendering."""
+    """Print exactly one JSON document on stdout, or a human rendering (renderers
+    receive the document as plain JSON values, whatever the result type)."""
+    if hasattr(data, "json_document"):
+        data = data.json_document()
     if as_json:
         sys.stdout.write(to_json(data) + "\n")
         sys.stdout.flush()

@@ -16,17 +16,18 @@ from uuid import UUID
 
 from sqlalchemy import Engine, insert, select, update
 
-from council.agents.compiler import CompiledRequest
-from council.agents.contract import AgentOutput
 from council.agents.profiles import Profile
 from council.domain import validate as v
+from council.domain.agent_output import AgentOutput
+from council.domain.epistemic import guarded_words, lint
+from council.domain.requests import CompiledRequest
 from council.domain.vocabulary import RUN_MODES
 from council.errors import BadInput
 from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.apply_output import apply_output
 from council.ledger.db import unit_of_work
-from council.ledger.lint import lint_in
+from council.ledger.lint import ledger_items
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.sql import query
@@ -201,7 +202,21 @@ def succeed(
         run = conn.execute(query("fence_run"), {"run_id": run_id, "attempt": attempt}).mappings().first()
         if run is None:
             return None
-        findings = lint_in(conn, run["thread_id"], prose)  # before this output's own writes
+        # Before this output's own writes (TRANSITIONAL: the run service will do this).
+        findings = (
+            [
+                {
+                    "sentence": f.sentence,
+                    "word": f.word,
+                    "category": f.category,
+                    "item_id": f.item_id,
+                    "reason": f.reason,
+                }
+                for f in lint(prose, ledger_items(conn, run["thread_id"]))
+            ]
+            if guarded_words(prose)
+            else []
+        )
         applied = apply_output(conn, run, output, actor=f"run:{run['agent']}")
         conn.execute(
             query("finish_run"),

@@ -22,8 +22,8 @@ from uuid import UUID
 
 from sqlalchemy import Engine
 
-from council.ledger.retraction import awaiting_review
 from council.ledger.reversal import cascade_step, change_validity, reverify_challenged
+from council.ledger.unit import UnitOfWork
 from council.services.runs import dispatch
 from council.services.scheduling import Scheduler
 
@@ -62,7 +62,9 @@ def reverify(
     dispatched for yet (at most ``limit`` of each per call)."""
     checked = reverify_challenged(engine, memory_item_ids=memory_item_ids, limit=limit, actor=actor)
     dispatched = []
-    for row in awaiting_review(engine, limit=limit):
+    with UnitOfWork(engine)() as tx:
+        awaiting = tx.retractions.awaiting_review(limit=limit)
+    for row in awaiting:
         made = dispatch(
             engine,
             scheduler,

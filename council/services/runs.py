@@ -23,14 +23,16 @@ from sqlalchemy import Engine
 
 from council import metrics
 from council.agents import gateway
-from council.agents.compiler import CompiledRequest, compile_request, reprompt
-from council.agents.contract import AgentOutput
+from council.agents.compiler import compile_request, reprompt
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.profiles import Profile, resolve
+from council.domain.agent_output import AgentOutput
+from council.domain.requests import CompiledRequest
 from council.errors import BadInput
-from council.ledger import retraction
 from council.ledger import run_lifecycle as lifecycle
-from council.ledger.frontier import reentry_packet
+from council.ledger.unit import UnitOfWork
+from council.services.reentry import packet_in
+from council.services.retraction import adjudicate
 from council.services.scheduling import Scheduler
 
 # How long an attempt owns its run before the sweep may hand it to another worker.
@@ -92,13 +94,16 @@ def compile_for(
     # The event high-water mark moves with every event of the thread (the dispatch itself, a
     # sibling run starting), not with what the briefing says; in the request it would make a
     # preview never hash to the request its run stores.
-    packet = reentry_packet(engine, thread_id, budget=BRIEFING_BUDGET, blind=True).model_copy(
-        update={"high_water_event_id": None}
-    )
+    with UnitOfWork(engine)() as tx:
+        briefing = packet_in(tx, thread_id, budget=BRIEFING_BUDGET, blind=True)
+    packet = briefing.model_copy(update={"high_water_event_id": None})
     stances: list[dict[str, Any]] = []
     if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
         stances = lifecycle.previous_round_stances(engine, dispatch_id, round_no - 1)
-    proposal = retraction.proposal_briefing(engine, proposal_id) if mode == "review" and proposal_id else None
+    proposal = None
+    if mode == "review" and proposal_id:
+        with UnitOfWork(engine)() as tx:
+            proposal = tx.retractions.briefing(proposal_id)
     return compile_request(
         profile, packet, mode=mode, round_no=round_no, previous_round=stances, proposal=proposal
     )
@@ -247,7 +252,7 @@ def _adjudicate_when_reviewed(
     ending together may both see the dispatch complete; adjudication is
     idempotent and serialized under the node lock, so that is harmless."""
     if all(r["status"] in lifecycle.TERMINAL for r in lifecycle.dispatch_runs(engine, dispatch_id)):
-        result["adjudication"] = retraction.adjudicate(engine, proposal_id, actor=REVIEW_ACTOR)["outcome"]
+        result["adjudication"] = adjudicate(UnitOfWork(engine), proposal_id, actor=REVIEW_ACTOR).outcome
 
 
 def _json_text(text: str) -> str:

@@ -10,10 +10,9 @@ from fastapi.responses import PlainTextResponse
 
 from council.domain.reentry import ReentryPacket
 from council.domain.reentry_markdown import render_markdown
-from council.ledger.events import list_events
-from council.ledger.frontier import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, reentry_packet
 from council.ledger.thread_reads import thread_graph, thread_runs
-from council.ledger.threads import list_threads, show_thread
+from council.services.reentry import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, reentry_packet
+from council.services.threads import list_events, list_threads, show_thread
 from council.web.errors import documented
 from council.web.models import MAX_EVENT_ID, EventList, GraphOut, RunList, ThreadDetail, ThreadList
 from council.web.wiring import Wired, Wiring, jsonable
@@ -31,12 +30,12 @@ class MarkdownResponse(PlainTextResponse):
 
 @router.get("", response_model=ThreadList, summary="Every thread, oldest first")
 def threads(wired: Wired) -> Any:
-    return jsonable({"items": list_threads(wired.engine)})
+    return list_threads(wired.uow)
 
 
 @router.get("/{thread_id}", response_model=ThreadDetail, responses=KNOWN, summary="A thread with counts")
 def thread(thread_id: UUID, wired: Wired) -> Any:
-    return jsonable(show_thread(wired.engine, thread_id))
+    return show_thread(wired.uow, thread_id)
 
 
 @router.get(
@@ -66,7 +65,7 @@ def events(
     after: Annotated[int, Query(ge=0, le=MAX_EVENT_ID, description="Only events with a larger id.")] = 0,
     limit: Annotated[int | None, Query(ge=1, le=10_000, description="Page size (default: all).")] = None,
 ) -> Any:
-    return jsonable({"items": list_events(wired.engine, thread_id, after=after, limit=limit)})
+    return list_events(wired.uow, thread_id, after=after, limit=limit)
 
 
 @router.get(
@@ -92,6 +91,6 @@ def reentry_markdown(
 
 
 def _packet(wired: Wiring, thread_id: UUID, budget: int, blind: bool) -> ReentryPacket:
-    packet = reentry_packet(wired.engine, thread_id, budget=budget, blind=blind)
+    packet = reentry_packet(wired.uow, thread_id, budget=budget, blind=blind)
     wired.touched_memory([item.model_dump() for item in packet.memory])
     return packet

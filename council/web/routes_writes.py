@@ -8,12 +8,13 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Path
 
-from council.ledger.retraction import propose
+from council.domain.results.retraction import Proposal
 from council.ledger.reversal import MOVES
+from council.services.retraction import propose_retraction
 from council.services.reversal import change
 from council.services.runs import dispatch as dispatch_runs
 from council.web.errors import documented
-from council.web.models import DispatchIn, DispatchOut, ProposalOut, ReasonIn, ValidityOut
+from council.web.models import DispatchIn, DispatchOut, ReasonIn, ValidityOut
 from council.web.wiring import Wired, jsonable, require_token
 
 router = APIRouter(dependencies=[Depends(require_token)], responses=documented(401, 404, 409, 503))
@@ -61,9 +62,9 @@ def evidence_validity(
 @router.post(
     "/consolidations/{consolidation_id}/retraction",
     status_code=201,
-    response_model=ProposalOut,
+    response_model=Proposal,
     tags=["writes"],
     summary="Open a retraction proposal (pins the rule set and grouping version in force)",
 )
 def retraction(consolidation_id: UUID, body: ReasonIn, wired: Wired) -> Any:
-    return jsonable(propose(wired.engine, consolidation_id, reason=body.reason, actor=wired.actor))
+    return propose_retraction(wired.uow, consolidation_id, reason=body.reason, actor=wired.actor)

@@ -19,6 +19,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import Engine
 
 from council.errors import ConfigError
+from council.ledger.unit import UnitOfWork
 from council.services.reversal import request_reverification
 from council.services.scheduling import Scheduler
 from council.web.hub import EventHub
@@ -34,6 +35,10 @@ class Wiring:
     hub: EventHub
     actor: str
     keepalive_s: float
+
+    @property
+    def uow(self) -> UnitOfWork:
+        return UnitOfWork(self.engine)
 
     def required_scheduler(self) -> Scheduler:
         scheduler = self.scheduler()

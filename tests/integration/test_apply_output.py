@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy import Engine, Table, func, select
 
-from council.agents.contract import AgentOutput, CitationOut, ClaimOut, NewEvidence
+from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut, NewEvidence
 from council.errors import BadInput
 from council.ledger import nodes
 from council.ledger import tables as t

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from council.agents import gateway
-from council.agents.contract import AgentOutput, VoteOut
+from council.domain.agent_output import AgentOutput, VoteOut
 from council.errors import BadInput
 from council.ledger import tables as t
 from council.ledger.apply_output import check_output

@@ -21,9 +21,9 @@ from sqlalchemy import Engine, func, select
 
 from council.agents import gateway
 from council.agents.compiler import REPROMPT
-from council.agents.contract import AgentOutput, CitationOut, ClaimOut
 from council.agents.errors import TransientLLMError
 from council.agents.profiles import resolve
+from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
 from council.ledger import run_lifecycle as lifecycle
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work

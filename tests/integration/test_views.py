@@ -15,7 +15,7 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from council.agents.compiler import Exposure
+from council.domain.requests import Exposure
 from council.ledger import actions, branches, nodes, threads
 from council.ledger import run_lifecycle as lifecycle
 from council.ledger.committer import consolidate

@@ -1,0 +1,60 @@
+"""The one place that wires real dependencies (cosmicpython's bootstrap).
+
+Faces — the CLI, the HTTP API, the MCP server and the Celery tasks — call
+:func:`bootstrap` once and hand what it returns to the services; nothing
+builds an engine, a pool or a client at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from council import config
+from council.errors import ConfigError
+from council.ledger.db import engine_for
+from council.ledger.unit import UnitOfWork
+from council.services.scheduling import Scheduler
+
+NO_BROKER = "this needs a broker: set COUNCIL_BROKER_URL or run `council up`"
+
+
+@dataclass
+class Council:
+    """What a face needs: the unit of work and, when a broker is configured, the scheduler."""
+
+    uow: UnitOfWork
+    scheduler_factory: Callable[[], Scheduler | None] = field(repr=False)
+    _scheduler: Scheduler | None = field(default=None, init=False, repr=False)
+    _resolved: bool = field(default=False, init=False, repr=False)
+
+    def scheduler(self) -> Scheduler | None:
+        """The task queue, or None when no broker is configured (resolved once)."""
+        if not self._resolved:
+            self._scheduler = self.scheduler_factory()
+            self._resolved = True
+        return self._scheduler
+
+    def required_scheduler(self) -> Scheduler:
+        scheduler = self.scheduler()
+        if scheduler is None:
+            raise ConfigError(NO_BROKER)
+        return scheduler
+
+
+def bootstrap(
+    database_url: str | None = None,
+    *,
+    scheduler: Callable[[], Scheduler | None] | None = None,
+) -> Council:
+    """The configured database (``COUNCIL_DATABASE_URL``, else the embedded stack)
+    and the Celery scheduler when a broker is configured."""
+    url = database_url or config.database_url()
+    assert url is not None  # required=True raises instead
+    return Council(uow=UnitOfWork(engine_for(url)), scheduler_factory=scheduler or celery_if_configured)
+
+
+def celery_if_configured() -> Scheduler | None:
+    from council.adapters.celery import scheduler_if_configured
+
+    return scheduler_if_configured()
