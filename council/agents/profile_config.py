@@ -77,14 +77,14 @@ def _parsed(path: Path, _mtime_ns: int, _size: int) -> dict[str, dict[str, Any]]
     tables = data.get("profiles", {})
     if not isinstance(tables, dict):
         raise ConfigError(f"{path}: [profiles] must be a table of [profiles.NAME] tables")
-    return {str(name): checked_table(f"{path}: [profiles.{name}]", table) for name, table in tables.items()}
+    return {str(name): _checked_table(path, str(name), table) for name, table in tables.items()}
 
 
-def checked_table(where: str, table: Any) -> dict[str, Any]:
-    """One profile table, every key and type checked; ``where`` opens each reason."""
+def _checked_table(path: Path, name: str, table: Any) -> dict[str, Any]:
+    """One profile table, every key and type checked; each reason names the file and the table."""
+    where = f"{path}: [profiles.{name}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
-    name = where.rsplit("[profiles.", 1)[-1].rstrip("]")
     if not _NAME.match(name):
         raise ConfigError(f"{where}: a profile name is 1-64 letters, digits, '_', '.' or '-'")
     secret = sorted(str(k) for k in table if is_secret_name(str(k)))
