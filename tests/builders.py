@@ -13,7 +13,7 @@ from council.ledger import claims, evidence, nodes, runs, threads
 from council.ledger.db import unit_of_work
 
 ACTOR = "test"
-MODELS = {"anthropic": "anthropic/claude-sonnet-4-5", "openai": "openai/gpt-5-codex", "zhipu": "zai/glm-4.6"}
+MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-5.5", "zhipu": "zai/glm-5.1"}
 
 
 @dataclass
