@@ -94,8 +94,8 @@ INSERT INTO thread_evidence (thread_id, evidence_id, title, added_by)
 INSERT INTO agent_runs (id, thread_id, agent, model, provider, mode, status, started_at, finished_at)
     SELECT id, :thread_id, provider, model, provider, 'independent', 'succeeded', now(), now()
     FROM bench_cascade,
-         LATERAL (VALUES (run_a, 'anthropic', 'anthropic/claude-sonnet-4-5'),
-                         (run_b, 'openai', 'openai/gpt-5-codex')) AS x(id, provider, model);
+         LATERAL (VALUES (run_a, 'anthropic', 'anthropic/claude-sonnet-4-6'),
+                         (run_b, 'openai', 'openai/gpt-5.5')) AS x(id, provider, model);
 INSERT INTO logical_nodes (id, thread_id, branch_id)
     SELECT node_id, :thread_id, :branch_id FROM bench_cascade ORDER BY n;
 INSERT INTO node_versions (id, logical_node_id, thread_id, branch_id, version_no, content, content_sha256,

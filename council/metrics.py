@@ -87,8 +87,8 @@ LOCK_WAIT_SECONDS = Histogram(
 )
 RETRIES = Counter(
     "council_retries",
-    "Retries by kind: llm_transient (the gateway's backoff), commit_transaction (the committer), "
-    "celery_task (a task Celery re-queued).",
+    "Retries by kind: commit_transaction (the committer), celery_task (a task Celery re-queued, "
+    "e.g. a run after a transient model error).",
     ["kind"],
     registry=REGISTRY,
 )
@@ -148,7 +148,7 @@ def lock_wait(lock: str) -> Iterator[None]:
 
 
 def count_retry(kind: str) -> None:
-    """``llm_transient``, ``commit_transaction`` or ``celery_task``."""
+    """``commit_transaction`` or ``celery_task``."""
     RETRIES.labels(kind=kind).inc()
 
 

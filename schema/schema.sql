@@ -261,9 +261,11 @@ CREATE TABLE public.agent_runs (
     started_at timestamp with time zone,
     finished_at timestamp with time zone,
     request jsonb,
+    executor jsonb,
     CONSTRAINT agent_runs_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 100))),
     CONSTRAINT agent_runs_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT agent_runs_dispatch_id_fkey FOREIGN KEY (dispatch_id) REFERENCES public.dispatches(id),
+    CONSTRAINT agent_runs_executor_pinned CHECK (((executor IS NULL) OR ((jsonb_typeof(executor) = 'object'::text) AND ((executor ->> 'model'::text) = model) AND ((executor ->> 'provider'::text) = provider) AND ((executor -> 'simulated'::text) = to_jsonb(simulated))))),
     CONSTRAINT agent_runs_mode_check CHECK ((mode = ANY (ARRAY['external'::text, 'independent'::text, 'deliberative'::text, 'review'::text]))),
     CONSTRAINT agent_runs_model_check CHECK (((length(model) >= 1) AND (length(model) <= 200))),
     CONSTRAINT agent_runs_parent_run_id_fkey FOREIGN KEY (parent_run_id) REFERENCES public.agent_runs(id),
@@ -839,6 +841,27 @@ CREATE TABLE public.rule_sets (
 );
 CREATE TRIGGER rule_sets_immutable BEFORE DELETE OR UPDATE ON public.rule_sets FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER rule_sets_no_truncate BEFORE TRUNCATE ON public.rule_sets FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+
+CREATE TABLE public.run_attempts (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    run_id uuid NOT NULL,
+    attempt integer NOT NULL,
+    event text NOT NULL,
+    worker text NOT NULL,
+    status text,
+    reason text,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT run_attempts_attempt_check CHECK ((attempt >= 1)),
+    CONSTRAINT run_attempts_check CHECK (((event = 'claimed'::text) = (status IS NULL))),
+    CONSTRAINT run_attempts_event_check CHECK ((event = ANY (ARRAY['claimed'::text, 'ended'::text]))),
+    CONSTRAINT run_attempts_pkey PRIMARY KEY (id),
+    CONSTRAINT run_attempts_run_id_attempt_event_key UNIQUE (run_id, attempt, event),
+    CONSTRAINT run_attempts_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.agent_runs(id),
+    CONSTRAINT run_attempts_status_check CHECK ((status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'released'::text, 'lease_expired'::text]))),
+    CONSTRAINT run_attempts_worker_check CHECK ((length(worker) > 0))
+);
+CREATE TRIGGER run_attempts_immutable BEFORE DELETE OR UPDATE ON public.run_attempts FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER run_attempts_no_truncate BEFORE TRUNCATE ON public.run_attempts FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 
 CREATE TABLE public.run_exposures (
     id uuid DEFAULT gen_random_uuid() NOT NULL,

@@ -15,7 +15,7 @@ from council.services.evidence import EvidenceInput, add_evidence
 from council.services.threads import create_thread
 
 ACTOR = "test"
-MODELS = {"anthropic": "anthropic/claude-sonnet-4-5", "openai": "openai/gpt-5-codex", "zhipu": "zai/glm-4.6"}
+MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-5.5", "zhipu": "zai/glm-5.1"}
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -11,8 +12,8 @@ from celery.signals import worker_init
 
 from workers.app import app
 from workers.coalesce import EVALUATION, REVERIFICATION, Marks, marks_for
+from workers.retry_config import retry_policy
 
-RUN_RETRIES = 3
 # At most this many versions per commit-queue message; a message also closes at about
 # CLAIMS_PER_TRANSACTION claims (committer.plan_batches), so lightly claimed versions go
 # many to a message and one committer transaction, heavy ones alone, spread over workers.
@@ -75,20 +76,37 @@ def _engine() -> Any:
     return default_engine()
 
 
-@app.task(name="council.execute_run", bind=True, max_retries=RUN_RETRIES)
+@app.task(name="council.execute_run", bind=True, max_retries=None)
 def execute_run(self: Any, run_id: str) -> dict[str, Any]:
+    """One try of a run. A transient model error is retried here and nowhere
+    else, after the policy's backoff; the last try the policy allows fails the
+    run with the reason instead (the gateway itself makes one attempt a call)."""
     from council.agents.errors import TransientLLMError
     from council.services.runs import execute_run as execute
 
+    retries = int(self.request.retries or 0)
+    delay = retry_policy().delay(retries, random.random())  # noqa: S311 (jitter, not a secret)
     try:
-        result = execute(_engine(), CeleryScheduler(), UUID(run_id))
+        result = execute(
+            _engine(),
+            CeleryScheduler(),
+            UUID(run_id),
+            owner=_worker_name(self),
+            try_no=retries + 1,
+            last_try=delay is None,
+        )
     except TransientLLMError as exc:
-        if self.request.retries >= RUN_RETRIES:
-            from council.services.runs import give_up
-
-            return give_up(_engine(), CeleryScheduler(), UUID(run_id), f"provider kept failing: {exc}")
-        raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+        if delay is None:  # the service ends the run on its last try; never retry past the policy
+            raise
+        raise self.retry(exc=exc, countdown=delay) from exc
     return {k: str(v) if isinstance(v, UUID) else v for k, v in result.items() if k != "touched_versions"}
+
+
+def _worker_name(task: Any) -> str | None:
+    """The Celery node name with this process's id (a prefork pool shares the
+    node name), or None to let the service name the host."""
+    node = getattr(task.request, "hostname", None)
+    return f"{node}:{os.getpid()}" if node else None
 
 
 @app.task(name="council.evaluate_nodes")
@@ -168,7 +186,9 @@ def reverify(memory_item_ids: list[str] | None = None) -> dict[str, Any]:
 @worker_init.connect
 def _import_litellm_before_the_pool_forks(**_: Any) -> None:
     """In the worker's main process, before the pool forks: each pool process
-    would otherwise spend seconds of CPU importing litellm on its first run."""
+    would otherwise spend seconds of CPU importing litellm on its first run.
+    A malformed retry setting stops the worker here, not at its first retry."""
     from council.agents import gateway
 
+    retry_policy()
     gateway.preload()

@@ -1,10 +1,11 @@
 """Errors of the LLM boundary (DESIGN §7), raised only by ``council.agents.gateway``.
 
 Transient: the provider may answer if asked again later (rate limit, timeout,
-connection, 5xx); raised once the gateway's own bounded retries are spent, so
-the layer above (Celery) decides whether to try the run again. Permanent: asking
-again cannot help (authentication, bad request, unknown model, content policy,
-the offline switch); the run fails with the reason. Messages never carry a key.
+connection, 5xx); the gateway makes one attempt, and the run's task decides
+whether to try again (``council.domain.retry``, the one policy). Permanent:
+asking again cannot help (missing or refused credentials, bad request, unknown
+model, content policy, the offline switch); the run fails with the reason.
+Messages never carry a key.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from council.errors import CouncilError, Transient
 
 
 class TransientLLMError(Transient):
-    """The provider did not answer within the bounded retries; safe to retry later."""
+    """The provider did not answer this time; safe to retry later."""
 
 
 class PermanentLLMError(CouncilError):

@@ -1,11 +1,18 @@
 """The LLM gateway (DESIGN §7): the one module that touches litellm.
 
-``complete(model, messages, params)`` makes one chat completion and returns a
-``Completion``. Retry policy lives here and nowhere else: rate limits,
-timeouts, connection errors and 5xx are retried with jittered exponential
-backoff, at most ``MAX_ATTEMPTS`` times, then raise ``TransientLLMError``;
-everything else the provider says (401, 400, 404, content policy, …) raises
-``PermanentLLMError`` at once. Error messages never carry the key.
+``complete(model, messages, params, api_base=…, api_key_env=…)`` makes exactly
+one chat completion and returns a ``Completion``, or classifies the failure:
+rate limits, timeouts, connection errors and 5xx raise ``TransientLLMError``
+(the run's task retries it, under the one retry policy); everything else —
+missing credentials, 400, 401, 403, 404, content policy, … — raises
+``PermanentLLMError``. Error messages never carry the key.
+
+Keys go only where they belong: the key is read from the variable the pinned
+profile names (``api_key_env``) and passed explicitly; a profile with its own
+``api_base`` and no key variable is sent ``NO_KEY``, a placeholder that local
+OpenAI-compatible servers ignore (the OpenAI client refuses to send a request
+without some key), so litellm never falls back to the provider's usual
+variable (``OPENAI_API_KEY``) for another server.
 
 Safety switch: under ``COUNCIL_OFFLINE=1`` (set by the test suite) only the
 simulated provider and servers on localhost may be called; anything else is
@@ -29,18 +36,18 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import tenacity
-
-from council import metrics
 from council.agents import simulated
 from council.agents.errors import PermanentLLMError, TransientLLMError
 
-MAX_ATTEMPTS = 4
-RETRY_WAIT_ENV = "COUNCIL_LLM_RETRY_WAIT_S"  # the backoff's base wait in seconds (default 1)
-DEFAULT_RETRY_WAIT_S = 1.0
 DEFAULT_TIMEOUT_S = 300.0
+NO_KEY = "council-no-key"  # sent to a profile's own api_base when it names no key variable
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
+# The OpenAI SDK (and litellm for other providers) reports a missing key as a 500 or a 401.
+_MISSING_KEY = re.compile(
+    r"missing credentials|missing [\w ]*api key|api_key client option must be set", re.I
+)
+_OWNED_PARAMS = frozenset({"api_key", "api_base", "base_url", "num_retries", "max_retries"})
 _REASON_CHARS = 600
 LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
@@ -58,67 +65,63 @@ class Completion:
 
 
 def complete(
-    model: str, messages: list[dict[str, Any]], params: dict[str, Any], *, api_key_env: str | None = None
+    model: str,
+    messages: list[dict[str, Any]],
+    params: dict[str, Any],
+    *,
+    api_base: str | None = None,
+    api_key_env: str = "",
 ) -> Completion:
-    """One chat completion. ``params`` go to litellm as they are (temperature,
-    max_tokens, api_base, api_key, timeout, …); ``api_key_env`` names a variable
-    to read the key from when ``params`` has none (litellm reads the provider's
-    usual variable otherwise)."""
+    """One chat completion, one attempt. ``params`` go to litellm as they are
+    (temperature, max_tokens, timeout, …); the endpoint is ``api_base`` and the
+    key the value of the variable ``api_key_env`` names."""
     is_simulated = model.startswith(simulated.MODEL_PREFIX)
+    owned = sorted(_OWNED_PARAMS & set(params))
+    if owned:
+        raise PermanentLLMError(f"{model}: {', '.join(owned)} may not be call parameters")
+    _refuse_if_offline(model, api_base, is_simulated)
     call = dict(params)
-    _refuse_if_offline(model, call, is_simulated)
-    if api_key_env and "api_key" not in call and not is_simulated and os.environ.get(api_key_env):
-        call["api_key"] = os.environ[api_key_env]
-    secret = str(call.get("api_key") or "")
+    secret = ""
+    if not is_simulated:
+        if api_base:
+            call["api_base"] = api_base
+        if api_key_env:
+            secret = os.environ.get(api_key_env, "")
+            if not secret:
+                raise PermanentLLMError(f"{model}: {api_key_env} is not set in this process's environment")
+            call["api_key"] = secret
+        elif api_base:
+            call["api_key"] = NO_KEY
     call.setdefault("timeout", DEFAULT_TIMEOUT_S)
     _prepare_litellm()
     import litellm
 
-    def attempt() -> Any:
-        # litellm's and the OpenAI SDK's own retries are off: the policy is ours alone.
-        return litellm.completion(
+    try:
+        # litellm's and the OpenAI SDK's own retries are off: the run's retry policy is the only one.
+        response = litellm.completion(
             model=model, messages=messages, num_retries=0, max_retries=0, drop_params=True, **call
         )
-
-    retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(MAX_ATTEMPTS),
-        wait=tenacity.wait_random_exponential(multiplier=_retry_wait(), max=_retry_wait() * 30),
-        # The simulated provider has no transient failures: anything it raises is a
-        # defect of the simulation (litellm reports it as a connection error), never retried.
-        retry=tenacity.retry_if_exception(lambda exc: not is_simulated and _is_transient(exc)),
-        before_sleep=lambda _state: metrics.count_retry("llm_transient"),
-        reraise=True,
-    )
-    try:
-        response = retrying(attempt)
     except Exception as exc:
         if is_simulated:
+            # Anything the simulator raises is a defect of the simulation (litellm reports it as
+            # a connection error): never retried.
             raise PermanentLLMError(
                 f"{model}: the simulated provider failed: {_reason(exc, secret)}"
             ) from None
         if _is_transient(exc):
-            reason = _reason(exc, secret)
-            raise TransientLLMError(f"{model}: no answer after {MAX_ATTEMPTS} attempts: {reason}") from None
+            raise TransientLLMError(f"{model}: {_reason(exc, secret)}") from None
         if _is_provider_error(exc):
             raise PermanentLLMError(f"{model}: {_reason(exc, secret)}") from None
         raise
     return _completion(response, model, is_simulated)
 
 
-def _refuse_if_offline(model: str, call: dict[str, Any], is_simulated: bool) -> None:
+def _refuse_if_offline(model: str, api_base: str | None, is_simulated: bool) -> None:
     if os.environ.get("COUNCIL_OFFLINE") != "1" or is_simulated:
         return
-    base = call.get("api_base") or call.get("base_url")
-    if base and urlsplit(str(base)).hostname in LOCAL_HOSTS:
+    if api_base and urlsplit(api_base).hostname in LOCAL_HOSTS:
         return
     raise PermanentLLMError(f"offline: refusing to call {model}")
-
-
-def _retry_wait() -> float:
-    try:
-        return max(0.0, float(os.environ.get(RETRY_WAIT_ENV, DEFAULT_RETRY_WAIT_S)))
-    except ValueError:
-        return DEFAULT_RETRY_WAIT_S
 
 
 def preload() -> None:
@@ -184,6 +187,8 @@ def _status(exc: BaseException) -> int | None:
 def _is_transient(exc: BaseException) -> bool:
     from litellm import exceptions as e
 
+    if _MISSING_KEY.search(str(exc)):
+        return False
     if isinstance(
         exc,
         e.RateLimitError

@@ -1,46 +1,67 @@
-"""Agent profiles (DESIGN §7): an agent name → the litellm model it runs on, the
-model's provider family, call parameters, and the *name* of the environment
-variable holding its key (key values are read by the gateway at call time and
-are never held by a profile).
+"""Agent profiles (DESIGN §7, §9): an agent name → the runtime and model it
+runs on, the model's provider family, non-secret call parameters, and the
+*name* of the variable holding its key (a key value is read by the gateway at
+call time, on the worker, and is never held by a profile or stored).
 
 Sources, later wins:
 1. the defaults: claude, codex, glm (glm goes through OpenRouter when only
    ``OPENROUTER_API_KEY`` is set);
-2. a TOML file — ``COUNCIL_PROFILES``, else ``<council home>/profiles.toml``
-   when it exists — with ``[profiles.NAME]`` tables of ``model``,
-   ``provider``, ``api_key_env`` and ``params``; any litellm model can be
-   added under a new name this way;
-3. ``COUNCIL_PROFILE_<NAME>_MODEL`` and ``COUNCIL_PROFILE_<NAME>_PROVIDER``
-   (NAME upper-cased, other characters as ``_``).
-A new model without a stated provider or key variable gets the ones its name implies.
+2. the profiles file — ``COUNCIL_PROFILES``, else ``<council home>/profiles.toml``
+   — with ``[profiles.NAME]`` tables (keys: ``council.agents.profile_config``);
+3. ``COUNCIL_PROFILE_<NAME>_<FIELD>`` variables (NAME upper-cased, other
+   characters as ``_``).
+A new model without a stated provider or key variable gets the ones its name
+implies; a profile that names its own ``api_base`` must state ``api_key_env``
+(``""`` for none), so a provider's usual key is never sent to another server.
 
-Simulation: under ``COUNCIL_SIMULATE=1``, or when a profile's key variable is
-unset, the profile runs on the simulated provider as ``council-sim/<name>``
-but keeps its real provider family, so provider-diversity rules treat it as
-they would the real model. ``api_key_env = ""`` declares a model that needs no
-key (e.g. a local server).
+Simulation (``COUNCIL_SIMULATE``, or ``council dispatch --simulate``): ``auto``
+simulates a profile whose key variable is unset, ``always`` every profile,
+``never`` refuses a dispatch that would simulate any. A simulated profile runs
+the simulated provider as ``council-sim/<name>`` but keeps its provider family,
+so provider-diversity rules treat it as they would the real model.
+
+A profile is resolved once, where a run is dispatched, and pinned on the run
+(``pinned()``); the worker executes the pinned profile (``from_pinned``) and
+never resolves its own.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import re
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from stat import S_ISREG
 from typing import Any
 
+from council.agents.profile_config import (
+    CLI_RUNTIMES,
+    RUNTIMES,
+    env_name,
+    env_overrides,
+    file_tables,
+)
 from council.agents.simulated import MODEL_PREFIX
-from council.config import council_home
-from council.domain.providers import provider_for_model
+from council.domain.providers import provider_family
 from council.errors import BadInput, ConfigError
 
-PROFILES_FILE = "profiles.toml"
-_FIELDS = frozenset({"model", "provider", "api_key_env", "params"})
-_ENV_OVERRIDE = re.compile(r"^COUNCIL_PROFILE_(?P<name>.+)_(?P<field>MODEL|PROVIDER)$")
+SIMULATE_ENV = "COUNCIL_SIMULATE"
+SIMULATION_MODES = ("auto", "always", "never")
+_MODE_ALIASES = {"": "auto", "0": "auto", "false": "auto", "no": "auto", "off": "auto",
+                 "1": "always", "true": "always", "yes": "always", "on": "always"}  # fmt: skip
+
+_ROUTE_KEY_ENVS = {
+    "openrouter": "OPENROUTER_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "zai": "ZAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "fireworks_ai": "FIREWORKS_AI_API_KEY",
+}
+# Routes that authenticate by other means (cloud credentials) or not at all (local servers).
+_KEYLESS_ROUTES = frozenset(
+    {"bedrock", "bedrock_converse", "sagemaker", "vertex_ai", "ollama", "ollama_chat", "lm_studio",
+     "hosted_vllm", "vllm", "llamafile"}
+)  # fmt: skip
 _FAMILY_KEY_ENVS = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",
@@ -48,137 +69,200 @@ _FAMILY_KEY_ENVS = {
     "google": "GEMINI_API_KEY",
 }
 
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "claude": {"model": "anthropic/claude-sonnet-4-5", "provider": "anthropic",
-               "api_key_env": "ANTHROPIC_API_KEY", "params": {"temperature": 0.7, "max_tokens": 4096}},
-    "codex": {"model": "openai/gpt-5-codex", "provider": "openai",
-              "api_key_env": "OPENAI_API_KEY", "params": {"max_tokens": 4096}},
-    "glm": {"model": "zai/glm-4.6", "provider": "zhipu",
-            "api_key_env": "ZAI_API_KEY", "params": {"temperature": 0.7, "max_tokens": 4096}},
+# Models current in the installed litellm's local price map (tests/unit/test_profiles.py checks them).
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "claude": {"model": "anthropic/claude-sonnet-4-6", "api_key_env": "ANTHROPIC_API_KEY",
+               "params": {"temperature": 0.7, "max_tokens": 4096}},
+    "codex": {"model": "openai/gpt-5.5", "api_key_env": "OPENAI_API_KEY", "params": {"max_tokens": 4096}},
+    "glm": {"model": "zai/glm-5.1", "api_key_env": "ZAI_API_KEY",
+            "params": {"temperature": 0.7, "max_tokens": 4096}},
 }  # fmt: skip
-_GLM_VIA_OPENROUTER = {"model": "openrouter/z-ai/glm-4.6", "api_key_env": "OPENROUTER_API_KEY"}
+GLM_VIA_OPENROUTER = {"model": "openrouter/z-ai/glm-5.1", "api_key_env": "OPENROUTER_API_KEY"}
+_OVERRIDABLE = ("runtime", "provider", "api_base", "api_key_env", "max_turns", "timeout_s")
 
 
 @dataclass(frozen=True)
 class Profile:
     name: str
-    model: str  # litellm model string; council-sim/<name> when simulated
-    provider: str  # model family, kept when simulated
+    model: str  # the model to call: council-sim/<name> when simulated
+    provider: str  # the model family, kept when simulated
     params: Mapping[str, Any] = field(default_factory=dict)
     api_key_env: str = ""  # the variable's name, never its value
     simulated: bool = False
+    runtime: str = "litellm"  # what will run: the simulator runs through litellm
+    api_base: str | None = None
+    max_turns: int | None = None
+    timeout_s: float | None = None
+    stands_in_for: Mapping[str, str] | None = None  # a simulated profile's own runtime and model
+    why: str = ""  # why it is real or simulated where it was resolved
+
+    def pinned(self) -> dict[str, Any]:
+        """The executor a run stores at dispatch (no secret: names only)."""
+        return {
+            "profile": self.name,
+            "runtime": self.runtime,
+            "model": self.model,
+            "provider": self.provider,
+            "api_base": self.api_base,
+            "api_key_env": self.api_key_env,
+            "params": dict(self.params),
+            "max_turns": self.max_turns,
+            "timeout_s": self.timeout_s,
+            "simulated": self.simulated,
+            "stands_in_for": dict(self.stands_in_for) if self.stands_in_for else None,
+            "why": self.why,
+        }
+
+    @classmethod
+    def from_pinned(cls, data: Any) -> Profile:
+        """The executor a run stored; ValueError when the record is malformed."""
+        if not isinstance(data, Mapping):
+            raise ValueError("the run has no pinned executor")
+        wanted = {"profile": str, "runtime": str, "model": str, "provider": str, "api_key_env": str,
+                  "params": Mapping, "simulated": bool}  # fmt: skip
+        for key, kind in wanted.items():
+            if not isinstance(data.get(key), kind):
+                raise ValueError(f"the pinned executor's {key} is missing or malformed")
+        if data["runtime"] not in RUNTIMES:
+            raise ValueError(f"the pinned executor's runtime {data['runtime']!r} is unknown")
+        return cls(
+            name=data["profile"],
+            model=data["model"],
+            provider=data["provider"],
+            params=dict(data["params"]),
+            api_key_env=data["api_key_env"],
+            simulated=data["simulated"],
+            runtime=data["runtime"],
+            api_base=data.get("api_base"),
+            max_turns=data.get("max_turns"),
+            timeout_s=data.get("timeout_s"),
+            stands_in_for=data.get("stands_in_for"),
+            why=str(data.get("why") or ""),
+        )
 
 
-def resolve(name: str) -> Profile:
-    profiles = load_profiles()
-    if name not in profiles:
-        raise BadInput(f"unknown agent profile {name!r}; known: {', '.join(sorted(profiles))}")
-    return profiles[name]
+def simulation_mode(value: str | None = None) -> str:
+    """``auto``, ``always`` or ``never``: ``value`` (a command's option), else the variable."""
+    source = SIMULATE_ENV if value is None else "--simulate"
+    raw = os.environ.get(SIMULATE_ENV, "") if value is None else value
+    normal = raw.strip().lower()
+    mode = _MODE_ALIASES.get(normal, normal)
+    if mode not in SIMULATION_MODES:
+        raise ConfigError(f"{source} must be auto, always or never, got {raw!r}")
+    return mode
 
 
-def load_profiles() -> dict[str, Profile]:
-    specs = {name: dict(spec) for name, spec in _DEFAULTS.items()}
+def resolve(name: str, simulate: str | None = None) -> Profile:
+    return resolve_many([name], simulate)[0]
+
+
+def resolve_many(names: Sequence[str], simulate: str | None = None) -> list[Profile]:
+    """The named profiles as they would run here, under ``simulate`` (else ``COUNCIL_SIMULATE``)."""
+    profiles = load_profiles(simulate)
+    for name in names:
+        if name not in profiles:
+            raise BadInput(f"unknown agent profile {name!r}; known: {', '.join(sorted(profiles))}")
+    return [profiles[name] for name in names]
+
+
+def load_profiles(simulate: str | None = None) -> dict[str, Profile]:
+    """Every profile as it would run here, under ``simulate`` (else ``COUNCIL_SIMULATE``)."""
+    mode = simulation_mode(simulate)
+    specs = {name: dict(spec) for name, spec in DEFAULTS.items()}
     if not os.environ.get("ZAI_API_KEY") and os.environ.get("OPENROUTER_API_KEY"):
-        specs["glm"].update(_GLM_VIA_OPENROUTER)
-    for name, override in _file_overrides().items():
-        specs[name] = _merge(name, specs.get(name), override)
-    for name, override in _env_overrides(specs).items():
-        specs[name] = _merge(name, specs.get(name), override)
-    simulate_all = os.environ.get("COUNCIL_SIMULATE", "").strip().lower() in {"1", "true", "yes"}
-    return {name: _profile(name, spec, simulate_all) for name, spec in sorted(specs.items())}
+        specs["glm"].update(GLM_VIA_OPENROUTER)
+    keyed: dict[str, bool] = {}  # does the layer that set api_base (or a later one) state api_key_env?
+    for name, table in file_tables().items():
+        specs[name] = _merge(name, specs.get(name), table, keyed)
+    by_env_name = {env_name(name): name for name in specs}
+    for upper, override in env_overrides().items():
+        name = by_env_name.get(upper, upper.lower())
+        specs[name] = _merge(name, specs.get(name), override, keyed)
+    return {name: _profile(name, spec, mode, keyed.get(name, True)) for name, spec in sorted(specs.items())}
+
+
+def refuse_simulation(profiles: list[Profile], mode: str) -> None:
+    """Under ``never``, a dispatch that would simulate any profile is refused, naming each and why."""
+    simulated = [p for p in profiles if p.simulated]
+    if mode == "never" and simulated:
+        raise BadInput(
+            "simulation refused (never): would simulate "
+            + ", ".join(f"{p.name} ({p.why})" for p in simulated)
+            + "; set the key variables or dispatch with --simulate auto"
+        )
 
 
 def key_env_for_model(model: str) -> str:
-    """The variable litellm reads a model's key from, by its name."""
-    if model.startswith("openrouter/"):
-        return "OPENROUTER_API_KEY"
-    family = provider_for_model(model)
-    return _FAMILY_KEY_ENVS.get(family, re.sub(r"[^A-Z0-9]", "_", family.upper()) + "_API_KEY")
+    """The variable that holds a model's key, by its route (``""``: none needed)."""
+    route = model.split("/", 1)[0].strip().lower() if "/" in model else ""
+    if route in _KEYLESS_ROUTES:
+        return ""
+    if route:
+        return _ROUTE_KEY_ENVS.get(route, env_name(route) + "_API_KEY")
+    family = provider_family(model)
+    return _FAMILY_KEY_ENVS.get(family, env_name(family) + "_API_KEY")
 
 
-def _profile(name: str, spec: Mapping[str, Any], simulate_all: bool) -> Profile:
-    model = str(spec["model"])
-    provider = str(spec["provider"])
-    params = dict(spec.get("params") or {})
-    key_env = str(spec["api_key_env"])
-    if model.startswith(MODEL_PREFIX):
-        return Profile(name, model, provider, params, "", simulated=True)
-    if simulate_all or (key_env and not os.environ.get(key_env)):
-        return Profile(name, MODEL_PREFIX + name, provider, params, key_env, simulated=True)
-    return Profile(name, model, provider, params, key_env)
-
-
-def _merge(name: str, base: Mapping[str, Any] | None, override: Mapping[str, Any]) -> dict[str, Any]:
+def _merge(
+    name: str, base: Mapping[str, Any] | None, override: Mapping[str, Any], keyed: dict[str, bool]
+) -> dict[str, Any]:
     spec = dict(base or {})
     model = override.get("model")
     if model is None and "model" not in spec:
         raise ConfigError(f"agent profile {name!r} has no model")
     if model is not None and model != spec.get("model"):
         # Another model brings its own family and key variable unless they are stated too.
-        spec.update(model=model, provider=provider_for_model(model), api_key_env=key_env_for_model(model))
-    for key in ("provider", "api_key_env"):
+        spec.update(model=model, provider=None, api_key_env=key_env_for_model(model))
+    for key in _OVERRIDABLE:
         if key in override:
             spec[key] = override[key]
+    if "api_base" in override:
+        keyed[name] = "api_key_env" in override
+    elif "api_key_env" in override:
+        keyed[name] = True
     if "params" in override:
         spec["params"] = {**(spec.get("params") or {}), **override["params"]}
     return spec
 
 
-def _file_overrides() -> dict[str, dict[str, Any]]:
-    explicit = os.environ.get("COUNCIL_PROFILES")
-    path = Path(explicit).expanduser() if explicit else council_home() / PROFILES_FILE
-    try:
-        stat = path.stat()
-    except OSError:
-        stat = None
-    if stat is None or not S_ISREG(stat.st_mode):
-        if explicit:
-            raise ConfigError(f"COUNCIL_PROFILES names no file: {path}")
-        return {}
-    # Parsed again only when the file changes (a worker reads it for every run).
-    return {name: dict(table) for name, table in _parsed(path, stat.st_mtime_ns, stat.st_size).items()}
-
-
-@functools.lru_cache(maxsize=8)
-def _parsed(path: Path, _mtime_ns: int, _size: int) -> dict[str, dict[str, Any]]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"unreadable profiles file {path}: {exc}") from exc
-    tables = data.get("profiles", {})
-    if not isinstance(tables, dict):
-        raise ConfigError(f"{path}: [profiles] must be a table of [profiles.NAME] tables")
-    return {str(name): _checked(path, str(name), table) for name, table in tables.items()}
-
-
-def _checked(path: Path, name: str, table: Any) -> dict[str, Any]:
-    where = f"{path}: [profiles.{name}]"
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} must be a table")
-    unknown = sorted(set(table) - _FIELDS)
-    if unknown:
+def _profile(name: str, spec: Mapping[str, Any], mode: str, keyed: bool) -> Profile:
+    runtime = str(spec.get("runtime") or "litellm")
+    model = str(spec["model"])
+    api_base = spec.get("api_base") or None
+    key_env = str(spec.get("api_key_env") if spec.get("api_key_env") is not None else "")
+    if api_base and not keyed:
         raise ConfigError(
-            f"{where}: unknown keys {', '.join(unknown)} (allowed: {', '.join(sorted(_FIELDS))})"
+            f"agent profile {name!r} names its own api_base ({api_base}) but not api_key_env: state the "
+            "variable holding that server's key, or \"\" for none (a provider's usual key is never sent "
+            "to another server)"
         )
-    for key in ("model", "provider", "api_key_env"):
-        if key in table and not isinstance(table[key], str):
-            raise ConfigError(f"{where}: {key} must be a string")
-    if "params" in table and not isinstance(table["params"], dict):
-        raise ConfigError(f"{where}: params must be a table")
-    return table
-
-
-def _env_name(name: str) -> str:
-    return re.sub(r"[^A-Z0-9]", "_", name.upper())
-
-
-def _env_overrides(known: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    by_env_name = {_env_name(name): name for name in known}
-    overrides: dict[str, dict[str, Any]] = {}
-    for variable, value in sorted(os.environ.items()):
-        match = _ENV_OVERRIDE.match(variable)
-        if match is None or not value.strip():
-            continue
-        name = by_env_name.get(match["name"], match["name"].lower())
-        overrides.setdefault(name, {})[match["field"].lower()] = value.strip()
-    return overrides
+    if runtime not in CLI_RUNTIMES and (
+        spec.get("max_turns") is not None or spec.get("timeout_s") is not None
+    ):
+        raise ConfigError(
+            f"agent profile {name!r}: max_turns and timeout_s are for the CLI runtimes "
+            f"({', '.join(sorted(CLI_RUNTIMES))}); a litellm profile takes params.timeout"
+        )
+    values: dict[str, Any] = {
+        "name": name,
+        "model": model,
+        "provider": provider_family(model, spec.get("provider")),
+        "params": dict(spec.get("params") or {}),
+        "api_key_env": key_env,
+        "runtime": runtime,
+        "api_base": api_base,
+        "max_turns": spec.get("max_turns"),
+        "timeout_s": float(spec["timeout_s"]) if spec.get("timeout_s") is not None else None,
+    }
+    own = {"runtime": runtime, "model": model}
+    if model.startswith(MODEL_PREFIX):
+        return Profile(**values, simulated=True, why="its model is the simulated provider")
+    if mode == "always":
+        why = "simulation mode always"
+    elif key_env and not os.environ.get(key_env):
+        why = f"{key_env} is unset" + ("; simulation mode never refuses it" if mode == "never" else "")
+    else:
+        return Profile(**values, why=f"{key_env} is set" if key_env else "needs no key")
+    # The simulator answers through litellm, whatever runtime the profile names.
+    values.update(model=MODEL_PREFIX + name, runtime="litellm")
+    return Profile(**values, simulated=True, stands_in_for=own, why=why)

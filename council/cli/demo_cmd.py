@@ -61,7 +61,7 @@ def demo_cmd(
 def _warn_cost(out: Console, models: list[str], *, pause: bool) -> None:
     out.print(
         f"[yellow]cost:[/] real models will be called — {', '.join(models)} — for about 12 runs, "
-        "billed to your API keys. COUNCIL_SIMULATE=1 runs the offline simulated provider instead."
+        "billed to your API keys. COUNCIL_SIMULATE=always runs the offline simulated provider instead."
     )
     if pause:
         out.print(f"starting in {COST_PAUSE_S} s; Ctrl-C to stop")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -239,9 +239,12 @@ def branch_list(thread: Annotated[str, typer.Option("--thread")], as_json: JsonO
 def run_record(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     agent: Annotated[str, typer.Option("--agent", help="Agent name, e.g. claude.")],
-    model: Annotated[str, typer.Option("--model", help="Model string, e.g. anthropic/claude-sonnet-4-5.")],
+    model: Annotated[str, typer.Option("--model", help="Model string, e.g. anthropic/claude-sonnet-4-6.")],
     provider: Annotated[
-        str | None, typer.Option("--provider", help="Model provider (default: inferred).")
+        str | None,
+        typer.Option(
+            "--provider", help="Model family (normalised: a gateway is read past; default: from the model)."
+        ),
     ] = None,
     parent: Annotated[str | None, typer.Option("--parent", help="Parent run id.")] = None,
     exposed_to: Annotated[
@@ -273,17 +276,22 @@ def run_record(
 
 @run_app.command("show")
 def run_show(run_id: str, as_json: JsonOpt = False) -> None:
-    """Lineage, exposures, request hash and claims of a run."""
+    """Lineage, exposures, request hash and claims of a run; what ran (simulated or
+    not, the pinned executor) and which worker ran each attempt."""
     from council.ledger.runs import show_run
 
     result = show_run(engine(), parse_id(run_id, "run"))
-    emit(
-        result,
-        as_json,
-        record(
-            "run", ["id", "agent", "model", "provider", "status", "parent_run_id", "round", "request_sha256"]
-        ),
-    )
+    keys = ["id", "agent", "model", "provider", "simulated", "runtime", "status", "error", "parent_run_id"]
+    summary = record("run", [*keys, "round", "request_sha256"])
+
+    def render(data: dict[str, Any]) -> None:
+        summary(data)
+        if data["attempts"]:
+            rows("attempts", ["attempt", "worker", "claimed_at", "ended_at", "status", "reason"], "attempts")(
+                data
+            )
+
+    emit(result, as_json, render)
 
 
 @claim_app.command("add")

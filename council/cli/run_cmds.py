@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.live import Live
@@ -15,6 +15,9 @@ from council.cli.output import console, emit, err_console
 from council.domain.ids import parse_id
 from council.errors import BadInput, CouncilError
 from council.ledger.db import DEFAULT_POOL_SIZE, POOL_SIZE_ENV
+
+if TYPE_CHECKING:
+    from council.agents.profiles import Profile
 
 TERMINAL = ("succeeded", "failed")
 POOLS = ("prefork", "threads")
@@ -30,9 +33,18 @@ def dispatch_cmd(
     proposal: Annotated[str | None, typer.Option("--proposal", help="Retraction proposal (review).")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for every round, showing progress.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait with --wait.")] = 600,
+    simulate: Annotated[
+        str | None,
+        typer.Option(
+            "--simulate",
+            help="auto (simulate a profile whose key is unset), always, or never (refuse to simulate); "
+            "default: COUNCIL_SIMULATE, else auto.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create the runs in Postgres, enqueue them, and optionally watch them finish."""
+    """Create the runs in Postgres, each pinned to the profile it must run, enqueue
+    them, and optionally watch them finish."""
     from council.services.runs import dispatch
     from workers.app import bootstrap
     from workers.tasks import CeleryScheduler
@@ -51,13 +63,10 @@ def dispatch_cmd(
         rounds=rounds,
         actor=actor(),
         proposal_id=parse_id(proposal, "retraction proposal") if proposal else None,
+        simulate=simulate,
     )
     out = console if not as_json else err_console
-    if created["simulated"]:
-        out.print(
-            f"[yellow]simulated:[/] {', '.join(created['simulated'])} (no API key set; the offline "
-            "simulated provider stands in and every run is marked simulated)"
-        )
+    _say_what_runs(out, created)
     result: dict[str, Any] = {**created, "mode": mode, "rounds": rounds}
     if wait:
         expected = len(names) * rounds
@@ -77,6 +86,19 @@ def dispatch_cmd(
     )
     if wait and not result["complete"]:
         raise CouncilError(f"dispatch {created['dispatch_id']} did not finish within {timeout:g} s")
+
+
+def _say_what_runs(out: Any, created: dict[str, Any]) -> None:
+    """One line per agent: the model it is pinned to, real or simulated, and why."""
+    for name, executor in created["executors"].items():
+        if executor["simulated"]:
+            out.print(
+                f"[yellow]simulated[/] {name}: {executor['model']} ({executor['why']}; the offline simulated "
+                "provider stands in and the run is marked simulated)",
+                highlight=False,
+            )
+        else:
+            out.print(f"[green]real[/] {name}: {executor['model']} ({executor['why']})", highlight=False)
 
 
 def _wait(db: Any, dispatch_id: Any, expected: int, timeout: float, out: Any) -> list[dict[str, Any]]:
@@ -126,6 +148,7 @@ def preview_cmd(
         "request_sha256": compiled.sha256,
         "simulated": profile.simulated,
         "provider": profile.provider,
+        "executor": profile.pinned(),
         "exposures": [e.__dict__ for e in compiled.exposures],
         "input_features": compiled.input_features,
     }
@@ -140,6 +163,51 @@ def preview_cmd(
             console.print(message["content"], markup=False, highlight=False)
 
     emit(result, as_json, render)
+
+
+def profiles_cmd(
+    simulate: Annotated[
+        str | None, typer.Option("--simulate", help="auto, always or never (default: COUNCIL_SIMULATE).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Each profile: runtime, model, provider family, endpoint, key variable, and
+    whether a dispatch here would run it real or simulated, and why."""
+    from council.agents.profiles import load_profiles, simulation_mode
+
+    mode = simulation_mode(simulate)
+    result = {"simulation": mode, "profiles": [_profile_row(p) for p in load_profiles(mode).values()]}
+
+    def render(data: dict[str, Any]) -> None:
+        table = Table(title=f"profiles (simulation: {data['simulation']})", title_justify="left")
+        for column in ("profile", "runtime", "model", "provider", "api_base", "key variable", "here"):
+            table.add_column(column)
+        for p in data["profiles"]:
+            here = f"[yellow]simulated[/] ({p['why']})" if p["simulated"] else f"[green]real[/] ({p['why']})"
+            key = p["api_key_env"] or "(none)"
+            table.add_row(p["name"], p["runtime"], p["model"], p["provider"], p["api_base"] or "", key, here)
+        console.print(table)
+
+    emit(result, as_json, render)
+
+
+def _profile_row(profile: Profile) -> dict[str, Any]:
+    own = profile.stands_in_for or {"runtime": profile.runtime, "model": profile.model}
+    return {
+        "name": profile.name,
+        "runtime": own["runtime"],
+        "model": own["model"],
+        "runs_as": profile.model,
+        "provider": profile.provider,
+        "api_base": profile.api_base,
+        "api_key_env": profile.api_key_env,
+        "key_set": bool(os.environ.get(profile.api_key_env)) if profile.api_key_env else None,
+        "params": dict(profile.params),
+        "max_turns": profile.max_turns,
+        "timeout_s": profile.timeout_s,
+        "simulated": profile.simulated,
+        "why": profile.why,
+    }
 
 
 def worker_cmd(
@@ -194,4 +262,5 @@ def worker_cmd(
 def register(app: typer.Typer) -> None:
     app.command("dispatch")(dispatch_cmd)
     app.command("preview")(preview_cmd)
+    app.command("profiles")(profiles_cmd)
     app.command("worker")(worker_cmd)

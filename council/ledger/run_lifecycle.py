@@ -97,6 +97,7 @@ def create_dispatch(
                         "model": p.model,
                         "provider": p.provider,
                         "simulated": p.simulated,
+                        "executor": p.pinned(),
                         "round": 1,
                         "mode": mode,
                         "proposal_id": proposal_id,
@@ -133,7 +134,8 @@ def mark_queued(engine: Engine, run_ids: Sequence[UUID]) -> None:
 
 
 def claim(engine: Engine, run_id: UUID, *, owner: str, lease_s: float) -> Any | None:
-    """Take the run for a new attempt, or None when it is done or leased elsewhere."""
+    """Take the run for a new attempt, or None when it is done or leased elsewhere;
+    ``owner`` (the worker) is recorded as the attempt's."""
     with unit_of_work(engine) as conn:
         return conn.execute(
             query("claim_run"), {"run_id": run_id, "owner": owner, "lease_s": lease_s}
@@ -273,9 +275,12 @@ def fail(
         return True
 
 
-def release(engine: Engine, run_id: UUID, attempt: int) -> bool:
+def release(engine: Engine, run_id: UUID, attempt: int, reason: str) -> bool:
+    """Give the run back to the queue for a later try (fenced); the attempt's record keeps the reason."""
+    reason = " ".join(reason.split())[:2000] or "released"
     with unit_of_work(engine) as conn:
-        return conn.execute(query("release_run"), {"run_id": run_id, "attempt": attempt}).first() is not None
+        found = conn.execute(query("release_run"), {"run_id": run_id, "attempt": attempt, "reason": reason})
+        return found.first() is not None
 
 
 def next_round(engine: Engine, dispatch_id: UUID, next_round_no: int) -> list[UUID]:

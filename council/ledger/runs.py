@@ -9,10 +9,11 @@ from uuid import UUID
 from sqlalchemy import Engine, insert, select
 
 from council.domain import validate as v
-from council.domain.providers import provider_for_model
+from council.domain.providers import provider_family
 from council.errors import BadInput
 from council.ledger import events
 from council.ledger import tables as t
+from council.ledger.attempts import attempts_of
 from council.ledger.db import unit_of_work
 from council.ledger.lookup import require, require_same_thread
 
@@ -33,7 +34,7 @@ def record_run(
     stances this run was shown (explicit exposure, DESIGN §3)."""
     agent = v.text(agent, "agent", v.MAX_NAME)
     model = v.text(model, "model", v.MAX_NAME * 2)
-    provider = v.text(provider or provider_for_model(model), "provider", v.MAX_NAME)
+    provider = v.text(provider_family(model, provider), "provider", v.MAX_NAME)
     if round_no < 1:
         raise BadInput(f"round must be at least 1, got {round_no}")
     v.count(exposed_to, "exposures")
@@ -89,9 +90,13 @@ def record_run(
 
 
 def show_run(engine: Engine, run_id: UUID) -> dict[str, Any]:
-    """Lineage, exposures, request hash and claims of one run."""
+    """Lineage, exposures, request hash and claims of one run; the executor it
+    was pinned to (``runtime`` is its runtime) and each attempt with the worker
+    that ran it."""
     with unit_of_work(engine) as conn:
         run = dict(require(conn, t.agent_runs, run_id, "run"))
+        run["runtime"] = (run["executor"] or {}).get("runtime")
+        run["attempts"] = attempts_of(conn, run_id)
         run["exposures"] = [
             dict(r)
             for r in conn.execute(

@@ -27,6 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
+from council.ledger.attempts import run_attempts as run_attempts  # re-exported with the other tables
 from council.ledger.table_helpers import TS, created, fk, id_column, metadata, transitions_table
 
 rule_sets = Table(
@@ -102,6 +103,7 @@ agent_runs = Table(
     created(),
     Column("started_at", TS),
     Column("finished_at", TS),
+    Column("executor", JSONB),  # the pinned profile, written once at insert (migration 0006)
     Index("agent_runs_thread_idx", "thread_id", "created_at"),
     Index("agent_runs_parent_idx", "parent_run_id", postgresql_where=text("parent_run_id IS NOT NULL")),
     Index(

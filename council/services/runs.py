@@ -1,13 +1,22 @@
 """Dispatching a council and executing one agent run (DESIGN §7).
 
+Dispatch resolves each profile once, where it is dispatched, and pins it on
+the run (``agent_runs.executor``): what runs is what the run says will run.
+
 Execution of one run, in order: claim it for an attempt (lease + fencing
-token); compile the request — or reuse the one an earlier attempt stored, so
-a retry sends exactly what was hashed; store request, hash and exposures
-before the call; call the model through the gateway; parse and check the
-output (one bounded re-prompt with the validation error); apply it fenced on
-the attempt; then enqueue consolidation of every node version it touched and,
-when its round is complete, the next round — or, when it completes a review
-dispatch, adjudicate the proposal under review.
+token, and the attempt's record of which worker took it); check that this
+worker can run the pinned executor — its runtime, and for a real model the key
+variable it names — or fail the run with the reason (a real run never falls
+back to the simulator, nor a simulated one to a real model); compile the
+request from the pinned executor — or reuse the one an earlier attempt stored,
+so a retry sends exactly what was hashed; store request, hash and exposures
+before the call; call the model through the gateway (one attempt); parse and
+check the output (one bounded re-prompt with the validation error); apply it
+fenced on the attempt; then enqueue consolidation of every node version it
+touched and, when its round is complete, the next round — or, when it
+completes a review dispatch, adjudicate the proposal under review. A
+transient model error releases the run for the task to retry, or on the last
+try allowed fails it with the reason and the number of tries.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from council import metrics
 from council.agents import gateway
 from council.agents.compiler import compile_request, reprompt
 from council.agents.errors import PermanentLLMError, TransientLLMError
-from council.agents.profiles import Profile, resolve
+from council.agents.profiles import Profile, refuse_simulation, resolve_many, simulation_mode
 from council.domain.agent_output import AgentOutput
 from council.domain.requests import CompiledRequest
 from council.errors import BadInput
@@ -56,10 +65,16 @@ def dispatch(
     actor: str,
     proposal_id: UUID | None = None,
     once_per_proposal: bool = False,
+    simulate: str | None = None,
 ) -> dict[str, Any]:
-    """Create the runs in Postgres first, then enqueue them (nothing, when
-    ``once_per_proposal`` finds the proposal's review already dispatched)."""
-    profiles = [resolve(name) for name in agents]
+    """Create the runs in Postgres first, each pinned to its executor, then
+    enqueue them (nothing, when ``once_per_proposal`` finds the proposal's
+    review already dispatched). ``simulate``: auto, always or never (else
+    ``COUNCIL_SIMULATE``); under never, a dispatch that would simulate any
+    profile is refused and writes nothing."""
+    mode_of_simulation = simulation_mode(simulate)
+    profiles = resolve_many(agents, mode_of_simulation)
+    refuse_simulation(profiles, mode_of_simulation)
     created = lifecycle.create_dispatch(
         engine,
         thread_id=thread_id,
@@ -76,6 +91,11 @@ def dispatch(
         **created,
         "agents": [p.name for p in profiles],
         "simulated": [p.name for p in profiles if p.simulated],
+        "simulation": mode_of_simulation,
+        "executors": {
+            p.name: {"model": p.model, "provider": p.provider, "simulated": p.simulated, "why": p.why}
+            for p in profiles
+        },
     }
 
 
@@ -110,16 +130,25 @@ def compile_for(
 
 
 def execute_run(
-    engine: Engine, scheduler: Scheduler, run_id: UUID, *, owner: str | None = None
+    engine: Engine,
+    scheduler: Scheduler,
+    run_id: UUID,
+    *,
+    owner: str | None = None,
+    try_no: int = 1,
+    last_try: bool = False,
 ) -> dict[str, Any]:
-    """Run one agent run to a terminal state; transient model errors propagate
-    (the task retries them) after the gateway's own bounded retries."""
-    run = lifecycle.claim(engine, run_id, owner=owner or worker_id(), lease_s=LEASE_S)
+    """Run one agent run to a terminal state. A transient model error releases
+    the run and propagates (the task retries it), unless this is the last try
+    the retry policy allows (``last_try``): then the run fails with the reason
+    and ``try_no``, the number of tries it had."""
+    worker = owner or worker_id()
+    run = lifecycle.claim(engine, run_id, owner=worker, lease_s=LEASE_S)
     if run is None:
         return {"run_id": run_id, "status": "skipped"}  # done already, or leased by a live attempt
     with metrics.run_attempt(run.agent) as observed:
         try:
-            result = _attempt(engine, scheduler, run_id, run)
+            result = _attempt(engine, scheduler, run, worker, try_no=try_no, last_try=last_try)
         except TransientLLMError:
             observed.status = "transient_error"  # the task retries it
             raise
@@ -127,10 +156,16 @@ def execute_run(
         return result
 
 
-def _attempt(engine: Engine, scheduler: Scheduler, run_id: UUID, run: Any) -> dict[str, Any]:
-    """One claimed attempt: compile (or reuse) the request, ask, apply fenced on the attempt."""
+def _attempt(
+    engine: Engine, scheduler: Scheduler, run: Any, worker: str, *, try_no: int, last_try: bool
+) -> dict[str, Any]:
+    """One claimed attempt: check the pinned executor can run here, compile (or
+    reuse) the request, ask, apply fenced on the attempt."""
     attempt = int(run.attempt)
-    profile = resolve(run.agent)
+    try:
+        profile = _runnable(run, worker)
+    except _Unrunnable as exc:
+        return _failed(engine, scheduler, run, attempt, str(exc))
     if run.request is None:
         compiled = compile_for(
             engine,
@@ -141,27 +176,31 @@ def _attempt(engine: Engine, scheduler: Scheduler, run_id: UUID, run: Any) -> di
             dispatch_id=run.dispatch_id,
             proposal_id=run.proposal_id,
         )
-        if not lifecycle.store_request(engine, run_id, attempt, compiled):
-            return {"run_id": run_id, "status": "fenced"}
+        if not lifecycle.store_request(engine, run.id, attempt, compiled):
+            return {"run_id": run.id, "status": "fenced"}
         request = compiled.canonical()
     else:
         request = run.request
+    if request["model"] != profile.model:
+        reason = f"the stored request names {request['model']}, the pinned executor {profile.model}"
+        return _failed(engine, scheduler, run, attempt, reason)
     try:
-        applied = _ask_and_apply(engine, run, attempt, request, profile.api_key_env)
-    except TransientLLMError:
-        lifecycle.release(engine, run_id, attempt)  # any worker may take the retry
+        applied = _ask_and_apply(engine, run, attempt, request, profile)
+    except TransientLLMError as exc:
+        if last_try:
+            return _failed(engine, scheduler, run, attempt, f"no answer after {try_no} tries: {exc}")
+        lifecycle.release(engine, run.id, attempt, str(exc))  # any worker may take the retry
         raise
     except PermanentLLMError as exc:
-        lifecycle.fail(engine, run_id, attempt, str(exc))
-        return _after(engine, scheduler, run, {"run_id": run_id, "status": "failed", "error": str(exc)}, [])
+        return _failed(engine, scheduler, run, attempt, str(exc))
     except _InvalidOutput as exc:
-        lifecycle.fail(engine, run_id, attempt, f"invalid output after one re-prompt: {exc}", usage=exc.usage)
-        return _after(engine, scheduler, run, {"run_id": run_id, "status": "failed", "error": str(exc)}, [])
+        reason = f"invalid output after one re-prompt: {exc}"
+        return _failed(engine, scheduler, run, attempt, reason, usage=exc.usage, error=str(exc))
     if applied is None:
-        return {"run_id": run_id, "status": "fenced"}
+        return {"run_id": run.id, "status": "fenced"}
     touched = [UUID(str(v)) for v in applied["touched_versions"]]
     result = {
-        "run_id": run_id,
+        "run_id": run.id,
         "status": "succeeded",
         "touched_versions": touched,
         "lint_findings": len(applied["lint_findings"]),
@@ -169,14 +208,41 @@ def _attempt(engine: Engine, scheduler: Scheduler, run_id: UUID, run: Any) -> di
     return _after(engine, scheduler, run, result, touched)
 
 
-def give_up(engine: Engine, scheduler: Scheduler, run_id: UUID, reason: str) -> dict[str, Any]:
-    """Retries are exhausted: fail the run with its reason (a visible end state)."""
-    run = lifecycle.claim(engine, run_id, owner=worker_id(), lease_s=LEASE_S)
-    if run is None:
-        return {"run_id": run_id, "status": "skipped"}
-    lifecycle.fail(engine, run_id, int(run.attempt), reason)
-    metrics.count_run(run.agent, "failed")
-    return _after(engine, scheduler, run, {"run_id": run_id, "status": "failed", "error": reason}, [])
+class _Unrunnable(Exception):
+    """This worker cannot run the pinned executor; the reason is stored on the run."""
+
+
+def _runnable(run: Any, worker: str) -> Profile:
+    """The run's pinned executor, when this worker can run it as pinned: never
+    the simulator in place of a real model, nor the reverse."""
+    try:
+        profile = Profile.from_pinned(run.executor)
+    except ValueError as exc:
+        raise _Unrunnable(f"{exc}; dispatch it again") from None
+    label = f"{profile.name} ({profile.model})"
+    if profile.runtime != "litellm":
+        raise _Unrunnable(
+            f"worker {worker} cannot run runtime {profile.runtime} yet, for the profile {label}"
+        )
+    if not profile.simulated and profile.api_key_env and not os.environ.get(profile.api_key_env):
+        raise _Unrunnable(f"worker {worker} has no {profile.api_key_env} for the real profile {label}")
+    return profile
+
+
+def _failed(
+    engine: Engine,
+    scheduler: Scheduler,
+    run: Any,
+    attempt: int,
+    reason: str,
+    *,
+    usage: dict[str, Any] | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    lifecycle.fail(engine, run.id, attempt, reason, usage=usage)
+    return _after(
+        engine, scheduler, run, {"run_id": run.id, "status": "failed", "error": error or reason}, []
+    )
 
 
 class _InvalidOutput(Exception):
@@ -186,7 +252,7 @@ class _InvalidOutput(Exception):
 
 
 def _ask_and_apply(
-    engine: Engine, run: Any, attempt: int, request: dict[str, Any], key_env: str | None
+    engine: Engine, run: Any, attempt: int, request: dict[str, Any], profile: Profile
 ) -> dict[str, Any] | None:
     """Call the model and apply its answer, fenced on the attempt; on an invalid
     answer, re-prompt once with the reason. The answer is checked where it is
@@ -199,8 +265,17 @@ def _ask_and_apply(
     reason = ""
     for call in range(2):
         completion = gateway.complete(
-            request["model"], messages, dict(request["params"]), api_key_env=key_env
+            profile.model,
+            messages,
+            dict(request["params"]),
+            api_base=profile.api_base,
+            api_key_env=profile.api_key_env,
         )
+        if completion.simulated != profile.simulated:  # defensive: what ran must be what was pinned
+            raise PermanentLLMError(
+                f"{profile.model}: the answer says simulated={completion.simulated}, "
+                f"the pinned executor simulated={profile.simulated}"
+            )
         usage["calls"] += 1
         for key, value in (completion.usage or {}).items():
             if isinstance(value, int | float):

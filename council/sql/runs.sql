@@ -1,17 +1,35 @@
 -- claim_run --
 -- Take a run for one attempt: the attempt number is the fencing token every
 -- later write of this attempt must present. A run is claimable when it was
--- never started, or when its lease expired (its worker died or stalled).
-UPDATE agent_runs
-SET status = 'running',
-    attempt = attempt + 1,
-    lease_owner = :owner,
-    lease_expires_at = clock_timestamp() + make_interval(secs => :lease_s),
-    started_at = coalesce(started_at, clock_timestamp())
-WHERE id = :run_id
-  AND (status IN ('created', 'queued') OR (status = 'running' AND lease_expires_at < clock_timestamp()))
-RETURNING id, attempt, thread_id, dispatch_id, agent, model, provider, simulated, round, mode, proposal_id,
-          request, request_sha256
+-- never started, or when its lease expired (its worker died or stalled). The
+-- same statement records who claimed the attempt and, on a takeover, that the
+-- attempt before ended with its lease expired.
+WITH before AS (
+    SELECT id, status, attempt, lease_owner FROM agent_runs
+    WHERE id = :run_id
+      AND (status IN ('created', 'queued') OR (status = 'running' AND lease_expires_at < clock_timestamp()))
+    FOR UPDATE
+), claimed AS (
+    UPDATE agent_runs a
+    SET status = 'running',
+        attempt = a.attempt + 1,
+        lease_owner = :owner,
+        lease_expires_at = clock_timestamp() + make_interval(secs => :lease_s),
+        started_at = coalesce(a.started_at, clock_timestamp())
+    FROM before b
+    WHERE a.id = b.id
+    RETURNING a.id, a.attempt, a.thread_id, a.dispatch_id, a.agent, a.model, a.provider, a.simulated, a.round,
+              a.mode, a.proposal_id, a.request, a.request_sha256, a.executor
+), taken_over AS (
+    INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
+    SELECT b.id, b.attempt, 'ended', b.lease_owner, 'lease_expired', 'lease expired; taken over by ' || :owner
+    FROM before b
+    WHERE b.status = 'running'
+), logged AS (
+    INSERT INTO run_attempts (run_id, attempt, event, worker)
+    SELECT id, attempt, 'claimed', :owner FROM claimed
+)
+SELECT * FROM claimed
 
 -- fence_run --
 -- Inside the writing transaction: lock the run row and check that this attempt
@@ -22,27 +40,36 @@ WHERE id = :run_id AND attempt = :attempt AND status = 'running'
 FOR UPDATE
 
 -- finish_run --
--- The terminal state of a run, fenced on its attempt.
-UPDATE agent_runs
-SET status = :status,
-    usage = CAST(:usage AS jsonb),
-    cost_usd = :cost_usd,
-    error = :error,
-    lint_findings = CAST(:lint_findings AS jsonb),
-    finished_at = clock_timestamp(),
-    lease_owner = NULL,
-    lease_expires_at = NULL
-WHERE id = :run_id AND attempt = :attempt AND status = 'running'
-RETURNING id
+-- The terminal state of a run, fenced on its attempt; the same statement ends
+-- the attempt's record with the worker that held it (the lease owner it clears).
+WITH finished AS (
+    UPDATE agent_runs a
+    SET status = :status,
+        usage = CAST(:usage AS jsonb),
+        cost_usd = :cost_usd,
+        error = :error,
+        lint_findings = CAST(:lint_findings AS jsonb),
+        finished_at = clock_timestamp(),
+        lease_owner = NULL,
+        lease_expires_at = NULL
+    FROM agent_runs held
+    WHERE a.id = :run_id AND held.id = a.id AND a.attempt = :attempt AND a.status = 'running'
+    RETURNING a.id, a.attempt, held.lease_owner AS worker
+), logged AS (
+    INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
+    SELECT id, attempt, 'ended', worker, :status, :error FROM finished
+)
+SELECT id FROM finished
 
 -- next_round --
 -- Create round :next_round of a dispatch once every run of the round before
 -- is terminal; idempotent (unique per dispatch, round and agent). Each new run's
--- parent is the same agent's run of the previous round.
-INSERT INTO agent_runs (thread_id, dispatch_id, agent, model, provider, simulated, parent_run_id, round,
-                        mode, proposal_id, status)
-SELECT r.thread_id, r.dispatch_id, r.agent, r.model, r.provider, r.simulated, r.id, :next_round, r.mode,
-       r.proposal_id, 'created'
+-- parent is the same agent's run of the previous round, and it runs the
+-- executor its parent was pinned to.
+INSERT INTO agent_runs (thread_id, dispatch_id, agent, model, provider, simulated, executor, parent_run_id,
+                        round, mode, proposal_id, status)
+SELECT r.thread_id, r.dispatch_id, r.agent, r.model, r.provider, r.simulated, r.executor, r.id, :next_round,
+       r.mode, r.proposal_id, 'created'
 FROM agent_runs r
 JOIN dispatches d ON d.id = r.dispatch_id
 WHERE r.dispatch_id = :dispatch_id AND r.round = :next_round - 1 AND :next_round <= d.rounds
@@ -79,8 +106,16 @@ SELECT id FROM stale
 
 -- release_run --
 -- Give a claimed run back to the queue (a transient provider failure that the
--- task will retry later, possibly on another worker), fenced on the attempt.
-UPDATE agent_runs
-SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL
-WHERE id = :run_id AND attempt = :attempt AND status = 'running'
-RETURNING id
+-- task will retry later, possibly on another worker), fenced on the attempt;
+-- the same statement ends the attempt's record with the reason.
+WITH released AS (
+    UPDATE agent_runs a
+    SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL
+    FROM agent_runs held
+    WHERE a.id = :run_id AND held.id = a.id AND a.attempt = :attempt AND a.status = 'running'
+    RETURNING a.id, a.attempt, held.lease_owner AS worker
+), logged AS (
+    INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
+    SELECT id, attempt, 'ended', worker, 'released', :reason FROM released
+)
+SELECT id FROM released

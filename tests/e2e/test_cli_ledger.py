@@ -90,7 +90,7 @@ def test_walkthrough_with_json(cli: Any, web: str, tmp_path: Any) -> None:
     )
     assert node["status"] == "tentative" and len(node["edge_ids"]) == 1 and len(node["citation_ids"]) == 1
     run_a = _ok(
-        cli("run", "record", "--thread", tid, "--agent", "claude", "--model", "claude-sonnet-4-5", "--json")
+        cli("run", "record", "--thread", tid, "--agent", "claude", "--model", "claude-sonnet-4-6", "--json")
     )
     run_b = _ok(
         cli(
@@ -101,7 +101,7 @@ def test_walkthrough_with_json(cli: Any, web: str, tmp_path: Any) -> None:
             "--agent",
             "codex",
             "--model",
-            "gpt-5-codex",
+            "gpt-5.5",
             "--exposed-to",
             run_a["id"],
             "--json",

@@ -1,15 +1,16 @@
 """A local OpenAI-compatible HTTP server with a scripted sequence of answers.
 
-    with fake_openai([rate_limited(), reply(AGENT_OUTPUT_JSON)]) as (base_url, recorder):
-        gateway.complete("openai/fake-model", messages, {"api_base": base_url, "api_key": "sk-test-not-real"})
-        assert len(recorder.requests) == 2
+    with fake_openai([reply(AGENT_OUTPUT_JSON)]) as (base_url, recorder):
+        gateway.complete("openai/fake-model", messages, {}, api_base=base_url, api_key_env="FAKE_KEY")
+        assert recorder.requests[0]["headers"]["authorization"] == "Bearer " + os.environ["FAKE_KEY"]
 
 It serves ``POST …/chat/completions`` (litellm's openai provider posts to
 ``<api_base>/chat/completions``) on 127.0.0.1 with a free port. The n-th
 request gets the n-th step of the script; once the script is spent its last
-step repeats, so ``[server_error()]`` is "500 always". The 401 step echoes the
-bearer token it received, as a careless provider might, so tests can check
-that no key leaks into an error message.
+step repeats, so ``[server_error()]`` is "500 always". The recorder keeps every
+request's headers, so tests can check which key (``Authorization``) a server
+was sent. The 401 step echoes the bearer token it received, as a careless
+provider might, so tests can check that no key leaks into an error message.
 """
 
 from __future__ import annotations
@@ -79,6 +80,11 @@ def rate_limited() -> Step:
 
 def server_error() -> Step:
     return _error(500, "server_error", "The server had an error while processing your request.")
+
+
+def client_error(status: int) -> Step:
+    """Any other error status (400 bad request, 403, 404, 502, 503, …)."""
+    return _error(status, f"http_{status}", f"The request failed with status {status}.")
 
 
 def unauthorized() -> Step:

@@ -31,6 +31,7 @@ IMMUTABLE_TABLES = [
     "merges",
     "thread_evidence",
     "run_exposures",
+    "run_attempts",
     "claims",
     "citations",
     "branch_transitions",
@@ -264,6 +265,12 @@ def _build_ledger(conn: Connection) -> dict[str, Any]:
         "VALUES (:p, :run, 'dispute', 0.6, 'cache state does not matter here')",
         {"p": ids["proposal"], "run": ids["run_b"]},
     )
+    ids["attempt"] = _insert(
+        conn,
+        "INSERT INTO run_attempts (run_id, attempt, event, worker) "
+        "VALUES (:run, 1, 'claimed', 'runs@host:1')",
+        {"run": ids["run_a"]},
+    )
     ids["event"] = _insert(
         conn,
         "INSERT INTO events (thread_id, kind, subject_id, actor) "
@@ -385,7 +392,16 @@ def test_agent_run_operational_columns_can_be_updated(engine: Engine, fresh_ledg
 
 @pytest.mark.parametrize(
     ("column", "value"),
-    [("model", "'openai/gpt'"), ("provider", "'openai'"), ("thread_id", "gen_random_uuid()"), ("round", "3")],
+    [
+        ("model", "'openai/gpt'"),
+        ("provider", "'openai'"),
+        ("thread_id", "gen_random_uuid()"),
+        ("round", "3"),
+        (
+            "executor",
+            """'{"model": "anthropic/claude", "provider": "anthropic", "simulated": false}'::jsonb""",
+        ),
+    ],
 )
 def test_agent_run_identity_columns_cannot_be_updated(
     engine: Engine, fresh_ledger: dict[str, Any], column: str, value: str
@@ -397,6 +413,43 @@ def test_agent_run_identity_columns_cannot_be_updated(
             text(f"UPDATE agent_runs SET {column} = {value} WHERE id = :id"), {"id": fresh_ledger["run_a"]}
         )
     # Then the guard refuses it
+
+
+def test_a_pinned_executor_agrees_with_the_run_and_never_changes(
+    engine: Engine, fresh_ledger: dict[str, Any]
+) -> None:
+    insert = text(
+        "INSERT INTO agent_runs (thread_id, agent, model, provider, simulated, round, mode, status, "
+        "executor) VALUES (:t, 'claude', :model, 'anthropic', :sim, 1, 'independent', 'created', "
+        "CAST(:executor AS jsonb)) RETURNING id"
+    )
+    pinned = {"profile": "claude", "model": "council-sim/claude", "provider": "anthropic", "simulated": True}
+    # Given a run inserted with the executor it was pinned to
+    with unit_of_work(engine) as conn:
+        run = conn.execute(
+            insert,
+            {
+                "t": fresh_ledger["thread"],
+                "model": "council-sim/claude",
+                "sim": True,
+                "executor": json.dumps(pinned),
+            },
+        ).scalar_one()
+    # When the executor is changed afterwards, the guard refuses it
+    with pytest.raises(ImmutableRow, match="UPDATE on agent_runs is refused"), unit_of_work(engine) as conn:
+        conn.execute(
+            text(
+                "UPDATE agent_runs SET executor = jsonb_set(executor, '{simulated}', 'false') WHERE id = :id"
+            ),
+            {"id": run},
+        )
+    # And a run whose model or simulated flag disagrees with its executor cannot be inserted
+    for model, sim in (("anthropic/claude-sonnet-4-6", True), ("council-sim/claude", False)):
+        with pytest.raises(BadInput, match="agent_runs_executor_pinned"), unit_of_work(engine) as conn:
+            conn.execute(
+                insert,
+                {"t": fresh_ledger["thread"], "model": model, "sim": sim, "executor": json.dumps(pinned)},
+            )
 
 
 def test_request_hash_is_write_once(engine: Engine, fresh_ledger: dict[str, Any]) -> None:

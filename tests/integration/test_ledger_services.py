@@ -155,13 +155,13 @@ def test_run_lineage_and_claims(engine: Engine) -> None:
     )
     node = nodes.add_node(engine, thread_id=thread["id"], content="claim text", actor=ACTOR)
     parent = runs.record_run(
-        engine, thread_id=thread["id"], agent="claude", model="claude-sonnet-4-5", actor=ACTOR
+        engine, thread_id=thread["id"], agent="claude", model="claude-sonnet-4-6", actor=ACTOR
     )
     child = runs.record_run(
         engine,
         thread_id=thread["id"],
         agent="codex",
-        model="gpt-5-codex",
+        model="gpt-5.5",
         parent_run_id=parent["id"],
         exposed_to=[parent["id"]],
         round_no=2,

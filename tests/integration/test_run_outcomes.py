@@ -3,7 +3,8 @@ litellm talking real HTTP to a local fake OpenAI-compatible server, against
 real Postgres. Each outcome — a valid answer, invalid output with and without a
 successful re-prompt, unknown ids, a rate limit, a provider that stays down, a
 bad key — is checked for what the run stores and for what else was, or was
-not, written. Then: preview hashes to the stored request, and fencing."""
+not, written. Then: preview hashes to the stored request, and fencing. (The
+task's retries across tries, on real workers: tests/e2e/test_pinned_executors.py.)"""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, func, select
 
-from council.agents import gateway
 from council.agents.compiler import REPROMPT
 from council.agents.errors import TransientLLMError
 from council.agents.profiles import resolve
@@ -27,7 +27,7 @@ from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
 from council.ledger import run_lifecycle as lifecycle
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
-from council.services.runs import compile_for, dispatch, execute_run, give_up
+from council.services.runs import compile_for, dispatch, execute_run, worker_id
 from council.services.scheduling import Recorder
 from tests.builders import Ledger
 from tests.conftest import CliRunner
@@ -47,7 +47,7 @@ PROFILES_TOML = """\
 model = "openai/fake-model"
 provider = "openai"
 api_key_env = "FAKE_KEY"
-params = {{ api_base = "{base_url}" }}
+api_base = "{base_url}"
 """
 NOT_JSON = "I think the first proposition holds, but I would rather not answer in JSON."
 REPROMPT_START = REPROMPT.split("{", 1)[0]
@@ -55,14 +55,13 @@ REPROMPT_START = REPROMPT.split("{", 1)[0]
 
 @pytest.fixture(autouse=True)
 def _offline_profile_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Real profiles only (no simulation), fast retries, a dummy key."""
+    """Real profiles only (no simulation), a dummy key."""
     for name in list(os.environ):
         if name.startswith("COUNCIL_PROFILE"):
             monkeypatch.delenv(name)
     monkeypatch.delenv("COUNCIL_SIMULATE", raising=False)
     monkeypatch.setenv("COUNCIL_HOME", str(tmp_path))
     monkeypatch.setenv("COUNCIL_OFFLINE", "1")
-    monkeypatch.setenv(gateway.RETRY_WAIT_ENV, "0.01")
     monkeypatch.setenv("FAKE_KEY", DUMMY_KEY)
 
 
@@ -156,6 +155,12 @@ def _growth(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {name: after[name] - before[name] for name in after if after[name] != before[name]}
 
 
+def _attempts(engine: Engine, run_id: UUID) -> list[dict[str, Any]]:
+    from council.ledger.runs import show_run
+
+    return list(show_run(engine, run_id)["attempts"])
+
+
 def _claims(engine: Engine, run_id: UUID) -> list[Any]:
     with unit_of_work(engine) as conn:
         return list(conn.execute(select(t.claims).where(t.claims.c.run_id == run_id)))
@@ -182,8 +187,16 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
     assert (run["status"], run["error"], run["attempt"], run["simulated"]) == ("succeeded", None, 1, False)
     assert run["request"] == expected.canonical()
     assert run["request_sha256"] == expected.sha256
-    assert list(run["request"]["params"]) == ["api_base"]
-    assert run["request"]["params"]["api_base"].startswith("http://127.0.0.1:")
+    assert run["request"]["params"] == {}
+    # And it ran the executor pinned at dispatch, which names the key's variable, never its value
+    executor = run["executor"]
+    assert (executor["model"], executor["simulated"], executor["api_key_env"]) == (
+        "openai/fake-model", False, "FAKE_KEY",
+    )  # fmt: skip
+    assert executor["api_base"].startswith("http://127.0.0.1:")
+    # And its attempt names the worker that ran it, and how it ended
+    (attempt,) = _attempts(engine, run_id)
+    assert (attempt["attempt"], attempt["worker"], attempt["status"]) == (1, worker_id(), "succeeded")
     assert run["usage"] == {
         "calls": 1,
         "prompt_tokens": 120,
@@ -252,8 +265,8 @@ def test_malformed_json_twice_fails_after_one_reprompt_and_writes_nothing_else(
     assert run["usage"]["calls"] == 2 and run["usage"]["reprompted"] is True
     assert len(seen.requests) == 2
     assert seen.requests[1]["json"]["messages"][-1]["content"].startswith(REPROMPT_START)
-    # And nothing but the request, its exposures and the failure was written
-    assert _growth(before, _written(engine)) == {"run_exposures": 2, "events": 2}
+    # And nothing but the request, its exposures, the failure and the attempt's record was written
+    assert _growth(before, _written(engine)) == {"run_exposures": 2, "events": 2, "run_attempts": 2}
     assert [kind for kind, _ in _events(engine, run_id)] == ["run.started", "run.failed"]
     assert _claims(engine, run_id) == []
     assert scheduler.evaluations == []
@@ -311,7 +324,7 @@ def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
     assert len(seen.requests) == 2
     assert str(unknown) in seen.requests[1]["json"]["messages"][-1]["content"]
     # And nothing else was written
-    assert _growth(before, _written(engine)) == {"run_exposures": len(heads), "events": 2}
+    assert _growth(before, _written(engine)) == {"run_exposures": len(heads), "events": 2, "run_attempts": 2}
     assert _claims(engine, run_id) == []
 
 
@@ -370,7 +383,7 @@ def test_the_agents_prose_is_linted_and_the_findings_are_stored_on_the_run(
     assert dict(_events(engine, run_id))["run.succeeded"]["lint_findings"] == 1
 
 
-def test_a_rate_limit_is_retried_and_the_run_succeeds(
+def test_a_rate_limit_releases_the_run_and_the_next_try_sends_the_same_request(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that answers 429 once, then validly
@@ -379,19 +392,30 @@ def test_a_rate_limit_is_retried_and_the_run_succeeds(
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [rate_limited(), reply(answer)]) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
-        # When the run is executed
-        result = execute_run(engine, scheduler, run_id)
-    # Then the same request was sent twice and the run succeeded on its first attempt
+        # When the run is executed, the gateway asks once and the run goes back to the queue
+        with pytest.raises(TransientLLMError, match="HTTP 429"):
+            execute_run(engine, scheduler, run_id)
+        assert len(seen.requests) == 1
+        assert (_run(engine, run_id)["status"], _run(engine, run_id)["lease_owner"]) == ("queued", None)
+        # And when the task tries again
+        result = execute_run(engine, scheduler, run_id, try_no=2)
+    # Then the same request was sent again and the run succeeded on its second attempt
     run = _run(engine, run_id)
     assert result["status"] == "succeeded"
-    assert (run["status"], run["attempt"], run["usage"]["calls"]) == ("succeeded", 1, 1)
+    assert (run["status"], run["attempt"], run["usage"]["calls"]) == ("succeeded", 2, 1)
     assert "reprompted" not in run["usage"]
     assert len(seen.requests) == 2
     assert seen.requests[0]["json"] == seen.requests[1]["json"]
     assert len(_claims(engine, run_id)) == 2
+    # And each attempt's record says how it ended
+    assert [(a["attempt"], a["status"]) for a in _attempts(engine, run_id)] == [
+        (1, "released"),
+        (2, "succeeded"),
+    ]
+    assert "HTTP 429" in _attempts(engine, run_id)[0]["reason"]
 
 
-def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_gives_up(
+def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_fails_it_on_the_last_try(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that answers 500 to everything
@@ -399,35 +423,42 @@ def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_gives
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [server_error()]) as seen:
         run_id = _dispatch(engine, scheduler, ledger.thread_id)
-        # When the run is executed, the gateway's retries are spent
+        # When the run is executed, the gateway asks exactly once
         with pytest.raises(TransientLLMError) as first:
             execute_run(engine, scheduler, run_id)
         # Then the run is back in the queue with its request stored, for any worker to retry
         run = _run(engine, run_id)
         assert (run["status"], run["attempt"], run["lease_owner"], run["error"]) == ("queued", 1, None, None)
         stored, stored_sha = run["request"], run["request_sha256"]
-        assert len(seen.requests) == gateway.MAX_ATTEMPTS
+        assert len(seen.requests) == 1
         assert "HTTP 500" in str(first.value)
         # And when the thread changes before the retry, the retry still resends the stored request
         ledger.node("A proposition added between the attempts")
         assert compile_for(engine, resolve("fake"), ledger.thread_id).sha256 != stored_sha
         exposures_before = _written(engine)["run_exposures"]
         with pytest.raises(TransientLLMError):
-            execute_run(engine, scheduler, run_id)
-    run = _run(engine, run_id)
-    assert (run["status"], run["attempt"]) == ("queued", 2)
-    assert (run["request"], run["request_sha256"]) == (stored, stored_sha)
-    assert len(seen.requests) == 2 * gateway.MAX_ATTEMPTS
-    assert all(r["json"]["messages"] == stored["messages"] for r in seen.requests)
-    assert _written(engine)["run_exposures"] == exposures_before
-    # When the task's retries are exhausted too
-    reason = f"provider kept failing: {first.value}"
-    result = give_up(engine, scheduler, run_id, reason)
-    # Then the run failed with that reason, and nothing else came of it
+            execute_run(engine, scheduler, run_id, try_no=2)
+        run = _run(engine, run_id)
+        assert (run["status"], run["attempt"]) == ("queued", 2)
+        assert (run["request"], run["request_sha256"]) == (stored, stored_sha)
+        # When the last try the retry policy allows fails too
+        result = execute_run(engine, scheduler, run_id, try_no=3, last_try=True)
+    # Then the run failed with the reason and the number of tries, and nothing else came of it
     run = _run(engine, run_id)
     assert result["status"] == "failed"
-    assert (run["status"], run["error"], run["request_sha256"]) == ("failed", reason, stored_sha)
+    assert run["status"] == "failed" and run["request_sha256"] == stored_sha
+    assert (
+        run["error"].startswith("no answer after 3 tries: openai/fake-model: ") and "HTTP 500" in run["error"]
+    )
+    assert len(seen.requests) == 3
+    assert all(r["json"]["messages"] == stored["messages"] for r in seen.requests)
+    assert _written(engine)["run_exposures"] == exposures_before
     assert [kind for kind, _ in _events(engine, run_id)] == ["run.started", "run.failed"]
+    assert [(a["attempt"], a["status"]) for a in _attempts(engine, run_id)] == [
+        (1, "released"),
+        (2, "released"),
+        (3, "failed"),
+    ]
     assert _claims(engine, run_id) == []
     assert scheduler.evaluations == []
 
@@ -456,7 +487,7 @@ def test_a_bad_key_fails_at_once_and_the_key_is_nowhere_stored(
     with unit_of_work(engine) as conn:
         events = [json.dumps(r._asdict(), default=str) for r in conn.execute(select(t.events))]
     assert not [e for e in events if DUMMY_KEY in e]
-    assert _growth(before, _written(engine)) == {"run_exposures": 2, "events": 2}
+    assert _growth(before, _written(engine)) == {"run_exposures": 2, "events": 2, "run_attempts": 2}
     assert _claims(engine, run_id) == []
 
 
@@ -532,7 +563,7 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     # Then it is fenced out and nothing was written
     assert applied is None
     assert lifecycle.fail(engine, run_id, 1, "zombie failure") is False
-    assert lifecycle.release(engine, run_id, 1) is False
+    assert lifecycle.release(engine, run_id, 1, "zombie retry") is False
     assert (
         lifecycle.store_request(engine, run_id, 1, compile_for(engine, resolve("claude"), ledger.thread_id))
         is False
@@ -544,3 +575,9 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     done = lifecycle.succeed(engine, run_id, 2, output, usage={"calls": 1}, cost_usd=None, prose="")
     assert done is not None and len(done["claims"]) == 2
     assert _run(engine, run_id)["status"] == "succeeded"
+    # And the attempts' record says who held each, and that the first lost its lease to the second
+    assert [(a["attempt"], a["worker"], a["status"]) for a in _attempts(engine, run_id)] == [
+        (1, "zombie", "lease_expired"),
+        (2, "successor", "succeeded"),
+    ]
+    assert _attempts(engine, run_id)[0]["reason"] == "lease expired; taken over by successor"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from council.domain import vocabulary as voc
 from council.domain.canonical import canonical_json, canonical_sha256
 from council.domain.ids import parse_id, parse_ids
-from council.domain.providers import provider_for_model
+from council.domain.providers import provider_family
 from council.domain.validate import confidence, text
 from council.errors import BadInput
 
@@ -65,20 +65,64 @@ def test_canonical_hash_ignores_insertion_order(data: dict[str, object]) -> None
 
 
 @pytest.mark.parametrize(
-    ("model", "provider"),
+    ("model", "family"),
     [
-        ("anthropic/claude-sonnet-4-5", "anthropic"),
-        ("claude-opus-4", "anthropic"),
+        ("anthropic/claude-sonnet-4-6", "anthropic"),
+        ("claude-opus-4-8", "anthropic"),
+        ("openrouter/anthropic/claude-3.5-sonnet", "anthropic"),
+        ("bedrock/us.anthropic.claude-sonnet-4-6", "anthropic"),
+        ("vertex_ai/claude-sonnet-4-6", "anthropic"),
+        ("openai/gpt-5.5", "openai"),
         ("gpt-5-codex", "openai"),
-        ("openrouter/anthropic/claude-3.5", "anthropic"),
+        ("azure/gpt-4o", "openai"),
+        ("o3-mini", "openai"),
+        ("groq/openai/gpt-oss-120b", "openai"),
         ("zai/glm-4.6", "zhipu"),
+        ("openrouter/z-ai/glm-4.6", "zhipu"),
         ("glm-4.6", "zhipu"),
-        ("ollama/llama3", "ollama"),
+        ("bedrock/zai.glm-4.7", "zhipu"),
+        ("together_ai/THUDM/glm-4-9b-chat", "zhipu"),
+        ("gemini/gemini-2.5-pro", "google"),
+        ("vertex_ai/gemini-2.5-flash", "google"),
+        ("openrouter/google/gemma-3-27b-it", "google"),
+        ("together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo", "meta"),
+        ("groq/llama-3.1-8b-instant", "meta"),
+        ("ollama/llama3", "meta"),
+        ("openai/llama-3.1-8b", "meta"),  # an OpenAI-compatible server serving Llama
+        ("fireworks_ai/accounts/fireworks/models/deepseek-v3", "deepseek"),
+        ("deepseek/deepseek-chat", "deepseek"),
+        ("openrouter/qwen/qwen3-235b", "alibaba"),
+        ("openrouter/x-ai/grok-4", "xai"),
+        ("mistral/mistral-large-latest", "mistral"),
+        ("custom/house-model", "custom"),
         ("mystery", "unknown"),
     ],
 )
-def test_provider_inference(model: str, provider: str) -> None:
-    assert provider_for_model(model) == provider
+def test_provider_family_reads_past_gateways_and_maps_aliases(model: str, family: str) -> None:
+    assert provider_family(model) == family
+
+
+def test_one_model_family_through_two_gateways_is_one_family() -> None:
+    assert provider_family("openrouter/z-ai/glm-4.6") == provider_family("zai/glm-4.6") == "zhipu"
+
+
+@pytest.mark.parametrize(
+    ("stated", "model", "family"),
+    [
+        ("z-ai", "some/model", "zhipu"),
+        ("ZhipuAI", "some/model", "zhipu"),
+        ("Anthropic", "some/model", "anthropic"),
+        ("gemini", "some/model", "google"),
+        ("openrouter", "openrouter/z-ai/glm-4.6", "zhipu"),  # a gateway is not a family
+        ("bedrock", "bedrock/us.anthropic.claude-sonnet-4-6", "anthropic"),
+        ("acme", "acme/one", "acme"),
+        ("", "openai/gpt-5.5", "openai"),
+    ],
+)
+def test_a_stated_provider_is_normalised_and_a_gateway_read_past(
+    stated: str, model: str, family: str
+) -> None:
+    assert provider_family(model, stated) == family
 
 
 def test_ids_and_validation_refuse_bad_input() -> None:

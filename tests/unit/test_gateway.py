@@ -1,5 +1,6 @@
-"""The LLM boundary: the gateway over real HTTP to a local fake server, the
-simulated provider through litellm, and agent profiles. No database, no network."""
+"""The LLM boundary: the gateway over real HTTP to a local fake server, and the
+simulated provider through litellm. No database, no network. (Profiles:
+tests/unit/test_profiles.py.)"""
 
 from __future__ import annotations
 
@@ -8,20 +9,20 @@ import logging
 import socket
 import uuid
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from council.agents import gateway, profiles
+from council.agents import gateway
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.simulated import REPROMPT_PREFIX
 from council.domain.agent_output import AgentOutput
 from council.domain.epistemic import guarded_words
-from council.errors import BadInput, ConfigError
 from tests.fakes.openai_server import (
     AGENT_OUTPUT_JSON,
+    Step,
+    client_error,
     fake_openai,
     rate_limited,
     reply,
@@ -29,18 +30,22 @@ from tests.fakes.openai_server import (
     unauthorized,
 )
 
-FAKE_KEY = "sk-test-not-real"
+FAKE_KEY = "sk-test-not-real-0123456789"
+KEY_VAR = "COUNCIL_TEST_FAKE_KEY"
+WORKER_OPENAI_KEY = "sk-the-workers-own-openai-key-0123"
 MESSAGES = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Go."}]
+PARAMS = {"temperature": 0.2}
 
 
 @pytest.fixture(autouse=True)
-def _offline_and_fast(monkeypatch: pytest.MonkeyPatch) -> None:
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COUNCIL_OFFLINE", "1")
-    monkeypatch.setenv(gateway.RETRY_WAIT_ENV, "0.01")
+    monkeypatch.setenv(KEY_VAR, FAKE_KEY)
 
 
-def fake_params(base_url: str) -> dict[str, Any]:
-    return {"api_base": base_url, "api_key": FAKE_KEY, "temperature": 0.2}
+def ask(base_url: str, key: str = KEY_VAR) -> gateway.Completion:
+    """One completion from the fake server, keyed by the variable ``key`` names ("" for none)."""
+    return gateway.complete("openai/fake-model", MESSAGES, dict(PARAMS), api_base=base_url, api_key_env=key)
 
 
 # ------------------------------------------------------- gateway over HTTP
@@ -50,7 +55,7 @@ def test_a_valid_reply_returns_its_text_and_usage() -> None:
     # Given a provider that answers with an AgentOutput document
     with fake_openai([reply(AGENT_OUTPUT_JSON, prompt_tokens=30, completion_tokens=12)]) as (url, recorder):
         # When the gateway calls it
-        completion = gateway.complete("openai/fake-model", MESSAGES, fake_params(url))
+        completion = ask(url)
     # Then the text, usage and request are passed through
     assert AgentOutput.model_validate_json(completion.text).claims[0].type == "endorse"
     assert completion.usage == {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}
@@ -65,42 +70,119 @@ def test_a_valid_reply_returns_its_text_and_usage() -> None:
 
 def test_a_non_json_reply_is_returned_as_text() -> None:
     with fake_openai([reply("I would rather chat.")]) as (url, _):
-        completion = gateway.complete("openai/fake-model", MESSAGES, fake_params(url))
+        completion = ask(url)
     assert completion.text == "I would rather chat."
 
 
-def test_a_rate_limit_is_retried_until_the_provider_answers() -> None:
-    with fake_openai([rate_limited(), rate_limited(), reply("ok")]) as (url, recorder):
-        completion = gateway.complete("openai/fake-model", MESSAGES, fake_params(url))
-    assert completion.text == "ok"
-    assert len(recorder.requests) == 3
-
-
-def test_server_errors_exhaust_the_bounded_retries() -> None:
-    with fake_openai([server_error()]) as (url, recorder), pytest.raises(TransientLLMError) as caught:
-        gateway.complete("openai/fake-model", MESSAGES, fake_params(url))
-    assert len(recorder.requests) == gateway.MAX_ATTEMPTS
-    assert "500" in str(caught.value)
+@pytest.mark.parametrize(
+    "step",
+    [rate_limited(), server_error(), client_error(502), client_error(503)],
+    ids=lambda s: str(s.status),
+)
+def test_a_transient_error_is_one_attempt_and_says_so(step: Step) -> None:
+    # Given a provider that is rate limited or failing
+    with fake_openai([step, reply("ok")]) as (url, recorder), pytest.raises(TransientLLMError) as caught:
+        # When the gateway is asked
+        ask(url)
+    # Then it asked once (the run's task owns the retries) and the error is transient, without the key
+    assert len(recorder.requests) == 1
+    assert f"HTTP {step.status}" in str(caught.value)
     assert FAKE_KEY not in str(caught.value)
+
+
+@pytest.mark.parametrize("status", [400, 403, 404])
+def test_a_client_error_is_permanent_at_once(status: int) -> None:
+    with (
+        fake_openai([client_error(status), reply("ok")]) as (url, recorder),
+        pytest.raises(PermanentLLMError),
+    ):
+        ask(url)
+    assert len(recorder.requests) == 1
 
 
 def test_an_authentication_error_is_permanent_at_once_and_hides_the_key() -> None:
     # Given a provider that echoes the key it was given in its 401 message
     with fake_openai([unauthorized()]) as (url, recorder), pytest.raises(PermanentLLMError) as caught:
-        gateway.complete("openai/fake-model", MESSAGES, fake_params(url))
+        ask(url)
     assert len(recorder.requests) == 1
     assert "401" in str(caught.value)
     assert FAKE_KEY not in str(caught.value)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
 
 
-def test_the_key_is_read_from_the_named_variable(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COUNCIL_TEST_FAKE_KEY", "sk-from-the-environment")
+def test_the_key_is_read_from_the_named_variable_and_never_the_providers_usual_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a worker with its own OPENAI_API_KEY, and a profile naming another variable
+    monkeypatch.setenv("OPENAI_API_KEY", WORKER_OPENAI_KEY)
+    monkeypatch.setenv(KEY_VAR, "sk-from-the-named-variable-0123")
     with fake_openai([reply("ok")]) as (url, recorder):
-        gateway.complete(
-            "openai/fake-model", MESSAGES, {"api_base": url}, api_key_env="COUNCIL_TEST_FAKE_KEY"
+        ask(url)
+    # Then the server received the named variable's key
+    assert recorder.requests[0]["headers"]["authorization"] == "Bearer sk-from-the-named-variable-0123"
+
+
+def test_an_own_api_base_without_a_key_variable_gets_a_placeholder_not_the_workers_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a worker whose OPENAI_API_KEY is set, and a profile with its own api_base and api_key_env = ""
+    monkeypatch.setenv("OPENAI_API_KEY", WORKER_OPENAI_KEY)
+    with fake_openai([reply("ok")]) as (url, recorder):
+        # When it is called
+        completion = ask(url, key="")
+    # Then the local server answered, and was sent the placeholder, never the worker's key
+    assert completion.text == "ok"
+    sent = recorder.requests[0]["headers"]["authorization"]
+    assert sent == f"Bearer {gateway.NO_KEY}"
+    assert WORKER_OPENAI_KEY not in json.dumps(recorder.requests)
+
+
+def test_an_own_api_base_without_a_key_variable_works_on_a_worker_with_no_keys_at_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a worker with no provider key in its environment
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ZAI_API_KEY", "OPENROUTER_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with fake_openai([reply(AGENT_OUTPUT_JSON)]) as (url, recorder):
+        # When a profile with its own api_base and api_key_env = "" is called
+        completion = ask(url, key="")
+    # Then the OpenAI client did not refuse ("Missing credentials"): the server answered
+    assert AgentOutput.model_validate_json(completion.text).claims
+    assert len(recorder.requests) == 1
+
+
+def test_a_named_key_variable_that_is_unset_is_permanent_without_a_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(KEY_VAR)
+    with fake_openai([reply("ok")]) as (url, recorder), pytest.raises(PermanentLLMError, match=KEY_VAR):
+        ask(url)
+    assert recorder.requests == []
+
+
+def test_missing_credentials_reported_as_a_500_are_permanent(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given litellm's report of a client that refused to send without a key (an HTTP 500, as litellm says)
+    import litellm
+
+    def refuses(**_: Any) -> Any:
+        raise litellm.InternalServerError(
+            message="OpenAIException - Missing credentials. Please pass an `api_key`, or set the "
+            "`OPENAI_API_KEY` environment variable.",
+            llm_provider="openai",
+            model="fake-model",
         )
-    assert recorder.requests[0]["headers"]["authorization"] == "Bearer sk-from-the-environment"
+
+    gateway.preload()
+    monkeypatch.setattr(litellm, "completion", refuses)
+    # When the gateway meets it, it is permanent: asking again cannot help
+    with pytest.raises(PermanentLLMError, match="Missing credentials"):
+        gateway.complete("openai/fake-model", MESSAGES, {}, api_base="http://127.0.0.1:9/v1", api_key_env="")
+
+
+@pytest.mark.parametrize("owned", ["api_key", "api_base", "base_url", "num_retries", "max_retries"])
+def test_call_parameters_never_carry_the_key_endpoint_or_retries(owned: str) -> None:
+    with pytest.raises(PermanentLLMError, match=owned):
+        gateway.complete("openai/fake-model", MESSAGES, {owned: "x"}, api_base="http://127.0.0.1:9/v1")
 
 
 def test_offline_refuses_real_providers_without_touching_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,9 +191,9 @@ def test_offline_refuses_real_providers_without_touching_the_network(monkeypatch
     attempts: list[object] = []
     monkeypatch.setattr(litellm, "completion", lambda *a, **k: attempts.append(k))
     monkeypatch.setattr(socket.socket, "connect", lambda *a: attempts.append(a))
-    for params in ({}, {"api_base": "https://api.anthropic.com"}):
-        with pytest.raises(PermanentLLMError, match=r"offline: refusing to call anthropic/claude-sonnet-4-5"):
-            gateway.complete("anthropic/claude-sonnet-4-5", MESSAGES, params)
+    for api_base in (None, "https://api.anthropic.com"):
+        with pytest.raises(PermanentLLMError, match=r"offline: refusing to call anthropic/claude-sonnet-4-6"):
+            gateway.complete("anthropic/claude-sonnet-4-6", MESSAGES, {}, api_base=api_base)
     assert attempts == []
 
 
@@ -309,124 +391,3 @@ def test_once_malformed_recovers_after_the_reprompt() -> None:
     recovered = AgentOutput.model_validate_json(gateway.complete(model, retry, {}).text)
     assert recovered.summary.startswith("[simulated codex]")
     assert {c.node_version_id for c in recovered.claims} == set(HEADS)
-
-
-# ----------------------------------------------------------------- profiles
-
-KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ZAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY")
-
-
-@pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
-    """A clean profile environment: no overrides, no profiles file, every default key set."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("COUNCIL_PROFILE") or name in (*KEYS, "COUNCIL_SIMULATE"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("COUNCIL_HOME", str(tmp_path))
-    for key in KEYS[:3]:
-        monkeypatch.setenv(key, f"secret-value-of-{key}")
-    return monkeypatch
-
-
-def test_default_profiles(env: pytest.MonkeyPatch) -> None:
-    loaded = profiles.load_profiles()
-    assert sorted(loaded) == ["claude", "codex", "glm"]
-    claude = profiles.resolve("claude")
-    assert (claude.model, claude.provider, claude.api_key_env, claude.simulated) == (
-        "anthropic/claude-sonnet-4-5", "anthropic", "ANTHROPIC_API_KEY", False,
-    )  # fmt: skip
-    assert (loaded["codex"].model, loaded["codex"].provider) == ("openai/gpt-5-codex", "openai")
-    assert (loaded["glm"].model, loaded["glm"].provider, loaded["glm"].api_key_env) == (
-        "zai/glm-4.6", "zhipu", "ZAI_API_KEY",
-    )  # fmt: skip
-    assert all("secret-value" not in repr(p) for p in loaded.values())
-
-
-def test_a_profile_without_its_key_is_simulated_and_keeps_its_family(env: pytest.MonkeyPatch) -> None:
-    env.delenv("ANTHROPIC_API_KEY")
-    claude = profiles.resolve("claude")
-    assert (claude.model, claude.provider, claude.simulated) == ("council-sim/claude", "anthropic", True)
-    assert profiles.resolve("codex").simulated is False
-
-
-def test_council_simulate_simulates_every_profile(env: pytest.MonkeyPatch) -> None:
-    env.setenv("COUNCIL_SIMULATE", "1")
-    loaded = profiles.load_profiles()
-    assert all(p.simulated and p.model == f"council-sim/{p.name}" for p in loaded.values())
-    assert [p.provider for p in loaded.values()] == ["anthropic", "openai", "zhipu"]
-
-
-def test_glm_goes_through_openrouter_when_only_that_key_is_set(env: pytest.MonkeyPatch) -> None:
-    env.delenv("ZAI_API_KEY")
-    env.setenv("OPENROUTER_API_KEY", "secret-value-or")
-    glm = profiles.resolve("glm")
-    assert (glm.model, glm.provider, glm.api_key_env, glm.simulated) == (
-        "openrouter/z-ai/glm-4.6", "zhipu", "OPENROUTER_API_KEY", False,
-    )  # fmt: skip
-
-
-def test_a_toml_file_overrides_and_adds_profiles(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    (tmp_path / "profiles.toml").write_text(
-        "[profiles.claude]\nparams = { temperature = 0.1 }\n\n"
-        '[profiles.gemini]\nmodel = "gemini/gemini-2.5-pro"\n\n'
-        '[profiles.local]\nmodel = "openai/llama"\napi_key_env = ""\n'
-        'params = { api_base = "http://127.0.0.1:9/v1" }\n'
-    )
-    env.setenv("GEMINI_API_KEY", "secret-value-g")
-    loaded = profiles.load_profiles()
-    assert loaded["claude"].params == {"temperature": 0.1, "max_tokens": 4096}
-    gemini = loaded["gemini"]
-    assert (gemini.model, gemini.provider, gemini.api_key_env, gemini.simulated) == (
-        "gemini/gemini-2.5-pro", "google", "GEMINI_API_KEY", False,
-    )  # fmt: skip
-    assert (loaded["local"].simulated, loaded["local"].provider) == (False, "openai")
-
-    other = tmp_path / "elsewhere.toml"
-    other.write_text('[profiles.codex]\nmodel = "anthropic/claude-opus-4-1"\n')
-    env.setenv("COUNCIL_PROFILES", str(other))
-    codex = profiles.resolve("codex")
-    assert (codex.model, codex.provider, codex.api_key_env) == (
-        "anthropic/claude-opus-4-1", "anthropic", "ANTHROPIC_API_KEY",
-    )  # fmt: skip
-    assert "gemini" not in profiles.load_profiles()
-
-
-def test_an_edited_profiles_file_is_read_again(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # Given a profiles file a long-lived worker has read once
-    path = tmp_path / "profiles.toml"
-    path.write_text('[profiles.local]\nmodel = "openai/llama"\napi_key_env = ""\n')
-    assert profiles.resolve("local").model == "openai/llama"
-    assert profiles.resolve("local").model == "openai/llama"  # parsed once, served from the cache
-    # When the file is edited (another model, another length)
-    path.write_text('[profiles.local]\nmodel = "openai/mistral-large"\napi_key_env = ""\n')
-    # Then the next run resolves the new model without a restart
-    assert profiles.resolve("local").model == "openai/mistral-large"
-
-
-def test_a_broken_profiles_file_is_a_config_error(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    (tmp_path / "profiles.toml").write_text("[profiles.claude]\nmodle = 'typo'\n")
-    with pytest.raises(ConfigError, match="modle"):
-        profiles.load_profiles()
-    (tmp_path / "profiles.toml").write_text("[profiles.claude\n")
-    with pytest.raises(ConfigError):
-        profiles.load_profiles()
-
-
-def test_environment_variables_override_the_model_and_provider(env: pytest.MonkeyPatch) -> None:
-    env.setenv("COUNCIL_PROFILE_CODEX_MODEL", "openrouter/openai/gpt-5")
-    env.setenv("COUNCIL_PROFILE_CODEX_PROVIDER", "openai")
-    env.setenv("OPENROUTER_API_KEY", "secret-value-or")
-    env.setenv("COUNCIL_PROFILE_MISBEHAVE_ONCE_MALFORMED_MODEL", "council-sim/misbehave-once-malformed")
-    codex = profiles.resolve("codex")
-    assert (codex.model, codex.provider, codex.api_key_env, codex.simulated) == (
-        "openrouter/openai/gpt-5", "openai", "OPENROUTER_API_KEY", False,
-    )  # fmt: skip
-    odd = profiles.resolve("misbehave_once_malformed")
-    assert (odd.model, odd.simulated) == ("council-sim/misbehave-once-malformed", True)
-
-
-def test_an_unknown_profile_is_bad_input_listing_the_known_ones(env: pytest.MonkeyPatch) -> None:
-    with pytest.raises(BadInput, match="known: claude, codex, glm"):
-        profiles.resolve("gpt-9")

@@ -16,8 +16,6 @@ import pytest
 from celery import signals
 
 from council import metrics
-from council.agents import gateway
-from tests.fakes.openai_server import fake_openai, rate_limited, reply
 from tests.scrape import sample
 from workers import metrics_server
 
@@ -110,22 +108,6 @@ def test_commit_latency_lock_waits_and_retries_are_recorded_by_their_labels() ->
     assert grew("council_retries_total", kind="commit_transaction") == 2
 
 
-def test_the_gateway_counts_each_transient_retry(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given a provider that is rate limited twice before it answers
-    monkeypatch.setenv("COUNCIL_OFFLINE", "1")
-    monkeypatch.setenv(gateway.RETRY_WAIT_ENV, "0.01")
-    before = sample(scrape(), "council_retries_total", kind="llm_transient")
-    with fake_openai([rate_limited(), rate_limited(), reply("ok")]) as (url, _recorder):
-        # When the gateway completes a request
-        gateway.complete(
-            "openai/fake-model",
-            [{"role": "user", "content": "Go."}],
-            {"api_base": url, "api_key": "sk-test-not-real"},
-        )
-    # Then it slept before two retries, and counted both
-    assert sample(scrape(), "council_retries_total", kind="llm_transient") == before + 2
-
-
 def test_a_celery_task_retry_is_counted() -> None:
     before = sample(scrape(), "council_retries_total", kind="celery_task")
     signals.task_retry.send(sender=None, request=None, reason="provider kept failing", einfo=None)
@@ -186,7 +168,7 @@ def test_a_forgotten_process_no_longer_counts_in_progress_but_its_counts_remain(
         from council import metrics
 
         metrics.RUNS_IN_PROGRESS.labels(agent="glm").inc()
-        metrics.count_retry("llm_transient")
+        metrics.count_retry("commit_transaction")
         before = metrics.exposition()[0]
         # When it is forgotten (a pool process's exit hook)
         metrics.forget_process(os.getpid())
@@ -197,7 +179,7 @@ def test_a_forgotten_process_no_longer_counts_in_progress_but_its_counts_remain(
     # Then its gauge is gone and its counter stays
     assert sample(before, "council_runs_in_progress", agent="glm") == 1
     assert sample(after, "council_runs_in_progress", agent="glm") == 0
-    assert sample(after, "council_retries_total", kind="llm_transient") == 1
+    assert sample(after, "council_retries_total", kind="commit_transaction") == 1
 
 
 # ------------------------------------------------------ the worker's signal handlers
