@@ -73,9 +73,7 @@ def _imports(name: str, path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                package = (
-                    name.split(".")[: -node.level] if not path.name == "__init__.py" else name.split(".")
-                )
+                package = name.split(".") if path.name == "__init__.py" else name.split(".")[: -node.level]
                 base = ".".join([*package, base]) if base else ".".join(package)
             targets.add(base)
             targets.update(f"{base}.{alias.name}" for alias in node.names)
