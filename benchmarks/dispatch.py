@@ -48,7 +48,7 @@ from council.config import redact_url
 from council.ledger.db import engine_for
 from council.ledger.frontier import reentry_packet
 from council.services.runs import BRIEFING_BUDGET, dispatch
-from council.services.scheduling import Recorder
+from council.adapters.scheduler import Recorder
 from tests.builders import Ledger
 from tests.processes import stop_groups
 

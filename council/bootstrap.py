@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from council import config
+from council.adapters.scheduler import Scheduler
 from council.errors import ConfigError
 from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
-from council.services.scheduling import Scheduler
+from council.ledger.unit import UnitOfWork as UnitOfWork  # the faces' handle on it
 
 NO_BROKER = "this needs a broker: set COUNCIL_BROKER_URL or run `council up`"
 

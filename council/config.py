@@ -104,3 +104,17 @@ def proposal_pins() -> tuple[str | None, str | None]:
     """The rule set and grouping a new retraction proposal pins instead of the
     thread's (``COUNCIL_RULE_SET`` / ``COUNCIL_GROUPING_ALGORITHM``), if set."""
     return os.environ.get("COUNCIL_RULE_SET") or None, os.environ.get("COUNCIL_GROUPING_ALGORITHM") or None
+
+
+# Connections a process keeps in its database pool (as many again may be opened when
+# all are busy). A worker with a thread pool raises it to its concurrency.
+POOL_SIZE_ENV = "COUNCIL_DB_POOL_SIZE"
+DEFAULT_POOL_SIZE = 5
+
+
+def pool_size() -> int:
+    raw = os.environ.get(POOL_SIZE_ENV, "")
+    try:
+        return max(1, int(raw)) if raw else DEFAULT_POOL_SIZE
+    except ValueError:
+        raise ConfigError(f"{POOL_SIZE_ENV} must be a whole number, got {raw!r}") from None

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from council.agents.profiles import Profile
+from council.domain.profile import Profile
 from council.domain.requests import CompiledRequest, Exposure
 from council.ledger import run_lifecycle as lifecycle
 from tests.builders import ACTOR, MODELS, Ledger

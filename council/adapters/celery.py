@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from council.services.scheduling import Scheduler
+from council.adapters.scheduler import Scheduler
 
 
 def scheduler_if_configured() -> Scheduler | None:

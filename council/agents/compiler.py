@@ -13,9 +13,9 @@ import functools
 import json
 from typing import Any
 
-from council.agents.profiles import Profile
 from council.domain.agent_output import output_json_schema
 from council.domain.canonical import canonical_json
+from council.domain.profile import Profile
 from council.domain.reentry import ReentryPacket
 from council.domain.requests import CompiledRequest, Exposure
 

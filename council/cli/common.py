@@ -10,11 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
-from sqlalchemy import Engine
 
 if TYPE_CHECKING:
-    from council.bootstrap import Council
-    from council.ledger.unit import UnitOfWork
+    from council.bootstrap import Council, UnitOfWork
 
 from council.cli.output import console
 
@@ -32,12 +30,6 @@ def actor() -> str:
         return "cli"
 
 
-def engine() -> Engine:
-    from council.ledger.db import default_engine
-
-    return default_engine()
-
-
 @functools.cache
 def council() -> Council:
     """The wired dependencies of this process (one bootstrap per command)."""
@@ -50,12 +42,6 @@ def uow() -> UnitOfWork:
     return council().uow
 
 
-def scheduler_if_configured() -> Any:
-    from workers.tasks import scheduler_if_configured as configured
-
-    return configured()
-
-
 def touched_memory(items: list[dict[str, Any]]) -> None:
     """A read showed these memory items: queue re-verification of the provisional
     ones (DESIGN §5, lazy). The read never fails for it; without a broker the
@@ -66,7 +52,7 @@ def touched_memory(items: list[dict[str, Any]]) -> None:
     if not any(item.get("status") == "provisional" for item in items):
         return
     try:
-        scheduler = scheduler_if_configured()
+        scheduler = council().scheduler()
         if scheduler is not None:
             request_reverification(scheduler, items)
     except Exception as exc:  # the broker is down: the sweep will get to them

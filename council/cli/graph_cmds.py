@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from council.cli.common import JsonOpt, actor, engine, record, rows, uow
+from council.cli.common import JsonOpt, actor, record, rows, uow
 from council.cli.output import emit, returns
 from council.domain.commands import NewAction, NewClaim, NewFork, NewNode, NewVersion, same_reading
-from council.domain.ids import parse_id, parse_ids
 from council.domain.results.graph import (
     Action,
     Branch,
@@ -26,7 +25,6 @@ from council.errors import BadInput
 
 node_app = typer.Typer(help="Add nodes, new versions and status moves.", no_args_is_help=True)
 branch_app = typer.Typer(help="Fork, merge and close branches.", no_args_is_help=True)
-run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=True)
 claim_app = typer.Typer(
     help="Originate, endorse, dispute or abstain on a node version.", no_args_is_help=True
 )
@@ -235,65 +233,6 @@ def branch_list(thread: Annotated[str, typer.Option("--thread")], as_json: JsonO
     emit(found, as_json, rows("branches", ["id", "kind", "label", "status", "divergence_type"]))
 
 
-@run_app.command("record")
-def run_record(
-    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
-    agent: Annotated[str, typer.Option("--agent", help="Agent name, e.g. claude.")],
-    model: Annotated[str, typer.Option("--model", help="Model string, e.g. anthropic/claude-sonnet-4-6.")],
-    provider: Annotated[
-        str | None,
-        typer.Option(
-            "--provider", help="Model family (normalised: a gateway is read past; default: from the model)."
-        ),
-    ] = None,
-    parent: Annotated[str | None, typer.Option("--parent", help="Parent run id.")] = None,
-    exposed_to: Annotated[
-        list[str] | None, typer.Option("--exposed-to", help="RUN_ID whose stances it was shown (repeatable).")
-    ] = None,
-    round_no: Annotated[int, typer.Option("--round", help="Round number.")] = 1,
-    as_json: JsonOpt = False,
-) -> None:
-    """Record a run made outside the workers, with its lineage."""
-    from council.ledger.runs import record_run
-
-    result = record_run(
-        engine(),
-        thread_id=parse_id(thread, "thread"),
-        agent=agent,
-        model=model,
-        provider=provider,
-        parent_run_id=parse_id(parent, "parent run") if parent else None,
-        exposed_to=parse_ids(exposed_to, "run"),
-        round_no=round_no,
-        actor=actor(),
-    )
-    emit(
-        result,
-        as_json,
-        record("run recorded", ["id", "agent", "model", "provider", "parent_run_id", "exposed_to"]),
-    )
-
-
-@run_app.command("show")
-def run_show(run_id: str, as_json: JsonOpt = False) -> None:
-    """Lineage, exposures, request hash and claims of a run; what ran (simulated or
-    not, the pinned executor) and which worker ran each attempt."""
-    from council.ledger.runs import show_run
-
-    result = show_run(engine(), parse_id(run_id, "run"))
-    keys = ["id", "agent", "model", "provider", "simulated", "runtime", "status", "error", "parent_run_id"]
-    summary = record("run", [*keys, "round", "request_sha256"])
-
-    def render(data: dict[str, Any]) -> None:
-        summary(data)
-        if data["attempts"]:
-            rows("attempts", ["attempt", "worker", "claimed_at", "ended_at", "status", "reason"], "attempts")(
-                data
-            )
-
-    emit(result, as_json, render)
-
-
 @claim_app.command("add")
 @returns(ClaimAdded)
 def claim_add(
@@ -361,6 +300,5 @@ def action_close(
 def register(app: typer.Typer) -> None:
     app.add_typer(node_app, name="node")
     app.add_typer(branch_app, name="branch")
-    app.add_typer(run_app, name="run")
     app.add_typer(claim_app, name="claim")
     app.add_typer(action_app, name="action")

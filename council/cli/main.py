@@ -32,6 +32,7 @@ def register_commands() -> None:
         serve_cmd,
         stack_cmds,
         watch_cmd,
+        worker_cmd,
     )
 
     stack_cmds.register(app)
@@ -41,6 +42,7 @@ def register_commands() -> None:
     reentry_cmds.register(app)
     reversal_cmds.register(app, ledger_cmds.evidence_app)
     run_cmds.register(app)
+    worker_cmd.register(app)
     watch_cmd.register(app)
     demo_cmd.register(app)
     serve_cmd.register(app)

@@ -28,6 +28,7 @@ from uuid import UUID
 from rich.console import Console
 from sqlalchemy import Engine
 
+from council.adapters.scheduler import Scheduler
 from council.demo import scenario
 from council.demo.live import StepFailed, Watcher, finished
 from council.domain.commands import NewAction, NewNode, same_reading
@@ -43,7 +44,6 @@ from council.services.nodes import add_node
 from council.services.reentry import reentry_packet
 from council.services.retraction import adjudicate
 from council.services.runs import dispatch
-from council.services.scheduling import Scheduler
 from council.services.threads import create_thread, list_events
 
 AGENTS = ("claude", "codex", "glm")

@@ -389,3 +389,13 @@ def _at(where: str) -> Iterator[None]:
         yield
     except BadInput as exc:
         raise type(exc)(f"{where}: {exc}") from None
+
+
+class Outputs:
+    """The output writer over one transaction (the run service calls it fenced)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def apply(self, run: Mapping[Any, Any], output: AgentOutput, *, actor: str) -> dict[str, Any]:
+        return apply_output(self._conn, run, output, actor=actor)

@@ -25,6 +25,7 @@ from sqlalchemy.exc import DBAPIError
 
 from council.ledger import tables as t
 from council.ledger.actions import Actions
+from council.ledger.apply_output import Outputs
 from council.ledger.branches import Branches
 from council.ledger.claims import Claims
 from council.ledger.committer import Committer
@@ -37,6 +38,7 @@ from council.ledger.lint import Lint
 from council.ledger.lookup import resolve
 from council.ledger.nodes import Nodes
 from council.ledger.retraction import Retractions
+from council.ledger.runs import Runs
 from council.ledger.threads import Threads
 
 # What each kind of id names, for :meth:`Tx.resolve`.
@@ -106,6 +108,14 @@ class Tx:
     @cached_property
     def retractions(self) -> Retractions:
         return Retractions(self.conn)
+
+    @cached_property
+    def runs(self) -> Runs:
+        return Runs(self.conn)
+
+    @cached_property
+    def outputs(self) -> Outputs:
+        return Outputs(self.conn)
 
     @cached_property
     def frontier(self) -> Frontier:

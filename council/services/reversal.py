@@ -22,10 +22,10 @@ from uuid import UUID
 
 from sqlalchemy import Engine
 
+from council.adapters.scheduler import Scheduler
 from council.ledger.reversal import cascade_step, change_validity, reverify_challenged
 from council.ledger.unit import UnitOfWork
 from council.services.runs import dispatch
-from council.services.scheduling import Scheduler
 
 REVIEWERS = ("claude", "codex", "glm")
 

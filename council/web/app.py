@@ -14,8 +14,8 @@ from fastapi import FastAPI
 from sqlalchemy import Engine
 
 from council import __version__, config
+from council.adapters.scheduler import Scheduler
 from council.ledger.db import engine_for
-from council.services.scheduling import Scheduler
 from council.web import (
     errors,
     observability,

@@ -18,10 +18,10 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import Engine
 
+from council.adapters.scheduler import Scheduler
 from council.errors import ConfigError
 from council.ledger.unit import UnitOfWork
 from council.services.reversal import request_reverification
-from council.services.scheduling import Scheduler
 from council.web.hub import EventHub
 
 log = logging.getLogger(__name__)

@@ -15,11 +15,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from council import sources
+from council.adapters.scheduler import Recorder
 from council.ledger import evidence as evidence_ledger
 from council.ledger.committer import consolidate
 from council.ledger.events import list_events
 from council.ledger.evidence import show_evidence
-from council.services.scheduling import Recorder
 from council.web.app import create_app
 from tests.builders import ACTOR, Ledger
 

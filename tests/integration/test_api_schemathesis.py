@@ -13,8 +13,8 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from sqlalchemy import Engine
 
+from council.adapters.scheduler import Recorder
 from council.ledger.committer import consolidate
-from council.services.scheduling import Recorder
 from council.web.app import create_app
 from tests.builders import ACTOR, Ledger
 

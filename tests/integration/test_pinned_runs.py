@@ -19,12 +19,12 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, func, select, text
 
+from council.adapters.scheduler import Recorder
 from council.domain.agent_output import AgentOutput, ClaimOut
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.runs import show_run
 from council.services.runs import dispatch, execute_run, worker_id
-from council.services.scheduling import Recorder
 from tests.builders import Ledger
 from tests.conftest import CliRunner
 from tests.fakes.openai_server import fake_openai, reply

@@ -8,14 +8,14 @@ import threading
 from typing import Any
 from uuid import UUID
 
+from council.ledger.consolidation_reads import memory_list
 from sqlalchemy import Engine, func, select
 
+from council.adapters.scheduler import Recorder
 from council.ledger import tables as t
 from council.ledger.committer import consolidate
-from council.ledger.consolidation_reads import memory_list
 from council.ledger.db import unit_of_work
 from council.services.reversal import change, request_reverification, reverify
-from council.services.scheduling import Recorder
 from tests.builders import ACTOR, Ledger
 
 

@@ -7,17 +7,17 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from council.ledger.consolidation_reads import memory_list
 from sqlalchemy import Engine, insert, select, text
 
+from council.adapters.scheduler import Recorder
 from council.errors import BadInput
 from council.ledger import nodes
 from council.ledger import tables as t
 from council.ledger.committer import consolidate
-from council.ledger.consolidation_reads import memory_list
 from council.ledger.db import after_fork, engine_for, unit_of_work
 from council.ledger.retraction import adjudicate, propose, vote
 from council.services.reversal import change
-from council.services.scheduling import Recorder
 from tests.builders import ACTOR, Ledger
 
 

@@ -10,6 +10,7 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, select
 
+from council.adapters.scheduler import Recorder
 from council.agents import gateway
 from council.domain.agent_output import AgentOutput, VoteOut
 from council.errors import BadInput
@@ -20,7 +21,6 @@ from council.ledger.db import unit_of_work
 from council.ledger.retraction import propose
 from council.services.reversal import change
 from council.services.runs import dispatch, execute_run
-from council.services.scheduling import Recorder
 from tests.builders import ACTOR, Ledger
 
 AGENTS = ("claude", "codex", "glm")

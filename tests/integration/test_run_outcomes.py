@@ -20,6 +20,7 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, func, select
 
+from council.adapters.scheduler import Recorder
 from council.agents.compiler import REPROMPT
 from council.agents.errors import TransientLLMError
 from council.agents.profiles import resolve
@@ -28,7 +29,6 @@ from council.ledger import run_lifecycle as lifecycle
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.services.runs import compile_for, dispatch, execute_run, worker_id
-from council.services.scheduling import Recorder
 from tests.builders import Ledger
 from tests.conftest import CliRunner
 from tests.fakes.openai_server import Recorder as Requests
