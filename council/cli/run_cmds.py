@@ -228,7 +228,7 @@ def run_show(run_id: str, as_json: JsonOpt = False) -> None:
                 "request_sha256",
                 "attempts",
             ],
-        ),  # fmt: skip
+        ),
     )
 
 
