@@ -13,12 +13,27 @@ the periodic sweep finds it and enqueues it again.
 from __future__ import annotations
 
 import logging
+import os
 import random
 from typing import Any
 
 from council.domain.retry import RetryPolicy, is_transient
+from council.errors import ConfigError
 
-POLICY = RetryPolicy()
+MAX_RETRIES_ENV = "COUNCIL_TASK_MAX_RETRIES"
+
+
+def _policy() -> RetryPolicy:
+    """The one policy; the number of retries before the work is left to the sweep can be set."""
+    raw = os.environ.get(MAX_RETRIES_ENV, "").strip()
+    if not raw:
+        return RetryPolicy()
+    if not raw.isdigit():
+        raise ConfigError(f"{MAX_RETRIES_ENV} must be a whole number, got {raw!r}")
+    return RetryPolicy(max_retries=int(raw))
+
+
+POLICY = _policy()
 
 logger = logging.getLogger("council.workers")
 
@@ -33,12 +48,12 @@ def retry_or_leave(task: Any, exc: BaseException, *, work: str, found_by: str) -
     countdown = POLICY.delay(retries, random.random())  # noqa: S311 - jitter, not security
     if countdown is None:
         logger.error(
-            "%s: gave up after %d retries on a transient error (%s: %s); left for the sweep, which %s",
+            "%s: gave up after %d retries on a transient error, left for the sweep, which %s: %s: %s",
             work,
             retries,
-            type(exc).__name__,
-            exc,
             found_by,
+            type(exc).__name__,
+            " ".join(str(exc).split()),  # one line: a driver's message may span several
         )
         return
     raise task.retry(exc=exc, countdown=countdown, max_retries=POLICY.max_retries)

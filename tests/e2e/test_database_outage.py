@@ -288,3 +288,95 @@ def test_a_postgres_outage_loses_no_work(
         v=challenged,
     )
     assert "re-verification" in check.reason
+
+
+def _wait_for(predicate: Callable[[], bool], timeout_s: float, what: str) -> float:
+    started = time.monotonic()
+    while not predicate():
+        assert time.monotonic() - started < timeout_s, f"timed out after {timeout_s} s waiting for {what}"
+        time.sleep(0.2)
+    return time.monotonic() - started
+
+
+def _staged_evaluation(url: str, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> UUID:
+    """A ready node whose evaluation message waits in the commit queue."""
+    from workers.app import bootstrap
+    from workers.tasks import CeleryScheduler
+
+    monkeypatch.setenv("COUNCIL_DATABASE_URL", url)
+    engine = engine_for(url)
+    version = Ledger.new(engine).ready_node()
+    bootstrap(redis_url)
+    CeleryScheduler().enqueue_evaluations([version])
+    return version
+
+
+def _consolidated(url: str, version: UUID) -> bool:
+    try:
+        return bool(
+            _rows(engine_for(url), "SELECT 1 FROM consolidations WHERE node_version_id = :v", v=version)
+        )
+    except Exception:  # still recovering
+        return False
+
+
+def test_an_evaluation_consumed_while_postgres_is_down_is_retried_and_marked_while_it_waits(
+    database: tuple[OwnPostgres, str],
+    env: dict[str, str],
+    start: Started,
+    redis_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from workers.coalesce import EVALUATION, RETRY_MARK_TTL_S
+
+    server, url = database
+    version = _staged_evaluation(url, redis_url, monkeypatch)
+    broker = redis.Redis.from_url(redis_url)
+    mark = EVALUATION + str(version)
+    # When Postgres stops and a commit worker (no beat, so no sweep) consumes the evaluation
+    server.stop(kill=False)
+    dispose_all()
+    env["COUNCIL_TASK_MAX_RETRIES"] = "8"  # enough backoff to outlast the outage, whatever the draws
+    start("--queues", "commit")
+    log = tmp_path / "worker-0.log"
+    _wait_for(lambda: "retry: Retry in" in log.read_text(errors="replace"), 120, "the evaluation to retry")
+    # Then while its retry waits, the version is marked again, for a bounded time only
+    assert broker.exists(mark) == 1 and 0 < int(broker.ttl(mark)) <= RETRY_MARK_TTL_S
+    # And once Postgres is back, the retry itself consolidates it (nothing else could)
+    server.start()
+    _wait_for(lambda: _consolidated(url, version), 90, "the retried evaluation")
+    # And no mark is left behind
+    assert broker.exists(mark) == 0
+    assert "gave up" not in log.read_text(errors="replace")
+
+
+def test_spent_retries_end_in_an_error_line_and_the_sweep_finishes_the_work(
+    database: tuple[OwnPostgres, str],
+    env: dict[str, str],
+    start: Started,
+    redis_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from workers.coalesce import EVALUATION
+
+    server, url = database
+    version = _staged_evaluation(url, redis_url, monkeypatch)
+    broker = redis.Redis.from_url(redis_url)
+    # When Postgres stops and a worker with no retries to spare consumes the evaluation
+    server.stop(kill=False)
+    dispose_all()
+    env["COUNCIL_TASK_MAX_RETRIES"] = "0"
+    start("--queues", "commit,maintenance", "--beat")
+    log = tmp_path / "worker-0.log"
+    gave_up = "evaluation of 1 version(s): gave up after 0 retries on a transient error"
+    _wait_for(lambda: gave_up in log.read_text(errors="replace"), 120, "the evaluation to give up")
+    # Then it said so at ERROR, and left no mark that would keep the sweep away
+    [line] = [line for line in log.read_text(errors="replace").splitlines() if gave_up in line]
+    assert "ERROR" in line and "left for the sweep" in line
+    assert broker.exists(EVALUATION + str(version)) == 0
+    # And once Postgres is back, the sweep finds the version within two sweep intervals (and a margin)
+    server.start()
+    took = _wait_for(lambda: _consolidated(url, version), 2 * SWEEP_EVERY_S + 20, "the sweep to evaluate it")
+    print(f"\nconsolidated by the sweep {took:.1f} s after Postgres came back")
