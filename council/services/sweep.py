@@ -57,6 +57,6 @@ def sweep(
         scheduler.enqueue_runs(runs)
     if versions:
         scheduler.enqueue_evaluations(versions)
-    if continuations:
-        scheduler.enqueue_cascade(continuations)
+    for continuation_id in continuations:  # one message each: a step merges what it takes
+        scheduler.enqueue_cascade([continuation_id])
     return Swept(runs, versions, continuations)
