@@ -36,10 +36,11 @@ from tests.processes import stop_groups
 SWEEP_EVERY_S = 3
 RUN_LEASE_S = 6
 # What recovery takes beyond noticing (at most two sweep intervals): the work itself.
-# Two deliberative rounds of three 1.5 s runs on two slots and a review of three more,
+# Two deliberative rounds of three 1.5 s runs on one slot and a review of three more,
 # their evaluations, five cascade steps' worth of marks, under a loaded 2-core machine.
 MARGIN_S = 45
 BOUND_S = 2 * SWEEP_EVERY_S + MARGIN_S
+RUNS_MARGIN_S = 10  # for a runs worker to claim a re-enqueued run
 READY_NODES = 6
 LEAVES = 205  # more dependents than one cascade step may reach (CASCADE_STEP_LIMIT = 200)
 LEAVES_WITH_MEMORY = 4
@@ -77,10 +78,10 @@ def env(database: tuple[OwnPostgres, str], redis_url: str, tmp_path: Path) -> di
 def start(env: dict[str, str], tmp_path: Path) -> Iterator[Started]:
     started: list[subprocess.Popen[bytes]] = []
 
-    def run(*args: str) -> subprocess.Popen[bytes]:
+    def run(*args: str, concurrency: int = 2) -> subprocess.Popen[bytes]:
         log = (tmp_path / f"worker-{len(started)}.log").open("wb")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "council.cli", "worker", "--concurrency", "2", *args],
+            [sys.executable, "-m", "council.cli", "worker", "--concurrency", str(concurrency), *args],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -188,11 +189,12 @@ def test_a_postgres_outage_loses_no_work(
     assert invalidated["cascade"]["continuation_queued"] is True
     _council(env, "evidence", "challenge", str(cascade_ledger.evidence[4]), "--reason", "questioned")
     assert broker.llen("maintenance") == 1 and broker.llen("commit") >= 1
-    # And a deliberative council executing on a runs worker
+    # And a deliberative council executing on a runs worker with one slot, so that when the
+    # first run is running the others wait in the queue
     council = Ledger.new(engine, title="council")
     council.node("SQLite parity establishes query-semantics equivalence", cites=[council.evidence[0]])
     council.node("WAL mode is safe for concurrent readers", cites=[council.evidence[1]])
-    start("--queues", "runs")
+    start("--queues", "runs", concurrency=1)
     dispatched = _council(
         env, "dispatch", "--thread", str(council.thread_id), "--agents", "claude,codex,glm", "--mode",
         "deliberative", "--rounds", "2",
@@ -216,6 +218,12 @@ def test_a_postgres_outage_loses_no_work(
     server.start()
     back = time.monotonic()
     engine = engine_for(url)
+    # (runs whose message was consumed while it was down sit queued, with nothing waiting for them)
+    lost = [
+        row.id for row in _rows(engine, "SELECT id FROM agent_runs WHERE status IN ('created', 'queued')")
+    ]
+    assert lost, "no run message was consumed during the outage: the test proves nothing"
+    picked_up_s: float | None = None
 
     # Then within two sweep intervals and the margin, nothing is left undone
     def undone() -> list[str]:
@@ -258,6 +266,10 @@ def test_a_postgres_outage_loses_no_work(
         time.sleep(0.5)
         try:
             left = undone()
+            if picked_up_s is None and not _rows(
+                engine, "SELECT 1 FROM agent_runs WHERE id = ANY(:ids) AND status = 'queued'", ids=lost
+            ):
+                picked_up_s = time.monotonic() - back
         except Exception as exc:  # the database may still be recovering from the crash
             left = [f"{type(exc).__name__}: {exc}"]
     recovered_s = time.monotonic() - back
@@ -266,6 +278,10 @@ def test_a_postgres_outage_loses_no_work(
         f"after {recovered_s:.1f} s (bound {BOUND_S} s): {left}\n--- worker logs (tails)\n{logs}"
     )
     print(f"\nrecovered {recovered_s:.1f} s after Postgres came back (bound {BOUND_S} s)")
+    # And the lost runs were taken up again within one sweep interval (and a margin for a worker
+    # to claim them), not after COUNCIL_SWEEP_STALE_S
+    assert picked_up_s is not None and picked_up_s <= SWEEP_EVERY_S + RUNS_MARGIN_S, picked_up_s
+    print(f"lost runs taken up {picked_up_s:.1f} s after Postgres came back")
     # And every ready node is consolidated exactly once: none is left ready, none twice
     assert _ready_heads(engine) == []
     twice = _rows(engine, "SELECT logical_node_id FROM consolidations GROUP BY 1 HAVING count(*) > 1")
