@@ -341,6 +341,21 @@ CREATE TRIGGER branches_guard BEFORE UPDATE ON public.branches FOR EACH ROW EXEC
 CREATE TRIGGER branches_no_delete BEFORE DELETE ON public.branches FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER branches_no_truncate BEFORE TRUNCATE ON public.branches FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 
+CREATE TABLE public.cascade_continuations (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    pending jsonb NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    continued_at timestamp with time zone,
+    CONSTRAINT cascade_continuations_pending_check CHECK (((jsonb_typeof(pending) = 'array'::text) AND (jsonb_array_length(pending) > 0))),
+    CONSTRAINT cascade_continuations_pkey PRIMARY KEY (id)
+);
+CREATE INDEX cascade_continuations_unfinished_idx ON public.cascade_continuations USING btree (created_at) WHERE (continued_at IS NULL);
+CREATE TRIGGER cascade_continuations_guard BEFORE UPDATE ON public.cascade_continuations FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('once:continued_at');
+CREATE TRIGGER cascade_continuations_no_delete BEFORE DELETE ON public.cascade_continuations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER cascade_continuations_no_truncate BEFORE TRUNCATE ON public.cascade_continuations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.cascade_continuations IS 'What a bounded reversal cascade step cut off: [[version_id, depth_left], ...], until a later step continues it';
+
 CREATE TABLE public.citations (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     node_version_id uuid NOT NULL,
@@ -399,6 +414,7 @@ CREATE TABLE public.consolidation_evaluations (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     manifest jsonb,
     section_sha256 jsonb,
+    claims_seen integer GENERATED ALWAYS AS (jsonb_array_length(COALESCE((manifest -> 'claims'::text), (snapshot -> 'claims'::text)))) STORED,
     CONSTRAINT consolidation_evaluations_grouping_algorithm_id_fkey FOREIGN KEY (grouping_algorithm_id) REFERENCES public.grouping_algorithms(id),
     CONSTRAINT consolidation_evaluations_logical_node_id_fkey FOREIGN KEY (logical_node_id) REFERENCES public.logical_nodes(id),
     CONSTRAINT consolidation_evaluations_node_version_id_fkey FOREIGN KEY (node_version_id) REFERENCES public.node_versions(id),
@@ -410,6 +426,7 @@ CREATE TABLE public.consolidation_evaluations (
     CONSTRAINT consolidation_evaluations_snapshot_sha256_check CHECK ((snapshot_sha256 ~ '^[0-9a-f]{64}$'::text)),
     CONSTRAINT consolidation_evaluations_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
+CREATE INDEX consolidation_evaluations_claims_seen_idx ON public.consolidation_evaluations USING btree (node_version_id, claims_seen);
 CREATE INDEX consolidation_evaluations_node_idx ON public.consolidation_evaluations USING btree (logical_node_id, created_at);
 CREATE TRIGGER consolidation_evaluations_immutable BEFORE DELETE OR UPDATE ON public.consolidation_evaluations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER consolidation_evaluations_no_truncate BEFORE TRUNCATE ON public.consolidation_evaluations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();

@@ -50,8 +50,13 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
             "council.reverify": {"queue": "maintenance"},
         },
         beat_schedule={
-            "sweep": {"task": "council.sweep", "schedule": SWEEP_EVERY_S},
-            # A sweep still queued when the next is due is dropped, so sweeps do not pile up.
+            # A sweep still queued (or waiting to retry) when the next is due is dropped,
+            # so sweeps do not pile up while the database is away.
+            "sweep": {
+                "task": "council.sweep",
+                "schedule": SWEEP_EVERY_S,
+                "options": {"expires": SWEEP_EVERY_S},
+            },
             "reverify": {
                 "task": "council.reverify",
                 "schedule": REVERIFY_EVERY_S,

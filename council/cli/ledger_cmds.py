@@ -63,13 +63,29 @@ def evidence_add(
     text: Annotated[str | None, typer.Option("--text", help="Evidence text.")] = None,
     file: Annotated[str | None, typer.Option("--file", help="Path of a UTF-8 text file.")] = None,
     url: Annotated[
-        str | None, typer.Option("--url", help="An http(s) URL, fetched with a timeout and cap.")
+        str | None,
+        typer.Option("--url", help="An http(s) URL, fetched within a total deadline and a size cap."),
     ] = None,
     title: Annotated[
         str | None, typer.Option("--title", help="Title (default: first line, file name or URL).")
     ] = None,
     no_fetch: Annotated[
         bool, typer.Option("--no-fetch", help="With --url: store the reference only.")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="With --url: seconds for the whole fetch, redirects included "
+            "(default: COUNCIL_FETCH_TIMEOUT_S, else 15).",
+        ),
+    ] = None,
+    allow_private: Annotated[
+        bool,
+        typer.Option(
+            "--allow-private",
+            help="With --url: also fetch from loopback, private and link-local addresses.",
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -82,8 +98,13 @@ def evidence_add(
     ]
     if len(given) != 1:
         raise BadInput("give exactly one of --text, --file or --url")
-    if no_fetch and url is None:
-        raise BadInput("--no-fetch goes with --url")
+    for flag, set_ in (
+        ("--no-fetch", no_fetch),
+        ("--timeout", timeout is not None),
+        ("--allow-private", allow_private),
+    ):
+        if set_ and url is None:
+            raise BadInput(f"{flag} goes with --url")
     thread_id = parse_id(thread, "thread")
     if text is not None:
         source = sources.from_text(text)
@@ -91,7 +112,12 @@ def evidence_add(
         source = sources.from_file(file)
     else:
         assert url is not None
-        source = sources.reference_only(url) if no_fetch else sources.from_url(url)
+        deadline = sources.fetch_timeout(timeout)
+        source = (
+            sources.reference_only(url)
+            if no_fetch
+            else sources.from_url(url, timeout_s=deadline, allow_private=allow_private)
+        )
     result = add_evidence(engine(), thread_id=thread_id, source=source, title=title, actor=actor())
     emit(result, as_json, record("evidence", ["id", "sha256", "title", "new_content", "already_in_thread"]))
 

@@ -1,5 +1,5 @@
-"""Governed reversal (DESIGN §5): evidence validity, materiality, memory status
-and the bounded cascade.
+"""Governed reversal (DESIGN §5): evidence validity, materiality, memory status,
+and the start of the bounded cascade (``council.ledger.cascade``).
 
 A validity change takes the evidence key's exclusive lock, records the
 transition and only then looks up the consolidations resting on it (through
@@ -13,10 +13,8 @@ per batch.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from itertools import islice
 from typing import Any
 from uuid import UUID
 
@@ -25,7 +23,7 @@ from sqlalchemy import Connection, Engine, RowMapping, insert
 from council.domain import materiality
 from council.domain import validate as v
 from council.errors import BadInput, NotFound
-from council.ledger import events, memory, retraction
+from council.ledger import cascade, events, memory, retraction
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.locks import lock_evidence_exclusive
@@ -37,8 +35,6 @@ MOVES = {
     "invalidate": ({"valid", "reaffirmed", "challenged"}, "invalidated"),
     "reaffirm": ({"challenged"}, "reaffirmed"),
 }
-CASCADE_DEPTH = 3
-CASCADE_STEP_LIMIT = 200
 # Consolidations reassessed per transaction (their node locks held together),
 # and transactions in flight at once: one batch is decided in Python while the
 # other's statements run on the server.
@@ -86,22 +82,22 @@ def change_validity(
             )
     cause = f"evidence {evidence_id} {target}"
     pinned: dict[UUID, tuple[str, str]] = {}
+    frontier: list[UUID] = []
     batches = [affected[start : start + REASSESS_BATCH] for start in range(0, len(affected), REASSESS_BATCH)]
     with ThreadPoolExecutor(max_workers=REASSESS_WORKERS) as pool:
         done = pool.map(
-            lambda batch: reassess(engine, batch, actor=actor, cause=cause, pinned=pinned), batches
+            lambda batch: reassess(engine, batch, actor=actor, cause=cause, pinned=pinned, frontier=frontier),
+            batches,
         )
         results = [result for batch in done for result in batch]
-    contested = [
-        (UUID(str(r["node_version_id"])), CASCADE_DEPTH) for r in results if r["memory_status"] == "contested"
-    ]
-    cascade = cascade_step(engine, contested, actor=actor)
+    with unit_of_work(engine) as conn:
+        first_step = cascade.step(conn, frontier, actor=actor)
     return {
         "id": evidence_id,
         "validity": target,
         "affected": results,
         "proposals": [r["proposal_id"] for r in results if r.get("proposal_id")],
-        "cascade": cascade,
+        "cascade": first_step,
     }
 
 
@@ -113,6 +109,7 @@ def reassess(
     cause: str,
     pinned: dict[UUID, tuple[str, str]],
     judge: Judge | None = None,
+    frontier: list[UUID] | None = None,
 ) -> list[dict[str, Any]]:
     """Project the current validity of each consolidation's evidence onto its
     memory item (``consolidations``: rows of ``affected_consolidations``);
@@ -123,7 +120,10 @@ def reassess(
     other writer holds at most one node lock). Then one read, then one
     statement for the memory moves and one for the retraction proposals the
     material ones open. ``pinned`` caches, per thread, the rule set and
-    grouping those proposals pin. Results in input order.
+    grouping those proposals pin. With ``frontier``, the consolidations left
+    contested start a cascade: its first continuation is recorded in this same
+    transaction (so it outlives a crash or an outage right after) and its id
+    appended to ``frontier``. Results in input order.
     """
     if not consolidations:
         return []
@@ -144,6 +144,15 @@ def reassess(
         if material:
             reason = f"{cause}; the decision does not survive without it"
             _open_retractions(conn, material, rows, pinned, reason=reason, actor=actor)
+        if frontier is not None:
+            contested = [
+                (str(r["node_version_id"]), cascade.CASCADE_DEPTH)
+                for r in results
+                if r["memory_status"] == "contested"
+            ]
+            started = cascade.begin(conn, contested, actor=actor)
+            if started is not None:
+                frontier.append(started)
     return results
 
 
@@ -283,61 +292,3 @@ def _open_retractions(
     )
     for r in results:
         r["proposal_id"] = opened[str(r["consolidation_id"])]
-
-
-def cascade_step(engine: Engine, pending: Sequence[tuple[UUID, int]], *, actor: str) -> dict[str, Any]:
-    """One bounded step of the cascade: expand ``pending`` (version, depth left)
-    breadth first, marking the memory of every node that depends on them
-    provisional, until CASCADE_STEP_LIMIT versions were expanded or
-    CASCADE_STEP_LIMIT dependents reached in this step. What is left is
-    returned as the continuation — bounded, never lossy. (A single version
-    with more dependents than the limit is expanded alone.)
-
-    The dependents of a whole stretch of the queue are read in one statement
-    and the step's marks written in one.
-    """
-    queue = deque((str(version), depth) for version, depth in pending if depth > 0)
-    reached = expanded = 0
-    full = False
-    seen = {version for version, _ in queue}
-    moves: list[dict[str, Any]] = []
-    marked: set[str] = set()  # statuses were read before this step's marks: mark each item once
-    with unit_of_work(engine) as conn:
-        while queue and expanded < CASCADE_STEP_LIMIT and not full:
-            stretch = list(islice(queue, CASCADE_STEP_LIMIT - expanded))
-            found: dict[str, list[Any]] = {}
-            versions = sorted({version for version, _ in stretch})
-            for row in conn.execute(query("dependents"), {"versions": versions}).mappings():
-                found.setdefault(str(row["depends_on"]), []).append(row)
-            for version, depth in stretch:
-                rows = found.get(version, [])
-                if reached and reached + len(rows) > CASCADE_STEP_LIMIT:
-                    full = True
-                    break
-                queue.popleft()
-                expanded += 1
-                for row in rows:
-                    dependent, memory_id = str(row["version_id"]), row["memory_item_id"]
-                    reached += 1
-                    if (
-                        memory_id is not None
-                        and row["memory_status"] == "stable"
-                        and str(memory_id) not in marked
-                    ):
-                        marked.add(str(memory_id))
-                        reason = f"depends on contested {version}"
-                        moves.append(
-                            memory.move(
-                                memory_id, row["thread_id"], "stable", "provisional", reason, {"via": version}
-                            )
-                        )
-                    if depth > 1 and dependent not in seen:
-                        seen.add(dependent)
-                        queue.append((dependent, depth - 1))
-        memory.move_many(conn, moves, actor)
-    return {
-        "reached": reached,
-        "marked_provisional": len(moves),
-        "continuation": [(UUID(version), depth) for version, depth in queue],
-        "continuation_queued": False,
-    }

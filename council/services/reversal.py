@@ -1,9 +1,10 @@
 """Evidence validity changes with their bounded cascade (DESIGN §5).
 
 The ledger does one bounded cascade step in the command's own work; what the
-bound cut off is handed to the scheduler as a continuation (the maintenance
-queue), or — with no queue at hand — continued here in later transactions.
-Bounded per step, never lossy.
+bound cut off is a continuation recorded in the ledger (``council.ledger.cascade``),
+handed to the scheduler (the maintenance queue) or — with no queue at hand —
+continued here in later transactions. Bounded per step, never lossy: should
+the message be lost, the sweep finds the continuation's row.
 
 Re-verification is lazy: :func:`reverify` — run by the periodic sweep, and for
 the provisional items a reentry packet or memory read touched (those reads
@@ -22,8 +23,10 @@ from uuid import UUID
 
 from sqlalchemy import Engine
 
+from council.ledger import cascade
+from council.ledger.db import unit_of_work
 from council.ledger.retraction import awaiting_review
-from council.ledger.reversal import cascade_step, change_validity, reverify_challenged
+from council.ledger.reversal import change_validity, reverify_challenged
 from council.services.runs import dispatch
 from council.services.scheduling import Scheduler
 
@@ -41,11 +44,12 @@ def change(
 def continue_cascade(
     engine: Engine,
     scheduler: Scheduler | None,
-    pending: Sequence[tuple[UUID, int]],
+    continuation_ids: Sequence[UUID],
     *,
     actor: str = "worker:cascade",
 ) -> dict[str, Any]:
-    return _hand_on(engine, scheduler, cascade_step(engine, pending, actor=actor), actor)
+    """Continue recorded continuations (those no other step took already) by one step, then hand on."""
+    return _hand_on(engine, scheduler, _step(engine, continuation_ids, actor), actor)
 
 
 def reverify(
@@ -89,16 +93,22 @@ def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, A
 
 def _hand_on(engine: Engine, scheduler: Scheduler | None, step: dict[str, Any], actor: str) -> dict[str, Any]:
     steps, reached, marked = 1, step["reached"], step["marked_provisional"]
-    while step["continuation"]:
+    while step["continuation_id"] is not None:
         if scheduler is not None:
-            scheduler.enqueue_cascade(step["continuation"])
+            scheduler.enqueue_cascade([step["continuation_id"]])
             break
-        step = cascade_step(engine, step["continuation"], actor=actor)
+        step = _step(engine, [step["continuation_id"]], actor)
         steps, reached, marked = steps + 1, reached + step["reached"], marked + step["marked_provisional"]
     return {
         "reached": reached,
         "marked_provisional": marked,
         "steps": steps,
         "continuation": [[str(v), d] for v, d in step["continuation"]],
-        "continuation_queued": bool(step["continuation"]) and scheduler is not None,
+        "continuation_id": step["continuation_id"],
+        "continuation_queued": step["continuation_id"] is not None and scheduler is not None,
     }
+
+
+def _step(engine: Engine, continuation_ids: Sequence[UUID], actor: str) -> dict[str, Any]:
+    with unit_of_work(engine) as conn:
+        return cascade.step(conn, continuation_ids, actor=actor)

@@ -1,0 +1,28 @@
+-- unevaluated_versions --
+-- For the sweep: open or tentative head versions holding claims that no
+-- evaluation or consolidation of them saw (claims are append-only and every
+-- snapshot holds all of its version's claims, so "saw fewer than there are" is
+-- exact; migration 0008), whose newest claim is older than :settle_s (a fresh
+-- claim's evaluation is normally already on its way). Oldest first, at most
+-- :limit. Each head costs index lookups only: node_version_states_status_idx,
+-- claims_node_version_idx and consolidation_evaluations_claims_seen_idx; a
+-- consolidation's snapshot is read only for a head that was consolidated and
+-- is open again (retracted).
+WITH unseen AS MATERIALIZED (
+    SELECT s.id
+    FROM node_version_states s
+    JOIN node_versions nv ON nv.id = s.id
+    JOIN logical_nodes ln ON ln.id = nv.logical_node_id AND ln.head_version_id = nv.id
+    CROSS JOIN LATERAL (SELECT count(*) AS n FROM claims c WHERE c.node_version_id = s.id) k
+    WHERE s.status IN ('open', 'tentative')
+      AND k.n > coalesce((SELECT max(e.claims_seen) FROM consolidation_evaluations e
+                          WHERE e.node_version_id = s.id), 0)
+      AND k.n > coalesce((SELECT max(jsonb_array_length(c.snapshot -> 'claims')) FROM consolidations c
+                          WHERE c.node_version_id = s.id), 0)
+)
+SELECT u.id, newest.at AS newest_claim_at
+FROM unseen u
+CROSS JOIN LATERAL (SELECT max(c.created_at) AS at FROM claims c WHERE c.node_version_id = u.id) newest
+WHERE newest.at < clock_timestamp() - make_interval(secs => :settle_s)
+ORDER BY newest.at, u.id
+LIMIT :limit
