@@ -27,7 +27,7 @@ class RetryPolicy:
         the retries are spent. ``draw`` is a uniform random number in [0, 1)."""
         if retries_so_far >= self.max_retries:
             return None
-        ceiling = min(self.cap_s, self.base_s * 2**retries_so_far)
+        ceiling = min(self.cap_s, self.base_s * 2.0**retries_so_far)
         return max(0.0, draw) * ceiling
 
 
