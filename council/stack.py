@@ -94,6 +94,7 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
         web_port = stack_processes.choose_web_port(home)  # before anything starts: a taken port fails fast
         records: dict[str, dict[str, Any]] = {}
         state: dict[str, Any] = {"home": str(home), "components": records, "web_port": web_port}
+        config.write_state(state)  # the supervisor reads the port from it
         result: dict[str, Any] = {"home": str(home), "components": records}
         for component in components():
             external = os.environ.get(component.env_var)
