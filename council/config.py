@@ -95,10 +95,9 @@ def database_url(required: bool = True) -> str | None:
 
 def migrate_database_url(required: bool = True) -> str | None:
     """The owner's URL, for migrations: the environment's, else the embedded stack's."""
-    for variable in ("COUNCIL_MIGRATE_DATABASE_URL", "COUNCIL_DATABASE_URL"):
-        url = os.environ.get(variable)
-        if url:
-            return url
+    url = os.environ.get("COUNCIL_MIGRATE_DATABASE_URL") or os.environ.get("COUNCIL_DATABASE_URL")
+    if url:
+        return url
     state = read_state() or {}
     # A state file of a release before the application role has only database_url.
     url = state.get("migrate_database_url") or state.get("database_url")
