@@ -130,7 +130,8 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
         config.write_state(state)
         if "web" in supervised:
             say(f"web: waiting for it to listen on port {web_port}")
-            stack_processes.await_web(home, web_port)
+            earlier = supervised["web"]["restarts"] if keep["reused"] else 0
+            stack_processes.await_web(home, web_port, restarts=earlier)
     result["components"] = {**records, **supervised}
     result["web_url"] = supervised["web"]["url"] if "web" in supervised else None
     return result

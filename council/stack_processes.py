@@ -231,17 +231,18 @@ def _await_children(home: Path, process: subprocess.Popen[bytes]) -> dict[str, A
     raise StackError(f"the stack supervisor did not start its processes; see {log}")
 
 
-def await_web(home: Path, port: int) -> None:
+def await_web(home: Path, port: int, restarts: int = 0) -> None:
     """Wait until the supervised web server itself listens on ``port``: a URL is printed
-    only when the page behind it is ours, never another server's on the same port."""
+    only when the page behind it is ours, never another server's on the same port.
+    ``restarts``: how often it had been restarted before (an exit since is a failure)."""
     log = log_dir(home) / "web.log"
     deadline = time.monotonic() + _WEB_TIMEOUT_S
     while time.monotonic() < deadline:
         web = read(home).get("children", {}).get("web", {})
-        if web.get("restarts", 0):
-            raise StackError(f"the web server could not serve on {WEB_HOST}:{port}: {_last_line(log)}")
         if alive(web.get("pid"), web.get("started")) and _listens(web["pid"], port):
             return
+        if web.get("restarts", 0) > restarts:
+            raise StackError(f"the web server could not serve on {WEB_HOST}:{port}: {_last_line(log)}")
         time.sleep(0.2)
     raise StackError(f"the web server did not listen on {WEB_HOST}:{port} in {_WEB_TIMEOUT_S} s; see {log}")
 
