@@ -136,7 +136,9 @@ def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit(
     assert show_evidence(engine, evidence)["validity"] == "valid"
 
 
-def test_a_body_within_the_limit_is_read_and_answered(server: dict[str, Any], engine: Engine) -> None:
+def test_a_body_within_the_limit_is_read_and_answered(
+    server: dict[str, Any], engine: Engine, tmp_path: Path
+) -> None:
     base = server["url"].rstrip("/")
     evidence = Ledger.new(engine).evidence[0]
     write = {"Authorization": f"Bearer {TOKEN}"}
@@ -146,6 +148,9 @@ def test_a_body_within_the_limit_is_read_and_answered(server: dict[str, Any], en
     ok = httpx.post(f"{base}/evidence/{evidence}/challenge", json={"reason": "doubted"}, headers=write)
     assert ok.status_code == 200, ok.text
     assert show_evidence(engine, evidence)["validity"] == "challenged"
+    # And the server's log (its access log included) names no token
+    log = (tmp_path / "serve.log").read_text()
+    assert "POST /evidence" in log and TOKEN not in log and READ_TOKEN not in log
 
 
 def test_only_allowed_hosts_are_answered(server: dict[str, Any]) -> None:
