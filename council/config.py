@@ -2,8 +2,12 @@
 
 Variables (documented in the README):
 
-- ``COUNCIL_DATABASE_URL`` — Postgres URL (``postgresql://…``); when unset the
-  embedded stack's URL from the state file is used.
+- ``COUNCIL_DATABASE_URL`` — Postgres URL (``postgresql://…``) the application
+  uses (as the role ``council_app``, migration 0007); when unset the embedded
+  stack's URL from the state file is used.
+- ``COUNCIL_MIGRATE_DATABASE_URL`` — the URL ``council db upgrade`` migrates
+  with, as the owner of the tables; when unset, ``COUNCIL_DATABASE_URL``, then the
+  embedded stack's owner URL.
 - ``COUNCIL_BROKER_URL`` — Redis URL for Celery; same fallback.
 - ``COUNCIL_HOME`` — where the embedded stack keeps its data and state file
   (default: the user's data directory, e.g. ``~/.local/share/council``).
@@ -46,11 +50,12 @@ def read_state() -> dict[str, Any] | None:
 
 
 def write_state(data: dict[str, Any]) -> None:
+    """Private (0600): it holds the embedded broker's password."""
+    from council.stack_files import home_mode, private_dir, write_private
+
     path = state_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-    tmp.replace(path)
+    private_dir(path.parent, home_mode())
+    write_private(path, json.dumps(data, indent=2, sort_keys=True))
 
 
 def clear_state() -> None:
@@ -85,6 +90,24 @@ def database_url(required: bool = True) -> str | None:
         return str(state["database_url"])
     if required:
         raise ConfigError("no database configured: set COUNCIL_DATABASE_URL or run `council up`")
+    return None
+
+
+def migrate_database_url(required: bool = True) -> str | None:
+    """The owner's URL, for migrations: the environment's, else the embedded stack's."""
+    url = os.environ.get("COUNCIL_MIGRATE_DATABASE_URL") or os.environ.get("COUNCIL_DATABASE_URL")
+    if url:
+        return url
+    state = read_state() or {}
+    # A state file of a release before the application role has only database_url.
+    url = state.get("migrate_database_url") or state.get("database_url")
+    if url:
+        return str(url)
+    if required:
+        raise ConfigError(
+            "no database configured: set COUNCIL_MIGRATE_DATABASE_URL or COUNCIL_DATABASE_URL, "
+            "or run `council up`"
+        )
     return None
 
 

@@ -4,12 +4,16 @@ Each component is either *embedded* — started here, its data, pid file and log
 under ``config.council_home()`` — or *external*: its environment variable is
 set, so nothing is started for it and it is never stopped.
 
-The state file (``config.state_file()``) is written by :func:`up`. It holds
+The state file (``config.state_file()``, 0600) is written by :func:`up`. It holds
 ``database_url`` / ``broker_url`` for embedded components only (an external URL
-comes from the environment and may carry a password, so it is never written)
-and one record per component. :func:`down` stops the embedded processes and
-removes the file, so ``config.database_url()`` never returns a dead URL; the
-data directories stay on disk and the next :func:`up` finds them again.
+comes from the environment and may carry a password, so it is never written):
+the application's database URL (role ``council_app``) beside the owner's
+``migrate_database_url``, the broker URL with the password the embedded Redis
+was started with, the web server's ``web_port``, and one record per component.
+What ``up`` and ``status`` return shows every URL redacted. :func:`down` stops
+the embedded processes and removes the file, so ``config.database_url()`` never
+returns a dead URL; the data directories stay on disk and the next :func:`up`
+finds them again. Everything under the home is private (``council/stack_files.py``).
 
 Above the services, ``up`` starts a supervisor (``council/stack_supervisor.py``)
 that runs and restarts the Celery workers, beat and the web server
@@ -33,6 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from council import config, stack_processes
 from council.errors import StackError
+from council.stack_files import PRIVATE_UMASK, home_mode, private_dir
 
 Progress = Callable[[str], None]
 
@@ -45,6 +50,7 @@ class Backend(Protocol):
     def stop(self, home: Path) -> int | None: ...
     def running_pid(self, home: Path) -> int | None: ...
     def running_url(self, home: Path) -> str | None: ...
+    def owner_url(self, home: Path) -> str | None: ...
     def reachable(self, url: str) -> bool: ...
 
 
@@ -54,6 +60,7 @@ class Component:
     env_var: str  # when set, the service it names is used and nothing is started
     state_key: str  # where up records the embedded URL (read back by council.config)
     backend: Backend
+    owner_key: str | None = None  # where up records the owner's URL, when it differs
 
 
 def components() -> tuple[Component, ...]:
@@ -65,7 +72,7 @@ def components() -> tuple[Component, ...]:
     from council import stack_postgres, stack_redis
 
     return (
-        Component("postgres", "COUNCIL_DATABASE_URL", "database_url", stack_postgres),
+        Component("postgres", "COUNCIL_DATABASE_URL", "database_url", stack_postgres, "migrate_database_url"),
         Component("redis", "COUNCIL_BROKER_URL", "broker_url", stack_redis),
     )
 
@@ -77,14 +84,17 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
     Returns ``{"home", "database_url", "broker_url", "database_revision", "web_url",
     "components": {name: {"started_by_us", "url", "pid", "reused", ...}}}``: a
     service also has ``data_dir``, a supervised process ``log`` and ``state``; an
-    external service's record is ``{"started_by_us": False, "url"}`` with the
-    password redacted.
+    external service's record is ``{"started_by_us": False, "url"}``. Every URL
+    has its password redacted (the state file holds them whole).
     """
     say = progress or (lambda _message: None)
     home = config.council_home()
+    os.umask(PRIVATE_UMASK)  # this process writes the stack's files too (pgserver's among them)
     with _locked(home):
+        web_port = stack_processes.choose_web_port(home)  # before anything starts: a taken port fails fast
         records: dict[str, dict[str, Any]] = {}
-        state: dict[str, Any] = {"home": str(home), "components": records}
+        state: dict[str, Any] = {"home": str(home), "components": records, "web_port": web_port}
+        config.write_state(state)  # the supervisor reads the port from it
         result: dict[str, Any] = {"home": str(home), "components": records}
         for component in components():
             external = os.environ.get(component.env_var)
@@ -99,12 +109,16 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
             url = backend.start(home)
             records[component.name] = {
                 "started_by_us": True,
-                "url": url,
+                "url": config.redact_url(url),
                 "pid": backend.running_pid(home),
                 "data_dir": str(backend.data_dir(home)),
                 "reused": reused,
             }
-            state[component.state_key] = result[component.state_key] = url
+            state[component.state_key] = url
+            result[component.state_key] = config.redact_url(url)
+            owner = backend.owner_url(home)
+            if component.owner_key and owner:
+                state[component.owner_key] = owner
             # Written as we go, so a half-finished `up` can still be brought `down`.
             config.write_state(state)
         say("database: migrating to head")
@@ -114,6 +128,10 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
         keep = supervised[stack_processes.SUPERVISOR]
         records[stack_processes.SUPERVISOR] = {"started_by_us": True, "pid": keep["pid"], "log": keep["log"]}
         config.write_state(state)
+        if "web" in supervised:
+            say(f"web: waiting for it to listen on port {web_port}")
+            earlier = supervised["web"]["restarts"] if keep["reused"] else 0
+            stack_processes.await_web(home, web_port, restarts=earlier)
     result["components"] = {**records, **supervised}
     result["web_url"] = supervised["web"]["url"] if "web" in supervised else None
     return result
@@ -180,9 +198,9 @@ def status() -> dict[str, Any]:
             }
             continue
         pid = component.backend.running_pid(home)
-        urls[component.state_key] = component.backend.running_url(home)
+        urls[component.state_key] = url = component.backend.running_url(home)
         report[component.name] = {
-            "url": urls[component.state_key],
+            "url": config.redact_url(url) if url else None,
             "running": pid is not None,
             "pid": pid,
             "started_by_us": pid is not None,
@@ -196,10 +214,11 @@ def status() -> dict[str, Any]:
 
 
 def migrate_database() -> str:
-    """Migrate the configured database (environment first, then the stack's) to head."""
+    """Migrate the configured database to head, as its owner (``COUNCIL_MIGRATE_DATABASE_URL``,
+    else ``COUNCIL_DATABASE_URL``, else the embedded stack's owner URL)."""
     from council.ledger import migrate
 
-    url = config.database_url()
+    url = config.migrate_database_url()
     assert url is not None  # required=True raises ConfigError instead
     try:
         return migrate.upgrade(url)
@@ -237,7 +256,7 @@ def _first_line(exc: SQLAlchemyError) -> str:
 @contextmanager
 def _locked(home: Path) -> Iterator[None]:
     """One ``up``/``down`` at a time per home directory."""
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home, home_mode())
     with (home / ".stack.lock").open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -32,6 +32,7 @@ from typing import Any
 import psutil
 
 from council import config, stack_processes
+from council.stack_files import PRIVATE_UMASK
 from council.stack_processes import ProcessSpec
 
 BACKOFF_S = 1.0
@@ -208,6 +209,7 @@ def _describe(code: int) -> str:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    os.umask(PRIVATE_UMASK)  # logs, state and whatever the children write: private
     home = config.council_home()
     stack_processes.log_dir(home).mkdir(parents=True, exist_ok=True)
     with (home / ".supervisor.lock").open("w") as lock:

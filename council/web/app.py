@@ -6,7 +6,6 @@ wires the real dependencies (`council serve` calls it, tests pass their own).
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -24,36 +23,39 @@ from council.web import (
     routes_stream,
     routes_threads,
     routes_writes,
+    security,
 )
 from council.web.hub import EventHub
+from council.web.security import READ_TOKEN_ENV, TOKEN_ENV, Policy
 from council.web.wiring import Wiring
 
-TOKEN_ENV = "COUNCIL_API_TOKEN"  # noqa: S105 (the variable's name, not a secret)
 DESCRIPTION = (
     "The reasoning ledger of a Council: threads, runs, independence groups, consolidations, "
-    "memory, reentry packets and the event log, live. Reads are open; writes need the bearer "
-    f"token the server was started with (`{TOKEN_ENV}`) and are refused when it has none."
+    "memory, reentry packets and the event log, live. Writes need the bearer token the server "
+    f"was started with (`{TOKEN_ENV}`) and are refused when it has none. With a token configured, "
+    f"reads need it too, or the read-only `{READ_TOKEN_ENV}`; `/health` never does."
 )
 
 
 def create_app(
     engine: Engine | None = None,
     *,
-    token: str | None = None,
+    policy: Policy | None = None,
     scheduler: Callable[[], Scheduler | None] | None = None,
     keepalive_s: float = 15.0,
     actor: str = "api",
 ) -> FastAPI:
     """The application. Defaults: the configured database (``COUNCIL_DATABASE_URL``
-    or the embedded stack), the token from ``COUNCIL_API_TOKEN``, and Celery as
-    the scheduler when a broker is configured."""
+    or the embedded stack), the access policy of the environment (tokens, hosts,
+    body limit: :mod:`council.web.security`), and Celery as the scheduler when a
+    broker is configured."""
     if engine is None:
         url = config.database_url()
         assert url is not None  # required=True raises instead
         engine = engine_for(url)
     wired = Wiring(
         engine=engine,
-        token=token if token is not None else os.environ.get(TOKEN_ENV) or None,
+        policy=policy if policy is not None else Policy.from_env(),
         scheduler=scheduler or celery_scheduler,
         hub=EventHub(engine.url.set(drivername="postgresql").render_as_string(hide_password=False)),
         actor=actor,
@@ -76,9 +78,12 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        responses=errors.documented(400),
     )
     app.state.wiring = wired
     errors.install(app)
+    # The last added runs first: every request is timed, the refused ones included.
+    app.add_middleware(security.Guard, policy=wired.policy)
     app.add_middleware(observability.HttpMetrics)
     for module in (routes_threads, routes_stream, routes_ledger, routes_writes, observability, page):
         app.include_router(module.router)

@@ -26,6 +26,10 @@ class ErrorOut(BaseModel):
     detail: str = Field(description="A one-line reason.")
 
 
+class HealthOut(BaseModel):
+    ok: bool = Field(description="Always true: the process answers.")
+
+
 class ThreadOut(Open):
     id: UUID
     title: str

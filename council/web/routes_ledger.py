@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from council.domain.vocabulary import MEMORY_STATUSES
 from council.ledger.consolidation_reads import groups, history, memory_list, show_consolidation
@@ -22,9 +22,9 @@ from council.web.models import (
     ReplayOut,
     RunDetail,
 )
-from council.web.wiring import Wired, jsonable
+from council.web.wiring import Wired, jsonable, require_read
 
-router = APIRouter(responses=documented(503))
+router = APIRouter(dependencies=[Depends(require_read)], responses=documented(401, 503))
 KNOWN = documented(404)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import PlainTextResponse
 
 from council.domain.reentry import ReentryPacket
@@ -16,9 +16,11 @@ from council.ledger.thread_reads import thread_graph, thread_runs
 from council.ledger.threads import list_threads, show_thread
 from council.web.errors import documented
 from council.web.models import MAX_EVENT_ID, EventList, GraphOut, RunList, ThreadDetail, ThreadList
-from council.web.wiring import Wired, Wiring, jsonable
+from council.web.wiring import Wired, Wiring, jsonable, require_read
 
-router = APIRouter(prefix="/threads", tags=["threads"], responses=documented(503))
+router = APIRouter(
+    prefix="/threads", tags=["threads"], dependencies=[Depends(require_read)], responses=documented(401, 503)
+)
 KNOWN = documented(404)
 
 Budget = Annotated[int, Query(ge=MIN_BUDGET, le=MAX_BUDGET, description="Token budget.")]

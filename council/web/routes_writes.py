@@ -1,4 +1,4 @@
-"""Writes, for the holder of the server's bearer token: dispatch a council,
+"""Writes, for the holder of the server's write token: dispatch a council,
 change evidence validity, propose a retraction. The same services as the CLI."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from council.services.reversal import change
 from council.services.runs import dispatch as dispatch_runs
 from council.web.errors import documented
 from council.web.models import DispatchIn, DispatchOut, ProposalOut, ReasonIn, ValidityOut
-from council.web.wiring import Wired, jsonable, require_token
+from council.web.wiring import Wired, jsonable, require_write
 
-router = APIRouter(dependencies=[Depends(require_token)], responses=documented(401, 404, 409, 503))
+router = APIRouter(dependencies=[Depends(require_write)], responses=documented(401, 403, 404, 409, 413, 503))
 
 
 @router.post(
