@@ -459,6 +459,9 @@ CREATE TRIGGER cascade_continuations_guard BEFORE UPDATE ON public.cascade_conti
 CREATE TRIGGER cascade_continuations_no_delete BEFORE DELETE ON public.cascade_continuations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER cascade_continuations_no_truncate BEFORE TRUNCATE ON public.cascade_continuations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 COMMENT ON TABLE public.cascade_continuations IS 'What a bounded reversal cascade step cut off: [[version_id, depth_left], ...], until a later step continues it';
+GRANT INSERT ON public.cascade_continuations TO council_app;
+GRANT SELECT ON public.cascade_continuations TO council_app;
+GRANT UPDATE ON public.cascade_continuations TO council_app;
 
 CREATE TABLE public.citations (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -1040,6 +1043,8 @@ CREATE TABLE public.run_attempts (
 );
 CREATE TRIGGER run_attempts_immutable BEFORE DELETE OR UPDATE ON public.run_attempts FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER run_attempts_no_truncate BEFORE TRUNCATE ON public.run_attempts FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.run_attempts TO council_app;
+GRANT SELECT ON public.run_attempts TO council_app;
 
 CREATE TABLE public.run_exposures (
     id uuid DEFAULT gen_random_uuid() NOT NULL,

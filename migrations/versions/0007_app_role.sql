@@ -198,7 +198,7 @@ GRANT SELECT, INSERT ON
     evidence, thread_evidence, evidence_transitions, run_exposures, claims, citations,
     pending_actions, pending_action_transitions, consolidations, consolidation_transitions,
     consolidation_evidence, consolidation_evaluations, memory_items, memory_transitions,
-    retraction_proposals, retraction_proposal_transitions, retraction_votes, events
+    retraction_proposals, retraction_proposal_transitions, retraction_votes, events, run_attempts
 TO council_app;
 -- The tables whose guard lets columns change: a worker's run state, and the derived
 -- columns the transition triggers move (they run as the role that appends).

@@ -10,7 +10,7 @@ from __future__ import annotations
 from migrations.sqlfile import run_sql_beside
 
 revision = "0008"
-down_revision = "0005"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

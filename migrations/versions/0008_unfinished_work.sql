@@ -44,3 +44,6 @@ CREATE TRIGGER cascade_continuations_no_delete BEFORE DELETE ON cascade_continua
     FOR EACH ROW EXECUTE FUNCTION council_refuse_mutation_v1();
 CREATE TRIGGER cascade_continuations_no_truncate BEFORE TRUNCATE ON cascade_continuations
     FOR EACH STATEMENT EXECUTE FUNCTION council_refuse_mutation_v1();
+
+-- The application appends continuations and marks them continued (council_app, revision 0007).
+GRANT SELECT, INSERT, UPDATE ON cascade_continuations TO council_app;
