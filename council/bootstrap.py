@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from council import config
-from council.adapters.scheduler import Scheduler
+from council.adapters.scheduler import Scheduler as Scheduler  # the faces' handle on the port
 from council.errors import ConfigError
-from council.ledger.db import engine_for
+from council.ledger.db import dispose_all, engine_for
 from council.ledger.unit import UnitOfWork as UnitOfWork  # the faces' handle on it
 
 NO_BROKER = "this needs a broker: set COUNCIL_BROKER_URL or run `council up`"
@@ -41,20 +41,34 @@ class Council:
             raise ConfigError(NO_BROKER)
         return scheduler
 
+    def listen_url(self) -> str:
+        """The database URL for a LISTEN connection (the live event stream)."""
+        url = self.uow.engine.url.set(drivername="postgresql")
+        return url.render_as_string(hide_password=False)
+
 
 def bootstrap(
     database_url: str | None = None,
     *,
-    scheduler: Callable[[], Scheduler | None] | None = None,
+    scheduler: Callable[[UnitOfWork], Scheduler | None] | None = None,
 ) -> Council:
     """The configured database (``COUNCIL_DATABASE_URL``, else the embedded stack)
     and the Celery scheduler when a broker is configured."""
     url = database_url or config.database_url()
     assert url is not None  # required=True raises instead
-    return Council(uow=UnitOfWork(engine_for(url)), scheduler_factory=scheduler or celery_if_configured)
+    uow = UnitOfWork(engine_for(url))
+    make = scheduler or celery_if_configured
+    return Council(uow=uow, scheduler_factory=lambda: make(uow))
 
 
-def celery_if_configured() -> Scheduler | None:
+def celery_if_configured(uow: UnitOfWork) -> Scheduler | None:
+    """Celery, with evaluations planned into batches by the consolidation service."""
     from council.adapters.celery import scheduler_if_configured
+    from council.services.consolidation import EVALUATION_BATCH, plan_batches
 
-    return scheduler_if_configured()
+    return scheduler_if_configured(lambda ids: plan_batches(uow, ids, max_versions=EVALUATION_BATCH))
+
+
+def release() -> None:
+    """Close every pooled database connection of this process (before it stops the stack)."""
+    dispose_all()

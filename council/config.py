@@ -2,8 +2,12 @@
 
 Variables (documented in the README):
 
-- ``COUNCIL_DATABASE_URL`` — Postgres URL (``postgresql://…``); when unset the
-  embedded stack's URL from the state file is used.
+- ``COUNCIL_DATABASE_URL`` — Postgres URL (``postgresql://…``) the application
+  uses (as the role ``council_app``, migration 0007); when unset the embedded
+  stack's URL from the state file is used.
+- ``COUNCIL_MIGRATE_DATABASE_URL`` — the URL ``council db upgrade`` migrates
+  with, as the owner of the tables; when unset, ``COUNCIL_DATABASE_URL``, then the
+  embedded stack's owner URL.
 - ``COUNCIL_BROKER_URL`` — Redis URL for Celery; same fallback.
 - ``COUNCIL_HOME`` — where the embedded stack keeps its data and state file
   (default: the user's data directory, e.g. ``~/.local/share/council``).
@@ -11,11 +15,14 @@ Variables (documented in the README):
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
+from council.domain.retry import RetryPolicy
 from council.errors import ConfigError
 
 STATE_FILE_NAME = "stack.json"
@@ -46,11 +53,12 @@ def read_state() -> dict[str, Any] | None:
 
 
 def write_state(data: dict[str, Any]) -> None:
+    """Private (0600): it holds the embedded broker's password."""
+    from council.files import home_mode, private_dir, write_private
+
     path = state_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-    tmp.replace(path)
+    private_dir(path.parent, home_mode())
+    write_private(path, json.dumps(data, indent=2, sort_keys=True))
 
 
 def clear_state() -> None:
@@ -88,6 +96,24 @@ def database_url(required: bool = True) -> str | None:
     return None
 
 
+def migrate_database_url(required: bool = True) -> str | None:
+    """The owner's URL, for migrations: the environment's, else the embedded stack's."""
+    url = os.environ.get("COUNCIL_MIGRATE_DATABASE_URL") or os.environ.get("COUNCIL_DATABASE_URL")
+    if url:
+        return url
+    state = read_state() or {}
+    # A state file of a release before the application role has only database_url.
+    url = state.get("migrate_database_url") or state.get("database_url")
+    if url:
+        return str(url)
+    if required:
+        raise ConfigError(
+            "no database configured: set COUNCIL_MIGRATE_DATABASE_URL or COUNCIL_DATABASE_URL, "
+            "or run `council up`"
+        )
+    return None
+
+
 def broker_url(required: bool = True) -> str | None:
     url = os.environ.get("COUNCIL_BROKER_URL")
     if url:
@@ -118,3 +144,37 @@ def pool_size() -> int:
         return max(1, int(raw)) if raw else DEFAULT_POOL_SIZE
     except ValueError:
         raise ConfigError(f"{POOL_SIZE_ENV} must be a whole number, got {raw!r}") from None
+
+
+# The one retry policy's settings (council.domain.retry), read by the worker that retries.
+RETRY_MAX_ENV = "COUNCIL_RETRY_MAX"  # retries after the first try
+RETRY_BASE_ENV = "COUNCIL_RETRY_BASE_S"  # the backoff's first ceiling, doubled at each retry
+RETRY_CAP_ENV = "COUNCIL_RETRY_CAP_S"  # the most any one wait may be
+RETRY_MAX_LIMIT = 100
+
+
+@functools.cache
+def retry_policy() -> RetryPolicy:
+    """The policy under this process's environment; ConfigError names a bad variable."""
+    default = RetryPolicy()
+    retries = _number(RETRY_MAX_ENV, default.max_retries)
+    if retries != int(retries) or not 0 <= retries <= RETRY_MAX_LIMIT:
+        raise ConfigError(f"{RETRY_MAX_ENV} must be a whole number from 0 to {RETRY_MAX_LIMIT}")
+    return RetryPolicy(
+        max_retries=int(retries),
+        base_s=_number(RETRY_BASE_ENV, default.base_s),
+        cap_s=_number(RETRY_CAP_ENV, default.cap_s),
+    )
+
+
+def _number(variable: str, default: float) -> float:
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a number, got {raw!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{variable} must be a number of at least 0, got {raw!r}")
+    return value

@@ -40,7 +40,9 @@ class Transient(CouncilError):
 
 
 class TransientDatabaseError(Transient):
-    """Serialization failure, deadlock, lock or statement timeout: safe to retry."""
+    """Serialization failure, deadlock, lock or statement timeout, or a lost or refused
+    connection. A write whose COMMIT was cut off may have landed: what retries it (the
+    workers' tasks) is idempotent or fenced, so asking again is safe."""
 
 
 class StackError(CouncilError):

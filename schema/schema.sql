@@ -32,6 +32,7 @@ BEGIN
     RETURN NULL;
 END;
 $function$;
+REVOKE ALL ON FUNCTION public.council_apply_transition_v1() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.council_guard_update_v1()
  RETURNS trigger
@@ -73,6 +74,79 @@ BEGIN
     RETURN NEW;
 END;
 $function$;
+REVOKE ALL ON FUNCTION public.council_guard_update_v1() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.council_guard_update_v2()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    o jsonb := to_jsonb(OLD);
+    n jsonb := to_jsonb(NEW);
+    arg text;
+    part text[];
+    cols text[];
+    mutable text[] := '{}';
+    follows boolean;
+BEGIN
+    FOREACH arg IN ARRAY TG_ARGV LOOP
+        part := string_to_array(arg, ':');
+        CASE part[1]
+        WHEN 'once' THEN
+            cols := part[2:2];
+            IF (o -> part[2]) <> 'null'::jsonb AND (o -> part[2]) IS DISTINCT FROM (n -> part[2]) THEN
+                RAISE EXCEPTION 'council: %.% is write-once', TG_TABLE_NAME, part[2]
+                    USING ERRCODE = 'CN001';
+            END IF;
+        WHEN 'history' THEN
+            cols := part[2:3];
+            IF (o -> part[2]) IS DISTINCT FROM (n -> part[2]) OR (o -> part[3]) IS DISTINCT FROM (n -> part[3]) THEN
+                EXECUTE format(
+                    'SELECT EXISTS (SELECT 1 FROM %1$I h WHERE h.%2$I = $1 AND h.from_status = $2 '
+                    'AND h.to_status = $3 AND h.created_at = $4 AND h.created_at >= $5 AND NOT EXISTS ('
+                    'SELECT 1 FROM %1$I skipped WHERE skipped.%2$I = $1 '
+                    'AND skipped.created_at > $5 AND skipped.created_at < $4))',
+                    part[4], part[5])
+                INTO follows
+                USING (o ->> 'id')::uuid, o ->> part[2], n ->> part[2],
+                      (n ->> part[3])::timestamptz, (o ->> part[3])::timestamptz;
+                IF NOT follows THEN
+                    RAISE EXCEPTION 'council: %.% changes only by appending to its history (a transition or version row)',
+                        TG_TABLE_NAME, part[2]
+                        USING ERRCODE = 'CN001';
+                END IF;
+            END IF;
+        WHEN 'head' THEN
+            cols := part[2:3];
+            IF (o -> part[2]) IS DISTINCT FROM (n -> part[2]) OR (o -> part[3]) IS DISTINCT FROM (n -> part[3]) THEN
+                SELECT EXISTS (
+                    SELECT 1 FROM node_versions v
+                    WHERE v.logical_node_id = (o ->> 'id')::uuid
+                      AND v.id = (n ->> part[2])::uuid AND v.version_no = (n ->> part[3])::int
+                      AND (o ->> part[3] IS NULL OR v.version_no > (o ->> part[3])::int))
+                INTO follows;
+                IF NOT follows THEN
+                    RAISE EXCEPTION 'council: %.% changes only by appending to its history (a transition or version row)',
+                        TG_TABLE_NAME, part[2]
+                        USING ERRCODE = 'CN001';
+                END IF;
+            END IF;
+        ELSE
+            cols := ARRAY[arg];
+        END CASE;
+        mutable := mutable || cols;
+        o := o - cols;
+        n := n - cols;
+    END LOOP;
+    IF o <> n THEN
+        RAISE EXCEPTION 'council: UPDATE on % is refused: only % may change',
+            TG_TABLE_NAME, array_to_string(mutable, ', ')
+            USING ERRCODE = 'CN001';
+    END IF;
+    RETURN NEW;
+END;
+$function$;
+REVOKE ALL ON FUNCTION public.council_guard_update_v2() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.council_independence_links_v1(target uuid)
  RETURNS TABLE(run_id uuid, linked_run_id uuid, kind text)
@@ -197,6 +271,7 @@ BEGIN
     RETURN NULL;
 END;
 $function$;
+REVOKE ALL ON FUNCTION public.council_node_version_inserted_v1() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.council_notify_event_v1()
  RETURNS trigger
@@ -208,6 +283,7 @@ BEGIN
     RETURN NULL;
 END;
 $function$;
+REVOKE ALL ON FUNCTION public.council_notify_event_v1() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.council_refuse_direct_insert_v1()
  RETURNS trigger
@@ -221,6 +297,24 @@ BEGIN
     RETURN NEW;
 END;
 $function$;
+REVOKE ALL ON FUNCTION public.council_refuse_direct_insert_v1() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.council_refuse_direct_insert_v2()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM node_versions v
+        WHERE v.id = NEW.id AND v.initial_status = NEW.status AND v.created_at = NEW.status_changed_at
+    ) THEN
+        RAISE EXCEPTION 'council: rows of % are written only by triggers (a version''s first state)', TG_TABLE_NAME
+            USING ERRCODE = 'CN001';
+    END IF;
+    RETURN NEW;
+END;
+$function$;
+REVOKE ALL ON FUNCTION public.council_refuse_direct_insert_v2() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.council_refuse_mutation_v1()
  RETURNS trigger
@@ -232,6 +326,7 @@ BEGIN
         USING ERRCODE = 'CN001';
 END;
 $function$;
+REVOKE ALL ON FUNCTION public.council_refuse_mutation_v1() FROM PUBLIC;
 
 -- -------------------------------------------------------------------- tables
 
@@ -286,11 +381,15 @@ CREATE INDEX agent_runs_thread_idx ON public.agent_runs USING btree (thread_id, 
 CREATE TRIGGER agent_runs_guard BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('status', 'attempt', 'lease_owner', 'lease_expires_at', 'usage', 'cost_usd', 'error', 'lint_findings', 'started_at', 'finished_at', 'once:request_sha256', 'once:input_fingerprint', 'once:request');
 CREATE TRIGGER agent_runs_no_delete BEFORE DELETE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER agent_runs_no_truncate BEFORE TRUNCATE ON public.agent_runs FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.agent_runs TO council_app;
+GRANT SELECT ON public.agent_runs TO council_app;
+GRANT UPDATE ON public.agent_runs TO council_app;
 
 CREATE TABLE public.alembic_version (
     version_num character varying(32) NOT NULL,
     CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)
 );
+GRANT SELECT ON public.alembic_version TO council_app;
 
 CREATE TABLE public.branch_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -308,6 +407,8 @@ CREATE INDEX branch_transitions_branch_idx ON public.branch_transitions USING bt
 CREATE TRIGGER branch_transitions_apply AFTER INSERT ON public.branch_transitions FOR EACH ROW EXECUTE FUNCTION public.council_apply_transition_v1('branches', 'branch_id', 'status', 'status_changed_at');
 CREATE TRIGGER branch_transitions_immutable BEFORE DELETE OR UPDATE ON public.branch_transitions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER branch_transitions_no_truncate BEFORE TRUNCATE ON public.branch_transitions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.branch_transitions TO council_app;
+GRANT SELECT ON public.branch_transitions TO council_app;
 
 CREATE TABLE public.branches (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -337,9 +438,30 @@ CREATE TABLE public.branches (
 );
 CREATE UNIQUE INDEX branches_one_main_per_thread ON public.branches USING btree (thread_id) WHERE (kind = 'main'::text);
 CREATE INDEX branches_thread_idx ON public.branches USING btree (thread_id);
-CREATE TRIGGER branches_guard BEFORE UPDATE ON public.branches FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:status', 'derived:status_changed_at');
+CREATE TRIGGER branches_guard BEFORE UPDATE ON public.branches FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v2('history:status:status_changed_at:branch_transitions:branch_id');
 CREATE TRIGGER branches_no_delete BEFORE DELETE ON public.branches FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER branches_no_truncate BEFORE TRUNCATE ON public.branches FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.branches TO council_app;
+GRANT SELECT ON public.branches TO council_app;
+GRANT UPDATE ON public.branches TO council_app;
+
+CREATE TABLE public.cascade_continuations (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    pending jsonb NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    continued_at timestamp with time zone,
+    CONSTRAINT cascade_continuations_pending_check CHECK (((jsonb_typeof(pending) = 'array'::text) AND (jsonb_array_length(pending) > 0))),
+    CONSTRAINT cascade_continuations_pkey PRIMARY KEY (id)
+);
+CREATE INDEX cascade_continuations_unfinished_idx ON public.cascade_continuations USING btree (created_at) WHERE (continued_at IS NULL);
+CREATE TRIGGER cascade_continuations_guard BEFORE UPDATE ON public.cascade_continuations FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('once:continued_at');
+CREATE TRIGGER cascade_continuations_no_delete BEFORE DELETE ON public.cascade_continuations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER cascade_continuations_no_truncate BEFORE TRUNCATE ON public.cascade_continuations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.cascade_continuations IS 'What a bounded reversal cascade step cut off: [[version_id, depth_left], ...], until a later step continues it';
+GRANT INSERT ON public.cascade_continuations TO council_app;
+GRANT SELECT ON public.cascade_continuations TO council_app;
+GRANT UPDATE ON public.cascade_continuations TO council_app;
 
 CREATE TABLE public.citations (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -365,6 +487,8 @@ CREATE INDEX citations_node_version_idx ON public.citations USING btree (node_ve
 CREATE INDEX citations_run_idx ON public.citations USING btree (run_id) WHERE (run_id IS NOT NULL);
 CREATE TRIGGER citations_immutable BEFORE DELETE OR UPDATE ON public.citations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER citations_no_truncate BEFORE TRUNCATE ON public.citations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.citations TO council_app;
+GRANT SELECT ON public.citations TO council_app;
 
 CREATE TABLE public.claims (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -384,6 +508,8 @@ CREATE TABLE public.claims (
 CREATE INDEX claims_node_version_idx ON public.claims USING btree (node_version_id, claim_type);
 CREATE TRIGGER claims_immutable BEFORE DELETE OR UPDATE ON public.claims FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER claims_no_truncate BEFORE TRUNCATE ON public.claims FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.claims TO council_app;
+GRANT SELECT ON public.claims TO council_app;
 
 CREATE TABLE public.consolidation_evaluations (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -399,6 +525,7 @@ CREATE TABLE public.consolidation_evaluations (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     manifest jsonb,
     section_sha256 jsonb,
+    claims_seen integer GENERATED ALWAYS AS (jsonb_array_length(COALESCE((manifest -> 'claims'::text), (snapshot -> 'claims'::text)))) STORED,
     CONSTRAINT consolidation_evaluations_grouping_algorithm_id_fkey FOREIGN KEY (grouping_algorithm_id) REFERENCES public.grouping_algorithms(id),
     CONSTRAINT consolidation_evaluations_logical_node_id_fkey FOREIGN KEY (logical_node_id) REFERENCES public.logical_nodes(id),
     CONSTRAINT consolidation_evaluations_node_version_id_fkey FOREIGN KEY (node_version_id) REFERENCES public.node_versions(id),
@@ -410,9 +537,12 @@ CREATE TABLE public.consolidation_evaluations (
     CONSTRAINT consolidation_evaluations_snapshot_sha256_check CHECK ((snapshot_sha256 ~ '^[0-9a-f]{64}$'::text)),
     CONSTRAINT consolidation_evaluations_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
+CREATE INDEX consolidation_evaluations_claims_seen_idx ON public.consolidation_evaluations USING btree (node_version_id, claims_seen);
 CREATE INDEX consolidation_evaluations_node_idx ON public.consolidation_evaluations USING btree (logical_node_id, created_at);
 CREATE TRIGGER consolidation_evaluations_immutable BEFORE DELETE OR UPDATE ON public.consolidation_evaluations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER consolidation_evaluations_no_truncate BEFORE TRUNCATE ON public.consolidation_evaluations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.consolidation_evaluations TO council_app;
+GRANT SELECT ON public.consolidation_evaluations TO council_app;
 
 CREATE TABLE public.consolidation_evidence (
     evidence_id uuid NOT NULL,
@@ -423,6 +553,8 @@ CREATE TABLE public.consolidation_evidence (
 );
 CREATE TRIGGER consolidation_evidence_immutable BEFORE DELETE OR UPDATE ON public.consolidation_evidence FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER consolidation_evidence_no_truncate BEFORE TRUNCATE ON public.consolidation_evidence FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.consolidation_evidence TO council_app;
+GRANT SELECT ON public.consolidation_evidence TO council_app;
 
 CREATE TABLE public.consolidation_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -440,6 +572,8 @@ CREATE INDEX consolidation_transitions_idx ON public.consolidation_transitions U
 CREATE TRIGGER consolidation_transitions_apply AFTER INSERT ON public.consolidation_transitions FOR EACH ROW EXECUTE FUNCTION public.council_apply_transition_v1('consolidations', 'consolidation_id', 'status', 'status_changed_at');
 CREATE TRIGGER consolidation_transitions_immutable BEFORE DELETE OR UPDATE ON public.consolidation_transitions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER consolidation_transitions_no_truncate BEFORE TRUNCATE ON public.consolidation_transitions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.consolidation_transitions TO council_app;
+GRANT SELECT ON public.consolidation_transitions TO council_app;
 
 CREATE TABLE public.consolidations (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -466,9 +600,12 @@ CREATE TABLE public.consolidations (
 );
 CREATE UNIQUE INDEX consolidations_one_live_per_node ON public.consolidations USING btree (logical_node_id) WHERE (status = 'live'::text);
 CREATE INDEX consolidations_thread_idx ON public.consolidations USING btree (thread_id);
-CREATE TRIGGER consolidations_guard BEFORE UPDATE ON public.consolidations FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:status', 'derived:status_changed_at');
+CREATE TRIGGER consolidations_guard BEFORE UPDATE ON public.consolidations FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v2('history:status:status_changed_at:consolidation_transitions:consolidation_id');
 CREATE TRIGGER consolidations_no_delete BEFORE DELETE ON public.consolidations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER consolidations_no_truncate BEFORE TRUNCATE ON public.consolidations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.consolidations TO council_app;
+GRANT SELECT ON public.consolidations TO council_app;
+GRANT UPDATE ON public.consolidations TO council_app;
 
 CREATE TABLE public.dispatches (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -486,6 +623,8 @@ CREATE TABLE public.dispatches (
 );
 CREATE TRIGGER dispatches_immutable BEFORE DELETE OR UPDATE ON public.dispatches FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER dispatches_no_truncate BEFORE TRUNCATE ON public.dispatches FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.dispatches TO council_app;
+GRANT SELECT ON public.dispatches TO council_app;
 
 CREATE TABLE public.edges (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -509,6 +648,8 @@ CREATE TABLE public.edges (
 CREATE INDEX edges_to_idx ON public.edges USING btree (to_version_id, kind);
 CREATE TRIGGER edges_immutable BEFORE DELETE OR UPDATE ON public.edges FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER edges_no_truncate BEFORE TRUNCATE ON public.edges FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.edges TO council_app;
+GRANT SELECT ON public.edges TO council_app;
 
 CREATE TABLE public.events (
     id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
@@ -526,6 +667,8 @@ CREATE INDEX events_thread_idx ON public.events USING btree (thread_id, id);
 CREATE TRIGGER events_immutable BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER events_notify AFTER INSERT ON public.events FOR EACH ROW EXECUTE FUNCTION public.council_notify_event_v1();
+GRANT INSERT ON public.events TO council_app;
+GRANT SELECT ON public.events TO council_app;
 
 CREATE TABLE public.evidence (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -548,9 +691,12 @@ CREATE TABLE public.evidence (
     CONSTRAINT evidence_source_kind_check CHECK ((source_kind = ANY (ARRAY['text'::text, 'file'::text, 'url'::text]))),
     CONSTRAINT evidence_validity_check CHECK ((validity = ANY (ARRAY['valid'::text, 'challenged'::text, 'invalidated'::text, 'reaffirmed'::text])))
 );
-CREATE TRIGGER evidence_guard BEFORE UPDATE ON public.evidence FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:validity', 'derived:validity_changed_at');
+CREATE TRIGGER evidence_guard BEFORE UPDATE ON public.evidence FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v2('history:validity:validity_changed_at:evidence_transitions:evidence_id');
 CREATE TRIGGER evidence_no_delete BEFORE DELETE ON public.evidence FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER evidence_no_truncate BEFORE TRUNCATE ON public.evidence FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.evidence TO council_app;
+GRANT SELECT ON public.evidence TO council_app;
+GRANT UPDATE ON public.evidence TO council_app;
 
 CREATE TABLE public.evidence_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -569,6 +715,8 @@ CREATE INDEX evidence_transitions_evidence_idx ON public.evidence_transitions US
 CREATE TRIGGER evidence_transitions_apply AFTER INSERT ON public.evidence_transitions FOR EACH ROW EXECUTE FUNCTION public.council_apply_transition_v1('evidence', 'evidence_id', 'validity', 'validity_changed_at');
 CREATE TRIGGER evidence_transitions_immutable BEFORE DELETE OR UPDATE ON public.evidence_transitions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER evidence_transitions_no_truncate BEFORE TRUNCATE ON public.evidence_transitions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.evidence_transitions TO council_app;
+GRANT SELECT ON public.evidence_transitions TO council_app;
 
 CREATE TABLE public.grouping_algorithms (
     id text NOT NULL,
@@ -581,6 +729,8 @@ CREATE TABLE public.grouping_algorithms (
 );
 CREATE TRIGGER grouping_algorithms_immutable BEFORE DELETE OR UPDATE ON public.grouping_algorithms FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER grouping_algorithms_no_truncate BEFORE TRUNCATE ON public.grouping_algorithms FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.grouping_algorithms TO council_app;
+GRANT SELECT ON public.grouping_algorithms TO council_app;
 
 CREATE TABLE public.logical_nodes (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -595,9 +745,12 @@ CREATE TABLE public.logical_nodes (
     CONSTRAINT logical_nodes_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
 CREATE INDEX logical_nodes_thread_idx ON public.logical_nodes USING btree (thread_id);
-CREATE TRIGGER logical_nodes_guard BEFORE UPDATE ON public.logical_nodes FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:head_version_id', 'derived:head_version_no');
+CREATE TRIGGER logical_nodes_guard BEFORE UPDATE ON public.logical_nodes FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v2('head:head_version_id:head_version_no');
 CREATE TRIGGER logical_nodes_no_delete BEFORE DELETE ON public.logical_nodes FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER logical_nodes_no_truncate BEFORE TRUNCATE ON public.logical_nodes FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.logical_nodes TO council_app;
+GRANT SELECT ON public.logical_nodes TO council_app;
+GRANT UPDATE ON public.logical_nodes TO council_app;
 
 CREATE TABLE public.memory_items (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -619,9 +772,12 @@ CREATE TABLE public.memory_items (
 );
 CREATE INDEX memory_items_status_idx ON public.memory_items USING btree (status, thread_id);
 CREATE INDEX memory_items_thread_current_idx ON public.memory_items USING btree (thread_id, status_changed_at DESC, id) WHERE (status = ANY (ARRAY['stable'::text, 'provisional'::text, 'contested'::text]));
-CREATE TRIGGER memory_items_guard BEFORE UPDATE ON public.memory_items FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:status', 'derived:status_changed_at');
+CREATE TRIGGER memory_items_guard BEFORE UPDATE ON public.memory_items FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v2('history:status:status_changed_at:memory_transitions:memory_item_id');
 CREATE TRIGGER memory_items_no_delete BEFORE DELETE ON public.memory_items FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER memory_items_no_truncate BEFORE TRUNCATE ON public.memory_items FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.memory_items TO council_app;
+GRANT SELECT ON public.memory_items TO council_app;
+GRANT UPDATE ON public.memory_items TO council_app;
 
 CREATE TABLE public.memory_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -640,6 +796,8 @@ CREATE INDEX memory_transitions_item_idx ON public.memory_transitions USING btre
 CREATE TRIGGER memory_transitions_apply AFTER INSERT ON public.memory_transitions FOR EACH ROW EXECUTE FUNCTION public.council_apply_transition_v1('memory_items', 'memory_item_id', 'status', 'status_changed_at');
 CREATE TRIGGER memory_transitions_immutable BEFORE DELETE OR UPDATE ON public.memory_transitions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER memory_transitions_no_truncate BEFORE TRUNCATE ON public.memory_transitions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.memory_transitions TO council_app;
+GRANT SELECT ON public.memory_transitions TO council_app;
 
 CREATE TABLE public.merges (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -663,6 +821,8 @@ CREATE TABLE public.merges (
 );
 CREATE TRIGGER merges_immutable BEFORE DELETE OR UPDATE ON public.merges FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER merges_no_truncate BEFORE TRUNCATE ON public.merges FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.merges TO council_app;
+GRANT SELECT ON public.merges TO council_app;
 
 CREATE TABLE public.node_status_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -682,6 +842,8 @@ CREATE INDEX node_status_transitions_version_idx ON public.node_status_transitio
 CREATE TRIGGER node_status_transitions_apply AFTER INSERT ON public.node_status_transitions FOR EACH ROW EXECUTE FUNCTION public.council_apply_transition_v1('node_version_states', 'node_version_id', 'status', 'status_changed_at');
 CREATE TRIGGER node_status_transitions_immutable BEFORE DELETE OR UPDATE ON public.node_status_transitions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER node_status_transitions_no_truncate BEFORE TRUNCATE ON public.node_status_transitions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.node_status_transitions TO council_app;
+GRANT SELECT ON public.node_status_transitions TO council_app;
 
 CREATE TABLE public.node_version_states (
     id uuid NOT NULL,
@@ -692,10 +854,13 @@ CREATE TABLE public.node_version_states (
     CONSTRAINT node_version_states_status_check CHECK ((status = ANY (ARRAY['open'::text, 'tentative'::text, 'resolved'::text, 'killed'::text, 'orphaned'::text])))
 );
 CREATE INDEX node_version_states_status_idx ON public.node_version_states USING btree (status);
-CREATE TRIGGER node_version_states_guard BEFORE UPDATE ON public.node_version_states FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:status', 'derived:status_changed_at');
-CREATE TRIGGER node_version_states_insert_guard BEFORE INSERT ON public.node_version_states FOR EACH ROW EXECUTE FUNCTION public.council_refuse_direct_insert_v1();
+CREATE TRIGGER node_version_states_guard BEFORE UPDATE ON public.node_version_states FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v2('history:status:status_changed_at:node_status_transitions:node_version_id');
+CREATE TRIGGER node_version_states_insert_guard BEFORE INSERT ON public.node_version_states FOR EACH ROW EXECUTE FUNCTION public.council_refuse_direct_insert_v2();
 CREATE TRIGGER node_version_states_no_delete BEFORE DELETE ON public.node_version_states FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER node_version_states_no_truncate BEFORE TRUNCATE ON public.node_version_states FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.node_version_states TO council_app;
+GRANT SELECT ON public.node_version_states TO council_app;
+GRANT UPDATE ON public.node_version_states TO council_app;
 
 CREATE TABLE public.node_versions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -726,6 +891,8 @@ CREATE INDEX node_versions_thread_idx ON public.node_versions USING btree (threa
 CREATE TRIGGER node_versions_immutable BEFORE DELETE OR UPDATE ON public.node_versions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER node_versions_inserted AFTER INSERT ON public.node_versions FOR EACH ROW EXECUTE FUNCTION public.council_node_version_inserted_v1();
 CREATE TRIGGER node_versions_no_truncate BEFORE TRUNCATE ON public.node_versions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.node_versions TO council_app;
+GRANT SELECT ON public.node_versions TO council_app;
 
 CREATE TABLE public.pending_action_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -743,6 +910,8 @@ CREATE INDEX pending_action_transitions_action_idx ON public.pending_action_tran
 CREATE TRIGGER pending_action_transitions_apply AFTER INSERT ON public.pending_action_transitions FOR EACH ROW EXECUTE FUNCTION public.council_apply_transition_v1('pending_actions', 'pending_action_id', 'status', 'status_changed_at');
 CREATE TRIGGER pending_action_transitions_immutable BEFORE DELETE OR UPDATE ON public.pending_action_transitions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER pending_action_transitions_no_truncate BEFORE TRUNCATE ON public.pending_action_transitions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.pending_action_transitions TO council_app;
+GRANT SELECT ON public.pending_action_transitions TO council_app;
 
 CREATE TABLE public.pending_actions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -766,9 +935,12 @@ CREATE TABLE public.pending_actions (
 );
 CREATE INDEX pending_actions_node_idx ON public.pending_actions USING btree (node_version_id) WHERE (node_version_id IS NOT NULL);
 CREATE INDEX pending_actions_thread_idx ON public.pending_actions USING btree (thread_id, status);
-CREATE TRIGGER pending_actions_guard BEFORE UPDATE ON public.pending_actions FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:status', 'derived:status_changed_at');
+CREATE TRIGGER pending_actions_guard BEFORE UPDATE ON public.pending_actions FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v2('history:status:status_changed_at:pending_action_transitions:pending_action_id');
 CREATE TRIGGER pending_actions_no_delete BEFORE DELETE ON public.pending_actions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER pending_actions_no_truncate BEFORE TRUNCATE ON public.pending_actions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.pending_actions TO council_app;
+GRANT SELECT ON public.pending_actions TO council_app;
+GRANT UPDATE ON public.pending_actions TO council_app;
 
 CREATE TABLE public.retraction_proposal_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -787,6 +959,8 @@ CREATE INDEX retraction_proposal_transitions_idx ON public.retraction_proposal_t
 CREATE TRIGGER retraction_proposal_transitions_apply AFTER INSERT ON public.retraction_proposal_transitions FOR EACH ROW EXECUTE FUNCTION public.council_apply_transition_v1('retraction_proposals', 'proposal_id', 'status', 'status_changed_at');
 CREATE TRIGGER retraction_proposal_transitions_immutable BEFORE DELETE OR UPDATE ON public.retraction_proposal_transitions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER retraction_proposal_transitions_no_truncate BEFORE TRUNCATE ON public.retraction_proposal_transitions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.retraction_proposal_transitions TO council_app;
+GRANT SELECT ON public.retraction_proposal_transitions TO council_app;
 
 CREATE TABLE public.retraction_proposals (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -808,9 +982,12 @@ CREATE TABLE public.retraction_proposals (
     CONSTRAINT retraction_proposals_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
 CREATE UNIQUE INDEX retraction_proposals_one_open ON public.retraction_proposals USING btree (consolidation_id) WHERE (status = 'open'::text);
-CREATE TRIGGER retraction_proposals_guard BEFORE UPDATE ON public.retraction_proposals FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('derived:status', 'derived:status_changed_at');
+CREATE TRIGGER retraction_proposals_guard BEFORE UPDATE ON public.retraction_proposals FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v2('history:status:status_changed_at:retraction_proposal_transitions:proposal_id');
 CREATE TRIGGER retraction_proposals_no_delete BEFORE DELETE ON public.retraction_proposals FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER retraction_proposals_no_truncate BEFORE TRUNCATE ON public.retraction_proposals FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.retraction_proposals TO council_app;
+GRANT SELECT ON public.retraction_proposals TO council_app;
+GRANT UPDATE ON public.retraction_proposals TO council_app;
 
 CREATE TABLE public.retraction_votes (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -829,6 +1006,8 @@ CREATE TABLE public.retraction_votes (
 );
 CREATE TRIGGER retraction_votes_immutable BEFORE DELETE OR UPDATE ON public.retraction_votes FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER retraction_votes_no_truncate BEFORE TRUNCATE ON public.retraction_votes FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.retraction_votes TO council_app;
+GRANT SELECT ON public.retraction_votes TO council_app;
 
 CREATE TABLE public.rule_sets (
     id text NOT NULL,
@@ -841,6 +1020,8 @@ CREATE TABLE public.rule_sets (
 );
 CREATE TRIGGER rule_sets_immutable BEFORE DELETE OR UPDATE ON public.rule_sets FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER rule_sets_no_truncate BEFORE TRUNCATE ON public.rule_sets FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.rule_sets TO council_app;
+GRANT SELECT ON public.rule_sets TO council_app;
 
 CREATE TABLE public.run_attempts (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -862,6 +1043,8 @@ CREATE TABLE public.run_attempts (
 );
 CREATE TRIGGER run_attempts_immutable BEFORE DELETE OR UPDATE ON public.run_attempts FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER run_attempts_no_truncate BEFORE TRUNCATE ON public.run_attempts FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.run_attempts TO council_app;
+GRANT SELECT ON public.run_attempts TO council_app;
 
 CREATE TABLE public.run_exposures (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -886,6 +1069,8 @@ CREATE INDEX run_exposures_run_idx ON public.run_exposures USING btree (run_id);
 CREATE INDEX run_exposures_source_idx ON public.run_exposures USING btree (exposed_to_run_id) WHERE (exposed_to_run_id IS NOT NULL);
 CREATE TRIGGER run_exposures_immutable BEFORE DELETE OR UPDATE ON public.run_exposures FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER run_exposures_no_truncate BEFORE TRUNCATE ON public.run_exposures FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.run_exposures TO council_app;
+GRANT SELECT ON public.run_exposures TO council_app;
 
 CREATE TABLE public.thread_evidence (
     thread_id uuid NOT NULL,
@@ -900,6 +1085,8 @@ CREATE TABLE public.thread_evidence (
 CREATE INDEX thread_evidence_evidence_idx ON public.thread_evidence USING btree (evidence_id);
 CREATE TRIGGER thread_evidence_immutable BEFORE DELETE OR UPDATE ON public.thread_evidence FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER thread_evidence_no_truncate BEFORE TRUNCATE ON public.thread_evidence FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.thread_evidence TO council_app;
+GRANT SELECT ON public.thread_evidence TO council_app;
 
 CREATE TABLE public.threads (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -916,6 +1103,8 @@ CREATE TABLE public.threads (
 );
 CREATE TRIGGER threads_immutable BEFORE DELETE OR UPDATE ON public.threads FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER threads_no_truncate BEFORE TRUNCATE ON public.threads FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+GRANT INSERT ON public.threads TO council_app;
+GRANT SELECT ON public.threads TO council_app;
 
 -- --------------------------------------------------------------------- views
 
@@ -1458,4 +1647,5 @@ GRANT SELECT ON public.council_v_threads TO council_dashboard;
 -- --------------------------------------------------------- schema privileges
 
 GRANT USAGE ON SCHEMA public TO PUBLIC;
+GRANT USAGE ON SCHEMA public TO council_app;
 GRANT USAGE ON SCHEMA public TO council_dashboard;

@@ -75,7 +75,8 @@ class Ledger:
 
 def alter_claims_behind_the_ledgers_back(engine: Engine, version_id: UUID, confidence: float) -> None:
     """Rewrite the confidence of every claim on a version with the immutability
-    trigger disabled: what replay must detect."""
+    trigger disabled: what replay must detect. Only the owner can (``owner_engine``);
+    the application's role cannot disable a trigger."""
     with unit_of_work(engine) as conn:
         conn.execute(text("ALTER TABLE claims DISABLE TRIGGER claims_immutable"))
         conn.execute(

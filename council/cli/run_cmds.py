@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Annotated, Any
 
@@ -48,6 +49,8 @@ def dispatch_cmd(
     names = [a.strip() for a in agents.split(",") if a.strip()]
     if not names:
         raise BadInput("--agents names no agent")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise BadInput(f"--timeout must be a positive number of seconds, got {timeout}")
     wired = council()
     created = dispatch(
         wired.uow,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import os
 import socket
 from typing import Annotated, Any
 
@@ -23,30 +22,38 @@ def serve_cmd(
 ) -> None:
     """Serve the HTTP API, server-sent events and the live page until interrupted.
 
-    Reads are open to whoever can reach the address; writes need the bearer
-    token in COUNCIL_API_TOKEN and are refused when it is unset.
+    Writes need the bearer token in COUNCIL_API_TOKEN and are refused when it is
+    unset; with it (or COUNCIL_API_READ_TOKEN) set, reads need a token too.
+    Requests must name this host (loopback, --host, or COUNCIL_ALLOWED_HOSTS).
     """
     import uvicorn
 
-    from council.web.app import TOKEN_ENV, create_app
+    from council.web.app import create_app
+    from council.web.security import READ_TOKEN_ENV, TOKEN_ENV, Policy
 
-    app = create_app()
-    has_token = bool(os.environ.get(TOKEN_ENV))
+    policy = Policy.from_env(bound_host=host)
+    app = create_app(policy=policy)
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{bound_port}/"
-    if host not in LOOPBACK:
+    if host not in LOOPBACK and not policy.reads_guarded:
         warn(
-            f"serving on {host}: every read of the ledger is open to anyone who can reach it"
-            + ("" if has_token else f", and {TOKEN_ENV} is unset (writes are refused)")
+            f"serving on {host} without {TOKEN_ENV} or {READ_TOKEN_ENV}: every read of the ledger is "
+            "open to anyone who can reach it, and writes are refused"
         )
+    writes = "need the write token" if policy.write_token else f"off: no {TOKEN_ENV}"
+    reads = "need a token" if policy.reads_guarded else "open"
     emit(
-        {"url": url, "host": host, "port": bound_port, "writes_enabled": has_token},
+        {
+            "url": url,
+            "host": host,
+            "port": bound_port,
+            "writes_enabled": policy.write_token is not None,
+            "reads_need_token": policy.reads_guarded,
+        },
         as_json,
-        lambda d: console.print(
-            f"serving {d['url']}  (writes {'need the bearer token' if has_token else f'off: no {TOKEN_ENV}'})"
-        ),
+        lambda d: console.print(f"serving {d['url']}  (reads {reads}; writes {writes})"),
     )
     server = uvicorn.Server(
         uvicorn.Config(app, log_config=_log_to_stderr(), timeout_graceful_shutdown=5, proxy_headers=False)

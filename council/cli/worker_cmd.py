@@ -34,7 +34,7 @@ def worker_cmd(
     name: Annotated[str | None, typer.Option("--name", help="Celery node name, e.g. runs@%h.")] = None,
 ) -> None:
     """A Celery worker with the project's configuration."""
-    from workers.app import bootstrap
+    from workers.app import connect
     from workers.metrics_server import default_directory
 
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
@@ -48,7 +48,7 @@ def worker_cmd(
     if pool == "threads":
         # Every thread may hold a database connection at once: the process's pool must cover them.
         os.environ.setdefault(POOL_SIZE_ENV, str(max(concurrency, DEFAULT_POOL_SIZE)))
-    app = bootstrap()
+    app = connect()
     default_directory()  # before Celery's command line loads anything that imports prometheus_client
     argv = ["worker", "-Q", ",".join(wanted), "--pool", pool, "--concurrency", str(concurrency)]
     argv += ["--loglevel", loglevel]

@@ -26,24 +26,21 @@ from typing import Any
 from uuid import UUID
 
 from rich.console import Console
-from sqlalchemy import Engine
 
-from council.adapters.scheduler import Scheduler
+from council.bootstrap import Scheduler, UnitOfWork
 from council.demo import scenario
 from council.demo.live import StepFailed, Watcher, finished
 from council.domain.commands import NewAction, NewNode, same_reading
 from council.domain.reentry_markdown import render_markdown
 from council.errors import CouncilError
-from council.ledger.run_lifecycle import dispatch_runs
-from council.ledger.unit import UnitOfWork
-from council.services import reversal
 from council.services.claims import add_action
 from council.services.consolidation import history, replay, show_consolidation
+from council.services.dispatch import dispatch, dispatch_runs
 from council.services.evidence import EvidenceInput, add_evidence
 from council.services.nodes import add_node
 from council.services.reentry import reentry_packet
 from council.services.retraction import adjudicate
-from council.services.runs import dispatch
+from council.services.reversal import change_validity
 from council.services.threads import create_thread, list_events
 
 AGENTS = ("claude", "codex", "glm")
@@ -51,13 +48,12 @@ ACTOR = "demo"
 
 
 class Story:
-    def __init__(self, engine: Engine, scheduler: Scheduler, out: Console, *, timeout_s: float) -> None:
-        self.engine = engine
-        self.uow = UnitOfWork(engine)
+    def __init__(self, uow: UnitOfWork, scheduler: Scheduler, out: Console, *, timeout_s: float) -> None:
+        self.uow = uow
         self.scheduler = scheduler
         self.out = out
         self.timeout_s = timeout_s
-        self.watcher = Watcher(engine, out)
+        self.watcher = Watcher(uow, out)
         self.steps: list[dict[str, Any]] = []
         self.summary: dict[str, Any] = dict.fromkeys(
             ("thread_id", "page_url", "consolidation", "invalidation", "retraction", "reentry_markdown")
@@ -88,7 +84,7 @@ class Story:
         for entry in self.summary["dispatches"]:
             entry["runs"] = [
                 {k: r[k] for k in ("id", "agent", "round", "status", "simulated")}
-                for r in dispatch_runs(self.engine, entry["id"])
+                for r in (run.json_document() for run in dispatch_runs(self.uow, entry["id"]))
             ]
         self.summary.update(
             ok=all(s["ok"] for s in self.steps),
@@ -226,14 +222,14 @@ class Story:
 
     def invalidate(self, consolidation_id: UUID) -> list[UUID]:
         decisive = self.summary["decisive_evidence_id"]
-        changed = reversal.change(
-            self.engine,
+        changed = change_validity(
+            self.uow,
             self.scheduler,
             decisive,
             action="invalidate",
             reason=scenario.INVALIDATION,
             actor=ACTOR,
-        )
+        ).json_document()
         mine = [a for a in changed["affected"] if str(a["consolidation_id"]) == str(consolidation_id)]
         if not mine or mine[0]["proposal_id"] is None:
             raise StepFailed(f"invalidating {decisive} opened no retraction proposal for {consolidation_id}")
@@ -279,17 +275,17 @@ class Story:
 
     def _dispatch(self, mode: str, rounds: int, proposal_id: UUID | None = None) -> UUID:
         created = dispatch(
-            self.engine,
+            self.uow,
             self.scheduler,
-            thread_id=self.summary["thread_id"],
-            agents=AGENTS,
+            self.summary["thread_id"],
+            AGENTS,
             mode=mode,
             rounds=rounds,
             actor=ACTOR,
-            proposal_id=proposal_id,
+            proposal=proposal_id,
         )
-        self.summary["dispatches"].append({"id": created["dispatch_id"], "mode": mode, "rounds": rounds})
-        return UUID(str(created["dispatch_id"]))
+        self.summary["dispatches"].append({"id": created.dispatch_id, "mode": mode, "rounds": rounds})
+        return created.dispatch_id
 
 
 def _any_failed(runs: list[dict[str, Any]]) -> bool:

@@ -18,6 +18,12 @@ BRANCH_KINDS: Final = ("main", "objective", "node")
 BRANCH_STATUSES: Final = ("active", "merged", "killed", "abandoned")
 DIVERGENCE_TYPES: Final = ("objective", "claim", "evidence_interpretation", "acceptance_condition")
 EVIDENCE_VALIDITY: Final = ("valid", "challenged", "invalidated", "reaffirmed")
+# A validity move: the validity it may start from, and where it goes.
+VALIDITY_ACTIONS: Final = {
+    "challenge": (("valid", "reaffirmed"), "challenged"),
+    "invalidate": (("valid", "reaffirmed", "challenged"), "invalidated"),
+    "reaffirm": (("challenged",), "reaffirmed"),
+}
 RUNTIMES: Final = ("litellm", "codex-cli", "claude-code")
 RUN_MODES: Final = ("external", "independent", "deliberative", "review")
 RUN_STATUSES: Final = ("created", "queued", "running", "succeeded", "failed")

@@ -15,8 +15,8 @@ from uuid import UUID
 
 from sqlalchemy import Connection
 
-from council import sources
 from council.domain import commands
+from council.domain import source as sources
 from council.domain import validate as v
 from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNode
 from council.domain.commands import Cite

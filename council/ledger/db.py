@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError, OperationalError
 
 from council import config
 from council.errors import (
@@ -34,6 +34,11 @@ _TRANSIENT = {
     "55P03",  # lock_not_available (lock_timeout)
     "57014",  # query_canceled (statement_timeout)
 }
+# The server went away or refused us for now: shutting down or starting up, too many
+# connections, or any connection exception (class 08). A psycopg error raised by the
+# client itself (refused, reset, "server closed the connection unexpectedly") has no
+# SQLSTATE; SQLAlchemy flags a connection it found dead as invalidated.
+_CONNECTION_LOST = {"57P01", "57P02", "57P03", "53300"}
 _BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
 
 # A pooled connection idle at least this long is pinged before it is handed out.
@@ -133,7 +138,7 @@ def translate(exc: DBAPIError) -> CouncilError:
         return ImmutableRow(message)
     if state == _STALE_TRANSITION:
         return Conflict(message)
-    if state in _TRANSIENT:
+    if state in _TRANSIENT or _connection_lost(exc, state):
         return TransientDatabaseError(message)
     if isinstance(exc, IntegrityError) and state == "23503":
         return BadInput(f"reference to a row that does not exist: {message}")
@@ -144,6 +149,14 @@ def translate(exc: DBAPIError) -> CouncilError:
     if isinstance(exc, IntegrityError):
         return Conflict(message)
     return CouncilError(message)
+
+
+def _connection_lost(exc: DBAPIError, state: str | None) -> bool:
+    if exc.connection_invalidated or state in _CONNECTION_LOST:
+        return True
+    if state is not None:
+        return state.startswith("08")
+    return isinstance(exc, OperationalError)
 
 
 @contextmanager

@@ -10,11 +10,11 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
+from council.domain.source import Source
 from council.errors import BadInput
 from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require
-from council.sources import Source
 
 
 class EvidenceStore:

@@ -356,7 +356,3 @@ class Runs:
             query("release_run"), {"run_id": run_id, "attempt": attempt, "reason": reason}
         )
         return found.first() is not None
-
-    def sweep(self, *, stale_s: float = 300, limit: int = 500) -> list[UUID]:
-        """Runs to enqueue again: never started, lost, or with an expired lease."""
-        return [r[0] for r in self._conn.execute(query("sweep_runs"), {"stale_s": stale_s, "limit": limit})]

@@ -13,6 +13,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Computed,
     ForeignKey,
     Identity,
     Index,
@@ -29,6 +30,7 @@ from sqlalchemy.dialects.postgresql import JSONB, UUID
 
 from council.ledger.attempts import run_attempts as run_attempts  # re-exported with the other tables
 from council.ledger.table_helpers import TS, created, fk, id_column, metadata, transitions_table
+from council.ledger.tables_cascade import cascade_continuations as cascade_continuations
 
 rule_sets = Table(
     "rule_sets",
@@ -403,8 +405,15 @@ consolidation_evaluations = Table(
     created(),
     Column("manifest", JSONB),
     Column("section_sha256", JSONB),
+    # Claims the evaluation saw (0008): the sweep compares it with the version's claims.
+    Column(
+        "claims_seen",
+        Integer,
+        Computed("jsonb_array_length(COALESCE(manifest -> 'claims', snapshot -> 'claims'))", persisted=True),
+    ),
     UniqueConstraint("node_version_id", "snapshot_sha256"),
     Index("consolidation_evaluations_node_idx", "logical_node_id", "created_at"),
+    Index("consolidation_evaluations_claims_seen_idx", "node_version_id", "claims_seen"),
 )
 
 memory_items = Table(

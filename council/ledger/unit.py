@@ -27,6 +27,7 @@ from council.ledger import tables as t
 from council.ledger.actions import Actions
 from council.ledger.apply_output import Outputs
 from council.ledger.branches import Branches
+from council.ledger.cascade import Cascades
 from council.ledger.claims import Claims
 from council.ledger.committer import Committer
 from council.ledger.consolidations import Consolidations
@@ -34,12 +35,15 @@ from council.ledger.db import translate
 from council.ledger.events import Events
 from council.ledger.evidence import EvidenceStore
 from council.ledger.frontier import Frontier
+from council.ledger.graph import Graph
 from council.ledger.lint import Lint
 from council.ledger.lookup import resolve
 from council.ledger.nodes import Nodes
 from council.ledger.retraction import Retractions
+from council.ledger.reversal import Reversal
 from council.ledger.runs import Runs
 from council.ledger.threads import Threads
+from council.ledger.unfinished import Unfinished
 
 # What each kind of id names, for :meth:`Tx.resolve`.
 _ID_KINDS = {
@@ -110,12 +114,28 @@ class Tx:
         return Retractions(self.conn)
 
     @cached_property
+    def reversal(self) -> Reversal:
+        return Reversal(self.conn)
+
+    @cached_property
+    def cascades(self) -> Cascades:
+        return Cascades(self.conn)
+
+    @cached_property
     def runs(self) -> Runs:
         return Runs(self.conn)
 
     @cached_property
     def outputs(self) -> Outputs:
         return Outputs(self.conn)
+
+    @cached_property
+    def unfinished(self) -> Unfinished:
+        return Unfinished(self.conn)
+
+    @cached_property
+    def graph(self) -> Graph:
+        return Graph(self.conn)
 
     @cached_property
     def frontier(self) -> Frontier:

@@ -14,16 +14,19 @@ values (``COMMIT_RETRY``) bound it.
 
 from __future__ import annotations
 
+import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from uuid import UUID
 
 from council import metrics
 from council.domain.commands import IdRef
+from council.domain.independence import GroupingParams, group_runs
 from council.domain.results.consolidation import (
     ConsolidationShown,
     Evaluated,
+    GroupShape,
     GroupsShown,
     GroupWithProviders,
     History,
@@ -31,7 +34,7 @@ from council.domain.results.consolidation import (
     Replayed,
 )
 from council.domain.retry import RetryPolicy
-from council.domain.rules import evaluate, group_dict, groups_of
+from council.domain.rules import evaluate, group_dict, groups_of, run_facts
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.domain.validate import choice
 from council.domain.vocabulary import MEMORY_STATUSES
@@ -40,6 +43,10 @@ from council.ledger.unit import Tx, UnitOfWork
 
 # A transaction decides versions until their snapshots hold about this many claims.
 CLAIMS_PER_TRANSACTION = 200
+# At most this many versions per commit-queue message (one committer transaction); a
+# message also closes at about CLAIMS_PER_TRANSACTION claims, so lightly claimed versions
+# go many to a message, heavy ones alone, spread over workers.
+EVALUATION_BATCH = max(1, int(os.environ.get("COUNCIL_EVALUATION_BATCH", "50")))
 # Races between committers resolve in milliseconds: retry the transaction at once, briefly.
 COMMIT_RETRY = RetryPolicy(max_retries=5, base_s=0.1, cap_s=1.6)
 
@@ -238,3 +245,13 @@ def memory_list(uow: UnitOfWork, *, status: str | None = None, thread: IdRef | N
             thread_id = tx.resolve("thread", thread)
             tx.threads.get(thread_id)
         return MemoryList(items=tx.consolidations.memory(status=status, thread_id=thread_id), status=status)
+
+
+def groups_among(uow: UnitOfWork, version: IdRef, runs: Collection[str] | None = None) -> list[GroupShape]:
+    """The independence groups of a node version's claiming runs now, among
+    ``runs`` only when given (e.g. the groups as they stood after a round)."""
+    with uow() as tx:
+        snapshot = tx.consolidations.current_snapshot(tx.resolve("node version", version))
+    facts = [f for f in run_facts(snapshot) if runs is None or f.run_id in runs]
+    found = group_runs(facts, GroupingParams.from_record(snapshot["grouping"]["params"]))
+    return [GroupShape(**group_dict(g)) for g in found]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
-from council import sources
+from council.adapters import sources
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
+from council.domain.source import Source, from_text
 from council.errors import BadInput
 from council.ledger.unit import UnitOfWork
 
@@ -20,19 +21,29 @@ class EvidenceInput:
     url: str | None = None
     fetch: bool = True  # with a URL: fetch it (False: store the reference only)
     title: str | None = None
+    timeout_s: float | None = None  # with a URL: the fetch's total deadline (else the setting)
+    allow_private: bool = False  # with a URL: may it (or a redirect) name a private address?
 
-    def source(self) -> sources.Source:
+    def source(self) -> Source:
         given = [value for value in (self.text, self.file, self.url) if value is not None]
         if len(given) != 1:
-            raise BadInput("give exactly one of --text, --file or --url")
-        if not self.fetch and self.url is None:
-            raise BadInput("--no-fetch goes with --url")
+            raise BadInput("give exactly one of text, a file or a URL")
+        for what, set_ in (
+            ("storing the reference only", not self.fetch),
+            ("a fetch deadline", self.timeout_s is not None),
+            ("allowing private addresses", self.allow_private),
+        ):
+            if set_ and self.url is None:
+                raise BadInput(f"{what} goes with a URL")
         if self.text is not None:
-            return sources.from_text(self.text)
+            return from_text(self.text)
         if self.file is not None:
             return sources.from_file(self.file)
         assert self.url is not None
-        return sources.from_url(self.url) if self.fetch else sources.reference_only(self.url)
+        if not self.fetch:
+            return sources.reference_only(self.url)
+        deadline = sources.fetch_timeout(self.timeout_s)
+        return sources.from_url(self.url, timeout_s=deadline, allow_private=self.allow_private)
 
 
 def add_evidence(uow: UnitOfWork, thread: str | UUID, given: EvidenceInput, *, actor: str) -> EvidenceAdded:

@@ -301,3 +301,9 @@ def prose(output: AgentOutput) -> str:
 def _one_line(exc: Exception) -> str:
     text = " ".join(str(exc).split())
     return text[:500]
+
+
+def prepare() -> None:
+    """What a worker does once, before its pool forks: load the model library
+    (seconds of CPU each pool process would otherwise spend on its first run)."""
+    gateway.preload()

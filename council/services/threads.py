@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from council.domain.results.events import EventList
+from council.domain.results.graph import ThreadGraph
 from council.domain.results.threads import ThreadCreated, ThreadList, ThreadShown
 from council.ledger.unit import UnitOfWork
 
@@ -41,3 +42,11 @@ def latest_event_id(uow: UnitOfWork, thread: str | UUID) -> int:
         thread_id = tx.resolve("thread", thread)
         tx.threads.get(thread_id)
         return tx.events.latest_id(thread_id)
+
+
+def thread_graph(uow: UnitOfWork, thread: str | UUID) -> ThreadGraph:
+    """The thread's nodes with every version, edges, branches, consolidations and memory."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        tx.threads.get(thread_id)
+        return tx.graph.of_thread(thread_id)

@@ -101,3 +101,21 @@ LEFT JOIN consolidations c ON c.node_version_id = e.from_version_id AND c.status
 LEFT JOIN memory_items m ON m.consolidation_id = c.id
 WHERE e.kind = 'depends_on' AND e.to_version_id = ANY (CAST(:versions AS uuid[]))
 ORDER BY e.to_version_id, e.from_version_id
+
+-- unreassessed_consolidations --
+-- For the sweep: live consolidations whose memory is still stable although
+-- evidence they rest on (through the evidence index) was challenged or
+-- invalidated at least :settle_s ago — a validity change whose reassessment
+-- transaction never ran (the database went away between the two). Driven
+-- from the evidence that fell (few rows), in lock-key order like
+-- affected_consolidations.
+SELECT DISTINCT c.id, c.logical_node_id, c.node_version_id, c.thread_id,
+       hashtextextended('council.node:' || CAST(c.logical_node_id AS text), 0) AS node_lock_key
+FROM evidence e
+JOIN consolidation_evidence ce ON ce.evidence_id = e.id
+JOIN consolidations c ON c.id = ce.consolidation_id AND c.status = 'live'
+JOIN memory_items m ON m.consolidation_id = c.id AND m.status = 'stable'
+WHERE e.validity IN ('challenged', 'invalidated')
+  AND e.validity_changed_at < clock_timestamp() - make_interval(secs => :settle_s)
+ORDER BY node_lock_key, c.id
+LIMIT :limit

@@ -1,21 +1,19 @@
 """The HTTP face: JSON over the ledger's services, a live event stream, the page.
 
-Nothing is built at import time; :func:`create_app` is the one bootstrap that
-wires the real dependencies (`council serve` calls it, tests pass their own).
+Nothing is built at import time; :func:`create_app` takes the wired
+dependencies (``council.bootstrap``: `council serve` bootstraps the configured
+ones, tests pass their own).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from sqlalchemy import Engine
 
-from council import __version__, config
-from council.adapters.scheduler import Scheduler
-from council.ledger.db import engine_for
+from council import __version__
+from council.bootstrap import Council, bootstrap
 from council.web import (
     errors,
     observability,
@@ -24,38 +22,36 @@ from council.web import (
     routes_stream,
     routes_threads,
     routes_writes,
+    security,
 )
 from council.web.hub import EventHub
+from council.web.security import READ_TOKEN_ENV, TOKEN_ENV, Policy
 from council.web.wiring import Wiring
 
-TOKEN_ENV = "COUNCIL_API_TOKEN"  # noqa: S105 (the variable's name, not a secret)
 DESCRIPTION = (
     "The reasoning ledger of a Council: threads, runs, independence groups, consolidations, "
-    "memory, reentry packets and the event log, live. Reads are open; writes need the bearer "
-    f"token the server was started with (`{TOKEN_ENV}`) and are refused when it has none."
+    "memory, reentry packets and the event log, live. Writes need the bearer token the server "
+    f"was started with (`{TOKEN_ENV}`) and are refused when it has none. With a token configured, "
+    f"reads need it too, or the read-only `{READ_TOKEN_ENV}`; `/health` never does."
 )
 
 
 def create_app(
-    engine: Engine | None = None,
+    council: Council | None = None,
     *,
-    token: str | None = None,
-    scheduler: Callable[[], Scheduler | None] | None = None,
+    policy: Policy | None = None,
     keepalive_s: float = 15.0,
     actor: str = "api",
 ) -> FastAPI:
-    """The application. Defaults: the configured database (``COUNCIL_DATABASE_URL``
-    or the embedded stack), the token from ``COUNCIL_API_TOKEN``, and Celery as
-    the scheduler when a broker is configured."""
-    if engine is None:
-        url = config.database_url()
-        assert url is not None  # required=True raises instead
-        engine = engine_for(url)
+    """The application. Defaults: the configured dependencies (``bootstrap()``: the
+    database of ``COUNCIL_DATABASE_URL`` or the embedded stack, Celery as the
+    scheduler when a broker is configured) and the access policy of the
+    environment (tokens, hosts, body limit: :mod:`council.web.security`)."""
+    council = council or bootstrap()
     wired = Wiring(
-        engine=engine,
-        token=token if token is not None else os.environ.get(TOKEN_ENV) or None,
-        scheduler=scheduler or celery_scheduler,
-        hub=EventHub(engine.url.set(drivername="postgresql").render_as_string(hide_password=False)),
+        council=council,
+        policy=policy if policy is not None else Policy.from_env(),
+        hub=EventHub(council.listen_url()),
         actor=actor,
         keepalive_s=keepalive_s,
     )
@@ -76,17 +72,14 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        responses=errors.documented(400),
     )
     app.state.wiring = wired
     errors.install(app)
+    # The last added runs first: every request is timed, the refused ones included.
+    app.add_middleware(security.Guard, policy=wired.policy)
     app.add_middleware(observability.HttpMetrics)
     for module in (routes_threads, routes_stream, routes_ledger, routes_writes, observability, page):
         app.include_router(module.router)
     page.mount_static(app)
     return app
-
-
-def celery_scheduler() -> Scheduler | None:
-    from workers.tasks import scheduler_if_configured
-
-    return scheduler_if_configured()

@@ -59,9 +59,12 @@ def install(app: FastAPI) -> None:
 def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI entries for the error answers a route can give (422 FastAPI documents itself)."""
     descriptions = {
-        401: "No, or a wrong, bearer token; or the server has none configured.",
+        400: "The Host header names no host this server answers to (COUNCIL_ALLOWED_HOSTS).",
+        401: "No, or a wrong, bearer token; for a write, also: the server has no write token configured.",
+        403: "The read token, where a write needs the write token.",
         404: "An id that names nothing of the expected kind.",
         409: "The ledger refused the change in its current state.",
+        413: "The request body exceeds COUNCIL_API_MAX_BODY_BYTES; the connection is closed.",
         503: "Not available now (no broker configured, a retryable database condition).",
     }
     return {status: {"model": ErrorOut, "description": descriptions[status]} for status in statuses}

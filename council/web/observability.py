@@ -1,23 +1,36 @@
-"""`GET /metrics` and the middleware that times every request by route template."""
+"""`GET /health`, `GET /metrics` and the middleware that times every request by route template."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from council import metrics
+from council.web.errors import documented
+from council.web.models import HealthOut
+from council.web.wiring import require_read
 
 router = APIRouter(tags=["operations"])
 UNMATCHED = "<unmatched>"
 
 
 @router.get(
+    "/health",
+    response_model=HealthOut,
+    summary="The process answers (no token needed; no ledger data, no database round trip)",
+)
+def health() -> HealthOut:
+    return HealthOut(ok=True)
+
+
+@router.get(
     "/metrics",
+    dependencies=[Depends(require_read)],
     response_class=Response,
-    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}, **documented(401)},
     summary="Prometheus metrics of this process",
 )
 def metrics_page() -> Response:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from council.domain.results.consolidation import (
     ConsolidationShown,
@@ -15,27 +15,27 @@ from council.domain.results.consolidation import (
     Replayed,
 )
 from council.domain.results.graph import VersionShown
+from council.domain.results.runs import RunShown
 from council.domain.vocabulary import MEMORY_STATUSES
-from council.ledger.runs import show_run
 from council.services.consolidation import groups, history, memory_list, replay, show_consolidation
 from council.services.nodes import show_node
+from council.services.runs import show_run
 from council.web.errors import documented
-from council.web.models import RunDetail
-from council.web.wiring import Wired, jsonable
+from council.web.wiring import Wired, require_read
 
-router = APIRouter(responses=documented(503))
+router = APIRouter(dependencies=[Depends(require_read)], responses=documented(401, 503))
 KNOWN = documented(404)
 
 
 @router.get(
     "/runs/{run_id}",
-    response_model=RunDetail,
+    response_model=RunShown,
     responses=KNOWN,
     tags=["runs"],
     summary="Lineage, exposures, request hash and claims of a run",
 )
 def run(run_id: UUID, wired: Wired) -> Any:
-    return jsonable(show_run(wired.engine, run_id))
+    return show_run(wired.uow, run_id)
 
 
 @router.get(

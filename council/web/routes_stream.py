@@ -15,7 +15,7 @@ from functools import partial
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -24,9 +24,9 @@ from council.errors import ConfigError
 from council.services.threads import latest_event_id, list_events
 from council.web.errors import documented
 from council.web.models import MAX_EVENT_ID
-from council.web.wiring import Wired, Wiring
+from council.web.wiring import Wired, Wiring, require_read
 
-router = APIRouter(tags=["threads"])
+router = APIRouter(tags=["threads"], dependencies=[Depends(require_read)])
 PAGE = 500
 READY_TIMEOUT_S = 5.0
 
@@ -41,7 +41,7 @@ class EventStreamResponse(StreamingResponse):
     "/threads/{thread_id}/stream",
     response_class=EventStreamResponse,
     responses={
-        **documented(404, 503),
+        **documented(401, 404, 503),
         200: {"description": "Server-sent events: `id` is the event id, `data` the event as JSON."},
     },
     summary="The thread's events, live (server-sent events; resumes from Last-Event-ID)",

@@ -5,19 +5,25 @@ from __future__ import annotations
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import PlainTextResponse
 
 from council.domain.reentry import ReentryPacket
 from council.domain.reentry_markdown import render_markdown
-from council.ledger.thread_reads import thread_graph, thread_runs
+from council.domain.results.events import EventList
+from council.domain.results.graph import ThreadGraph
+from council.domain.results.runs import RunList
+from council.domain.results.threads import ThreadList, ThreadShown
 from council.services.reentry import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, reentry_packet
-from council.services.threads import list_events, list_threads, show_thread
+from council.services.runs import thread_runs
+from council.services.threads import list_events, list_threads, show_thread, thread_graph
 from council.web.errors import documented
-from council.web.models import MAX_EVENT_ID, EventList, GraphOut, RunList, ThreadDetail, ThreadList
-from council.web.wiring import Wired, Wiring, jsonable
+from council.web.models import MAX_EVENT_ID
+from council.web.wiring import Wired, Wiring, require_read
 
-router = APIRouter(prefix="/threads", tags=["threads"], responses=documented(503))
+router = APIRouter(
+    prefix="/threads", tags=["threads"], dependencies=[Depends(require_read)], responses=documented(401, 503)
+)
 KNOWN = documented(404)
 
 Budget = Annotated[int, Query(ge=MIN_BUDGET, le=MAX_BUDGET, description="Token budget.")]
@@ -33,24 +39,24 @@ def threads(wired: Wired) -> Any:
     return list_threads(wired.uow)
 
 
-@router.get("/{thread_id}", response_model=ThreadDetail, responses=KNOWN, summary="A thread with counts")
+@router.get("/{thread_id}", response_model=ThreadShown, responses=KNOWN, summary="A thread with counts")
 def thread(thread_id: UUID, wired: Wired) -> Any:
     return show_thread(wired.uow, thread_id)
 
 
 @router.get(
     "/{thread_id}/graph",
-    response_model=GraphOut,
+    response_model=ThreadGraph,
     responses=KNOWN,
     summary="Nodes with their versions, edges, branches, consolidations and memory",
 )
 def graph(thread_id: UUID, wired: Wired) -> Any:
-    return jsonable(thread_graph(wired.engine, thread_id))
+    return thread_graph(wired.uow, thread_id)
 
 
 @router.get("/{thread_id}/runs", response_model=RunList, responses=KNOWN, summary="The thread's runs")
 def runs(thread_id: UUID, wired: Wired) -> Any:
-    return jsonable({"items": thread_runs(wired.engine, thread_id)})
+    return thread_runs(wired.uow, thread_id)
 
 
 @router.get(

@@ -1,50 +1,46 @@
-"""What the routes are given: the engine, the token, the scheduler, the event hub.
+"""What the routes are given: the wired dependencies, the access policy, the event hub.
 
 Built once by :func:`council.web.app.create_app` and kept on ``app.state``;
-routes reach it through :func:`wiring`, and write routes are guarded by
-:func:`require_token`.
+routes reach it through :func:`wiring`; read routes are guarded by
+:func:`require_read`, write routes by :func:`require_write`.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import Engine
 
-from council.adapters.scheduler import Scheduler
-from council.errors import ConfigError
-from council.ledger.unit import UnitOfWork
+from council.bootstrap import Council, Scheduler, UnitOfWork
 from council.services.reversal import request_reverification
 from council.web.hub import EventHub
+from council.web.security import Policy
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Wiring:
-    engine: Engine
-    token: str | None
-    scheduler: Callable[[], Scheduler | None]
+    council: Council
+    policy: Policy
     hub: EventHub
     actor: str
     keepalive_s: float
 
     @property
     def uow(self) -> UnitOfWork:
-        return UnitOfWork(self.engine)
+        return self.council.uow
+
+    def scheduler(self) -> Scheduler | None:
+        return self.council.scheduler()
 
     def required_scheduler(self) -> Scheduler:
-        scheduler = self.scheduler()
-        if scheduler is None:
-            raise ConfigError("dispatch needs a broker: set COUNCIL_BROKER_URL or run `council up`")
-        return scheduler
+        return self.council.required_scheduler()
 
     def touched_memory(self, items: Sequence[Mapping[str, Any]]) -> None:
         """A read showed these memory items: queue re-verification of the provisional
@@ -68,24 +64,28 @@ Wired = Annotated[Wiring, Depends(wiring)]
 _bearer = HTTPBearer(
     auto_error=False,
     scheme_name="token",
-    description="The value of COUNCIL_API_TOKEN the server was started with (write paths only).",
+    description=(
+        "COUNCIL_API_TOKEN (reads and writes) or COUNCIL_API_READ_TOKEN (reads only). With neither "
+        "configured, reads need no token and writes are refused."
+    ),
 )
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
-def require_token(
-    wired: Wired, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-) -> None:
-    """Writes need the server's bearer token; with none configured they are refused."""
-    challenge = {"WWW-Authenticate": "Bearer"}
-    if not wired.token:
-        raise HTTPException(
-            401, "write paths are disabled: the server was started without COUNCIL_API_TOKEN", challenge
-        )
-    if credentials is None:
-        raise HTTPException(401, "a bearer token is required (Authorization: Bearer TOKEN)", challenge)
-    # Bytes: compare_digest refuses non-ASCII str, and a header may carry any latin-1 text.
-    if not secrets.compare_digest(credentials.credentials.encode(), wired.token.encode()):
-        raise HTTPException(401, "invalid token", challenge)
+def require_read(wired: Wired, credentials: Credentials) -> None:
+    """With a token configured, reads need one (either); without, they are open."""
+    _enforce(wired.policy, credentials, write=False)
+
+
+def require_write(wired: Wired, credentials: Credentials) -> None:
+    """Writes need the write token; with none configured they are refused."""
+    _enforce(wired.policy, credentials, write=True)
+
+
+def _enforce(policy: Policy, credentials: HTTPAuthorizationCredentials | None, *, write: bool) -> None:
+    refusal = policy.refusal(credentials.credentials if credentials else None, write=write)
+    if refusal is not None:
+        raise HTTPException(refusal.status, refusal.detail, refusal.headers or None)
 
 
 def jsonable(data: Any) -> Any:

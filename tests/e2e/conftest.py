@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from sqlalchemy import Engine, text
 
 from council.ledger.db import unit_of_work
 from tests.processes import stop_groups
+from tests.published import validate_cli_output
 
 Workers = Callable[..., subprocess.Popen[bytes]]
 
@@ -74,3 +77,30 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
 def rows(engine: Engine, sql: str, **params: Any) -> list[Any]:
     with unit_of_work(engine) as conn:
         return list(conn.execute(text(sql), params))
+
+
+@contextmanager
+def serving(env: dict[str, str], log: Path, *args: str) -> Iterator[dict[str, Any]]:
+    """`council serve --port 0 --json` in a subprocess; yields the document it printed
+    (url, host, port, ...) and stops it afterwards."""
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "council.cli", "serve", "--port", "0", "--json", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line, f"council serve printed nothing; see {log}"
+        started: dict[str, Any] = json.loads(line)
+        validate_cli_output(("serve", "--json"), started)
+        yield started
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)

@@ -60,7 +60,9 @@ def test_walkthrough_with_json(cli: Any, web: str, tmp_path: Any) -> None:
     doc = tmp_path / "notes.md"
     doc.write_text("# Notes\nWAL needs a single writer.\n")
     file_ev = _ok(cli("evidence", "add", "--thread", tid, "--file", str(doc), "--json"))
-    url_ev = _ok(cli("evidence", "add", "--thread", tid, "--url", f"{web}/paper.txt", "--json"))
+    url_ev = _ok(
+        cli("evidence", "add", "--thread", tid, "--url", f"{web}/paper.txt", "--allow-private", "--json")
+    )
     ref_ev = _ok(cli("evidence", "add", "--thread", tid, "--url", f"{web}/later", "--no-fetch", "--json"))
     assert (
         file_ev["title"] == "notes.md"
@@ -180,8 +182,13 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(cli: Any, web: str) 
 def test_fetch_failures_are_clear_errors_and_write_nothing(cli: Any, web: str) -> None:
     tid = _ok(cli("thread", "create", "--title", "t", "--objective", "o", "--json"))["id"]
     for url, expected in ((f"{web}/missing", "HTTP 404"), (f"{web}/huge", "exceeds")):
-        line = _bad(cli("evidence", "add", "--thread", tid, "--url", url, "--json"), code=1)
+        line = _bad(
+            cli("evidence", "add", "--thread", tid, "--url", url, "--allow-private", "--json"), code=1
+        )
         assert expected in line
-    refused = _bad(cli("evidence", "add", "--thread", tid, "--url", "http://127.0.0.1:9/x", "--json"), code=1)
+    refused = _bad(
+        cli("evidence", "add", "--thread", tid, "--url", "http://127.0.0.1:9/x", "--allow-private", "--json"),
+        code=1,
+    )
     assert "ConnectError" in refused
     assert _ok(cli("thread", "show", tid, "--json"))["counts"]["evidence"] == 0

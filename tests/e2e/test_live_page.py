@@ -3,10 +3,7 @@ deliberation dispatched from the page, runs and a group merge shown without a re
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +12,7 @@ from sqlalchemy import Engine
 
 from council.ledger import actions
 from tests.builders import Ledger
-from tests.e2e.conftest import Workers
-from tests.published import validate_cli_output
+from tests.e2e.conftest import Workers, serving
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TOKEN = "live-page-token"
@@ -41,29 +37,11 @@ def _chromium() -> str:
 
 @pytest.fixture
 def served(worker_env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    """`council serve --port 0 --json` in a subprocess; yields its URL."""
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "council.cli", "serve", "--port", "0", "--json"],
-        env={**worker_env, "COUNCIL_API_TOKEN": TOKEN},
-        stdout=subprocess.PIPE,
-        stderr=log,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line, f"council serve printed nothing; see {tmp_path / 'serve.log'}"
-        started = json.loads(line)
-        validate_cli_output(("serve", "--json"), started)
+    """`council serve` with a token: reads need it as much as writes do."""
+    with serving({**worker_env, "COUNCIL_API_TOKEN": TOKEN}, tmp_path / "serve.log") as started:
         assert started["host"] == "127.0.0.1" and started["writes_enabled"] is True
+        assert started["reads_need_token"] is True
         yield str(started["url"])
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
 
 
 def _seeded(engine: Engine) -> Ledger:
@@ -85,7 +63,7 @@ def _seeded(engine: Engine) -> Ledger:
 
 
 def test_the_page_shows_runs_arriving_and_groups_merging_live(
-    engine: Engine, workers: Workers, served: str
+    engine: Engine, workers: Workers, served: str, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -97,13 +75,21 @@ def test_the_page_shows_runs_arriving_and_groups_merging_live(
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            sent: list[tuple[str, str]] = []  # (url, Authorization header) of every request
+            page.on("request", lambda r: sent.append((r.url, r.headers.get("authorization", ""))))
             page.goto(f"{served}?thread={ledger.thread_id}")
-            expect(page.locator("#stream-state")).to_have_attribute("data-state", "open", timeout=20_000)
-            expect(page.locator("#graph .node")).to_have_count(3)
+            # Without the token the page shows nothing of the ledger and asks for it
+            expect(page.locator("#thread-title")).to_have_text("this server needs its API token")
+            expect(page.locator("#stream-state")).to_have_attribute("data-state", "closed")
+            expect(page.locator("#graph .node")).to_have_count(0)
             expect(page.locator("#dispatch")).to_be_disabled()
             page.evaluate("window.__sameDocument = true")
-            # When a deliberation of two rounds is dispatched from the page with the token
+            # When the token is entered, the stream opens (fetch with an Authorization header)
             page.fill("#token", TOKEN)
+            expect(page.locator("#stream-state")).to_have_attribute("data-state", "open", timeout=20_000)
+            expect(page.locator("#graph .node")).to_have_count(3)
+            assert TOKEN not in page.url
+            # And a deliberation of two rounds is dispatched from the page with the token
             page.select_option("#mode", "deliberative")
             page.fill("#rounds", "2")
             page.click("#dispatch")
@@ -115,10 +101,15 @@ def test_the_page_shows_runs_arriving_and_groups_merging_live(
             # And a round-2 run shows in one independence group with the round-1 runs it was shown
             merged = page.locator('.group[data-merged="true"][data-rounds="1,2"]')
             expect(merged.first).to_be_visible(timeout=30_000)
-            # And all of it without a reload
+            # And all of it without a reload, and no request named the token in its URL
             assert page.evaluate("window.__sameDocument") is True
             assert int(page.locator("body").get_attribute("data-last-event-id") or 0) > 0
+            assert not [url for url, _ in sent if TOKEN in url]
+            streams = [auth for url, auth in sent if url.endswith("/stream")]
+            assert streams and streams[-1] == f"Bearer {TOKEN}"
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "live-page.png"), full_page=True)
         finally:
             browser.close()
+    # And the server logged no token
+    assert TOKEN not in (tmp_path / "serve.log").read_text()

@@ -2,7 +2,12 @@
 and the supervised Celery workers, beat and web server above them.
 
 One stack per module (starting Postgres dominates the run time); every test
-leaves it running, and a finalizer brings it down even when a test fails.
+leaves it running, and a finalizer brings it down even when a test fails. The
+module holds port 8787 (when free) for its whole run, as another server would:
+the stack must serve its page elsewhere, on a port it picks and reports.
+
+What `up` and `status` print has its passwords redacted; the tests connect with
+the URLs of the state file, as the stack's own processes do.
 """
 
 from __future__ import annotations
@@ -10,20 +15,24 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
+from urllib.parse import urlsplit
 
 import httpx
 import psutil
 import psycopg
+import psycopg.conninfo
 import pytest
 import redis
 
-from tests.conftest import free_port
+from council import config
 from tests.e2e.conftest import wait_for
 from tests.published import validate_cli_output
 
@@ -69,12 +78,30 @@ def _revision(database_url: str) -> str:
     return str(row[0])
 
 
+def _state(env: dict[str, str]) -> dict[str, Any]:
+    """The stack's state file: the URLs whole, as the stack's processes get them."""
+    state: dict[str, Any] = json.loads((Path(env["COUNCIL_HOME"]) / "stack.json").read_text())
+    return state
+
+
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    environ = {k: v for k, v in os.environ.items() if k not in ("COUNCIL_DATABASE_URL", "COUNCIL_BROKER_URL")}
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    configured = (
+        "COUNCIL_DATABASE_URL",
+        "COUNCIL_MIGRATE_DATABASE_URL",
+        "COUNCIL_BROKER_URL",
+        "COUNCIL_WEB_PORT",
+    )
+    environ = {k: v for k, v in os.environ.items() if k not in configured}
     environ["COUNCIL_HOME"] = str(tmp_path_factory.mktemp("stack") / "home")
-    environ["COUNCIL_WEB_PORT"] = str(free_port())
-    return environ
+    # Another server on 8787, the default port (unless someone else already holds it)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
+        try:
+            other.bind(("127.0.0.1", 8787))
+            other.listen(1)
+        except OSError:
+            pass
+        yield environ
 
 
 @pytest.fixture(scope="module")
@@ -113,10 +140,14 @@ def stack(env: dict[str, str], council: Council) -> Iterator[dict[str, Any]]:
                 embedded.down()
 
 
-def test_up_gives_working_urls(stack: dict[str, Any]) -> None:
+def test_up_gives_working_urls(stack: dict[str, Any], env: dict[str, str]) -> None:
+    state = _state(env)
     assert stack["database_revision"] == HEAD
-    assert _revision(stack["database_url"]) == HEAD
-    assert redis.Redis.from_url(stack["broker_url"]).ping()
+    assert _revision(state["database_url"]) == HEAD
+    assert redis.Redis.from_url(state["broker_url"]).ping()
+    # What `up` printed names the same services, the broker's password redacted
+    assert stack["broker_url"] == config.redact_url(state["broker_url"]) != state["broker_url"]
+    assert stack["database_url"] == state["database_url"]  # a socket login: no password
     for name in (*SERVICES, "supervisor", *SUPERVISED):
         component = stack["components"][name]
         assert component["started_by_us"] is True
@@ -134,16 +165,13 @@ def test_up_supervises_a_worker_per_queue_beat_and_web(stack: dict[str, Any], en
     for name in WORKERS:
         argv = psutil.Process(components[name]["pid"]).cmdline()
         assert argv[argv.index("--queues") + 1] == name.removeprefix("worker-")
-    # And the live page answers on the configured port
-    assert stack["web_url"] == f"http://127.0.0.1:{env['COUNCIL_WEB_PORT']}/"
-
-    def page_answers() -> bool:
-        try:
-            return httpx.get(stack["web_url"], timeout=2).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for(page_answers, 60, "the web server")
+    # And the live page answers on the port `up` picked (8787 is another server's), which is
+    # recorded and is the web server's own
+    port = _state(env)["web_port"]
+    assert port != 8787 and stack["web_url"] == f"http://127.0.0.1:{port}/"
+    listening = psutil.Process(components["web"]["pid"]).net_connections(kind="tcp")
+    assert any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in listening)
+    assert httpx.get(stack["web_url"], timeout=10).status_code == 200
 
 
 def test_second_up_is_harmless(stack: dict[str, Any], council: Council) -> None:
@@ -171,6 +199,91 @@ def test_status_shows_running(stack: dict[str, Any], council: Council) -> None:
         assert component["started_by_us"] is True
         assert component["url"] == stack[url_key]
         assert _alive(component["pid"])
+    assert status["web_url"] == stack["web_url"] == status["components"]["web"]["url"]
+
+
+def test_the_stack_reaches_postgres_as_a_role_that_cannot_switch_triggers_off(
+    stack: dict[str, Any], env: dict[str, str]
+) -> None:
+    # Given the URLs the stack keeps: the application's and the owner's (for migrations)
+    state = _state(env)
+    app, owner = (
+        psycopg.conninfo.conninfo_to_dict(state["database_url"]),
+        psycopg.conninfo.conninfo_to_dict(state["migrate_database_url"]),
+    )
+    assert (app["user"], owner["user"]) == ("council_app", "postgres")
+    # Then every process of the stack was given the application's
+    for name in SUPERVISED:
+        environ = psutil.Process(stack["components"][name]["pid"]).environ()
+        assert environ["COUNCIL_DATABASE_URL"] == state["database_url"], name
+    with psycopg.connect(state["database_url"], autocommit=True) as conn:
+        # And every session of the stack's processes logs in as it (the web server listens from start)
+        def sessions() -> set[str]:
+            rows = conn.execute(
+                "SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = current_database() "
+                "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            ).fetchall()
+            return {str(user) for (user,) in rows}
+
+        wait_for(lambda: bool(sessions()), 30, "the web server's listening session")
+        assert sessions() == {"council_app"}
+        # And that role can neither skip nor disable the ledger's triggers
+        for statement in ("SET session_replication_role = replica", "ALTER TABLE claims DISABLE TRIGGER ALL"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement.encode())
+
+
+def test_the_broker_needs_its_password_and_refuses_config(
+    stack: dict[str, Any], council: Council, env: dict[str, str]
+) -> None:
+    # Given the broker URL of the state file, with the password the stack generated
+    state = _state(env)
+    broker = urlsplit(state["broker_url"])
+    password = broker.password
+    assert password and len(password) >= 40
+    # Then without it, or with another, Redis answers nothing
+    for wrong in (None, "not-the-password"):
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(host=broker.hostname, port=broker.port, password=wrong).ping()
+    # And with it, CONFIG and the other admin commands do not exist
+    client = redis.Redis.from_url(state["broker_url"])
+    for command in (("CONFIG", "GET", "dir"), ("CONFIG", "SET", "dir", "/tmp"), ("DEBUG", "SLEEP", "0"),
+                    ("MODULE", "LIST"), ("REPLICAOF", "NO", "ONE"), ("SLAVEOF", "NO", "ONE")):  # fmt: skip
+        with pytest.raises(redis.ResponseError, match="unknown command"):
+            client.execute_command(*command)
+    assert client.ping()
+    # And the password is in no output, log or file but the state file and Redis's own config
+    status = council("status")
+    assert password not in json.dumps(stack) and password not in json.dumps(status)
+    home = Path(env["COUNCIL_HOME"])
+    holders = {
+        str(path.relative_to(home))
+        for path in home.rglob("*")
+        if path.is_file()
+        and not path.is_relative_to(home / "pgdata")
+        and password.encode() in path.read_bytes()
+    }
+    assert holders == {"stack.json", "redis/redis.conf"}
+
+
+def test_the_stacks_files_are_its_users_alone(stack: dict[str, Any], env: dict[str, str]) -> None:
+    # Given everything the stack keeps under its home (the database's files included)
+    home = Path(env["COUNCIL_HOME"])
+    entries = [home, *home.rglob("*")]
+    assert len(entries) > 50
+    exposed = []
+    for path in entries:
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode) or stat.S_ISSOCK(mode):
+            continue
+        others = stat.S_IMODE(mode) & 0o077
+        # Then nothing is readable or writable by anyone else; the home alone may be passed
+        # through, and only as root, for pgserver's Postgres (another user) to reach its data
+        allowed = 0o011 if path == home and os.geteuid() == 0 else 0
+        if others & ~allowed:
+            exposed.append(f"{oct(stat.S_IMODE(mode))} {path.relative_to(home)}")
+    assert exposed == []
+    assert stat.S_IMODE((home / "stack.json").stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize("name", ["worker-runs", "worker-commit"])
@@ -211,16 +324,17 @@ def test_down_stops_everything_and_data_survives(
     stack: dict[str, Any], council: Council, env: dict[str, str]
 ) -> None:
     # Given a thread row and a Redis key written to the running stack
+    state = _state(env)
     before = council("status")
     ours = {pid for c in before["components"].values() if c["pid"] for pid in _tree(c["pid"])}
     # And a process `up` did not start, though it runs with the same home in its environment
     bystander = subprocess.Popen(["sleep", "300"], env=env, start_new_session=True)
-    with psycopg.connect(stack["database_url"]) as conn:
+    with psycopg.connect(state["database_url"]) as conn:
         conn.execute(
             "INSERT INTO threads (title, objective, rule_set_id, grouping_algorithm_id) "
             "VALUES ('survivor', 'o', 'council-default-v1', 'indep-v1')"
         )
-    redis.Redis.from_url(stack["broker_url"]).set("council:test:survivor", "yes")
+    redis.Redis.from_url(state["broker_url"]).set("council:test:survivor", "yes")
 
     # When the stack goes down
     try:
@@ -251,8 +365,37 @@ def test_down_stops_everything_and_data_survives(
 
     # And when it comes up again, the data is still there
     back = council("up")
+    again = _state(env)
     assert back["database_revision"] == HEAD
-    with psycopg.connect(back["database_url"]) as conn:
+    with psycopg.connect(again["database_url"]) as conn:
         titles = [row[0] for row in conn.execute("SELECT title FROM threads")]
     assert titles == ["survivor"]
-    assert redis.Redis.from_url(back["broker_url"]).get("council:test:survivor") == b"yes"
+    assert redis.Redis.from_url(again["broker_url"]).get("council:test:survivor") == b"yes"
+    # And the broker has a new password: the old URL no longer opens it
+    assert again["broker_url"] != state["broker_url"]
+    with pytest.raises(redis.AuthenticationError):
+        redis.Redis.from_url(state["broker_url"]).ping()
+
+
+def test_up_refuses_a_web_port_another_server_holds(tmp_path: Path) -> None:
+    # Given COUNCIL_WEB_PORT naming a port another server listens on
+    home = tmp_path / "home"
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen(1)
+        port = other.getsockname()[1]
+        configured = ("COUNCIL_DATABASE_URL", "COUNCIL_MIGRATE_DATABASE_URL", "COUNCIL_BROKER_URL")
+        environ = {k: v for k, v in os.environ.items() if k not in configured}
+        environ.update(COUNCIL_HOME=str(home), COUNCIL_WEB_PORT=str(port))
+        # When the stack is brought up
+        done = subprocess.run(
+            [sys.executable, "-m", "council.cli", "up", "--json"],
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    # Then it fails, says which port is taken, and started nothing
+    assert done.returncode == 1, done.stderr
+    assert f"127.0.0.1:{port} (COUNCIL_WEB_PORT) is taken by another process" in done.stderr
+    assert not (home / "stack.json").exists() and not (home / "pgdata").exists()

@@ -1,4 +1,9 @@
-"""The HTTP API against real Postgres: reads, errors, guarded writes, the event stream."""
+"""The HTTP API against real Postgres: reads, errors, guarded writes, the event stream.
+
+The server here has both tokens: reads go with the read token (the client's default
+header), writes with the write token. What a real uvicorn does with hosts, bodies
+and tokens is tests/e2e/test_http_guard.py.
+"""
 
 from __future__ import annotations
 
@@ -14,17 +19,21 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from council import sources
+from council.adapters import sources
 from council.adapters.scheduler import Recorder
 from council.ledger import evidence as evidence_ledger
 from council.ledger.committer import consolidate
 from council.ledger.events import list_events
 from council.ledger.evidence import show_evidence
 from council.web.app import create_app
+from council.web.security import Policy
 from tests.builders import ACTOR, Ledger
 
 TOKEN = "s3cret-token"
+READ_TOKEN = "r3ad-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+READ = {"Authorization": f"Bearer {READ_TOKEN}"}
+BASE_URL = "http://127.0.0.1"  # a Host the server answers to (TestClient's default is not)
 
 
 @dataclass
@@ -42,8 +51,10 @@ def recorder() -> Recorder:
 
 @pytest.fixture
 def client(engine: Engine, recorder: Recorder) -> Iterator[TestClient]:
-    app = create_app(engine, token=TOKEN, scheduler=lambda: recorder, keepalive_s=0.2)
-    with TestClient(app) as test_client:  # runs the lifespan: the event hub listens
+    policy = Policy(write_token=TOKEN, read_token=READ_TOKEN)
+    app = create_app(engine, policy=policy, scheduler=lambda: recorder, keepalive_s=0.2)
+    # Runs the lifespan: the event hub listens.
+    with TestClient(app, base_url=BASE_URL, headers=READ) as test_client:
         yield test_client
 
 
@@ -182,21 +193,73 @@ def test_bad_values_are_422_with_a_reason(
 # ------------------------------------------------------------------- writes
 
 
-def test_writes_are_refused_when_the_server_has_no_token(
+def test_writes_are_refused_and_reads_open_when_the_server_has_no_token(
     engine: Engine, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a server started without COUNCIL_API_TOKEN
-    monkeypatch.delenv("COUNCIL_API_TOKEN", raising=False)
+    # Given a server started without COUNCIL_API_TOKEN or COUNCIL_API_READ_TOKEN
+    for variable in ("COUNCIL_API_TOKEN", "COUNCIL_API_READ_TOKEN"):
+        monkeypatch.delenv(variable, raising=False)
     before = len(_events(engine, seeded))
-    with TestClient(create_app(engine, scheduler=Recorder)) as client:
+    with TestClient(create_app(engine, scheduler=Recorder), base_url=BASE_URL) as client:
         # When a write is attempted, even with some token
         response = client.post(
             f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=AUTH
         )
-    # Then it is refused, the reason names the variable, and nothing is written
-    assert response.status_code == 401
-    assert "COUNCIL_API_TOKEN" in response.json()["detail"]
+        # Then it is refused, the reason names the variable, and nothing is written
+        assert response.status_code == 401
+        assert "COUNCIL_API_TOKEN" in response.json()["detail"]
+        assert len(_events(engine, seeded)) == before
+        # But reads need no token
+        assert client.get(f"/threads/{seeded.ledger.thread_id}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/threads", "/threads/{thread}/graph", "/runs/{run}", "/memory", "/metrics"]
+)
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": READ_TOKEN}])
+def test_reads_without_a_token_are_refused_when_one_is_configured(
+    client: TestClient, seeded: Seeded, path: str, headers: dict[str, str]
+) -> None:
+    # Given a server with tokens, and a request with none, a wrong one, or no scheme
+    client.headers.pop("Authorization")
+    # When it reads
+    response = client.get(path.format(thread=seeded.ledger.thread_id, run=seeded.run_id), headers=headers)
+    # Then it is refused, with a challenge and no ledger data
+    assert response.status_code == 401, response.text
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert set(response.json()) == {"detail"}
+    # But either token reads it, and /health and the page need none
+    for token in (READ, AUTH):
+        assert client.get(
+            path.format(thread=seeded.ledger.thread_id, run=seeded.run_id), headers=token
+        ).is_success
+    assert client.get("/health").json() == {"ok": True}
+    assert client.get("/").status_code == client.get("/static/app.js").status_code == 200
+
+
+def test_the_read_token_cannot_write(client: TestClient, engine: Engine, seeded: Seeded) -> None:
+    # Given the holder of the read token
+    before = len(_events(engine, seeded))
+    # When it tries to challenge evidence
+    response = client.post(
+        f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=READ
+    )
+    # Then it is forbidden, and nothing is written
+    assert response.status_code == 403
+    assert "read token cannot write" in response.json()["detail"]
+    assert show_evidence(engine, seeded.ledger.evidence[0])["validity"] == "valid"
     assert len(_events(engine, seeded)) == before
+
+
+def test_a_host_the_server_does_not_answer_to_is_refused(client: TestClient) -> None:
+    # A page of another site whose name resolves to 127.0.0.1 (DNS rebinding) sends its own name
+    for host in ("attacker.example", "attacker.example:8787", "127.0.0.1.nip.io"):
+        response = client.get("/threads", headers={"Host": host})
+        assert response.status_code == 400, host
+        assert "COUNCIL_ALLOWED_HOSTS" in response.json()["detail"]
+    # While loopback names are answered on any port
+    for host in ("127.0.0.1:8787", "localhost", "LOCALHOST:1", "[::1]:8787"):
+        assert client.get("/threads", headers={"Host": host}).status_code == 200, host
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
@@ -204,6 +267,7 @@ def test_writes_without_the_right_token_are_refused(
     client: TestClient, engine: Engine, seeded: Seeded, headers: dict[str, str]
 ) -> None:
     # Given a server with a token, and a request with none, a wrong one, or no scheme
+    client.headers.pop("Authorization")
     before = len(_events(engine, seeded))
     # When it tries to challenge evidence
     response = client.post(
@@ -272,7 +336,8 @@ def test_a_dispatch_with_no_broker_is_503_and_writes_nothing(
     engine: Engine, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a server with no scheduler to hand runs to
-    with TestClient(create_app(engine, token=TOKEN, scheduler=lambda: None)) as client:
+    app = create_app(engine, policy=Policy(write_token=TOKEN), scheduler=lambda: None)
+    with TestClient(app, base_url=BASE_URL, headers=AUTH) as client:
         before = client.get(f"/threads/{seeded.ledger.thread_id}/runs").json()["items"]
         # When a dispatch is asked for
         response = client.post(
@@ -392,7 +457,12 @@ def test_the_page_and_its_assets_are_served_from_the_package(client: TestClient)
     page = client.get("/")
     script = client.get("/static/app.js")
     assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
-    assert script.status_code == 200 and "EventSource" in script.text
+    # The stream is read with fetch, so the token travels in a header, never in a URL
+    assert (
+        script.status_code == 200
+        and "text/event-stream" in script.text
+        and "new EventSource" not in script.text
+    )
     assert "http" not in page.text.replace("http://www.w3.org/2000/svg", "")  # no CDN
 
 
@@ -402,4 +472,13 @@ def test_the_openapi_document_declares_errors_and_guards_writes(client: TestClie
     assert dispatch["security"] == [{"token": []}]
     assert {"401", "404", "422", "503"} <= set(dispatch["responses"])
     assert "404" in spec["paths"]["/runs/{run_id}"]["get"]["responses"]
-    assert "security" not in spec["paths"]["/threads"]["get"]
+    # Every route but /health needs the token (the page and its files are not API operations)
+    guarded = {path for path, ops in spec["paths"].items() for op in ops.values() if op.get("security")}
+    assert set(spec["paths"]) - guarded == {"/health"}
+    assert spec["components"]["securitySchemes"]["token"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": spec["components"]["securitySchemes"]["token"]["description"],
+    }
+    assert {"400", "401"} <= set(spec["paths"]["/threads"]["get"]["responses"])
+    assert {"403", "413"} <= set(dispatch["responses"])

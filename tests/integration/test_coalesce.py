@@ -3,6 +3,7 @@ re-verification per memory item."""
 
 from __future__ import annotations
 
+import pytest
 import redis
 
 from workers.coalesce import EVALUATION, REVERIFICATION, Marks, marks_for
@@ -64,3 +65,52 @@ def test_reads_of_the_same_provisional_item_queue_one_re_verification(redis_url:
         CeleryScheduler().enqueue_reverification([item])
     # Then one re-verification task waits on the maintenance queue
     assert client.llen("maintenance") == 1
+
+
+def test_a_run_waiting_in_its_queue_is_not_enqueued_again_until_its_task_starts(redis_url: str) -> None:
+    from uuid import uuid4
+
+    from workers.app import bootstrap
+    from workers.coalesce import RUN, marks_for
+    from workers.tasks import CeleryScheduler
+
+    # Given the workers' app on this Redis and a run enqueued once
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    bootstrap(redis_url)
+    run = uuid4()
+    CeleryScheduler().enqueue_runs([run])
+    # When the sweep hands it over again while its message waits
+    CeleryScheduler().enqueue_runs([run])
+    # Then one message waits; once its task has started (and unmarked it), another may be sent
+    assert client.llen("runs") == 1
+    marks_for(redis_url, RUN).unmark([str(run)])
+    CeleryScheduler().enqueue_runs([run])
+    assert client.llen("runs") == 2
+
+
+def test_marks_are_dropped_when_their_message_cannot_be_sent(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from uuid import uuid4
+
+    from council.errors import TransientDatabaseError
+    from council.ledger.db import dispose_all
+    from workers.app import bootstrap
+    from workers.tasks import CeleryScheduler
+
+    # Given a database that refuses connections (planning an evaluation's batches reads it)
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    bootstrap(redis_url)
+    monkeypatch.setenv("COUNCIL_DATABASE_URL", "postgresql://postgres@127.0.0.1:1/refused")
+    version = uuid4()
+    try:
+        # When an evaluation is enqueued
+        with pytest.raises(TransientDatabaseError):
+            CeleryScheduler().enqueue_evaluations([version])
+    finally:
+        dispose_all()
+    # Then nothing was sent and no mark is left to keep the sweep away
+    assert client.llen("commit") == 0
+    assert client.exists(EVALUATION + str(version)) == 0

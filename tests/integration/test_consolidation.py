@@ -6,15 +6,15 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from council.ledger.consolidation_reads import groups, history, memory_list
+from council.ledger.replay import replay
 from sqlalchemy import Engine, func, insert, select
 
 from council.errors import NotFound
 from council.ledger import actions, branches, nodes
 from council.ledger import tables as t
 from council.ledger.committer import consolidate, consolidate_many
-from council.ledger.consolidation_reads import groups, history, memory_list
 from council.ledger.db import unit_of_work
-from council.ledger.replay import replay
 from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
 
 
@@ -226,14 +226,14 @@ def test_dry_run_writes_nothing(engine: Engine) -> None:
     assert _count(engine, t.events) == events_before
 
 
-def test_replay_detects_an_altered_claim(engine: Engine) -> None:
+def test_replay_detects_an_altered_claim(engine: Engine, owner_engine: Engine) -> None:
     # Given a committed consolidation
     ledger = Ledger.new(engine)
     version_id = ledger.ready_node()
     committed = _run(engine, version_id)
     assert replay(engine, committed["consolidation_id"])["match"] is True
-    # When a stored claim is altered behind the ledger's back (trigger disabled)
-    alter_claims_behind_the_ledgers_back(engine, version_id, confidence=0.1)
+    # When a stored claim is altered behind the ledger's back (by the owner, trigger disabled)
+    alter_claims_behind_the_ledgers_back(owner_engine, version_id, confidence=0.1)
     # Then replay reports the mismatch
     result = replay(engine, committed["consolidation_id"])
     assert result["match"] is False and result["hash_match"] is False

@@ -12,6 +12,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from council.ledger.replay import replay
 from sqlalchemy import Engine, insert, select
 
 from council.domain.snapshot import manifest_of, snapshot_digests
@@ -19,7 +20,6 @@ from council.errors import BadInput
 from council.ledger import tables as t
 from council.ledger.committer import consolidate
 from council.ledger.db import unit_of_work
-from council.ledger.replay import replay
 from council.ledger.snapshots import current_snapshot
 from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
 
@@ -62,11 +62,11 @@ def test_a_not_ready_evaluation_stores_its_manifest_and_section_hashes_not_its_s
     assert replayed["match"] is True and replayed["kind"] == "evaluation" and replayed["differences"] == []
 
 
-def test_replaying_an_evaluation_names_the_section_that_changed(engine: Engine) -> None:
+def test_replaying_an_evaluation_names_the_section_that_changed(engine: Engine, owner_engine: Engine) -> None:
     # Given a recorded not-ready evaluation
     _, version_id, result = _not_ready(engine)
-    # When its claim is altered behind the ledger's back (trigger disabled)
-    alter_claims_behind_the_ledgers_back(engine, version_id, confidence=0.1)
+    # When its claim is altered behind the ledger's back (by the owner, trigger disabled)
+    alter_claims_behind_the_ledgers_back(owner_engine, version_id, confidence=0.1)
     # Then replay reports the mismatch and where it is
     replayed = replay(engine, result["evaluation_id"])
     assert replayed["match"] is False and replayed["hash_match"] is False

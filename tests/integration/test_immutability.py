@@ -5,6 +5,10 @@ tables refuse UPDATE, DELETE and TRUNCATE; tables with documented mutable
 columns refuse DELETE and any change outside those columns; "current" status
 columns move only when a transition row is appended; version rows move the
 logical node's head; events are announced with NOTIFY and never trimmed.
+
+The triggers themselves are under test, so these tests run as the owner of the
+tables, whom no privilege stops (the application's role is refused earlier, by
+privileges: tests/integration/test_app_role.py).
 """
 
 from __future__ import annotations
@@ -299,6 +303,12 @@ def _current(conn: Connection, step: Transition, ids: dict[str, Any]) -> tuple[s
 def _count(engine: Engine, table: str) -> int:
     with unit_of_work(engine) as conn:
         return int(conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
+
+
+@pytest.fixture
+def engine(owner_engine: Engine) -> Engine:
+    """The owner's engine: only the triggers stand between it and the history."""
+    return owner_engine
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine, func, select, text
 
-from council import sources
+from council.adapters import sources
 from council.errors import BadInput, NotFound
 from council.ledger import branches, claims, evidence, nodes, runs, threads
 from council.ledger import tables as t

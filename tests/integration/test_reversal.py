@@ -100,9 +100,9 @@ def test_immaterial_invalidation_returns_to_stable_with_the_check_recorded(engin
 
 
 def test_cascade_is_bounded_per_step_and_completed_by_continuations(engine: Engine, monkeypatch: Any) -> None:
-    from council.ledger import reversal
+    from council.ledger import cascade as ledger_cascade
 
-    monkeypatch.setattr(reversal, "CASCADE_STEP_LIMIT", 4)
+    monkeypatch.setattr(ledger_cascade, "CASCADE_STEP_LIMIT", 4)
     # Given a contested-to-be node with 10 consolidated dependents (depth 1) and 5 more below one of them
     ledger, root, _consolidation = _material_case(engine)
     own = [ledger.evidence[2], ledger.add_evidence("an independent measurement")]  # not the root's evidence
@@ -130,8 +130,8 @@ def test_cascade_is_bounded_per_step_and_completed_by_continuations(engine: Engi
 
     steps = 1
     while recorder.cascades:
-        pending = recorder.cascades.pop(0)
-        continue_cascade(engine, recorder, pending)
+        continuation_ids = recorder.cascades.pop(0)
+        continue_cascade(engine, recorder, continuation_ids)
         steps += 1
     assert steps > 2
     statuses = {m["node_version_id"]: m["status"] for m in memory_list(engine)["items"]}

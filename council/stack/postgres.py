@@ -4,7 +4,14 @@ Data lives under ``<home>/pgdata``. The server listens on a unix socket only
 (pgserver starts it with ``-h ""``), so it never collides with a system
 Postgres on 5432. As root, pgserver runs the server as the system user
 ``pgserver`` (created on first use) and opens read/traverse permissions on
-every ancestor of the data directory so that user can reach it.
+every ancestor of the data directory so that user can reach it (the stack
+closes the home again to traverse-only: ``council/files.py``).
+
+Two URLs: the owner's (the superuser initdb created), which migrates, and the
+application's, as ``council_app`` (migration 0007), which owns nothing and
+cannot switch the ledger's triggers off. Both log in over the socket without a
+password (initdb's trust); only the socket's owner (and root) may connect, so
+the socket file is made 0700 whatever directory pgserver put it in.
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ import psycopg
 from psycopg import sql
 
 from council.errors import StackError
-from council.stack import stop_process
+from council.stack.processes import stop_process
 
 DATABASE = "council"
+APP_ROLE = "council_app"  # created by migration 0007
 _SUPERUSER = "postgres"  # the role pgserver's initdb creates
+_SOCKET = ".s.PGSQL.5432"
 _STOP_TIMEOUT_S = 60  # a fast shutdown still writes a checkpoint
 
 # pgserver logs whole server logs at ERROR on failure; our StackError names the log file instead.
@@ -42,11 +51,18 @@ def running_pid(home: Path) -> int | None:
 
 def running_url(home: Path) -> str | None:
     live = _postmaster(home)
+    return _url(live[1], DATABASE, APP_ROLE) if live else None
+
+
+def owner_url(home: Path) -> str | None:
+    """The superuser's URL of the running server: for migrations only."""
+    live = _postmaster(home)
     return _url(live[1], DATABASE) if live else None
 
 
 def start(home: Path) -> str:
-    """Start the server unless it already runs; create the database; return its URL.
+    """Start the server unless it already runs; create the database; return the
+    application's URL (the role exists once the database is migrated).
 
     The server is left running when this process exits (``cleanup_mode=None``).
     """
@@ -68,8 +84,9 @@ def start(home: Path) -> str:
     live = _postmaster(home)
     if live is None:
         raise StackError(f"the embedded Postgres did not come up; see {data_dir(home) / 'log'}")
+    _private_socket(live[1])
     _ensure_database(live[1])
-    return _url(live[1], DATABASE)
+    return _url(live[1], DATABASE, APP_ROLE)
 
 
 def stop(home: Path) -> int | None:
@@ -115,8 +132,18 @@ def _is_postgres(pid: int) -> bool:
         return False
 
 
-def _url(socket_dir: Path, database: str) -> str:
-    return f"postgresql://{_SUPERUSER}@/{database}?host={quote(str(socket_dir), safe='/')}"
+def _url(socket_dir: Path, database: str, user: str = _SUPERUSER) -> str:
+    return f"postgresql://{user}@/{database}?host={quote(str(socket_dir), safe='/')}"
+
+
+def _private_socket(socket_dir: Path) -> None:
+    """pgserver may put the socket in a world-writable runtime directory, and anyone
+    who can open it logs in (trust): only its owner and root may."""
+    socket = socket_dir / _SOCKET
+    try:
+        socket.chmod(0o700)
+    except OSError as exc:
+        raise StackError(f"could not make the embedded Postgres socket {socket} private: {exc}") from exc
 
 
 def _ensure_database(socket_dir: Path) -> None:

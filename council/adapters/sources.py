@@ -1,0 +1,155 @@
+"""Reading evidence content from a file or a URL, with size caps and deadlines.
+
+Network and file I/O happen here, before any transaction opens; the evidence
+service only ever sees the bytes that were read. Credentials in a URL
+(``http://user:secret@host/``) are used for the fetch but never kept: the
+source, the title and every message name the URL without them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import os
+import re
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from council.domain.source import Source
+from council.domain.validate import MAX_EVIDENCE_BYTES
+from council.errors import BadInput, ConfigError, CouncilError
+
+FETCH_TIMEOUT_S = 15.0
+FETCH_TIMEOUT_ENV = "COUNCIL_FETCH_TIMEOUT_S"
+
+
+class FetchError(CouncilError):
+    """The URL could not be fetched (deadline, network, status, size or encoding)."""
+
+
+def from_file(path_text: str) -> Source:
+    """A regular UTF-8 file, read once through one descriptor (no check-then-open race).
+    Opened non-blocking, so a FIFO cannot hang the command before it is refused."""
+    path = Path(path_text).expanduser()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise BadInput(f"no such file: {path_text}") from None
+    except OSError as exc:
+        raise BadInput(f"cannot open {path_text}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise BadInput(f"cannot read {path_text}: {kind}")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(MAX_EVIDENCE_BYTES + 1)  # a /proc file's size says 0: count what is read
+        except OSError as exc:
+            raise BadInput(f"cannot read {path_text}: {exc.strerror or exc}") from None
+    if len(data) > MAX_EVIDENCE_BYTES:
+        raise BadInput(f"file is too large (limit {MAX_EVIDENCE_BYTES} bytes): {path_text}")
+    try:
+        content = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInput(f"file is not UTF-8 text: {path_text}") from None
+    return Source("file", content, str(path.resolve()), _media_type(path.suffix), None, path.name)
+
+
+def check_url(url: str) -> str:
+    """The URL, stripped, if it is a well-formed http(s) URL with a host; else BadInput."""
+    import httpx
+
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number in range
+        host = httpx.URL(url).host  # IDNA-encoded; an IPv6 address without brackets
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise BadInput(f"not a valid URL: {without_credentials(url)!r} ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadInput(f"not an http(s) URL: {without_credentials(url)!r}")
+    if not (_HOSTNAME.fullmatch(host) or _is_address(host)):
+        raise BadInput(f"not a valid host name in URL: {without_credentials(url)!r}")
+    return url
+
+
+def without_credentials(url: str) -> str:
+    """The URL without the user and password of its authority (if any)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _CREDENTIALS.sub("//", url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def fetch_timeout(given: float | None) -> float:
+    """The fetch's total deadline: ``given`` (--timeout), else COUNCIL_FETCH_TIMEOUT_S, else 15 s."""
+    if given is not None:
+        if not math.isfinite(given) or given <= 0:
+            raise BadInput(f"--timeout must be a positive number of seconds, got {given}")
+        return given
+    raw = os.environ.get(FETCH_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return FETCH_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{FETCH_TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def reference_only(url: str) -> Source:
+    shown = without_credentials(check_url(url))
+    return Source("url", None, shown, "text/uri-list", None, shown)
+
+
+def from_url(url: str, *, timeout_s: float = FETCH_TIMEOUT_S, allow_private: bool = False) -> Source:
+    """Fetch a URL's text within a total deadline and a size cap (council.adapters.url_fetch)."""
+    import httpx
+
+    from council.adapters import url_fetch
+
+    url = check_url(url)
+    shown = without_credentials(url)
+    try:
+        fetched = url_fetch.fetch(
+            url, timeout_s=timeout_s, allow_private=allow_private, max_bytes=MAX_EVIDENCE_BYTES
+        )
+    except httpx.HTTPStatusError as exc:
+        raise FetchError(f"fetching {shown} failed: HTTP {exc.response.status_code}") from None
+    except httpx.TimeoutException:
+        raise FetchError(f"fetching {shown} failed: no complete answer within {timeout_s:g} s") from None
+    except (httpx.HTTPError, url_fetch.TooLarge) as exc:
+        reason = _CREDENTIALS.sub("//", str(exc))
+        raise FetchError(f"fetching {shown} failed: {type(exc).__name__}: {reason}") from None
+    try:
+        content = fetched.body.decode(fetched.encoding)
+    except (UnicodeDecodeError, LookupError):
+        raise FetchError(f"fetching {shown} failed: the body is not text") from None
+    return Source("url", content, shown, fetched.media_type, datetime.now(UTC), shown)
+
+
+# The userinfo of any URL inside a message (a redirect's, say).
+_CREDENTIALS = re.compile(r"//[^/@\s]*@")
+_HOSTNAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?", re.IGNORECASE)
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _media_type(suffix: str) -> str:
+    return {".md": "text/markdown", ".json": "application/json", ".html": "text/html"}.get(
+        suffix.lower(), "text/plain"
+    )

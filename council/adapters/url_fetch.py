@@ -1,0 +1,197 @@
+"""Fetching a URL for evidence, within a total deadline and to public addresses only
+(DESIGN §11).
+
+- One deadline covers the whole fetch: name resolution, every connection,
+  TLS handshake, redirect and read. Every socket operation waits at most for
+  what is left of it, so a server that drips a byte a second is cut off at the
+  deadline, not after a per-read timeout that each byte renews.
+- Every host — the first and each redirect's — is resolved here and every
+  address it resolves to must be public (not loopback, private, link-local,
+  shared, reserved, multicast or unspecified) unless private addresses are
+  allowed; the connection then goes to the checked address, so a second
+  resolution cannot swap in another (DNS rebinding).
+- No proxy from the environment and no .netrc: what is fetched is what was asked.
+
+httpx does the HTTP (redirects, decoding); its connections are made through
+the network backend below, which is where both rules are enforced.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import httpcore
+import httpx
+
+from council.errors import BadInput
+
+MAX_REDIRECTS = 5
+
+
+@dataclass(frozen=True)
+class Fetched:
+    body: bytes
+    media_type: str
+    encoding: str
+
+
+class PrivateAddress(BadInput):
+    """The URL (or a redirect) leads to an address that is not public."""
+
+
+class TooLarge(Exception):
+    """The body grew past the cap."""
+
+
+def fetch(url: str, *, timeout_s: float, allow_private: bool, max_bytes: int) -> Fetched:
+    """GET ``url``; raises ``httpx.HTTPError`` (deadline, network, status, redirects),
+    ``PrivateAddress`` or ``TooLarge``."""
+    deadline = _Deadline(timeout_s)
+    transport = _Transport(_Backend(deadline, allow_private))
+    with (
+        httpx.Client(
+            transport=transport,
+            follow_redirects=True,
+            max_redirects=MAX_REDIRECTS,
+            timeout=timeout_s,
+            trust_env=False,
+            headers={"Accept-Encoding": "identity"},  # the cap counts what the server sends
+        ) as client,
+        client.stream("GET", url) as response,
+    ):
+        response.raise_for_status()
+        chunks: list[bytes] = []
+        total = 0
+        for chunk in response.iter_bytes():
+            total += len(chunk)
+            if total > max_bytes:
+                raise TooLarge(f"the body exceeds {max_bytes} bytes")
+            chunks.append(chunk)
+        media_type = response.headers.get("content-type", "text/plain").split(";")[0].strip()
+        return Fetched(b"".join(chunks), media_type, response.encoding or "utf-8")
+
+
+class _Deadline:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._at = time.monotonic() + seconds
+
+    def left(self, timeout: float | None = None) -> float:
+        """What is left of the deadline (at most ``timeout``); ReadTimeout once it passed."""
+        left = self._at - time.monotonic()
+        if left <= 0:
+            raise httpcore.ReadTimeout(f"the whole fetch took longer than {self.seconds:g} s")
+        return left if timeout is None else min(timeout, left)
+
+
+class _Stream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream, deadline: _Deadline) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, self._deadline.left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, self._deadline.left(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        wrapped = self._inner.start_tls(ssl_context, server_hostname, self._deadline.left(timeout))
+        return _Stream(wrapped, self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _Backend(httpcore.NetworkBackend):
+    def __init__(self, deadline: _Deadline, allow_private: bool) -> None:
+        self._inner = httpcore.SyncBackend()
+        self._deadline = deadline
+        self._allow_private = allow_private
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        addresses = _resolve(host, port, self._deadline.left(timeout))
+        if not self._allow_private:
+            private = [a for a in addresses if not _public(a)]
+            if private:
+                raise PrivateAddress(
+                    f"refusing to fetch from {host}: it resolves to a non-public address ({private[0]}); "
+                    "--allow-private allows it"
+                )
+        failure: httpcore.ConnectError | httpcore.ConnectTimeout | None = None
+        for address in addresses:
+            try:
+                stream = self._inner.connect_tcp(
+                    address, port, self._deadline.left(timeout), local_address, socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+                continue
+            return _Stream(stream, self._deadline)
+        assert failure is not None  # _resolve returns at least one address
+        raise failure
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("evidence is not fetched over Unix sockets")
+
+
+class _Transport(httpx.HTTPTransport):
+    """httpx's transport over a pool whose connections go through ``backend``
+    (httpx takes no network backend of its own; its pool is replaced)."""
+
+    def __init__(self, backend: httpcore.NetworkBackend) -> None:
+        super().__init__(trust_env=False)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(trust_env=False), network_backend=backend
+        )
+
+
+def _resolve(host: str, port: int, timeout: float) -> list[str]:
+    """Every address of ``host``, resolved within ``timeout`` (getaddrinfo has no
+    timeout of its own, so it runs in a daemon thread that may be abandoned)."""
+    found: list[list[str]] = []
+    failed: list[OSError] = []
+
+    def resolve() -> None:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            found.append(list(dict.fromkeys(str(info[4][0]) for info in infos)))
+        except OSError as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=resolve, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise httpcore.ConnectTimeout(f"resolving {host} took longer than the deadline")
+    if failed or not found or not found[0]:
+        raise httpcore.ConnectError(f"cannot resolve {host}: {failed[0] if failed else 'no address'}")
+    return found[0]
+
+
+def _public(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast

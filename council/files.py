@@ -1,0 +1,57 @@
+"""The embedded stack's files are its user's alone (DESIGN §11).
+
+The state file holds the broker's password; logs, the Redis snapshot and the
+ledger's data hold what the ledger holds. So the home directory and everything
+the stack writes under it are private: directories 0700, files 0600, and the
+processes the stack starts run with umask 077.
+
+One exception, forced by pgserver: run as root, it starts Postgres as the
+system user ``pgserver`` and opens read and traverse permissions on every
+ancestor of the data directory (the home among them) so that user can reach
+it. Traversing is all it needs, so the home is set back to 0711 afterwards:
+others may pass through it to ``pgdata`` (which Postgres keeps 0700, owned by
+``pgserver``) but can list and read nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PRIVATE_UMASK = 0o077
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+TRAVERSE_ONLY = 0o711
+
+
+def home_mode() -> int:
+    """0700, or 0711 as root (pgserver's Postgres, another user, must pass through)."""
+    return TRAVERSE_ONLY if os.geteuid() == 0 else PRIVATE_DIR
+
+
+def private_dir(path: Path, mode: int = PRIVATE_DIR) -> Path:
+    """Create ``path`` (and parents) if missing, and give it ``mode`` whatever it had."""
+    path.mkdir(mode=mode, parents=True, exist_ok=True)
+    path.chmod(mode)
+    return path
+
+
+def private_tree(path: Path) -> None:
+    """Tighten a directory the stack wrote and what it holds (an older release's files)."""
+    if not path.is_dir():
+        return
+    path.chmod(PRIVATE_DIR)
+    for entry in path.rglob("*"):
+        if entry.is_symlink():
+            continue
+        entry.chmod(PRIVATE_DIR if entry.is_dir() else PRIVATE_FILE)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace ``path`` atomically with ``text``, the new file 0600 from its first byte."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    tmp.replace(path)

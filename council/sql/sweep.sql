@@ -1,0 +1,61 @@
+-- unevaluated_versions --
+-- For the sweep: open or tentative head versions holding claims that no
+-- evaluation or consolidation of them saw (claims are append-only and every
+-- snapshot holds all of its version's claims, so "saw fewer than there are" is
+-- exact; migration 0008), whose newest claim is older than :settle_s (a fresh
+-- claim's evaluation is normally already on its way). Oldest first, at most
+-- :limit. Each head costs index lookups only: node_version_states_status_idx,
+-- claims_node_version_idx and consolidation_evaluations_claims_seen_idx; a
+-- consolidation's snapshot is read only for a head that was consolidated and
+-- is open again (retracted).
+WITH unseen AS MATERIALIZED (
+    SELECT s.id
+    FROM node_version_states s
+    JOIN node_versions nv ON nv.id = s.id
+    JOIN logical_nodes ln ON ln.id = nv.logical_node_id AND ln.head_version_id = nv.id
+    CROSS JOIN LATERAL (SELECT count(*) AS n FROM claims c WHERE c.node_version_id = s.id) k
+    WHERE s.status IN ('open', 'tentative')
+      AND k.n > coalesce((SELECT max(e.claims_seen) FROM consolidation_evaluations e
+                          WHERE e.node_version_id = s.id), 0)
+      AND k.n > coalesce((SELECT max(jsonb_array_length(c.snapshot -> 'claims')) FROM consolidations c
+                          WHERE c.node_version_id = s.id), 0)
+)
+SELECT u.id, newest.at AS newest_claim_at
+FROM unseen u
+CROSS JOIN LATERAL (SELECT max(c.created_at) AS at FROM claims c WHERE c.node_version_id = u.id) newest
+WHERE newest.at < clock_timestamp() - make_interval(secs => :settle_s)
+ORDER BY newest.at, u.id
+LIMIT :limit
+
+-- stalled_dispatches --
+-- For the sweep: deliberative dispatches whose latest round ended, all of it,
+-- at least :settle_s ago, while rounds remain — the next round was never
+-- created (the database went away just after the round's last run committed).
+-- Creating a round is idempotent (next_round), so finding one twice is harmless.
+SELECT d.id AS dispatch_id, r.round + 1 AS next_round
+FROM dispatches d
+CROSS JOIN LATERAL (
+    SELECT max(a.round) AS round, max(a.finished_at) AS finished_at,
+           bool_and(a.status IN ('succeeded', 'failed')) AS ended
+    FROM agent_runs a WHERE a.dispatch_id = d.id
+) r
+WHERE d.rounds > 1 AND r.ended AND r.round < d.rounds
+  AND r.finished_at < clock_timestamp() - make_interval(secs => :settle_s)
+ORDER BY r.finished_at, d.id
+LIMIT :limit
+
+-- reviewed_open_proposals --
+-- For the sweep: open retraction proposals whose review dispatch ended, all of
+-- it, at least :settle_s ago — the last review run's adjudication never ran
+-- (or found the votes short: adjudicating again is idempotent and writes
+-- nothing while it stays pending).
+SELECT p.id
+FROM retraction_proposals p
+JOIN dispatches d ON d.proposal_id = p.id AND d.mode = 'review'
+JOIN agent_runs a ON a.dispatch_id = d.id
+WHERE p.status = 'open'
+GROUP BY p.id
+HAVING bool_and(a.status IN ('succeeded', 'failed'))
+   AND max(a.finished_at) < clock_timestamp() - make_interval(secs => :settle_s)
+ORDER BY max(a.finished_at), p.id
+LIMIT :limit

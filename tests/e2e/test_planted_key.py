@@ -1,0 +1,195 @@
+"""No secret leaves its place: one distinctive key, planted everywhere a user
+could put one, is found only where it belongs.
+
+Given the embedded stack (`council up`: Postgres, Redis with its append-only
+file, supervised workers and the web server), a key is planted in
+
+- the environment of the dispatcher and of the stack's workers, as the key
+  variable a real profile names (its only legitimate home);
+- a profile's `params` (refused when profiles load);
+- the user-info of an evidence URL (used for the fetch, never kept);
+- a provider's error text (a local OpenAI-compatible server that echoes the
+  key it was sent in its 401, as a careless provider might).
+
+Then the real paths run: a dispatch whose first run meets the echoing 401 and
+whose second run answers, through litellm, the workers, the ledger, the API
+and the event log. The key reached the two servers it was meant for — and is in
+none of: the CLI's outputs, the API's answers, a `pg_dump` of the ledger,
+Redis's files, the stack's logs and state files.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fakes.openai_server import fake_openai, reply, unauthorized
+from tests.fakes.web_server import Site, serving
+from tests.published import validate_cli_output
+
+KEY_VARIABLE = "COUNCIL_E2E_PLANTED_KEY"
+
+
+def _pg_dump() -> Path:
+    import pgserver
+
+    return Path(pgserver.__file__).parent / "pginstall" / "bin" / "pg_dump"
+
+
+class Stack:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.outputs: list[str] = []  # everything a command or the API printed
+
+    def run(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-m", "council.cli", *args, "--json"],
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        self.outputs += [done.stdout, done.stderr]
+        if not check:
+            return done
+        assert done.returncode == 0, f"council {' '.join(args)}: {done.stderr}"
+        document = json.loads(done.stdout)
+        validate_cli_output(args, document)
+        return document
+
+    def get(self, url: str) -> Any:
+        answer = httpx.get(url, timeout=30)
+        self.outputs.append(answer.text)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+
+@pytest.fixture
+def key() -> str:
+    return f"sk-planted-{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def stack(tmp_path: Path, key: str) -> Iterator[Stack]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+    env.update(
+        COUNCIL_HOME=str(tmp_path / "home"),
+        COUNCIL_OFFLINE="1",
+        COUNCIL_PROFILES=str(tmp_path / "profiles.toml"),
+        NO_COLOR="1",
+        **{KEY_VARIABLE: key},
+    )
+    (tmp_path / "profiles.toml").write_text("")
+    council = Stack(env)
+    council.run("up")
+    try:
+        yield council
+    finally:
+        council.run("down", check=False)
+
+
+def test_a_planted_key_is_found_only_where_it_belongs(stack: Stack, key: str, tmp_path: Path) -> None:
+    home = Path(stack.env["COUNCIL_HOME"])
+
+    # A key written in a profile is refused when profiles load, without repeating it
+    leaky = tmp_path / "leaky.toml"
+    leaky.write_text(f'[profiles.leaky]\nmodel = "openai/gpt-5.5"\nparams = {{ api_key = "{key}" }}\n')
+    refused = stack.run("profiles", env={"COUNCIL_PROFILES": str(leaky)}, check=False)
+    assert refused.returncode == 2 and "api_key_env" in refused.stderr
+
+    thread = stack.run("thread", "create", "--title", "Planted key", "--objective", "Does a key leak?")["id"]
+
+    # Evidence by a URL carrying the key as its password: used for the fetch, never kept
+    site = Site(pages={"/report.txt": b"The parity suite passed on 8 concurrent writers."})
+    with serving(site) as base:
+        host = base.split("://", 1)[1]
+        added = stack.run(
+            "evidence", "add", "--thread", thread, "--url", f"http://reader:{key}@{host}/report.txt",
+            "--allow-private",
+        )  # fmt: skip
+    [(_, authorization)] = site.requests
+    assert authorization == "Basic " + base64.b64encode(f"reader:{key}".encode()).decode()
+    node = stack.run(
+        "node", "add", "--thread", thread, "--content", "The suite proves parity", "--cites", added["id"]
+    )["version_id"]
+
+    answer = json.dumps(
+        {
+            "summary": "[fake] one endorsement.",
+            "claims": [
+                {
+                    "node_version_id": node,
+                    "type": "endorse",
+                    "confidence": 0.8,
+                    "rationale": "The report says so.",
+                    "cites": [{"evidence_id": added["id"], "interpretation": "as written"}],
+                }
+            ],
+        }
+    )
+    with fake_openai([unauthorized(), reply(answer)]) as (api_base, seen):
+        (tmp_path / "profiles.toml").write_text(
+            "[profiles.fake]\n"
+            'model = "openai/fake-model"\n'
+            f'api_base = "{api_base}"\n'
+            f'api_key_env = "{KEY_VARIABLE}"\n'
+        )
+        # The provider echoes the key in its 401: the run fails, the key redacted from its reason
+        first = stack.run("dispatch", "--thread", thread, "--agents", "fake", "--wait", "--timeout", "120")
+        # The second run gets an answer
+        second = stack.run("dispatch", "--thread", thread, "--agents", "fake", "--wait", "--timeout", "120")
+    [failed] = first["runs"]
+    [succeeded] = second["runs"]
+    assert failed["status"] == "failed" and "401" in (failed["error"] or "")
+    assert succeeded["status"] == "succeeded"
+    # The key went where it belongs: to the model's endpoint, from the workers' environment
+    assert [r["headers"]["authorization"] for r in seen.requests] == [f"Bearer {key}"] * 2
+
+    # Everything a person or a dashboard reads
+    web = stack.run("status")["web_url"].rstrip("/")
+    for run in (failed, succeeded):
+        shown = stack.run("run", "show", run["id"])
+        assert shown["simulated"] is False and shown["executor"]["api_key_env"] == KEY_VARIABLE
+        stack.get(f"{web}/runs/{run['id']}")
+    stack.run("events", "--thread", thread)
+    stack.run("evidence", "show", added["id"])
+    stack.get(f"{web}/threads/{thread}/events")
+    stack.get(f"{web}/threads/{thread}/reentry")
+    for output in stack.outputs:
+        assert key not in output
+
+    # The ledger, whole
+    state = json.loads((home / "stack.json").read_text())
+    dump = subprocess.run(
+        [str(_pg_dump()), "--data-only", "--dbname", state["migrate_database_url"]],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    assert key.encode() not in dump
+    assert b"The parity suite passed" in dump  # the dump holds the ledger's rows
+
+    # Redis's files, the logs and the state files, once the stack has written them out
+    time.sleep(1.5)  # appendfsync everysec
+    stack.run("down")
+    files = [p for p in home.rglob("*") if p.is_file() and "pgdata" not in p.parts]
+    assert any(p.name.endswith(".aof") or "appendonly" in str(p) for p in files), files
+    assert any(p.suffix == ".log" for p in files), files
+    leaked = [str(p) for p in files if key.encode() in p.read_bytes()]
+    assert not leaked, f"the key leaked into {leaked}"
+    # Postgres's own files too (its WAL and heap hold every row ever written)
+    pgdata = [p for p in home.rglob("*") if p.is_file() and "pgdata" in p.parts]
+    assert pgdata
+    leaked = [str(p) for p in pgdata if key.encode() in p.read_bytes()]
+    assert not leaked, f"the key leaked into {leaked}"
