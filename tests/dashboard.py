@@ -10,7 +10,6 @@ from sqlalchemy import Engine, text
 
 from council.domain.profile import Profile
 from council.domain.requests import CompiledRequest, Exposure
-from council.ledger import run_lifecycle as lifecycle
 from council.ledger.db import engine_for
 from tests.builders import ACTOR, MODELS, Ledger
 from tests.migrations.schema_dump import role_url
@@ -33,11 +32,12 @@ def worker_run(
     """A run as a worker makes it: dispatched, claimed for an attempt, its
     request and exposures stored before the call. Returns (id, attempt, request hash)."""
     profile = Profile(name=provider, model=MODELS[provider], provider=provider)
-    created = lifecycle.create_dispatch(
-        ledger.engine, thread_id=ledger.thread_id, profiles=[profile], mode=mode, rounds=1, actor=ACTOR
-    )
-    run_id = created["run_ids"][0]
-    claimed = lifecycle.claim(ledger.engine, run_id, owner="test-worker", lease_s=300)
+    with ledger.uow() as tx:
+        _, [run_id], _ = tx.runs.create_dispatch(
+            thread_id=ledger.thread_id, profiles=[profile], mode=mode, rounds=1, actor=ACTOR
+        )
+    with ledger.uow() as tx:
+        claimed = tx.runs.claim(run_id, owner="test-worker", lease_s=300)
     assert claimed is not None
     request = CompiledRequest(
         model=profile.model,
@@ -45,7 +45,8 @@ def worker_run(
         params={},
         exposures=list(exposures),
     )
-    assert lifecycle.store_request(ledger.engine, run_id, claimed.attempt, request)
+    with ledger.uow() as tx:
+        assert tx.runs.store_request(run_id, claimed.attempt, request)
     return run_id, claimed.attempt, request.sha256
 
 

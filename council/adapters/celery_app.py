@@ -19,6 +19,7 @@ from celery import Celery
 from kombu import Queue  # type: ignore[attr-defined]
 
 from council import config
+from council.domain.vocabulary import QUEUES
 
 # The hard time limit of a task; the broker's visibility timeout must exceed it,
 # or Redis would hand a still-running task to a second worker.
@@ -45,7 +46,7 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
         broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
         broker_connection_retry_on_startup=True,
         task_default_queue="runs",
-        task_queues=(Queue("runs"), Queue("commit"), Queue("maintenance")),
+        task_queues=tuple(Queue(name) for name in QUEUES),
         task_routes={
             "council.execute_run": {"queue": "runs"},
             "council.evaluate_nodes": {"queue": "commit"},

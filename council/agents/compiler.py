@@ -1,4 +1,4 @@
-"""The one request compiler (DESIGN §7): `council preview` and the worker call
+"""The one request compiler (docs/architecture.md §7): `council preview` and the worker call
 the same function, so a preview hashes to exactly the request a run stores.
 
 The briefing is the reentry packet — blind (stances redacted) in independent

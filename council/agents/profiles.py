@@ -1,4 +1,4 @@
-"""Agent profiles (DESIGN §7, §9): an agent name → the runtime and model it
+"""Agent profiles (docs/architecture.md §7, §9): an agent name → the runtime and model it
 runs on, the model's provider family, non-secret call parameters, and the
 *name* of the variable holding its key (a key value is read by the gateway at
 call time, on the worker, and is never held by a profile or stored).

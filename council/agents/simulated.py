@@ -1,4 +1,4 @@
-"""The simulated provider's behaviour (DESIGN §7): a deterministic stand-in for
+"""The simulated provider's behaviour (docs/architecture.md §7): a deterministic stand-in for
 a model, so the whole council runs offline through the same code path.
 
 ``respond(model, messages)`` reads the briefing — the last fenced ```json block

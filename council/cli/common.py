@@ -44,7 +44,7 @@ def uow() -> UnitOfWork:
 
 def touched_memory(items: list[dict[str, Any]]) -> None:
     """A read showed these memory items: queue re-verification of the provisional
-    ones (DESIGN §5, lazy). The read never fails for it; without a broker the
+    ones (docs/architecture.md §5, lazy). The read never fails for it; without a broker the
     periodic sweep does the work."""
     from council.cli.output import warn
     from council.services.reversal import request_reverification

@@ -10,11 +10,13 @@ import typer
 from rich.console import Console
 
 from council.cli.common import JsonOpt
-from council.cli.output import console, emit, err_console
+from council.cli.output import console, emit, err_console, fetch_command, returns
+from council.domain.results.demo import DemoSummary
 
 COST_PAUSE_S = 5
 
 
+@returns(DemoSummary)
 def demo_cmd(
     keep: Annotated[bool, typer.Option("--keep", help="Leave the stack running afterwards.")] = False,
     as_json: JsonOpt = False,
@@ -38,7 +40,8 @@ def demo_cmd(
     stop = not keep and not already_running
     try:
         wired = bootstrap()
-        story = Story(wired.uow, wired.required_scheduler(), out, timeout_s=600 if real else 150)
+        timeout_s = 600 if real else 150
+        story = Story(wired.uow, wired.required_scheduler(), out, timeout_s=timeout_s, hint=fetch_command)
         web = started["web_url"]
         summary = story.run(page_url=lambda thread_id: f"{web}?thread={thread_id}" if web else None)
     finally:
@@ -50,8 +53,9 @@ def demo_cmd(
     summary["simulated"] = [p.name for p in mine if p.simulated]
     summary["stack"] = {"home": started["home"], "left_running": not stop, "stopped": stop}
     summary["look_closer"] = _look_closer(summary)
-    emit(summary, as_json, _render)
-    if not summary["ok"]:
+    result = DemoSummary.model_validate(summary)
+    emit(result, as_json, _render)
+    if not result.ok:
         raise typer.Exit(1)
 
 

@@ -49,22 +49,27 @@ def register_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: map the project's exceptions to exit codes (2 = bad input)."""
+    """Entry point: map the project's exceptions to exit codes (2 = bad input).
+    Under ``--json`` a failure also prints one JSON document on stdout:
+    ``{"error": "<the one-line reason>", "code": <exit code>}``."""
     from council.cli.output import fail
 
+    args = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in args
     register_commands()
     try:
         # Outside standalone mode click returns a raised Exit's code instead of exiting.
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=args, standalone_mode=False)
     except CouncilError as exc:
-        fail(str(exc))
+        fail(str(exc), as_json=as_json, code=exc.exit_code)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
-        fail("aborted")
+        fail("aborted", as_json=as_json, code=1)
         sys.exit(1)
     except typer.TyperException as exc:  # usage errors: missing option, bad choice (exit 2)
-        fail(exc.format_message() if hasattr(exc, "format_message") else str(exc))
-        sys.exit(int(getattr(exc, "exit_code", 2)))
+        code = int(getattr(exc, "exit_code", 2))
+        fail(exc.format_message() if hasattr(exc, "format_message") else str(exc), as_json=as_json, code=code)
+        sys.exit(code)
     sys.exit(code if isinstance(code, int) else 0)

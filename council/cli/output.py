@@ -63,12 +63,27 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) 
         console.print_json(to_json(data))
 
 
-def fail(message: str) -> None:
-    """One line on stderr; the caller decides the exit code."""
+def fail(message: str, *, as_json: bool = False, code: int = 1) -> None:
+    """One line on stderr (the caller exits with ``code``); under ``--json`` also the
+    error document on stdout, so a script reading stdout always gets one document."""
     first_line = message.strip().splitlines()[0] if message.strip() else "error"
     err_console.print(f"[bold red]error:[/] {first_line}", highlight=False, soft_wrap=True)
+    if as_json:
+        sys.stdout.write(to_json({"error": first_line, "code": code}) + "\n")
+        sys.stdout.flush()
 
 
 def warn(message: str) -> None:
     """One line on stderr that does not change the outcome."""
     err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def fetch_command(thread_id: str, fetch: Any) -> str:
+    """Where a reentry packet's left-out section can be read, as a command."""
+    commands = {
+        "reentry": f"`council reentry --thread {thread_id} --budget {fetch.budget}`",
+        "evidence": "`council evidence show ID`",
+        "branches": f"`council branch list --thread {thread_id}`",
+        "memory": f"`council memory list --thread {thread_id}`",
+    }
+    return commands[fetch.read]

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from council.cli.common import JsonOpt, touched_memory, uow
-from council.cli.output import console, emit, returns
+from council.cli.output import console, emit, fetch_command, returns
 from council.domain.reentry import ReentryPacket
 from council.domain.results.reentry import LintReport
 from council.errors import BadInput
@@ -33,7 +33,7 @@ def reentry_cmd(
     if as_json or fmt == "json":
         emit(packet.model_dump(mode="json"), True)
     else:
-        typer.echo(render_markdown(packet))
+        typer.echo(render_markdown(packet, fetch_command))
 
 
 @returns(LintReport)

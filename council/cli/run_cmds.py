@@ -14,9 +14,10 @@ from council.cli.common import JsonOpt, actor, council, record, uow
 from council.cli.output import console, emit, err_console, returns
 from council.domain.commands import RecordedRun
 from council.domain.results.runs import Dispatched, DispatchedRun, Preview, Profiles, RunRecorded, RunShown
+from council.domain.vocabulary import DEFAULT_COUNCIL, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, CouncilError
 
-TERMINAL = ("succeeded", "failed")
+TERMINAL = TERMINAL_RUN_STATUSES
 
 run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=True)
 
@@ -24,9 +25,9 @@ run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=Tru
 @returns(Dispatched)
 def dispatch_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
-    agents: Annotated[
-        str, typer.Option("--agents", help="Comma-separated profile names.")
-    ] = "claude,codex,glm",
+    agents: Annotated[str, typer.Option("--agents", help="Comma-separated profile names.")] = ",".join(
+        DEFAULT_COUNCIL
+    ),
     mode: Annotated[str, typer.Option("--mode", help="independent, deliberative or review.")] = "independent",
     rounds: Annotated[int, typer.Option("--rounds", help="Rounds (deliberative: round r sees r-1).")] = 1,
     proposal: Annotated[str | None, typer.Option("--proposal", help="Retraction proposal (review).")] = None,

@@ -9,9 +9,11 @@ from uuid import UUID
 import typer
 
 from council.cli.common import JsonOpt, uow
-from council.cli.output import console, emit, err_console
+from council.cli.output import console, emit, err_console, returns
+from council.domain.results.events import Watched
 
 
+@returns(Watched)
 def watch_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     timeout: Annotated[float | None, typer.Option("--timeout", help="Stop after this many seconds.")] = None,
@@ -47,7 +49,7 @@ def watch_cmd(
             time.sleep(interval)
     except KeyboardInterrupt:
         pass
-    emit({"thread_id": thread_id, "events": collected, "groups": touched}, as_json, lambda d: None)
+    emit(Watched(thread_id=thread_id, events=collected, groups=touched), as_json, lambda d: None)
 
 
 def register(app: typer.Typer) -> None:

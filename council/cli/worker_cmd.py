@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from council.config import DEFAULT_POOL_SIZE, POOL_SIZE_ENV
+from council.domain.vocabulary import QUEUES
 from council.errors import BadInput
 
 POOLS = ("prefork", "threads")
@@ -38,7 +39,7 @@ def worker_cmd(
     from workers.metrics_server import default_directory
 
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
-    unknown = sorted(set(wanted) - {"runs", "commit", "maintenance"})
+    unknown = sorted(set(wanted) - set(QUEUES))
     if unknown or not wanted:
         raise BadInput(f"unknown queue(s): {', '.join(unknown) or '(none given)'}")
     if pool not in POOLS:

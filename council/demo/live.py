@@ -19,11 +19,12 @@ from rich.table import Table
 from rich.text import Text
 
 from council.bootstrap import UnitOfWork
+from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import CouncilError
 from council.services.consolidation import groups_among
 from council.services.dispatch import dispatch_runs
 
-TERMINAL = ("succeeded", "failed")
+TERMINAL = TERMINAL_RUN_STATUSES
 
 POLL_S = 0.5
 _COLOURS = {"succeeded": "green", "failed": "red", "running": "cyan", "queued": "yellow"}

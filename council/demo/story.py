@@ -31,7 +31,8 @@ from council.bootstrap import Scheduler, UnitOfWork
 from council.demo import scenario
 from council.demo.live import StepFailed, Watcher, finished
 from council.domain.commands import NewAction, NewNode, same_reading
-from council.domain.reentry_markdown import render_markdown
+from council.domain.reentry_markdown import FetchHint, render_markdown
+from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import CouncilError
 from council.services.claims import add_action
 from council.services.consolidation import history, replay, show_consolidation
@@ -43,13 +44,16 @@ from council.services.retraction import adjudicate
 from council.services.reversal import change_validity
 from council.services.threads import create_thread, list_events
 
-AGENTS = ("claude", "codex", "glm")
+AGENTS = DEFAULT_COUNCIL
 ACTOR = "demo"
 
 
 class Story:
-    def __init__(self, uow: UnitOfWork, scheduler: Scheduler, out: Console, *, timeout_s: float) -> None:
+    def __init__(
+        self, uow: UnitOfWork, scheduler: Scheduler, out: Console, *, timeout_s: float, hint: FetchHint
+    ) -> None:
         self.uow = uow
+        self.hint = hint
         self.scheduler = scheduler
         self.out = out
         self.timeout_s = timeout_s
@@ -269,7 +273,7 @@ class Story:
             raise StepFailed(f"proposal {mine} was adjudicated {outcomes[mine]}, not retracted")
 
     def reentry(self) -> None:
-        markdown = render_markdown(reentry_packet(self.uow, self.summary["thread_id"]))
+        markdown = render_markdown(reentry_packet(self.uow, self.summary["thread_id"]), self.hint)
         self.out.print(markdown, markup=False, highlight=False)
         self.summary["reentry_markdown"] = markdown
 

@@ -1,4 +1,4 @@
-"""A resolved agent profile: the executor a run is pinned to (DESIGN §7).
+"""A resolved agent profile: the executor a run is pinned to (docs/architecture.md §7).
 
 A value only: which runtime and model run, the provider family, non-secret
 parameters and the *name* of the key variable — never a key. It is resolved

@@ -1,4 +1,4 @@
-"""What becomes of a consolidation's memory when its evidence changes (DESIGN §5).
+"""What becomes of a consolidation's memory when its evidence changes (docs/architecture.md §5).
 
 Pure judges over one consolidation as the ledger loaded it (its status, stored
 snapshot, memory item and the current validity of each evidence item the

@@ -1,4 +1,4 @@
-"""The reentry packet (DESIGN §6): the active frontier within a token budget.
+"""The reentry packet (docs/architecture.md §6): the active frontier within a token budget.
 
 Built from the frontier query's rows by a pure function. What does not fit
 the budget is cut by a fixed priority and listed under ``left_out`` with how
@@ -102,10 +102,19 @@ class MemoryRef(BaseModel):
     content: str
 
 
+class Fetch(BaseModel):
+    """How to read what a section left out: the reentry packet again with a larger
+    budget, an evidence item by its id, the thread's branches or its memory. Each
+    face says it its own way (a command, a URL, a tool call)."""
+
+    read: Literal["reentry", "evidence", "branches", "memory"]
+    budget: int | None = None
+
+
 class LeftOut(BaseModel):
     section: str
     count: int
-    fetch: str
+    fetch: Fetch
 
 
 class ReentryPacket(BaseModel):
@@ -177,13 +186,13 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
         left_out=[],
     )
     spent = estimate_tokens(packet.model_dump(mode="json"))
-    more = f"council reentry --thread {tid} --budget {max(budget * 4, 1000)}"
+    more = Fetch(read="reentry", budget=max(budget * 4, 1000))
     # Room is kept for a left-out note for every section still to come, so what
     # is cut is always listed within the budget.
     fetches = {
-        "evidence": "council evidence show EVIDENCE_ID",
-        "branches": f"council branch list --thread {tid}",
-        "memory": f"council memory list --thread {tid}",
+        "evidence": Fetch(read="evidence"),
+        "branches": Fetch(read="branches"),
+        "memory": Fetch(read="memory"),
     }
     totals = {
         "heads": int(rows["head_count"]),

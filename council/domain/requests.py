@@ -1,4 +1,4 @@
-"""What a run was sent: the compiled request and the exposures it carries (DESIGN §3, §7).
+"""What a run was sent: the compiled request and the exposures it carries (docs/architecture.md §3, §7).
 
 Values only. The compiler (``council.agents.compiler``) builds them; the
 ledger stores the canonical request, its SHA-256 and the exposures before the

@@ -1,4 +1,4 @@
-"""Consolidation rules (DESIGN §4): a pure function of the snapshot.
+"""Consolidation rules (docs/architecture.md §4): a pure function of the snapshot.
 
 No clock, no randomness, no database: the rule set and grouping parameters
 are part of the snapshot, so a decision can be recomputed from stored records

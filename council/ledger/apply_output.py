@@ -1,4 +1,4 @@
-"""Applying a run's output to the ledger (DESIGN §7).
+"""Applying a run's output to the ledger (docs/architecture.md §7).
 
 :func:`check_output` looks at every reference and limit before anything is
 written; :func:`apply_output` then writes it all in the caller's transaction,

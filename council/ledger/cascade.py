@@ -1,4 +1,4 @@
-"""The bounded reversal cascade (DESIGN §5): when a consolidation becomes
+"""The bounded reversal cascade (docs/architecture.md §5): when a consolidation becomes
 contested, the memory of every node that depends on it, to CASCADE_DEPTH
 levels, becomes provisional.
 

@@ -1,5 +1,5 @@
 """The consolidation committer: exactly one live consolidation per logical node
-(invariant 8), under any concurrency, retry, redelivery or crash (DESIGN §4).
+(invariant 8), under any concurrency, retry, redelivery or crash (docs/architecture.md §4).
 
 One transaction at READ COMMITTED; the logical node's transaction-scoped
 advisory lock; then "already live for this version?", then idempotency (same
@@ -29,6 +29,7 @@ from council import metrics
 from council.domain.results.consolidation import Evaluated
 from council.domain.rules import Decision, evaluate
 from council.domain.snapshot import manifest_of, snapshot_digests, support_evidence
+from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
 from council.errors import CouncilError, NotFound
 from council.ledger import events
 from council.ledger import tables as t
@@ -38,10 +39,7 @@ from council.sql import query
 LOCK_TIMEOUT = "10s"
 STATEMENT_TIMEOUT = "60s"
 
-COMMITTED = "committed"
-ALREADY = "already_consolidated"
-NOT_READY = "not_ready"
-WOULD_COMMIT = "would_commit"
+COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 
 
 class Committer:

@@ -1,4 +1,4 @@
-"""What the epistemic-word check needs of a thread's ledger (DESIGN §6): its
+"""What the epistemic-word check needs of a thread's ledger (docs/architecture.md §6): its
 items with the durable transitions that license the guarded words."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Retraction proposals, votes and adjudication (DESIGN §5).
+"""Retraction proposals, votes and adjudication (docs/architecture.md §5).
 
 A proposal pins the rule set and grouping version in force when it opens.
 Votes are claims of agent runs on the proposal (endorse = retract, dispute =

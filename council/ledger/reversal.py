@@ -1,4 +1,4 @@
-"""Governed reversal's reads and writes (DESIGN §5): evidence validity
+"""Governed reversal's reads and writes (docs/architecture.md §5): evidence validity
 transitions, and the reassessment of consolidations resting on evidence.
 
 A validity change takes the evidence key's exclusive lock, records the

@@ -1,5 +1,5 @@
 """Agent runs: their lineage (parent, round, exposures) as immutable facts, and
-their life from dispatch to a terminal state (DESIGN §7, delivery).
+their life from dispatch to a terminal state (docs/architecture.md §7, delivery).
 
 Runs are created in Postgres before anything is enqueued. A worker claims a
 run for one *attempt* (a lease plus an attempt number, the fencing token);
@@ -23,7 +23,7 @@ from council.domain.profile import Profile
 from council.domain.providers import provider_family
 from council.domain.requests import CompiledRequest
 from council.domain.results.runs import DispatchedRun, RunRecorded, RunShown, RunSummary
-from council.domain.vocabulary import RUN_MODES
+from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput
 from council.ledger import tables as t
 from council.ledger.attempts import attempts_of
@@ -32,7 +32,7 @@ from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require, require_same_thread, resolve
 from council.sql import query
 
-TERMINAL = ("succeeded", "failed")
+TERMINAL = TERMINAL_RUN_STATUSES
 
 
 class Runs:
@@ -43,7 +43,7 @@ class Runs:
 
     def record(self, recorded: RecordedRun, *, actor: str) -> RunRecorded:
         """A run made outside the workers; ``exposed_to`` names runs whose
-        stances it was shown (explicit exposure, DESIGN §3)."""
+        stances it was shown (explicit exposure, docs/architecture.md §3)."""
         conn = self._conn
         provider = v.text(provider_family(recorded.model, recorded.provider), "provider", v.MAX_NAME)
         thread_id = resolve(conn, t.threads, recorded.thread, "thread")

@@ -1,5 +1,5 @@
 """Work that was created but never finished, found from the ledger alone (the
-sweep's reads; DESIGN §7, Delivery). Each read is bounded and oldest first;
+sweep's reads; docs/architecture.md §7, Delivery). Each read is bounded and oldest first;
 ``settle_s`` leaves alone work whose message is normally still on its way."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Executing one agent run on a worker (DESIGN §7).
+"""Executing one agent run on a worker (docs/architecture.md §7).
 
 In order: claim the run for an attempt (lease + fencing token, and the
 attempt's record of which worker took it); check that this worker can run the

@@ -1,4 +1,4 @@
-"""Use cases of resuming: the reentry packet (DESIGN §6) and the epistemic-word check."""
+"""Use cases of resuming: the reentry packet (docs/architecture.md §6) and the epistemic-word check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Use cases of retraction: propose, vote, adjudicate (DESIGN §5).
+"""Use cases of retraction: propose, vote, adjudicate (docs/architecture.md §5).
 
 Adjudication is serialized under the consolidated node's lock (the
 committer's) and idempotent: a proposal already decided answers with its

@@ -1,4 +1,4 @@
-"""Use cases of governed reversal (DESIGN §5): a validity change and its
+"""Use cases of governed reversal (docs/architecture.md §5): a validity change and its
 reassessment, the bounded cascade, and lazy re-verification.
 
 A validity change is one transaction (the evidence lock, the transition, the
@@ -32,12 +32,13 @@ from council.adapters.scheduler import Scheduler
 from council.domain import reassessment
 from council.domain.commands import IdRef
 from council.domain.results.reversal import CascadeHandOn, Reassessed, Reverified, ValidityChanged
+from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.ledger.retraction import Pins
 from council.ledger.reversal import Judge
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 
-REVIEWERS = ("claude", "codex", "glm")
+REVIEWERS = DEFAULT_COUNCIL
 # Consolidations reassessed per transaction (their node locks held together), and
 # transactions in flight at once.
 REASSESS_BATCH = 100

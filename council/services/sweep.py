@@ -1,4 +1,4 @@
-"""The sweep (DESIGN §7, Delivery): re-enqueue work of every kind that was
+"""The sweep (docs/architecture.md §7, Delivery): re-enqueue work of every kind that was
 created but never finished.
 
 Work travels in Celery messages but lives in the ledger. A message can be
@@ -13,8 +13,8 @@ ledger alone:
 - evaluations: open or tentative heads holding claims that no evaluation or
   consolidation of them saw;
 - cascade continuations that no step continued;
-- reassessments: live consolidations whose memory is still stable though
-  evidence they rest on was challenged or invalidated;
+- reassessments: live consolidations whose memory is still stable, and has
+  not moved since evidence they rest on was challenged or invalidated;
 - the next round of a deliberative dispatch whose round ended;
 - the adjudication of a proposal whose review dispatch ended.
 

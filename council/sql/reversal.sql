@@ -105,8 +105,11 @@ ORDER BY e.to_version_id, e.from_version_id
 -- unreassessed_consolidations --
 -- For the sweep: live consolidations whose memory is still stable although
 -- evidence they rest on (through the evidence index) was challenged or
--- invalidated at least :settle_s ago — a validity change whose reassessment
--- transaction never ran (the database went away between the two). Driven
+-- invalidated at least :settle_s ago, and has not moved since — a validity
+-- change whose reassessment transaction never ran (the database went away
+-- between the two). Memory that moved since was reassessed (every
+-- reassessment of stable memory over fallen evidence moves it), and may be
+-- stable again: an immaterial invalidation, or a re-verification. Driven
 -- from the evidence that fell (few rows), in lock-key order like
 -- affected_consolidations.
 SELECT DISTINCT c.id, c.logical_node_id, c.node_version_id, c.thread_id,
@@ -115,6 +118,7 @@ FROM evidence e
 JOIN consolidation_evidence ce ON ce.evidence_id = e.id
 JOIN consolidations c ON c.id = ce.consolidation_id AND c.status = 'live'
 JOIN memory_items m ON m.consolidation_id = c.id AND m.status = 'stable'
+                   AND m.status_changed_at < e.validity_changed_at
 WHERE e.validity IN ('challenged', 'invalidated')
   AND e.validity_changed_at < clock_timestamp() - make_interval(secs => :settle_s)
 ORDER BY node_lock_key, c.id

@@ -14,10 +14,12 @@ from council.domain.results.consolidation import (
     MemoryList,
     Replayed,
 )
+from council.domain.results.evidence import EvidenceShown
 from council.domain.results.graph import VersionShown
 from council.domain.results.runs import RunShown
 from council.domain.vocabulary import MEMORY_STATUSES
 from council.services.consolidation import groups, history, memory_list, replay, show_consolidation
+from council.services.evidence import show_evidence
 from council.services.nodes import show_node
 from council.services.runs import show_run
 from council.web.errors import documented
@@ -36,6 +38,17 @@ KNOWN = documented(404)
 )
 def run(run_id: UUID, wired: Wired) -> Any:
     return show_run(wired.uow, run_id)
+
+
+@router.get(
+    "/evidence/{evidence_id}",
+    response_model=EvidenceShown,
+    responses=KNOWN,
+    tags=["evidence"],
+    summary="One evidence item in full: content, validity and its history, the threads it is in",
+)
+def evidence(evidence_id: UUID, wired: Wired) -> EvidenceShown:
+    return show_evidence(wired.uow, evidence_id)
 
 
 @router.get(

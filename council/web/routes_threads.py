@@ -8,7 +8,7 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import PlainTextResponse
 
-from council.domain.reentry import ReentryPacket
+from council.domain.reentry import Fetch, ReentryPacket
 from council.domain.reentry_markdown import render_markdown
 from council.domain.results.events import EventList
 from council.domain.results.graph import ThreadGraph
@@ -93,7 +93,18 @@ def reentry(thread_id: UUID, wired: Wired, budget: Budget = DEFAULT_BUDGET, blin
 def reentry_markdown(
     thread_id: UUID, wired: Wired, budget: Budget = DEFAULT_BUDGET, blind: Blind = False
 ) -> MarkdownResponse:
-    return MarkdownResponse(render_markdown(_packet(wired, thread_id, budget, blind)))
+    return MarkdownResponse(render_markdown(_packet(wired, thread_id, budget, blind), _fetch_path))
+
+
+def _fetch_path(thread_id: str, fetch: Fetch) -> str:
+    """Where a left-out section can be read, as this API's path."""
+    paths = {
+        "reentry": f"`GET /threads/{thread_id}/reentry.md?budget={fetch.budget}`",
+        "evidence": "`GET /evidence/{id}`",
+        "branches": f"`GET /threads/{thread_id}/graph` (its branches)",
+        "memory": f"`GET /memory?thread={thread_id}`",
+    }
+    return paths[fetch.read]
 
 
 def _packet(wired: Wiring, thread_id: UUID, budget: int, blind: bool) -> ReentryPacket:

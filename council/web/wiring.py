@@ -44,7 +44,7 @@ class Wiring:
 
     def touched_memory(self, items: Sequence[Mapping[str, Any]]) -> None:
         """A read showed these memory items: queue re-verification of the provisional
-        ones (DESIGN §5, lazily). The read never fails for it: with no broker, or
+        ones (docs/architecture.md §5, lazily). The read never fails for it: with no broker, or
         the broker down, the periodic sweep does the work."""
         try:
             scheduler = self.scheduler()

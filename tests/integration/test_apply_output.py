@@ -13,11 +13,13 @@ from pydantic import ValidationError
 from sqlalchemy import Engine, Table, func, select
 
 from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut, NewEvidence
+from council.domain.commands import NewVersion
 from council.errors import BadInput
-from council.ledger import nodes
 from council.ledger import tables as t
-from council.ledger.apply_output import apply_output, check_output
+from council.ledger.apply_output import check_output
 from council.ledger.db import unit_of_work
+from council.ledger.unit import UnitOfWork
+from council.services.nodes import add_version
 from tests.builders import ACTOR, Ledger
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "bad_outputs"
@@ -65,8 +67,8 @@ def _run_row(engine: Engine, run_id: UUID) -> Any:
 
 
 def _apply(engine: Engine, run_id: UUID, document: dict[str, Any]) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        return apply_output(conn, _run_row(engine, run_id), AgentOutput.model_validate(document), actor=ACTOR)
+    with UnitOfWork(engine)() as tx:
+        return tx.outputs.apply(_run_row(engine, run_id), AgentOutput.model_validate(document), actor=ACTOR)
 
 
 def _row_counts(engine: Engine) -> dict[str, int]:
@@ -283,13 +285,11 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
     claimed = ledger.node("WAL mode removes the lock contention")["version_id"]
     ledger.claim(run_id, claimed)
     own = ledger.node("Postgres is required in production")
-    run_version = nodes.add_version(
-        engine,
-        logical_node_id=own["logical_node_id"],
-        content="Postgres is required",
+    run_version = add_version(
+        UnitOfWork(engine),
+        NewVersion(logical_node=own["logical_node_id"], content="Postgres is required", run=run_id),
         actor=ACTOR,
-        run_id=run_id,
-    )["version_id"]
+    ).version_id
     other = Ledger.new(engine, title="another question", evidence_items=0)
     values = {
         "version": head["version_id"],
@@ -318,8 +318,8 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
     else:
         with unit_of_work(engine) as conn, pytest.raises(BadInput) as checked:
             check_output(conn, run, output)
-        with pytest.raises(BadInput) as applied, unit_of_work(engine) as conn:
-            apply_output(conn, run, output, actor=ACTOR)
+        with pytest.raises(BadInput) as applied, UnitOfWork(engine)() as tx:
+            tx.outputs.apply(run, output, actor=ACTOR)
         reason = str(checked.value)
         assert str(applied.value) == reason
     # Then it fails with one line that says why, and nothing was written

@@ -21,3 +21,11 @@ class Event(Row):
 
 class EventList(Result):
     items: list[Event]
+
+
+class Watched(Result):
+    """What `council watch` saw: the events, and after each claim the groups of its node."""
+
+    thread_id: UUID
+    events: list[Event]
+    groups: dict[str, Any]
