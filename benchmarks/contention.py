@@ -1,4 +1,4 @@
-"""Contention: 64 evaluator processes race on one ready node (DESIGN §4).
+"""Contention: 64 evaluator processes race on one ready node (docs/architecture.md §4).
 
 Every evaluator is a spawned process with its own engine and connection. All
 are started, connected and waiting before one Event releases them together;

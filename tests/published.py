@@ -1,7 +1,7 @@
 """The published JSON contracts in schema/: validation and regeneration.
 
 ``python -m tests.published --write`` regenerates the files derived from code
-(the reentry packet schema); ``make schema`` runs it.
+(the reentry packet, agent output and CLI output schemas); ``make schema`` runs it.
 """
 
 from __future__ import annotations
@@ -73,10 +73,6 @@ def cli_outputs_schema() -> dict[str, Any]:
     definitions: dict[str, Any] = dict(schema.get("$defs", {}))
     for key, model in commands.items():
         definitions[key] = refs[(model, "serialization")]
-    # TRANSITIONAL (layering work in progress): hand-written entries of untyped commands.
-    for key, entry in json.loads(CLI_OUTPUTS.read_text())["$defs"].items():
-        if key[:1].islower() and key not in definitions:
-            definitions[key] = entry
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "cli-outputs.schema.json",

@@ -74,8 +74,9 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
 
 
 # Creating the app object connects to nothing; `celery -A workers.app` finds it here.
-# A worker imports the included modules: the tasks and its metrics endpoint's signal handlers.
-app = configure(Celery("council", include=["workers.tasks", "workers.metrics_server"]))
+# A worker imports the included modules: the tasks, and the signal handlers that clear
+# coalescing marks as a task starts (and set them while it retries) and serve its metrics.
+app = configure(Celery("council", include=["workers.tasks", "workers.coalesce", "workers.metrics_server"]))
 
 
 def connect(broker_url: str | None = None) -> Celery:

@@ -162,7 +162,8 @@ def _failed(
     usage: dict[str, Any] | None = None,
     error: str | None = None,
 ) -> Executed:
-    """Record the run's failure with its reason (fenced); nothing else is written."""
+    """Record the run's failure with its reason (fenced); nothing else is written.
+    A zombie attempt (a newer one owns the run) writes nothing and hands nothing on."""
     reason = " ".join(reason.split())[:2000] or "failed"
     with uow() as tx:
         fenced = tx.runs.fence(run.id, attempt)
@@ -170,6 +171,8 @@ def _failed(
             tx.runs.finish(
                 fenced, attempt, status="failed", usage=usage, error=reason, event_payload={"reason": reason}
             )
+    if fenced is None:
+        return Executed(run_id=run.id, status="fenced")
     return _after(uow, scheduler, run, Executed(run_id=run.id, status="failed", error=error or reason))
 
 

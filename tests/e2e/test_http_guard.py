@@ -1,4 +1,4 @@
-"""A real `council serve` (uvicorn) refuses what the API must not take (DESIGN §11):
+"""A real `council serve` (uvicorn) refuses what the API must not take (docs/architecture.md §11):
 foreign Host headers, bodies from callers without the write token, and bodies larger
 than COUNCIL_API_MAX_BODY_BYTES, all before the body is read.
 

@@ -1,5 +1,5 @@
 """What ran is what the run says ran, on real Celery workers, Redis and Postgres
-(DESIGN §7): the executor is pinned where the run is dispatched, and each
+(docs/architecture.md §7): the executor is pinned where the run is dispatched, and each
 worker runs exactly that or fails the run with its reason; one retry level.
 
 A local fake OpenAI-compatible server stands in for a real endpoint (a profile

@@ -202,7 +202,9 @@ def test_writes_are_refused_and_reads_open_when_the_server_has_no_token(
     for variable in ("COUNCIL_API_TOKEN", "COUNCIL_API_READ_TOKEN"):
         monkeypatch.delenv(variable, raising=False)
     before = len(_events(uow, seeded))
-    with TestClient(create_app(bootstrap(db_url, scheduler=lambda uow: Recorder())), base_url=BASE_URL) as client:
+    with TestClient(
+        create_app(bootstrap(db_url, scheduler=lambda uow: Recorder())), base_url=BASE_URL
+    ) as client:
         # When a write is attempted, even with some token
         response = client.post(
             f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=AUTH
@@ -310,7 +312,7 @@ def test_reading_provisional_memory_queues_its_reverification(
     # When memory is listed and the reentry packet read
     [item] = client.get("/memory", params={"status": "provisional"}).json()["items"]
     client.get(f"/threads/{seeded.ledger.thread_id}/reentry")
-    # Then each read queued its re-verification (lazily, DESIGN §5)
+    # Then each read queued its re-verification (lazily, docs/architecture.md §5)
     assert recorder.reverifications == [[UUID(item["id"])], [UUID(item["id"])]]
 
 
@@ -404,7 +406,9 @@ def test_an_event_inserted_shows_up_on_the_stream(
         _messages(lines, lambda ms: {"comment": "listening"} in ms)
         # When evidence is added to the thread by another writer
         with uow() as tx:
-            added = tx.evidence.add(thread_id=thread, source=from_text("fresh evidence"), title=None, actor=ACTOR)
+            added = tx.evidence.add(
+                thread_id=thread, source=from_text("fresh evidence"), title=None, actor=ACTOR
+            )
         # Then its event arrives, with its id, and keep-alives flow while nothing happens
         got = _messages(lines, lambda ms: any(m.get("data") for m in ms))
         [event] = [m for m in got if m.get("data")]

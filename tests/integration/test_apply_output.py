@@ -1,4 +1,4 @@
-"""Applying an agent output to the ledger (DESIGN §7) against real Postgres:
+"""Applying an agent output to the ledger (docs/architecture.md §7) against real Postgres:
 everything is checked before anything is written, then written in one
 transaction; every bad output in tests/data/bad_outputs/ writes nothing."""
 

@@ -1,4 +1,4 @@
-"""The committer under real concurrency (DESIGN §4, invariant 8).
+"""The committer under real concurrency (docs/architecture.md §4, invariant 8).
 
 Racing processes, a randomized stress with claims and versions arriving
 mid-evaluation, a crash while the node lock is held, and the guards that keep
@@ -275,7 +275,9 @@ def test_randomized_stress_keeps_one_live_consolidation_per_node(engine: Engine,
     assert {row.node_status for row in rows} <= {"resolved"}, f"seed {seed}"
     evaluations = [row.id for row in _rows(engine, "SELECT id FROM consolidation_evaluations")]
     mismatched = [
-        r for r in (replay(UnitOfWork(engine), i) for i in [row.id for row in rows] + evaluations) if not r.match
+        r
+        for r in (replay(UnitOfWork(engine), i) for i in [row.id for row in rows] + evaluations)
+        if not r.match
     ]
     assert mismatched == [], f"seed {seed}"
     # And the run exercised what it claims to: commits, refusals, supersession

@@ -1,4 +1,4 @@
-"""Consolidation scenarios against real Postgres (DESIGN §4, invariants 5-9)."""
+"""Consolidation scenarios against real Postgres (docs/architecture.md §4, invariants 5-9)."""
 
 from __future__ import annotations
 
@@ -36,8 +36,9 @@ def _replays(engine: Engine, record_id: UUID | None) -> bool:
 
 def _new_version(engine: Engine, old: UUID, content: str) -> UUID:
     """A new version of the logical node of ``old``."""
-    logical = show_node(UnitOfWork(engine), old).logical_node_id
-    return add_version(UnitOfWork(engine), NewVersion(logical_node=logical, content=content), actor=ACTOR).version_id
+    uow = UnitOfWork(engine)
+    logical = show_node(uow, old).logical_node_id
+    return add_version(uow, NewVersion(logical_node=logical, content=content), actor=ACTOR).version_id
 
 
 def _count(engine: Engine, table: t.Table, *where: Any) -> int:
@@ -269,8 +270,11 @@ def test_groups_cli_contract(cli: Any, engine: Engine) -> None:
     assert replayed["match"] is True and replayed["snapshot_sha256"]
     items = cli("memory", "list", "--status", "stable", "--json").json()["items"]
     assert [i["status"] for i in items] == ["stable"]
-    bad = cli("consolidate", "--node", "00000000-0000-4000-8000-000000000000", "--json")
-    assert bad.code == 2 and bad.stdout == ""
+    unknown = "00000000-0000-4000-8000-000000000000"
+    bad = cli("consolidate", "--node", unknown, "--json")
+    # Bad input: no result, only the error document on stdout (the one-line reason also on stderr)
+    assert bad.code == 2 and bad.json() == {"error": f"no node version with id {unknown}", "code": 2}
+    assert bad.stderr.strip() == f"error: no node version with id {unknown}"
     assert cli("memory", "list", "--status", "great", "--json").code == 2
 
 

@@ -1,13 +1,15 @@
-"""Ledger write services against real Postgres (DESIGN §2 invariants 1-4)."""
+"""Ledger write services against real Postgres (docs/architecture.md §2 invariants 1-4)."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, func, select, text
 
 from council.domain.commands import NewClaim, NewFork, NewNode, NewVersion, RecordedRun, same_reading
+from council.domain.results.graph import ClaimAdded, VersionCreated
 from council.domain.results.threads import ThreadCreated
 from council.errors import BadInput, NotFound
 from council.ledger import tables as t
@@ -148,7 +150,9 @@ def test_run_lineage_and_claims(engine: Engine, uow: UnitOfWork) -> None:
     thread = _thread(uow)
     ev = add_evidence(uow, thread.id, EvidenceInput(text="doc"), actor=ACTOR)
     node = add_node(uow, NewNode(thread=thread.id, content="claim text"), actor=ACTOR)
-    parent = record_run(uow, RecordedRun(thread=thread.id, agent="claude", model="claude-sonnet-4-6"), actor=ACTOR)
+    parent = record_run(
+        uow, RecordedRun(thread=thread.id, agent="claude", model="claude-sonnet-4-6"), actor=ACTOR
+    )
     child = record_run(
         uow,
         RecordedRun(
@@ -194,7 +198,9 @@ def test_node_made_by_a_run_is_originated_by_it(engine: Engine, uow: UnitOfWork)
     run = record_run(uow, RecordedRun(thread=thread.id, agent="glm", model="glm-4.6"), actor=ACTOR)
     node = add_node(uow, NewNode(thread=thread.id, content="an idea", run=run.id), actor=ACTOR)
     with unit_of_work(engine) as conn:
-        claim = conn.execute(select(t.claims).where(t.claims.c.id == node.originate_claim_id)).mappings().one()
+        claim = (
+            conn.execute(select(t.claims).where(t.claims.c.id == node.originate_claim_id)).mappings().one()
+        )
     assert (claim["run_id"], claim["claim_type"]) == (run.id, "originate")
 
 
@@ -214,7 +220,9 @@ def test_merge_and_close_branches(uow: UnitOfWork) -> None:
     )
     alt = fork_branch(
         uow,
-        NewFork(thread=thread.id, kind="node", label="alt", divergence_type="claim", at_version=root.version_id),
+        NewFork(
+            thread=thread.id, kind="node", label="alt", divergence_type="claim", at_version=root.version_id
+        ),
         actor=ACTOR,
     )
     merged = merge_branch(uow, alt.id, rationale="same conclusion", actor=ACTOR)
@@ -262,11 +270,12 @@ def test_invalid_input_writes_nothing(engine: Engine, uow: UnitOfWork, case: str
     foreign_ev = add_evidence(uow, other.id, EvidenceInput(text="elsewhere"), actor=ACTOR)
     missing = uuid.uuid4()
 
-    def node_in_thread(**given: object) -> object:
-        return add_node(uow, NewNode(thread=thread.id, **given), actor=ACTOR)  # type: ignore[arg-type]
+    def node_in_thread(content: str, **given: Any) -> VersionCreated:
+        return add_node(uow, NewNode(thread=thread.id, content=content, **given), actor=ACTOR)
 
-    def claim_on(version: uuid.UUID, claim_type: str, confidence: float | None = None) -> object:
-        return add_claim(uow, run.id, NewClaim(version=version, claim_type=claim_type, confidence=confidence), actor=ACTOR)
+    def claim_on(version: uuid.UUID, claim_type: str, confidence: float | None = None) -> ClaimAdded:
+        claim = NewClaim(version=version, claim_type=claim_type, confidence=confidence)
+        return add_claim(uow, run.id, claim, actor=ACTOR)
 
     attempts = {
         "unknown thread": lambda: add_node(uow, NewNode(thread=missing, content="x"), actor=ACTOR),

@@ -1,4 +1,4 @@
-"""What ran is what the run says ran (DESIGN §7): the executor is pinned at
+"""What ran is what the run says ran (docs/architecture.md §7): the executor is pinned at
 dispatch, and the worker runs exactly that or fails the run with its reason.
 
 Real Postgres, ``execute_run`` in process (the worker's environment is this
@@ -218,7 +218,9 @@ def _raw_run(engine: Engine, thread_id: UUID, model: str, executor: dict[str, An
         )
 
 
-def test_a_run_without_a_pinned_executor_fails_and_is_never_resolved_on_the_worker(engine: Engine, uow: UnitOfWork) -> None:
+def test_a_run_without_a_pinned_executor_fails_and_is_never_resolved_on_the_worker(
+    engine: Engine, uow: UnitOfWork
+) -> None:
     # Given a run created before executors were pinned (migration 0006)
     ledger = Ledger.new(engine)
     run_id = _raw_run(engine, ledger.thread_id, "anthropic/claude-sonnet-4-6", None)
@@ -228,7 +230,9 @@ def test_a_run_without_a_pinned_executor_fails_and_is_never_resolved_on_the_work
     assert _run(engine, run_id)["error"] == "the run has no pinned executor; dispatch it again"
 
 
-def test_an_answer_whose_simulated_flag_disagrees_with_the_pin_fails_the_run(engine: Engine, uow: UnitOfWork) -> None:
+def test_an_answer_whose_simulated_flag_disagrees_with_the_pin_fails_the_run(
+    engine: Engine, uow: UnitOfWork
+) -> None:
     # Given a run pinned as real whose model is, in fact, the simulator's
     ledger = Ledger.new(engine)
     ledger.node()

@@ -1,4 +1,4 @@
-"""The reentry packet against real Postgres (DESIGN §6, invariants 6 and 7)."""
+"""The reentry packet against real Postgres (docs/architecture.md §6, invariants 6 and 7)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, insert, text
 
+from council.cli.output import fetch_command
+from council.domain.commands import NewAction, NewFork
 from council.domain.epistemic import lint
 from council.domain.reentry import estimate_tokens
 from council.domain.reentry_markdown import render_markdown
-from council.domain.commands import NewAction, NewFork
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.lint import ledger_items
@@ -77,7 +78,9 @@ def _scenario(engine: Engine) -> dict[str, Any]:
     alt_node = ledger.node("Only Postgres tests count", branch_id=alt.id)
     dead = fork_branch(
         uow,
-        NewFork(thread=tid, kind="node", label="mysql", divergence_type="claim", at_version=base["version_id"]),
+        NewFork(
+            thread=tid, kind="node", label="mysql", divergence_type="claim", at_version=base["version_id"]
+        ),
         actor=ACTOR,
     )
     dead_node = ledger.node("MySQL parity instead", branch_id=dead.id)
@@ -165,7 +168,9 @@ def test_small_budget_cuts_by_priority_and_says_what_was_left_out(engine: Engine
     left = {item.section: item for item in packet.left_out}
     assert len(packet.heads) + (left["heads"].count if "heads" in left else 0) == packet.head_count == 4
     assert [b.label for b in packet.objective_forks] == ["scope"]  # never cut
-    assert all(f"--thread {s['tid']}" in item.fetch or "ID" in item.fetch for item in packet.left_out)
+    # Each left-out section says where it can be read: as the CLI words it, a command for this thread or an id
+    hints = [fetch_command(str(s["tid"]), item.fetch) for item in packet.left_out]
+    assert all(f"--thread {s['tid']}" in hint or "ID" in hint for hint in hints)
     assert "## Left out (over budget)" in render_markdown(packet)
 
 
@@ -221,7 +226,9 @@ def test_property_packets_never_overstate_and_never_lose_a_head(
     for lane in ("fork", "merged", "dead"):
         lanes[lane] = fork_branch(
             uow,
-            NewFork(thread=ledger.thread_id, kind="node", label=lane, divergence_type="claim", at_version=anchor),
+            NewFork(
+                thread=ledger.thread_id, kind="node", label=lane, divergence_type="claim", at_version=anchor
+            ),
             actor=ACTOR,
         ).id
     expected_heads = {str(anchor)}

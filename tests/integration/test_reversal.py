@@ -1,4 +1,4 @@
-"""Governed reversal against real Postgres (DESIGN §5)."""
+"""Governed reversal against real Postgres (docs/architecture.md §5)."""
 
 from __future__ import annotations
 
@@ -235,7 +235,7 @@ def test_changing_the_default_grouping_after_opening_does_not_change_adjudicatio
 
 def _adjudicate_in_child(url: str, proposal_id: UUID, barrier: Any, out: Any) -> None:
     after_fork()  # a forked child must not share the parent's pooled connections
-    engine = engine_for(url, pool_size=1)
+    uow = UnitOfWork(engine_for(url, pool_size=1))
     barrier.wait()
     result = adjudicate(uow, proposal_id, actor="racer")
     out.put((result.outcome, result.already_adjudicated))

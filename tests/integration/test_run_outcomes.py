@@ -1,4 +1,4 @@
-"""Run-level outcomes through the real path (DESIGN §7): ``execute_run`` with
+"""Run-level outcomes through the real path (docs/architecture.md §7): ``execute_run`` with
 litellm talking real HTTP to a local fake OpenAI-compatible server, against
 real Postgres. Each outcome — a valid answer, invalid output with and without a
 successful re-prompt, unknown ids, a rate limit, a provider that stays down, a
@@ -574,7 +574,7 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     assert applied is None
     with uow() as tx:
         assert tx.runs.fence(run_id, 1) is None  # what failing it (fence, then finish) first asks
-    execution._failed(uow, scheduler, zombie, 1, "zombie failure")
+    assert execution._failed(uow, scheduler, zombie, 1, "zombie failure").status == "fenced"
     with uow() as tx:
         assert tx.runs.release(run_id, 1, "zombie retry") is False
     compiled = _compiled(uow, "claude", ledger.thread_id)

@@ -1,4 +1,4 @@
-"""Agent profiles (DESIGN §9 "Profiles file"): defaults that are current, the
+"""Agent profiles (docs/architecture.md §9 "Profiles file"): defaults that are current, the
 file and the variables checked key by key, secrets refused, simulation modes,
 and the executor a run pins. No database, no network."""
 
