@@ -1,4 +1,4 @@
-"""Reversal throughput: one evidence item invalidated under 10,000 live consolidations (docs/architecture.md §5).
+"""Reversal throughput: one evidence item invalidated under 10,000 live consolidations (architecture §5).
 
 **Data.** A fresh migrated database holds one thread with 10,000 open nodes.
 Each node has two endorsing runs of two providers (anthropic, openai). Run A

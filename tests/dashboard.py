@@ -50,6 +50,14 @@ def worker_run(
     return run_id, claimed.attempt, request.sha256
 
 
+def fail_run(ledger: Ledger, run_id: UUID, attempt: int, reason: str = "provider said no") -> None:
+    """The attempt fails as a worker records it: fenced on the attempt, then finished."""
+    with ledger.uow() as tx:
+        fenced = tx.runs.fence(run_id, attempt)
+        assert fenced is not None
+        tx.runs.finish(fenced, attempt, status="failed", error=reason, event_payload={"reason": reason})
+
+
 def view_rows(engine: Engine, view: str, **where: Any) -> list[dict[str, Any]]:
     """Rows of a view where each given column equals its value, read as the views'
     reader, the dashboard role, on the database of ``engine``."""

@@ -82,7 +82,7 @@ class PendingAction(BaseModel):
     acceptance_condition: str
 
 
-class Branch(BaseModel):
+class BranchState(BaseModel):
     id: str
     kind: str
     label: str
@@ -94,7 +94,7 @@ class Branch(BaseModel):
     killed_reason: str | None = None
 
 
-class MemoryRef(BaseModel):
+class MemoryNote(BaseModel):
     id: str
     node_version_id: str
     consolidation_id: str
@@ -126,22 +126,22 @@ class ReentryPacket(BaseModel):
     budget_tokens: int
     estimated_tokens: int
     high_water_event_id: int | None
-    objective_forks: list[Branch]
+    objective_forks: list[BranchState]
     heads: list[Head]
     head_count: int
     counterarguments: list[Counterargument]
     actions: list[PendingAction]
     dependencies: list[Dependency]
     evidence: list[EvidenceRef]
-    branches: list[Branch]
-    memory: list[MemoryRef]
+    branches: list[BranchState]
+    memory: list[MemoryNote]
     left_out: list[LeftOut]
 
 
-def _branches(rows: dict[str, Any]) -> dict[str, Branch]:
+def _branches(rows: dict[str, Any]) -> dict[str, BranchState]:
     killed = rows.get("killed_reasons") or {}
     return {
-        str(b["id"]): Branch(
+        str(b["id"]): BranchState(
             id=str(b["id"]),
             kind=b["kind"],
             label=b["label"],
@@ -314,7 +314,7 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
     fill("branches", ordered, packet.branches)
 
     memory = [
-        MemoryRef(
+        MemoryNote(
             id=str(m["id"]),
             node_version_id=str(m["node_version_id"]),
             consolidation_id=str(m["consolidation_id"]),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from council.domain.reentry import Branch, Fetch, ReentryPacket
+from council.domain.reentry import BranchState, Fetch, ReentryPacket
 
 
 def _q(text: str) -> str:
@@ -22,7 +22,7 @@ def _short(value: str | None) -> str:
     return (value or "")[:8]
 
 
-def _branch_line(branch: Branch) -> str:
+def _branch_line(branch: BranchState) -> str:
     if branch.kind == "main":
         return f"- main line ({branch.status})"
     point = f" at version {_short(branch.divergence_point)}" if branch.divergence_point else ""

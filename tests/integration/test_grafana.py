@@ -21,7 +21,7 @@ from council.services.branches import fork_branch
 from council.services.consolidation import consolidate
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
-from tests.dashboard import DASHBOARD_ROLE, dashboard_url, worker_run
+from tests.dashboard import DASHBOARD_ROLE, dashboard_url, fail_run, worker_run
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAFANA = ROOT / "deploy" / "grafana"
@@ -125,11 +125,7 @@ def test_every_panel_query_runs_as_the_dashboard_role_and_shows_the_ledger(
     ledger.claim(ledger.run("openai", exposed_to=[first]), lonely, claim_type="dispute")
     consolidate(uow, lonely, actor=ACTOR)
     failed, attempt, _ = worker_run(ledger)
-    with uow() as tx:  # the attempt fails as a worker records it (fenced)
-        fenced = tx.runs.fence(failed, attempt)
-        assert fenced is not None
-        reason = "provider said no"
-        tx.runs.finish(fenced, attempt, status="failed", error=reason, event_payload={"reason": reason})
+    fail_run(ledger, failed, attempt)
     fork_branch(
         uow,
         NewFork(

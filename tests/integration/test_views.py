@@ -24,7 +24,7 @@ from council.services.consolidation import consolidate, groups
 from council.services.nodes import add_version, set_node_status, show_node
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
-from tests.dashboard import version_of, view_rows, worker_run
+from tests.dashboard import fail_run, version_of, view_rows, worker_run
 
 VIEWS_DOC = Path(__file__).resolve().parents[2] / "schema" / "views.md"
 
@@ -321,11 +321,7 @@ def test_runs_show_lineage_mode_status_and_request_hash(engine: Engine) -> None:
     ledger.claim(child, version)
     worker, _, request_sha = worker_run(ledger, "openai", mode="independent")
     failed, attempt, _ = worker_run(ledger, "zhipu")
-    with ledger.uow() as tx:  # the attempt fails as a worker records it (fenced)
-        fenced = tx.runs.fence(failed, attempt)
-        assert fenced is not None
-        reason = "provider said no"
-        tx.runs.finish(fenced, attempt, status="failed", error=reason, event_payload={"reason": reason})
+    fail_run(ledger, failed, attempt)
     # When the runs are read
     rows = {r["run_id"]: r for r in view_rows(engine, "council_v_runs", thread_id=ledger.thread_id)}
     # Then each carries its lineage, mode, status and hash
