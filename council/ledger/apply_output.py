@@ -21,6 +21,7 @@ from council.domain import validate as v
 from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNode
 from council.domain.commands import Cite
 from council.domain.ids import parse_id
+from council.domain.results.runs import Applied
 from council.errors import BadInput
 from council.ledger import events, evidence, retraction
 from council.ledger import tables as t
@@ -74,9 +75,7 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
     return claimed
 
 
-def apply_output(
-    conn: Connection, run: Mapping[Any, Any], output: AgentOutput, *, actor: str
-) -> dict[str, Any]:
+def apply_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput, *, actor: str) -> Applied:
     """Check, then write everything in ``conn``'s transaction (new nodes are
     originated by the run; ``ref:`` edges point at the versions made here)."""
     claimed_versions = check_output(conn, run, output)
@@ -188,7 +187,7 @@ def apply_output(
         subject_id=run_id,
         payload={key: len(ids) for key, ids in result.items()},
     )
-    return result
+    return Applied.model_validate(result)
 
 
 def _creation_order(new_nodes: Sequence[NewNode]) -> list[NewNode]:
@@ -397,5 +396,5 @@ class Outputs:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def apply(self, run: Mapping[Any, Any], output: AgentOutput, *, actor: str) -> dict[str, Any]:
+    def apply(self, run: Mapping[Any, Any], output: AgentOutput, *, actor: str) -> Applied:
         return apply_output(self._conn, run, output, actor=actor)

@@ -21,6 +21,7 @@ from uuid import UUID
 from sqlalchemy import Connection
 
 from council.domain.reassessment import move
+from council.domain.results.reversal import CascadeStep
 from council.ledger import memory
 from council.sql import query
 
@@ -38,7 +39,7 @@ def begin(conn: Connection, pending: Sequence[tuple[UUID | str, int]], *, actor:
     return UUID(str(row.id))
 
 
-def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> dict[str, Any]:
+def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:
     """One bounded step: take the given continuations (those no other step took),
     expand their versions breadth first, marking the memory of every node that
     depends on them provisional, until CASCADE_STEP_LIMIT versions were expanded
@@ -50,13 +51,9 @@ def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> d
     and the step's marks written in one.
     """
     if not continuation_ids:
-        return {
-            "continued": [],
-            "reached": 0,
-            "marked_provisional": 0,
-            "continuation": [],
-            "continuation_id": None,
-        }
+        return CascadeStep(
+            continued=[], reached=0, marked_provisional=0, continuation=[], continuation_id=None
+        )
     taken = sorted(
         conn.execute(query("take_continuations"), {"ids": [str(i) for i in continuation_ids]}),
         key=lambda row: str(row.id),
@@ -102,18 +99,18 @@ def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> d
                     queue.append((dependent, depth - 1))
     memory.move_many(conn, moves, actor)
     left = [(UUID(version), depth) for version, depth in queue]
-    return {
-        "continued": [UUID(str(continuation.id)) for continuation in taken],
-        "reached": reached,
-        "marked_provisional": len(moves),
-        "continuation": left,
-        "continuation_id": begin(conn, left, actor=actor),
-    }
+    return CascadeStep(
+        continued=[UUID(str(continuation.id)) for continuation in taken],
+        reached=reached,
+        marked_provisional=len(moves),
+        continuation=left,
+        continuation_id=begin(conn, left, actor=actor),
+    )
 
 
 class Cascades:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def step(self, continuation_ids: Sequence[UUID], *, actor: str) -> dict[str, Any]:
+    def step(self, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:
         return step(self._conn, continuation_ids, actor=actor)

@@ -1,7 +1,7 @@
-"""Engines and the unit of work; driver errors become the project's errors here.
+"""Engines and the transaction primitive; driver errors become the project's errors here.
 
-Nothing builds an engine at import time: faces call :func:`engine_for` (or
-:func:`default_engine`) once and pass the engine to services.
+Nothing builds an engine at import time: the bootstrap calls :func:`engine_for`
+once per process and hands the unit of work (``council.ledger.unit``) to the services.
 """
 
 from __future__ import annotations
@@ -72,12 +72,6 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
         event.listen(engine, "checkout", _ping_if_idle(engine))
         _engines[sa_url] = engine
     return engine
-
-
-def default_engine() -> Engine:
-    url = config.database_url()
-    assert url is not None
-    return engine_for(url)
 
 
 def after_fork() -> None:
@@ -161,10 +155,8 @@ def _connection_lost(exc: DBAPIError, state: str | None) -> bool:
 
 @contextmanager
 def unit_of_work(engine: Engine) -> Iterator[Connection]:
-    """One transaction at READ COMMITTED: commit on success, roll back on error.
-
-    Services receive the connection and never commit by hand.
-    """
+    """One transaction at READ COMMITTED: commit on success, roll back on error,
+    driver errors translated (the unit of work's transactions are these)."""
     try:
         with engine.begin() as conn:
             yield conn

@@ -21,7 +21,6 @@ from functools import cached_property
 from uuid import UUID
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import DBAPIError
 
 from council.ledger import tables as t
 from council.ledger.actions import Actions
@@ -31,7 +30,7 @@ from council.ledger.cascade import Cascades
 from council.ledger.claims import Claims
 from council.ledger.committer import Committer
 from council.ledger.consolidations import Consolidations
-from council.ledger.db import translate
+from council.ledger.db import unit_of_work
 from council.ledger.events import Events
 from council.ledger.evidence import EvidenceStore
 from council.ledger.frontier import Frontier
@@ -154,8 +153,5 @@ class UnitOfWork:
 
     @contextmanager
     def __call__(self) -> Iterator[Tx]:
-        try:
-            with self.engine.begin() as conn:
-                yield Tx(conn)
-        except DBAPIError as exc:
-            raise translate(exc) from exc
+        with unit_of_work(self.engine) as conn:
+            yield Tx(conn)

@@ -34,7 +34,7 @@ from council.agents.compiler import reprompt
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.domain.agent_output import AgentOutput
 from council.domain.profile import Profile
-from council.domain.results.runs import Executed
+from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput
 from council.ledger.runs import TERMINAL
 from council.ledger.unit import UnitOfWork
@@ -124,9 +124,11 @@ def _attempt(
         return _failed(uow, scheduler, run, attempt, reason, usage=exc.usage, error=str(exc))
     if applied is None:
         return Executed(run_id=run.id, status="fenced")
-    touched = [UUID(str(v)) for v in applied["touched_versions"]]
     result = Executed(
-        run_id=run.id, status="succeeded", touched_versions=touched, lint_findings=applied["lint_findings"]
+        run_id=run.id,
+        status="succeeded",
+        touched_versions=applied.touched_versions,
+        lint_findings=applied.lint_findings,
     )
     return _after(uow, scheduler, run, result)
 
@@ -184,7 +186,7 @@ class _InvalidOutput(Exception):
 
 def _ask_and_apply(
     uow: UnitOfWork, run: Any, attempt: int, request: dict[str, Any], profile: Profile
-) -> dict[str, Any] | None:
+) -> Applied | None:
     """Call the model and apply its answer, fenced on the attempt; on an invalid
     answer, re-prompt once with the reason. The answer is checked where it is
     written (:func:`_apply`: check, lint and apply in one transaction), so an
@@ -235,7 +237,7 @@ def _apply(
     *,
     usage: dict[str, Any] | None,
     cost_usd: float | None,
-) -> dict[str, Any] | None:
+) -> Applied | None:
     """Check and apply the output, lint its prose and close the run, in one
     transaction; None for a fenced-out attempt. An invalid output raises
     BadInput and nothing is written (the caller may re-prompt)."""
@@ -256,7 +258,7 @@ def _apply(
             lint_findings=findings,
             event_payload={"lint_findings": len(findings)},
         )
-        return {**applied, "lint_findings": len(findings)}
+        return applied.model_copy(update={"lint_findings": len(findings)})
 
 
 def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) -> Executed:

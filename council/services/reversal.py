@@ -166,19 +166,19 @@ def _cascade(uow: UnitOfWork, scheduler: Scheduler | None, frontier: list[UUID],
     none — is continued here, a transaction a step."""
     with uow() as tx:
         step = tx.cascades.step(frontier, actor=actor)
-    steps, reached, marked = 1, step["reached"], step["marked_provisional"]
-    while step["continuation_id"] is not None:
+    steps, reached, marked = 1, step.reached, step.marked_provisional
+    while step.continuation_id is not None:
         if scheduler is not None:
-            scheduler.enqueue_cascade([step["continuation_id"]])
+            scheduler.enqueue_cascade([step.continuation_id])
             break
         with uow() as tx:
-            step = tx.cascades.step([step["continuation_id"]], actor=actor)
-        steps, reached, marked = steps + 1, reached + step["reached"], marked + step["marked_provisional"]
+            step = tx.cascades.step([step.continuation_id], actor=actor)
+        steps, reached, marked = steps + 1, reached + step.reached, marked + step.marked_provisional
     return CascadeHandOn(
         reached=reached,
         marked_provisional=marked,
         steps=steps,
-        continuation=step["continuation"],
-        continuation_id=step["continuation_id"],
-        continuation_queued=step["continuation_id"] is not None and scheduler is not None,
+        continuation=step.continuation,
+        continuation_id=step.continuation_id,
+        continuation_queued=step.continuation_id is not None and scheduler is not None,
     )

@@ -191,7 +191,7 @@ def test_a_cascade_step_that_fails_takes_nothing_and_records_nothing(
     # When a step runs and its transaction fails before it commits
     with pytest.raises(RuntimeError, match="database went away"), uow() as tx:
         step = tx.cascades.step([continuation_id], actor=ACTOR)
-        assert step["continuation_id"] is not None
+        assert step.continuation_id is not None
         raise RuntimeError("the database went away")
     # Then the continuation is still unfinished, no new one exists, and no memory moved
     unfinished = _rows(engine, "SELECT id FROM cascade_continuations WHERE continued_at IS NULL")

@@ -12,6 +12,7 @@ import pytest
 
 from council.adapters.scheduler import Recorder
 from council.domain.results.consolidation import Evaluated
+from council.domain.results.reversal import CascadeStep
 from council.errors import Duplicate, TransientDatabaseError
 from council.services import consolidation, dispatch, execution, reversal
 from tests.fakes.uow import FakeUnitOfWork
@@ -146,21 +147,22 @@ def test_a_dry_run_is_decided_in_a_transaction_that_is_rolled_back() -> None:
 
 @dataclass
 class FakeCascades:
-    steps: list[dict[str, Any]]  # what each successive step reports
+    steps: list[CascadeStep]  # what each successive step reports
     taken: list[list[UUID]] = field(default_factory=list)
 
-    def step(self, continuation_ids: list[UUID], *, actor: str) -> dict[str, Any]:
+    def step(self, continuation_ids: list[UUID], *, actor: str) -> CascadeStep:
         self.taken.append(list(continuation_ids))
         return self.steps[len(self.taken) - 1]
 
 
-def _step(reached: int, continuation_id: UUID | None) -> dict[str, Any]:
-    return {
-        "reached": reached,
-        "marked_provisional": reached,
-        "continuation": [],
-        "continuation_id": continuation_id,
-    }
+def _step(reached: int, continuation_id: UUID | None) -> CascadeStep:
+    return CascadeStep(
+        continued=[],
+        reached=reached,
+        marked_provisional=reached,
+        continuation=[],
+        continuation_id=continuation_id,
+    )
 
 
 def test_what_a_cascade_step_cuts_off_is_handed_to_the_scheduler() -> None:

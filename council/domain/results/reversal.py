@@ -41,3 +41,14 @@ class Reverified(Result):
 
     reverified: list[Reassessed]
     dispatched: list[UUID]
+
+
+class CascadeStep(Result):
+    """One bounded step of a cascade: the continuations it took, how far it reached,
+    and what it cut off (recorded as ``continuation_id`` when anything was)."""
+
+    continued: list[UUID]
+    reached: int
+    marked_provisional: int
+    continuation: list[tuple[UUID, int]]
+    continuation_id: UUID | None

@@ -169,3 +169,18 @@ class Executed(Result):
     lint_findings: int = 0
     next_round_runs: list[UUID] = Field(default_factory=list)
     adjudication: str | None = None
+
+
+class Applied(Result):
+    """What a run's output wrote: the ids of each kind, and every version it touched
+    (claimed on, made, or revised) — each is evaluated next."""
+
+    claims: list[UUID]
+    nodes: list[UUID]
+    versions: list[UUID]
+    evidence: list[UUID]
+    forks: list[UUID]
+    pending_actions: list[UUID]
+    votes: list[UUID] = Field(default_factory=list)
+    touched_versions: list[UUID]
+    lint_findings: int = 0
