@@ -81,7 +81,7 @@ def apply_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput, 
     claimed_versions = check_output(conn, run, output)
     run_id, thread_id = run["id"], run["thread_id"]
     votes = [
-        retraction.vote_in(
+        retraction.record_vote(
             conn,
             parse_id(vote.proposal_id, "retraction proposal"),
             run_id,

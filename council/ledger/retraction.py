@@ -53,7 +53,9 @@ def default_versions(conn: Connection, consolidation: Any, pins: Pins = Pins()) 
     return rule_set, grouping
 
 
-def open_in(conn: Connection, consolidation: Any, *, reason: str, actor: str, pins: Pins = Pins()) -> UUID:
+def open_proposal(
+    conn: Connection, consolidation: Any, *, reason: str, actor: str, pins: Pins = Pins()
+) -> UUID:
     """Open (or return the already open) proposal to retract a consolidation."""
     versions = default_versions(conn, consolidation, pins)
     opened = open_many(
@@ -104,7 +106,7 @@ class Retractions:
         )
         if consolidation["status"] != "live":
             raise BadInput(f"consolidation {consolidation_id} is {consolidation['status']}, not live")
-        proposal_id = open_in(conn, consolidation, reason=reason, actor=actor, pins=pins)
+        proposal_id = open_proposal(conn, consolidation, reason=reason, actor=actor, pins=pins)
         memory = dict(
             conn.execute(select(t.memory_items).where(t.memory_items.c.consolidation_id == consolidation_id))
             .mappings()
@@ -140,7 +142,7 @@ class Retractions:
         v.choice(choice, "vote", VOTES)
         level = v.confidence(confidence)
         rationale = v.text(rationale, "rationale", v.MAX_RATIONALE, allow_empty=True)
-        return vote_in(
+        return record_vote(
             self._conn, proposal_id, run_id, choice=choice, confidence=level, rationale=rationale, actor=actor
         )
 
@@ -219,7 +221,7 @@ def check_vote(conn: Connection, proposal_id: UUID, run: Any) -> Any:
     return proposal
 
 
-def vote_in(
+def record_vote(
     conn: Connection,
     proposal_id: UUID,
     run_id: UUID,

@@ -30,7 +30,7 @@ from council.domain.results.runs import (
 )
 from council.errors import BadInput
 from council.ledger.unit import Tx, UnitOfWork
-from council.services.reentry import packet_in
+from council.services.reentry import read_packet
 
 BRIEFING_BUDGET = 6000
 
@@ -110,7 +110,7 @@ def compile_for(
     # The event high-water mark moves with every event of the thread (the dispatch itself, a
     # sibling run starting), not with what the briefing says; in the request it would make a
     # preview never hash to the request its run stores.
-    packet = packet_in(tx, thread_id, budget=BRIEFING_BUDGET, blind=True).model_copy(
+    packet = read_packet(tx, thread_id, budget=BRIEFING_BUDGET, blind=True).model_copy(
         update={"high_water_event_id": None}
     )
     stances: list[dict[str, Any]] = []

@@ -39,7 +39,7 @@ from council.errors import BadInput
 from council.ledger.runs import TERMINAL
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import compile_for
-from council.services.reentry import findings_in
+from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate
 
 # How long an attempt owns its run before the sweep may hand it to another worker.
@@ -246,7 +246,7 @@ def _apply(
         if run is None:
             return None
         findings = [
-            f.json_document() for f in findings_in(tx, run["thread_id"], prose(output))
+            f.json_document() for f in lint_prose(tx, run["thread_id"], prose(output))
         ]  # before its writes
         applied = tx.outputs.apply(run, output, actor=f"run:{run['agent']}")
         tx.runs.finish(

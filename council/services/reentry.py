@@ -23,10 +23,10 @@ def reentry_packet(
     if not MIN_BUDGET <= budget <= MAX_BUDGET:
         raise BadInput(f"budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens, got {budget}")
     with uow() as tx:
-        return packet_in(tx, tx.resolve("thread", thread), budget=budget, blind=blind)
+        return read_packet(tx, tx.resolve("thread", thread), budget=budget, blind=blind)
 
 
-def packet_in(tx: Tx, thread_id: UUID, *, budget: int, blind: bool) -> ReentryPacket:
+def read_packet(tx: Tx, thread_id: UUID, *, budget: int, blind: bool) -> ReentryPacket:
     """The packet inside the caller's transaction (the compiler's briefing reads it so)."""
     tx.threads.get(thread_id)
     rows_cap = max(10, budget // 25)  # every item carries ids worth 25+ tokens: more could not fit
@@ -38,11 +38,11 @@ def lint_text(uow: UnitOfWork, thread: IdRef, text: str) -> LintReport:
     with uow() as tx:
         thread_id = tx.resolve("thread", thread)
         tx.threads.get(thread_id)
-        findings = findings_in(tx, thread_id, text)
+        findings = lint_prose(tx, thread_id, text)
     return LintReport(ok=not findings, findings=findings)
 
 
-def findings_in(tx: Tx, thread_id: UUID, text: str) -> list[LintFinding]:
+def lint_prose(tx: Tx, thread_id: UUID, text: str) -> list[LintFinding]:
     """The check inside the caller's transaction (a run's prose, before its own writes)."""
     if not guarded_words(text):
         return []  # nothing to check against the ledger: skip loading it

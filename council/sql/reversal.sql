@@ -61,7 +61,7 @@ FROM moves ORDER BY ord
 -- open_retractions --
 -- Open (or find the already open) retraction proposal of each given
 -- consolidation, pinned to the given rule set and grouping, with its event
--- (retraction.open_many; open_in is one of them). Call under the node locks.
+-- (retraction.open_many; open_proposal is one of them). Call under the node locks.
 WITH wanted AS (
     SELECT j.ord, CAST(j.x ->> 'consolidation_id' AS uuid) AS consolidation_id,
            CAST(j.x ->> 'thread_id' AS uuid) AS thread_id, j.x ->> 'reason' AS reason,
