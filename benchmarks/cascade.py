@@ -1,4 +1,4 @@
-"""Reversal throughput: one evidence item invalidated under 10,000 live consolidations (DESIGN §5).
+"""Reversal throughput: one evidence item invalidated under 10,000 live consolidations (architecture §5).
 
 **Data.** A fresh migrated database holds one thread with 10,000 open nodes.
 Each node has two endorsing runs of two providers (anthropic, openai). Run A
@@ -9,12 +9,12 @@ through the ledger's triggers (versions create their state rows and move
 heads).
 
 **Consolidation.** Every consolidation is then made by the real committer
-(``council.ledger.committer.consolidate``) in a few spawned processes, so the
+(``council.services.consolidation.consolidate``) in a few spawned processes, so the
 snapshots, evidence index and memory items are real, not templated. This is
 setup and is not timed; it takes a minute or two on a small machine.
 
 **Measurement.** One call of the real service,
-``council.services.reversal.change(engine, None, E, action="invalidate")``.
+``council.services.reversal.change_validity(uow, None, E, action="invalidate")``.
 There is no queue, so any cascade continuation runs inline.
 - Material (every fifth node): run B's support rested only on E, so one
   support group is left. The memory becomes contested and a retraction
@@ -52,14 +52,14 @@ from uuid import UUID
 from sqlalchemy import Connection, Engine, text
 
 import council.ledger.cascade as ledger_cascade
-import council.ledger.reversal as ledger_reversal
 import council.services.reversal as service_reversal
 from benchmarks.harness import bench_database, race
-from council import sources
-from council.ledger.committer import consolidate
 from council.ledger.db import engine_for
-from council.ledger.evidence import add_evidence
-from council.ledger.threads import create_thread
+from council.ledger.reversal import Reversal
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate
+from council.services.evidence import EvidenceInput, add_evidence
+from council.services.threads import create_thread
 
 NODES = 10_000
 MATERIAL_EVERY = 5  # run B cites E alone on every fifth node
@@ -139,22 +139,25 @@ LEFT JOIN retraction_proposals p ON p.consolidation_id = m.consolidation_id AND 
 
 def populate(engine: Engine, nodes: int = NODES) -> tuple[UUID, list[str]]:
     """The thread, its shared evidence E and ``nodes`` ready nodes: returns (E, version ids)."""
+    uow = UnitOfWork(engine)
     thread = create_thread(
-        engine,
+        uow,
         title="cascade benchmark",
         objective="Does the replica keep every workload class under its latency budget?",
         actor=ACTOR,
     )
     shared = add_evidence(
-        engine,
-        thread_id=thread["id"],
-        source=sources.from_text("The shared load-generator calibration every measurement relied on."),
-        title="load-generator calibration",
+        uow,
+        thread.id,
+        EvidenceInput(
+            text="The shared load-generator calibration every measurement relied on.",
+            title="load-generator calibration",
+        ),
         actor=ACTOR,
-    )["id"]
+    ).id
     binds = {
-        "thread_id": thread["id"],
-        "branch_id": thread["main_branch_id"],
+        "thread_id": thread.id,
+        "branch_id": thread.main_branch_id,
         "shared": shared,
         "nodes": nodes,
         "material_every": MATERIAL_EVERY,
@@ -163,7 +166,7 @@ def populate(engine: Engine, nodes: int = NODES) -> tuple[UUID, list[str]]:
     with engine.begin() as conn:
         _execute(conn, PLAN, binds)
         versions = conn.execute(text("SELECT version_id FROM bench_cascade ORDER BY n")).scalars()
-        return UUID(str(shared)), [str(v) for v in versions]
+        return shared, [str(v) for v in versions]
 
 
 def _execute(conn: Connection, script: str, binds: dict[str, Any]) -> None:
@@ -174,8 +177,8 @@ def _execute(conn: Connection, script: str, binds: dict[str, Any]) -> None:
 
 def committer(url: str, versions: list[str], actor: str) -> Callable[[], dict[str, int]]:
     """Prepare one committer process (spawned by ``race``): its own engine and slice of versions."""
-    engine = engine_for(url, pool_size=1)
-    return lambda: dict(Counter(consolidate(engine, UUID(v), actor=actor)["outcome"] for v in versions))
+    uow = UnitOfWork(engine_for(url, pool_size=1))
+    return lambda: dict(Counter(consolidate(uow, UUID(v), actor=actor).outcome for v in versions))
 
 
 def consolidate_all(url: str, versions: list[str], processes: int = COMMITTERS) -> dict[str, Any]:
@@ -198,9 +201,10 @@ def consolidate_all(url: str, versions: list[str], processes: int = COMMITTERS) 
 
 
 @contextmanager
-def _timed(module: Any, name: str, sink: list[tuple[float, float, Any]]) -> Iterator[None]:
-    """Record (start, seconds, result) of every call of ``module.name`` while inside."""
-    original = getattr(module, name)
+def _timed(owner: Any, name: str, sink: list[tuple[float, float, Any]]) -> Iterator[None]:
+    """Record (start, seconds, result) of every call of ``owner.name`` (a module's
+    function or a class's method) while inside."""
+    original = getattr(owner, name)
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
@@ -208,24 +212,25 @@ def _timed(module: Any, name: str, sink: list[tuple[float, float, Any]]) -> Iter
         sink.append((started, time.perf_counter() - started, result))
         return result
 
-    setattr(module, name, timed)
+    setattr(owner, name, timed)
     try:
         yield
     finally:
-        setattr(module, name, original)
+        setattr(owner, name, original)
 
 
 def invalidate(engine: Engine, evidence_id: UUID) -> dict[str, Any]:
-    """Invalidate E through the real service, timing each transaction it runs."""
+    """Invalidate E through the real service, timing the work of each transaction it
+    runs (a reassessment batch under its node locks; every cascade step)."""
     reassessed: list[tuple[float, float, Any]] = []
     steps: list[tuple[float, float, Any]] = []
     with (
-        _timed(ledger_reversal, "reassess", reassessed),
+        _timed(Reversal, "reassess", reassessed),
         _timed(ledger_cascade, "step", steps),  # every step, the first and its continuations
     ):
         started = time.perf_counter()
-        result = service_reversal.change(
-            engine,
+        result = service_reversal.change_validity(
+            UnitOfWork(engine),
             None,
             evidence_id,
             action="invalidate",
@@ -233,11 +238,11 @@ def invalidate(engine: Engine, evidence_id: UUID) -> dict[str, Any]:
             actor=ACTOR,
         )
         elapsed = time.perf_counter() - started
-    affected = result["affected"]
+    affected = result.affected
     # The evidence transaction (lock, transition, index lookup) ends before the first reassessment.
     evidence_s = min((s for s, _, _ in reassessed), default=started + elapsed) - started
     durations = sorted(d for _, d, _ in reassessed)
-    _, slowest_s, slowest_batch = max(reassessed, key=lambda r: r[1])
+    _, slowest_s, (slowest_batch, _) = max(reassessed, key=lambda r: r[1])
     return {
         "affected": len(affected),
         "elapsed_s": round(elapsed, 3),
@@ -245,8 +250,8 @@ def invalidate(engine: Engine, evidence_id: UUID) -> dict[str, Any]:
         "evidence_transaction_ms": round(evidence_s * 1000, 1),
         "reassess": {
             "transactions": len(reassessed),
-            "batch": ledger_reversal.REASSESS_BATCH,
-            "workers": ledger_reversal.REASSESS_WORKERS,
+            "batch": service_reversal.REASSESS_BATCH,
+            "workers": service_reversal.REASSESS_WORKERS,
             "median_ms": round(statistics.median(durations) * 1000, 1),
             "slowest_ms": round(slowest_s * 1000, 1),
             "slowest_consolidations": len(slowest_batch),
@@ -254,10 +259,10 @@ def invalidate(engine: Engine, evidence_id: UUID) -> dict[str, Any]:
         "cascade_steps": len(steps),
         "cascade_step_slowest_ms": round(max(d for _, d, _ in steps) * 1000, 1),
         "largest_step_ms": round(max(evidence_s, slowest_s, *(d for _, d, _ in steps)) * 1000, 1),
-        "cascade": result["cascade"],
-        "memory_status": dict(Counter(a["memory_status"] for a in affected)),
-        "material": sum(1 for a in affected if a["material"]),
-        "proposals": len(result["proposals"]),
+        "cascade": result.cascade.json_document(),
+        "memory_status": dict(Counter(a.memory_status for a in affected)),
+        "material": sum(1 for a in affected if a.material),
+        "proposals": len(result.proposals),
     }
 
 

@@ -8,7 +8,7 @@ skeleton — transaction-scoped advisory lock, a small read, an insert, commit �
 on the same database, and reports the ratio. Target: ratio ≥ 0.30.
 
 The committers consolidate as the commit workers do, a batch of
-``workers.tasks.EVALUATION_BATCH`` versions per transaction (the headline
+``council.services.consolidation.EVALUATION_BATCH`` versions per transaction (the headline
 figure); the same race one version at a time is reported beside it.
 
 It also reports where the CPU went while the committers ran — their own CPU
@@ -34,8 +34,9 @@ from uuid import UUID
 from sqlalchemy import Engine, text
 
 from benchmarks.harness import bench_database, race
-from council.ledger.committer import consolidate, consolidate_many
 from council.ledger.db import engine_for
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import EVALUATION_BATCH, consolidate, consolidate_many
 from tests.builders import Ledger
 
 COMMITTERS = 8
@@ -66,20 +67,20 @@ def committer(url: str, nodes: int, actor: str, batch: int = 1) -> Callable[[], 
     engine = engine_for(url, pool_size=1)
     ledger = Ledger.new(engine, title=f"commit benchmark: {actor}")
     warm_up, *versions = [ledger.ready_node(f"{actor}: claim {i}") for i in range(nodes + 1)]
-    consolidate(engine, warm_up, actor=actor)  # untimed: the process's first commit pays for its caches
+    consolidate(ledger.uow, warm_up, actor=actor)  # untimed: the process's first commit pays for its caches
     with engine.connect() as conn:  # the one pooled connection every consolidation will use
         backend = int(conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
-    return lambda: _consolidate_all(engine, versions, actor, backend, batch)
+    return lambda: _consolidate_all(ledger.uow, versions, actor, backend, batch)
 
 
 def _consolidate_all(
-    engine: Engine, versions: list[UUID], actor: str, backend: int, batch: int
+    uow: UnitOfWork, versions: list[UUID], actor: str, backend: int, batch: int
 ) -> dict[str, Any]:
     started, cpu, server_cpu = time.perf_counter(), time.process_time(), process_cpu_s(backend)
     outcomes: Counter[str] = Counter()
     for start in range(0, len(versions), batch):
         chunk = versions[start : start + batch]
-        outcomes.update(r["outcome"] for r in consolidate_many(engine, chunk, actor=actor))
+        outcomes.update(r.outcome for r in consolidate_many(uow, chunk, actor=actor))
     server_after = process_cpu_s(backend)
     return {
         "outcomes": dict(outcomes),
@@ -151,11 +152,10 @@ def run(
     pgbench_seconds: int = PGBENCH_SECONDS,
     target_ratio: float = TARGET_RATIO,
 ) -> dict[str, Any]:
-    from workers.tasks import EVALUATION_BATCH  # what a commit-queue message carries
-
     with bench_database() as (url, server):
         engine = engine_for(url)
         modes = {}
+        # EVALUATION_BATCH: what a commit-queue message carries
         for mode, batch in (("one_at_a_time", 1), ("batched", EVALUATION_BATCH)):
             modes[mode] = _race(engine, url, committers, nodes_per_committer, batch)
         baseline = pgbench(engine, url, committers, pgbench_seconds)

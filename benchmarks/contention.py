@@ -1,4 +1,4 @@
-"""Contention: 64 evaluator processes race on one ready node (DESIGN §4).
+"""Contention: 64 evaluator processes race on one ready node (docs/architecture.md §4).
 
 Every evaluator is a spawned process with its own engine and connection. All
 are started, connected and waiting before one Event releases them together;
@@ -20,8 +20,9 @@ from uuid import UUID
 from sqlalchemy import text
 
 from benchmarks.harness import bench_database, race
-from council.ledger.committer import consolidate
 from council.ledger.db import engine_for
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate
 from tests.builders import Ledger
 
 EVALUATORS = 64
@@ -39,7 +40,7 @@ def evaluator(url: str, version_id: UUID, actor: str, warm: bool = True) -> Call
     """
     engine = engine_for(url, pool_size=1)
     if warm:
-        consolidate(engine, version_id, actor=actor, dry_run=True)
+        consolidate(UnitOfWork(engine), version_id, actor=actor, dry_run=True)
     else:
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
@@ -47,8 +48,8 @@ def evaluator(url: str, version_id: UUID, actor: str, warm: bool = True) -> Call
 
 
 def _evaluate(engine: Any, version_id: UUID, actor: str) -> dict[str, Any]:
-    result = consolidate(engine, version_id, actor=actor)
-    return {"outcome": result["outcome"], "consolidation_id": result["consolidation_id"]}
+    result = consolidate(UnitOfWork(engine), version_id, actor=actor)
+    return {"outcome": result.outcome, "consolidation_id": result.consolidation_id}
 
 
 def run(

@@ -44,11 +44,12 @@ import redis
 from sqlalchemy import Engine, text
 
 from benchmarks.harness import bench_database
+from council.adapters.scheduler import Recorder
 from council.config import redact_url
 from council.ledger.db import engine_for
-from council.ledger.frontier import reentry_packet
-from council.services.runs import BRIEFING_BUDGET, dispatch
-from council.services.scheduling import Recorder
+from council.ledger.unit import UnitOfWork
+from council.services.dispatch import BRIEFING_BUDGET, dispatch
+from council.services.reentry import reentry_packet
 from tests.builders import Ledger
 from tests.processes import stop_groups
 
@@ -99,17 +100,19 @@ def run(
         env = _worker_env(url, broker, home)
         # This process resolves the same profiles when it dispatches.
         stack.enter_context(_environ({k: v for k, v in env.items() if k.startswith("COUNCIL_")}))
-        from workers.app import bootstrap
-        from workers.tasks import CeleryScheduler, noop
+        from council.adapters.celery_app import connect
+        from council.bootstrap import bootstrap
+        from workers.tasks import noop
 
-        app = bootstrap(broker)
+        app = connect(broker)
+        scheduler = bootstrap(url).required_scheduler()  # Celery, as a face wires it
         procs = stack.enter_context(_workers(env, home, WORKERS))
         _wait_for_workers(app, WORKERS)
         client = redis.Redis.from_url(broker)
 
         # Warm-up (untimed): one dispatch of every agent, then an idle broker.
         warm = _dispatch_all(engine, [warm_ledger.thread_id], 1)
-        CeleryScheduler().enqueue_runs(warm)
+        scheduler.enqueue_runs(warm)
         _until(lambda: _terminal(engine, [warm_ledger.thread_id]) == len(warm), "warm-up runs")
         _until(lambda: _drained(client), "warm-up consolidations")
 
@@ -127,7 +130,7 @@ def run(
         run_ids = _dispatch_all(engine, threads, dispatches)
         cpu = _tree_cpu_s(procs)
         started = time.perf_counter()
-        CeleryScheduler().enqueue_runs(run_ids)
+        scheduler.enqueue_runs(run_ids)
         _until(lambda: _terminal(engine, threads) == len(run_ids), "runs")
         runs_s = time.perf_counter() - started
         _until(lambda: _drained(client), "consolidations")
@@ -250,9 +253,10 @@ def _model_call_ms(engine: Engine, thread_id: UUID, calls: int = 200) -> float:
     with the request a run on ``thread_id`` would send now, in this process."""
     from council.agents import gateway
     from council.agents.profiles import resolve
-    from council.services.runs import compile_for
+    from council.services.dispatch import compile_for
 
-    request = compile_for(engine, resolve(AGENTS[0]), thread_id).canonical()
+    with UnitOfWork(engine)() as tx:
+        request = compile_for(tx, resolve(AGENTS[0]), thread_id).canonical()
     gateway.preload()
     times = []
     for _ in range(calls + 1):
@@ -264,7 +268,8 @@ def _model_call_ms(engine: Engine, thread_id: UUID, calls: int = 200) -> float:
 
 def _heads(engine: Engine, threads: list[UUID]) -> int:
     """Open heads the runs' briefings show, over all the benchmark's threads."""
-    return sum(len(reentry_packet(engine, t, budget=BRIEFING_BUDGET, blind=True).heads) for t in threads)
+    uow = UnitOfWork(engine)
+    return sum(len(reentry_packet(uow, t, budget=BRIEFING_BUDGET, blind=True).heads) for t in threads)
 
 
 def _profiles(home: Path) -> Path:
@@ -322,17 +327,9 @@ def _wait_for_workers(app: Any, count: int) -> None:
 def _dispatch_all(engine: Engine, threads: list[UUID], dispatches: int) -> list[UUID]:
     """Create (and mark queued) the runs of ``dispatches`` dispatches, spread over
     ``threads`` in turn; send nothing."""
-    created = Recorder()
+    created, uow = Recorder(), UnitOfWork(engine)
     for i in range(dispatches):
-        dispatch(
-            engine,
-            created,
-            thread_id=threads[i % len(threads)],
-            agents=AGENTS,
-            mode="independent",
-            rounds=1,
-            actor="bench",
-        )
+        dispatch(uow, created, threads[i % len(threads)], AGENTS, mode="independent", rounds=1, actor="bench")
     return list(created.runs)
 
 

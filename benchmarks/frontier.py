@@ -1,4 +1,4 @@
-"""Reentry packet latency on a large thread (DESIGN §6).
+"""Reentry packet latency on a large thread (docs/architecture.md §6).
 
 One thread in a fresh migrated database: 80,000 logical nodes with 100,000
 versions (one in five nodes has a second version, one in twenty a third),
@@ -16,7 +16,7 @@ claims with citations, status transitions and the rest then load in parallel
 sessions. The database is then vacuumed and analyzed (the steady state
 autovacuum keeps a real ledger in).
 
-The figure is the median of ``reentry_packet(engine, thread_id, budget=4000)``
+The figure is the median of ``reentry_packet(uow, thread_id, budget=4000)``
 followed by the markdown render, after a warm-up. Target: median ≤ 150 ms.
 """
 
@@ -36,8 +36,9 @@ from sqlalchemy import Connection, Engine, event, text
 from benchmarks.harness import bench_database
 from council.domain.reentry_markdown import render_markdown
 from council.ledger.db import engine_for
-from council.ledger.frontier import reentry_packet
-from council.ledger.threads import create_thread
+from council.ledger.unit import UnitOfWork
+from council.services.reentry import reentry_packet
+from council.services.threads import create_thread
 
 TARGET_MS = 150.0
 BUDGET = 4000
@@ -286,14 +287,14 @@ SIZES = (
 def populate(engine: Engine, seed: float = SEED) -> UUID:
     """Fill a fresh database with the benchmark thread; returns its id."""
     thread = create_thread(
-        engine,
+        UnitOfWork(engine),
         title="frontier benchmark",
         objective="Does the adapter meet its latency budget on every workload class?",
         actor="bench",
     )
     binds: dict[str, Any] = {
-        "thread_id": thread["id"],
-        "main_branch_id": thread["main_branch_id"],
+        "thread_id": thread.id,
+        "main_branch_id": thread.main_branch_id,
         "seed": seed,
         "main_last": MAIN_LAST,
         "fork_lasts": [last for *_, last in FORKS],
@@ -334,7 +335,7 @@ def populate(engine: Engine, seed: float = SEED) -> UUID:
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("DROP TABLE " + ", ".join(SCRATCH)))
         conn.execute(text("VACUUM (ANALYZE)"))
-    return UUID(str(thread["id"]))
+    return thread.id
 
 
 def sizes(engine: Engine, thread_id: UUID) -> dict[str, int]:
@@ -374,13 +375,14 @@ def _sql_timer(engine: Engine) -> Iterator[list[float]]:
 
 
 def measure(engine: Engine, thread_id: UUID, calls: int = CALLS, warmup: int = WARMUP) -> dict[str, Any]:
+    uow = UnitOfWork(engine)
     totals, sql, renders = [], [], []
     packet = None
     with _sql_timer(engine) as spent:
         for i in range(warmup + calls):
             spent.clear()
             started = time.perf_counter()
-            packet = reentry_packet(engine, thread_id, budget=BUDGET)
+            packet = reentry_packet(uow, thread_id, budget=BUDGET)
             built = time.perf_counter()
             render_markdown(packet)
             done = time.perf_counter()

@@ -15,11 +15,14 @@ Variables (documented in the README):
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
 
+from council.domain.retry import RetryPolicy
 from council.errors import ConfigError
 
 STATE_FILE_NAME = "stack.json"
@@ -51,7 +54,7 @@ def read_state() -> dict[str, Any] | None:
 
 def write_state(data: dict[str, Any]) -> None:
     """Private (0600): it holds the embedded broker's password."""
-    from council.stack_files import home_mode, private_dir, write_private
+    from council.files import home_mode, private_dir, write_private
 
     path = state_file()
     private_dir(path.parent, home_mode())
@@ -121,3 +124,57 @@ def broker_url(required: bool = True) -> str | None:
     if required:
         raise ConfigError("no broker configured: set COUNCIL_BROKER_URL or run `council up`")
     return None
+
+
+def proposal_pins() -> tuple[str | None, str | None]:
+    """The rule set and grouping a new retraction proposal pins instead of the
+    thread's (``COUNCIL_RULE_SET`` / ``COUNCIL_GROUPING_ALGORITHM``), if set."""
+    return os.environ.get("COUNCIL_RULE_SET") or None, os.environ.get("COUNCIL_GROUPING_ALGORITHM") or None
+
+
+# Connections a process keeps in its database pool (as many again may be opened when
+# all are busy). A worker with a thread pool raises it to its concurrency.
+POOL_SIZE_ENV = "COUNCIL_DB_POOL_SIZE"
+DEFAULT_POOL_SIZE = 5
+
+
+def pool_size() -> int:
+    raw = os.environ.get(POOL_SIZE_ENV, "")
+    try:
+        return max(1, int(raw)) if raw else DEFAULT_POOL_SIZE
+    except ValueError:
+        raise ConfigError(f"{POOL_SIZE_ENV} must be a whole number, got {raw!r}") from None
+
+
+# The one retry policy's settings (council.domain.retry), read by the worker that retries.
+RETRY_MAX_ENV = "COUNCIL_RETRY_MAX"  # retries after the first try
+RETRY_BASE_ENV = "COUNCIL_RETRY_BASE_S"  # the backoff's first ceiling, doubled at each retry
+RETRY_CAP_ENV = "COUNCIL_RETRY_CAP_S"  # the most any one wait may be
+RETRY_MAX_LIMIT = 100
+
+
+@functools.cache
+def retry_policy() -> RetryPolicy:
+    """The policy under this process's environment; ConfigError names a bad variable."""
+    default = RetryPolicy()
+    retries = _number(RETRY_MAX_ENV, default.max_retries)
+    if retries != int(retries) or not 0 <= retries <= RETRY_MAX_LIMIT:
+        raise ConfigError(f"{RETRY_MAX_ENV} must be a whole number from 0 to {RETRY_MAX_LIMIT}")
+    return RetryPolicy(
+        max_retries=int(retries),
+        base_s=_number(RETRY_BASE_ENV, default.base_s),
+        cap_s=_number(RETRY_CAP_ENV, default.cap_s),
+    )
+
+
+def _number(variable: str, default: float) -> float:
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{variable} must be a number, got {raw!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{variable} must be a number of at least 0, got {raw!r}")
+    return value

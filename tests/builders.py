@@ -8,9 +8,14 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from council import sources
-from council.ledger import claims, evidence, nodes, runs, threads
+from council.domain.commands import NewClaim, NewNode, RecordedRun, same_reading
 from council.ledger.db import unit_of_work
+from council.ledger.unit import UnitOfWork
+from council.services.claims import add_claim
+from council.services.evidence import EvidenceInput, add_evidence
+from council.services.nodes import add_node
+from council.services.runs import record_run
+from council.services.threads import create_thread
 
 ACTOR = "test"
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-5.5", "zhipu": "zai/glm-5.1"}
@@ -24,43 +29,91 @@ class Ledger:
 
     @classmethod
     def new(cls, engine: Engine, title: str = "SQLite parity", evidence_items: int = 3) -> Ledger:
-        thread = threads.create_thread(
-            engine,
+        thread = create_thread(
+            UnitOfWork(engine),
             title=title,
             objective="Is SQLite parity sufficient for the production adapter?",
             actor=ACTOR,
         )
-        ledger = cls(engine, thread["id"])
+        ledger = cls(engine, thread.id)
         for i in range(evidence_items):
             ledger.add_evidence(f"{title}: evidence item {i}")
         return ledger
 
     def add_evidence(self, body: str) -> UUID:
-        row = evidence.add_evidence(
-            self.engine, thread_id=self.thread_id, source=sources.from_text(body), title=None, actor=ACTOR
+        added = add_evidence(UnitOfWork(self.engine), self.thread_id, EvidenceInput(text=body), actor=ACTOR)
+        self.evidence.append(added.id)
+        return added.id
+
+    @property
+    def uow(self) -> UnitOfWork:
+        return UnitOfWork(self.engine)
+
+    def node(
+        self,
+        content: str = "SQLite parity is sufficient for tests",
+        *,
+        status: str = "open",
+        depends_on: list[UUID] | tuple[UUID, ...] = (),
+        edges: list[tuple[str, UUID]] | tuple[tuple[str, UUID], ...] = (),
+        cites: list[UUID] | tuple[UUID, ...] = (),
+        citation_role: str = "supports",
+        interpretation: str = "",
+        branch_id: UUID | None = None,
+        run_id: UUID | None = None,
+    ) -> dict[str, Any]:
+        """A node through the service (its result as a plain dict of Python values)."""
+        node = NewNode(
+            thread=self.thread_id,
+            content=content,
+            status=status,
+            branch=branch_id,
+            edges=(*(("depends_on", d) for d in depends_on), *edges),
+            cites=same_reading(cites, citation_role, interpretation),
+            run=run_id,
         )
-        self.evidence.append(row["id"])
-        return UUID(str(row["id"]))
+        return add_node(self.uow, node, actor=ACTOR).model_dump()
 
-    def node(self, content: str = "SQLite parity is sufficient for tests", **kw: Any) -> dict[str, Any]:
-        return nodes.add_node(self.engine, thread_id=self.thread_id, content=content, actor=ACTOR, **kw)
-
-    def run(self, provider: str = "anthropic", agent: str | None = None, **kw: Any) -> UUID:
-        row = runs.record_run(
-            self.engine,
-            thread_id=self.thread_id,
+    def run(
+        self,
+        provider: str = "anthropic",
+        agent: str | None = None,
+        *,
+        parent_run_id: UUID | None = None,
+        exposed_to: list[UUID] | tuple[UUID, ...] = (),
+        round_no: int = 1,
+    ) -> UUID:
+        recorded = RecordedRun(
+            thread=self.thread_id,
             agent=agent or provider,
             model=MODELS.get(provider, f"{provider}/model"),
             provider=provider,
-            actor=ACTOR,
-            **kw,
+            parent_run=parent_run_id,
+            exposed_to=tuple(exposed_to),
+            round_no=round_no,
         )
-        return UUID(str(row["id"]))
+        return record_run(self.uow, recorded, actor=ACTOR).id
 
-    def claim(self, run_id: UUID, version_id: UUID, claim_type: str = "endorse", **kw: Any) -> dict[str, Any]:
-        return claims.add_claim(
-            self.engine, run_id=run_id, version_id=version_id, claim_type=claim_type, actor=ACTOR, **kw
+    def claim(
+        self,
+        run_id: UUID,
+        version_id: UUID,
+        claim_type: str = "endorse",
+        *,
+        confidence: float | str | None = None,
+        rationale: str = "",
+        cites: list[UUID] | tuple[UUID, ...] = (),
+        citation_role: str | None = None,
+        interpretation: str = "",
+    ) -> dict[str, Any]:
+        claim = NewClaim(
+            version=version_id,
+            claim_type=claim_type,
+            confidence=confidence,
+            rationale=rationale,
+            cites=same_reading(cites, citation_role, interpretation),
         )
+        return add_claim(self.uow, run_id, claim, actor=ACTOR).model_dump()
 
     def ready_node(self, content: str = "SQLite parity is sufficient for tests") -> UUID:
         """A node with two independent endorsements from two providers, each

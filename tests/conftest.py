@@ -37,6 +37,7 @@ from sqlalchemy import Engine
 
 from council.config import redact_url
 from council.ledger.db import dispose_all, engine_for
+from council.ledger.unit import UnitOfWork
 from tests.migrations.schema_dump import (
     create_database,
     drop_database,
@@ -157,6 +158,12 @@ def db_url(owner_db_url: str) -> str:
     """The test's database as the application reaches it: the role ``council_app``
     (no password: every test server trusts local connections)."""
     return role_url(owner_db_url, APP_ROLE)
+
+
+@pytest.fixture
+def uow(engine: Engine) -> UnitOfWork:
+    """The unit of work the services take, on this test's database."""
+    return UnitOfWork(engine)
 
 
 @pytest.fixture

@@ -8,9 +8,8 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from council.agents.compiler import CompiledRequest, Exposure
-from council.agents.profiles import Profile
-from council.ledger import run_lifecycle as lifecycle
+from council.domain.profile import Profile
+from council.domain.requests import CompiledRequest, Exposure
 from council.ledger.db import engine_for
 from tests.builders import ACTOR, MODELS, Ledger
 from tests.migrations.schema_dump import role_url
@@ -33,11 +32,12 @@ def worker_run(
     """A run as a worker makes it: dispatched, claimed for an attempt, its
     request and exposures stored before the call. Returns (id, attempt, request hash)."""
     profile = Profile(name=provider, model=MODELS[provider], provider=provider)
-    created = lifecycle.create_dispatch(
-        ledger.engine, thread_id=ledger.thread_id, profiles=[profile], mode=mode, rounds=1, actor=ACTOR
-    )
-    run_id = created["run_ids"][0]
-    claimed = lifecycle.claim(ledger.engine, run_id, owner="test-worker", lease_s=300)
+    with ledger.uow() as tx:
+        _, [run_id], _ = tx.runs.create_dispatch(
+            thread_id=ledger.thread_id, profiles=[profile], mode=mode, rounds=1, actor=ACTOR
+        )
+    with ledger.uow() as tx:
+        claimed = tx.runs.claim(run_id, owner="test-worker", lease_s=300)
     assert claimed is not None
     request = CompiledRequest(
         model=profile.model,
@@ -45,8 +45,17 @@ def worker_run(
         params={},
         exposures=list(exposures),
     )
-    assert lifecycle.store_request(ledger.engine, run_id, claimed.attempt, request)
+    with ledger.uow() as tx:
+        assert tx.runs.store_request(run_id, claimed.attempt, request)
     return run_id, claimed.attempt, request.sha256
+
+
+def fail_run(ledger: Ledger, run_id: UUID, attempt: int, reason: str = "provider said no") -> None:
+    """The attempt fails as a worker records it: fenced on the attempt, then finished."""
+    with ledger.uow() as tx:
+        fenced = tx.runs.fence(run_id, attempt)
+        assert fenced is not None
+        tx.runs.finish(fenced, attempt, status="failed", error=reason, event_payload={"reason": reason})
 
 
 def view_rows(engine: Engine, view: str, **where: Any) -> list[dict[str, Any]]:

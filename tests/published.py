@@ -1,7 +1,7 @@
 """The published JSON contracts in schema/: validation and regeneration.
 
 ``python -m tests.published --write`` regenerates the files derived from code
-(the reentry packet schema); ``make schema`` runs it.
+(the reentry packet, agent output and CLI output schemas); ``make schema`` runs it.
 """
 
 from __future__ import annotations
@@ -32,14 +32,68 @@ def reentry_schema() -> dict[str, Any]:
 
 
 def agent_output_schema() -> dict[str, Any]:
-    from council.agents.contract import output_json_schema
+    from council.domain.agent_output import output_json_schema
 
     return output_json_schema()
 
 
+def typed_commands() -> dict[str, type[Any]]:
+    """Each CLI command that declares its result type (``@returns``), by command key."""
+    from council.cli.main import app, register_commands
+    from council.cli.output import RESULT_ATTRIBUTE
+
+    register_commands()
+    import typer.main
+
+    found: dict[str, type[Any]] = {}
+
+    def walk(command: Any, words: tuple[str, ...]) -> None:
+        if hasattr(command, "commands"):
+            for name, sub in command.commands.items():
+                walk(sub, (*words, name))
+            return
+        result = getattr(command.callback, RESULT_ATTRIBUTE, None)
+        if result is not None:
+            found[" ".join(words)] = result
+
+    walk(typer.main.get_command(app), ())
+    return dict(sorted(found.items()))
+
+
+def cli_outputs_schema() -> dict[str, Any]:
+    """schema/cli-outputs.schema.json: generated from the result types the commands
+    declare (each command's entry refers to its type's definition)."""
+    from pydantic.json_schema import models_json_schema
+
+    commands = typed_commands()
+    models = sorted(set(commands.values()), key=lambda m: m.__name__)
+    refs, schema = models_json_schema(
+        [(model, "serialization") for model in models], ref_template="#/$defs/{model}"
+    )
+    definitions: dict[str, Any] = dict(schema.get("$defs", {}))
+    for key, model in commands.items():
+        definitions[key] = refs[(model, "serialization")]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "cli-outputs.schema.json",
+        "title": "council --json outputs",
+        "description": (
+            "The one JSON document each `council COMMAND --json` prints on success, by command "
+            "(the entries named by a command; the others are the result types they refer to). "
+            "Generated from the commands' result types by `make schema`; every --json output in "
+            "the test suite is validated against it."
+        ),
+        "$defs": dict(sorted(definitions.items())),
+    }
+
+
 def generated() -> dict[Path, str]:
     """Every published file derived from code, with its current content."""
-    return {REENTRY: dump(reentry_schema()), AGENT_OUTPUT: dump(agent_output_schema())}
+    return {
+        REENTRY: dump(reentry_schema()),
+        AGENT_OUTPUT: dump(agent_output_schema()),
+        CLI_OUTPUTS: dump(cli_outputs_schema()),
+    }
 
 
 def dump(schema: dict[str, Any]) -> str:

@@ -1,91 +1,23 @@
-"""Coalescing requests: one waiting message per run, per node version's
-evaluation, per cascade continuation and per memory item's re-verification.
-
-Every run enqueues an evaluation of each version it touched, and a council's
-runs touch the same versions: without coalescing the commit queue fills with
-copies of the same work. An id is *marked* in Redis (``SET NX`` with an
-expiry) when its message is enqueued, and unmarked when its task *starts*,
-before it reads anything (``task_prerun``, below). A claim that lands after
-the start finds no mark and enqueues a fresh evaluation, so no change goes
-unevaluated. With a broker other than Redis nothing is coalesced (every
-request is enqueued, as before).
-
-The marks also tell the sweep which work still has a message waiting (the
-scheduler skips marked ids), and so must never outlive their message:
-
-- a mark is dropped again when its message could not be sent;
-- a task that retries marks its ids again, for as long as its retry can wait
-  (``RETRY_MARK_TTL_S``): the retry is a waiting message, and when it starts
-  it unmarks them as any start does. If it never comes (its worker died), the
-  mark expires and the sweep re-enqueues the work;
-- every other mark expires after ``MARK_TTL_S``, the broker's visibility
-  timeout, after which Redis hands an unacknowledged message out again.
-
-A task whose retries are spent leaves its ids unmarked, so the sweep finds
-the work at once.
-"""
+"""The workers' side of coalescing (``council.adapters.coalesce``): a task clears
+the marks of the ids in its arguments when it starts, and sets them again,
+for a bounded time, while a retry of it waits."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from functools import cache
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import redis
 from celery import signals
 
-from workers.retrying import POLICY
-
-RUN = "council:run-waiting:"
-EVALUATION = "council:evaluation-waiting:"
-CASCADE = "council:cascade-waiting:"
-REVERIFICATION = "council:reverification-waiting:"
-MARK_TTL_S = 1800  # the broker's visibility timeout (workers/app.py)
-RETRY_MARK_TTL_S = int(POLICY.cap_s) + 60  # a retry's longest countdown, and time to start it
-
-
-class Marks:
-    def __init__(self, client: Any | None, prefix: str) -> None:
-        self._client = client
-        self._prefix = prefix
-
-    @property
-    def coalescing(self) -> bool:
-        """False without Redis: every id then counts as having nothing waiting."""
-        return self._client is not None
-
-    def mark(self, ids: Sequence[str], *, ttl_s: int = MARK_TTL_S) -> list[str]:
-        """The ids that had nothing waiting (now marked as waiting)."""
-        if self._client is None or not ids:
-            return list(ids)
-        pipe = self._client.pipeline(transaction=False)
-        for waiting_id in ids:
-            pipe.set(self._prefix + waiting_id, 1, nx=True, ex=ttl_s)
-        return [i for i, was_set in zip(ids, pipe.execute(), strict=True) if was_set]
-
-    def unmark(self, ids: Sequence[str]) -> None:
-        if self._client is not None and ids:
-            self._client.delete(*(self._prefix + i for i in ids))
-
-    @contextmanager
-    def sending(self, ids: Sequence[str]) -> Iterator[list[str]]:
-        """Mark ``ids`` and yield those that had nothing waiting, for the caller to send.
-        Should sending fail, they are unmarked again: a mark without its message would
-        keep the sweep away from the work until it expired."""
-        fresh = self.mark(list(dict.fromkeys(ids)))
-        try:
-            yield fresh
-        except BaseException:
-            self.unmark(fresh)
-            raise
-
-
-@cache
-def marks_for(broker_url: str, prefix: str) -> Marks:
-    if broker_url.startswith(("redis://", "rediss://", "unix://")):
-        return Marks(redis.Redis.from_url(broker_url), prefix)
-    return Marks(None, prefix)
+from council.adapters.coalesce import (
+    CASCADE,
+    EVALUATION,
+    RETRY_MARK_TTL_S,
+    REVERIFICATION,
+    RUN,
+    Marks,
+    marks_for,
+)
 
 
 def _first(args: Sequence[Any]) -> list[str]:

@@ -16,8 +16,8 @@ import logging
 import random
 from typing import Any
 
+from council.config import retry_policy
 from council.domain.retry import is_transient
-from workers.retry_config import retry_policy
 
 # Read when the worker imports its tasks: a malformed setting stops it at start.
 POLICY = retry_policy()

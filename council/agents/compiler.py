@@ -1,4 +1,4 @@
-"""The one request compiler (DESIGN §7): `council preview` and the worker call
+"""The one request compiler (docs/architecture.md §7): `council preview` and the worker call
 the same function, so a preview hashes to exactly the request a run stores.
 
 The briefing is the reentry packet — blind (stances redacted) in independent
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
-from council.agents.contract import output_json_schema
-from council.agents.profiles import Profile
-from council.domain.canonical import canonical_json, sha256_text
+from council.domain.agent_output import output_json_schema
+from council.domain.canonical import canonical_json
+from council.domain.profile import Profile
 from council.domain.reentry import ReentryPacket
+from council.domain.requests import CompiledRequest, Exposure
 
 SYSTEM_PROMPT = "\n".join(
     (
@@ -43,32 +43,6 @@ REPROMPT = (
     "Your previous answer was invalid: {reason}\n"
     "Answer again with exactly one JSON document valid against the schema, and nothing else."
 )
-
-
-@dataclass(frozen=True)
-class Exposure:
-    kind: str  # stance | proposition
-    channel: str  # briefing | previous_round | explicit
-    exposed_to_run_id: str | None = None
-    claim_id: str | None = None
-    node_version_id: str | None = None
-
-
-@dataclass(frozen=True)
-class CompiledRequest:
-    model: str
-    messages: list[dict[str, str]]
-    params: dict[str, Any]
-    exposures: list[Exposure] = field(default_factory=list)
-    input_features: list[str] = field(default_factory=list)
-
-    def canonical(self) -> dict[str, Any]:
-        """What is hashed and stored: model, messages, parameters (never a key)."""
-        return {"model": self.model, "messages": self.messages, "params": self.params}
-
-    @property
-    def sha256(self) -> str:
-        return sha256_text(canonical_json(self.canonical()))
 
 
 @functools.cache

@@ -1,4 +1,4 @@
-"""Errors of the LLM boundary (DESIGN §7), raised only by ``council.agents.gateway``.
+"""Errors of the LLM boundary (docs/architecture.md §7), raised only by ``council.agents.gateway``.
 
 Transient: the provider may answer if asked again later (rate limit, timeout,
 connection, 5xx); the gateway makes one attempt, and the run's task decides

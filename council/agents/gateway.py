@@ -1,4 +1,4 @@
-"""The LLM gateway (DESIGN §7): the one module that touches litellm.
+"""The LLM gateway (docs/architecture.md §7): the one module that touches litellm.
 
 ``complete(model, messages, params, api_base=…, api_key_env=…)`` makes exactly
 one chat completion and returns a ``Completion``, or classifies the failure:

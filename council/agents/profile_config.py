@@ -1,5 +1,5 @@
 """Reading profile configuration: the TOML file and the ``COUNCIL_PROFILE_*``
-variables, each key and type checked, secrets refused (DESIGN §9 "Profiles
+variables, each key and type checked, secrets refused (README "Profiles
 file", §11). What a profile *means* (defaults, merging, simulation) is in
 ``council.agents.profiles``; this module only says whether what was written is
 well-formed, in one line naming the file, the table and the key.
@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 
 from council.config import council_home
 from council.domain.secrets import is_secret_name, looks_like_secret, secret_paths, url_credentials
+from council.domain.vocabulary import RUNTIMES
 from council.errors import ConfigError
 
 PROFILES_FILE = "profiles.toml"
-RUNTIMES = ("litellm", "codex-cli", "claude-code")
 CLI_RUNTIMES = frozenset(RUNTIMES[1:])
 FIELDS = ("runtime", "model", "provider", "api_base", "api_key_env", "params", "max_turns", "timeout_s")
 # Call parameters the gateway owns: the endpoint and key come from the profile's own keys,

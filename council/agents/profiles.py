@@ -1,4 +1,4 @@
-"""Agent profiles (DESIGN §7, §9): an agent name → the runtime and model it
+"""Agent profiles (docs/architecture.md §7, §9): an agent name → the runtime and model it
 runs on, the model's provider family, non-secret call parameters, and the
 *name* of the variable holding its key (a key value is read by the gateway at
 call time, on the worker, and is never held by a profile or stored).
@@ -29,17 +29,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from council.agents.profile_config import (
-    CLI_RUNTIMES,
-    RUNTIMES,
-    env_name,
-    env_overrides,
-    file_tables,
-)
+from council.agents.profile_config import CLI_RUNTIMES, env_name, env_overrides, file_tables
 from council.agents.simulated import MODEL_PREFIX
+from council.domain.profile import Profile
 from council.domain.providers import provider_family
 from council.errors import BadInput, ConfigError
 
@@ -79,66 +73,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 GLM_VIA_OPENROUTER = {"model": "openrouter/z-ai/glm-5.1", "api_key_env": "OPENROUTER_API_KEY"}
 _OVERRIDABLE = ("runtime", "provider", "api_base", "api_key_env", "max_turns", "timeout_s")
-
-
-@dataclass(frozen=True)
-class Profile:
-    name: str
-    model: str  # the model to call: council-sim/<name> when simulated
-    provider: str  # the model family, kept when simulated
-    params: Mapping[str, Any] = field(default_factory=dict)
-    api_key_env: str = ""  # the variable's name, never its value
-    simulated: bool = False
-    runtime: str = "litellm"  # what will run: the simulator runs through litellm
-    api_base: str | None = None
-    max_turns: int | None = None
-    timeout_s: float | None = None
-    stands_in_for: Mapping[str, str] | None = None  # a simulated profile's own runtime and model
-    why: str = ""  # why it is real or simulated where it was resolved
-
-    def pinned(self) -> dict[str, Any]:
-        """The executor a run stores at dispatch (no secret: names only)."""
-        return {
-            "profile": self.name,
-            "runtime": self.runtime,
-            "model": self.model,
-            "provider": self.provider,
-            "api_base": self.api_base,
-            "api_key_env": self.api_key_env,
-            "params": dict(self.params),
-            "max_turns": self.max_turns,
-            "timeout_s": self.timeout_s,
-            "simulated": self.simulated,
-            "stands_in_for": dict(self.stands_in_for) if self.stands_in_for else None,
-            "why": self.why,
-        }
-
-    @classmethod
-    def from_pinned(cls, data: Any) -> Profile:
-        """The executor a run stored; ValueError when the record is malformed."""
-        if not isinstance(data, Mapping):
-            raise ValueError("the run has no pinned executor")
-        wanted = {"profile": str, "runtime": str, "model": str, "provider": str, "api_key_env": str,
-                  "params": Mapping, "simulated": bool}  # fmt: skip
-        for key, kind in wanted.items():
-            if not isinstance(data.get(key), kind):
-                raise ValueError(f"the pinned executor's {key} is missing or malformed")
-        if data["runtime"] not in RUNTIMES:
-            raise ValueError(f"the pinned executor's runtime {data['runtime']!r} is unknown")
-        return cls(
-            name=data["profile"],
-            model=data["model"],
-            provider=data["provider"],
-            params=dict(data["params"]),
-            api_key_env=data["api_key_env"],
-            simulated=data["simulated"],
-            runtime=data["runtime"],
-            api_base=data.get("api_base"),
-            max_turns=data.get("max_turns"),
-            timeout_s=data.get("timeout_s"),
-            stands_in_for=data.get("stands_in_for"),
-            why=str(data.get("why") or ""),
-        )
 
 
 def simulation_mode(value: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""The simulated provider's behaviour (DESIGN §7): a deterministic stand-in for
+"""The simulated provider's behaviour (docs/architecture.md §7): a deterministic stand-in for
 a model, so the whole council runs offline through the same code path.
 
 ``respond(model, messages)`` reads the briefing — the last fenced ```json block
@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from council.agents.contract import (
+from council.domain.agent_output import (
     AgentOutput,
     CitationOut,
     ClaimOut,

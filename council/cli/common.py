@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
-from sqlalchemy import Engine
+
+if TYPE_CHECKING:
+    from council.bootstrap import Council, UnitOfWork
 
 from council.cli.output import console
 
@@ -27,21 +30,21 @@ def actor() -> str:
         return "cli"
 
 
-def engine() -> Engine:
-    from council.ledger.db import default_engine
+@functools.cache
+def council() -> Council:
+    """The wired dependencies of this process (one bootstrap per command)."""
+    from council.bootstrap import bootstrap
 
-    return default_engine()
+    return bootstrap()
 
 
-def scheduler_if_configured() -> Any:
-    from workers.tasks import scheduler_if_configured as configured
-
-    return configured()
+def uow() -> UnitOfWork:
+    return council().uow
 
 
 def touched_memory(items: list[dict[str, Any]]) -> None:
     """A read showed these memory items: queue re-verification of the provisional
-    ones (DESIGN §5, lazy). The read never fails for it; without a broker the
+    ones (docs/architecture.md §5, lazy). The read never fails for it; without a broker the
     periodic sweep does the work."""
     from council.cli.output import warn
     from council.services.reversal import request_reverification
@@ -49,7 +52,7 @@ def touched_memory(items: list[dict[str, Any]]) -> None:
     if not any(item.get("status") == "provisional" for item in items):
         return
     try:
-        scheduler = scheduler_if_configured()
+        scheduler = council().scheduler()
         if scheduler is not None:
             request_reverification(scheduler, items)
     except Exception as exc:  # the broker is down: the sweep will get to them

@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, actor, engine, rows, touched_memory
-from council.cli.output import console, emit
-from council.domain.ids import parse_id
+from council.cli.common import JsonOpt, actor, rows, touched_memory, uow
+from council.cli.output import console, emit, returns
+from council.domain.results.consolidation import Evaluated, GroupsShown, History, MemoryList, Replayed
 
 memory_app = typer.Typer(help="Stable memory projected from consolidations.", no_args_is_help=True)
 
@@ -25,23 +25,25 @@ def _render_decision(data: dict[str, Any]) -> None:
         console.print(f"  {mark} {reason['rule']}: {reason['detail']}")
 
 
+@returns(Evaluated)
 def consolidate_cmd(
     node: Annotated[str, typer.Option("--node", help="Node version id.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate only; write nothing.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Evaluate a node version under its pinned rules and commit it once if ready."""
-    from council.ledger.committer import consolidate
+    from council.services.consolidation import consolidate
 
-    result = consolidate(engine(), parse_id(node, "node version"), actor=actor(), dry_run=dry_run)
+    result = consolidate(uow(), node, actor=actor(), dry_run=dry_run)
     emit(result, as_json, _render_decision)
 
 
+@returns(Replayed)
 def replay_cmd(consolidation_id: str, as_json: JsonOpt = False) -> None:
     """Rebuild a decision from stored records and check it matches."""
-    from council.ledger.replay import replay
+    from council.services.consolidation import replay
 
-    result = replay(engine(), parse_id(consolidation_id, "consolidation"))
+    result = replay(uow(), consolidation_id)
 
     def render(data: dict[str, Any]) -> None:
         verdict = "[green]match[/]" if data["match"] else "[red]MISMATCH[/]"
@@ -52,29 +54,31 @@ def replay_cmd(consolidation_id: str, as_json: JsonOpt = False) -> None:
             console.print(f"  differs in: {', '.join(data['differences'])}")
 
     emit(result, as_json, render)
-    if not result["match"]:
+    if not result.match:
         raise typer.Exit(1)
 
 
+@returns(GroupsShown)
 def groups_cmd(
     node: Annotated[str, typer.Option("--node", help="Node version id.")],
     as_json: JsonOpt = False,
 ) -> None:
     """Independence groups of the runs that claimed on a node version."""
-    from council.ledger.consolidation_reads import groups
+    from council.services.consolidation import groups
 
-    result = groups(engine(), parse_id(node, "node version"))
+    result = groups(uow(), node)
     emit(result, as_json, rows("groups", ["id", "kind", "runs", "providers", "max_confidence"], key="groups"))
 
 
+@returns(History)
 def history_cmd(
     node: Annotated[str, typer.Option("--node", help="Any version id of the logical node.")],
     as_json: JsonOpt = False,
 ) -> None:
     """Consolidations and recorded evaluations of a logical node, with reasons."""
-    from council.ledger.consolidation_reads import history
+    from council.services.consolidation import history
 
-    result = history(engine(), parse_id(node, "node version"))
+    result = history(uow(), node)
 
     def render(data: dict[str, Any]) -> None:
         rows("consolidations", ["id", "node_version_id", "status", "created_at"])(data["consolidations"])
@@ -84,6 +88,7 @@ def history_cmd(
 
 
 @memory_app.command("list")
+@returns(MemoryList)
 def memory_list_cmd(
     status: Annotated[
         str | None, typer.Option("--status", help="stable, provisional, contested, ...")
@@ -92,10 +97,10 @@ def memory_list_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Memory items with their status and history."""
-    from council.ledger.consolidation_reads import memory_list
+    from council.services.consolidation import memory_list
 
-    result = memory_list(engine(), status=status, thread_id=parse_id(thread, "thread") if thread else None)
-    touched_memory(result["items"])
+    result = memory_list(uow(), status=status, thread=thread)
+    touched_memory(result.json_document()["items"])
     emit(result, as_json, rows("memory", ["id", "status", "content", "consolidation_id"]))
 
 

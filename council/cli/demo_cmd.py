@@ -10,11 +10,13 @@ import typer
 from rich.console import Console
 
 from council.cli.common import JsonOpt
-from council.cli.output import console, emit, err_console
+from council.cli.output import console, emit, err_console, fetch_command, returns
+from council.domain.results.demo import DemoSummary
 
 COST_PAUSE_S = 5
 
 
+@returns(DemoSummary)
 def demo_cmd(
     keep: Annotated[bool, typer.Option("--keep", help="Leave the stack running afterwards.")] = False,
     as_json: JsonOpt = False,
@@ -22,13 +24,13 @@ def demo_cmd(
     """Start the stack; a council of claude, codex and glm consolidates a proposition on the
     workers; its decisive evidence is invalidated, reviewed and the consolidation retracted."""
     from council import stack
-    from council.agents.profiles import resolve
+    from council.bootstrap import bootstrap, release
     from council.demo.story import AGENTS, Story
-    from council.ledger.db import default_engine, dispose_all
+    from council.services.dispatch import profiles
 
     out = err_console if as_json else console  # with --json, stdout carries exactly one document
-    profiles = [resolve(agent) for agent in AGENTS]
-    real = [p for p in profiles if not p.simulated]
+    mine = [p for p in profiles().profiles if p.name in AGENTS]
+    real = [p for p in mine if not p.simulated]
     if real:
         _warn_cost(out, [f"{p.name} ({p.model})" for p in real], pause=not as_json and sys.stdin.isatty())
 
@@ -37,24 +39,23 @@ def demo_cmd(
     already_running = all(c.get("reused") for c in ours)
     stop = not keep and not already_running
     try:
-        from workers.app import bootstrap
-        from workers.tasks import CeleryScheduler
-
-        bootstrap()
-        story = Story(default_engine(), CeleryScheduler(), out, timeout_s=600 if real else 150)
+        wired = bootstrap()
+        timeout_s = 600 if real else 150
+        story = Story(wired.uow, wired.required_scheduler(), out, timeout_s=timeout_s, hint=fetch_command)
         web = started["web_url"]
         summary = story.run(page_url=lambda thread_id: f"{web}?thread={thread_id}" if web else None)
     finally:
-        dispose_all()
+        release()
         if stop:
             out.rule("stack")
             stack.down()
             out.print("stack stopped (`council demo --keep` leaves it running)")
-    summary["simulated"] = [p.name for p in profiles if p.simulated]
+    summary["simulated"] = [p.name for p in mine if p.simulated]
     summary["stack"] = {"home": started["home"], "left_running": not stop, "stopped": stop}
     summary["look_closer"] = _look_closer(summary)
-    emit(summary, as_json, _render)
-    if not summary["ok"]:
+    result = DemoSummary.model_validate(summary)
+    emit(result, as_json, _render)
+    if not result.ok:
         raise typer.Exit(1)
 
 

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from council.cli.common import JsonOpt, actor, engine, record, rows
-from council.cli.output import emit
-from council.domain.ids import parse_id, parse_ids
+from council.cli.common import JsonOpt, actor, record, rows, uow
+from council.cli.output import emit, returns
+from council.domain.commands import NewAction, NewClaim, NewFork, NewNode, NewVersion, same_reading
+from council.domain.results.graph import (
+    Action,
+    Branch,
+    BranchList,
+    ClaimAdded,
+    Closed,
+    Merge,
+    StatusChanged,
+    VersionCreated,
+    VersionShown,
+)
 from council.domain.vocabulary import EDGE_KINDS
 from council.errors import BadInput
 
 node_app = typer.Typer(help="Add nodes, new versions and status moves.", no_args_is_help=True)
 branch_app = typer.Typer(help="Fork, merge and close branches.", no_args_is_help=True)
-run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=True)
 claim_app = typer.Typer(
     help="Originate, endorse, dispute or abstain on a node version.", no_args_is_help=True
 )
@@ -32,20 +42,21 @@ _VERSION_KEYS = [
 ]
 
 
-def _edges(specs: list[str] | None) -> list[tuple[str, object]]:
-    """Parse `KIND:VERSION_ID` edge options."""
-    edges: list[tuple[str, object]] = []
+def _edges(specs: list[str] | None) -> tuple[tuple[str, str], ...]:
+    """Parse `KIND:VERSION_ID` edge options (the id whole or a unique prefix)."""
+    edges: list[tuple[str, str]] = []
     for spec in specs or []:
         kind, _, target = spec.partition(":")
         if kind not in EDGE_KINDS or not target:
             raise BadInput(
                 f"invalid --edge {spec!r} (expected KIND:VERSION_ID, KIND one of {', '.join(EDGE_KINDS)})"
             )
-        edges.append((kind, parse_id(target, "node version")))
-    return edges
+        edges.append((kind, target))
+    return tuple(edges)
 
 
 @node_app.command("add")
+@returns(VersionCreated)
 def node_add(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     content: Annotated[str, typer.Option("--content", help="The proposition.")],
@@ -62,26 +73,23 @@ def node_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a logical node with its first version."""
-    from council.ledger.nodes import add_node
+    from council.services.nodes import add_node
 
-    result = add_node(
-        engine(),
-        thread_id=parse_id(thread, "thread"),
+    node = NewNode(
+        thread=thread,
         content=content,
         status=status,
-        depends_on=parse_ids(depends_on, "node version"),
-        edges=_edges(edge),  # type: ignore[arg-type]
-        cites=parse_ids(cites, "evidence"),
-        citation_role=role,
-        interpretation=interpretation,
-        branch_id=parse_id(branch, "branch") if branch else None,
-        run_id=parse_id(run, "run") if run else None,
-        actor=actor(),
+        branch=branch,
+        edges=(*(("depends_on", d) for d in depends_on or []), *_edges(edge)),
+        cites=same_reading(cites or [], role, interpretation),
+        run=run,
     )
+    result = add_node(uow(), node, actor=actor())
     emit(result, as_json, record("node added", _VERSION_KEYS))
 
 
 @node_app.command("version")
+@returns(VersionCreated)
 def node_version(
     logical_node_id: str,
     content: Annotated[str, typer.Option("--content", help="The new content.")],
@@ -94,24 +102,22 @@ def node_version(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a new version of a logical node (content changes never edit in place)."""
-    from council.ledger.nodes import add_version
+    from council.services.nodes import add_version
 
-    result = add_version(
-        engine(),
-        logical_node_id=parse_id(logical_node_id, "logical node"),
+    version = NewVersion(
+        logical_node=logical_node_id,
         content=content,
         status=status,
-        edges=_edges(edge),  # type: ignore[arg-type]
-        cites=parse_ids(cites, "evidence"),
-        citation_role=role,
-        interpretation=interpretation,
-        run_id=parse_id(run, "run") if run else None,
-        actor=actor(),
+        edges=_edges(edge),
+        cites=same_reading(cites or [], role, interpretation),
+        run=run,
     )
+    result = add_version(uow(), version, actor=actor())
     emit(result, as_json, record("version added", _VERSION_KEYS))
 
 
 @node_app.command("status")
+@returns(StatusChanged)
 def node_status(
     version_id: str,
     to: Annotated[str, typer.Option("--to", help="open, tentative or killed.")],
@@ -119,20 +125,19 @@ def node_status(
     as_json: JsonOpt = False,
 ) -> None:
     """Move a version between open, tentative and killed (appends a transition)."""
-    from council.ledger.nodes import set_status
+    from council.services.nodes import set_node_status
 
-    result = set_status(
-        engine(), version_id=parse_id(version_id, "node version"), status=to, reason=reason, actor=actor()
-    )
+    result = set_node_status(uow(), version_id, status=to, reason=reason, actor=actor())
     emit(result, as_json, record("status changed", ["version_id", "from_status", "status"]))
 
 
 @node_app.command("show")
+@returns(VersionShown)
 def node_show(version_id: str, as_json: JsonOpt = False) -> None:
     """A node version with its status, edges, claims, citations and history."""
-    from council.ledger.nodes import show_version
+    from council.services.nodes import show_node
 
-    result = show_version(engine(), parse_id(version_id, "node version"))
+    result = show_node(uow(), version_id)
     emit(
         result,
         as_json,
@@ -141,6 +146,7 @@ def node_show(version_id: str, as_json: JsonOpt = False) -> None:
 
 
 @branch_app.command("fork")
+@returns(Branch)
 def branch_fork(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     kind: Annotated[str, typer.Option("--kind", help="objective or node.")],
@@ -157,19 +163,20 @@ def branch_fork(
     as_json: JsonOpt = False,
 ) -> None:
     """Fork an objective-level or node-level branch."""
-    from council.ledger.branches import fork
+    from council.services.branches import fork_branch
 
-    result = fork(
-        engine(),
-        thread_id=parse_id(thread, "thread"),
+    if kind == "node" and at is None:
+        raise BadInput("a node fork needs --at VERSION_ID, the version it diverges at")
+    fork = NewFork(
+        thread=thread,
         kind=kind,
         label=label,
         divergence_type=divergence,
         objective=objective,
-        parent_branch_id=parse_id(parent, "branch") if parent else None,
-        fork_version_id=parse_id(at, "node version") if at else None,
-        actor=actor(),
+        parent_branch=parent,
+        at_version=at,
     )
+    result = fork_branch(uow(), fork, actor=actor())
     emit(
         result,
         as_json,
@@ -178,6 +185,7 @@ def branch_fork(
 
 
 @branch_app.command("merge")
+@returns(Merge)
 def branch_merge(
     branch_id: str,
     rationale: Annotated[str, typer.Option("--rationale", help="Why the branches reconcile this way.")],
@@ -188,15 +196,10 @@ def branch_merge(
     as_json: JsonOpt = False,
 ) -> None:
     """Merge a branch explicitly (the only durable 'preferred' choice)."""
-    from council.ledger.branches import merge
+    from council.services.branches import merge_branch
 
-    result = merge(
-        engine(),
-        source_branch_id=parse_id(branch_id, "branch"),
-        target_branch_id=parse_id(into, "branch") if into else None,
-        preferred_version_id=parse_id(preferred, "node version") if preferred else None,
-        rationale=rationale,
-        actor=actor(),
+    result = merge_branch(
+        uow(), branch_id, rationale=rationale, actor=actor(), into=into, preferred_version=preferred
     )
     emit(
         result,
@@ -206,6 +209,7 @@ def branch_merge(
 
 
 @branch_app.command("close")
+@returns(Closed)
 def branch_close(
     branch_id: str,
     status: Annotated[str, typer.Option("--as", help="killed (resolved-negative) or abandoned.")],
@@ -213,83 +217,24 @@ def branch_close(
     as_json: JsonOpt = False,
 ) -> None:
     """Close a branch as killed or abandoned."""
-    from council.ledger.branches import close
+    from council.services.branches import close_branch
 
-    result = close(
-        engine(), branch_id=parse_id(branch_id, "branch"), status=status, reason=reason, actor=actor()
-    )
+    result = close_branch(uow(), branch_id, status=status, reason=reason, actor=actor())
     emit(result, as_json, record("branch closed", ["id", "status"]))
 
 
 @branch_app.command("list")
+@returns(BranchList)
 def branch_list(thread: Annotated[str, typer.Option("--thread")], as_json: JsonOpt = False) -> None:
     """Branch topology of a thread."""
-    from council.ledger.branches import list_branches
+    from council.services.branches import list_branches
 
-    items = list_branches(engine(), parse_id(thread, "thread"))
-    emit({"items": items}, as_json, rows("branches", ["id", "kind", "label", "status", "divergence_type"]))
-
-
-@run_app.command("record")
-def run_record(
-    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
-    agent: Annotated[str, typer.Option("--agent", help="Agent name, e.g. claude.")],
-    model: Annotated[str, typer.Option("--model", help="Model string, e.g. anthropic/claude-sonnet-4-6.")],
-    provider: Annotated[
-        str | None,
-        typer.Option(
-            "--provider", help="Model family (normalised: a gateway is read past; default: from the model)."
-        ),
-    ] = None,
-    parent: Annotated[str | None, typer.Option("--parent", help="Parent run id.")] = None,
-    exposed_to: Annotated[
-        list[str] | None, typer.Option("--exposed-to", help="RUN_ID whose stances it was shown (repeatable).")
-    ] = None,
-    round_no: Annotated[int, typer.Option("--round", help="Round number.")] = 1,
-    as_json: JsonOpt = False,
-) -> None:
-    """Record a run made outside the workers, with its lineage."""
-    from council.ledger.runs import record_run
-
-    result = record_run(
-        engine(),
-        thread_id=parse_id(thread, "thread"),
-        agent=agent,
-        model=model,
-        provider=provider,
-        parent_run_id=parse_id(parent, "parent run") if parent else None,
-        exposed_to=parse_ids(exposed_to, "run"),
-        round_no=round_no,
-        actor=actor(),
-    )
-    emit(
-        result,
-        as_json,
-        record("run recorded", ["id", "agent", "model", "provider", "parent_run_id", "exposed_to"]),
-    )
-
-
-@run_app.command("show")
-def run_show(run_id: str, as_json: JsonOpt = False) -> None:
-    """Lineage, exposures, request hash and claims of a run; what ran (simulated or
-    not, the pinned executor) and which worker ran each attempt."""
-    from council.ledger.runs import show_run
-
-    result = show_run(engine(), parse_id(run_id, "run"))
-    keys = ["id", "agent", "model", "provider", "simulated", "runtime", "status", "error", "parent_run_id"]
-    summary = record("run", [*keys, "round", "request_sha256"])
-
-    def render(data: dict[str, Any]) -> None:
-        summary(data)
-        if data["attempts"]:
-            rows("attempts", ["attempt", "worker", "claimed_at", "ended_at", "status", "reason"], "attempts")(
-                data
-            )
-
-    emit(result, as_json, render)
+    found = list_branches(uow(), thread)
+    emit(found, as_json, rows("branches", ["id", "kind", "label", "status", "divergence_type"]))
 
 
 @claim_app.command("add")
+@returns(ClaimAdded)
 def claim_add(
     run: Annotated[str, typer.Option("--run", help="Run id.")],
     node: Annotated[str, typer.Option("--node", help="Node version id.")],
@@ -303,19 +248,16 @@ def claim_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Record a run's claim on a node version."""
-    from council.ledger.claims import add_claim
+    from council.services.claims import add_claim
 
-    result = add_claim(
-        engine(),
-        run_id=parse_id(run, "run"),
-        version_id=parse_id(node, "node version"),
+    claim = NewClaim(
+        version=node,
         claim_type=claim_type,
         confidence=confidence,
         rationale=rationale,
-        cites=parse_ids(cites, "evidence"),
-        interpretation=interpretation,
-        actor=actor(),
+        cites=same_reading(cites or [], None, interpretation),
     )
+    result = add_claim(uow(), run, claim, actor=actor())
     emit(
         result,
         as_json,
@@ -324,6 +266,7 @@ def claim_add(
 
 
 @action_app.command("add")
+@returns(Action)
 def action_add(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     description: Annotated[str, typer.Option("--description", help="What should happen.")],
@@ -332,20 +275,15 @@ def action_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a pending action with its acceptance condition."""
-    from council.ledger.actions import add_action
+    from council.services.claims import add_action
 
-    result = add_action(
-        engine(),
-        thread_id=parse_id(thread, "thread"),
-        description=description,
-        acceptance_condition=acceptance,
-        version_id=parse_id(node, "node version") if node else None,
-        actor=actor(),
-    )
+    action = NewAction(thread=thread, description=description, acceptance_condition=acceptance, version=node)
+    result = add_action(uow(), action, actor=actor())
     emit(result, as_json, record("pending action", ["id", "description", "acceptance_condition", "status"]))
 
 
 @action_app.command("close")
+@returns(Closed)
 def action_close(
     action_id: str,
     status: Annotated[str, typer.Option("--as", help="satisfied or cancelled.")],
@@ -353,17 +291,14 @@ def action_close(
     as_json: JsonOpt = False,
 ) -> None:
     """Record that an action's acceptance condition was met, or drop it."""
-    from council.ledger.actions import close_action
+    from council.services.claims import close_action
 
-    result = close_action(
-        engine(), action_id=parse_id(action_id, "pending action"), status=status, reason=reason, actor=actor()
-    )
+    result = close_action(uow(), action_id, status=status, reason=reason, actor=actor())
     emit(result, as_json, record("pending action", ["id", "status"]))
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(node_app, name="node")
     app.add_typer(branch_app, name="branch")
-    app.add_typer(run_app, name="run")
     app.add_typer(claim_app, name="claim")
     app.add_typer(action_app, name="action")

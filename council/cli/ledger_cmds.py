@@ -6,10 +6,11 @@ from typing import Annotated
 
 import typer
 
-from council.cli.common import JsonOpt, actor, engine, record, rows
-from council.cli.output import emit
-from council.domain.ids import parse_id
-from council.errors import BadInput
+from council.cli.common import JsonOpt, actor, record, rows, uow
+from council.cli.output import emit, returns
+from council.domain.results.events import EventList
+from council.domain.results.evidence import EvidenceAdded, EvidenceShown
+from council.domain.results.threads import ThreadCreated, ThreadList, ThreadShown
 
 thread_app = typer.Typer(
     help="Open and inspect threads (a question and its objective).", no_args_is_help=True
@@ -20,15 +21,16 @@ evidence_app = typer.Typer(
 
 
 @thread_app.command("create")
+@returns(ThreadCreated)
 def thread_create(
     title: Annotated[str, typer.Option("--title", help="Short title of the question.")],
     objective: Annotated[str, typer.Option("--objective", help="What the council is trying to establish.")],
     as_json: JsonOpt = False,
 ) -> None:
     """Open a thread with its main branch."""
-    from council.ledger.threads import create_thread
+    from council.services.threads import create_thread
 
-    result = create_thread(engine(), title=title, objective=objective, actor=actor())
+    result = create_thread(uow(), title=title, objective=objective, actor=actor())
     emit(
         result,
         as_json,
@@ -37,11 +39,12 @@ def thread_create(
 
 
 @thread_app.command("show")
+@returns(ThreadShown)
 def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
     """A thread with counts of what it holds."""
-    from council.ledger.threads import show_thread
+    from council.services.threads import show_thread
 
-    result = show_thread(engine(), parse_id(thread_id, "thread"))
+    result = show_thread(uow(), thread_id)
     emit(
         result,
         as_json,
@@ -50,14 +53,16 @@ def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
 
 
 @thread_app.command("list")
+@returns(ThreadList)
 def thread_list(as_json: JsonOpt = False) -> None:
     """Every thread, oldest first."""
-    from council.ledger.threads import list_threads
+    from council.services.threads import list_threads
 
-    emit({"items": list_threads(engine())}, as_json, rows("threads", ["id", "title", "created_at"]))
+    emit(list_threads(uow()), as_json, rows("threads", ["id", "title", "created_at"]))
 
 
 @evidence_app.command("add")
+@returns(EvidenceAdded)
 def evidence_add(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     text: Annotated[str | None, typer.Option("--text", help="Evidence text.")] = None,
@@ -90,44 +95,28 @@ def evidence_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Attach evidence; the same content is one evidence row everywhere."""
-    from council import sources
-    from council.ledger.evidence import add_evidence
+    from council.services.evidence import EvidenceInput, add_evidence
 
-    given = [
-        name for name, value in (("--text", text), ("--file", file), ("--url", url)) if value is not None
-    ]
-    if len(given) != 1:
-        raise BadInput("give exactly one of --text, --file or --url")
-    for flag, set_ in (
-        ("--no-fetch", no_fetch),
-        ("--timeout", timeout is not None),
-        ("--allow-private", allow_private),
-    ):
-        if set_ and url is None:
-            raise BadInput(f"{flag} goes with --url")
-    thread_id = parse_id(thread, "thread")
-    if text is not None:
-        source = sources.from_text(text)
-    elif file is not None:
-        source = sources.from_file(file)
-    else:
-        assert url is not None
-        deadline = sources.fetch_timeout(timeout)
-        source = (
-            sources.reference_only(url)
-            if no_fetch
-            else sources.from_url(url, timeout_s=deadline, allow_private=allow_private)
-        )
-    result = add_evidence(engine(), thread_id=thread_id, source=source, title=title, actor=actor())
+    given = EvidenceInput(
+        text=text,
+        file=file,
+        url=url,
+        fetch=not no_fetch,
+        title=title,
+        timeout_s=timeout,
+        allow_private=allow_private,
+    )
+    result = add_evidence(uow(), thread, given, actor=actor())
     emit(result, as_json, record("evidence", ["id", "sha256", "title", "new_content", "already_in_thread"]))
 
 
 @evidence_app.command("show")
+@returns(EvidenceShown)
 def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
     """One evidence item in full: content, validity and its history, threads."""
-    from council.ledger.evidence import show_evidence
+    from council.services.evidence import show_evidence
 
-    result = show_evidence(engine(), parse_id(evidence_id, "evidence"))
+    result = show_evidence(uow(), evidence_id)
     emit(
         result,
         as_json,
@@ -138,6 +127,7 @@ def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
     )
 
 
+@returns(EventList)
 def events_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     after: Annotated[int, typer.Option("--after", help="Only events with a larger id.")] = 0,
@@ -145,10 +135,10 @@ def events_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The thread's append-only event log, in order."""
-    from council.ledger.events import list_events
+    from council.services.threads import list_events
 
-    items = list_events(engine(), parse_id(thread, "thread"), after=after, limit=limit)
-    emit({"items": items}, as_json, rows("events", ["id", "created_at", "kind", "actor", "subject_id"]))
+    events = list_events(uow(), thread, after=after, limit=limit)
+    emit(events, as_json, rows("events", ["id", "created_at", "kind", "actor", "subject_id"]))
 
 
 def register(app: typer.Typer) -> None:

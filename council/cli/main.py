@@ -17,7 +17,10 @@ app = typer.Typer(
 )
 
 
-def _register() -> None:
+def register_commands() -> None:
+    """Attach every command group (once; the schema generator calls it too)."""
+    if app.registered_commands or app.registered_groups:
+        return
     from council.cli import (
         consolidation_cmds,
         demo_cmd,
@@ -29,6 +32,7 @@ def _register() -> None:
         serve_cmd,
         stack_cmds,
         watch_cmd,
+        worker_cmd,
     )
 
     stack_cmds.register(app)
@@ -38,28 +42,34 @@ def _register() -> None:
     reentry_cmds.register(app)
     reversal_cmds.register(app, ledger_cmds.evidence_app)
     run_cmds.register(app)
+    worker_cmd.register(app)
     watch_cmd.register(app)
     demo_cmd.register(app)
     serve_cmd.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: map the project's exceptions to exit codes (2 = bad input)."""
+    """Entry point: map the project's exceptions to exit codes (2 = bad input).
+    Under ``--json`` a failure also prints one JSON document on stdout:
+    ``{"error": "<the one-line reason>", "code": <exit code>}``."""
     from council.cli.output import fail
 
-    _register()
+    args = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in args
+    register_commands()
     try:
         # Outside standalone mode click returns a raised Exit's code instead of exiting.
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=args, standalone_mode=False)
     except CouncilError as exc:
-        fail(str(exc))
+        fail(str(exc), as_json=as_json, code=exc.exit_code)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
-        fail("aborted")
+        fail("aborted", as_json=as_json, code=1)
         sys.exit(1)
     except typer.TyperException as exc:  # usage errors: missing option, bad choice (exit 2)
-        fail(exc.format_message() if hasattr(exc, "format_message") else str(exc))
-        sys.exit(int(getattr(exc, "exit_code", 2)))
+        code = int(getattr(exc, "exit_code", 2))
+        fail(exc.format_message() if hasattr(exc, "format_message") else str(exc), as_json=as_json, code=code)
+        sys.exit(code)
     sys.exit(code if isinstance(code, int) else 0)

@@ -7,12 +7,28 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from rich.console import Console
 
+F = TypeVar("F", bound=Callable[..., None])
+RESULT_ATTRIBUTE = "__council_result__"
+
 console = Console()
+
+
+def returns(result_type: type) -> Callable[[F], F]:
+    """Declare the typed result a command prints with ``--json``: the published
+    schema (schema/cli-outputs.schema.json) is generated from these declarations."""
+
+    def mark(command: F) -> F:
+        setattr(command, RESULT_ATTRIBUTE, result_type)
+        return command
+
+    return mark
+
+
 err_console = Console(stderr=True)
 
 
@@ -33,7 +49,10 @@ def to_json(data: Any) -> str:
 
 
 def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
-    """Print exactly one JSON document on stdout, or a human rendering."""
+    """Print exactly one JSON document on stdout, or a human rendering (renderers
+    receive the document as plain JSON values, whatever the result type)."""
+    if hasattr(data, "json_document"):
+        data = data.json_document()
     if as_json:
         sys.stdout.write(to_json(data) + "\n")
         sys.stdout.flush()
@@ -44,12 +63,27 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) 
         console.print_json(to_json(data))
 
 
-def fail(message: str) -> None:
-    """One line on stderr; the caller decides the exit code."""
+def fail(message: str, *, as_json: bool = False, code: int = 1) -> None:
+    """One line on stderr (the caller exits with ``code``); under ``--json`` also the
+    error document on stdout, so a script reading stdout always gets one document."""
     first_line = message.strip().splitlines()[0] if message.strip() else "error"
     err_console.print(f"[bold red]error:[/] {first_line}", highlight=False, soft_wrap=True)
+    if as_json:
+        sys.stdout.write(to_json({"error": first_line, "code": code}) + "\n")
+        sys.stdout.flush()
 
 
 def warn(message: str) -> None:
     """One line on stderr that does not change the outcome."""
     err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def fetch_command(thread_id: str, fetch: Any) -> str:
+    """Where a reentry packet's left-out section can be read, as a command."""
+    commands = {
+        "reentry": f"`council reentry --thread {thread_id} --budget {fetch.budget}`",
+        "evidence": "`council evidence show ID`",
+        "branches": f"`council branch list --thread {thread_id}`",
+        "memory": f"`council memory list --thread {thread_id}`",
+    }
+    return commands[fetch.read]

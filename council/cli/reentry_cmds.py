@@ -7,12 +7,14 @@ from typing import Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, engine, touched_memory
-from council.cli.output import console, emit
-from council.domain.ids import parse_id
+from council.cli.common import JsonOpt, touched_memory, uow
+from council.cli.output import console, emit, fetch_command, returns
+from council.domain.reentry import ReentryPacket
+from council.domain.results.reentry import LintReport
 from council.errors import BadInput
 
 
+@returns(ReentryPacket)
 def reentry_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     fmt: Annotated[str, typer.Option("--format", help="markdown or json.")] = "markdown",
@@ -22,18 +24,19 @@ def reentry_cmd(
 ) -> None:
     """The reentry packet: what is still open, contested or awaiting evidence."""
     from council.domain.reentry_markdown import render_markdown
-    from council.ledger.frontier import reentry_packet
+    from council.services.reentry import reentry_packet
 
     if fmt not in ("markdown", "json"):
         raise BadInput(f"invalid format: {fmt!r} (expected markdown or json)")
-    packet = reentry_packet(engine(), parse_id(thread, "thread"), budget=budget, blind=blind)
+    packet = reentry_packet(uow(), thread, budget=budget, blind=blind)
     touched_memory([item.model_dump() for item in packet.memory])
     if as_json or fmt == "json":
         emit(packet.model_dump(mode="json"), True)
     else:
-        typer.echo(render_markdown(packet))
+        typer.echo(render_markdown(packet, fetch_command))
 
 
+@returns(LintReport)
 def lint_cmd(
     text_file: Annotated[Path, typer.Argument(help="A text or markdown file ('-' for stdin).")],
     thread: Annotated[str, typer.Option("--thread", help="Thread whose ledger backs the words.")],
@@ -42,7 +45,7 @@ def lint_cmd(
     """Flag concluded / rejected / settled / preferred / set aside without a durable transition."""
     import sys
 
-    from council.ledger.lint import lint_text
+    from council.services.reentry import lint_text
 
     if str(text_file) == "-":
         text = sys.stdin.read()
@@ -50,8 +53,7 @@ def lint_cmd(
         text = text_file.read_text(encoding="utf-8", errors="replace")
     else:
         raise BadInput(f"no such file: {text_file}")
-    findings = lint_text(engine(), parse_id(thread, "thread"), text)
-    result: dict[str, Any] = {"ok": not findings, "findings": findings}
+    result = lint_text(uow(), thread, text)
 
     def render(data: dict[str, Any]) -> None:
         if data["ok"]:
@@ -60,7 +62,7 @@ def lint_cmd(
             console.print(f"[red]✗[/] {f['reason']}\n    {f['sentence']}")
 
     emit(result, as_json, render)
-    if findings:
+    if not result.ok:
         raise typer.Exit(1)
 
 

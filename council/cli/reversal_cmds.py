@@ -6,9 +6,10 @@ from typing import Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, actor, engine, record, scheduler_if_configured
-from council.cli.output import console, emit
-from council.domain.ids import parse_id
+from council.cli.common import JsonOpt, actor, council, record, uow
+from council.cli.output import console, emit, returns
+from council.domain.results.retraction import Adjudicated, Proposal, Vote
+from council.domain.results.reversal import ValidityChanged
 
 retraction_app = typer.Typer(help="Propose, vote on and adjudicate retractions.", no_args_is_help=True)
 
@@ -16,15 +17,11 @@ Reason = Annotated[str, typer.Option("--reason", help="Why (recorded with the tr
 
 
 def _validity(action: str, evidence_id: str, reason: str, as_json: bool) -> None:
-    from council.services.reversal import change
+    from council.services.reversal import change_validity
 
-    result = change(
-        engine(),
-        scheduler_if_configured(),
-        parse_id(evidence_id, "evidence"),
-        action=action,
-        reason=reason,
-        actor=actor(),
+    wired = council()
+    result = change_validity(
+        wired.uow, wired.scheduler(), evidence_id, action=action, reason=reason, actor=actor()
     )
 
     def render(data: dict[str, Any]) -> None:
@@ -47,16 +44,19 @@ def _validity(action: str, evidence_id: str, reason: str, as_json: bool) -> None
 
 def register(app: typer.Typer, evidence_app: typer.Typer) -> None:
     @evidence_app.command("challenge")
+    @returns(ValidityChanged)
     def challenge(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Challenge evidence: memory resting on it becomes provisional."""
         _validity("challenge", evidence_id, reason, as_json)
 
     @evidence_app.command("invalidate")
+    @returns(ValidityChanged)
     def invalidate(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Invalidate evidence: material consolidations become contested and a proposal opens."""
         _validity("invalidate", evidence_id, reason, as_json)
 
     @evidence_app.command("reaffirm")
+    @returns(ValidityChanged)
     def reaffirm(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Reaffirm challenged evidence: provisional memory resting on it becomes stable again."""
         _validity("reaffirm", evidence_id, reason, as_json)
@@ -65,15 +65,16 @@ def register(app: typer.Typer, evidence_app: typer.Typer) -> None:
 
 
 @retraction_app.command("propose")
+@returns(Proposal)
 def propose_cmd(
     consolidation: Annotated[str, typer.Option("--consolidation", help="Consolidation id.")],
     reason: Reason,
     as_json: JsonOpt = False,
 ) -> None:
     """Open a retraction proposal (pins the rule set and grouping version now in force)."""
-    from council.ledger.retraction import propose
+    from council.services.retraction import propose_retraction
 
-    result = propose(engine(), parse_id(consolidation, "consolidation"), reason=reason, actor=actor())
+    result = propose_retraction(uow(), consolidation, reason=reason, actor=actor())
     emit(
         result,
         as_json,
@@ -85,6 +86,7 @@ def propose_cmd(
 
 
 @retraction_app.command("vote")
+@returns(Vote)
 def vote_cmd(
     proposal: Annotated[str, typer.Option("--proposal", help="Proposal id.")],
     run: Annotated[str, typer.Option("--run", help="The voting run.")],
@@ -94,12 +96,12 @@ def vote_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Record a run's vote on a retraction proposal."""
-    from council.ledger.retraction import vote as cast
+    from council.services.retraction import vote as cast
 
     result = cast(
-        engine(),
-        parse_id(proposal, "retraction proposal"),
-        parse_id(run, "run"),
+        uow(),
+        proposal,
+        run,
         choice=vote,
         confidence=confidence,
         rationale=rationale,
@@ -109,14 +111,15 @@ def vote_cmd(
 
 
 @retraction_app.command("adjudicate")
+@returns(Adjudicated)
 def adjudicate_cmd(
     proposal: Annotated[str, typer.Option("--proposal", help="Proposal id.")],
     as_json: JsonOpt = False,
 ) -> None:
     """Apply the proposal's pinned rules to its independent vote groups."""
-    from council.ledger.retraction import adjudicate
+    from council.services.retraction import adjudicate
 
-    result = adjudicate(engine(), parse_id(proposal, "retraction proposal"), actor=actor())
+    result = adjudicate(uow(), proposal, actor=actor())
     emit(
         result,
         as_json,

@@ -9,12 +9,14 @@ from typing import Annotated, Any
 import typer
 
 from council.cli.common import JsonOpt
-from council.cli.output import console, emit, warn
+from council.cli.output import console, emit, returns, warn
+from council.domain.results.stack import Serving
 from council.errors import BadInput
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+@returns(Serving)
 def serve_cmd(
     host: Annotated[str, typer.Option("--host", help="Address to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port (0: any free one).", min=0, max=65535)] = 8787,
@@ -45,13 +47,13 @@ def serve_cmd(
     writes = "need the write token" if policy.write_token else f"off: no {TOKEN_ENV}"
     reads = "need a token" if policy.reads_guarded else "open"
     emit(
-        {
-            "url": url,
-            "host": host,
-            "port": bound_port,
-            "writes_enabled": policy.write_token is not None,
-            "reads_need_token": policy.reads_guarded,
-        },
+        Serving(
+            url=url,
+            host=host,
+            port=bound_port,
+            writes_enabled=policy.write_token is not None,
+            reads_need_token=policy.reads_guarded,
+        ),
         as_json,
         lambda d: console.print(f"serving {d['url']}  (reads {reads}; writes {writes})"),
     )

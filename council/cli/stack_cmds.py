@@ -7,7 +7,8 @@ from typing import Any
 import typer
 
 from council.cli.common import JsonOpt, record, rows
-from council.cli.output import console, emit
+from council.cli.output import console, emit, returns
+from council.domain.results.stack import Migrated, StackDown, StackStatus, StackUp
 
 _COLUMNS = ["component", "running", "pid", "state", "restarts", "last_exit_code", "url"]
 
@@ -21,35 +22,39 @@ def register(app: typer.Typer) -> None:
     app.add_typer(db, name="db")
 
 
+@returns(StackUp)
 def up(as_json: JsonOpt = False) -> None:
     """Start Postgres and Redis (embedded unless configured by environment), migrate, and
     start the supervised Celery workers, beat and web server."""
     from council import stack
 
-    data = stack.up(progress=None if as_json else _progress)
+    data = StackUp.model_validate(stack.up(progress=None if as_json else _progress))
     emit(data, as_json, _render_up)
 
 
+@returns(StackDown)
 def down(as_json: JsonOpt = False) -> None:
     """Stop what `council up` started (supervisor and its processes, then Redis and
     Postgres); the data stays for the next `up`."""
     from council import stack
 
-    emit(stack.down(), as_json, _render_down)
+    emit(StackDown.model_validate(stack.down()), as_json, _render_down)
 
 
+@returns(StackStatus)
 def status(as_json: JsonOpt = False) -> None:
     """Each component: whether it runs, its pid, restarts and last exit code; the database revision."""
     from council import stack
 
-    emit(stack.status(), as_json, _render_status)
+    emit(StackStatus.model_validate(stack.status()), as_json, _render_status)
 
 
+@returns(Migrated)
 def db_upgrade(as_json: JsonOpt = False) -> None:
     """Migrate COUNCIL_DATABASE_URL (or the embedded stack's database) to head."""
     from council import stack
 
-    emit({"revision": stack.migrate_database()}, as_json, record("database", ["revision"]))
+    emit(Migrated(revision=stack.migrate_database()), as_json, record("database", ["revision"]))
 
 
 def _progress(message: str) -> None:
@@ -57,7 +62,10 @@ def _progress(message: str) -> None:
 
 
 def _component_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"component": name, **info} for name, info in data["components"].items()]
+    return [
+        {"component": name, **{k: v for k, v in info.items() if v is not None}}
+        for name, info in data["components"].items()
+    ]
 
 
 def _render_up(data: dict[str, Any]) -> None:

@@ -8,11 +8,12 @@ from uuid import UUID
 
 import typer
 
-from council.cli.common import JsonOpt, engine
-from council.cli.output import console, emit, err_console
-from council.domain.ids import parse_id
+from council.cli.common import JsonOpt, uow
+from council.cli.output import console, emit, err_console, returns
+from council.domain.results.events import Watched
 
 
+@returns(Watched)
 def watch_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     timeout: Annotated[float | None, typer.Option("--timeout", help="Stop after this many seconds.")] = None,
@@ -21,13 +22,11 @@ def watch_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Follow the thread's event log; after each claim, show the node's groups."""
-    from council.ledger.consolidation_reads import groups
-    from council.ledger.events import list_events
+    from council.services.consolidation import groups
+    from council.services.threads import latest_event_id, list_events, show_thread
 
-    db = engine()
-    thread_id = parse_id(thread, "thread")
-    seen = list_events(db, thread_id, after=0) if since < 0 else []
-    after = max((e["id"] for e in seen), default=0) if since < 0 else since
+    thread_id = show_thread(uow(), thread).id
+    after = latest_event_id(uow(), thread_id) if since < 0 else since
     out = err_console if as_json else console
     out.print(f"watching thread {thread_id} from event #{after} (Ctrl-C to stop)")
     collected: list[dict[str, Any]] = []
@@ -35,7 +34,7 @@ def watch_cmd(
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while deadline is None or time.monotonic() < deadline:
-            for event in list_events(db, thread_id, after=after):
+            for event in list_events(uow(), thread_id, after=after).json_document()["items"]:
                 after = event["id"]
                 collected.append(event)
                 out.print(
@@ -43,14 +42,14 @@ def watch_cmd(
                 )
                 version = event["payload"].get("node_version_id") if event["kind"] == "claim.added" else None
                 if version:
-                    found = groups(db, UUID(version))
+                    found = groups(uow(), UUID(version)).json_document()
                     touched[version] = found
                     shape = ", ".join(f"{g['kind']}[{len(g['runs'])}]" for g in found["groups"])
                     out.print(f"    groups on {version[:8]}: {shape}")
             time.sleep(interval)
     except KeyboardInterrupt:
         pass
-    emit({"thread_id": thread_id, "events": collected, "groups": touched}, as_json, lambda d: None)
+    emit(Watched(thread_id=thread_id, events=collected, groups=touched), as_json, lambda d: None)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,14 +17,14 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
-from sqlalchemy import Engine
 
-from council.domain.independence import GroupingParams, group_runs
-from council.domain.rules import run_facts
+from council.bootstrap import UnitOfWork
+from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import CouncilError
-from council.ledger.db import unit_of_work
-from council.ledger.run_lifecycle import TERMINAL, dispatch_runs
-from council.ledger.snapshots import current_snapshot
+from council.services.consolidation import groups_among
+from council.services.dispatch import dispatch_runs
+
+TERMINAL = TERMINAL_RUN_STATUSES
 
 POLL_S = 0.5
 _COLOURS = {"succeeded": "green", "failed": "red", "running": "cyan", "queued": "yellow"}
@@ -45,8 +45,8 @@ class Watcher:
     """Names runs ``agent r<round>``; ``rounds`` keeps, per node name and round,
     the support and dispute group counts printed when that round ended."""
 
-    def __init__(self, engine: Engine, out: Console) -> None:
-        self.engine = engine
+    def __init__(self, uow: UnitOfWork, out: Console) -> None:
+        self.uow = uow
         self.out = out
         self.labels: dict[str, str] = {}
         self.rounds: dict[str, dict[int, dict[str, int]]] = {}
@@ -59,7 +59,7 @@ class Watcher:
         reported: set[int] = set()
         with Live(console=self.out, refresh_per_second=4, transient=False) as live:
             while True:
-                runs = dispatch_runs(self.engine, dispatch_id)
+                runs = [r.json_document() for r in dispatch_runs(self.uow, dispatch_id)]
                 for run in runs:
                     self.labels[str(run["id"])] = f"{run['agent']} r{run['round']}"
                 for round_no in sorted({r["round"] for r in runs} - reported):
@@ -82,10 +82,7 @@ class Watcher:
         self, name: str, version_id: UUID, runs: Collection[str] | None = None, round_no: int | None = None
     ) -> Text:
         """The groups among ``runs`` (default: every run that claimed on the version)."""
-        with unit_of_work(self.engine) as conn:
-            snapshot = current_snapshot(conn, version_id)
-        facts = [f for f in run_facts(snapshot) if runs is None or f.run_id in runs]
-        found = group_runs(facts, GroupingParams.from_record(snapshot["grouping"]["params"]))
+        found = groups_among(self.uow, version_id, runs)
         counts = {kind: sum(1 for g in found if g.kind == kind) for kind in ("support", "dispute")}
         if round_no is not None:
             self.rounds.setdefault(name, {})[round_no] = counts

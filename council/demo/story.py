@@ -26,32 +26,38 @@ from typing import Any
 from uuid import UUID
 
 from rich.console import Console
-from sqlalchemy import Engine
 
-from council import sources
+from council.bootstrap import Scheduler, UnitOfWork
 from council.demo import scenario
 from council.demo.live import StepFailed, Watcher, finished
-from council.domain.reentry_markdown import render_markdown
+from council.domain.commands import NewAction, NewNode, same_reading
+from council.domain.reentry_markdown import FetchHint, render_markdown
+from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import CouncilError
-from council.ledger import actions, events, evidence, nodes, replay, retraction, threads
-from council.ledger.consolidation_reads import history, show_consolidation
-from council.ledger.frontier import reentry_packet
-from council.ledger.run_lifecycle import dispatch_runs
-from council.services import reversal
-from council.services.runs import dispatch
-from council.services.scheduling import Scheduler
+from council.services.claims import add_action
+from council.services.consolidation import history, replay, show_consolidation
+from council.services.dispatch import dispatch, dispatch_runs
+from council.services.evidence import EvidenceInput, add_evidence
+from council.services.nodes import add_node
+from council.services.reentry import reentry_packet
+from council.services.retraction import adjudicate
+from council.services.reversal import change_validity
+from council.services.threads import create_thread, list_events
 
-AGENTS = ("claude", "codex", "glm")
+AGENTS = DEFAULT_COUNCIL
 ACTOR = "demo"
 
 
 class Story:
-    def __init__(self, engine: Engine, scheduler: Scheduler, out: Console, *, timeout_s: float) -> None:
-        self.engine = engine
+    def __init__(
+        self, uow: UnitOfWork, scheduler: Scheduler, out: Console, *, timeout_s: float, hint: FetchHint
+    ) -> None:
+        self.uow = uow
+        self.hint = hint
         self.scheduler = scheduler
         self.out = out
         self.timeout_s = timeout_s
-        self.watcher = Watcher(engine, out)
+        self.watcher = Watcher(uow, out)
         self.steps: list[dict[str, Any]] = []
         self.summary: dict[str, Any] = dict.fromkeys(
             ("thread_id", "page_url", "consolidation", "invalidation", "retraction", "reentry_markdown")
@@ -82,7 +88,7 @@ class Story:
         for entry in self.summary["dispatches"]:
             entry["runs"] = [
                 {k: r[k] for k in ("id", "agent", "round", "status", "simulated")}
-                for r in dispatch_runs(self.engine, entry["id"])
+                for r in (run.json_document() for run in dispatch_runs(self.uow, entry["id"]))
             ]
         self.summary.update(
             ok=all(s["ok"] for s in self.steps),
@@ -109,30 +115,27 @@ class Story:
         record["ok"] = True
 
     def open_thread(self) -> UUID:
-        thread = threads.create_thread(
-            self.engine, title=scenario.TITLE, objective=scenario.OBJECTIVE, actor=ACTOR
-        )
-        tid = thread["id"]
+        tid = create_thread(self.uow, title=scenario.TITLE, objective=scenario.OBJECTIVE, actor=ACTOR).id
         stamp = str(tid)[:8]
         ids = [
-            evidence.add_evidence(
-                self.engine,
-                thread_id=tid,
-                source=sources.from_text(item.body.format(stamp=stamp)),
-                title=item.title,
+            add_evidence(
+                self.uow,
+                tid,
+                EvidenceInput(text=item.body.format(stamp=stamp), title=item.title),
                 actor=ACTOR,
-            )["id"]
+            ).id
             for item in (scenario.DECISIVE, *scenario.CONTEXT)
         ]
-        claim = nodes.add_node(
-            self.engine,
-            thread_id=tid,
-            content=scenario.CLAIM,
-            status="tentative",
-            cites=ids[:1],
-            interpretation=scenario.CLAIM_READING,
+        claim = add_node(
+            self.uow,
+            NewNode(
+                thread=tid,
+                content=scenario.CLAIM,
+                status="tentative",
+                cites=same_reading(ids[:1], None, scenario.CLAIM_READING),
+            ),
             actor=ACTOR,
-        )["version_id"]
+        ).version_id
         self.out.print(f"thread {tid}: {scenario.OBJECTIVE}")
         self.out.print(f"evidence: {', '.join(i.title for i in (scenario.DECISIVE, *scenario.CONTEXT))}")
         self.out.print(f"proposition {str(claim)[:8]}: “{scenario.CLAIM}” (cites the parity suite report)")
@@ -150,7 +153,7 @@ class Story:
         created = self._dispatch("independent", 1)
 
         def consolidated() -> bool:
-            return any(c["status"] == "live" for c in history(self.engine, claim)["consolidations"])
+            return any(c.status == "live" for c in history(self.uow, claim).consolidations)
 
         runs = self.watcher.follow(
             "independent round",
@@ -160,13 +163,13 @@ class Story:
             self.timeout_s,
         )
         _require_succeeded(runs)
-        [live] = [c for c in history(self.engine, claim)["consolidations"] if c["status"] == "live"]
+        [live] = [c.json_document() for c in history(self.uow, claim).consolidations if c.status == "live"]
         committed = [
             e
-            for e in events.list_events(self.engine, self.summary["thread_id"])
+            for e in list_events(self.uow, self.summary["thread_id"]).json_document()["items"]
             if e["kind"] == "consolidation.committed"
         ]
-        shown = show_consolidation(self.engine, live["id"])
+        shown = show_consolidation(self.uow, live["id"]).json_document()
         support = [g for g in shown["decision"]["groups"] if g["kind"] == "support"]
         providers = ", ".join(sorted({p for g in support for p in g["providers"]}))
         self.out.print(
@@ -179,28 +182,30 @@ class Story:
             "committed_by": committed[0]["actor"],
             "support_groups": len(support),
             "evidence_ids": shown["evidence_ids"],
-            "replay_match": replay.replay(self.engine, live["id"])["match"],
+            "replay_match": replay(self.uow, live["id"]).match,
         }
         return UUID(str(live["id"]))
 
     def deliberate(self, claim: UUID) -> None:
         tid = self.summary["thread_id"]
-        follow_up = nodes.add_node(
-            self.engine,
-            thread_id=tid,
-            content=scenario.FOLLOW_UP,
-            depends_on=[claim],
-            cites=self.summary["evidence_ids"][1:],
-            citation_role="context",
-            interpretation=scenario.FOLLOW_UP_READING,
+        follow_up = add_node(
+            self.uow,
+            NewNode(
+                thread=tid,
+                content=scenario.FOLLOW_UP,
+                edges=(("depends_on", claim),),
+                cites=same_reading(self.summary["evidence_ids"][1:], "context", scenario.FOLLOW_UP_READING),
+            ),
             actor=ACTOR,
-        )["version_id"]
-        actions.add_action(
-            self.engine,
-            thread_id=tid,
-            description=scenario.ACTION,
-            acceptance_condition=scenario.ACCEPTANCE,
-            version_id=follow_up,
+        ).version_id
+        add_action(
+            self.uow,
+            NewAction(
+                thread=tid,
+                description=scenario.ACTION,
+                acceptance_condition=scenario.ACCEPTANCE,
+                version=follow_up,
+            ),
             actor=ACTOR,
         )
         self.summary["node_version_ids"]["follow_up"] = follow_up
@@ -221,14 +226,14 @@ class Story:
 
     def invalidate(self, consolidation_id: UUID) -> list[UUID]:
         decisive = self.summary["decisive_evidence_id"]
-        changed = reversal.change(
-            self.engine,
+        changed = change_validity(
+            self.uow,
             self.scheduler,
             decisive,
             action="invalidate",
             reason=scenario.INVALIDATION,
             actor=ACTOR,
-        )
+        ).json_document()
         mine = [a for a in changed["affected"] if str(a["consolidation_id"]) == str(consolidation_id)]
         if not mine or mine[0]["proposal_id"] is None:
             raise StepFailed(f"invalidating {decisive} opened no retraction proposal for {consolidation_id}")
@@ -259,32 +264,32 @@ class Story:
                 self.timeout_s,
             )
             _require_succeeded(runs)
-            adjudicated = retraction.adjudicate(self.engine, proposal, actor=ACTOR)
-            outcomes[str(proposal)] = adjudicated["outcome"]
-            self.out.print(f"proposal {proposal}: [bold]{adjudicated['outcome']}[/]")
+            adjudicated = adjudicate(self.uow, proposal, actor=ACTOR)
+            outcomes[str(proposal)] = adjudicated.outcome
+            self.out.print(f"proposal {proposal}: [bold]{adjudicated.outcome}[/]")
         mine = str(self.summary["invalidation"]["proposal_id"])
         self.summary["retraction"] = {"proposal_id": mine, "outcome": outcomes[mine], "all": outcomes}
         if outcomes[mine] != "retracted":
             raise StepFailed(f"proposal {mine} was adjudicated {outcomes[mine]}, not retracted")
 
     def reentry(self) -> None:
-        markdown = render_markdown(reentry_packet(self.engine, self.summary["thread_id"]))
+        markdown = render_markdown(reentry_packet(self.uow, self.summary["thread_id"]), self.hint)
         self.out.print(markdown, markup=False, highlight=False)
         self.summary["reentry_markdown"] = markdown
 
     def _dispatch(self, mode: str, rounds: int, proposal_id: UUID | None = None) -> UUID:
         created = dispatch(
-            self.engine,
+            self.uow,
             self.scheduler,
-            thread_id=self.summary["thread_id"],
-            agents=AGENTS,
+            self.summary["thread_id"],
+            AGENTS,
             mode=mode,
             rounds=rounds,
             actor=ACTOR,
-            proposal_id=proposal_id,
+            proposal=proposal_id,
         )
-        self.summary["dispatches"].append({"id": created["dispatch_id"], "mode": mode, "rounds": rounds})
-        return UUID(str(created["dispatch_id"]))
+        self.summary["dispatches"].append({"id": created.dispatch_id, "mode": mode, "rounds": rounds})
+        return created.dispatch_id
 
 
 def _any_failed(runs: list[dict[str, Any]]) -> bool:

@@ -1,4 +1,4 @@
-"""The epistemic-word guard (DESIGN §6): words that adjudicate need a durable transition.
+"""The epistemic-word guard (docs/architecture.md §6): words that adjudicate need a durable transition.
 
 "concluded", "settled", "rejected", "set aside" and "preferred", in any form or
 casing, silently adjudicate epistemic status. A text may use one about an item
@@ -42,7 +42,7 @@ from typing import Final, Literal, get_args
 Category = Literal["settled", "rejected", "preferred"]
 ItemKind = Literal["node", "branch", "evidence", "thread"]
 
-# The five words of DESIGN §6 and the transition category each one claims.
+# The five words of docs/architecture.md §6 and the transition category each one claims.
 GUARDED_CATEGORIES: Final[Mapping[str, Category]] = {
     "concluded": "settled",
     "settled": "settled",

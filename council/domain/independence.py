@@ -1,4 +1,4 @@
-"""Independence grouping `indep-v1` (DESIGN §3): connected components of claiming runs.
+"""Independence grouping `indep-v1` (docs/architecture.md §3): connected components of claiming runs.
 
 The vertices are the runs that claimed on one node version. Two runs are linked
 when one is the other's parent or they share a parent, when one was shown the

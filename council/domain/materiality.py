@@ -1,4 +1,4 @@
-"""Materiality (DESIGN §5): would the decision flip without the evidence that fell?
+"""Materiality (docs/architecture.md §5): would the decision flip without the evidence that fell?
 
 Pure: the stored snapshot with every currently invalidated evidence item
 removed — and with the claims whose cited support rested only on removed

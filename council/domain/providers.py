@@ -1,5 +1,5 @@
 """Provider family of a model: models of one family make correlated errors, so
-every run records its family and a rule set may require several (DESIGN §3).
+every run records its family and a rule set may require several (docs/architecture.md §3).
 
 A family is the vendor whose model answers, not the route to it:
 ``openrouter/z-ai/glm-4.6``, ``zai/glm-4.6`` and ``bedrock/zai.glm-4.7`` are all

@@ -1,4 +1,4 @@
-"""The reentry packet (DESIGN §6): the active frontier within a token budget.
+"""The reentry packet (docs/architecture.md §6): the active frontier within a token budget.
 
 Built from the frontier query's rows by a pure function. What does not fit
 the budget is cut by a fixed priority and listed under ``left_out`` with how
@@ -82,7 +82,7 @@ class PendingAction(BaseModel):
     acceptance_condition: str
 
 
-class Branch(BaseModel):
+class BranchState(BaseModel):
     id: str
     kind: str
     label: str
@@ -94,7 +94,7 @@ class Branch(BaseModel):
     killed_reason: str | None = None
 
 
-class MemoryRef(BaseModel):
+class MemoryNote(BaseModel):
     id: str
     node_version_id: str
     consolidation_id: str
@@ -102,10 +102,19 @@ class MemoryRef(BaseModel):
     content: str
 
 
+class Fetch(BaseModel):
+    """How to read what a section left out: the reentry packet again with a larger
+    budget, an evidence item by its id, the thread's branches or its memory. Each
+    face says it its own way (a command, a URL, a tool call)."""
+
+    read: Literal["reentry", "evidence", "branches", "memory"]
+    budget: int | None = None
+
+
 class LeftOut(BaseModel):
     section: str
     count: int
-    fetch: str
+    fetch: Fetch
 
 
 class ReentryPacket(BaseModel):
@@ -117,22 +126,22 @@ class ReentryPacket(BaseModel):
     budget_tokens: int
     estimated_tokens: int
     high_water_event_id: int | None
-    objective_forks: list[Branch]
+    objective_forks: list[BranchState]
     heads: list[Head]
     head_count: int
     counterarguments: list[Counterargument]
     actions: list[PendingAction]
     dependencies: list[Dependency]
     evidence: list[EvidenceRef]
-    branches: list[Branch]
-    memory: list[MemoryRef]
+    branches: list[BranchState]
+    memory: list[MemoryNote]
     left_out: list[LeftOut]
 
 
-def _branches(rows: dict[str, Any]) -> dict[str, Branch]:
+def _branches(rows: dict[str, Any]) -> dict[str, BranchState]:
     killed = rows.get("killed_reasons") or {}
     return {
-        str(b["id"]): Branch(
+        str(b["id"]): BranchState(
             id=str(b["id"]),
             kind=b["kind"],
             label=b["label"],
@@ -177,13 +186,13 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
         left_out=[],
     )
     spent = estimate_tokens(packet.model_dump(mode="json"))
-    more = f"council reentry --thread {tid} --budget {max(budget * 4, 1000)}"
+    more = Fetch(read="reentry", budget=max(budget * 4, 1000))
     # Room is kept for a left-out note for every section still to come, so what
     # is cut is always listed within the budget.
     fetches = {
-        "evidence": "council evidence show EVIDENCE_ID",
-        "branches": f"council branch list --thread {tid}",
-        "memory": f"council memory list --thread {tid}",
+        "evidence": Fetch(read="evidence"),
+        "branches": Fetch(read="branches"),
+        "memory": Fetch(read="memory"),
     }
     totals = {
         "heads": int(rows["head_count"]),
@@ -305,7 +314,7 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
     fill("branches", ordered, packet.branches)
 
     memory = [
-        MemoryRef(
+        MemoryNote(
             id=str(m["id"]),
             node_version_id=str(m["node_version_id"]),
             consolidation_id=str(m["consolidation_id"]),

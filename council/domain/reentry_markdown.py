@@ -9,7 +9,9 @@ ledger records durably are named by that state ("consolidated", "killed",
 
 from __future__ import annotations
 
-from council.domain.reentry import Branch, ReentryPacket
+from collections.abc import Callable
+
+from council.domain.reentry import BranchState, Fetch, ReentryPacket
 
 
 def _q(text: str) -> str:
@@ -20,7 +22,7 @@ def _short(value: str | None) -> str:
     return (value or "")[:8]
 
 
-def _branch_line(branch: Branch) -> str:
+def _branch_line(branch: BranchState) -> str:
     if branch.kind == "main":
         return f"- main line ({branch.status})"
     point = f" at version {_short(branch.divergence_point)}" if branch.divergence_point else ""
@@ -32,7 +34,21 @@ def _branch_line(branch: Branch) -> str:
     return f"- {what}: {branch.status}, not merged"
 
 
-def render_markdown(packet: ReentryPacket) -> str:
+# How a face says where a left-out section can be read: (thread id, what to read) -> text.
+FetchHint = Callable[[str, Fetch], str]
+
+
+def plain_hint(_thread_id: str, fetch: Fetch) -> str:
+    """The hint of no face in particular."""
+    if fetch.read == "reentry":
+        return f"the reentry packet with a budget of {fetch.budget} tokens"
+    return {"evidence": "an evidence item by its id", "branches": "the thread's branches"}.get(
+        fetch.read, "the thread's memory"
+    )
+
+
+def render_markdown(packet: ReentryPacket, hint: FetchHint = plain_hint) -> str:
+    """The packet as Markdown; ``hint`` words where each left-out section can be read."""
     out: list[str] = [f"# Reentry packet: {packet.title}", "", f"**Objective:** {_q(packet.objective)}", ""]
     note = f"Thread `{packet.thread_id}`, ledger up to event #{packet.high_water_event_id or 0}; "
     note += f"about {packet.estimated_tokens} of {packet.budget_tokens} tokens."
@@ -90,7 +106,8 @@ def render_markdown(packet: ReentryPacket) -> str:
         ]
         out.append("")
     if packet.evidence:
-        out += ["## Evidence references (expand with `council evidence show ID`)", ""]
+        expand = hint(packet.thread_id, Fetch(read="evidence"))
+        out += [f"## Evidence references (expand: {expand})", ""]
         out += [f"- `{e.id}` {e.title}, sha256 `{e.sha256[:16]}…`, {e.validity}" for e in packet.evidence]
         out.append("")
     if packet.branches:
@@ -107,6 +124,8 @@ def render_markdown(packet: ReentryPacket) -> str:
         out.append("")
     if packet.left_out:
         out += ["## Left out (over budget)", ""]
-        out += [f"- {item.count} {item.section}: `{item.fetch}`" for item in packet.left_out]
+        out += [
+            f"- {item.count} {item.section}: {hint(packet.thread_id, item.fetch)}" for item in packet.left_out
+        ]
         out.append("")
     return "\n".join(out)

@@ -1,4 +1,4 @@
-"""Consolidation rules (DESIGN §4): a pure function of the snapshot.
+"""Consolidation rules (docs/architecture.md §4): a pure function of the snapshot.
 
 No clock, no randomness, no database: the rule set and grouping parameters
 are part of the snapshot, so a decision can be recomputed from stored records
@@ -198,3 +198,17 @@ def evaluate(snapshot: dict[str, Any]) -> Decision:
         )
     outcome = CONSOLIDATE if all(r.ok for r in reasons) else NOT_READY
     return Decision(outcome, tuple(reasons), tuple(groups))
+
+
+def adjudication(*, retract_groups: int, keep_groups: int, required: int, superseded: bool) -> str:
+    """The outcome of a retraction proposal from its independent vote groups
+    (endorse = retract, dispute = keep): retracted or restored when that side has
+    at least ``required`` groups and more than the other; superseded when a newer
+    consolidation replaced the one under review; otherwise still pending."""
+    if superseded:
+        return "superseded"
+    if retract_groups >= required and retract_groups > keep_groups:
+        return "retracted"
+    if keep_groups >= required and keep_groups > retract_groups:
+        return "restored"
+    return "pending"

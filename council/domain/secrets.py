@@ -1,5 +1,5 @@
 """Where a secret would hide in configuration: keys, headers and values shaped
-like credentials (DESIGN §11: a profile that carries one is refused).
+like credentials (docs/architecture.md §11: a profile that carries one is refused).
 
 Pure: the caller decides what to refuse and how to say it. Names are compared
 case-insensitively with ``-`` read as ``_``, so ``X-Api-Key`` is ``x_api_key``.

@@ -4,7 +4,7 @@ A snapshot is built from the rows a *manifest* names (see
 ``council/sql/snapshot.sql``). The manifest is chosen in one statement; the
 named rows are immutable, so the same manifest always yields the same
 snapshot. Replay extracts the manifest back out of a stored snapshot, re-reads
-exactly those rows and rebuilds — no timestamps involved (DESIGN §4).
+exactly those rows and rebuilds — no timestamps involved (docs/architecture.md §4).
 """
 
 from __future__ import annotations

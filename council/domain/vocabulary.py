@@ -1,4 +1,4 @@
-"""The ledger's vocabulary (DESIGN §2): every enumerated value, in one place.
+"""The ledger's vocabulary (docs/architecture.md §2): every enumerated value, in one place.
 
 The migration's CHECK constraints enforce the same sets; a unit test keeps the
 two in step.
@@ -18,8 +18,21 @@ BRANCH_KINDS: Final = ("main", "objective", "node")
 BRANCH_STATUSES: Final = ("active", "merged", "killed", "abandoned")
 DIVERGENCE_TYPES: Final = ("objective", "claim", "evidence_interpretation", "acceptance_condition")
 EVIDENCE_VALIDITY: Final = ("valid", "challenged", "invalidated", "reaffirmed")
+# A validity move: the validity it may start from, and where it goes.
+VALIDITY_ACTIONS: Final = {
+    "challenge": (("valid", "reaffirmed"), "challenged"),
+    "invalidate": (("valid", "reaffirmed", "challenged"), "invalidated"),
+    "reaffirm": (("challenged",), "reaffirmed"),
+}
+RUNTIMES: Final = ("litellm", "codex-cli", "claude-code")
 RUN_MODES: Final = ("external", "independent", "deliberative", "review")
 RUN_STATUSES: Final = ("created", "queued", "running", "succeeded", "failed")
+TERMINAL_RUN_STATUSES: Final = ("succeeded", "failed")
+QUEUES: Final = ("runs", "commit", "maintenance")
+# The council a dispatch (and a retraction's review) calls when none is named.
+DEFAULT_COUNCIL: Final = ("claude", "codex", "glm")
+# What the committer answers for one node version.
+CONSOLIDATION_OUTCOMES: Final = ("committed", "already_consolidated", "not_ready", "would_commit")
 EXPOSURE_KINDS: Final = ("stance", "proposition")
 EXPOSURE_CHANNELS: Final = ("briefing", "previous_round", "explicit")
 PENDING_ACTION_STATUSES: Final = ("open", "satisfied", "cancelled")

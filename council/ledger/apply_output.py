@@ -1,4 +1,4 @@
-"""Applying a run's output to the ledger (DESIGN §7).
+"""Applying a run's output to the ledger (docs/architecture.md §7).
 
 :func:`check_output` looks at every reference and limit before anything is
 written; :func:`apply_output` then writes it all in the caller's transaction,
@@ -15,15 +15,22 @@ from uuid import UUID
 
 from sqlalchemy import Connection
 
-from council import sources
-from council.agents.contract import AgentOutput, CitationOut, EdgeOut, NewNode
+from council.domain import commands
+from council.domain import source as sources
 from council.domain import validate as v
+from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNode
+from council.domain.commands import Cite
 from council.domain.ids import parse_id
+from council.domain.results.runs import Applied
 from council.errors import BadInput
-from council.ledger import actions, branches, claims, events, evidence, nodes, retraction
+from council.ledger import events, evidence, retraction
 from council.ledger import tables as t
-from council.ledger.citations import Cite, attached_evidence, require_attached
+from council.ledger.actions import Actions
+from council.ledger.branches import Branches
+from council.ledger.citations import attached_evidence, require_attached
+from council.ledger.claims import claimed_by_run, write_checked_claims
 from council.ledger.lookup import require, require_all_in_thread, require_in_thread
+from council.ledger.nodes import Nodes
 from council.ledger.threads import main_branch_id
 
 REF = "ref:"
@@ -68,15 +75,13 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
     return claimed
 
 
-def apply_output(
-    conn: Connection, run: Mapping[Any, Any], output: AgentOutput, *, actor: str
-) -> dict[str, Any]:
+def apply_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput, *, actor: str) -> Applied:
     """Check, then write everything in ``conn``'s transaction (new nodes are
     originated by the run; ``ref:`` edges point at the versions made here)."""
     claimed_versions = check_output(conn, run, output)
     run_id, thread_id = run["id"], run["thread_id"]
     votes = [
-        retraction.vote_in(
+        retraction.record_vote(
             conn,
             parse_id(vote.proposal_id, "retraction proposal"),
             run_id,
@@ -84,78 +89,83 @@ def apply_output(
             confidence=vote.confidence,
             rationale=vote.rationale,
             actor=actor,
-        )["id"]
+        ).id
         for vote in output.votes
     ]
     added: list[UUID] = []
     made: dict[str, UUID] = {}
+    node_store, branch_store, action_store = Nodes(conn), Branches(conn), Actions(conn)
     for node in _creation_order(output.new_nodes):
-        made[node.ref] = nodes.add_node_in(
-            conn,
-            thread_id=thread_id,
-            content=node.content,
+        made[node.ref] = node_store.add(
+            commands.NewNode(
+                thread=thread_id,
+                content=node.content,
+                status=node.status,
+                branch=parse_id(node.branch_id, "branch") if node.branch_id else None,
+                edges=tuple(_edges(node.edges, made)),
+                cites=tuple(_cites(conn, thread_id, node.cites, actor, added)),
+                run=run_id,
+            ),
             actor=actor,
-            status=node.status,
-            branch_id=parse_id(node.branch_id, "branch") if node.branch_id else None,
-            edges=_edges(node.edges, made),
-            cites=_cites(conn, thread_id, node.cites, actor, added),
-            run_id=run_id,
-        )["version_id"]
+        ).version_id
     versions = [
-        nodes.add_version_in(
-            conn,
-            logical_node_id=parse_id(version.logical_node_id, "logical node"),
-            content=version.content,
+        node_store.add_version(
+            commands.NewVersion(
+                logical_node=parse_id(version.logical_node_id, "logical node"),
+                content=version.content,
+                status=version.status,
+                edges=tuple(_edges(version.edges, made)),
+                cites=tuple(_cites(conn, thread_id, version.cites, actor, added)),
+                run=run_id,
+            ),
             actor=actor,
-            status=version.status,
-            edges=_edges(version.edges, made),
-            cites=_cites(conn, thread_id, version.cites, actor, added),
-            run_id=run_id,
-        )["version_id"]
+        ).version_id
         for version in output.new_versions
     ]
     claimed = [parse_id(claim.node_version_id, "node version") for claim in output.claims]
     new_claims = [
-        claims.NewClaim(
+        commands.NewClaim(
             version_id,
             claim.type,
             claim.confidence,
             claim.rationale,
-            _cites(conn, thread_id, claim.cites, actor, added),
+            tuple(_cites(conn, thread_id, claim.cites, actor, added)),
         )
         for claim, version_id in zip(output.claims, claimed, strict=True)
     ]
     claim_ids = [
-        row["id"]
-        for row in claims.write_checked_claims(
+        row.id
+        for row in write_checked_claims(
             conn, run=run, claims=new_claims, versions=claimed_versions, actor=actor
         )
     ]
     forks = [
-        branches.fork_in(
-            conn,
-            thread_id=thread_id,
-            kind=fork.kind,
-            label=fork.label,
-            divergence_type=fork.divergence_type,
+        branch_store.fork(
+            commands.NewFork(
+                thread=thread_id,
+                kind=fork.kind,
+                label=fork.label,
+                divergence_type=fork.divergence_type,
+                objective=fork.objective,
+                parent_branch=_fork_parent(conn, thread_id, _optional_version(fork.at_version_id)),
+                at_version=_optional_version(fork.at_version_id),
+                run=run_id,
+            ),
             actor=actor,
-            objective=fork.objective,
-            parent_branch_id=_fork_parent(conn, thread_id, _optional_version(fork.at_version_id)),
-            fork_version_id=_optional_version(fork.at_version_id),
-            run_id=run_id,
-        )["id"]
+        ).id
         for fork in output.forks
     ]
     pending = [
-        actions.add_action_in(
-            conn,
-            thread_id=thread_id,
-            description=action.description,
-            acceptance_condition=action.acceptance_condition,
+        action_store.add(
+            commands.NewAction(
+                thread=thread_id,
+                description=action.description,
+                acceptance_condition=action.acceptance_condition,
+                version=_optional_version(action.node_version_id),
+                run=run_id,
+            ),
             actor=actor,
-            version_id=_optional_version(action.node_version_id),
-            run_id=run_id,
-        )["id"]
+        ).id
         for action in output.pending_actions
     ]
     result: dict[str, Any] = {
@@ -177,7 +187,7 @@ def apply_output(
         subject_id=run_id,
         payload={key: len(ids) for key, ids in result.items()},
     )
-    return result
+    return Applied.model_validate(result)
 
 
 def _creation_order(new_nodes: Sequence[NewNode]) -> list[NewNode]:
@@ -232,7 +242,7 @@ def _check_claims(conn: Connection, run: Mapping[Any, Any], output: AgentOutput)
             targets.append(version_id)
     with _at("claims"):
         found = require_all_in_thread(conn, t.node_versions, targets, run["thread_id"], "node version")
-    already = claims.claimed_by_run(conn, run["id"], targets)
+    already = claimed_by_run(conn, run["id"], targets)
     for i, version_id in enumerate(targets):
         with _at(f"claims[{i}]"):
             if found[version_id]["created_by_run_id"] == run["id"]:
@@ -336,14 +346,13 @@ def _cites(
         if cite.new_evidence is None:
             evidence_id = parse_id(str(cite.evidence_id), "evidence")
         else:
-            row = evidence.add_evidence_in(
+            evidence_id = evidence.add_evidence(
                 conn,
                 thread_id=thread_id,
                 source=sources.from_text(cite.new_evidence.content),
                 title=cite.new_evidence.title,
                 actor=actor,
-            )
-            evidence_id = UUID(str(row["id"]))
+            ).id
             added.append(evidence_id)
         out.append(Cite(evidence_id, cite.role, cite.interpretation))
     return out
@@ -379,3 +388,13 @@ def _at(where: str) -> Iterator[None]:
         yield
     except BadInput as exc:
         raise type(exc)(f"{where}: {exc}") from None
+
+
+class Outputs:
+    """The output writer over one transaction (the run service calls it fenced)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def apply(self, run: Mapping[Any, Any], output: AgentOutput, *, actor: str) -> Applied:
+        return apply_output(self._conn, run, output, actor=actor)

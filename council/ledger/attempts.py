@@ -1,4 +1,4 @@
-"""Who ran each attempt of a run (DESIGN §7, delivery): kept after the run ends,
+"""Who ran each attempt of a run (docs/architecture.md §7, delivery): kept after the run ends,
 when its lease owner is cleared.
 
 Each attempt appends a ``claimed`` row (written by the statement that claims

@@ -1,4 +1,4 @@
-"""The bounded reversal cascade (DESIGN §5): when a consolidation becomes
+"""The bounded reversal cascade (docs/architecture.md §5): when a consolidation becomes
 contested, the memory of every node that depends on it, to CASCADE_DEPTH
 levels, becomes provisional.
 
@@ -20,6 +20,8 @@ from uuid import UUID
 
 from sqlalchemy import Connection
 
+from council.domain.reassessment import move
+from council.domain.results.reversal import CascadeStep
 from council.ledger import memory
 from council.sql import query
 
@@ -37,7 +39,7 @@ def begin(conn: Connection, pending: Sequence[tuple[UUID | str, int]], *, actor:
     return UUID(str(row.id))
 
 
-def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> dict[str, Any]:
+def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:
     """One bounded step: take the given continuations (those no other step took),
     expand their versions breadth first, marking the memory of every node that
     depends on them provisional, until CASCADE_STEP_LIMIT versions were expanded
@@ -49,13 +51,9 @@ def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> d
     and the step's marks written in one.
     """
     if not continuation_ids:
-        return {
-            "continued": [],
-            "reached": 0,
-            "marked_provisional": 0,
-            "continuation": [],
-            "continuation_id": None,
-        }
+        return CascadeStep(
+            continued=[], reached=0, marked_provisional=0, continuation=[], continuation_id=None
+        )
     taken = sorted(
         conn.execute(query("take_continuations"), {"ids": [str(i) for i in continuation_ids]}),
         key=lambda row: str(row.id),
@@ -94,25 +92,25 @@ def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> d
                     marked.add(str(memory_id))
                     reason = f"depends on contested {version}"
                     moves.append(
-                        memory.move(
-                            memory_id, row["thread_id"], "stable", "provisional", reason, {"via": version}
-                        )
+                        move(memory_id, row["thread_id"], "stable", "provisional", reason, {"via": version})
                     )
                 if depth > 1 and dependent not in seen:
                     seen.add(dependent)
                     queue.append((dependent, depth - 1))
     memory.move_many(conn, moves, actor)
     left = [(UUID(version), depth) for version, depth in queue]
-    return {
-        "continued": [UUID(str(continuation.id)) for continuation in taken],
-        "reached": reached,
-        "marked_provisional": len(moves),
-        "continuation": left,
-        "continuation_id": begin(conn, left, actor=actor),
-    }
+    return CascadeStep(
+        continued=[UUID(str(continuation.id)) for continuation in taken],
+        reached=reached,
+        marked_provisional=len(moves),
+        continuation=left,
+        continuation_id=begin(conn, left, actor=actor),
+    )
 
 
-def unfinished(conn: Connection, *, settle_s: float, limit: int) -> list[UUID]:
-    """Continuations no step continued, older than ``settle_s``: for the sweep."""
-    rows = conn.execute(query("unfinished_continuations"), {"settle_s": settle_s, "limit": limit})
-    return [UUID(str(row.id)) for row in rows]
+class Cascades:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def step(self, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:
+        return step(self._conn, continuation_ids, actor=actor)

@@ -1,44 +1,29 @@
-"""Citations: branch-local role and interpretation of shared evidence (invariant 2)."""
+"""Citations: branch-local role and interpretation of shared evidence (invariant 2).
+
+Module functions over the caller's connection: the node, claim and output
+writers attach citations inside their own statements' transaction.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
 from sqlalchemy import Connection, insert, select
 
-from council.domain import validate as v
-from council.domain.vocabulary import CITATION_ROLES
+from council.domain.commands import Cite
 from council.errors import NotFound
 from council.ledger import tables as t
+from council.ledger.lookup import resolve
 
 
-@dataclass(frozen=True)
-class Cite:
-    """One citation to write: which evidence, and this branch's reading of it.
-    ``role=None`` takes the default of where it is attached (e.g. the claim type)."""
-
-    evidence_id: UUID
-    role: str | None = None
-    interpretation: str = ""
-
-
-def same_reading(evidence_ids: Sequence[UUID], role: str | None, interpretation: str) -> list[Cite]:
-    """Several evidence items cited with one role and one reading."""
-    return [Cite(evidence_id, role, interpretation) for evidence_id in evidence_ids]
-
-
-def checked(cites: Sequence[Cite], default_role: str) -> list[Cite]:
-    """Validated citations with their roles resolved (before any write)."""
-    v.count(cites, "citations")
+def resolved(conn: Connection, cites: Sequence[Cite]) -> list[Cite]:
+    """The citations with their evidence named by whole id (prefixes resolved)."""
     return [
-        Cite(
-            cite.evidence_id,
-            v.choice(cite.role or default_role, "citation role", CITATION_ROLES),
-            v.text(cite.interpretation, "interpretation", v.MAX_RATIONALE, allow_empty=True),
-        )
+        cite
+        if isinstance(cite.evidence, UUID)
+        else Cite(resolve(conn, t.evidence, cite.evidence, "evidence"), cite.role, cite.interpretation)
         for cite in cites
     ]
 
@@ -66,7 +51,7 @@ def attached_evidence(conn: Connection, thread_id: UUID, evidence_ids: Sequence[
 def require_attached(attached: set[UUID], evidence_ids: Sequence[UUID]) -> None:
     missing = [str(e) for e in evidence_ids if e not in attached]
     if missing:
-        raise NotFound(f"no evidence {missing[0]} in this thread (add it with `council evidence add`)")
+        raise NotFound(f"no evidence {missing[0]} in this thread")
 
 
 def insert_citations(
@@ -77,7 +62,7 @@ def insert_citations(
     run_id: UUID | None = None,
     claim_id: UUID | None = None,
 ) -> list[UUID]:
-    """Insert citations already passed through :func:`checked`."""
+    """Insert citations whose roles are resolved and evidence ids whole."""
     return insert_citations_many(conn, [(version, cites, claim_id)], run_id=run_id)[0]
 
 
@@ -93,7 +78,7 @@ def insert_citations_many(
         {
             "id": uuid4(),
             "node_version_id": version["id"],
-            "evidence_id": cite.evidence_id,
+            "evidence_id": cite.evidence,
             "branch_id": version["branch_id"],
             "claim_id": claim_id,
             "run_id": run_id,

@@ -1,5 +1,5 @@
 """The consolidation committer: exactly one live consolidation per logical node
-(invariant 8), under any concurrency, retry, redelivery or crash (DESIGN §4).
+(invariant 8), under any concurrency, retry, redelivery or crash (docs/architecture.md §4).
 
 One transaction at READ COMMITTED; the logical node's transaction-scoped
 advisory lock; then "already live for this version?", then idempotency (same
@@ -7,147 +7,63 @@ version + same snapshot hash → the existing result), then evaluate and write.
 The partial unique index ``consolidations_one_live_per_node`` backs the lock.
 
 A transaction may decide a batch of versions (a commit-queue message is one,
-planned by weight by ``plan_batches``): every node lock is taken first, in
+planned by weight by ``council.services.consolidation.plan_batches``): every node lock is taken first, in
 key order, and each statement after that serves the whole batch — one loads every snapshot, one
 writes every consolidation — so a batch costs about as many round trips as
 one version. Each version is decided exactly as it would be alone. A batch
-closes once its versions carry about CLAIMS_PER_TRANSACTION claims, so locks
+closes once its versions carry about ``CLAIMS_PER_TRANSACTION`` claims (the service plans
+it), so locks
 on heavily claimed nodes are held as briefly as before batching.
 """
 
 from __future__ import annotations
 
 import json
-import random
-import time
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, insert, select
+from sqlalchemy import Connection, insert, select
 
 from council import metrics
+from council.domain.results.consolidation import Evaluated
 from council.domain.rules import Decision, evaluate
 from council.domain.snapshot import manifest_of, snapshot_digests, support_evidence
-from council.errors import CouncilError, Duplicate, NotFound, TransientDatabaseError
+from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
+from council.errors import CouncilError, NotFound
 from council.ledger import events
 from council.ledger import tables as t
-from council.ledger.db import unit_of_work
 from council.ledger.snapshots import locked_snapshots
 from council.sql import query
 
 LOCK_TIMEOUT = "10s"
 STATEMENT_TIMEOUT = "60s"
-MAX_ATTEMPTS = 6
-# A transaction decides versions until their snapshots hold about this many claims.
-CLAIMS_PER_TRANSACTION = 200
 
-COMMITTED = "committed"
-ALREADY = "already_consolidated"
-NOT_READY = "not_ready"
-WOULD_COMMIT = "would_commit"
+COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 
 
-class _DryRun(Exception):
-    """Raised inside the transaction to roll a dry run back."""
+class Committer:
+    """The committer's statements over one transaction (the service owns the
+    transaction, its retries and the batching; see council.services.consolidation)."""
 
-    def __init__(self, results: list[dict[str, Any]]) -> None:
-        self.results = results
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
 
+    def decide(self, version_ids: list[UUID], *, actor: str, dry_run: bool) -> list[Evaluated]:
+        """Decide each version as a lone committer would, under every node lock of
+        the batch, and write the outcomes (nothing is written for a dry run, whose
+        caller rolls the transaction back)."""
+        return [
+            Evaluated.model_validate(r)
+            for r in _consolidate_batch(self._conn, version_ids, actor=actor, dry_run=dry_run)
+        ]
 
-def consolidate(engine: Engine, version_id: UUID, *, actor: str, dry_run: bool = False) -> dict[str, Any]:
-    """Evaluate a node version and commit its consolidation if the rules allow."""
-    return consolidate_many(engine, [version_id], actor=actor, dry_run=dry_run)[0]
-
-
-def consolidate_many(
-    engine: Engine, version_ids: Sequence[UUID], *, actor: str, dry_run: bool = False
-) -> list[dict[str, Any]]:
-    """Evaluate node versions and commit what the rules allow; one result per
-    id, in the order given. An unknown id is NotFound and nothing is written.
-
-    Versions are decided in batches, each one transaction: the batch takes
-    every logical node's lock (in key order), then decides each version as a
-    lone committer would, with set-based statements (one loads every
-    snapshot, one writes every consolidation). A batch closes once its
-    versions carry about ``CLAIMS_PER_TRANSACTION`` claims, so node locks are
-    never held long: light nodes go many at a time, heavy ones one or two.
-    Each transaction is retried whole on serialization failure, deadlock or
-    lock timeout (bounded, jittered); a unique violation means another
-    committer won a node, which the next attempt reads back.
-    """
-    unique = list(dict.fromkeys(version_ids))
-    batches = [unique]  # one version needs no planning: its transaction refuses it if unknown
-    if len(unique) > 1:
-        weights = _weights(engine, unique)
-        missing = next((v for v in unique if v not in weights), None)
-        if missing is not None:  # before any batch commits
-            raise NotFound(f"no node version with id {missing}")
-        batches = _chunks(unique, weights, max_versions=None)
-    results: dict[UUID, dict[str, Any]] = {}
-    for batch in batches:
-        results.update((r["node_version_id"], r) for r in _in_transaction(engine, batch, actor, dry_run))
-    return [results[v] for v in version_ids]
-
-
-def plan_batches(engine: Engine, version_ids: Sequence[UUID], *, max_versions: int) -> list[list[UUID]]:
-    """The versions in consecutive batches of one committer transaction each:
-    about ``CLAIMS_PER_TRANSACTION`` claims and at most ``max_versions``
-    versions. The commit queue sends one message per batch, so work is split
-    by its weight: light nodes travel many to a message, heavy ones alone,
-    where another worker can take the next. (An unknown version weighs
-    nothing here; the committer refuses it.)"""
-    unique = list(dict.fromkeys(version_ids))
-    return _chunks(unique, _weights(engine, unique), max_versions=max_versions)
-
-
-def _weights(engine: Engine, version_ids: list[UUID]) -> dict[UUID, int]:
-    """The claims on each version that exists (one read, before any lock)."""
-    if not version_ids:
-        return {}
-    with unit_of_work(engine) as conn:
-        rows = conn.execute(query("commit_weights"), {"version_ids": version_ids})
+    def weights(self, version_ids: Sequence[UUID]) -> dict[UUID, int]:
+        """The claims on each version that exists (one read, before any lock)."""
+        if not version_ids:
+            return {}
+        rows = self._conn.execute(query("commit_weights"), {"version_ids": list(version_ids)})
         return {row.id: int(row.claims) for row in rows}
-
-
-def _chunks(
-    version_ids: list[UUID], weights: dict[UUID, int], *, max_versions: int | None
-) -> list[list[UUID]]:
-    """Consecutive runs of versions whose claims add up to the transaction budget."""
-    chunks: list[list[UUID]] = []
-    load = 0
-    for version_id in version_ids:
-        weight = weights.get(version_id, 0)
-        full = bool(chunks) and (
-            load + weight > CLAIMS_PER_TRANSACTION
-            or (max_versions is not None and len(chunks[-1]) >= max_versions)
-        )
-        if not chunks or full:
-            chunks.append([])
-            load = 0
-        chunks[-1].append(version_id)
-        load += weight
-    return chunks
-
-
-def _in_transaction(engine: Engine, batch: list[UUID], actor: str, dry_run: bool) -> list[dict[str, Any]]:
-    started = time.monotonic()
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        try:
-            with unit_of_work(engine) as conn:
-                results = _consolidate_batch(conn, batch, actor=actor, dry_run=dry_run)
-            break
-        except _DryRun as done:
-            return done.results
-        except (TransientDatabaseError, Duplicate):
-            if attempt == MAX_ATTEMPTS:
-                raise
-            metrics.count_retry("commit_transaction")
-            time.sleep(random.uniform(0, 0.05 * 2**attempt))  # noqa: S311 - jitter, not security
-    elapsed = time.monotonic() - started
-    for result in results:
-        metrics.observe_commit(result["outcome"], elapsed)
-    return results
 
 
 def _consolidate_batch(
@@ -187,10 +103,7 @@ def _consolidate_batch(
                 this_round.append(row)
         results.update(_decide(conn, this_round, actor=actor, dry_run=dry_run))
         pending = later
-    ordered = [results[v] for v in version_ids]
-    if dry_run:
-        raise _DryRun(ordered)
-    return ordered
+    return [results[v] for v in version_ids]
 
 
 def _decide(

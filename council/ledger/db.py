@@ -1,12 +1,11 @@
-"""Engines and the unit of work; driver errors become the project's errors here.
+"""Engines and the transaction primitive; driver errors become the project's errors here.
 
-Nothing builds an engine at import time: faces call :func:`engine_for` (or
-:func:`default_engine`) once and pass the engine to services.
+Nothing builds an engine at import time: the bootstrap calls :func:`engine_for`
+once per process and hands the unit of work (``council.ledger.unit``) to the services.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +18,6 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError, Opera
 from council import config
 from council.errors import (
     BadInput,
-    ConfigError,
     Conflict,
     CouncilError,
     Duplicate,
@@ -46,10 +44,6 @@ _BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
 # A pooled connection idle at least this long is pinged before it is handed out.
 PING_AFTER_IDLE_S = 1.0
 
-# Connections a process keeps (as many again may be opened when all are busy). A worker
-# with a thread pool raises it to its concurrency (`council worker --pool threads`).
-POOL_SIZE_ENV = "COUNCIL_DB_POOL_SIZE"
-DEFAULT_POOL_SIZE = 5
 
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
@@ -62,7 +56,7 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
     if engine is not None:
         return engine
     if pool_size is None:
-        pool_size = _pool_size()
+        pool_size = config.pool_size()
     with _engines_lock:  # threads of one worker share the engine
         engine = _engines.get(sa_url)
         if engine is not None:
@@ -78,20 +72,6 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
         event.listen(engine, "checkout", _ping_if_idle(engine))
         _engines[sa_url] = engine
     return engine
-
-
-def _pool_size() -> int:
-    raw = os.environ.get(POOL_SIZE_ENV, "")
-    try:
-        return max(1, int(raw)) if raw else DEFAULT_POOL_SIZE
-    except ValueError:
-        raise ConfigError(f"{POOL_SIZE_ENV} must be a whole number, got {raw!r}") from None
-
-
-def default_engine() -> Engine:
-    url = config.database_url()
-    assert url is not None
-    return engine_for(url)
 
 
 def after_fork() -> None:
@@ -175,10 +155,8 @@ def _connection_lost(exc: DBAPIError, state: str | None) -> bool:
 
 @contextmanager
 def unit_of_work(engine: Engine) -> Iterator[Connection]:
-    """One transaction at READ COMMITTED: commit on success, roll back on error.
-
-    Services receive the connection and never commit by hand.
-    """
+    """One transaction at READ COMMITTED: commit on success, roll back on error,
+    driver errors translated (the unit of work's transactions are these)."""
     try:
         with engine.begin() as conn:
             yield conn

@@ -7,11 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, insert, select
+from sqlalchemy import Connection, func, insert, select
 
+from council.domain.results.events import Event
 from council.ledger import tables as t
-from council.ledger.db import unit_of_work
-from council.ledger.lookup import require
 
 
 def append(
@@ -23,6 +22,7 @@ def append(
     subject_id: UUID | str | None = None,
     payload: dict[str, Any] | None = None,
 ) -> int:
+    """One event, in the caller's transaction (every store writes its events so)."""
     return int(
         conn.execute(
             insert(t.events)
@@ -57,12 +57,25 @@ def append_many(
     return [int(row[0]) for row in result]
 
 
-def list_events(
-    engine: Engine, thread_id: UUID, *, after: int = 0, limit: int | None = None
-) -> list[dict[str, Any]]:
-    """Every event of a thread in order; ``limit`` pages, it never truncates silently."""
-    with unit_of_work(engine) as conn:
-        require(conn, t.threads, thread_id, "thread")
+class Events:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def append(
+        self,
+        kind: str,
+        *,
+        actor: str,
+        thread_id: UUID | None = None,
+        subject_id: UUID | str | None = None,
+        payload: dict[str, Any] | None = None,
+    ) -> int:
+        return append(
+            self._conn, kind, actor=actor, thread_id=thread_id, subject_id=subject_id, payload=payload
+        )
+
+    def of_thread(self, thread_id: UUID, *, after: int = 0, limit: int | None = None) -> list[Event]:
+        """A thread's events in order after ``after``; ``limit`` pages, it never truncates silently."""
         query = (
             select(t.events)
             .where(t.events.c.thread_id == thread_id, t.events.c.id > after)
@@ -70,4 +83,11 @@ def list_events(
         )
         if limit is not None:
             query = query.limit(limit)
-        return [dict(row) for row in conn.execute(query).mappings()]
+        return [Event.model_validate(dict(row)) for row in self._conn.execute(query).mappings()]
+
+    def latest_id(self, thread_id: UUID) -> int:
+        """The id of the thread's newest event (0 when it has none)."""
+        found = self._conn.execute(
+            select(func.max(t.events.c.id)).where(t.events.c.thread_id == thread_id)
+        ).scalar()
+        return int(found or 0)

@@ -2,42 +2,61 @@
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, select
+from sqlalchemy import Connection, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
+from council.domain.results.evidence import EvidenceAdded, EvidenceShown
+from council.domain.source import Source
 from council.errors import BadInput
-from council.ledger import events
 from council.ledger import tables as t
-from council.ledger.db import unit_of_work
+from council.ledger.events import append
 from council.ledger.lookup import require
-from council.sources import Source
 
 
-def content_hash(source: Source) -> str:
-    """The address of a piece of evidence: its text, or the reference itself when
-    only a URL was stored."""
-    if source.content is not None:
-        return sha256_text(source.content)
-    return sha256_text(f"reference:{source.uri}")
+class EvidenceStore:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def add(self, *, thread_id: UUID, source: Source, title: str | None, actor: str) -> EvidenceAdded:
+        """Link the evidence with this content to the thread, storing the content
+        only the first time it is seen anywhere (same content, same row)."""
+        return add_evidence(self._conn, thread_id=thread_id, source=source, title=title, actor=actor)
+
+    def show(self, evidence_id: UUID) -> EvidenceShown:
+        """One item in full: content, validity and its history, the threads it is in."""
+        conn = self._conn
+        row = dict(require(conn, t.evidence, evidence_id, "evidence"))
+        threads = conn.execute(
+            select(t.thread_evidence.c.thread_id, t.thread_evidence.c.title)
+            .where(t.thread_evidence.c.evidence_id == evidence_id)
+            .order_by(t.thread_evidence.c.created_at)
+        ).mappings()
+        history = conn.execute(
+            select(t.evidence_transitions)
+            .where(t.evidence_transitions.c.evidence_id == evidence_id)
+            .order_by(t.evidence_transitions.c.created_at)
+        ).mappings()
+        return EvidenceShown.model_validate(
+            {
+                **row,
+                "sha256": row["content_sha256"],
+                "threads": [dict(r) for r in threads],
+                "validity_history": [dict(r) for r in history],
+            }
+        )
+
+    def ids_of_thread(self, thread_id: UUID) -> set[UUID]:
+        return thread_evidence_ids(self._conn, thread_id)
 
 
 def add_evidence(
-    engine: Engine, *, thread_id: UUID, source: Source, title: str | None, actor: str
-) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        return add_evidence_in(conn, thread_id=thread_id, source=source, title=title, actor=actor)
-
-
-def add_evidence_in(
     conn: Connection, *, thread_id: UUID, source: Source, title: str | None, actor: str
-) -> dict[str, Any]:
-    """Link the evidence with this content to the thread, storing the content
-    only the first time it is seen anywhere (same content, same row)."""
+) -> EvidenceAdded:
+    """:meth:`EvidenceStore.add`; also called by the output writer for evidence a run supplies."""
     size = checked_size(source)
     title = v.text(title if title is not None else source.suggested_title, "title", v.MAX_TITLE)
     digest = content_hash(source)
@@ -68,7 +87,7 @@ def add_evidence_in(
         .returning(t.thread_evidence.c.evidence_id)
     ).scalar_one_or_none()
     if linked is not None:
-        events.append(
+        append(
             conn,
             "evidence.added",
             actor=actor,
@@ -76,14 +95,22 @@ def add_evidence_in(
             subject_id=evidence_id,
             payload={"sha256": digest, "title": title, "new_content": inserted is not None},
         )
-    return {
-        "id": evidence_id,
-        "sha256": digest,
-        "title": title,
-        "thread_id": thread_id,
-        "new_content": inserted is not None,
-        "already_in_thread": linked is None,
-    }
+    return EvidenceAdded(
+        id=evidence_id,
+        sha256=digest,
+        title=title,
+        thread_id=thread_id,
+        new_content=inserted is not None,
+        already_in_thread=linked is None,
+    )
+
+
+def content_hash(source: Source) -> str:
+    """The address of a piece of evidence: its text, or the reference itself when
+    only a URL was stored."""
+    if source.content is not None:
+        return sha256_text(source.content)
+    return sha256_text(f"reference:{source.uri}")
 
 
 def checked_size(source: Source) -> int:
@@ -99,29 +126,6 @@ def checked_size(source: Source) -> int:
     if size > v.MAX_EVIDENCE_BYTES:
         raise BadInput(f"evidence is too large: {size} bytes (limit {v.MAX_EVIDENCE_BYTES})")
     return size
-
-
-def show_evidence(engine: Engine, evidence_id: UUID) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        row = dict(require(conn, t.evidence, evidence_id, "evidence"))
-        row["threads"] = [
-            dict(r)
-            for r in conn.execute(
-                select(t.thread_evidence.c.thread_id, t.thread_evidence.c.title)
-                .where(t.thread_evidence.c.evidence_id == evidence_id)
-                .order_by(t.thread_evidence.c.created_at)
-            ).mappings()
-        ]
-        row["validity_history"] = [
-            dict(r)
-            for r in conn.execute(
-                select(t.evidence_transitions)
-                .where(t.evidence_transitions.c.evidence_id == evidence_id)
-                .order_by(t.evidence_transitions.c.created_at)
-            ).mappings()
-        ]
-        row["sha256"] = row.pop("content_sha256")
-        return row
 
 
 def thread_evidence_ids(conn: Connection, thread_id: UUID) -> set[UUID]:

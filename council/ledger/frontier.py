@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection
 
-from council.domain.reentry import ReentryPacket, build_packet
-from council.errors import BadInput
-from council.ledger import tables as t
-from council.ledger.db import unit_of_work
-from council.ledger.lookup import require
 from council.sql import query
 
-DEFAULT_BUDGET = 4000
-MIN_BUDGET, MAX_BUDGET = 500, 200_000
 DEPENDENCY_DEPTH = 3
 
 
-def reentry_packet(
-    engine: Engine, thread_id: UUID, *, budget: int = DEFAULT_BUDGET, blind: bool = False
-) -> ReentryPacket:
-    """Load lazily: the query fetches only as many rows as the budget could hold."""
-    if not MIN_BUDGET <= budget <= MAX_BUDGET:
-        raise BadInput(f"budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens, got {budget}")
-    rows_cap = max(10, budget // 25)  # every item carries ids worth 25+ tokens: more could not fit
-    with unit_of_work(engine) as conn:
-        require(conn, t.threads, thread_id, "thread")
-        rows = conn.execute(
+class Frontier:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def rows(self, thread_id: UUID, *, rows_cap: int) -> dict[str, Any]:
+        """Everything the packet may show, in one recursive statement that fetches
+        at most ``rows_cap`` items of each section (load lazily: the budget bounds it)."""
+        found: dict[str, Any] = self._conn.execute(
             query("frontier"),
             {
                 "thread_id": thread_id,
@@ -39,4 +31,4 @@ def reentry_packet(
                 "memory_limit": rows_cap,
             },
         ).scalar_one()
-    return build_packet(rows, budget=budget, blind=blind)
+        return found

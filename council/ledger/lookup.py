@@ -1,14 +1,64 @@
-"""Existence checks shared by the write services: unknown ids are bad input."""
+"""Existence checks and id resolution shared by the stores: unknown ids are bad input.
+
+An id may be given whole or as a unique prefix of at least six hex digits
+(what tables and the page print). A prefix is resolved by a range scan of the
+primary key, so it costs an index probe however large the table is.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection, Table, select
 
-from council.errors import NotFound
+from council.domain.ids import MIN_PREFIX, parse_id
+from council.errors import BadInput, NotFound
+
+_HEX = re.compile(r"^[0-9a-f]+$")
+_CANDIDATES = 5
+
+
+def resolve(conn: Connection, table: Table, value: str | UUID, what: str) -> UUID:
+    """The id ``value`` names in ``table``: a whole UUID as it is, a prefix when
+    exactly one row matches (an ambiguous one is refused with the candidates)."""
+    if isinstance(value, UUID):
+        return value
+    text = value.strip().lower()
+    digits = text.replace("-", "")
+    if len(digits) == 32:
+        return parse_id(text, what)
+    if len(digits) < MIN_PREFIX or not _HEX.match(digits):
+        raise BadInput(
+            f"malformed {what} id: {value!r} (a UUID, or a prefix of at least {MIN_PREFIX} hex digits)"
+        )
+    low, high = _bounds(digits)
+    found = list(
+        conn.execute(
+            select(table.c.id)
+            .where(table.c.id >= low, table.c.id <= high)
+            .order_by(table.c.id)
+            .limit(_CANDIDATES)
+        ).scalars()
+    )
+    if not found:
+        raise NotFound(f"no {what} with an id starting {text}")
+    if len(found) > 1:
+        shown = ", ".join(str(candidate) for candidate in found)
+        more = " …" if len(found) == _CANDIDATES else ""
+        raise BadInput(f"{what} id prefix {text} is ambiguous: {shown}{more}")
+    return UUID(str(found[0]))
+
+
+def resolve_all(conn: Connection, table: Table, values: Sequence[str | UUID], what: str) -> list[UUID]:
+    """Each value resolved, duplicates dropped (first-seen order kept)."""
+    return list(dict.fromkeys(resolve(conn, table, value, what) for value in values))
+
+
+def _bounds(digits: str) -> tuple[UUID, UUID]:
+    return UUID(digits.ljust(32, "0")), UUID(digits.ljust(32, "f"))
 
 
 def require(conn: Connection, table: Table, row_id: UUID, what: str, *, lock: bool = False) -> Any:

@@ -9,21 +9,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from council.domain.reassessment import move
 from council.sql import query
-
-
-def move(
-    memory_item_id: Any, thread_id: Any, from_status: str, to: str, reason: str, details: dict[str, Any]
-) -> dict[str, Any]:
-    """One memory move, for :func:`move_many`."""
-    return {
-        "memory_item_id": str(memory_item_id),
-        "thread_id": str(thread_id),
-        "from": from_status,
-        "to": to,
-        "reason": reason,
-        "details": details,
-    }
 
 
 def move_many(conn: Connection, moves: Sequence[dict[str, Any]], actor: str) -> None:

@@ -7,201 +7,119 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, insert, select
+from sqlalchemy import Connection, insert, select
 
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
-from council.domain.vocabulary import EDGE_KINDS, MANUAL_NODE_MOVES, NEW_NODE_STATUSES
+from council.domain.commands import IdRef, NewNode, NewVersion
+from council.domain.results.graph import StatusChanged, VersionCreated, VersionShown
+from council.domain.vocabulary import MANUAL_NODE_MOVES
 from council.errors import BadInput
-from council.ledger import events
 from council.ledger import tables as t
-from council.ledger.citations import Cite, check_cited, checked, insert_citations, same_reading
-from council.ledger.db import unit_of_work
+from council.ledger.citations import check_cited, insert_citations, resolved
+from council.ledger.events import append
 from council.ledger.locks import lock_node
-from council.ledger.lookup import require, require_all_in_thread, require_in_thread
+from council.ledger.lookup import require, require_all_in_thread, require_in_thread, resolve
 from council.ledger.threads import main_branch_id
 
 
-def add_node(
-    engine: Engine,
-    *,
-    thread_id: UUID,
-    content: str,
-    actor: str,
-    status: str = "open",
-    branch_id: UUID | None = None,
-    depends_on: Sequence[UUID] = (),
-    edges: Sequence[tuple[str, UUID]] = (),
-    cites: Sequence[UUID] = (),
-    citation_role: str = "supports",
-    interpretation: str = "",
-    run_id: UUID | None = None,
-) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        return add_node_in(
+class Nodes:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def add(self, node: NewNode, *, actor: str) -> VersionCreated:
+        """Create a logical node with its first version. A node made by a run is
+        originated by it (an `originate` claim in the same transaction)."""
+        conn = self._conn
+        thread_id = resolve(conn, t.threads, node.thread, "thread")
+        require(conn, t.threads, thread_id, "thread")
+        branch = _branch(conn, thread_id, node.branch)
+        run_id = _run(conn, node.run, thread_id)
+        edges = _resolved_edges(conn, node.edges, thread_id)
+        cites = resolved(conn, node.cites)
+        check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
+        node_id = conn.execute(
+            insert(t.logical_nodes)
+            .values(thread_id=thread_id, branch_id=branch["id"])
+            .returning(t.logical_nodes.c.id)
+        ).scalar_one()
+        version = _insert_version(
+            conn, node_id, thread_id, branch["id"], 1, None, node.content, node.status, run_id
+        )
+        edge_ids = _insert_edges(conn, version, edges, run_id)
+        claim_id = None
+        if run_id is not None:
+            claim_id = conn.execute(
+                insert(t.claims)
+                .values(run_id=run_id, node_version_id=version["id"], claim_type="originate", confidence=1)
+                .returning(t.claims.c.id)
+            ).scalar_one()
+        citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id, claim_id=claim_id)
+        append(
             conn,
+            "node.created",
+            actor=actor,
             thread_id=thread_id,
-            content=content,
-            actor=actor,
-            status=status,
-            branch_id=branch_id,
-            depends_on=depends_on,
-            edges=edges,
-            cites=same_reading(cites, citation_role, interpretation),
-            run_id=run_id,
+            subject_id=version["id"],
+            payload={
+                "logical_node_id": str(node_id),
+                "branch_id": str(branch["id"]),
+                "status": node.status,
+                "edges": len(edge_ids),
+                "citations": len(citation_ids),
+                "depends_on": [str(target) for kind, target in edges if kind == "depends_on"],
+            },
         )
+        return _created(version, node.status, edge_ids, citation_ids, claim_id)
 
-
-def add_node_in(
-    conn: Connection,
-    *,
-    thread_id: UUID,
-    content: str,
-    actor: str,
-    status: str = "open",
-    branch_id: UUID | None = None,
-    depends_on: Sequence[UUID] = (),
-    edges: Sequence[tuple[str, UUID]] = (),
-    cites: Sequence[Cite] = (),
-    run_id: UUID | None = None,
-) -> dict[str, Any]:
-    """Create a logical node with its first version. A node made by a run is
-    originated by it (an `originate` claim in the same transaction)."""
-    content = v.text(content, "content", v.MAX_CONTENT)
-    v.choice(status, "status", NEW_NODE_STATUSES)
-    cites = checked(cites, "supports")
-    all_edges = [("depends_on", d) for d in depends_on] + list(edges)
-    for kind, _ in all_edges:
-        v.choice(kind, "edge kind", EDGE_KINDS)
-    v.count(all_edges, "edges")
-    require(conn, t.threads, thread_id, "thread")
-    branch = _branch(conn, thread_id, branch_id)
-    _check_run(conn, run_id, thread_id)
-    require_all_in_thread(
-        conn, t.node_versions, [target for _, target in all_edges], thread_id, "node version"
-    )
-    check_cited(conn, thread_id, [c.evidence_id for c in cites])
-    node_id = conn.execute(
-        insert(t.logical_nodes)
-        .values(thread_id=thread_id, branch_id=branch["id"])
-        .returning(t.logical_nodes.c.id)
-    ).scalar_one()
-    version = _insert_version(conn, node_id, thread_id, branch["id"], 1, None, content, status, run_id)
-    edge_ids = _insert_edges(conn, version, all_edges, run_id)
-    claim_id = None
-    if run_id is not None:
-        claim_id = conn.execute(
-            insert(t.claims)
-            .values(run_id=run_id, node_version_id=version["id"], claim_type="originate", confidence=1)
-            .returning(t.claims.c.id)
-        ).scalar_one()
-    citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id, claim_id=claim_id)
-    events.append(
-        conn,
-        "node.created",
-        actor=actor,
-        thread_id=thread_id,
-        subject_id=version["id"],
-        payload={
-            "logical_node_id": str(node_id),
-            "branch_id": str(branch["id"]),
-            "status": status,
-            "edges": len(edge_ids),
-            "citations": len(citation_ids),
-            "depends_on": [str(target) for kind, target in all_edges if kind == "depends_on"],
-        },
-    )
-    return _version_result(version, status, edge_ids, citation_ids, claim_id)
-
-
-def add_version(
-    engine: Engine,
-    *,
-    logical_node_id: UUID,
-    content: str,
-    actor: str,
-    status: str = "open",
-    edges: Sequence[tuple[str, UUID]] = (),
-    cites: Sequence[UUID] = (),
-    citation_role: str = "supports",
-    interpretation: str = "",
-    run_id: UUID | None = None,
-) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        return add_version_in(
+    def add_version(self, new: NewVersion, *, actor: str) -> VersionCreated:
+        """A content change is a new version (never an edit); the head moves by trigger."""
+        conn = self._conn
+        logical_node_id = resolve(conn, t.logical_nodes, new.logical_node, "logical node")
+        # Locking the logical node serialises version numbering.
+        node = require(conn, t.logical_nodes, logical_node_id, "logical node", lock=True)
+        thread_id = node["thread_id"]
+        run_id = _run(conn, new.run, thread_id)
+        edges = _resolved_edges(conn, new.edges, thread_id)
+        cites = resolved(conn, new.cites)
+        check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
+        version = _insert_version(
             conn,
-            logical_node_id=logical_node_id,
-            content=content,
-            actor=actor,
-            status=status,
-            edges=edges,
-            cites=same_reading(cites, citation_role, interpretation),
-            run_id=run_id,
+            logical_node_id,
+            thread_id,
+            node["branch_id"],
+            int(node["head_version_no"]) + 1,
+            node["head_version_id"],
+            new.content,
+            new.status,
+            run_id,
         )
+        edge_ids = _insert_edges(conn, version, edges, run_id)
+        citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id)
+        append(
+            conn,
+            "node.versioned",
+            actor=actor,
+            thread_id=thread_id,
+            subject_id=version["id"],
+            payload={
+                "logical_node_id": str(logical_node_id),
+                "version_no": version["version_no"],
+                "parent_version_id": str(node["head_version_id"]),
+            },
+        )
+        return _created(version, new.status, edge_ids, citation_ids, None)
 
-
-def add_version_in(
-    conn: Connection,
-    *,
-    logical_node_id: UUID,
-    content: str,
-    actor: str,
-    status: str = "open",
-    edges: Sequence[tuple[str, UUID]] = (),
-    cites: Sequence[Cite] = (),
-    run_id: UUID | None = None,
-) -> dict[str, Any]:
-    """A content change is a new version (never an edit); the head moves by trigger."""
-    content = v.text(content, "content", v.MAX_CONTENT)
-    v.choice(status, "status", NEW_NODE_STATUSES)
-    cites = checked(cites, "supports")
-    for kind, _ in edges:
-        v.choice(kind, "edge kind", EDGE_KINDS)
-    # Locking the logical node serialises version numbering.
-    node = require(conn, t.logical_nodes, logical_node_id, "logical node", lock=True)
-    thread_id = node["thread_id"]
-    _check_run(conn, run_id, thread_id)
-    require_all_in_thread(conn, t.node_versions, [target for _, target in edges], thread_id, "node version")
-    check_cited(conn, thread_id, [c.evidence_id for c in cites])
-    version = _insert_version(
-        conn,
-        logical_node_id,
-        thread_id,
-        node["branch_id"],
-        int(node["head_version_no"]) + 1,
-        node["head_version_id"],
-        content,
-        status,
-        run_id,
-    )
-    edge_ids = _insert_edges(conn, version, list(edges), run_id)
-    citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id)
-    events.append(
-        conn,
-        "node.versioned",
-        actor=actor,
-        thread_id=thread_id,
-        subject_id=version["id"],
-        payload={
-            "logical_node_id": str(logical_node_id),
-            "version_no": version["version_no"],
-            "parent_version_id": str(node["head_version_id"]),
-        },
-    )
-    return _version_result(version, status, edge_ids, citation_ids, None)
-
-
-def set_status(engine: Engine, *, version_id: UUID, status: str, reason: str, actor: str) -> dict[str, Any]:
-    """Move a version between open, tentative and killed. `resolved` belongs to
-    the committer alone (invariant 7)."""
-    reason = v.text(reason, "reason", v.MAX_REASON)
-    with unit_of_work(engine) as conn:
-        version = require(conn, t.node_versions, version_id, "node version")
+    def set_status(self, version: IdRef, *, status: str, reason: str, actor: str) -> StatusChanged:
+        """Move a version between open, tentative and killed. `resolved` belongs to
+        the committer alone (invariant 7)."""
+        reason = v.text(reason, "reason", v.MAX_REASON)
+        conn = self._conn
+        version_id = resolve(conn, t.node_versions, version, "node version")
+        row = require(conn, t.node_versions, version_id, "node version")
         # Status moves serialise with the committer on the node's lock.
-        lock_node(conn, version["logical_node_id"])
-        current = conn.execute(
-            select(t.node_version_states.c.status).where(t.node_version_states.c.id == version_id)
-        ).scalar_one()
+        lock_node(conn, row["logical_node_id"])
+        current = self.status_of(version_id)
         allowed = MANUAL_NODE_MOVES.get(current, ())
         if status not in allowed:
             raise BadInput(
@@ -213,24 +131,33 @@ def set_status(engine: Engine, *, version_id: UUID, status: str, reason: str, ac
                 node_version_id=version_id, from_status=current, to_status=status, reason=reason, actor=actor
             )
         )
-        events.append(
+        append(
             conn,
             "node.status_changed",
             actor=actor,
-            thread_id=version["thread_id"],
+            thread_id=row["thread_id"],
             subject_id=version_id,
             payload={"from": current, "to": status, "reason": reason},
         )
-        return {"version_id": version_id, "from_status": current, "status": status}
+        return StatusChanged(version_id=version_id, from_status=current, status=status)
 
+    def status_of(self, version_id: UUID) -> str:
+        return str(
+            self._conn.execute(
+                select(t.node_version_states.c.status).where(t.node_version_states.c.id == version_id)
+            ).scalar_one()
+        )
 
-def show_version(engine: Engine, version_id: UUID) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        version = dict(require(conn, t.node_versions, version_id, "node version"))
+    def get(self, version_id: UUID) -> Any:
+        """The version's row (NotFound for an unknown id)."""
+        return require(self._conn, t.node_versions, version_id, "node version")
+
+    def show(self, version_id: UUID) -> VersionShown:
+        """A version with its status, edges, claims, citations and status history."""
+        conn = self._conn
+        version = dict(self.get(version_id))
         version["version_id"] = version.pop("id")
-        version["status"] = conn.execute(
-            select(t.node_version_states.c.status).where(t.node_version_states.c.id == version_id)
-        ).scalar_one()
+        version["status"] = self.status_of(version_id)
         for key, table, column in (
             ("edges_out", t.edges, t.edges.c.from_version_id),
             ("edges_in", t.edges, t.edges.c.to_version_id),
@@ -240,21 +167,33 @@ def show_version(engine: Engine, version_id: UUID) -> dict[str, Any]:
         ):
             query = select(table).where(column == version_id).order_by(table.c.created_at)
             version[key] = [dict(r) for r in conn.execute(query).mappings()]
-        return version
+        return VersionShown.model_validate(version)
 
 
-def _branch(conn: Connection, thread_id: UUID, branch_id: UUID | None) -> Any:
-    if branch_id is None:
-        branch_id = main_branch_id(conn, thread_id)
-    branch = require_in_thread(conn, t.branches, branch_id, thread_id, "branch")
-    if branch["status"] != "active":
-        raise BadInput(f"branch {branch_id} is {branch['status']}; new nodes go on an active branch")
-    return branch
+def _branch(conn: Connection, thread_id: UUID, branch: IdRef | None) -> Any:
+    branch_id = (
+        main_branch_id(conn, thread_id) if branch is None else resolve(conn, t.branches, branch, "branch")
+    )
+    row = require_in_thread(conn, t.branches, branch_id, thread_id, "branch")
+    if row["status"] != "active":
+        raise BadInput(f"branch {branch_id} is {row['status']}; new nodes go on an active branch")
+    return row
 
 
-def _check_run(conn: Connection, run_id: UUID | None, thread_id: UUID) -> None:
-    if run_id is not None:
-        require_in_thread(conn, t.agent_runs, run_id, thread_id, "run")
+def _run(conn: Connection, run: IdRef | None, thread_id: UUID) -> UUID | None:
+    if run is None:
+        return None
+    run_id = resolve(conn, t.agent_runs, run, "run")
+    require_in_thread(conn, t.agent_runs, run_id, thread_id, "run")
+    return run_id
+
+
+def _resolved_edges(
+    conn: Connection, edges: Sequence[tuple[str, IdRef]], thread_id: UUID
+) -> list[tuple[str, UUID]]:
+    found = [(kind, resolve(conn, t.node_versions, target, "node version")) for kind, target in edges]
+    require_all_in_thread(conn, t.node_versions, [target for _, target in found], thread_id, "node version")
+    return found
 
 
 def _insert_version(
@@ -309,18 +248,18 @@ def _insert_edges(
     return [r[0] for r in conn.execute(insert(t.edges).returning(t.edges.c.id), rows)]
 
 
-def _version_result(
+def _created(
     version: Any, status: str, edge_ids: list[UUID], citation_ids: list[UUID], claim_id: UUID | None
-) -> dict[str, Any]:
-    return {
-        "logical_node_id": version["logical_node_id"],
-        "version_id": version["id"],
-        "version_no": version["version_no"],
-        "thread_id": version["thread_id"],
-        "branch_id": version["branch_id"],
-        "status": status,
-        "content_sha256": version["content_sha256"],
-        "edge_ids": edge_ids,
-        "citation_ids": citation_ids,
-        "originate_claim_id": claim_id,
-    }
+) -> VersionCreated:
+    return VersionCreated(
+        logical_node_id=version["logical_node_id"],
+        version_id=version["id"],
+        version_no=version["version_no"],
+        thread_id=version["thread_id"],
+        branch_id=version["branch_id"],
+        status=status,
+        content_sha256=version["content_sha256"],
+        edge_ids=edge_ids,
+        citation_ids=citation_ids,
+        originate_claim_id=claim_id,
+    )

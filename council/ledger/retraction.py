@@ -1,4 +1,4 @@
-"""Retraction proposals, votes and adjudication (DESIGN §5).
+"""Retraction proposals, votes and adjudication (docs/architecture.md §5).
 
 A proposal pins the rule set and grouping version in force when it opens.
 Votes are claims of agent runs on the proposal (endorse = retract, dispute =
@@ -9,33 +9,41 @@ is serialized under the same node lock as the committer and idempotent.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, func, insert, select
+from sqlalchemy import Connection, func, insert, select
 
 from council.domain import validate as v
-from council.domain.independence import GroupingParams, RunFacts, group_runs
-from council.domain.rules import group_dict
+from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
+from council.domain.results.retraction import Proposal, Vote
 from council.domain.vocabulary import VOTES
 from council.errors import BadInput
 from council.ledger import events
 from council.ledger import tables as t
-from council.ledger.db import unit_of_work
 from council.ledger.locks import lock_node
 from council.ledger.lookup import require
 from council.ledger.memory import move_memory
 from council.sql import query
 
 
-def default_versions(conn: Connection, consolidation: Any) -> tuple[str, str]:
-    """The rule set and grouping version in force now: COUNCIL_RULE_SET /
-    COUNCIL_GROUPING_ALGORITHM when set, else the thread's pinned ones."""
+@dataclass(frozen=True)
+class Pins:
+    """A rule set and grouping version to pin a new proposal to, instead of the
+    thread's (settings: COUNCIL_RULE_SET / COUNCIL_GROUPING_ALGORITHM)."""
+
+    rule_set_id: str | None = None
+    grouping_algorithm_id: str | None = None
+
+
+def default_versions(conn: Connection, consolidation: Any, pins: Pins = Pins()) -> tuple[str, str]:
+    """The rule set and grouping version in force now: the ``pins`` when given,
+    else the thread's pinned ones (each checked to exist)."""
     thread = require(conn, t.threads, consolidation["thread_id"], "thread")
-    rule_set = os.environ.get("COUNCIL_RULE_SET") or thread["rule_set_id"]
-    grouping = os.environ.get("COUNCIL_GROUPING_ALGORITHM") or thread["grouping_algorithm_id"]
+    rule_set = pins.rule_set_id or thread["rule_set_id"]
+    grouping = pins.grouping_algorithm_id or thread["grouping_algorithm_id"]
     for table, key, what in (
         (t.rule_sets, rule_set, "rule set"),
         (t.grouping_algorithms, grouping, "grouping"),
@@ -45,9 +53,11 @@ def default_versions(conn: Connection, consolidation: Any) -> tuple[str, str]:
     return rule_set, grouping
 
 
-def open_in(conn: Connection, consolidation: Any, *, reason: str, actor: str) -> UUID:
+def open_proposal(
+    conn: Connection, consolidation: Any, *, reason: str, actor: str, pins: Pins = Pins()
+) -> UUID:
     """Open (or return the already open) proposal to retract a consolidation."""
-    versions = default_versions(conn, consolidation)
+    versions = default_versions(conn, consolidation, pins)
     opened = open_many(
         conn, [(consolidation["id"], consolidation["thread_id"], versions)], reason=reason, actor=actor
     )
@@ -78,9 +88,15 @@ def open_many(
     return {str(consolidation_id): UUID(str(proposal_id)) for consolidation_id, proposal_id in found}
 
 
-def propose(engine: Engine, consolidation_id: UUID, *, reason: str, actor: str) -> dict[str, Any]:
-    reason = v.text(reason, "reason", v.MAX_REASON)
-    with unit_of_work(engine) as conn:
+class Retractions:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def propose(self, consolidation_id: UUID, *, reason: str, actor: str, pins: Pins = Pins()) -> Proposal:
+        """Open a proposal to retract a live consolidation (under its node's lock);
+        its memory becomes contested."""
+        reason = v.text(reason, "reason", v.MAX_REASON)
+        conn = self._conn
         consolidation = require(conn, t.consolidations, consolidation_id, "consolidation")
         lock_node(conn, consolidation["logical_node_id"])
         consolidation = (
@@ -90,7 +106,7 @@ def propose(engine: Engine, consolidation_id: UUID, *, reason: str, actor: str) 
         )
         if consolidation["status"] != "live":
             raise BadInput(f"consolidation {consolidation_id} is {consolidation['status']}, not live")
-        proposal_id = open_in(conn, consolidation, reason=reason, actor=actor)
+        proposal_id = open_proposal(conn, consolidation, reason=reason, actor=actor, pins=pins)
         memory = dict(
             conn.execute(select(t.memory_items).where(t.memory_items.c.consolidation_id == consolidation_id))
             .mappings()
@@ -105,26 +121,87 @@ def propose(engine: Engine, consolidation_id: UUID, *, reason: str, actor: str) 
                 actor,
                 {"proposal_id": str(proposal_id)},
             )
-        return dict(require(conn, t.retraction_proposals, proposal_id, "retraction proposal"))
+        return self.get(proposal_id)
 
-
-def vote(
-    engine: Engine,
-    proposal_id: UUID,
-    run_id: UUID,
-    *,
-    choice: str,
-    actor: str,
-    confidence: float | None = None,
-    rationale: str = "",
-) -> dict[str, Any]:
-    v.choice(choice, "vote", VOTES)
-    level = v.confidence(confidence)
-    rationale = v.text(rationale, "rationale", v.MAX_RATIONALE, allow_empty=True)
-    with unit_of_work(engine) as conn:
-        return vote_in(
-            conn, proposal_id, run_id, choice=choice, confidence=level, rationale=rationale, actor=actor
+    def get(self, proposal_id: UUID) -> Proposal:
+        return Proposal.model_validate(
+            dict(require(self._conn, t.retraction_proposals, proposal_id, "retraction proposal"))
         )
+
+    def vote(
+        self,
+        proposal_id: UUID,
+        run_id: UUID,
+        *,
+        choice: str,
+        actor: str,
+        confidence: float | None = None,
+        rationale: str = "",
+    ) -> Vote:
+        """A run's vote (endorse = retract, dispute = keep, abstain)."""
+        v.choice(choice, "vote", VOTES)
+        level = v.confidence(confidence)
+        rationale = v.text(rationale, "rationale", v.MAX_RATIONALE, allow_empty=True)
+        return record_vote(
+            self._conn, proposal_id, run_id, choice=choice, confidence=level, rationale=rationale, actor=actor
+        )
+
+    def briefing(self, proposal_id: UUID) -> dict[str, Any]:
+        return proposal_briefing(self._conn, proposal_id)
+
+    def awaiting_review(self, *, limit: int) -> list[dict[str, Any]]:
+        """Open proposals no review dispatch was created for yet, oldest first."""
+        reviewed = select(t.dispatches.c.id).where(t.dispatches.c.proposal_id == t.retraction_proposals.c.id)
+        rows = self._conn.execute(
+            select(t.retraction_proposals.c.id, t.retraction_proposals.c.thread_id)
+            .where(t.retraction_proposals.c.status == "open", ~reviewed.exists())
+            .order_by(t.retraction_proposals.c.created_at, t.retraction_proposals.c.id)
+            .limit(limit)
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def locked_for_adjudication(self, proposal_id: UUID) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The proposal and its consolidation, read again under the node's lock
+        (adjudication serialises with the committer)."""
+        conn = self._conn
+        proposal = require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
+        consolidation = require(conn, t.consolidations, proposal["consolidation_id"], "consolidation")
+        lock_node(conn, consolidation["logical_node_id"])
+        proposal = (
+            conn.execute(select(t.retraction_proposals).where(t.retraction_proposals.c.id == proposal_id))
+            .mappings()
+            .one()
+        )
+        consolidation = (
+            conn.execute(
+                select(t.consolidations).where(t.consolidations.c.id == proposal["consolidation_id"])
+            )
+            .mappings()
+            .one()
+        )
+        return dict(proposal), dict(consolidation)
+
+    def required_groups(self, rule_set_id: str) -> int:
+        """How many independent groups one side needs under the rule set."""
+        rules = self._conn.execute(
+            select(t.rule_sets.c.body).where(t.rule_sets.c.id == rule_set_id)
+        ).scalar_one()
+        return int(rules.get("retraction_min_endorse_groups", 2))
+
+    def vote_groups(self, proposal: dict[str, Any]) -> list[Group]:
+        return _vote_groups(self._conn, proposal)
+
+    def close(
+        self,
+        proposal: dict[str, Any],
+        consolidation: dict[str, Any],
+        outcome: str,
+        details: dict[str, Any],
+        actor: str,
+    ) -> None:
+        """Record the decision: the proposal's transition and, for a retraction,
+        the consolidation's, the memory's and the node version's (open again)."""
+        _close(self._conn, proposal, consolidation, outcome, details, actor)
 
 
 def check_vote(conn: Connection, proposal_id: UUID, run: Any) -> Any:
@@ -144,7 +221,7 @@ def check_vote(conn: Connection, proposal_id: UUID, run: Any) -> Any:
     return proposal
 
 
-def vote_in(
+def record_vote(
     conn: Connection,
     proposal_id: UUID,
     run_id: UUID,
@@ -153,7 +230,7 @@ def vote_in(
     confidence: Any,
     rationale: str,
     actor: str,
-) -> dict[str, Any]:
+) -> Vote:
     proposal = check_vote(conn, proposal_id, require(conn, t.agent_runs, run_id, "run"))
     row = (
         conn.execute(
@@ -178,34 +255,33 @@ def vote_in(
         subject_id=row["id"],
         payload={"proposal_id": str(proposal_id), "run_id": str(run_id), "vote": choice},
     )
-    return dict(row)
+    return Vote.model_validate(dict(row))
 
 
-def proposal_briefing(engine: Engine, proposal_id: UUID) -> dict[str, Any]:
+def proposal_briefing(conn: Connection, proposal_id: UUID) -> dict[str, Any]:
     """What a review run is shown of a proposal: its reason, the consolidated
     node's content and the consolidation's evidence (by its index) with each
     item's current validity. No votes: review is blind."""
-    with unit_of_work(engine) as conn:
-        proposal = require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
-        consolidation = require(conn, t.consolidations, proposal["consolidation_id"], "consolidation")
-        content = conn.execute(
-            select(t.node_versions.c.content).where(t.node_versions.c.id == consolidation["node_version_id"])
-        ).scalar_one()
-        evidence = conn.execute(
-            select(
-                t.evidence.c.id,
-                func.coalesce(t.thread_evidence.c.title, t.evidence.c.title).label("title"),
-                t.evidence.c.validity,
-            )
-            .join(t.consolidation_evidence, t.consolidation_evidence.c.evidence_id == t.evidence.c.id)
-            .outerjoin(
-                t.thread_evidence,
-                (t.thread_evidence.c.evidence_id == t.evidence.c.id)
-                & (t.thread_evidence.c.thread_id == proposal["thread_id"]),
-            )
-            .where(t.consolidation_evidence.c.consolidation_id == consolidation["id"])
-            .order_by(t.evidence.c.id)
-        ).all()
+    proposal = require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
+    consolidation = require(conn, t.consolidations, proposal["consolidation_id"], "consolidation")
+    content = conn.execute(
+        select(t.node_versions.c.content).where(t.node_versions.c.id == consolidation["node_version_id"])
+    ).scalar_one()
+    evidence = conn.execute(
+        select(
+            t.evidence.c.id,
+            func.coalesce(t.thread_evidence.c.title, t.evidence.c.title).label("title"),
+            t.evidence.c.validity,
+        )
+        .join(t.consolidation_evidence, t.consolidation_evidence.c.evidence_id == t.evidence.c.id)
+        .outerjoin(
+            t.thread_evidence,
+            (t.thread_evidence.c.evidence_id == t.evidence.c.id)
+            & (t.thread_evidence.c.thread_id == proposal["thread_id"]),
+        )
+        .where(t.consolidation_evidence.c.consolidation_id == consolidation["id"])
+        .order_by(t.evidence.c.id)
+    ).all()
     return {
         "id": str(proposal_id),
         "reason": proposal["reason"],
@@ -216,69 +292,7 @@ def proposal_briefing(engine: Engine, proposal_id: UUID) -> dict[str, Any]:
     }
 
 
-def awaiting_review(engine: Engine, *, limit: int) -> list[dict[str, Any]]:
-    """Open proposals no review dispatch was created for yet, oldest first."""
-    reviewed = select(t.dispatches.c.id).where(t.dispatches.c.proposal_id == t.retraction_proposals.c.id)
-    with unit_of_work(engine) as conn:
-        rows = conn.execute(
-            select(t.retraction_proposals.c.id, t.retraction_proposals.c.thread_id)
-            .where(t.retraction_proposals.c.status == "open", ~reviewed.exists())
-            .order_by(t.retraction_proposals.c.created_at, t.retraction_proposals.c.id)
-            .limit(limit)
-        ).mappings()
-        return [dict(r) for r in rows]
-
-
-def adjudicate(engine: Engine, proposal_id: UUID, *, actor: str) -> dict[str, Any]:
-    """Apply the proposal's pinned rules to its independent vote groups."""
-    with unit_of_work(engine) as conn:
-        proposal = require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
-        consolidation = require(conn, t.consolidations, proposal["consolidation_id"], "consolidation")
-        lock_node(conn, consolidation["logical_node_id"])
-        proposal = (
-            conn.execute(select(t.retraction_proposals).where(t.retraction_proposals.c.id == proposal_id))
-            .mappings()
-            .one()
-        )
-        consolidation = (
-            conn.execute(
-                select(t.consolidations).where(t.consolidations.c.id == proposal["consolidation_id"])
-            )
-            .mappings()
-            .one()
-        )
-        base = {"proposal_id": proposal_id, "consolidation_id": consolidation["id"]}
-        if proposal["status"] != "open":
-            return {**base, "outcome": proposal["status"], "already_adjudicated": True}
-        found = _vote_groups(conn, proposal)
-        retract = [g for g in found if g.kind == "support"]
-        keep = [g for g in found if g.kind == "dispute"]
-        rules = conn.execute(
-            select(t.rule_sets.c.body).where(t.rule_sets.c.id == proposal["rule_set_id"])
-        ).scalar_one()
-        need = int(rules.get("retraction_min_endorse_groups", 2))
-        if consolidation["status"] == "superseded":
-            outcome = "superseded"
-        elif len(retract) >= need and len(retract) > len(keep):
-            outcome = "retracted"
-        elif len(keep) >= need and len(keep) > len(retract):
-            outcome = "restored"
-        else:
-            outcome = "pending"
-        details = {
-            "retract_groups": len(retract),
-            "keep_groups": len(keep),
-            "required": need,
-            "groups": [group_dict(g) for g in found],
-            "rule_set_id": proposal["rule_set_id"],
-            "grouping_algorithm_id": proposal["grouping_algorithm_id"],
-        }
-        if outcome != "pending":
-            _close(conn, proposal, consolidation, outcome, details, actor)
-        return {**base, "outcome": outcome, "already_adjudicated": False, **details}
-
-
-def _vote_groups(conn: Connection, proposal: Any) -> list[Any]:
+def _vote_groups(conn: Connection, proposal: Any) -> list[Group]:
     rows = conn.execute(
         select(
             t.retraction_votes.c.run_id,

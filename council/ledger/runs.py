@@ -1,49 +1,58 @@
-"""Agent runs: lineage (parent, round, exposures) recorded as immutable facts."""
+"""Agent runs: their lineage (parent, round, exposures) as immutable facts, and
+their life from dispatch to a terminal state (docs/architecture.md §7, delivery).
+
+Runs are created in Postgres before anything is enqueued. A worker claims a
+run for one *attempt* (a lease plus an attempt number, the fencing token);
+every later write of that attempt is fenced on it, so a duplicated or
+redelivered message, or a zombie earlier attempt, never writes twice.
+Named SQL: council/sql/runs.sql.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Connection, insert, select, update
 
 from council.domain import validate as v
+from council.domain.commands import RecordedRun
+from council.domain.profile import Profile
 from council.domain.providers import provider_family
+from council.domain.requests import CompiledRequest
+from council.domain.results.runs import DispatchedRun, RunRecorded, RunShown, RunSummary
+from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput
-from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.attempts import attempts_of
-from council.ledger.db import unit_of_work
-from council.ledger.lookup import require, require_same_thread
+from council.ledger.events import append
+from council.ledger.locks import lock_proposal
+from council.ledger.lookup import require, require_same_thread, resolve
+from council.sql import query
+
+TERMINAL = TERMINAL_RUN_STATUSES
 
 
-def record_run(
-    engine: Engine,
-    *,
-    thread_id: UUID,
-    agent: str,
-    model: str,
-    actor: str,
-    provider: str | None = None,
-    parent_run_id: UUID | None = None,
-    exposed_to: Sequence[UUID] = (),
-    round_no: int = 1,
-) -> dict[str, Any]:
-    """Record a run made outside the workers. `exposed_to` names runs whose
-    stances this run was shown (explicit exposure, DESIGN §3)."""
-    agent = v.text(agent, "agent", v.MAX_NAME)
-    model = v.text(model, "model", v.MAX_NAME * 2)
-    provider = v.text(provider_family(model, provider), "provider", v.MAX_NAME)
-    if round_no < 1:
-        raise BadInput(f"round must be at least 1, got {round_no}")
-    v.count(exposed_to, "exposures")
-    with unit_of_work(engine) as conn:
+class Runs:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    # ------------------------------------------------------------ recorded runs
+
+    def record(self, recorded: RecordedRun, *, actor: str) -> RunRecorded:
+        """A run made outside the workers; ``exposed_to`` names runs whose
+        stances it was shown (explicit exposure, docs/architecture.md §3)."""
+        conn = self._conn
+        provider = v.text(provider_family(recorded.model, recorded.provider), "provider", v.MAX_NAME)
+        thread_id = resolve(conn, t.threads, recorded.thread, "thread")
         require(conn, t.threads, thread_id, "thread")
-        if parent_run_id is not None:
-            require_same_thread(
-                require(conn, t.agent_runs, parent_run_id, "parent run"), thread_id, "parent run"
-            )
+        parent_id = None
+        if recorded.parent_run is not None:
+            parent_id = resolve(conn, t.agent_runs, recorded.parent_run, "parent run")
+            require_same_thread(require(conn, t.agent_runs, parent_id, "parent run"), thread_id, "parent run")
+        exposed_to = [resolve(conn, t.agent_runs, other, "run") for other in recorded.exposed_to]
         for other in exposed_to:
             require_same_thread(require(conn, t.agent_runs, other, "run"), thread_id, "run")
         run = (
@@ -51,11 +60,11 @@ def record_run(
                 insert(t.agent_runs)
                 .values(
                     thread_id=thread_id,
-                    agent=agent,
-                    model=model,
+                    agent=recorded.agent,
+                    model=recorded.model,
                     provider=provider,
-                    parent_run_id=parent_run_id,
-                    round=round_no,
+                    parent_run_id=parent_id,
+                    round=recorded.round_no,
                     mode="external",
                     status="succeeded",
                 )
@@ -72,51 +81,278 @@ def record_run(
                     for other in exposed_to
                 ],
             )
-        events.append(
+        append(
             conn,
             "run.recorded",
             actor=actor,
             thread_id=thread_id,
             subject_id=run["id"],
             payload={
-                "agent": agent,
-                "model": model,
+                "agent": recorded.agent,
+                "model": recorded.model,
                 "provider": provider,
-                "parent_run_id": str(parent_run_id) if parent_run_id else None,
+                "parent_run_id": str(parent_id) if parent_id else None,
                 "exposed_to": [str(o) for o in exposed_to],
             },
         )
-        return {**dict(run), "exposed_to": list(exposed_to)}
+        return RunRecorded.model_validate({**run, "exposed_to": exposed_to})
 
-
-def show_run(engine: Engine, run_id: UUID) -> dict[str, Any]:
-    """Lineage, exposures, request hash and claims of one run; the executor it
-    was pinned to (``runtime`` is its runtime) and each attempt with the worker
-    that ran it."""
-    with unit_of_work(engine) as conn:
+    def show(self, run_id: UUID) -> RunShown:
+        """Lineage, exposures, request hash and claims of one run; the executor it
+        was pinned to (``runtime`` is its runtime) and each attempt with the worker
+        that ran it."""
+        conn = self._conn
         run = dict(require(conn, t.agent_runs, run_id, "run"))
-        run["runtime"] = (run["executor"] or {}).get("runtime")
-        run["attempts"] = attempts_of(conn, run_id)
-        run["exposures"] = [
-            dict(r)
-            for r in conn.execute(
-                select(t.run_exposures)
-                .where(t.run_exposures.c.run_id == run_id)
-                .order_by(t.run_exposures.c.created_at)
-            ).mappings()
-        ]
-        run["claims"] = [
-            dict(r)
-            for r in conn.execute(
-                select(t.claims).where(t.claims.c.run_id == run_id).order_by(t.claims.c.created_at)
-            ).mappings()
-        ]
-        run["children"] = [
+        exposures = conn.execute(
+            select(t.run_exposures)
+            .where(t.run_exposures.c.run_id == run_id)
+            .order_by(t.run_exposures.c.created_at)
+        ).mappings()
+        claims = conn.execute(
+            select(t.claims).where(t.claims.c.run_id == run_id).order_by(t.claims.c.created_at)
+        ).mappings()
+        children = conn.execute(
+            select(t.agent_runs.c.id)
+            .where(t.agent_runs.c.parent_run_id == run_id)
+            .order_by(t.agent_runs.c.created_at)
+        ).scalars()
+        return RunShown.model_validate(
+            {
+                **run,
+                "runtime": (run["executor"] or {}).get("runtime"),
+                "attempts": attempts_of(conn, run_id),
+                "exposures": [dict(r) for r in exposures],
+                "claims": [dict(r) for r in claims],
+                "children": list(children),
+            }
+        )
+
+    def of_thread(self, thread_id: UUID) -> list[RunSummary]:
+        """Every run of the thread, by creation, with its operational state."""
+        rows = self._conn.execute(
+            select(t.agent_runs)
+            .where(t.agent_runs.c.thread_id == thread_id)
+            .order_by(t.agent_runs.c.created_at, t.agent_runs.c.round, t.agent_runs.c.agent)
+        ).mappings()
+        return [RunSummary.model_validate(dict(r)) for r in rows]
+
+    # ---------------------------------------------------------------- dispatch
+
+    def create_dispatch(
+        self,
+        *,
+        thread_id: UUID,
+        profiles: Sequence[Profile],
+        mode: str,
+        rounds: int,
+        actor: str,
+        proposal_id: UUID | None = None,
+        once_per_proposal: bool = False,
+    ) -> tuple[UUID, list[UUID], bool]:
+        """The dispatch and its first round of runs, each pinned to its executor and
+        `created` (not yet enqueued): (dispatch id, run ids, already dispatched).
+
+        ``once_per_proposal``: when a dispatch for ``proposal_id`` exists already,
+        create nothing and return it (checked under the proposal's lock, so
+        concurrent sweeps dispatch one review between them)."""
+        v.choice(mode, "mode", [m for m in RUN_MODES if m != "external"])
+        if not profiles:
+            raise BadInput("name at least one agent")
+        if len({p.name for p in profiles}) != len(profiles):
+            raise BadInput("each agent may appear once in a dispatch")
+        if not 1 <= rounds <= 20:
+            raise BadInput(f"rounds must be between 1 and 20, got {rounds}")
+        if mode == "review" and proposal_id is None:
+            raise BadInput("a review dispatch needs a retraction proposal")
+        conn = self._conn
+        require(conn, t.threads, thread_id, "thread")
+        if proposal_id is not None:
+            require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
+            if once_per_proposal:
+                lock_proposal(conn, proposal_id)
+                existing = conn.execute(
+                    select(t.dispatches.c.id)
+                    .where(t.dispatches.c.proposal_id == proposal_id)
+                    .order_by(t.dispatches.c.created_at)
+                    .limit(1)
+                ).scalar()
+                if existing is not None:
+                    return existing, [], True
+        dispatch_id = conn.execute(
+            insert(t.dispatches)
+            .values(
+                thread_id=thread_id,
+                mode=mode,
+                agents=[p.name for p in profiles],
+                rounds=rounds,
+                proposal_id=proposal_id,
+            )
+            .returning(t.dispatches.c.id)
+        ).scalar_one()
+        run_ids = [
             r[0]
             for r in conn.execute(
-                select(t.agent_runs.c.id)
-                .where(t.agent_runs.c.parent_run_id == run_id)
-                .order_by(t.agent_runs.c.created_at)
+                insert(t.agent_runs).returning(t.agent_runs.c.id),
+                [
+                    {
+                        "thread_id": thread_id,
+                        "dispatch_id": dispatch_id,
+                        "agent": p.name,
+                        "model": p.model,
+                        "provider": p.provider,
+                        "simulated": p.simulated,
+                        "executor": p.pinned(),
+                        "round": 1,
+                        "mode": mode,
+                        "proposal_id": proposal_id,
+                        "status": "created",
+                    }
+                    for p in profiles
+                ],
             )
         ]
-        return run
+        append(
+            conn,
+            "dispatch.created",
+            actor=actor,
+            thread_id=thread_id,
+            subject_id=dispatch_id,
+            payload={
+                "mode": mode,
+                "rounds": rounds,
+                "agents": [p.name for p in profiles],
+                "simulated": [p.name for p in profiles if p.simulated],
+            },
+        )
+        return dispatch_id, run_ids, False
+
+    def mark_queued(self, run_ids: Sequence[UUID]) -> None:
+        if run_ids:
+            self._conn.execute(
+                update(t.agent_runs)
+                .where(t.agent_runs.c.id.in_(list(run_ids)), t.agent_runs.c.status == "created")
+                .values(status="queued")
+            )
+
+    def of_dispatch(self, dispatch_id: UUID) -> list[DispatchedRun]:
+        rows = self._conn.execute(
+            select(t.agent_runs)
+            .where(t.agent_runs.c.dispatch_id == dispatch_id)
+            .order_by(t.agent_runs.c.round, t.agent_runs.c.agent)
+        ).mappings()
+        return [DispatchedRun.model_validate({k: r[k] for k in DispatchedRun.model_fields}) for r in rows]
+
+    def next_round(self, dispatch_id: UUID, next_round_no: int) -> list[UUID]:
+        """Create the next round's runs if the round before is complete (idempotent)."""
+        found = self._conn.execute(
+            query("next_round"), {"dispatch_id": dispatch_id, "next_round": next_round_no}
+        )
+        return [r[0] for r in found]
+
+    def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[dict[str, Any]]:
+        rows = self._conn.execute(
+            query("previous_round_stances"), {"dispatch_id": dispatch_id, "round": round_no}
+        )
+        return [dict(r) for r in rows.mappings()]
+
+    # ----------------------------------------------------------------- attempts
+
+    def claim(self, run_id: UUID, *, owner: str, lease_s: float) -> Any | None:
+        """Take the run for a new attempt, or None when it is done or leased elsewhere;
+        ``owner`` (the worker) is recorded as the attempt's."""
+        return self._conn.execute(
+            query("claim_run"), {"run_id": run_id, "owner": owner, "lease_s": lease_s}
+        ).first()
+
+    def fence(self, run_id: UUID, attempt: int) -> Any | None:
+        """The run's row, locked, if this attempt still owns it (None: fenced out)."""
+        return (
+            self._conn.execute(query("fence_run"), {"run_id": run_id, "attempt": attempt}).mappings().first()
+        )
+
+    def store_request(self, run_id: UUID, attempt: int, request: CompiledRequest) -> bool:
+        """Record the canonical request, its hash and exposures before the call
+        (fenced; False when the attempt is fenced out or a request is stored)."""
+        conn = self._conn
+        run = self.fence(run_id, attempt)
+        if run is None or run["request_sha256"] is not None:
+            return False
+        conn.execute(
+            update(t.agent_runs)
+            .where(t.agent_runs.c.id == run_id)
+            .values(
+                request=request.canonical(),
+                request_sha256=request.sha256,
+                input_fingerprint=request.input_features,
+            )
+        )
+        if request.exposures:
+            conn.execute(
+                insert(t.run_exposures),
+                [
+                    {
+                        "run_id": run_id,
+                        "kind": e.kind,
+                        "channel": e.channel,
+                        "exposed_to_run_id": e.exposed_to_run_id,
+                        "claim_id": e.claim_id,
+                        "node_version_id": e.node_version_id,
+                    }
+                    for e in request.exposures
+                ],
+            )
+        append(
+            conn,
+            "run.started",
+            actor=f"worker:{run['agent']}",
+            thread_id=run["thread_id"],
+            subject_id=run_id,
+            payload={
+                "attempt": attempt,
+                "request_sha256": request.sha256,
+                "exposures": len(request.exposures),
+            },
+        )
+        return True
+
+    def finish(
+        self,
+        run: Any,
+        attempt: int,
+        *,
+        status: str,
+        usage: dict[str, Any] | None = None,
+        cost_usd: float | None = None,
+        error: str | None = None,
+        lint_findings: list[dict[str, Any]] | None = None,
+        event_payload: dict[str, Any] | None = None,
+    ) -> None:
+        """The terminal state of a fenced run (``run`` is its fenced row), with its event."""
+        self._conn.execute(
+            query("finish_run"),
+            {
+                "run_id": run["id"],
+                "attempt": attempt,
+                "status": status,
+                "usage": json.dumps(usage) if usage is not None else None,
+                "cost_usd": cost_usd,
+                "error": error,
+                "lint_findings": json.dumps(lint_findings) if lint_findings is not None else None,
+            },
+        )
+        append(
+            self._conn,
+            f"run.{status}",
+            actor=f"worker:{run['agent']}",
+            thread_id=run["thread_id"],
+            subject_id=run["id"],
+            payload={"attempt": attempt, **(event_payload or {})},
+        )
+
+    def release(self, run_id: UUID, attempt: int, reason: str) -> bool:
+        """Give the run back to the queue for a later try (fenced); the attempt's record keeps the reason."""
+        reason = " ".join(reason.split())[:2000] or "released"
+        found = self._conn.execute(
+            query("release_run"), {"run_id": run_id, "attempt": attempt, "reason": reason}
+        )
+        return found.first() is not None

@@ -2,34 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, Table, func, insert, select
+from sqlalchemy import Connection, Table, func, insert, select
 
 from council.domain import validate as v
+from council.domain.results.threads import Thread, ThreadCounts, ThreadCreated, ThreadShown
 from council.errors import NotFound
-from council.ledger import events
 from council.ledger import tables as t
-from council.ledger.db import unit_of_work
+from council.ledger.events import append
 from council.ledger.lookup import require
 
 DEFAULT_RULE_SET = "council-default-v1"
 DEFAULT_GROUPING = "indep-v1"
+_COUNTED = (
+    ("branches", t.branches),
+    ("nodes", t.logical_nodes),
+    ("node_versions", t.node_versions),
+    ("runs", t.agent_runs),
+    ("evidence", t.thread_evidence),
+    ("events", t.events),
+)
 
 
-def create_thread(
-    engine: Engine,
-    *,
-    title: str,
-    objective: str,
-    actor: str,
-    rule_set_id: str = DEFAULT_RULE_SET,
-    grouping_algorithm_id: str = DEFAULT_GROUPING,
-) -> dict[str, Any]:
-    title = v.text(title, "title", v.MAX_TITLE)
-    objective = v.text(objective, "objective", v.MAX_OBJECTIVE)
-    with unit_of_work(engine) as conn:
+class Threads:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def create(
+        self,
+        *,
+        title: str,
+        objective: str,
+        actor: str,
+        rule_set_id: str = DEFAULT_RULE_SET,
+        grouping_algorithm_id: str = DEFAULT_GROUPING,
+    ) -> ThreadCreated:
+        """The thread and its main branch, pinned to a rule set and grouping version."""
+        title = v.text(title, "title", v.MAX_TITLE)
+        objective = v.text(objective, "objective", v.MAX_OBJECTIVE)
+        conn = self._conn
         _require_text_key(conn, t.rule_sets, rule_set_id, "rule set")
         _require_text_key(conn, t.grouping_algorithms, grouping_algorithm_id, "grouping algorithm")
         thread = (
@@ -51,7 +63,7 @@ def create_thread(
             .values(thread_id=thread["id"], kind="main", label="main")
             .returning(t.branches.c.id)
         ).scalar_one()
-        events.append(
+        append(
             conn,
             "thread.created",
             actor=actor,
@@ -63,12 +75,37 @@ def create_thread(
                 "grouping_algorithm_id": grouping_algorithm_id,
             },
         )
-        return {**dict(thread), "main_branch_id": branch_id}
+        return ThreadCreated.model_validate({**thread, "main_branch_id": branch_id})
 
+    def get(self, thread_id: UUID) -> Thread:
+        return Thread.model_validate(dict(require(self._conn, t.threads, thread_id, "thread")))
 
-def _require_text_key(conn: Connection, table: Table, key: str, what: str) -> None:
-    if conn.execute(select(table.c.id).where(table.c.id == key)).first() is None:
-        raise NotFound(f"no {what} named {key!r}")
+    def show(self, thread_id: UUID) -> ThreadShown:
+        """A thread with counts of what it holds."""
+        thread = dict(require(self._conn, t.threads, thread_id, "thread"))
+        counts = {
+            name: self._conn.execute(
+                select(func.count()).select_from(table).where(table.c.thread_id == thread_id)
+            ).scalar_one()
+            for name, table in _COUNTED
+        }
+        return ThreadShown.model_validate(
+            {
+                **thread,
+                "main_branch_id": main_branch_id(self._conn, thread_id),
+                "counts": ThreadCounts(**counts),
+            }
+        )
+
+    def all(self) -> list[Thread]:
+        """Every thread, oldest first."""
+        rows = self._conn.execute(
+            select(t.threads).order_by(t.threads.c.created_at, t.threads.c.id)
+        ).mappings()
+        return [Thread.model_validate(dict(row)) for row in rows]
+
+    def main_branch_id(self, thread_id: UUID) -> UUID:
+        return main_branch_id(self._conn, thread_id)
 
 
 def main_branch_id(conn: Connection, thread_id: UUID) -> UUID:
@@ -83,27 +120,6 @@ def main_branch_id(conn: Connection, thread_id: UUID) -> UUID:
     )
 
 
-def show_thread(engine: Engine, thread_id: UUID) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        thread = dict(require(conn, t.threads, thread_id, "thread"))
-        counts: dict[str, int] = {}
-        for name, table in (
-            ("branches", t.branches),
-            ("nodes", t.logical_nodes),
-            ("node_versions", t.node_versions),
-            ("runs", t.agent_runs),
-            ("evidence", t.thread_evidence),
-            ("events", t.events),
-        ):
-            counts[name] = conn.execute(
-                select(func.count()).select_from(table).where(table.c.thread_id == thread_id)
-            ).scalar_one()
-        thread["main_branch_id"] = main_branch_id(conn, thread_id)
-        thread["counts"] = counts
-        return thread
-
-
-def list_threads(engine: Engine) -> list[dict[str, Any]]:
-    with unit_of_work(engine) as conn:
-        rows = conn.execute(select(t.threads).order_by(t.threads.c.created_at, t.threads.c.id)).mappings()
-        return [dict(row) for row in rows]
+def _require_text_key(conn: Connection, table: Table, key: str, what: str) -> None:
+    if conn.execute(select(table.c.id).where(table.c.id == key)).first() is None:
+        raise NotFound(f"no {what} named {key!r}")

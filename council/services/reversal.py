@@ -1,86 +1,156 @@
-"""Evidence validity changes with their bounded cascade (DESIGN §5).
+"""Use cases of governed reversal (docs/architecture.md §5): a validity change and its
+reassessment, the bounded cascade, and lazy re-verification.
 
-The ledger does one bounded cascade step in the command's own work; what the
-bound cut off is a continuation recorded in the ledger (``council.ledger.cascade``),
-handed to the scheduler (the maintenance queue) or — with no queue at hand —
-continued here in later transactions. Bounded per step, never lossy: should
-the message be lost, the sweep finds the continuation's row.
+A validity change is one transaction (the evidence lock, the transition, the
+affected consolidations found by index); reassessing them is later
+transactions, a batch each under its node locks, two in flight at once (one
+batch is decided in Python while the other's statements run on the server).
+The consolidations left contested start the cascade; its first step runs in
+the command's own work, and what the bound cut off is a continuation recorded
+in the ledger, handed to the scheduler (the maintenance queue) or — with no
+queue at hand — continued here in later transactions. Bounded per step, never
+lossy: should the message be lost, the sweep finds the continuation's row.
 
 Re-verification is lazy: :func:`reverify` — run by the periodic sweep, and for
-the provisional items a reentry packet or memory read touched (those reads
-ask for it through :func:`request_reverification`) — first re-verifies
-provisional memory whose support is challenged (stable again when the decision
-holds without it, else contested with a retraction proposal), then dispatches
-one review of every open proposal that has none yet; the last review run to
-end adjudicates it (``council.services.runs``).
+the provisional items a reentry packet or memory read touched (they ask for
+it through :func:`request_reverification`) — first re-verifies provisional
+memory whose support is challenged (stable again when the decision holds
+without it, else contested with a retraction proposal, and its dependents
+provisional), then dispatches one review of every open proposal that has none
+yet; the last review run to end adjudicates it (``council.services.execution``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Engine
+from council import config
+from council.adapters.scheduler import Scheduler
+from council.domain import reassessment
+from council.domain.commands import IdRef
+from council.domain.results.reversal import CascadeHandOn, Reassessed, Reverified, ValidityChanged
+from council.domain.vocabulary import DEFAULT_COUNCIL
+from council.ledger.retraction import Pins
+from council.ledger.reversal import Judge
+from council.ledger.unit import UnitOfWork
+from council.services.dispatch import dispatch
 
-from council.ledger import cascade
-from council.ledger.db import unit_of_work
-from council.ledger.retraction import awaiting_review
-from council.ledger.reversal import change_validity, reverify_challenged
-from council.services.runs import dispatch
-from council.services.scheduling import Scheduler
-
-REVIEWERS = ("claude", "codex", "glm")
+REVIEWERS = DEFAULT_COUNCIL
+# Consolidations reassessed per transaction (their node locks held together), and
+# transactions in flight at once.
+REASSESS_BATCH = 100
+REASSESS_WORKERS = 2
 
 
-def change(
-    engine: Engine, scheduler: Scheduler | None, evidence_id: UUID, *, action: str, reason: str, actor: str
-) -> dict[str, Any]:
-    result = change_validity(engine, evidence_id, action=action, reason=reason, actor=actor)
-    result["cascade"] = _hand_on(engine, scheduler, result["cascade"], actor)
-    return result
+def change_validity(
+    uow: UnitOfWork,
+    scheduler: Scheduler | None,
+    evidence: IdRef,
+    *,
+    action: str,
+    reason: str,
+    actor: str,
+) -> ValidityChanged:
+    """Challenge, invalidate or reaffirm evidence, then reassess what rests on it."""
+    with uow() as tx:
+        evidence_id = tx.resolve("evidence", evidence)
+        target, affected = tx.reversal.change_validity(evidence_id, action=action, reason=reason, actor=actor)
+    results, frontier = reassess(
+        uow, affected, judge=reassessment.reassess, actor=actor, cause=f"evidence {evidence_id} {target}"
+    )
+    return ValidityChanged(
+        id=evidence_id,
+        validity=target,
+        affected=[Reassessed(**r) for r in results],
+        proposals=[r["proposal_id"] for r in results if r.get("proposal_id")],
+        cascade=_cascade(uow, scheduler, frontier, actor),
+    )
+
+
+def reassess(
+    uow: UnitOfWork,
+    consolidations: Sequence[Mapping[str, Any]],
+    *,
+    judge: Judge,
+    actor: str,
+    cause: str,
+) -> tuple[list[dict[str, Any]], list[UUID]]:
+    """Judge the consolidations in batches, one transaction each under its node
+    locks; (the results in input order, the cascade continuations they started)."""
+    rule_set, grouping = config.proposal_pins()
+    pins = Pins(rule_set, grouping)
+    pinned: dict[UUID, tuple[str, str]] = {}
+    batches = [consolidations[i : i + REASSESS_BATCH] for i in range(0, len(consolidations), REASSESS_BATCH)]
+
+    def one(batch: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], UUID | None]:
+        with uow() as tx:
+            return tx.reversal.reassess(
+                batch, judge=judge, actor=actor, cause=cause, pins=pins, pinned=pinned, start_cascade=True
+            )
+
+    with ThreadPoolExecutor(max_workers=REASSESS_WORKERS) as pool:
+        done = list(pool.map(one, batches))
+    results = [result for batch, _ in done for result in batch]
+    return results, [started for _, started in done if started is not None]
 
 
 def continue_cascade(
-    engine: Engine,
+    uow: UnitOfWork,
     scheduler: Scheduler | None,
     continuation_ids: Sequence[UUID],
     *,
     actor: str = "worker:cascade",
-) -> dict[str, Any]:
+) -> CascadeHandOn:
     """Continue recorded continuations (those no other step took already) by one step, then hand on."""
-    return _hand_on(engine, scheduler, _step(engine, continuation_ids, actor), actor)
+    return _cascade(uow, scheduler, list(continuation_ids), actor)
 
 
 def reverify(
-    engine: Engine,
+    uow: UnitOfWork,
     scheduler: Scheduler,
     agents: Sequence[str] = REVIEWERS,
     limit: int = 20,
     *,
     memory_item_ids: Sequence[UUID] | None = None,
     actor: str = "worker:reverify",
-) -> dict[str, Any]:
-    """Re-verify challenged provisional memory (all, or ``memory_item_ids``),
-    then dispatch a one-round review of each open proposal no review was
-    dispatched for yet (at most ``limit`` of each per call)."""
-    checked = reverify_challenged(engine, memory_item_ids=memory_item_ids, limit=limit, actor=actor)
+) -> Reverified:
+    """Re-verify challenged provisional memory (all, or ``memory_item_ids``), at
+    most ``limit`` per call; cascade from what becomes contested; then dispatch
+    a one-round review of each open proposal no review was dispatched for yet.
+    Memory that is provisional only because it depends on a contested node waits
+    for that node's adjudication."""
+    with uow() as tx:
+        candidates = tx.reversal.provisional_challenged(memory_item_ids=memory_item_ids, limit=limit)
+    results, frontier = reassess(
+        uow,
+        candidates,
+        judge=reassessment.reverify,
+        actor=actor,
+        cause="re-verification of challenged support",
+    )
+    if frontier:
+        _cascade(uow, scheduler, frontier, actor)
+    with uow() as tx:
+        awaiting = tx.retractions.awaiting_review(limit=limit)
     dispatched = []
-    for row in awaiting_review(engine, limit=limit):
+    for row in awaiting:
         made = dispatch(
-            engine,
+            uow,
             scheduler,
-            thread_id=row["thread_id"],
-            agents=agents,
+            row["thread_id"],
+            agents,
             mode="review",
             rounds=1,
             actor=actor,
-            proposal_id=row["id"],
+            proposal=row["id"],
             once_per_proposal=True,
         )
-        if not made.get("already_dispatched"):
-            dispatched.append(made["dispatch_id"])
-    return {"reverified": checked, "dispatched": dispatched}
+        if not made.already_dispatched:
+            dispatched.append(made.dispatch_id)
+    return Reverified(reverified=[Reassessed(**r) for r in results], dispatched=dispatched)
 
 
 def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, Any]]) -> list[UUID]:
@@ -91,24 +161,24 @@ def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, A
     return provisional
 
 
-def _hand_on(engine: Engine, scheduler: Scheduler | None, step: dict[str, Any], actor: str) -> dict[str, Any]:
-    steps, reached, marked = 1, step["reached"], step["marked_provisional"]
-    while step["continuation_id"] is not None:
+def _cascade(uow: UnitOfWork, scheduler: Scheduler | None, frontier: list[UUID], actor: str) -> CascadeHandOn:
+    """One step from ``frontier``; what it cut off goes to the scheduler, or — with
+    none — is continued here, a transaction a step."""
+    with uow() as tx:
+        step = tx.cascades.step(frontier, actor=actor)
+    steps, reached, marked = 1, step.reached, step.marked_provisional
+    while step.continuation_id is not None:
         if scheduler is not None:
-            scheduler.enqueue_cascade([step["continuation_id"]])
+            scheduler.enqueue_cascade([step.continuation_id])
             break
-        step = _step(engine, [step["continuation_id"]], actor)
-        steps, reached, marked = steps + 1, reached + step["reached"], marked + step["marked_provisional"]
-    return {
-        "reached": reached,
-        "marked_provisional": marked,
-        "steps": steps,
-        "continuation": [[str(v), d] for v, d in step["continuation"]],
-        "continuation_id": step["continuation_id"],
-        "continuation_queued": step["continuation_id"] is not None and scheduler is not None,
-    }
-
-
-def _step(engine: Engine, continuation_ids: Sequence[UUID], actor: str) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        return cascade.step(conn, continuation_ids, actor=actor)
+        with uow() as tx:
+            step = tx.cascades.step([step.continuation_id], actor=actor)
+        steps, reached, marked = steps + 1, reached + step.reached, marked + step.marked_provisional
+    return CascadeHandOn(
+        reached=reached,
+        marked_provisional=marked,
+        steps=steps,
+        continuation=step.continuation,
+        continuation_id=step.continuation_id,
+        continuation_queued=step.continuation_id is not None and scheduler is not None,
+    )

@@ -1,5 +1,5 @@
 -- frontier --
--- The active frontier of a thread (DESIGN §6): open and tentative heads on
+-- The active frontier of a thread (docs/architecture.md §6): open and tentative heads on
 -- every live branch (newest first, tentative before open, capped), their
 -- depends_on chains (bounded depth), live counterarguments, open pending
 -- actions, cited evidence as references, unresolved objective forks, branch

@@ -61,7 +61,7 @@ FROM moves ORDER BY ord
 -- open_retractions --
 -- Open (or find the already open) retraction proposal of each given
 -- consolidation, pinned to the given rule set and grouping, with its event
--- (retraction.open_many; open_in is one of them). Call under the node locks.
+-- (retraction.open_many; open_proposal is one of them). Call under the node locks.
 WITH wanted AS (
     SELECT j.ord, CAST(j.x ->> 'consolidation_id' AS uuid) AS consolidation_id,
            CAST(j.x ->> 'thread_id' AS uuid) AS thread_id, j.x ->> 'reason' AS reason,
@@ -101,3 +101,25 @@ LEFT JOIN consolidations c ON c.node_version_id = e.from_version_id AND c.status
 LEFT JOIN memory_items m ON m.consolidation_id = c.id
 WHERE e.kind = 'depends_on' AND e.to_version_id = ANY (CAST(:versions AS uuid[]))
 ORDER BY e.to_version_id, e.from_version_id
+
+-- unreassessed_consolidations --
+-- For the sweep: live consolidations whose memory is still stable although
+-- evidence they rest on (through the evidence index) was challenged or
+-- invalidated at least :settle_s ago, and has not moved since — a validity
+-- change whose reassessment transaction never ran (the database went away
+-- between the two). Memory that moved since was reassessed (every
+-- reassessment of stable memory over fallen evidence moves it), and may be
+-- stable again: an immaterial invalidation, or a re-verification. Driven
+-- from the evidence that fell (few rows), in lock-key order like
+-- affected_consolidations.
+SELECT DISTINCT c.id, c.logical_node_id, c.node_version_id, c.thread_id,
+       hashtextextended('council.node:' || CAST(c.logical_node_id AS text), 0) AS node_lock_key
+FROM evidence e
+JOIN consolidation_evidence ce ON ce.evidence_id = e.id
+JOIN consolidations c ON c.id = ce.consolidation_id AND c.status = 'live'
+JOIN memory_items m ON m.consolidation_id = c.id AND m.status = 'stable'
+                   AND m.status_changed_at < e.validity_changed_at
+WHERE e.validity IN ('challenged', 'invalidated')
+  AND e.validity_changed_at < clock_timestamp() - make_interval(secs => :settle_s)
+ORDER BY node_lock_key, c.id
+LIMIT :limit

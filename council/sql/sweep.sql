@@ -26,3 +26,36 @@ CROSS JOIN LATERAL (SELECT max(c.created_at) AS at FROM claims c WHERE c.node_ve
 WHERE newest.at < clock_timestamp() - make_interval(secs => :settle_s)
 ORDER BY newest.at, u.id
 LIMIT :limit
+
+-- stalled_dispatches --
+-- For the sweep: deliberative dispatches whose latest round ended, all of it,
+-- at least :settle_s ago, while rounds remain — the next round was never
+-- created (the database went away just after the round's last run committed).
+-- Creating a round is idempotent (next_round), so finding one twice is harmless.
+SELECT d.id AS dispatch_id, r.round + 1 AS next_round
+FROM dispatches d
+CROSS JOIN LATERAL (
+    SELECT max(a.round) AS round, max(a.finished_at) AS finished_at,
+           bool_and(a.status IN ('succeeded', 'failed')) AS ended
+    FROM agent_runs a WHERE a.dispatch_id = d.id
+) r
+WHERE d.rounds > 1 AND r.ended AND r.round < d.rounds
+  AND r.finished_at < clock_timestamp() - make_interval(secs => :settle_s)
+ORDER BY r.finished_at, d.id
+LIMIT :limit
+
+-- reviewed_open_proposals --
+-- For the sweep: open retraction proposals whose review dispatch ended, all of
+-- it, at least :settle_s ago — the last review run's adjudication never ran
+-- (or found the votes short: adjudicating again is idempotent and writes
+-- nothing while it stays pending).
+SELECT p.id
+FROM retraction_proposals p
+JOIN dispatches d ON d.proposal_id = p.id AND d.mode = 'review'
+JOIN agent_runs a ON a.dispatch_id = d.id
+WHERE p.status = 'open'
+GROUP BY p.id
+HAVING bool_and(a.status IN ('succeeded', 'failed'))
+   AND max(a.finished_at) < clock_timestamp() - make_interval(secs => :settle_s)
+ORDER BY max(a.finished_at), p.id
+LIMIT :limit

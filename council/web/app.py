@@ -1,20 +1,19 @@
 """The HTTP face: JSON over the ledger's services, a live event stream, the page.
 
-Nothing is built at import time; :func:`create_app` is the one bootstrap that
-wires the real dependencies (`council serve` calls it, tests pass their own).
+Nothing is built at import time; :func:`create_app` takes the wired
+dependencies (``council.bootstrap``: `council serve` bootstraps the configured
+ones, tests pass their own).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from sqlalchemy import Engine
 
-from council import __version__, config
-from council.ledger.db import engine_for
-from council.services.scheduling import Scheduler
+from council import __version__
+from council.bootstrap import Council, bootstrap
 from council.web import (
     errors,
     observability,
@@ -38,26 +37,21 @@ DESCRIPTION = (
 
 
 def create_app(
-    engine: Engine | None = None,
+    council: Council | None = None,
     *,
     policy: Policy | None = None,
-    scheduler: Callable[[], Scheduler | None] | None = None,
     keepalive_s: float = 15.0,
     actor: str = "api",
 ) -> FastAPI:
-    """The application. Defaults: the configured database (``COUNCIL_DATABASE_URL``
-    or the embedded stack), the access policy of the environment (tokens, hosts,
-    body limit: :mod:`council.web.security`), and Celery as the scheduler when a
-    broker is configured."""
-    if engine is None:
-        url = config.database_url()
-        assert url is not None  # required=True raises instead
-        engine = engine_for(url)
+    """The application. Defaults: the configured dependencies (``bootstrap()``: the
+    database of ``COUNCIL_DATABASE_URL`` or the embedded stack, Celery as the
+    scheduler when a broker is configured) and the access policy of the
+    environment (tokens, hosts, body limit: :mod:`council.web.security`)."""
+    council = council or bootstrap()
     wired = Wiring(
-        engine=engine,
+        council=council,
         policy=policy if policy is not None else Policy.from_env(),
-        scheduler=scheduler or celery_scheduler,
-        hub=EventHub(engine.url.set(drivername="postgresql").render_as_string(hide_password=False)),
+        hub=EventHub(council.listen_url()),
         actor=actor,
         keepalive_s=keepalive_s,
     )
@@ -89,9 +83,3 @@ def create_app(
         app.include_router(module.router)
     page.mount_static(app)
     return app
-
-
-def celery_scheduler() -> Scheduler | None:
-    from workers.tasks import scheduler_if_configured
-
-    return scheduler_if_configured()

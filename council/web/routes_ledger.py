@@ -7,22 +7,23 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query
 
-from council.domain.vocabulary import MEMORY_STATUSES
-from council.ledger.consolidation_reads import groups, history, memory_list, show_consolidation
-from council.ledger.nodes import show_version
-from council.ledger.replay import replay
-from council.ledger.runs import show_run
-from council.web.errors import documented
-from council.web.models import (
-    ConsolidationOut,
-    GroupsOut,
-    HistoryOut,
+from council.domain.results.consolidation import (
+    ConsolidationShown,
+    GroupsShown,
+    History,
     MemoryList,
-    NodeOut,
-    ReplayOut,
-    RunDetail,
+    Replayed,
 )
-from council.web.wiring import Wired, jsonable, require_read
+from council.domain.results.evidence import EvidenceShown
+from council.domain.results.graph import VersionShown
+from council.domain.results.runs import RunShown
+from council.domain.vocabulary import MEMORY_STATUSES
+from council.services.consolidation import groups, history, memory_list, replay, show_consolidation
+from council.services.evidence import show_evidence
+from council.services.nodes import show_node
+from council.services.runs import show_run
+from council.web.errors import documented
+from council.web.wiring import Wired, require_read
 
 router = APIRouter(dependencies=[Depends(require_read)], responses=documented(401, 503))
 KNOWN = documented(404)
@@ -30,68 +31,79 @@ KNOWN = documented(404)
 
 @router.get(
     "/runs/{run_id}",
-    response_model=RunDetail,
+    response_model=RunShown,
     responses=KNOWN,
     tags=["runs"],
     summary="Lineage, exposures, request hash and claims of a run",
 )
 def run(run_id: UUID, wired: Wired) -> Any:
-    return jsonable(show_run(wired.engine, run_id))
+    return show_run(wired.uow, run_id)
+
+
+@router.get(
+    "/evidence/{evidence_id}",
+    response_model=EvidenceShown,
+    responses=KNOWN,
+    tags=["evidence"],
+    summary="One evidence item in full: content, validity and its history, the threads it is in",
+)
+def evidence(evidence_id: UUID, wired: Wired) -> EvidenceShown:
+    return show_evidence(wired.uow, evidence_id)
 
 
 @router.get(
     "/nodes/{version_id}",
-    response_model=NodeOut,
+    response_model=VersionShown,
     responses=KNOWN,
     tags=["nodes"],
     summary="A node version with status, edges, claims, citations and history",
 )
 def node(version_id: UUID, wired: Wired) -> Any:
-    return jsonable(show_version(wired.engine, version_id))
+    return show_node(wired.uow, version_id)
 
 
 @router.get(
     "/nodes/{version_id}/groups",
-    response_model=GroupsOut,
+    response_model=GroupsShown,
     responses=KNOWN,
     tags=["nodes"],
     summary="Independence groups of the runs that claimed on a node version",
 )
 def node_groups(version_id: UUID, wired: Wired) -> Any:
-    return jsonable(groups(wired.engine, version_id))
+    return groups(wired.uow, version_id)
 
 
 @router.get(
     "/nodes/{version_id}/history",
-    response_model=HistoryOut,
+    response_model=History,
     responses=KNOWN,
     tags=["consolidations"],
     summary="Every consolidation and recorded evaluation of the version's logical node",
 )
 def node_history(version_id: UUID, wired: Wired) -> Any:
-    return jsonable(history(wired.engine, version_id))
+    return history(wired.uow, version_id)
 
 
 @router.get(
     "/consolidations/{consolidation_id}",
-    response_model=ConsolidationOut,
+    response_model=ConsolidationShown,
     responses=KNOWN,
     tags=["consolidations"],
     summary="A consolidation as stored: snapshot, hash, decision, status history, evidence, memory",
 )
 def consolidation(consolidation_id: UUID, wired: Wired) -> Any:
-    return jsonable(show_consolidation(wired.engine, consolidation_id))
+    return show_consolidation(wired.uow, consolidation_id)
 
 
 @router.get(
     "/consolidations/{consolidation_id}/replay",
-    response_model=ReplayOut,
+    response_model=Replayed,
     responses=KNOWN,
     tags=["consolidations"],
     summary="Rebuild a consolidation (or recorded evaluation) from the rows it names and compare",
 )
 def consolidation_replay(consolidation_id: UUID, wired: Wired) -> Any:
-    return jsonable(replay(wired.engine, consolidation_id))
+    return replay(wired.uow, consolidation_id)
 
 
 @router.get(
@@ -108,6 +120,6 @@ def memory(
     ] = None,
     thread: Annotated[UUID | None, Query(description="Only this thread.")] = None,
 ) -> Any:
-    result = memory_list(wired.engine, status=status, thread_id=thread)
-    wired.touched_memory(result["items"])
-    return jsonable(result)
+    result = memory_list(wired.uow, status=status, thread=thread)
+    wired.touched_memory(result.json_document()["items"])
+    return result

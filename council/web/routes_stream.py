@@ -12,19 +12,19 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from council.domain.results.events import Event
 from council.errors import ConfigError
-from council.ledger.events import list_events
-from council.ledger.thread_reads import latest_event_id
+from council.services.threads import latest_event_id, list_events
 from council.web.errors import documented
 from council.web.models import MAX_EVENT_ID
-from council.web.wiring import Wired, Wiring, jsonable, require_read
+from council.web.wiring import Wired, Wiring, require_read
 
 router = APIRouter(tags=["threads"], dependencies=[Depends(require_read)])
 PAGE = 500
@@ -54,7 +54,7 @@ async def stream(
         int | None, Header(ge=0, le=MAX_EVENT_ID, description="Resume after this event id.")
     ] = None,
 ) -> EventStreamResponse:
-    newest = await run_in_threadpool(latest_event_id, wired.engine, thread_id)  # 404 for an unknown thread
+    newest = await run_in_threadpool(latest_event_id, wired.uow, thread_id)  # 404 for an unknown thread
     if not wired.hub.running:
         raise ConfigError("the event stream is not running (the app was started without its lifespan)")
     cursor = last_event_id if last_event_id is not None else after if after is not None else newest
@@ -72,17 +72,17 @@ async def _frames(wired: Wiring, thread_id: UUID, cursor: int) -> AsyncIterator[
         yield ": listening\n\n"
         while True:
             batch = await run_in_threadpool(
-                partial(list_events, wired.engine, thread_id, after=cursor, limit=PAGE)
+                partial(list_events, wired.uow, thread_id, after=cursor, limit=PAGE)
             )
-            for event in batch:
-                cursor = event["id"]
+            for event in batch.items:
+                cursor = event.id
                 yield _frame(event)
-            if len(batch) == PAGE:
+            if len(batch.items) == PAGE:
                 continue
             # A timeout also re-reads: a notification lost to a reconnect is only late, never missing.
             if not await subscription.wait(wired.keepalive_s):
                 yield ": keep-alive\n\n"
 
 
-def _frame(event: dict[str, Any]) -> str:
-    return f"id: {event['id']}\ndata: {json.dumps(jsonable(event), separators=(',', ':'))}\n\n"
+def _frame(event: Event) -> str:
+    return f"id: {event.id}\ndata: {json.dumps(event.json_document(), separators=(',', ':'))}\n\n"

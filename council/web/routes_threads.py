@@ -8,15 +8,18 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import PlainTextResponse
 
-from council.domain.reentry import ReentryPacket
+from council.domain.reentry import Fetch, ReentryPacket
 from council.domain.reentry_markdown import render_markdown
-from council.ledger.events import list_events
-from council.ledger.frontier import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, reentry_packet
-from council.ledger.thread_reads import thread_graph, thread_runs
-from council.ledger.threads import list_threads, show_thread
+from council.domain.results.events import EventList
+from council.domain.results.graph import ThreadGraph
+from council.domain.results.runs import RunList
+from council.domain.results.threads import ThreadList, ThreadShown
+from council.services.reentry import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, reentry_packet
+from council.services.runs import thread_runs
+from council.services.threads import list_events, list_threads, show_thread, thread_graph
 from council.web.errors import documented
-from council.web.models import MAX_EVENT_ID, EventList, GraphOut, RunList, ThreadDetail, ThreadList
-from council.web.wiring import Wired, Wiring, jsonable, require_read
+from council.web.models import MAX_EVENT_ID
+from council.web.wiring import Wired, Wiring, require_read
 
 router = APIRouter(
     prefix="/threads", tags=["threads"], dependencies=[Depends(require_read)], responses=documented(401, 503)
@@ -33,27 +36,27 @@ class MarkdownResponse(PlainTextResponse):
 
 @router.get("", response_model=ThreadList, summary="Every thread, oldest first")
 def threads(wired: Wired) -> Any:
-    return jsonable({"items": list_threads(wired.engine)})
+    return list_threads(wired.uow)
 
 
-@router.get("/{thread_id}", response_model=ThreadDetail, responses=KNOWN, summary="A thread with counts")
+@router.get("/{thread_id}", response_model=ThreadShown, responses=KNOWN, summary="A thread with counts")
 def thread(thread_id: UUID, wired: Wired) -> Any:
-    return jsonable(show_thread(wired.engine, thread_id))
+    return show_thread(wired.uow, thread_id)
 
 
 @router.get(
     "/{thread_id}/graph",
-    response_model=GraphOut,
+    response_model=ThreadGraph,
     responses=KNOWN,
     summary="Nodes with their versions, edges, branches, consolidations and memory",
 )
 def graph(thread_id: UUID, wired: Wired) -> Any:
-    return jsonable(thread_graph(wired.engine, thread_id))
+    return thread_graph(wired.uow, thread_id)
 
 
 @router.get("/{thread_id}/runs", response_model=RunList, responses=KNOWN, summary="The thread's runs")
 def runs(thread_id: UUID, wired: Wired) -> Any:
-    return jsonable({"items": thread_runs(wired.engine, thread_id)})
+    return thread_runs(wired.uow, thread_id)
 
 
 @router.get(
@@ -68,7 +71,7 @@ def events(
     after: Annotated[int, Query(ge=0, le=MAX_EVENT_ID, description="Only events with a larger id.")] = 0,
     limit: Annotated[int | None, Query(ge=1, le=10_000, description="Page size (default: all).")] = None,
 ) -> Any:
-    return jsonable({"items": list_events(wired.engine, thread_id, after=after, limit=limit)})
+    return list_events(wired.uow, thread_id, after=after, limit=limit)
 
 
 @router.get(
@@ -90,10 +93,21 @@ def reentry(thread_id: UUID, wired: Wired, budget: Budget = DEFAULT_BUDGET, blin
 def reentry_markdown(
     thread_id: UUID, wired: Wired, budget: Budget = DEFAULT_BUDGET, blind: Blind = False
 ) -> MarkdownResponse:
-    return MarkdownResponse(render_markdown(_packet(wired, thread_id, budget, blind)))
+    return MarkdownResponse(render_markdown(_packet(wired, thread_id, budget, blind), _fetch_path))
+
+
+def _fetch_path(thread_id: str, fetch: Fetch) -> str:
+    """Where a left-out section can be read, as this API's path."""
+    paths = {
+        "reentry": f"`GET /threads/{thread_id}/reentry.md?budget={fetch.budget}`",
+        "evidence": "`GET /evidence/{id}`",
+        "branches": f"`GET /threads/{thread_id}/graph` (its branches)",
+        "memory": f"`GET /memory?thread={thread_id}`",
+    }
+    return paths[fetch.read]
 
 
 def _packet(wired: Wiring, thread_id: UUID, budget: int, blind: bool) -> ReentryPacket:
-    packet = reentry_packet(wired.engine, thread_id, budget=budget, blind=blind)
+    packet = reentry_packet(wired.uow, thread_id, budget=budget, blind=blind)
     wired.touched_memory([item.model_dump() for item in packet.memory])
     return packet

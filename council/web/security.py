@@ -1,4 +1,4 @@
-"""Who may use the HTTP API, under which host name, with how large a body (DESIGN §11).
+"""Who may use the HTTP API, under which host name, with how large a body (docs/architecture.md §11).
 
 Tokens. ``COUNCIL_API_TOKEN`` grants reads and writes; ``COUNCIL_API_READ_TOKEN``
 grants reads only. With either set, every route needs ``Authorization: Bearer

@@ -1,4 +1,4 @@
-"""What the routes are given: the engine, the access policy, the scheduler, the event hub.
+"""What the routes are given: the wired dependencies, the access policy, the event hub.
 
 Built once by :func:`council.web.app.create_app` and kept on ``app.state``;
 routes reach it through :func:`wiring`; read routes are guarded by
@@ -8,18 +8,16 @@ routes reach it through :func:`wiring`; read routes are guarded by
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import Engine
 
-from council.errors import ConfigError
+from council.bootstrap import Council, Scheduler, UnitOfWork
 from council.services.reversal import request_reverification
-from council.services.scheduling import Scheduler
 from council.web.hub import EventHub
 from council.web.security import Policy
 
@@ -28,22 +26,25 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Wiring:
-    engine: Engine
+    council: Council
     policy: Policy
-    scheduler: Callable[[], Scheduler | None]
     hub: EventHub
     actor: str
     keepalive_s: float
 
+    @property
+    def uow(self) -> UnitOfWork:
+        return self.council.uow
+
+    def scheduler(self) -> Scheduler | None:
+        return self.council.scheduler()
+
     def required_scheduler(self) -> Scheduler:
-        scheduler = self.scheduler()
-        if scheduler is None:
-            raise ConfigError("dispatch needs a broker: set COUNCIL_BROKER_URL or run `council up`")
-        return scheduler
+        return self.council.required_scheduler()
 
     def touched_memory(self, items: Sequence[Mapping[str, Any]]) -> None:
         """A read showed these memory items: queue re-verification of the provisional
-        ones (DESIGN §5, lazily). The read never fails for it: with no broker, or
+        ones (docs/architecture.md §5, lazily). The read never fails for it: with no broker, or
         the broker down, the periodic sweep does the work."""
         try:
             scheduler = self.scheduler()

@@ -44,10 +44,14 @@ def _ok(result: Any) -> dict[str, Any]:
 
 
 def _bad(result: Any, code: int = 2) -> str:
+    """A failure: one line on stderr and, under --json, exactly the error document on stdout."""
     assert result.code == code, (result.code, result.stdout, result.stderr)
-    assert result.stdout == ""
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
+    if "--json" in result.args:
+        assert result.json() == {"error": lines[0].removeprefix("error: "), "code": code}
+    else:
+        assert result.stdout == ""
     return lines[0]
 
 

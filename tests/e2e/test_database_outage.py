@@ -1,4 +1,4 @@
-"""No work is lost when Postgres goes away under real workers (DESIGN §7, Delivery).
+"""No work is lost when Postgres goes away under real workers (docs/architecture.md §7, Delivery).
 
 A Postgres of this test's own (the session's server is not disturbed) is
 SIGKILLed while runs are executing, evaluations and a cascade continuation
@@ -26,9 +26,12 @@ import pytest
 import redis
 from sqlalchemy import Engine, text
 
-from council.ledger import nodes
-from council.ledger.committer import consolidate, consolidate_many
+from council.bootstrap import bootstrap
+from council.domain.commands import NewNode
 from council.ledger.db import dispose_all, engine_for, unit_of_work
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate, consolidate_many
+from council.services.nodes import add_node
 from tests.builders import ACTOR, Ledger
 from tests.own_postgres import OwnPostgres, own_postgres
 from tests.processes import stop_groups
@@ -132,16 +135,15 @@ def _cascade_and_reverification(engine: Engine) -> tuple[Ledger, list[UUID], UUI
     middle = supported("middle", own, [root])
     with_memory = [supported(f"leaf {i}", own, [middle]) for i in range(LEAVES_WITH_MEMORY)]
     for i in range(LEAVES - LEAVES_WITH_MEMORY):
-        nodes.add_node(
-            engine, thread_id=ledger.thread_id, content=f"bare leaf {i}", actor=ACTOR, depends_on=[middle]
-        )
+        bare = NewNode(thread=ledger.thread_id, content=f"bare leaf {i}", edges=(("depends_on", middle),))
+        add_node(ledger.uow, bare, actor=ACTOR)
     challenged = supported(
         "re-verified",
         [[ledger.evidence[4], ledger.evidence[5]], [ledger.evidence[4], ledger.evidence[6]]],
         [],
     )
-    results = consolidate_many(engine, [root, middle, *with_memory, challenged], actor=ACTOR)
-    assert {r["outcome"] for r in results} == {"committed"}
+    results = consolidate_many(ledger.uow, [root, middle, *with_memory, challenged], actor=ACTOR)
+    assert {r.outcome for r in results} == {"committed"}
     return ledger, [middle, *with_memory], challenged
 
 
@@ -156,7 +158,7 @@ def _ready_heads(engine: Engine) -> list[UUID]:
     return [
         row.id
         for row in heads
-        if consolidate(engine, row.id, actor=ACTOR, dry_run=True)["outcome"] == "would_commit"
+        if consolidate(UnitOfWork(engine), row.id, actor=ACTOR, dry_run=True).outcome == "would_commit"
     ]
 
 
@@ -169,17 +171,13 @@ def test_a_postgres_outage_loses_no_work(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server, url = database
-    monkeypatch.setenv("COUNCIL_DATABASE_URL", url)  # for this process's scheduler
+    monkeypatch.setenv("COUNCIL_BROKER_URL", redis_url)  # for this process's scheduler
     engine = engine_for(url)
     broker = redis.Redis.from_url(redis_url)
     # Given ready nodes whose evaluations wait in the commit queue (no commit worker yet)
     staged = Ledger.new(engine, title="staged")
     ready = [staged.ready_node(f"ready {i}") for i in range(READY_NODES)]
-    from workers.app import bootstrap
-    from workers.tasks import CeleryScheduler
-
-    bootstrap(redis_url)
-    CeleryScheduler().enqueue_evaluations(ready)
+    bootstrap(url).required_scheduler().enqueue_evaluations(ready)
     # And a material invalidation whose cut-off cascade waits in the maintenance queue,
     # and a challenge whose memory waits for re-verification
     cascade_ledger, reached, challenged = _cascade_and_reverification(engine)
@@ -316,14 +314,10 @@ def _wait_for(predicate: Callable[[], bool], timeout_s: float, what: str) -> flo
 
 def _staged_evaluation(url: str, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> UUID:
     """A ready node whose evaluation message waits in the commit queue."""
-    from workers.app import bootstrap
-    from workers.tasks import CeleryScheduler
-
-    monkeypatch.setenv("COUNCIL_DATABASE_URL", url)
+    monkeypatch.setenv("COUNCIL_BROKER_URL", redis_url)
     engine = engine_for(url)
     version = Ledger.new(engine).ready_node()
-    bootstrap(redis_url)
-    CeleryScheduler().enqueue_evaluations([version])
+    bootstrap(url).required_scheduler().enqueue_evaluations([version])
     return version
 
 
@@ -344,7 +338,7 @@ def test_an_evaluation_consumed_while_postgres_is_down_is_retried_and_marked_whi
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from workers.coalesce import EVALUATION, RETRY_MARK_TTL_S
+    from council.adapters.coalesce import EVALUATION, RETRY_MARK_TTL_S
 
     server, url = database
     version = _staged_evaluation(url, redis_url, monkeypatch)
@@ -375,7 +369,7 @@ def test_spent_retries_end_in_an_error_line_and_the_sweep_finishes_the_work(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from workers.coalesce import EVALUATION
+    from council.adapters.coalesce import EVALUATION
 
     server, url = database
     version = _staged_evaluation(url, redis_url, monkeypatch)

@@ -1,6 +1,6 @@
 """Evidence from files and URLs through the real CLI: a total fetch deadline, no
 private addresses unless allowed, no credentials kept, and a one-line exit 2 for
-every file or URL that cannot be read — with nothing written (DESIGN §9, §11)."""
+every file or URL that cannot be read — with nothing written (docs/architecture.md §9, §11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A real `council serve` (uvicorn) refuses what the API must not take (DESIGN §11):
+"""A real `council serve` (uvicorn) refuses what the API must not take (docs/architecture.md §11):
 foreign Host headers, bodies from callers without the write token, and bodies larger
 than COUNCIL_API_MAX_BODY_BYTES, all before the body is read.
 
@@ -23,7 +23,8 @@ import httpx
 import pytest
 from sqlalchemy import Engine
 
-from council.ledger.evidence import show_evidence
+from council.ledger.unit import UnitOfWork
+from council.services.evidence import show_evidence
 from council.web.security import DEFAULT_MAX_BODY_BYTES
 from tests.builders import Ledger
 from tests.e2e.conftest import serving
@@ -98,7 +99,7 @@ def _chunk(size: int) -> bytes:
 
 
 def test_a_declared_oversize_body_is_refused_before_it_is_read(
-    server: dict[str, Any], engine: Engine
+    server: dict[str, Any], engine: Engine, uow: UnitOfWork
 ) -> None:
     port = server["port"]
     evidence = Ledger.new(engine).evidence[0]
@@ -111,11 +112,11 @@ def test_a_declared_oversize_body_is_refused_before_it_is_read(
         assert answer["headers"]["connection"] == "close"
         assert sent < BUFFERED, f"{sent} bytes were taken before the {status}"
     assert "exceeds" in answer["body"]["detail"]
-    assert show_evidence(engine, evidence)["validity"] == "valid"
+    assert show_evidence(uow, evidence).validity == "valid"
 
 
 def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit(
-    server: dict[str, Any], engine: Engine
+    server: dict[str, Any], engine: Engine, uow: UnitOfWork
 ) -> None:
     port = server["port"]
     evidence = Ledger.new(engine).evidence[0]
@@ -133,11 +134,11 @@ def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit(
         port, _head(port, f"/evidence/{evidence}/challenge", token=None, length=None), _chunk(65536), HUGE
     )
     assert status == 401 and sent < BUFFERED
-    assert show_evidence(engine, evidence)["validity"] == "valid"
+    assert show_evidence(uow, evidence).validity == "valid"
 
 
 def test_a_body_within_the_limit_is_read_and_answered(
-    server: dict[str, Any], engine: Engine, tmp_path: Path
+    server: dict[str, Any], engine: Engine, uow: UnitOfWork, tmp_path: Path
 ) -> None:
     base = server["url"].rstrip("/")
     evidence = Ledger.new(engine).evidence[0]
@@ -147,7 +148,7 @@ def test_a_body_within_the_limit_is_read_and_answered(
     assert big.status_code == 422, big.text
     ok = httpx.post(f"{base}/evidence/{evidence}/challenge", json={"reason": "doubted"}, headers=write)
     assert ok.status_code == 200, ok.text
-    assert show_evidence(engine, evidence)["validity"] == "challenged"
+    assert show_evidence(uow, evidence).validity == "challenged"
     # And the server's log (its access log included) names no token
     log = (tmp_path / "serve.log").read_text()
     assert "POST /evidence" in log and TOKEN not in log and READ_TOKEN not in log

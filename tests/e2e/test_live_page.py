@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from council.ledger import actions
+from council.domain.commands import NewAction
+from council.services.claims import add_action
 from tests.builders import Ledger
 from tests.e2e.conftest import Workers, serving
 
@@ -51,12 +52,14 @@ def _seeded(engine: Engine) -> Ledger:
     ledger.node("WAL mode is safe for concurrent readers", cites=[ledger.evidence[2]])
     # An unmet pending action keeps one node open through both rounds, so round-2
     # claims land beside the round-1 claims they were shown.
-    actions.add_action(
-        engine,
-        thread_id=ledger.thread_id,
-        description="Run the adapter suite on PG 16",
-        acceptance_condition="suite green on PG 16",
-        version_id=gated["version_id"],
+    add_action(
+        ledger.uow,
+        NewAction(
+            thread=ledger.thread_id,
+            description="Run the adapter suite on PG 16",
+            acceptance_condition="suite green on PG 16",
+            version=gated["version_id"],
+        ),
         actor="test",
     )
     return ledger

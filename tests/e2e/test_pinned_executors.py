@@ -1,5 +1,5 @@
 """What ran is what the run says ran, on real Celery workers, Redis and Postgres
-(DESIGN §7): the executor is pinned where the run is dispatched, and each
+(docs/architecture.md §7): the executor is pinned where the run is dispatched, and each
 worker runs exactly that or fails the run with its reason; one retry level.
 
 A local fake OpenAI-compatible server stands in for a real endpoint (a profile
@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from council.agents.contract import AgentOutput, ClaimOut
+from council.domain.agent_output import AgentOutput, ClaimOut
 from tests.builders import Ledger
 from tests.e2e.conftest import Workers, council, rows
 from tests.fakes.openai_server import fake_openai, reply, server_error, unauthorized

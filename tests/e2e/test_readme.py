@@ -1,5 +1,5 @@
 """The README's five-minute walkthrough, run command by command as a new user
-would (DESIGN §9): every line of its first bash block must succeed in order."""
+would (docs/architecture.md §9): every line of its first bash block must succeed in order."""
 
 from __future__ import annotations
 

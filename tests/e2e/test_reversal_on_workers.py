@@ -1,5 +1,5 @@
 """Governed reversal end to end on real Celery workers, Redis and Postgres
-(DESIGN §5, §7): evidence is invalidated through the CLI, the periodic
+(docs/architecture.md §5, §7): evidence is invalidated through the CLI, the periodic
 re-verification sweep dispatches a review, the simulated council votes, and
 the last review run adjudicates the proposal.
 """
@@ -10,7 +10,8 @@ from collections import Counter
 
 from sqlalchemy import Engine
 
-from council.ledger.committer import consolidate
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate
 from tests.builders import ACTOR, Ledger
 from tests.conftest import CliRunner
 from tests.e2e.conftest import Workers, rows, wait_for
@@ -30,12 +31,12 @@ TRAIL = (
 
 
 def test_invalidated_evidence_is_reviewed_and_retracted_by_the_workers_on_their_own(
-    engine: Engine, workers: Workers, cli: CliRunner, redis_url: str
+    engine: Engine, uow: UnitOfWork, workers: Workers, cli: CliRunner, redis_url: str
 ) -> None:
     # Given a consolidated node resting on two evidence items, and workers with the periodic sweeps
     ledger = Ledger.new(engine)
     version = ledger.ready_node("SQLite parity suffices for the unit tier")
-    assert consolidate(engine, version, actor=ACTOR)["outcome"] == "committed"
+    assert consolidate(uow, version, actor=ACTOR).outcome == "committed"
     workers("--queues", "runs,commit,maintenance", "--beat", env={"COUNCIL_REVERIFY_EVERY_S": "2"})
     # When its decisive evidence is invalidated through the CLI
     invalidated = cli(

@@ -1,4 +1,4 @@
-"""Council runs on real Celery workers, real Redis and real Postgres (DESIGN §7).
+"""Council runs on real Celery workers, real Redis and real Postgres (docs/architecture.md §7).
 
 The simulated provider stands in for Claude, Codex and GLM (no network here);
 it runs through litellm like a real model would.
@@ -12,9 +12,10 @@ import psutil
 import pytest
 from sqlalchemy import Engine
 
-from council.ledger import actions
-from council.ledger.consolidation_reads import groups
-from council.ledger.replay import replay
+from council.domain.commands import NewAction
+from council.ledger.unit import UnitOfWork
+from council.services.claims import add_action
+from council.services.consolidation import groups, replay
 from tests.builders import Ledger
 from tests.e2e.conftest import Workers, council, rows, wait_for
 
@@ -30,19 +31,21 @@ def _seeded(engine: Engine) -> tuple[Ledger, list[Any]]:
     ]
     # An unmet pending action keeps one node open through both rounds, so its
     # round-2 claims land beside the round-1 claims they were shown.
-    actions.add_action(
-        engine,
-        thread_id=ledger.thread_id,
-        description="Run the adapter suite on PG 16",
-        acceptance_condition="suite green on PG 16",
-        version_id=versions[1],
+    add_action(
+        ledger.uow,
+        NewAction(
+            thread=ledger.thread_id,
+            description="Run the adapter suite on PG 16",
+            acceptance_condition="suite green on PG 16",
+            version=versions[1],
+        ),
         actor="test",
     )
     return ledger, versions
 
 
 def test_two_deliberative_rounds_land_lineage_and_consolidate_on_their_own(
-    engine: Engine, workers: Workers, worker_env: dict[str, str]
+    engine: Engine, uow: UnitOfWork, workers: Workers, worker_env: dict[str, str]
 ) -> None:
     # Given a thread with three open propositions and real workers on every queue
     ledger, versions = _seeded(engine)
@@ -98,7 +101,7 @@ def test_two_deliberative_rounds_land_lineage_and_consolidate_on_their_own(
     shown = {(str(e.exposed_to_run_id), e.run_id) for e in round2_stances}
     merged = 0
     for version in versions:
-        components = [set(g["component_runs"]) for g in groups(engine, version)["groups"]]
+        components = [set(g.component_runs) for g in groups(uow, version).groups]
         claimers = set().union(*components) if components else set()
         for first, second in shown:
             if first in claimers and str(second) in claimers:
@@ -115,7 +118,7 @@ def test_two_deliberative_rounds_land_lineage_and_consolidate_on_their_own(
     live = rows(engine, "SELECT logical_node_id, count(*) AS n FROM consolidations GROUP BY logical_node_id")
     assert live and all(row.n == 1 for row in live)
     for (consolidation_id,) in rows(engine, "SELECT id FROM consolidations"):
-        assert replay(engine, consolidation_id)["match"] is True
+        assert replay(uow, consolidation_id).match is True
     actors = {
         row.actor for row in rows(engine, "SELECT actor FROM events WHERE kind = 'consolidation.committed'")
     }

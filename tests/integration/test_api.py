@@ -19,12 +19,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from council import sources
-from council.ledger import evidence as evidence_ledger
-from council.ledger.committer import consolidate
-from council.ledger.events import list_events
-from council.ledger.evidence import show_evidence
-from council.services.scheduling import Recorder
+from council.adapters.scheduler import Recorder
+from council.bootstrap import bootstrap
+from council.domain.results.events import Event
+from council.domain.source import from_text
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate
+from council.services.evidence import show_evidence
+from council.services.threads import list_events
 from council.web.app import create_app
 from council.web.security import Policy
 from tests.builders import ACTOR, Ledger
@@ -50,26 +52,26 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-def client(engine: Engine, recorder: Recorder) -> Iterator[TestClient]:
+def client(db_url: str, recorder: Recorder) -> Iterator[TestClient]:
     policy = Policy(write_token=TOKEN, read_token=READ_TOKEN)
-    app = create_app(engine, policy=policy, scheduler=lambda: recorder, keepalive_s=0.2)
+    app = create_app(bootstrap(db_url, scheduler=lambda uow: recorder), policy=policy, keepalive_s=0.2)
     # Runs the lifespan: the event hub listens.
     with TestClient(app, base_url=BASE_URL, headers=READ) as test_client:
         yield test_client
 
 
 @pytest.fixture
-def seeded(engine: Engine) -> Seeded:
+def seeded(engine: Engine, uow: UnitOfWork) -> Seeded:
     ledger = Ledger.new(engine)
     version_id = ledger.ready_node("SQLite parity suffices for tests")
-    committed = consolidate(engine, version_id, actor=ACTOR)
-    assert committed["outcome"] == "committed"
+    committed = consolidate(uow, version_id, actor=ACTOR)
+    assert committed.outcome == "committed" and committed.consolidation_id is not None
     run_id = ledger.run("zhipu", agent="glm")
-    return Seeded(ledger, version_id, run_id, UUID(str(committed["consolidation_id"])))
+    return Seeded(ledger, version_id, run_id, committed.consolidation_id)
 
 
-def _events(engine: Engine, seeded: Seeded) -> list[dict[str, Any]]:
-    return list_events(engine, seeded.ledger.thread_id)
+def _events(uow: UnitOfWork, seeded: Seeded) -> list[Event]:
+    return list_events(uow, seeded.ledger.thread_id).items
 
 
 # -------------------------------------------------------------------- reads
@@ -194,13 +196,15 @@ def test_bad_values_are_422_with_a_reason(
 
 
 def test_writes_are_refused_and_reads_open_when_the_server_has_no_token(
-    engine: Engine, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+    db_url: str, uow: UnitOfWork, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a server started without COUNCIL_API_TOKEN or COUNCIL_API_READ_TOKEN
     for variable in ("COUNCIL_API_TOKEN", "COUNCIL_API_READ_TOKEN"):
         monkeypatch.delenv(variable, raising=False)
-    before = len(_events(engine, seeded))
-    with TestClient(create_app(engine, scheduler=Recorder), base_url=BASE_URL) as client:
+    before = len(_events(uow, seeded))
+    with TestClient(
+        create_app(bootstrap(db_url, scheduler=lambda uow: Recorder())), base_url=BASE_URL
+    ) as client:
         # When a write is attempted, even with some token
         response = client.post(
             f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=AUTH
@@ -208,7 +212,7 @@ def test_writes_are_refused_and_reads_open_when_the_server_has_no_token(
         # Then it is refused, the reason names the variable, and nothing is written
         assert response.status_code == 401
         assert "COUNCIL_API_TOKEN" in response.json()["detail"]
-        assert len(_events(engine, seeded)) == before
+        assert len(_events(uow, seeded)) == before
         # But reads need no token
         assert client.get(f"/threads/{seeded.ledger.thread_id}").status_code == 200
 
@@ -237,9 +241,9 @@ def test_reads_without_a_token_are_refused_when_one_is_configured(
     assert client.get("/").status_code == client.get("/static/app.js").status_code == 200
 
 
-def test_the_read_token_cannot_write(client: TestClient, engine: Engine, seeded: Seeded) -> None:
+def test_the_read_token_cannot_write(client: TestClient, uow: UnitOfWork, seeded: Seeded) -> None:
     # Given the holder of the read token
-    before = len(_events(engine, seeded))
+    before = len(_events(uow, seeded))
     # When it tries to challenge evidence
     response = client.post(
         f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=READ
@@ -247,8 +251,8 @@ def test_the_read_token_cannot_write(client: TestClient, engine: Engine, seeded:
     # Then it is forbidden, and nothing is written
     assert response.status_code == 403
     assert "read token cannot write" in response.json()["detail"]
-    assert show_evidence(engine, seeded.ledger.evidence[0])["validity"] == "valid"
-    assert len(_events(engine, seeded)) == before
+    assert show_evidence(uow, seeded.ledger.evidence[0]).validity == "valid"
+    assert len(_events(uow, seeded)) == before
 
 
 def test_a_host_the_server_does_not_answer_to_is_refused(client: TestClient) -> None:
@@ -264,11 +268,11 @@ def test_a_host_the_server_does_not_answer_to_is_refused(client: TestClient) -> 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
 def test_writes_without_the_right_token_are_refused(
-    client: TestClient, engine: Engine, seeded: Seeded, headers: dict[str, str]
+    client: TestClient, uow: UnitOfWork, seeded: Seeded, headers: dict[str, str]
 ) -> None:
     # Given a server with a token, and a request with none, a wrong one, or no scheme
     client.headers.pop("Authorization")
-    before = len(_events(engine, seeded))
+    before = len(_events(uow, seeded))
     # When it tries to challenge evidence
     response = client.post(
         f"/evidence/{seeded.ledger.evidence[0]}/challenge", json={"reason": "doubt"}, headers=headers
@@ -276,12 +280,12 @@ def test_writes_without_the_right_token_are_refused(
     # Then it is refused and nothing is written
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
-    assert show_evidence(engine, seeded.ledger.evidence[0])["validity"] == "valid"
-    assert len(_events(engine, seeded)) == before
+    assert show_evidence(uow, seeded.ledger.evidence[0]).validity == "valid"
+    assert len(_events(uow, seeded)) == before
 
 
 def test_an_authorised_challenge_lands_in_the_ledger(
-    client: TestClient, engine: Engine, seeded: Seeded
+    client: TestClient, uow: UnitOfWork, seeded: Seeded
 ) -> None:
     # Given evidence a consolidation rests on
     evidence = seeded.ledger.evidence[0]
@@ -293,11 +297,11 @@ def test_an_authorised_challenge_lands_in_the_ledger(
     assert response.status_code == 200, response.text
     assert response.json()["validity"] == "challenged"
     assert [a["memory_status"] for a in response.json()["affected"]] == ["provisional"]
-    assert show_evidence(engine, evidence)["validity"] == "challenged"
+    assert show_evidence(uow, evidence).validity == "challenged"
     memory = client.get(f"/consolidations/{seeded.consolidation_id}").json()["memory"]
     assert memory["status"] == "provisional"
-    [event] = [e for e in _events(engine, seeded) if e["kind"] == "evidence.challenged"]
-    assert event["actor"] == "api"
+    [event] = [e for e in _events(uow, seeded) if e.kind == "evidence.challenged"]
+    assert event.actor == "api"
 
 
 def test_reading_provisional_memory_queues_its_reverification(
@@ -308,7 +312,7 @@ def test_reading_provisional_memory_queues_its_reverification(
     # When memory is listed and the reentry packet read
     [item] = client.get("/memory", params={"status": "provisional"}).json()["items"]
     client.get(f"/threads/{seeded.ledger.thread_id}/reentry")
-    # Then each read queued its re-verification (lazily, DESIGN §5)
+    # Then each read queued its re-verification (lazily, docs/architecture.md §5)
     assert recorder.reverifications == [[UUID(item["id"])], [UUID(item["id"])]]
 
 
@@ -333,10 +337,10 @@ def test_an_authorised_dispatch_creates_runs_and_enqueues_them(
 
 
 def test_a_dispatch_with_no_broker_is_503_and_writes_nothing(
-    engine: Engine, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+    db_url: str, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a server with no scheduler to hand runs to
-    app = create_app(engine, policy=Policy(write_token=TOKEN), scheduler=lambda: None)
+    app = create_app(bootstrap(db_url, scheduler=lambda uow: None), policy=Policy(write_token=TOKEN))
     with TestClient(app, base_url=BASE_URL, headers=AUTH) as client:
         before = client.get(f"/threads/{seeded.ledger.thread_id}/runs").json()["items"]
         # When a dispatch is asked for
@@ -391,7 +395,9 @@ def _messages(lines: Iterator[str], until: Any, timeout: float = 10) -> list[dic
     raise AssertionError(f"stream ended: {messages}")
 
 
-def test_an_event_inserted_shows_up_on_the_stream(client: TestClient, engine: Engine, seeded: Seeded) -> None:
+def test_an_event_inserted_shows_up_on_the_stream(
+    client: TestClient, uow: UnitOfWork, seeded: Seeded
+) -> None:
     # Given a client following the thread's stream from now
     thread = seeded.ledger.thread_id
     with client.stream("GET", f"/threads/{thread}/stream") as response:
@@ -399,15 +405,16 @@ def test_an_event_inserted_shows_up_on_the_stream(client: TestClient, engine: En
         lines = response.iter_lines()
         _messages(lines, lambda ms: {"comment": "listening"} in ms)
         # When evidence is added to the thread by another writer
-        added = evidence_ledger.add_evidence(
-            engine, thread_id=thread, source=sources.from_text("fresh evidence"), title=None, actor=ACTOR
-        )
+        with uow() as tx:
+            added = tx.evidence.add(
+                thread_id=thread, source=from_text("fresh evidence"), title=None, actor=ACTOR
+            )
         # Then its event arrives, with its id, and keep-alives flow while nothing happens
         got = _messages(lines, lambda ms: any(m.get("data") for m in ms))
         [event] = [m for m in got if m.get("data")]
         assert event["data"]["kind"] == "evidence.added"
-        assert event["data"]["subject_id"] == str(added["id"])
-        assert event["id"] == event["data"]["id"] == _events(engine, seeded)[-1]["id"]
+        assert event["data"]["subject_id"] == str(added.id)
+        assert event["id"] == event["data"]["id"] == _events(uow, seeded)[-1].id
         quiet = _messages(lines, lambda ms: {"comment": "keep-alive"} in ms)
         assert not any(m.get("data") for m in quiet)
         hub = client.app.state.wiring.hub  # type: ignore[attr-defined]
@@ -420,11 +427,11 @@ def test_an_event_inserted_shows_up_on_the_stream(client: TestClient, engine: En
 
 
 def test_a_reconnecting_client_gets_every_event_it_missed(
-    client: TestClient, engine: Engine, seeded: Seeded
+    client: TestClient, uow: UnitOfWork, seeded: Seeded
 ) -> None:
     # Given a client that last saw the thread's first event
-    history = _events(engine, seeded)
-    first = history[0]["id"]
+    history = _events(uow, seeded)
+    first = history[0].id
     # When it reconnects with Last-Event-ID
     with client.stream(
         "GET", f"/threads/{seeded.ledger.thread_id}/stream", headers={"Last-Event-ID": str(first)}
@@ -433,7 +440,7 @@ def test_a_reconnecting_client_gets_every_event_it_missed(
             response.iter_lines(), lambda ms: len([m for m in ms if m.get("data")]) == len(history) - 1
         )
     # Then it is sent everything after it, in order, from the ledger
-    assert [m["id"] for m in got if m.get("data")] == [e["id"] for e in history[1:]]
+    assert [m["id"] for m in got if m.get("data")] == [e.id for e in history[1:]]
 
 
 # ------------------------------------------------------- metrics, page, spec

@@ -13,8 +13,10 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from sqlalchemy import Engine
 
-from council.ledger.committer import consolidate
-from council.services.scheduling import Recorder
+from council.adapters.scheduler import Recorder
+from council.bootstrap import bootstrap
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate
 from council.web.app import create_app
 from council.web.security import Policy, allowed_hosts
 from tests.builders import ACTOR, Ledger
@@ -24,14 +26,16 @@ EXAMPLES = 8
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=str)
-def test_no_operation_answers_with_a_server_error(engine: Engine, mode: GenerationMode) -> None:
+def test_no_operation_answers_with_a_server_error(
+    engine: Engine, uow: UnitOfWork, db_url: str, mode: GenerationMode
+) -> None:
     # Given the API over a thread with a consolidation (list reads return real rows)
     ledger = Ledger.new(engine)
-    consolidate(engine, ledger.ready_node(), actor=ACTOR)
+    consolidate(uow, ledger.ready_node(), actor=ACTOR)
     # schemathesis calls the app as http://testserver
     policy = Policy(write_token=TOKEN, allowed_hosts=allowed_hosts(["testserver"]))
     schema = schemathesis.openapi.from_asgi(
-        "/openapi.json", create_app(engine, policy=policy, scheduler=Recorder)
+        "/openapi.json", create_app(bootstrap(db_url, scheduler=lambda uow: Recorder()), policy=policy)
     )
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 20

@@ -1,4 +1,4 @@
-"""The application's role ``council_app`` (migration 0007, DESIGN §11) on real Postgres:
+"""The application's role ``council_app`` (migration 0007, docs/architecture.md §11) on real Postgres:
 no superuser, owner of nothing, and so unable to switch the ledger's triggers off.
 
 Every other test reaches the database as this role too (tests/conftest.py), so the
@@ -15,7 +15,8 @@ import psycopg
 import pytest
 from sqlalchemy import Engine
 
-from council.ledger.committer import consolidate
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate
 from tests.builders import ACTOR, Ledger
 from tests.conftest import APP_ROLE
 
@@ -63,7 +64,7 @@ def test_the_app_role_is_no_superuser_and_owns_nothing(app: psycopg.Connection[A
 def test_the_app_role_cannot_switch_the_triggers_off(engine: Engine, app: psycopg.Connection[Any]) -> None:
     # Given a ledger with a consolidation
     ledger = Ledger.new(engine)
-    consolidate(engine, ledger.ready_node(), actor=ACTOR)
+    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
     before = app.execute("SELECT (SELECT count(*) FROM claims), (SELECT count(*) FROM events)").fetchone()
     # When the application's role tries to skip every trigger for its session
     # Then only a superuser may
@@ -115,7 +116,7 @@ def test_a_direct_update_of_a_guarded_column_is_refused_to_the_app_role(
 ) -> None:
     # Given evidence and a live consolidation with its stable memory
     ledger = Ledger.new(engine)
-    consolidate(engine, ledger.ready_node(), actor=ACTOR)
+    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
     evidence = ledger.evidence[0]
     for statement in (
         # When a derived column is set in place, without a history row

@@ -1,4 +1,4 @@
-"""Applying an agent output to the ledger (DESIGN §7) against real Postgres:
+"""Applying an agent output to the ledger (docs/architecture.md §7) against real Postgres:
 everything is checked before anything is written, then written in one
 transaction; every bad output in tests/data/bad_outputs/ writes nothing."""
 
@@ -12,12 +12,15 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy import Engine, Table, func, select
 
-from council.agents.contract import AgentOutput, CitationOut, ClaimOut, NewEvidence
+from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut, NewEvidence
+from council.domain.commands import NewVersion
+from council.domain.results.runs import Applied
 from council.errors import BadInput
-from council.ledger import nodes
 from council.ledger import tables as t
-from council.ledger.apply_output import apply_output, check_output
+from council.ledger.apply_output import check_output
 from council.ledger.db import unit_of_work
+from council.ledger.unit import UnitOfWork
+from council.services.nodes import add_version
 from tests.builders import ACTOR, Ledger
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "bad_outputs"
@@ -64,9 +67,9 @@ def _run_row(engine: Engine, run_id: UUID) -> Any:
         return conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one()
 
 
-def _apply(engine: Engine, run_id: UUID, document: dict[str, Any]) -> dict[str, Any]:
-    with unit_of_work(engine) as conn:
-        return apply_output(conn, _run_row(engine, run_id), AgentOutput.model_validate(document), actor=ACTOR)
+def _apply(engine: Engine, run_id: UUID, document: dict[str, Any]) -> Applied:
+    with UnitOfWork(engine)() as tx:
+        return tx.outputs.apply(_run_row(engine, run_id), AgentOutput.model_validate(document), actor=ACTOR)
 
 
 def _row_counts(engine: Engine) -> dict[str, int]:
@@ -165,11 +168,12 @@ def test_a_valid_output_writes_everything_in_one_go(engine: Engine) -> None:
     )
     # Then every part is written, and one event sums it up
     counts = {"claims": 2, "nodes": 2, "versions": 1, "evidence": 1, "forks": 1, "pending_actions": 1}
-    assert {key: len(ids) for key, ids in result.items()} == {**counts, "touched_versions": 5}
+    assert {key: len(getattr(result, key)) for key in counts} == counts and len(result.touched_versions) == 5
+    assert result.votes == []
     (summary,) = _rows(engine, t.events, t.events.c.kind == "run.output_applied")
     assert (summary["subject_id"], summary["payload"]) == (str(run_id), {**counts, "touched_versions": 5})
-    load_id, bench_id = result["nodes"]
-    (new_version_id,) = result["versions"]
+    load_id, bench_id = result.nodes
+    (new_version_id,) = result.versions
     # And the new nodes are originated by the run, with ref: edges resolved
     originated = _rows(engine, t.claims, t.claims.c.run_id == run_id, t.claims.c.claim_type == "originate")
     assert {row["node_version_id"] for row in originated} == {load_id, bench_id}
@@ -189,25 +193,24 @@ def test_a_valid_output_writes_everything_in_one_go(engine: Engine) -> None:
     assert (version_edge["kind"], version_edge["to_version_id"]) == ("refines", load_id)
     # And the claims carry their citations with role and interpretation
     by_claim = {
-        row["claim_id"]: row
-        for row in _rows(engine, t.citations, t.citations.c.claim_id.in_(result["claims"]))
+        row["claim_id"]: row for row in _rows(engine, t.citations, t.citations.c.claim_id.in_(result.claims))
     }
-    dispute, endorse = (by_claim[claim_id] for claim_id in result["claims"])
+    dispute, endorse = (by_claim[claim_id] for claim_id in result.claims)
     assert (dispute["evidence_id"], dispute["role"], dispute["interpretation"]) == (
         ledger.evidence[1],
         "contradicts",
         "lost writes at 8 writers",
     )
-    assert (endorse["evidence_id"], endorse["role"]) == (result["evidence"][0], "method")
-    (new_evidence,) = _rows(engine, t.evidence, t.evidence.c.id == result["evidence"][0])
+    assert (endorse["evidence_id"], endorse["role"]) == (result.evidence[0], "method")
+    (new_evidence,) = _rows(engine, t.evidence, t.evidence.c.id == result.evidence[0])
     assert (new_evidence["content"], new_evidence["title"]) == ("WAL mode: 3x write throughput", "WAL bench")
     # And the fork and the pending action belong to the run
-    (fork,) = _rows(engine, t.branches, t.branches.c.id == result["forks"][0])
+    (fork,) = _rows(engine, t.branches, t.branches.c.id == result.forks[0])
     assert (fork["kind"], fork["fork_version_id"], fork["created_by_run_id"]) == ("node", head_id, run_id)
-    (action,) = _rows(engine, t.pending_actions, t.pending_actions.c.id == result["pending_actions"][0])
+    (action,) = _rows(engine, t.pending_actions, t.pending_actions.c.id == result.pending_actions[0])
     assert (action["node_version_id"], action["created_by_run_id"]) == (head_id, run_id)
     # And the touched versions are every version claimed on or created
-    assert result["touched_versions"] == [head_id, third_id, load_id, bench_id, new_version_id]
+    assert result.touched_versions == [head_id, third_id, load_id, bench_id, new_version_id]
     # And the events record each change
     kinds = {e["kind"] for e in _rows(engine, t.events, t.events.c.thread_id == ledger.thread_id)}
     changes = {
@@ -238,14 +241,14 @@ def test_the_same_new_evidence_content_is_one_row(engine: Engine) -> None:
     first = _apply(engine, runs[0], cite_new("p99 latency 40 ms at 8 writers"))
     second = _apply(engine, runs[1], cite_new("p99 latency 40 ms at 8 writers"))
     # Then it is one evidence row, linked once to the thread
-    assert first["evidence"] == second["evidence"] and len(first["evidence"]) == 1
+    assert first.evidence == second.evidence and len(first.evidence) == 1
     after = _row_counts(engine)
     assert after["evidence"] - before["evidence"] == 1
     assert after["thread_evidence"] - before["thread_evidence"] == 1
     # When a run cites, as new content, text the thread already holds
     third = _apply(engine, ledger.run("zhipu"), cite_new("SQLite parity: evidence item 0"))
     # Then the existing row is reused
-    assert third["evidence"] == [ledger.evidence[0]]
+    assert third.evidence == [ledger.evidence[0]]
     assert _row_counts(engine)["evidence"] == after["evidence"]
 
 
@@ -283,13 +286,11 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
     claimed = ledger.node("WAL mode removes the lock contention")["version_id"]
     ledger.claim(run_id, claimed)
     own = ledger.node("Postgres is required in production")
-    run_version = nodes.add_version(
-        engine,
-        logical_node_id=own["logical_node_id"],
-        content="Postgres is required",
+    run_version = add_version(
+        UnitOfWork(engine),
+        NewVersion(logical_node=own["logical_node_id"], content="Postgres is required", run=run_id),
         actor=ACTOR,
-        run_id=run_id,
-    )["version_id"]
+    ).version_id
     other = Ledger.new(engine, title="another question", evidence_items=0)
     values = {
         "version": head["version_id"],
@@ -318,8 +319,8 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
     else:
         with unit_of_work(engine) as conn, pytest.raises(BadInput) as checked:
             check_output(conn, run, output)
-        with pytest.raises(BadInput) as applied, unit_of_work(engine) as conn:
-            apply_output(conn, run, output, actor=ACTOR)
+        with pytest.raises(BadInput) as applied, UnitOfWork(engine)() as tx:
+            tx.outputs.apply(run, output, actor=ACTOR)
         reason = str(checked.value)
         assert str(applied.value) == reason
     # Then it fails with one line that says why, and nothing was written

@@ -3,10 +3,19 @@ re-verification per memory item."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from uuid import UUID
+
 import pytest
 import redis
 
-from workers.coalesce import EVALUATION, REVERIFICATION, Marks, marks_for
+from council.adapters.celery import CeleryScheduler
+from council.adapters.celery_app import connect
+from council.adapters.coalesce import EVALUATION, REVERIFICATION, RUN, Marks, marks_for
+
+
+def _unplanned(version_ids: Sequence[UUID]) -> list[list[UUID]]:
+    raise AssertionError("this test enqueues no evaluation")
 
 
 def test_a_version_already_waiting_is_not_enqueued_again(redis_url: str) -> None:
@@ -52,17 +61,14 @@ def test_evaluations_and_re_verifications_are_marked_apart(redis_url: str) -> No
 def test_reads_of_the_same_provisional_item_queue_one_re_verification(redis_url: str) -> None:
     from uuid import uuid4
 
-    from workers.app import bootstrap
-    from workers.tasks import CeleryScheduler
-
     # Given the workers' app on this Redis, and nothing queued
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
-    bootstrap(redis_url)
+    connect(redis_url)
     item = uuid4()
     # When three reads show the same provisional memory item before any worker starts on it
     for _ in range(3):
-        CeleryScheduler().enqueue_reverification([item])
+        CeleryScheduler(_unplanned).enqueue_reverification([item])
     # Then one re-verification task waits on the maintenance queue
     assert client.llen("maintenance") == 1
 
@@ -70,22 +76,18 @@ def test_reads_of_the_same_provisional_item_queue_one_re_verification(redis_url:
 def test_a_run_waiting_in_its_queue_is_not_enqueued_again_until_its_task_starts(redis_url: str) -> None:
     from uuid import uuid4
 
-    from workers.app import bootstrap
-    from workers.coalesce import RUN, marks_for
-    from workers.tasks import CeleryScheduler
-
     # Given the workers' app on this Redis and a run enqueued once
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
-    bootstrap(redis_url)
+    connect(redis_url)
     run = uuid4()
-    CeleryScheduler().enqueue_runs([run])
+    CeleryScheduler(_unplanned).enqueue_runs([run])
     # When the sweep hands it over again while its message waits
-    CeleryScheduler().enqueue_runs([run])
+    CeleryScheduler(_unplanned).enqueue_runs([run])
     # Then one message waits; once its task has started (and unmarked it), another may be sent
     assert client.llen("runs") == 1
     marks_for(redis_url, RUN).unmark([str(run)])
-    CeleryScheduler().enqueue_runs([run])
+    CeleryScheduler(_unplanned).enqueue_runs([run])
     assert client.llen("runs") == 2
 
 
@@ -94,23 +96,47 @@ def test_marks_are_dropped_when_their_message_cannot_be_sent(
 ) -> None:
     from uuid import uuid4
 
+    from council.bootstrap import bootstrap
     from council.errors import TransientDatabaseError
     from council.ledger.db import dispose_all
-    from workers.app import bootstrap
-    from workers.tasks import CeleryScheduler
 
-    # Given a database that refuses connections (planning an evaluation's batches reads it)
+    # Given a database that refuses connections (planning an evaluation's batches reads it),
+    # and the scheduler a face is wired with, on this Redis
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
-    bootstrap(redis_url)
+    monkeypatch.setenv("COUNCIL_BROKER_URL", redis_url)
     monkeypatch.setenv("COUNCIL_DATABASE_URL", "postgresql://postgres@127.0.0.1:1/refused")
     version = uuid4()
     try:
+        scheduler = bootstrap().required_scheduler()
         # When an evaluation is enqueued
         with pytest.raises(TransientDatabaseError):
-            CeleryScheduler().enqueue_evaluations([version])
+            scheduler.enqueue_evaluations([version])
     finally:
         dispose_all()
     # Then nothing was sent and no mark is left to keep the sweep away
     assert client.llen("commit") == 0
     assert client.exists(EVALUATION + str(version)) == 0
+
+
+def test_a_worker_clears_the_marks_of_a_task_as_it_starts(redis_url: str) -> None:
+    import subprocess
+    import sys
+
+    # Given an evaluation waiting (its version marked)
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    Marks(client, EVALUATION).mark(["v1"])
+    # When, in a fresh process, the workers' app loads what a worker loads and the task starts
+    started = f"""
+from celery import signals
+from workers.app import app, connect
+connect({redis_url!r})
+app.loader.import_default_modules()
+task = app.tasks["council.evaluate_nodes"]
+signals.task_prerun.send(sender=task, task_id="t", task=task, args=[["v1"]], kwargs={{}})
+"""
+    done = subprocess.run([sys.executable, "-c", started], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    # Then the mark is gone: a claim landing now enqueues a fresh evaluation
+    assert client.exists(EVALUATION + "v1") == 0

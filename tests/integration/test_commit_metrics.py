@@ -6,7 +6,8 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from council import metrics
-from council.ledger.committer import consolidate
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate
 from tests.builders import ACTOR, Ledger
 from tests.scrape import sample
 
@@ -17,16 +18,17 @@ def test_a_committed_and_a_repeated_consolidation_are_timed_by_outcome(engine: E
     version_id = ledger.ready_node()
     before = metrics.exposition()[0]
     # When it is consolidated, again, and once as a dry run
-    first = consolidate(engine, version_id, actor=ACTOR)
-    again = consolidate(engine, version_id, actor=ACTOR)
-    consolidate(engine, version_id, actor=ACTOR, dry_run=True)
+    uow = UnitOfWork(engine)
+    first = consolidate(uow, version_id, actor=ACTOR)
+    again = consolidate(uow, version_id, actor=ACTOR)
+    consolidate(uow, version_id, actor=ACTOR, dry_run=True)
     after = metrics.exposition()[0]
 
     def grew(name: str, **labels: str) -> float:
         return sample(after, name, **labels) - sample(before, name, **labels)
 
     # Then one commit latency is observed per outcome (the dry run is not a commit)
-    assert (first["outcome"], again["outcome"]) == ("committed", "already_consolidated")
+    assert (first.outcome, again.outcome) == ("committed", "already_consolidated")
     assert grew("council_commit_duration_seconds_count", outcome="committed") == 1
     assert grew("council_commit_duration_seconds_count", outcome="already_consolidated") == 1
     assert grew("council_commit_duration_seconds_sum", outcome="committed") > 0

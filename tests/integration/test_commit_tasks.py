@@ -3,6 +3,7 @@ transaction, and, should that fail, one by one so the others are still decided."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from uuid import UUID
 
 import pytest
@@ -13,12 +14,17 @@ from tests.builders import Ledger
 
 
 @pytest.fixture
-def task_env(monkeypatch: pytest.MonkeyPatch, db_url: str, redis_url: str) -> None:
-    """The workers' app on this Redis, and this test's database as the configured one."""
-    from workers.app import bootstrap
+def task_env(monkeypatch: pytest.MonkeyPatch, db_url: str, redis_url: str) -> Iterator[None]:
+    """The workers' app on this Redis, and this test's database as the configured one
+    (the tasks wire their dependencies once per process: again for each test)."""
+    from workers import tasks
+    from workers.app import connect
 
     monkeypatch.setenv("COUNCIL_DATABASE_URL", db_url)
-    bootstrap(redis_url)
+    connect(redis_url)
+    tasks._council.cache_clear()
+    yield
+    tasks._council.cache_clear()
 
 
 def _live(engine: Engine) -> set[UUID]:

@@ -1,4 +1,4 @@
-"""The committer under real concurrency (DESIGN §4, invariant 8).
+"""The committer under real concurrency (docs/architecture.md §4, invariant 8).
 
 Racing processes, a randomized stress with claims and versions arriving
 mid-evaluation, a crash while the node lock is held, and the guards that keep
@@ -28,11 +28,13 @@ from sqlalchemy import Engine, text
 
 from benchmarks.contention import evaluator
 from benchmarks.harness import race
+from council.domain.commands import NewVersion
 from council.errors import CouncilError, TransientDatabaseError
-from council.ledger import nodes
-from council.ledger.committer import _consolidate_batch, consolidate, consolidate_many
+from council.ledger.committer import _consolidate_batch
 from council.ledger.db import engine_for
-from council.ledger.replay import replay
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate, consolidate_many, replay
+from council.services.nodes import add_version
 from tests.builders import ACTOR, Ledger
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,8 +95,9 @@ def _batch_worker(url: str, versions: list[UUID], seed: str) -> Callable[[], lis
         start = 0
         while start < len(order):
             size = rng.randint(2, 7)
-            for result in consolidate_many(engine, order[start : start + size], actor=f"batch {seed}"):
-                answers.append((result["node_version_id"], result["outcome"], result["consolidation_id"]))
+            batch = order[start : start + size]
+            for result in consolidate_many(UnitOfWork(engine), batch, actor=f"batch {seed}"):
+                answers.append((result.node_version_id, result.outcome, result.consolidation_id))
             start += size
         return answers
 
@@ -123,7 +126,7 @@ def test_overlapping_batches_commit_each_node_exactly_once(engine: Engine, db_ur
     assert all(len(ids) == 1 for ids in by_version.values())
     live = _rows(engine, "SELECT id, node_version_id FROM consolidations WHERE status = 'live'")
     assert {row.node_version_id: {row.id} for row in live} == dict(by_version)
-    assert all(replay(engine, row.id)["match"] for row in live)
+    assert all(replay(UnitOfWork(engine), row.id).match for row in live)
 
 
 # ---------------------------------------------------------- randomized stress
@@ -151,8 +154,8 @@ def _stress_worker(url: str, nodes_: list[tuple[UUID, UUID]], seed: str) -> Call
                 )
             for _ in range(rng.choice((1, 1, 2, 3))):
                 time.sleep(rng.uniform(0, 0.01))
-                result = consolidate(engine, version_id, actor=f"worker {seed}")
-                answers.append((version_id, result["outcome"], result["consolidation_id"]))
+                result = consolidate(UnitOfWork(engine), version_id, actor=f"worker {seed}")
+                answers.append((version_id, result.outcome, result.consolidation_id))
         return answers
 
     _scalar(engine, "SELECT 1")
@@ -175,10 +178,8 @@ def _mutator(
             logical_node_id = rng.choice(targets)
             # Revisions come late, when earlier versions have likely consolidated (supersession).
             if i >= MUTATIONS // 2 and rng.random() < 0.3:
-                version = nodes.add_version(
-                    engine, logical_node_id=logical_node_id, content=f"revised {rng.random()}", actor=ACTOR
-                )
-                version_id = UUID(str(version["version_id"]))
+                revision = NewVersion(logical_node=logical_node_id, content=f"revised {rng.random()}")
+                version_id = add_version(UnitOfWork(engine), revision, actor=ACTOR).version_id
                 for i, provider in enumerate(("anthropic", "openai")):
                     ledger.claim(ledger.run(provider), version_id, confidence=0.8, cites=[evidence[i]])
                 done.append("version")
@@ -274,7 +275,9 @@ def test_randomized_stress_keeps_one_live_consolidation_per_node(engine: Engine,
     assert {row.node_status for row in rows} <= {"resolved"}, f"seed {seed}"
     evaluations = [row.id for row in _rows(engine, "SELECT id FROM consolidation_evaluations")]
     mismatched = [
-        r for r in (replay(engine, i) for i in [row.id for row in rows] + evaluations) if not r["match"]
+        r
+        for r in (replay(UnitOfWork(engine), i) for i in [row.id for row in rows] + evaluations)
+        if not r.match
     ]
     assert mismatched == [], f"seed {seed}"
     # And the run exercised what it claims to: commits, refusals, supersession
@@ -305,7 +308,7 @@ def _commit_then_hang(url: str, version_id: UUID, report: Any) -> None:
         return written
 
     committer._commit = commit_then_hang  # type: ignore[assignment]
-    consolidate(engine_for(url, pool_size=1), version_id, actor="doomed")
+    consolidate(UnitOfWork(engine_for(url, pool_size=1)), version_id, actor="doomed")
 
 
 def test_sigkill_inside_the_commit_leaves_nothing_and_frees_the_lock(engine: Engine, db_url: str) -> None:
@@ -334,10 +337,10 @@ def test_sigkill_inside_the_commit_leaves_nothing_and_frees_the_lock(engine: Eng
             proc.join()
     # When a fresh committer consolidates the node
     started = time.monotonic()
-    result = consolidate(engine, version_id, actor=ACTOR)
+    result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
     # Then it is not kept waiting on a dead transaction, and commits
     assert time.monotonic() - started < 5
-    assert result["outcome"] == "committed" and result["consolidation_id"] != doomed_id
+    assert result.outcome == "committed" and result.consolidation_id != doomed_id
     # And nothing of the killed transaction survived
     assert _rows(engine, "SELECT id FROM consolidations WHERE id = :c", c=doomed_id) == []
     assert _scalar(engine, "SELECT count(*) FROM consolidations") == 1

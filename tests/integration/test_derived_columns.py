@@ -19,9 +19,11 @@ import psycopg
 import pytest
 from sqlalchemy import Engine
 
-from council.ledger import actions
-from council.ledger.committer import consolidate
-from council.ledger.retraction import propose
+from council.domain.commands import NewAction
+from council.ledger.unit import UnitOfWork
+from council.services.claims import add_action
+from council.services.consolidation import consolidate
+from council.services.retraction import propose_retraction
 from tests.builders import ACTOR, Ledger
 
 EVIDENCE_SNEAK = (
@@ -52,7 +54,7 @@ def _refused_with_cn001(conn: psycopg.Connection[Any], update: str) -> str:
 @pytest.fixture
 def consolidated(engine: Engine) -> Ledger:
     ledger = Ledger.new(engine)
-    consolidate(engine, ledger.ready_node(), actor=ACTOR)
+    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
     return ledger
 
 
@@ -125,16 +127,20 @@ def test_no_derived_column_moves_through_a_trigger_of_ones_own(
 ) -> None:
     # Given a row in every guarded table: an open pending action, an open retraction proposal
     node = consolidated.node("The adapter needs a Postgres-only test tier")
-    actions.add_action(
-        engine,
-        thread_id=consolidated.thread_id,
-        description="Run the adapter suite on PG 16",
-        acceptance_condition="suite green",
-        version_id=node["version_id"],
+    add_action(
+        UnitOfWork(engine),
+        NewAction(
+            thread=consolidated.thread_id,
+            description="Run the adapter suite on PG 16",
+            acceptance_condition="suite green",
+            version=node["version_id"],
+        ),
         actor=ACTOR,
     )
     (consolidation,) = conn.execute("SELECT id FROM consolidations").fetchone() or ()
-    propose(engine, consolidation, reason="the benchmark ran on a warm cache", actor=ACTOR)
+    propose_retraction(
+        UnitOfWork(engine), consolidation, reason="the benchmark ran on a warm cache", actor=ACTOR
+    )
     snapshot = f"SELECT to_jsonb(t) FROM {table} t ORDER BY id"
     before = conn.execute(snapshot.encode()).fetchall()
     assert before

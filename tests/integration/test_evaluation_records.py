@@ -1,4 +1,4 @@
-"""What a not-ready evaluation stores, and that it replays (DESIGN §4, invariant 9).
+"""What a not-ready evaluation stores, and that it replays (docs/architecture.md §4, invariant 9).
 
 Since revision 0005 a not-ready evaluation keeps its manifest (the ids of the
 rows its snapshot was built from) and the hash of each snapshot section, not
@@ -14,23 +14,29 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, insert, select
 
+from council.domain.results.consolidation import Evaluated, Replayed
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.errors import BadInput
 from council.ledger import tables as t
-from council.ledger.committer import consolidate
 from council.ledger.db import unit_of_work
-from council.ledger.replay import replay
 from council.ledger.snapshots import current_snapshot
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate, replay
 from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
 
 
-def _not_ready(engine: Engine) -> tuple[Ledger, UUID, dict[str, Any]]:
+def _not_ready(engine: Engine) -> tuple[Ledger, UUID, UUID, Evaluated]:
+    """A node one provider supports, decided: (ledger, version, evaluation id, result)."""
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
     ledger.claim(ledger.run("anthropic"), version_id, cites=[ledger.evidence[0]])
-    result = consolidate(engine, version_id, actor=ACTOR)
-    assert result["outcome"] == "not_ready"
-    return ledger, version_id, result
+    result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+    assert result.outcome == "not_ready" and result.evaluation_id is not None
+    return ledger, version_id, result.evaluation_id, result
+
+
+def _replay(engine: Engine, record_id: UUID) -> Replayed:
+    return replay(UnitOfWork(engine), record_id)
 
 
 def _stored(engine: Engine, evaluation_id: UUID) -> Any:
@@ -48,34 +54,34 @@ def test_a_not_ready_evaluation_stores_its_manifest_and_section_hashes_not_its_s
     engine: Engine,
 ) -> None:
     # Given a node one provider supports (not ready)
-    _, version_id, result = _not_ready(engine)
+    _, version_id, evaluation_id, result = _not_ready(engine)
     # Then the record names the rows and hashes the sections of the snapshot it was decided on
-    row = _stored(engine, result["evaluation_id"])
+    row = _stored(engine, evaluation_id)
     with unit_of_work(engine) as conn:
         snapshot = current_snapshot(conn, version_id)
     digest, sections = snapshot_digests(snapshot)
     assert row["snapshot"] is None
     assert row["manifest"] == manifest_of(snapshot)
-    assert row["section_sha256"] == sections and row["snapshot_sha256"] == digest == result["snapshot_sha256"]
+    assert row["section_sha256"] == sections and row["snapshot_sha256"] == digest == result.snapshot_sha256
     # And it replays to the same hash and decision
-    replayed = replay(engine, result["evaluation_id"])
-    assert replayed["match"] is True and replayed["kind"] == "evaluation" and replayed["differences"] == []
+    replayed = _replay(engine, evaluation_id)
+    assert replayed.match is True and replayed.kind == "evaluation" and replayed.differences == []
 
 
 def test_replaying_an_evaluation_names_the_section_that_changed(engine: Engine, owner_engine: Engine) -> None:
     # Given a recorded not-ready evaluation
-    _, version_id, result = _not_ready(engine)
+    _, version_id, evaluation_id, _ = _not_ready(engine)
     # When its claim is altered behind the ledger's back (by the owner, trigger disabled)
     alter_claims_behind_the_ledgers_back(owner_engine, version_id, confidence=0.1)
     # Then replay reports the mismatch and where it is
-    replayed = replay(engine, result["evaluation_id"])
-    assert replayed["match"] is False and replayed["hash_match"] is False
-    assert replayed["differences"] == ["claims"]
+    replayed = _replay(engine, evaluation_id)
+    assert replayed.match is False and replayed.hash_match is False
+    assert replayed.differences == ["claims"]
 
 
 def test_an_evaluation_recorded_with_its_whole_snapshot_still_replays(engine: Engine) -> None:
     # Given an evaluation stored the way revision 0004 stored it: the whole snapshot, no manifest
-    ledger, version_id, result = _not_ready(engine)
+    ledger, version_id, evaluation_id, _ = _not_ready(engine)
     ledger.claim(ledger.run("openai"), version_id, claim_type="abstain")
     with unit_of_work(engine) as conn:
         snapshot = current_snapshot(conn, version_id)
@@ -89,20 +95,20 @@ def test_an_evaluation_recorded_with_its_whole_snapshot_still_replays(engine: En
                 grouping_algorithm_id=snapshot["grouping"]["id"],
                 snapshot_sha256=snapshot_digests(snapshot)[0],
                 outcome="not_ready",
-                reasons=_stored(engine, result["evaluation_id"])["reasons"],
+                reasons=_stored(engine, evaluation_id)["reasons"],
                 snapshot=snapshot,
             )
             .returning(t.consolidation_evaluations.c.id)
         ).scalar_one()
     # Then replay reads its manifest out of the snapshot and agrees
-    replayed = replay(engine, legacy_id)
-    assert replayed["match"] is True and replayed["differences"] == []
+    replayed = _replay(engine, legacy_id)
+    assert replayed.match is True and replayed.differences == []
 
 
 def test_an_evaluation_with_neither_snapshot_nor_manifest_is_refused(engine: Engine) -> None:
     # Given a recorded evaluation
-    _, _, result = _not_ready(engine)
-    row = dict(_stored(engine, result["evaluation_id"]))
+    _, _, evaluation_id, _ = _not_ready(engine)
+    row = dict(_stored(engine, evaluation_id))
     # When a second record of it without anything to replay from is inserted
     # Then the database refuses it
     with (

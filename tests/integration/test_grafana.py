@@ -15,12 +15,13 @@ import psycopg
 import yaml
 from sqlalchemy import Engine
 
-from council.ledger import branches
-from council.ledger import run_lifecycle as lifecycle
-from council.ledger.committer import consolidate
-from council.services.reversal import change
+from council.domain.commands import NewFork
+from council.ledger.unit import UnitOfWork
+from council.services.branches import fork_branch
+from council.services.consolidation import consolidate
+from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
-from tests.dashboard import DASHBOARD_ROLE, dashboard_url, worker_run
+from tests.dashboard import DASHBOARD_ROLE, dashboard_url, fail_run, worker_run
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAFANA = ROOT / "deploy" / "grafana"
@@ -111,24 +112,29 @@ def test_every_panel_query_runs_as_the_dashboard_role_and_shows_the_ledger(
 ) -> None:
     # Given a small ledger: a consolidation whose evidence was challenged, a node
     # not ready, a run shown another's stance, a failed run and a fork
+    uow = UnitOfWork(engine)
     ledger = Ledger.new(engine)
     committed = ledger.ready_node()
-    consolidate(engine, committed, actor=ACTOR)
-    change(engine, None, ledger.evidence[0], action="challenge", reason="method questioned", actor=ACTOR)
+    consolidate(uow, committed, actor=ACTOR)
+    change_validity(
+        uow, None, ledger.evidence[0], action="challenge", reason="method questioned", actor=ACTOR
+    )
     lonely = UUID(str(ledger.node("one supporter")["version_id"]))
     first = ledger.run("anthropic")
     ledger.claim(first, lonely, cites=[ledger.evidence[1]])
     ledger.claim(ledger.run("openai", exposed_to=[first]), lonely, claim_type="dispute")
-    consolidate(engine, lonely, actor=ACTOR)
+    consolidate(uow, lonely, actor=ACTOR)
     failed, attempt, _ = worker_run(ledger)
-    assert lifecycle.fail(engine, failed, attempt, "provider said no")
-    branches.fork(
-        engine,
-        thread_id=ledger.thread_id,
-        kind="node",
-        label="tail latency",
-        divergence_type="claim",
-        fork_version_id=lonely,
+    fail_run(ledger, failed, attempt)
+    fork_branch(
+        uow,
+        NewFork(
+            thread=ledger.thread_id,
+            kind="node",
+            label="tail latency",
+            divergence_type="claim",
+            at_version=lonely,
+        ),
         actor=ACTOR,
     )
     now = datetime.now(UTC)  # the range ends a minute ahead: clocks of client and server may differ

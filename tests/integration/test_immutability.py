@@ -1,4 +1,4 @@
-"""The ledger's history cannot be rewritten (DESIGN §2, invariants 3, 8 and 10).
+"""The ledger's history cannot be rewritten (docs/architecture.md §2, invariants 3, 8 and 10).
 
 Every trigger of migration 0001 is exercised against real Postgres: immutable
 tables refuse UPDATE, DELETE and TRUNCATE; tables with documented mutable

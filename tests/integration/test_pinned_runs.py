@@ -1,4 +1,4 @@
-"""What ran is what the run says ran (DESIGN §7): the executor is pinned at
+"""What ran is what the run says ran (docs/architecture.md §7): the executor is pinned at
 dispatch, and the worker runs exactly that or fails the run with its reason.
 
 Real Postgres, ``execute_run`` in process (the worker's environment is this
@@ -19,12 +19,14 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, func, select, text
 
-from council.agents.contract import AgentOutput, ClaimOut
+from council.adapters.scheduler import Recorder
+from council.domain.agent_output import AgentOutput, ClaimOut
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
-from council.ledger.runs import show_run
-from council.services.runs import dispatch, execute_run, worker_id
-from council.services.scheduling import Recorder
+from council.ledger.unit import UnitOfWork
+from council.services.dispatch import dispatch
+from council.services.execution import execute_run, worker_id
+from council.services.runs import show_run
 from tests.builders import Ledger
 from tests.conftest import CliRunner
 from tests.fakes.openai_server import fake_openai, reply
@@ -70,11 +72,9 @@ def _answer(version_id: Any) -> str:
     ).model_dump_json()
 
 
-def _one_run(engine: Engine, thread_id: UUID, agent: str, **kw: Any) -> UUID:
-    created = dispatch(
-        engine, Recorder(), thread_id=thread_id, agents=[agent], mode="independent", rounds=1, actor="t", **kw
-    )
-    return UUID(str(created["run_ids"][0]))
+def _one_run(uow: UnitOfWork, thread_id: UUID, agent: str) -> UUID:
+    created = dispatch(uow, Recorder(), thread_id, [agent], mode="independent", rounds=1, actor="t")
+    return created.run_ids[0]
 
 
 def _run(engine: Engine, run_id: UUID) -> dict[str, Any]:
@@ -94,7 +94,7 @@ def _rows(engine: Engine) -> dict[str, int]:
 
 
 def test_a_real_pinned_run_on_a_worker_without_its_key_fails_naming_the_variable_and_the_worker(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     ledger = Ledger.new(engine)
     version = ledger.node()["version_id"]
@@ -102,27 +102,27 @@ def test_a_real_pinned_run_on_a_worker_without_its_key_fails_naming_the_variable
         monkeypatch.setenv("COUNCIL_PROFILES", str(_profiles_file(tmp_path, url)))
         # Given a run dispatched where the key is set: pinned real
         monkeypatch.setenv(FAKE_KEY_VAR, FAKE_KEY)
-        run_id = _one_run(engine, ledger.thread_id, "fake")
+        run_id = _one_run(uow, ledger.thread_id, "fake")
         assert (_run(engine, run_id)["model"], _run(engine, run_id)["simulated"]) == (
             "openai/fake-model",
             False,
         )
         # When a worker without the key executes it
         monkeypatch.delenv(FAKE_KEY_VAR)
-        result = execute_run(engine, Recorder(), run_id)
+        result = execute_run(uow, Recorder(), run_id)
     # Then it failed with a reason naming the variable, the worker and the profile; nothing was called
     run = _run(engine, run_id)
     expected = f"worker {worker_id()} has no {FAKE_KEY_VAR} for the real profile fake (openai/fake-model)"
-    assert (result["status"], run["status"], run["error"]) == ("failed", "failed", expected)
+    assert (result.status, run["status"], run["error"]) == ("failed", "failed", expected)
     assert seen.requests == []
     # And the ledger still says what was pinned: the real model, not simulated; no request was stored
     assert (run["model"], run["simulated"], run["request"]) == ("openai/fake-model", False, None)
-    (attempt,) = show_run(engine, run_id)["attempts"]
-    assert (attempt["worker"], attempt["status"], attempt["reason"]) == (worker_id(), "failed", expected)
+    (attempt,) = show_run(uow, run_id).attempts
+    assert (attempt.worker, attempt.status, attempt.reason) == (worker_id(), "failed", expected)
 
 
 def test_a_simulated_pinned_run_stays_simulated_on_a_worker_with_the_key(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     ledger = Ledger.new(engine)
     version = ledger.node()["version_id"]
@@ -130,13 +130,13 @@ def test_a_simulated_pinned_run_stays_simulated_on_a_worker_with_the_key(
         monkeypatch.setenv("COUNCIL_PROFILES", str(_profiles_file(tmp_path, url)))
         # Given a run dispatched where the key is unset: pinned simulated
         monkeypatch.delenv(FAKE_KEY_VAR, raising=False)
-        run_id = _one_run(engine, ledger.thread_id, "fake")
+        run_id = _one_run(uow, ledger.thread_id, "fake")
         # When a worker that has the key executes it
         monkeypatch.setenv(FAKE_KEY_VAR, FAKE_KEY)
-        result = execute_run(engine, Recorder(), run_id)
+        result = execute_run(uow, Recorder(), run_id)
     # Then the simulator answered, as pinned; the real endpoint was never called
     run = _run(engine, run_id)
-    assert result["status"] == "succeeded"
+    assert result.status == "succeeded"
     assert (run["model"], run["simulated"], run["usage"]["simulated"]) == ("council-sim/fake", True, True)
     assert run["request"]["model"] == "council-sim/fake"
     assert seen.requests == []
@@ -145,7 +145,7 @@ def test_a_simulated_pinned_run_stays_simulated_on_a_worker_with_the_key(
 
 
 def test_the_worker_runs_the_pinned_executor_not_its_own_profiles(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     ledger = Ledger.new(engine)
     version = ledger.node()["version_id"]
@@ -156,32 +156,32 @@ def test_the_worker_runs_the_pinned_executor_not_its_own_profiles(
     ):
         # Given a run pinned to the profile as the dispatching machine had it
         monkeypatch.setenv("COUNCIL_PROFILES", str(_profiles_file(tmp_path, url)))
-        run_id = _one_run(engine, ledger.thread_id, "fake")
+        run_id = _one_run(uow, ledger.thread_id, "fake")
         # When the worker's own profiles say something else (another endpoint), or are broken
         elsewhere = tmp_path / "worker.toml"
         elsewhere.write_text(PROFILE.format(key_var=FAKE_KEY_VAR, base_url=other), encoding="utf-8")
         monkeypatch.setenv("COUNCIL_PROFILES", str(elsewhere))
         monkeypatch.setenv("COUNCIL_PROFILE_FAKE_MODLE", "a typo that would refuse every profile")
-        result = execute_run(engine, Recorder(), run_id)
+        result = execute_run(uow, Recorder(), run_id)
     # Then the pinned endpoint was called, with the pinned key variable's value
-    assert result["status"] == "succeeded"
+    assert result.status == "succeeded"
     assert len(seen.requests) == 1 and wrong.requests == []
     assert seen.requests[0]["headers"]["authorization"] == f"Bearer {FAKE_KEY}"
 
 
 def test_a_profile_with_its_own_endpoint_and_no_key_never_receives_the_workers_openai_key(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     ledger = Ledger.new(engine)
     version = ledger.node()["version_id"]
     worker_key = "sk-the-workers-openai-key-0123456789"
     with fake_openai([reply(_answer(version))]) as (url, seen):
         monkeypatch.setenv("COUNCIL_PROFILES", str(_profiles_file(tmp_path, url)))
-        run_id = _one_run(engine, ledger.thread_id, "local")
+        run_id = _one_run(uow, ledger.thread_id, "local")
         # When a worker with an OPENAI_API_KEY of its own runs it
         monkeypatch.setenv("OPENAI_API_KEY", worker_key)
-        result = execute_run(engine, Recorder(), run_id)
-    assert result["status"] == "succeeded"
+        result = execute_run(uow, Recorder(), run_id)
+    assert result.status == "succeeded"
     assert _run(engine, run_id)["simulated"] is False
     (sent,) = seen.requests
     assert sent["headers"]["authorization"] != f"Bearer {worker_key}"
@@ -189,14 +189,14 @@ def test_a_profile_with_its_own_endpoint_and_no_key_never_receives_the_workers_o
 
 
 def test_a_pinned_cli_runtime_fails_with_a_stored_reason_for_now(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     ledger = Ledger.new(engine)
     monkeypatch.setenv("COUNCIL_PROFILES", str(_profiles_file(tmp_path, "http://127.0.0.1:9/v1")))
-    run_id = _one_run(engine, ledger.thread_id, "cli")
+    run_id = _one_run(uow, ledger.thread_id, "cli")
     assert _run(engine, run_id)["executor"]["runtime"] == "codex-cli"
-    result = execute_run(engine, Recorder(), run_id)
-    assert result["status"] == "failed"
+    result = execute_run(uow, Recorder(), run_id)
+    assert result.status == "failed"
     assert _run(engine, run_id)["error"] == (
         f"worker {worker_id()} cannot run runtime codex-cli yet, for the profile cli (gpt-5.5)"
     )
@@ -218,17 +218,21 @@ def _raw_run(engine: Engine, thread_id: UUID, model: str, executor: dict[str, An
         )
 
 
-def test_a_run_without_a_pinned_executor_fails_and_is_never_resolved_on_the_worker(engine: Engine) -> None:
+def test_a_run_without_a_pinned_executor_fails_and_is_never_resolved_on_the_worker(
+    engine: Engine, uow: UnitOfWork
+) -> None:
     # Given a run created before executors were pinned (migration 0006)
     ledger = Ledger.new(engine)
     run_id = _raw_run(engine, ledger.thread_id, "anthropic/claude-sonnet-4-6", None)
     # When a worker takes it, it fails it rather than resolve a profile of its own
-    result = execute_run(engine, Recorder(), run_id)
-    assert result["status"] == "failed"
+    result = execute_run(uow, Recorder(), run_id)
+    assert result.status == "failed"
     assert _run(engine, run_id)["error"] == "the run has no pinned executor; dispatch it again"
 
 
-def test_an_answer_whose_simulated_flag_disagrees_with_the_pin_fails_the_run(engine: Engine) -> None:
+def test_an_answer_whose_simulated_flag_disagrees_with_the_pin_fails_the_run(
+    engine: Engine, uow: UnitOfWork
+) -> None:
     # Given a run pinned as real whose model is, in fact, the simulator's
     ledger = Ledger.new(engine)
     ledger.node()
@@ -237,15 +241,15 @@ def test_an_answer_whose_simulated_flag_disagrees_with_the_pin_fails_the_run(eng
               "simulated": False}  # fmt: skip
     run_id = _raw_run(engine, ledger.thread_id, "council-sim/claude", pinned)
     # When it runs, the completion says simulated: the run fails instead of recording a lie
-    result = execute_run(engine, Recorder(), run_id)
+    result = execute_run(uow, Recorder(), run_id)
     run = _run(engine, run_id)
-    assert result["status"] == "failed" and run["simulated"] is False
+    assert result.status == "failed" and run["simulated"] is False
     assert "the answer says simulated=True, the pinned executor simulated=False" in run["error"]
     assert _rows(engine)["claims"] == 0
 
 
 def test_the_next_round_runs_the_executor_its_parent_was_pinned_to(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a two-round deliberative dispatch pinned simulated (no keys where it was dispatched)
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ZAI_API_KEY", "OPENROUTER_API_KEY"):
@@ -254,13 +258,12 @@ def test_the_next_round_runs_the_executor_its_parent_was_pinned_to(
     ledger.node()
     scheduler = Recorder()
     created = dispatch(
-        engine, scheduler, thread_id=ledger.thread_id, agents=["claude", "codex"], mode="deliberative",
-        rounds=2, actor="t",
-    )  # fmt: skip
+        uow, scheduler, ledger.thread_id, ["claude", "codex"], mode="deliberative", rounds=2, actor="t"
+    )
     # When round 1 runs on a worker that has a key, and round 2 is created by the last of them
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-worker-0123456789abcdef")
-    for run_id in created["run_ids"]:
-        assert execute_run(engine, scheduler, run_id)["status"] == "succeeded"
+    for run_id in created.run_ids:
+        assert execute_run(uow, scheduler, run_id).status == "succeeded"
     with unit_of_work(engine) as conn:
         rows = conn.execute(
             select(
@@ -269,7 +272,7 @@ def test_the_next_round_runs_the_executor_its_parent_was_pinned_to(
                 t.agent_runs.c.parent_run_id,
                 t.agent_runs.c.executor,
             )
-            .where(t.agent_runs.c.dispatch_id == created["dispatch_id"])
+            .where(t.agent_runs.c.dispatch_id == created.dispatch_id)
             .order_by(t.agent_runs.c.round, t.agent_runs.c.agent)
         ).all()
     # Then each round-2 run carries its parent's executor, simulated as pinned
@@ -365,13 +368,13 @@ def test_profiles_lists_each_profile_as_it_would_run_here(cli: CliRunner, tmp_pa
 
 
 def test_run_show_says_what_ran_and_who_ran_each_attempt(
-    engine: Engine, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, uow: UnitOfWork, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COUNCIL_SIMULATE", "always")
     ledger = Ledger.new(engine)
     ledger.node()
-    run_id = _one_run(engine, ledger.thread_id, "claude")
-    assert execute_run(engine, Recorder(), run_id, owner="runs@test-host:42")["status"] == "succeeded"
+    run_id = _one_run(uow, ledger.thread_id, "claude")
+    assert execute_run(uow, Recorder(), run_id, owner="runs@test-host:42").status == "succeeded"
     shown = cli("run", "show", str(run_id), "--json")
     assert shown.code == 0, shown.stderr
     data = shown.json()

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
+from council.config import POOL_SIZE_ENV
 from council.errors import ConfigError
 from council.ledger import db
 from council.ledger.db import unit_of_work
@@ -62,7 +63,7 @@ def test_the_pool_size_comes_from_the_environment_and_a_bad_one_is_a_config_erro
 ) -> None:
     # Given a process whose pool size is set (as `council worker --pool threads` sets it)
     monkeypatch.setattr(db, "_engines", {})
-    monkeypatch.setenv(db.POOL_SIZE_ENV, "12")
+    monkeypatch.setenv(POOL_SIZE_ENV, "12")
     engine = db.engine_for(db_url)
     try:
         # Then its engine keeps that many connections, as many again on overflow
@@ -71,6 +72,6 @@ def test_the_pool_size_comes_from_the_environment_and_a_bad_one_is_a_config_erro
         engine.dispose()
     # And a value that is not a number is refused with its name
     monkeypatch.setattr(db, "_engines", {})
-    monkeypatch.setenv(db.POOL_SIZE_ENV, "lots")
+    monkeypatch.setenv(POOL_SIZE_ENV, "lots")
     with pytest.raises(ConfigError, match="COUNCIL_DB_POOL_SIZE"):
         db.engine_for(db_url)

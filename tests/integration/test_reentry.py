@@ -1,4 +1,4 @@
-"""The reentry packet against real Postgres (DESIGN §6, invariants 6 and 7)."""
+"""The reentry packet against real Postgres (docs/architecture.md §6, invariants 6 and 7)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, insert, text
 
+from council.cli.output import fetch_command
+from council.domain.commands import NewAction, NewFork
 from council.domain.epistemic import lint
 from council.domain.reentry import estimate_tokens
 from council.domain.reentry_markdown import render_markdown
-from council.ledger import actions, branches, nodes
 from council.ledger import tables as t
-from council.ledger.committer import consolidate
 from council.ledger.db import unit_of_work
-from council.ledger.frontier import reentry_packet
-from council.ledger.lint import ledger_items, lint_text
+from council.ledger.lint import ledger_items
+from council.ledger.unit import UnitOfWork
+from council.services.branches import close_branch, fork_branch, merge_branch
+from council.services.claims import add_action
+from council.services.consolidation import consolidate
+from council.services.nodes import set_node_status
+from council.services.reentry import lint_text, reentry_packet
 from tests.builders import ACTOR, Ledger
 
 
@@ -41,68 +46,72 @@ def _contest(engine: Engine, consolidation_id: UUID) -> None:
 
 
 def _scenario(engine: Engine) -> dict[str, Any]:
+    uow = UnitOfWork(engine)
     ledger = Ledger.new(engine)
     tid = ledger.thread_id
     base = ledger.node("Adapter passes the parity suite", status="tentative", cites=[ledger.evidence[0]])
     top = ledger.node("Parity is enough to ship", depends_on=[base["version_id"]])
     killed = ledger.node("SQLite handles concurrent writers")
-    nodes.set_status(
-        engine, version_id=killed["version_id"], status="killed", reason="load test", actor=ACTOR
-    )
+    set_node_status(uow, killed["version_id"], status="killed", reason="load test", actor=ACTOR)
     done = ledger.ready_node("Query semantics match on PG 16")
-    committed = consolidate(engine, done, actor=ACTOR)
+    committed = consolidate(uow, done, actor=ACTOR)
     shaky = ledger.ready_node("WAL mode is safe for reads")
-    contested = consolidate(engine, shaky, actor=ACTOR)
-    _contest(engine, contested["consolidation_id"])
+    contested = consolidate(uow, shaky, actor=ACTOR)
+    assert contested.consolidation_id is not None
+    _contest(engine, contested.consolidation_id)
     counter = ledger.node("Parity ignores locking", edges=[("contradicts", top["version_id"])])
     run = ledger.run("zhipu")
     ledger.claim(
         run, top["version_id"], claim_type="dispute", confidence=0.9, rationale="tail latency differs"
     )
-    alt = branches.fork(
-        engine,
-        thread_id=tid,
-        kind="node",
-        label="pg-only",
-        divergence_type="evidence_interpretation",
-        fork_version_id=top["version_id"],
+    alt = fork_branch(
+        uow,
+        NewFork(
+            thread=tid,
+            kind="node",
+            label="pg-only",
+            divergence_type="evidence_interpretation",
+            at_version=top["version_id"],
+        ),
         actor=ACTOR,
     )
-    alt_node = ledger.node("Only Postgres tests count", branch_id=alt["id"])
-    dead = branches.fork(
-        engine,
-        thread_id=tid,
-        kind="node",
-        label="mysql",
-        divergence_type="claim",
-        fork_version_id=base["version_id"],
+    alt_node = ledger.node("Only Postgres tests count", branch_id=alt.id)
+    dead = fork_branch(
+        uow,
+        NewFork(
+            thread=tid, kind="node", label="mysql", divergence_type="claim", at_version=base["version_id"]
+        ),
         actor=ACTOR,
     )
-    dead_node = ledger.node("MySQL parity instead", branch_id=dead["id"])
-    branches.close(engine, branch_id=dead["id"], status="killed", reason="out of scope", actor=ACTOR)
-    action = actions.add_action(
-        engine,
-        thread_id=tid,
-        description="Run the adapter suite on PG 16",
-        acceptance_condition="suite green on PG 16",
-        version_id=top["version_id"],
+    dead_node = ledger.node("MySQL parity instead", branch_id=dead.id)
+    close_branch(uow, dead.id, status="killed", reason="out of scope", actor=ACTOR)
+    action = add_action(
+        uow,
+        NewAction(
+            thread=tid,
+            description="Run the adapter suite on PG 16",
+            acceptance_condition="suite green on PG 16",
+            version=top["version_id"],
+        ),
         actor=ACTOR,
     )
-    fork = branches.fork(
-        engine,
-        thread_id=tid,
-        kind="objective",
-        label="scope",
-        divergence_type="objective",
-        objective="Ship only for single-node deployments?",
+    fork = fork_branch(
+        uow,
+        NewFork(
+            thread=tid,
+            kind="objective",
+            label="scope",
+            divergence_type="objective",
+            objective="Ship only for single-node deployments?",
+        ),
         actor=ACTOR,
     )
     return locals()
 
 
-def test_packet_contains_the_frontier_and_omits_what_is_decided(engine: Engine) -> None:
+def test_packet_contains_the_frontier_and_omits_what_is_decided(engine: Engine, uow: UnitOfWork) -> None:
     s = _scenario(engine)
-    packet = reentry_packet(engine, s["tid"], budget=20_000)
+    packet = reentry_packet(uow, s["tid"], budget=20_000)
     heads = {h.version_id: h for h in packet.heads}
     # Open and tentative heads on live branches, and nothing else
     assert set(heads) == {
@@ -123,7 +132,7 @@ def test_packet_contains_the_frontier_and_omits_what_is_decided(engine: Engine) 
         ("dispute", str(s["top"]["version_id"])),
     }
     assert [c.rationale for c in packet.counterarguments if c.kind == "dispute"] == ["tail latency differs"]
-    assert [a.id for a in packet.actions] == [str(s["action"]["id"])]
+    assert [a.id for a in packet.actions] == [str(s["action"].id)]
     # Evidence as references only
     assert {e.id for e in packet.evidence} == {str(s["ledger"].evidence[0])}
     assert "content" not in packet.evidence[0].model_dump()
@@ -142,29 +151,31 @@ def test_packet_contains_the_frontier_and_omits_what_is_decided(engine: Engine) 
         assert lint(markdown, ledger_items(conn, s["tid"])) == []
 
 
-def test_blind_packet_redacts_stances(engine: Engine) -> None:
+def test_blind_packet_redacts_stances(engine: Engine, uow: UnitOfWork) -> None:
     s = _scenario(engine)
-    packet = reentry_packet(engine, s["tid"], budget=20_000, blind=True)
+    packet = reentry_packet(uow, s["tid"], budget=20_000, blind=True)
     assert packet.blind and all(c.kind == "contradicting_node" for c in packet.counterarguments)
     assert all(h.support_claims is None and h.dispute_claims is None for h in packet.heads)
     dumped = json.dumps(packet.model_dump(mode="json"))
     assert "tail latency differs" not in dumped and "zhipu" not in dumped
 
 
-def test_small_budget_cuts_by_priority_and_says_what_was_left_out(engine: Engine) -> None:
+def test_small_budget_cuts_by_priority_and_says_what_was_left_out(engine: Engine, uow: UnitOfWork) -> None:
     s = _scenario(engine)
-    packet = reentry_packet(engine, s["tid"], budget=600)
+    packet = reentry_packet(uow, s["tid"], budget=600)
     assert packet.estimated_tokens <= 600
     assert estimate_tokens(packet.model_dump(mode="json")) <= 600
     left = {item.section: item for item in packet.left_out}
     assert len(packet.heads) + (left["heads"].count if "heads" in left else 0) == packet.head_count == 4
     assert [b.label for b in packet.objective_forks] == ["scope"]  # never cut
-    assert all(f"--thread {s['tid']}" in item.fetch or "ID" in item.fetch for item in packet.left_out)
+    # Each left-out section says where it can be read: as the CLI words it, a command for this thread or an id
+    hints = [fetch_command(str(s["tid"]), item.fetch) for item in packet.left_out]
+    assert all(f"--thread {s['tid']}" in hint or "ID" in hint for hint in hints)
     assert "## Left out (over budget)" in render_markdown(packet)
 
 
 def test_lint_catches_concluded_until_the_node_is_consolidated(
-    engine: Engine, cli: Any, tmp_path: Any
+    engine: Engine, uow: UnitOfWork, cli: Any, tmp_path: Any
 ) -> None:
     ledger = Ledger.new(engine)
     version_id = ledger.ready_node("SQLite parity is sufficient for the production adapter")
@@ -174,10 +185,10 @@ def test_lint_catches_concluded_until_the_node_is_consolidated(
     assert before.code == 1
     finding = before.json()["findings"][0]
     assert finding["word"] == "concluded" and finding["item_id"] == str(version_id)
-    consolidate(engine, version_id, actor=ACTOR)
+    consolidate(uow, version_id, actor=ACTOR)
     after = cli("lint", str(note), "--thread", str(ledger.thread_id), "--json")
     assert after.code == 0 and after.json() == {"findings": [], "ok": True}
-    assert lint_text(engine, ledger.thread_id, "We set aside the SQLite idea.")[0]["item_id"] is None
+    assert lint_text(uow, ledger.thread_id, "We set aside the SQLite idea.").findings[0].item_id is None
 
 
 def test_reentry_cli_formats_and_bad_input(engine: Engine, cli: Any) -> None:
@@ -207,21 +218,19 @@ NODE = st.tuples(
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(NODE, min_size=1, max_size=8), st.integers(min_value=500, max_value=3000))
 def test_property_packets_never_overstate_and_never_lose_a_head(
-    engine: Engine, shape: list[tuple[str, str, bool, bool]], budget: int
+    engine: Engine, uow: UnitOfWork, shape: list[tuple[str, str, bool, bool]], budget: int
 ) -> None:
     ledger = Ledger.new(engine, evidence_items=3)
     anchor = UUID(str(ledger.node("anchor of the forks")["version_id"]))
     lanes: dict[str, UUID | None] = {"main": None}
     for lane in ("fork", "merged", "dead"):
-        lanes[lane] = branches.fork(
-            engine,
-            thread_id=ledger.thread_id,
-            kind="node",
-            label=lane,
-            divergence_type="claim",
-            fork_version_id=anchor,
+        lanes[lane] = fork_branch(
+            uow,
+            NewFork(
+                thread=ledger.thread_id, kind="node", label=lane, divergence_type="claim", at_version=anchor
+            ),
             actor=ACTOR,
-        )["id"]
+        ).id
     expected_heads = {str(anchor)}
     previous: UUID | None = None
     for i, (status, lane, depends, disputed) in enumerate(shape):
@@ -237,7 +246,7 @@ def test_property_packets_never_overstate_and_never_lose_a_head(
             )
         )
         if status == "killed":
-            nodes.set_status(engine, version_id=version, status="killed", reason="no", actor=ACTOR)
+            set_node_status(uow, version, status="killed", reason="no", actor=ACTOR)
         if status == "consolidated":
             for j, provider in enumerate(("anthropic", "openai")):
                 ledger.claim(ledger.run(provider), version, cites=[ledger.evidence[j]])
@@ -248,7 +257,9 @@ def test_property_packets_never_overstate_and_never_lose_a_head(
         if status != "killed" and lane != "dead":
             expected_heads.add(str(version))
         previous = version
-    branches.merge(engine, source_branch_id=lanes["merged"], rationale="reconciled", actor=ACTOR)
+    merged = lanes["merged"]
+    assert merged is not None
+    merge_branch(uow, merged, rationale="reconciled", actor=ACTOR)
     with unit_of_work(engine) as conn:
         consolidated = [
             row[0]
@@ -262,11 +273,13 @@ def test_property_packets_never_overstate_and_never_lose_a_head(
             )
         ]
     for version in consolidated:
-        if consolidate(engine, version, actor=ACTOR)["outcome"] == "committed":
+        if consolidate(uow, version, actor=ACTOR).outcome == "committed":
             expected_heads.discard(str(version))
-    branches.close(engine, branch_id=lanes["dead"], status="killed", reason="dropped", actor=ACTOR)
+    dead = lanes["dead"]
+    assert dead is not None
+    close_branch(uow, dead, status="killed", reason="dropped", actor=ACTOR)
 
-    packet = reentry_packet(engine, ledger.thread_id, budget=budget)
+    packet = reentry_packet(uow, ledger.thread_id, budget=budget)
     markdown = render_markdown(packet)
     with unit_of_work(engine) as conn:
         items = ledger_items(conn, ledger.thread_id)

@@ -1,5 +1,5 @@
 """Review-mode runs vote on a retraction proposal and the council adjudicates
-it on its own (DESIGN §5, §7), against real Postgres. Runs are executed here
+it on its own (docs/architecture.md §5, §7), against real Postgres. Runs are executed here
 directly on the simulated provider; the scheduler only records."""
 
 from __future__ import annotations
@@ -10,17 +10,19 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, select
 
+from council.adapters.scheduler import Recorder
 from council.agents import gateway
-from council.agents.contract import AgentOutput, VoteOut
+from council.domain.agent_output import AgentOutput, VoteOut
 from council.errors import BadInput
 from council.ledger import tables as t
 from council.ledger.apply_output import check_output
-from council.ledger.committer import consolidate
 from council.ledger.db import unit_of_work
-from council.ledger.retraction import propose
-from council.services.reversal import change
-from council.services.runs import dispatch, execute_run
-from council.services.scheduling import Recorder
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate
+from council.services.dispatch import dispatch
+from council.services.execution import execute_run
+from council.services.retraction import propose_retraction
+from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
 
 AGENTS = ("claude", "codex", "glm")
@@ -52,39 +54,41 @@ def _two_contested(engine: Engine) -> tuple[Ledger, dict[UUID, UUID]]:
         ledger.ready_node("WAL mode is safe for concurrent readers"),
     ]
     for version in versions:
-        assert consolidate(engine, version, actor=ACTOR)["outcome"] == "committed"
-    result = change(engine, None, ledger.evidence[0], action="invalidate", reason="fabricated", actor=ACTOR)
-    assert len(result["proposals"]) == 2
-    return ledger, {UUID(str(a["proposal_id"])): UUID(str(a["node_version_id"])) for a in result["affected"]}
+        assert consolidate(ledger.uow, version, actor=ACTOR).outcome == "committed"
+    result = change_validity(
+        ledger.uow, None, ledger.evidence[0], action="invalidate", reason="fabricated", actor=ACTOR
+    )
+    assert len(result.proposals) == 2
+    return ledger, {UUID(str(a.proposal_id)): a.node_version_id for a in result.affected}
 
 
-def _review(engine: Engine, ledger: Ledger, proposal_id: UUID, agents: tuple[str, ...]) -> list[UUID]:
+def _review(uow: UnitOfWork, ledger: Ledger, proposal_id: UUID, agents: tuple[str, ...]) -> list[UUID]:
     recorder = Recorder()
     created = dispatch(
-        engine,
+        uow,
         recorder,
-        thread_id=ledger.thread_id,
-        agents=agents,
+        ledger.thread_id,
+        agents,
         mode="review",
         rounds=1,
         actor=ACTOR,
-        proposal_id=proposal_id,
+        proposal=proposal_id,
     )
-    assert recorder.runs == created["run_ids"]
-    return [UUID(str(r)) for r in created["run_ids"]]
+    assert recorder.runs == created.run_ids
+    return list(created.run_ids)
 
 
 def test_a_review_dispatch_votes_and_adjudicates_its_proposal_when_the_last_run_ends(
-    engine: Engine,
+    engine: Engine, uow: UnitOfWork
 ) -> None:
     # Given two consolidations contested by the same invalidated evidence
     ledger, proposals = _two_contested(engine)
     target, other = sorted(proposals, key=str)
     # When claude, codex and glm review one of the proposals
-    run_ids = _review(engine, ledger, target, AGENTS)
-    results = [execute_run(engine, Recorder(), run_id, owner="test") for run_id in run_ids]
+    run_ids = _review(uow, ledger, target, AGENTS)
+    results = [execute_run(uow, Recorder(), run_id, owner="test") for run_id in run_ids]
     # Then every run succeeded with exactly one vote, on that proposal, and claimed nothing
-    assert [r["status"] for r in results] == ["succeeded"] * 3
+    assert [r.status for r in results] == ["succeeded"] * 3
     votes = _rows(engine, t.retraction_votes, t.retraction_votes.c.run_id.in_(run_ids))
     assert sorted(v["run_id"] for v in votes) == sorted(run_ids)
     assert {v["proposal_id"] for v in votes} == {target}
@@ -98,8 +102,8 @@ def test_a_review_dispatch_votes_and_adjudicates_its_proposal_when_the_last_run_
     request = runs[0]["request"]["messages"][-1]["content"]
     assert str(target) in request and '"validity": "invalidated"' in request
     # And only the last run to end adjudicated it: retracted, under the pinned rules
-    assert ["adjudication" in r for r in results] == [False, False, True]
-    assert results[-1]["adjudication"] == "retracted"
+    assert [r.adjudication is not None for r in results] == [False, False, True]
+    assert results[-1].adjudication == "retracted"
     proposal = _row(engine, t.retraction_proposals, t.retraction_proposals.c.id == target)
     assert proposal["status"] == "retracted"
     version = proposals[target]
@@ -116,12 +120,12 @@ def test_a_review_dispatch_votes_and_adjudicates_its_proposal_when_the_last_run_
 
 
 def test_a_vote_on_another_proposal_fails_the_run_and_writes_nothing(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given two open proposals and a review run dispatched for one of them
     ledger, proposals = _two_contested(engine)
     target, other = sorted(proposals, key=str)
-    [run_id] = _review(engine, ledger, target, ("claude",))
+    [run_id] = _review(uow, ledger, target, ("claude",))
     # When its model votes on the other proposal, before and after the re-prompt
     stray = AgentOutput(
         summary="[test] review: a vote on the wrong proposal.",
@@ -132,9 +136,9 @@ def test_a_vote_on_another_proposal_fails_the_run_and_writes_nothing(
         return gateway.Completion(stray, {"prompt_tokens": 1}, None, model, True)
 
     monkeypatch.setattr(gateway, "complete", complete)
-    result = execute_run(engine, Recorder(), run_id, owner="test")
+    result = execute_run(uow, Recorder(), run_id, owner="test")
     # Then the run failed with the reason, after one re-prompt
-    assert result["status"] == "failed"
+    assert result.status == "failed"
     run = _row(engine, t.agent_runs, t.agent_runs.c.id == run_id)
     assert run["status"] == "failed" and run["usage"]["calls"] == 2
     assert "votes[0].proposal_id: this run was not dispatched to review proposal" in run["error"]
@@ -144,7 +148,7 @@ def test_a_vote_on_another_proposal_fails_the_run_and_writes_nothing(
     statuses = {p["id"]: p["status"] for p in _rows(engine, t.retraction_proposals)}
     assert statuses == {target: "open", other: "open"}
     # And its dispatch, complete without a vote, left the proposal pending
-    assert result["adjudication"] == "pending"
+    assert result.adjudication == "pending"
 
 
 def test_only_a_review_run_may_vote(engine: Engine) -> None:
@@ -158,15 +162,16 @@ def test_only_a_review_run_may_vote(engine: Engine) -> None:
             check_output(conn, run, output)
 
 
-def test_with_its_evidence_intact_the_council_votes_to_keep(engine: Engine) -> None:
+def test_with_its_evidence_intact_the_council_votes_to_keep(engine: Engine, uow: UnitOfWork) -> None:
     # Given a proposal opened by hand against a consolidation whose evidence is all valid
     ledger = Ledger.new(engine)
     version = ledger.ready_node()
-    consolidation_id = consolidate(engine, version, actor=ACTOR)["consolidation_id"]
-    proposal_id = propose(engine, consolidation_id, reason="a second look", actor=ACTOR)["id"]
+    consolidation_id = consolidate(uow, version, actor=ACTOR).consolidation_id
+    assert consolidation_id is not None
+    proposal_id = propose_retraction(uow, consolidation_id, reason="a second look", actor=ACTOR).id
     # When the council reviews it
-    run_ids = _review(engine, ledger, proposal_id, AGENTS)
-    results = [execute_run(engine, Recorder(), run_id, owner="test") for run_id in run_ids]
+    run_ids = _review(uow, ledger, proposal_id, AGENTS)
+    results = [execute_run(uow, Recorder(), run_id, owner="test") for run_id in run_ids]
     # Then nobody votes to retract, codex (the sceptic) votes to keep, and it is not retracted
     votes = {
         r["agent"]: r["vote"]
@@ -178,4 +183,4 @@ def test_with_its_evidence_intact_the_council_votes_to_keep(engine: Engine) -> N
     }
     assert set(votes) == set(AGENTS)
     assert "endorse" not in votes.values() and votes["codex"] == "dispute"
-    assert results[-1]["adjudication"] in ("restored", "pending")
+    assert results[-1].adjudication in ("restored", "pending")

@@ -1,4 +1,4 @@
-"""Run-level outcomes through the real path (DESIGN §7): ``execute_run`` with
+"""Run-level outcomes through the real path (docs/architecture.md §7): ``execute_run`` with
 litellm talking real HTTP to a local fake OpenAI-compatible server, against
 real Postgres. Each outcome — a valid answer, invalid output with and without a
 successful re-prompt, unknown ids, a rate limit, a provider that stays down, a
@@ -20,15 +20,20 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, func, select
 
+from council.adapters.scheduler import Recorder
 from council.agents.compiler import REPROMPT
-from council.agents.contract import AgentOutput, CitationOut, ClaimOut
 from council.agents.errors import TransientLLMError
 from council.agents.profiles import resolve
-from council.ledger import run_lifecycle as lifecycle
+from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
+from council.domain.requests import CompiledRequest
+from council.domain.results.runs import Executed
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
-from council.services.runs import compile_for, dispatch, execute_run, worker_id
-from council.services.scheduling import Recorder
+from council.ledger.unit import UnitOfWork
+from council.services import execution
+from council.services.dispatch import compile_for, dispatch
+from council.services.execution import execute_run, worker_id
+from council.services.runs import show_run
 from tests.builders import Ledger
 from tests.conftest import CliRunner
 from tests.fakes.openai_server import Recorder as Requests
@@ -97,12 +102,16 @@ def _thread(engine: Engine) -> tuple[Ledger, list[UUID]]:
     return ledger, heads
 
 
-def _dispatch(engine: Engine, scheduler: Recorder, thread_id: UUID, agent: str = "fake") -> UUID:
-    created = dispatch(
-        engine, scheduler, thread_id=thread_id, agents=[agent], mode="independent", rounds=1, actor="test"
-    )
-    (run_id,) = created["run_ids"]
-    return UUID(str(run_id))
+def _dispatch(uow: UnitOfWork, scheduler: Recorder, thread_id: UUID, agent: str = "fake") -> UUID:
+    created = dispatch(uow, scheduler, thread_id, [agent], mode="independent", rounds=1, actor="test")
+    (run_id,) = created.run_ids
+    return run_id
+
+
+def _compiled(uow: UnitOfWork, agent: str, thread_id: UUID) -> CompiledRequest:
+    """The request a first-round run of ``agent`` would send now."""
+    with uow() as tx:
+        return compile_for(tx, resolve(agent), thread_id)
 
 
 def _valid_output(ledger: Ledger, heads: list[UUID]) -> AgentOutput:
@@ -155,10 +164,8 @@ def _growth(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {name: after[name] - before[name] for name in after if after[name] != before[name]}
 
 
-def _attempts(engine: Engine, run_id: UUID) -> list[dict[str, Any]]:
-    from council.ledger.runs import show_run
-
-    return list(show_run(engine, run_id)["attempts"])
+def _attempts(uow: UnitOfWork, run_id: UUID) -> list[dict[str, Any]]:
+    return [a.model_dump() for a in show_run(uow, run_id).attempts]
 
 
 def _claims(engine: Engine, run_id: UUID) -> list[Any]:
@@ -170,20 +177,20 @@ def _claims(engine: Engine, run_id: UUID) -> list[Any]:
 
 
 def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a thread with two open propositions and a provider that answers validly
     ledger, heads = _thread(engine)
     answer = _valid_output(ledger, heads).model_dump_json()
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [reply(answer, prompt_tokens=120, completion_tokens=40)]) as seen:
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
-        expected = compile_for(engine, resolve("fake"), ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
+        expected = _compiled(uow, "fake", ledger.thread_id)
         # When a worker executes the run
-        result = execute_run(engine, scheduler, run_id)
+        result = execute_run(uow, scheduler, run_id)
     # Then it succeeded with the request it hashed, stored before the call
     run = _run(engine, run_id)
-    assert result["status"] == "succeeded"
+    assert result.status == "succeeded"
     assert (run["status"], run["error"], run["attempt"], run["simulated"]) == ("succeeded", None, 1, False)
     assert run["request"] == expected.canonical()
     assert run["request_sha256"] == expected.sha256
@@ -195,7 +202,7 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
     )  # fmt: skip
     assert executor["api_base"].startswith("http://127.0.0.1:")
     # And its attempt names the worker that ran it, and how it ended
-    (attempt,) = _attempts(engine, run_id)
+    (attempt,) = _attempts(uow, run_id)
     assert (attempt["attempt"], attempt["worker"], attempt["status"]) == (1, worker_id(), "succeeded")
     assert run["usage"] == {
         "calls": 1,
@@ -235,7 +242,7 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
         }
     assert exposures == {("proposition", "briefing", h, None) for h in heads}
     # And consolidation of both touched versions was enqueued, and nothing more
-    assert sorted(result["touched_versions"]) == sorted(heads)
+    assert sorted(result.touched_versions) == sorted(heads)
     assert sorted(scheduler.evaluations) == sorted(heads)
     assert scheduler.runs == [run_id]
     assert [kind for kind, _ in _events(engine, run_id)] == [
@@ -246,19 +253,19 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
 
 
 def test_malformed_json_twice_fails_after_one_reprompt_and_writes_nothing_else(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that never answers in JSON
     ledger, _ = _thread(engine)
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [reply(NOT_JSON)]) as seen:
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
         before = _written(engine)
         # When the run is executed
-        result = execute_run(engine, scheduler, run_id)
+        result = execute_run(uow, scheduler, run_id)
     # Then it failed with the reason, after exactly one re-prompt
     run = _run(engine, run_id)
-    assert result["status"] == "failed"
+    assert result.status == "failed"
     assert run["status"] == "failed"
     assert run["error"].startswith("invalid output after one re-prompt: ")
     assert "Invalid JSON" in run["error"]
@@ -273,7 +280,7 @@ def test_malformed_json_twice_fails_after_one_reprompt_and_writes_nothing_else(
 
 
 def test_malformed_then_valid_succeeds_after_one_reprompt(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that answers in prose first, then validly
     ledger, heads = _thread(engine)
@@ -281,12 +288,12 @@ def test_malformed_then_valid_succeeds_after_one_reprompt(
     scheduler = Recorder()
     script = [reply(NOT_JSON, prompt_tokens=100, completion_tokens=20), reply(answer, prompt_tokens=150)]
     with _fake_agent(monkeypatch, tmp_path, script) as seen:
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
         # When the run is executed
-        result = execute_run(engine, scheduler, run_id)
+        result = execute_run(uow, scheduler, run_id)
     # Then it succeeded on the re-prompt, and its usage says so
     run = _run(engine, run_id)
-    assert result["status"] == "succeeded"
+    assert result.status == "succeeded"
     assert (run["status"], run["error"]) == ("succeeded", None)
     assert run["usage"]["reprompted"] is True
     assert run["usage"]["calls"] == 2
@@ -303,7 +310,7 @@ def test_malformed_then_valid_succeeds_after_one_reprompt(
 
 
 def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that keeps claiming on a node version that does not exist
     ledger, heads = _thread(engine)
@@ -311,13 +318,13 @@ def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
     answer = AgentOutput(claims=[ClaimOut(node_version_id=str(unknown), type="endorse")]).model_dump_json()
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [reply(answer)]) as seen:
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
         before = _written(engine)
         # When the run is executed
-        result = execute_run(engine, scheduler, run_id)
+        result = execute_run(uow, scheduler, run_id)
     # Then it failed after one re-prompt with a reason naming the unknown id
     run = _run(engine, run_id)
-    assert result["status"] == "failed"
+    assert result.status == "failed"
     assert run["status"] == "failed"
     assert run["error"].startswith("invalid output after one re-prompt: ")
     assert f"no node version with id {unknown}" in run["error"]
@@ -329,7 +336,7 @@ def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
 
 
 def test_an_unknown_id_then_a_valid_answer_succeeds_and_only_the_valid_one_is_written(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider whose first answer claims on a node version that does not
     # exist (only the ledger can tell), and whose second answer is valid
@@ -344,12 +351,12 @@ def test_an_unknown_id_then_a_valid_answer_succeeds_and_only_the_valid_one_is_wr
     answer = _valid_output(ledger, heads).model_dump_json()
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [reply(first), reply(answer)]) as seen:
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
         # When the run is executed
-        result = execute_run(engine, scheduler, run_id)
+        result = execute_run(uow, scheduler, run_id)
     # Then the first answer was refused where it would have been written, the
     # re-prompt named the unknown id, and the second answer was applied
-    assert result["status"] == "succeeded"
+    assert result.status == "succeeded"
     assert len(seen.requests) == 2
     assert str(unknown) in seen.requests[1]["json"]["messages"][-1]["content"]
     assert _run(engine, run_id)["usage"]["reprompted"] is True
@@ -362,7 +369,7 @@ def test_an_unknown_id_then_a_valid_answer_succeeds_and_only_the_valid_one_is_wr
 
 
 def test_the_agents_prose_is_linted_and_the_findings_are_stored_on_the_run(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider whose summary calls an open proposition settled
     ledger, heads = _thread(engine)
@@ -371,12 +378,12 @@ def test_the_agents_prose_is_linted_and_the_findings_are_stored_on_the_run(
     )
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [reply(output.model_dump_json())]):
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
         # When the run is executed
-        result = execute_run(engine, scheduler, run_id)
+        result = execute_run(uow, scheduler, run_id)
     # Then the run succeeded (findings are recorded, not fatal) with the finding stored
     run = _run(engine, run_id)
-    assert result["status"] == "succeeded" and result["lint_findings"] == 1
+    assert result.status == "succeeded" and result.lint_findings == 1
     (finding,) = run["lint_findings"]
     assert (finding["word"], finding["category"], finding["item_id"]) == ("settled", "settled", str(heads[0]))
     # And the run.succeeded event counts it
@@ -384,48 +391,48 @@ def test_the_agents_prose_is_linted_and_the_findings_are_stored_on_the_run(
 
 
 def test_a_rate_limit_releases_the_run_and_the_next_try_sends_the_same_request(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that answers 429 once, then validly
     ledger, heads = _thread(engine)
     answer = _valid_output(ledger, heads).model_dump_json()
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [rate_limited(), reply(answer)]) as seen:
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
         # When the run is executed, the gateway asks once and the run goes back to the queue
         with pytest.raises(TransientLLMError, match="HTTP 429"):
-            execute_run(engine, scheduler, run_id)
+            execute_run(uow, scheduler, run_id)
         assert len(seen.requests) == 1
         assert (_run(engine, run_id)["status"], _run(engine, run_id)["lease_owner"]) == ("queued", None)
         # And when the task tries again
-        result = execute_run(engine, scheduler, run_id, try_no=2)
+        result = execute_run(uow, scheduler, run_id, try_no=2)
     # Then the same request was sent again and the run succeeded on its second attempt
     run = _run(engine, run_id)
-    assert result["status"] == "succeeded"
+    assert result.status == "succeeded"
     assert (run["status"], run["attempt"], run["usage"]["calls"]) == ("succeeded", 2, 1)
     assert "reprompted" not in run["usage"]
     assert len(seen.requests) == 2
     assert seen.requests[0]["json"] == seen.requests[1]["json"]
     assert len(_claims(engine, run_id)) == 2
     # And each attempt's record says how it ended
-    assert [(a["attempt"], a["status"]) for a in _attempts(engine, run_id)] == [
+    assert [(a["attempt"], a["status"]) for a in _attempts(uow, run_id)] == [
         (1, "released"),
         (2, "succeeded"),
     ]
-    assert "HTTP 429" in _attempts(engine, run_id)[0]["reason"]
+    assert "HTTP 429" in _attempts(uow, run_id)[0]["reason"]
 
 
 def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_fails_it_on_the_last_try(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that answers 500 to everything
     ledger, _ = _thread(engine)
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [server_error()]) as seen:
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
         # When the run is executed, the gateway asks exactly once
         with pytest.raises(TransientLLMError) as first:
-            execute_run(engine, scheduler, run_id)
+            execute_run(uow, scheduler, run_id)
         # Then the run is back in the queue with its request stored, for any worker to retry
         run = _run(engine, run_id)
         assert (run["status"], run["attempt"], run["lease_owner"], run["error"]) == ("queued", 1, None, None)
@@ -434,18 +441,18 @@ def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_fails
         assert "HTTP 500" in str(first.value)
         # And when the thread changes before the retry, the retry still resends the stored request
         ledger.node("A proposition added between the attempts")
-        assert compile_for(engine, resolve("fake"), ledger.thread_id).sha256 != stored_sha
+        assert _compiled(uow, "fake", ledger.thread_id).sha256 != stored_sha
         exposures_before = _written(engine)["run_exposures"]
         with pytest.raises(TransientLLMError):
-            execute_run(engine, scheduler, run_id, try_no=2)
+            execute_run(uow, scheduler, run_id, try_no=2)
         run = _run(engine, run_id)
         assert (run["status"], run["attempt"]) == ("queued", 2)
         assert (run["request"], run["request_sha256"]) == (stored, stored_sha)
         # When the last try the retry policy allows fails too
-        result = execute_run(engine, scheduler, run_id, try_no=3, last_try=True)
+        result = execute_run(uow, scheduler, run_id, try_no=3, last_try=True)
     # Then the run failed with the reason and the number of tries, and nothing else came of it
     run = _run(engine, run_id)
-    assert result["status"] == "failed"
+    assert result.status == "failed"
     assert run["status"] == "failed" and run["request_sha256"] == stored_sha
     assert (
         run["error"].startswith("no answer after 3 tries: openai/fake-model: ") and "HTTP 500" in run["error"]
@@ -454,7 +461,7 @@ def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_fails
     assert all(r["json"]["messages"] == stored["messages"] for r in seen.requests)
     assert _written(engine)["run_exposures"] == exposures_before
     assert [kind for kind, _ in _events(engine, run_id)] == ["run.started", "run.failed"]
-    assert [(a["attempt"], a["status"]) for a in _attempts(engine, run_id)] == [
+    assert [(a["attempt"], a["status"]) for a in _attempts(uow, run_id)] == [
         (1, "released"),
         (2, "released"),
         (3, "failed"),
@@ -464,19 +471,19 @@ def test_a_provider_that_stays_down_requeues_the_run_with_its_request_then_fails
 
 
 def test_a_bad_key_fails_at_once_and_the_key_is_nowhere_stored(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that refuses the key and echoes it in its error message
     ledger, _ = _thread(engine)
     scheduler = Recorder()
     with _fake_agent(monkeypatch, tmp_path, [unauthorized()]) as seen:
-        run_id = _dispatch(engine, scheduler, ledger.thread_id)
+        run_id = _dispatch(uow, scheduler, ledger.thread_id)
         before = _written(engine)
         # When the run is executed
-        result = execute_run(engine, scheduler, run_id)
+        result = execute_run(uow, scheduler, run_id)
     # Then it failed at once, without a retry, with an authentication reason
     run = _run(engine, run_id)
-    assert result["status"] == "failed"
+    assert result.status == "failed"
     assert run["status"] == "failed"
     assert "authentication" in run["error"].lower()
     assert len(seen.requests) == 1
@@ -495,13 +502,13 @@ def test_a_bad_key_fails_at_once_and_the_key_is_nowhere_stored(
 
 
 def test_preview_hashes_to_the_request_the_run_stores(
-    engine: Engine, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, uow: UnitOfWork, cli: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a thread and the simulated stand-in for claude
     monkeypatch.setenv("COUNCIL_SIMULATE", "1")
     ledger, _ = _thread(engine)
     # When the request is previewed, in process and by the CLI
-    compiled = compile_for(engine, resolve("claude"), ledger.thread_id)
+    compiled = _compiled(uow, "claude", ledger.thread_id)
     shown = cli(
         "preview",
         "--thread",
@@ -515,69 +522,75 @@ def test_preview_hashes_to_the_request_the_run_stores(
     preview = shown.json()
     # And a run of claude is dispatched and executed with nothing changed in between
     scheduler = Recorder()
-    run_id = _dispatch(engine, scheduler, ledger.thread_id, agent="claude")
-    result = execute_run(engine, scheduler, run_id)
+    run_id = _dispatch(uow, scheduler, ledger.thread_id, agent="claude")
+    result = execute_run(uow, scheduler, run_id)
     # Then both previews hash to exactly the request the run stored
     run = _run(engine, run_id)
-    assert result["status"] == "succeeded"
+    assert result.status == "succeeded"
     assert run["simulated"] is True and preview["simulated"] is True
     assert preview["request_sha256"] == compiled.sha256 == run["request_sha256"]
     assert preview["request"] == run["request"]
 
 
 def test_a_second_execution_of_a_finished_run_is_skipped_and_writes_nothing(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a run that a worker has executed (simulated claude)
     monkeypatch.setenv("COUNCIL_SIMULATE", "1")
     ledger, _ = _thread(engine)
     scheduler = Recorder()
-    run_id = _dispatch(engine, scheduler, ledger.thread_id, agent="claude")
-    assert execute_run(engine, scheduler, run_id)["status"] == "succeeded"
+    run_id = _dispatch(uow, scheduler, ledger.thread_id, agent="claude")
+    assert execute_run(uow, scheduler, run_id).status == "succeeded"
     before, run_before = _written(engine), _run(engine, run_id)
     enqueued = (list(scheduler.runs), list(scheduler.evaluations))
     # When its message is delivered again
-    result = execute_run(engine, scheduler, run_id)
+    result = execute_run(uow, scheduler, run_id)
     # Then the second execution is skipped: no row, no event, no enqueue
-    assert result == {"run_id": run_id, "status": "skipped"}
+    assert result == Executed(run_id=run_id, status="skipped")
     assert _written(engine) == before
     assert _run(engine, run_id) == run_before
     assert (scheduler.runs, scheduler.evaluations) == enqueued
 
 
 def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a run claimed by a worker whose lease expired at once, then taken over
     monkeypatch.setenv("COUNCIL_SIMULATE", "1")
     ledger, heads = _thread(engine)
-    run_id = _dispatch(engine, Recorder(), ledger.thread_id, agent="claude")
-    zombie = lifecycle.claim(engine, run_id, owner="zombie", lease_s=0)
-    successor = lifecycle.claim(engine, run_id, owner="successor", lease_s=300)
+    run_id = _dispatch(uow, Recorder(), ledger.thread_id, agent="claude")
+    with uow() as tx:
+        zombie = tx.runs.claim(run_id, owner="zombie", lease_s=0)
+    with uow() as tx:
+        successor = tx.runs.claim(run_id, owner="successor", lease_s=300)
     assert zombie is not None and successor is not None
     assert (zombie.attempt, successor.attempt) == (1, 2)
     output = _valid_output(ledger, heads)
     before, run_before = _written(engine), _run(engine, run_id)
+    scheduler = Recorder()
     # When the zombie attempt tries to finish the run
-    applied = lifecycle.succeed(engine, run_id, 1, output, usage={"calls": 1}, cost_usd=None, prose="")
+    applied = execution._apply(uow, run_id, 1, output, usage={"calls": 1}, cost_usd=None)
     # Then it is fenced out and nothing was written
     assert applied is None
-    assert lifecycle.fail(engine, run_id, 1, "zombie failure") is False
-    assert lifecycle.release(engine, run_id, 1, "zombie retry") is False
-    assert (
-        lifecycle.store_request(engine, run_id, 1, compile_for(engine, resolve("claude"), ledger.thread_id))
-        is False
-    )
+    with uow() as tx:
+        assert tx.runs.fence(run_id, 1) is None  # what failing it (fence, then finish) first asks
+    assert execution._failed(uow, scheduler, zombie, 1, "zombie failure").status == "fenced"
+    with uow() as tx:
+        assert tx.runs.release(run_id, 1, "zombie retry") is False
+    compiled = _compiled(uow, "claude", ledger.thread_id)
+    with uow() as tx:
+        assert tx.runs.store_request(run_id, 1, compiled) is False
     assert _written(engine) == before
     assert _run(engine, run_id) == run_before
     assert (run_before["status"], run_before["lease_owner"]) == ("running", "successor")
+    assert (scheduler.runs, scheduler.evaluations) == ([], [])
     # And the attempt that owns the run still can
-    done = lifecycle.succeed(engine, run_id, 2, output, usage={"calls": 1}, cost_usd=None, prose="")
-    assert done is not None and len(done["claims"]) == 2
+    done = execution._apply(uow, run_id, 2, output, usage={"calls": 1}, cost_usd=None)
+    assert done is not None and len(done.claims) == 2
     assert _run(engine, run_id)["status"] == "succeeded"
     # And the attempts' record says who held each, and that the first lost its lease to the second
-    assert [(a["attempt"], a["worker"], a["status"]) for a in _attempts(engine, run_id)] == [
+    assert [(a["attempt"], a["worker"], a["status"]) for a in _attempts(uow, run_id)] == [
         (1, "zombie", "lease_expired"),
         (2, "successor", "succeeded"),
     ]
-    assert _attempts(engine, run_id)[0]["reason"] == "lease expired; taken over by successor"
+    assert _attempts(uow, run_id)[0]["reason"] == "lease expired; taken over by successor"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from council import url_fetch
+from council.adapters import url_fetch
 from tests.fakes.web_server import Site, serving
 
 PUBLIC_STAND_IN = "127.0.0.2"

@@ -1,4 +1,4 @@
-"""The dashboard views (DESIGN §8, schema/views.md) against real Postgres.
+"""The dashboard views (docs/architecture.md §8, schema/views.md) against real Postgres.
 
 One test per observation question of the specification, each on a ledger
 built for it; the base views; the computed independence groups against the
@@ -15,15 +15,16 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from council.agents.compiler import Exposure
-from council.ledger import actions, branches, nodes, threads
-from council.ledger import run_lifecycle as lifecycle
-from council.ledger.committer import consolidate
-from council.ledger.consolidation_reads import groups
-from council.ledger.db import unit_of_work
-from council.services.reversal import change
+from council.domain.commands import NewAction, NewFork, NewVersion
+from council.domain.requests import Exposure
+from council.ledger.unit import UnitOfWork
+from council.services.branches import close_branch, fork_branch, merge_branch
+from council.services.claims import add_action
+from council.services.consolidation import consolidate, groups
+from council.services.nodes import add_version, set_node_status, show_node
+from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
-from tests.dashboard import version_of, view_rows, worker_run
+from tests.dashboard import fail_run, version_of, view_rows, worker_run
 
 VIEWS_DOC = Path(__file__).resolve().parents[2] / "schema" / "views.md"
 
@@ -62,7 +63,7 @@ def test_q1_an_endorsement_is_independent_alone_in_its_group_and_inherited_when_
     }
     # And the groups are the ones `council groups` reports
     support = {
-        g["id"]: sorted(g["runs"]) for g in groups(engine, version)["groups"] if g["kind"] == "support"
+        g.id: sorted(g.runs) for g in groups(UnitOfWork(engine), version).groups if g.kind == "support"
     }
     assert {r["group_id"]: sorted(map(str, r["group_runs"])) for r in rows.values()} == support
 
@@ -114,21 +115,23 @@ def test_q3_what_each_branch_diverged_over(engine: Engine) -> None:
 
     def fork(label: str, divergence: str, **kw: Any) -> UUID:
         kind = "objective" if divergence == "objective" else "node"
-        at: dict[str, Any] = {} if kind == "objective" else {"fork_version_id": root}
-        made = branches.fork(
-            engine,
-            thread_id=ledger.thread_id,
-            kind=kind,
-            label=label,
-            divergence_type=divergence,
+        at = None if kind == "objective" else root
+        made = fork_branch(
+            UnitOfWork(engine),
+            NewFork(
+                thread=ledger.thread_id,
+                kind=kind,
+                label=label,
+                divergence_type=divergence,
+                at_version=at,
+                **kw,
+            ),
             actor=ACTOR,
-            **at,
-            **kw,
         )
-        return UUID(str(made["id"]))
+        return made.id
 
     scope = fork("scope", "objective", objective="Is it cheap enough to run?")
-    latency = fork("tail latency", "claim", run_id=forker)
+    latency = fork("tail latency", "claim", run=forker)
     reading = fork("reading of the WAL trace", "evidence_interpretation")
     version_of(
         ledger, "the trace shows contention only", branch_id=reading, cites=[e0], interpretation="contention"
@@ -136,17 +139,17 @@ def test_q3_what_each_branch_diverged_over(engine: Engine) -> None:
     version_of(ledger, "and a second trace agrees", branch_id=reading, cites=[e1])
     acceptance = fork("what would settle it", "acceptance_condition")
     bar = version_of(ledger, "parity needs a p99 bar", branch_id=acceptance)
-    actions.add_action(
-        engine,
-        thread_id=ledger.thread_id,
-        description="benchmark 8 writers",
-        acceptance_condition="p99 under 50 ms",
-        version_id=bar,
+    add_action(
+        UnitOfWork(engine),
+        NewAction(
+            thread=ledger.thread_id,
+            description="benchmark 8 writers",
+            acceptance_condition="p99 under 50 ms",
+            version=bar,
+        ),
         actor=ACTOR,
     )
-    merge = branches.merge(
-        engine, source_branch_id=latency, rationale="latency folded into main", actor=ACTOR
-    )
+    merge = merge_branch(UnitOfWork(engine), latency, rationale="latency folded into main", actor=ACTOR)
     # When the question's view is read for the thread
     rows = {
         r["branch_id"]: r
@@ -173,12 +176,12 @@ def test_q3_what_each_branch_diverged_over(engine: Engine) -> None:
     }
     assert rows[acceptance]["acceptance_conditions"] == ["p99 under 50 ms"]
     assert rows[latency]["created_by_agent"] == "anthropic" and rows[scope]["created_by_agent"] is None
-    with unit_of_work(engine) as conn:
-        main = threads.main_branch_id(conn, ledger.thread_id)
+    with ledger.uow() as tx:
+        main = tx.threads.main_branch_id(ledger.thread_id)
     assert {r["parent_branch_id"] for r in rows.values()} == {main}
     merged = rows[latency]
     assert (merged["merged_into_branch_id"], merged["merge_rationale"]) == (main, "latency folded into main")
-    assert merge["target_branch_id"] == main
+    assert merge.target_branch_id == main
     assert rows[scope]["thread_objective"] == "Is SQLite parity sufficient for the production adapter?"
 
 
@@ -246,7 +249,7 @@ def test_q5_whether_each_convergence_was_independent_or_inherited(engine: Engine
     ledger.claim(ledger.run("openai"), single, claim_type="dispute", confidence=0.9)
     unsupported = version_of(ledger, "nobody supports this")
     ledger.claim(ledger.run("zhipu"), unsupported, claim_type="abstain")
-    committed = consolidate(engine, independent, actor=ACTOR)
+    committed = consolidate(UnitOfWork(engine), independent, actor=ACTOR)
     # When the question's view is read for the thread
     rows = {
         r["node_version_id"]: r
@@ -267,7 +270,7 @@ def test_q5_whether_each_convergence_was_independent_or_inherited(engine: Engine
     assert rows[independent]["support_providers"] == ["anthropic", "openai"]
     assert (rows[independent]["node_status"], rows[independent]["live_consolidation_id"]) == (
         "resolved",
-        committed["consolidation_id"],
+        committed.consolidation_id,
     )
     assert rows[inherited]["live_consolidation_id"] is None
 
@@ -278,15 +281,17 @@ def test_q5_whether_each_convergence_was_independent_or_inherited(engine: Engine
 def test_thread_overview_counts_what_the_thread_holds(engine: Engine) -> None:
     # Given a thread with a consolidated node, an open node with a pending action and a dispute
     ledger = Ledger.new(engine)
-    consolidate(engine, ledger.ready_node(), actor=ACTOR)
+    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
     open_version = version_of(ledger, "WAL mode changes nothing")
     ledger.claim(ledger.run("zhipu"), open_version, claim_type="dispute")
-    actions.add_action(
-        engine,
-        thread_id=ledger.thread_id,
-        description="re-run on PG 16",
-        acceptance_condition="suite green",
-        version_id=open_version,
+    add_action(
+        UnitOfWork(engine),
+        NewAction(
+            thread=ledger.thread_id,
+            description="re-run on PG 16",
+            acceptance_condition="suite green",
+            version=open_version,
+        ),
         actor=ACTOR,
     )
     # When the overview is read
@@ -316,7 +321,7 @@ def test_runs_show_lineage_mode_status_and_request_hash(engine: Engine) -> None:
     ledger.claim(child, version)
     worker, _, request_sha = worker_run(ledger, "openai", mode="independent")
     failed, attempt, _ = worker_run(ledger, "zhipu")
-    assert lifecycle.fail(engine, failed, attempt, "provider said no")
+    fail_run(ledger, failed, attempt)
     # When the runs are read
     rows = {r["run_id"]: r for r in view_rows(engine, "council_v_runs", thread_id=ledger.thread_id)}
     # Then each carries its lineage, mode, status and hash
@@ -355,9 +360,9 @@ def test_decisions_record_reasons_and_groups_of_consolidations_and_evaluations(e
     ledger = Ledger.new(engine)
     lonely = version_of(ledger, "one supporter")
     ledger.claim(ledger.run("anthropic"), lonely)
-    not_ready = consolidate(engine, lonely, actor=ACTOR)
+    not_ready = consolidate(UnitOfWork(engine), lonely, actor=ACTOR)
     ready = ledger.ready_node()
-    committed = consolidate(engine, ready, actor=ACTOR)
+    committed = consolidate(UnitOfWork(engine), ready, actor=ACTOR)
     # When the decisions are read
     rows = {r["decision_id"]: r for r in view_rows(engine, "council_v_decisions", thread_id=ledger.thread_id)}
     # Then both are there, with their outcome and failed rules
@@ -367,26 +372,27 @@ def test_decisions_record_reasons_and_groups_of_consolidations_and_evaluations(e
         for d, r in rows.items()
     }  # fmt: skip
     assert answer == {
-        not_ready["evaluation_id"]: (
+        not_ready.evaluation_id: (
             "evaluation", lonely, "not_ready", None, None, ["independent_support", "provider_diversity"],
         ),
-        committed["consolidation_id"]: ("consolidation", ready, "committed", "live", 2, []),
+        committed.consolidation_id: ("consolidation", ready, "committed", "live", 2, []),
     }  # fmt: skip
-    assert rows[committed["consolidation_id"]]["memory_item_id"] == committed["memory_item_id"]
+    assert rows[committed.consolidation_id]["memory_item_id"] == committed.memory_item_id
     # And one reason row per rule, in the rule set's order
-    reasons = view_rows(engine, "council_v_decision_reasons", decision_id=not_ready["evaluation_id"])
+    reasons = view_rows(engine, "council_v_decision_reasons", decision_id=not_ready.evaluation_id)
     assert [(r["rule"], r["ok"], r["detail"]) for r in sorted(reasons, key=lambda r: r["position"])] == [
-        (r["rule"], r["ok"], r["detail"]) for r in not_ready["reasons"]
+        (r.rule, r.ok, r.detail) for r in not_ready.reasons
     ]
     # And the groups the consolidation recorded are the groups the view computes now
     recorded = view_rows(
-        engine, "council_v_consolidation_groups", consolidation_id=committed["consolidation_id"]
+        engine, "council_v_consolidation_groups", consolidation_id=committed.consolidation_id
     )
     current = view_rows(engine, "council_v_independence_groups", node_version_id=ready)
     assert sorted((r["group_id"], r["kind"], r["runs"], r["providers"]) for r in recorded) == sorted(
         (r["group_id"], r["kind"], r["runs"], r["providers"]) for r in current
     )
-    assert [g["id"] for g in committed["groups"]] == [
+    assert committed.groups is not None
+    assert [g.id for g in committed.groups] == [
         r["group_id"] for r in sorted(recorded, key=lambda r: r["position"])
     ]
 
@@ -394,15 +400,18 @@ def test_decisions_record_reasons_and_groups_of_consolidations_and_evaluations(e
 def test_memory_items_carry_their_status_history(engine: Engine) -> None:
     # Given stable memory whose evidence is challenged, then reaffirmed
     ledger = Ledger.new(engine)
-    committed = consolidate(engine, ledger.ready_node(), actor=ACTOR)
-    change(engine, None, ledger.evidence[0], action="challenge", reason="method questioned", actor=ACTOR)
-    change(engine, None, ledger.evidence[0], action="reaffirm", reason="re-run confirmed", actor=ACTOR)
+    uow = UnitOfWork(engine)
+    committed = consolidate(uow, ledger.ready_node(), actor=ACTOR)
+    change_validity(
+        uow, None, ledger.evidence[0], action="challenge", reason="method questioned", actor=ACTOR
+    )
+    change_validity(uow, None, ledger.evidence[0], action="reaffirm", reason="re-run confirmed", actor=ACTOR)
     # When the memory views are read
     [item] = view_rows(engine, "council_v_memory_items", thread_id=ledger.thread_id)
     history = view_rows(engine, "council_v_memory_history", memory_item_id=item["memory_item_id"])
     # Then the item shows where it went and why, and each step is a row
     assert (item["consolidation_id"], item["status"], item["transitions"]) == (
-        committed["consolidation_id"],
+        committed.consolidation_id,
         "stable",
         2,
     )
@@ -428,28 +437,26 @@ def test_frontier_holds_open_and_tentative_heads_of_live_branches(engine: Engine
     tentative = version_of(ledger, "WAL mode changes nothing", status="tentative", depends_on=[base])
     ledger.claim(ledger.run("openai"), tentative, claim_type="dispute")
     old = version_of(ledger, "old wording")
-    logical = nodes.show_version(engine, old)["logical_node_id"]
-    new = UUID(
-        str(
-            nodes.add_version(engine, logical_node_id=logical, content="new wording", actor=ACTOR)[
-                "version_id"
-            ]
-        )
-    )
+    uow = UnitOfWork(engine)
+    logical = show_node(uow, old).logical_node_id
+    new = add_version(uow, NewVersion(logical_node=logical, content="new wording"), actor=ACTOR).version_id
     killed = version_of(ledger, "killed")
-    nodes.set_status(engine, version_id=killed, status="killed", reason="wrong", actor=ACTOR)
-    consolidate(engine, ledger.ready_node(), actor=ACTOR)
+    set_node_status(uow, killed, status="killed", reason="wrong", actor=ACTOR)
+    consolidate(uow, ledger.ready_node(), actor=ACTOR)
     on_branch = {}
     for label in ("merged", "abandoned"):
-        fork = branches.fork(
-            engine, thread_id=ledger.thread_id, kind="node", label=label, divergence_type="claim",
-            fork_version_id=base, actor=ACTOR,
-        )  # fmt: skip
-        on_branch[label] = version_of(ledger, f"on the {label} branch", branch_id=fork["id"])
+        fork = fork_branch(
+            uow,
+            NewFork(
+                thread=ledger.thread_id, kind="node", label=label, divergence_type="claim", at_version=base
+            ),
+            actor=ACTOR,
+        )
+        on_branch[label] = version_of(ledger, f"on the {label} branch", branch_id=fork.id)
         if label == "merged":
-            branches.merge(engine, source_branch_id=fork["id"], rationale="agreed", actor=ACTOR)
+            merge_branch(uow, fork.id, rationale="agreed", actor=ACTOR)
         else:
-            branches.close(engine, branch_id=fork["id"], status="abandoned", reason="dropped", actor=ACTOR)
+            close_branch(uow, fork.id, status="abandoned", reason="dropped", actor=ACTOR)
     # When the frontier is read
     rows = {
         r["node_version_id"]: r for r in view_rows(engine, "council_v_frontier", thread_id=ledger.thread_id)

@@ -15,9 +15,9 @@ from sqlalchemy import Engine, insert, update
 
 from council.domain.canonical import canonical_sha256
 from council.ledger import tables as t
-from council.ledger import threads
-from council.ledger.consolidation_reads import groups
 from council.ledger.db import unit_of_work
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import groups
 from tests.builders import ACTOR, MODELS, Ledger
 from tests.dashboard import version_of, view_rows
 
@@ -66,10 +66,11 @@ def _random_ledger(engine: Engine, grouping: str, seed: int) -> tuple[Ledger, li
                     params_sha256=canonical_sha256({"id": grouping, "params": params}),
                 )
             )
-    thread = threads.create_thread(
-        engine, title=f"random {seed}", objective="grouping", actor=ACTOR, grouping_algorithm_id=grouping
-    )
-    ledger = Ledger(engine, thread["id"])
+    with UnitOfWork(engine)() as tx:  # the service pins the default grouping; this thread pins another
+        thread = tx.threads.create(
+            title=f"random {seed}", objective="grouping", actor=ACTOR, grouping_algorithm_id=grouping
+        )
+    ledger = Ledger(engine, thread.id)
     for i in range(6):
         ledger.add_evidence(f"random {seed}: evidence {i}")
     rng = random.Random(seed)
@@ -108,7 +109,7 @@ def test_independence_groups_view_equals_the_python_grouping(engine: Engine, gro
     for version in versions:
         # When the groups view and `council groups` are read for a version
         rows = view_rows(engine, "council_v_independence_groups", node_version_id=version)
-        computed = groups(engine, version)
+        computed = groups(UnitOfWork(engine), version)
         # Then they are the same groups, member for member
         actual = {
             (r["group_id"], r["kind"], tuple(map(str, r["runs"])), tuple(r["providers"]), r["max_confidence"],
@@ -116,9 +117,9 @@ def test_independence_groups_view_equals_the_python_grouping(engine: Engine, gro
             for r in rows
         }  # fmt: skip
         expected = {
-            (g["id"], g["kind"], tuple(g["runs"]), tuple(g["providers"]), Decimal(str(g["max_confidence"])),
-             tuple(g["component_runs"]), computed["grouping_algorithm_id"])
-            for g in computed["groups"]
+            (g.id, g.kind, tuple(g.runs), tuple(g.providers), Decimal(str(g.max_confidence)),
+             tuple(g.component_runs), computed.grouping_algorithm_id)
+            for g in computed.groups
         }  # fmt: skip
         assert actual == expected
         assert all(r["run_count"] == len(r["runs"]) for r in rows)

@@ -112,9 +112,9 @@ def unknown_variables(names: set[str]) -> list[str]:
 
 @functools.cache
 def _council() -> TyperGroup:
-    from council.cli.main import _register, app
+    from council.cli.main import app, register_commands
 
-    _register()
+    register_commands()
     command = typer.main.get_command(app)
     assert isinstance(command, TyperGroup)
     return command

@@ -1,4 +1,4 @@
-"""deploy/ holds no credential and hands each container only what it needs (DESIGN §11):
+"""deploy/ holds no credential and hands each container only what it needs (docs/architecture.md §11):
 every secret comes from the environment (compose: ``${VAR:?…}``) or a Kubernetes
 Secret, Flower and Redis need a login, the owner of the tables is the migrate job's
 alone, and the web answers to the names it is reached by."""

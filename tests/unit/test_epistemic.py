@@ -1,4 +1,4 @@
-"""The epistemic-word guard (DESIGN §6): adjudicating words need a durable transition."""
+"""The epistemic-word guard (docs/architecture.md §6): adjudicating words need a durable transition."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def node(
 ALL_CATEGORIES: frozenset[Category] = frozenset({"settled", "rejected", "preferred"})
 SENTENCE = "The council concluded that SQLite parity is sufficient."
 
-# Every form DESIGN §6 guards, with the category it claims.
+# Every form docs/architecture.md §6 guards, with the category it claims.
 FORMS: list[tuple[str, Category]] = [
     *[
         (w, "settled")

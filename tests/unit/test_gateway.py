@@ -15,9 +15,9 @@ import pytest
 from pydantic import ValidationError
 
 from council.agents import gateway
-from council.agents.contract import AgentOutput
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.simulated import REPROMPT_PREFIX
+from council.domain.agent_output import AgentOutput
 from council.domain.epistemic import guarded_words
 from tests.fakes.openai_server import (
     AGENT_OUTPUT_JSON,

@@ -1,4 +1,4 @@
-"""Independence grouping indep-v1 (DESIGN §3): who counts as an independent voice."""
+"""Independence grouping indep-v1 (docs/architecture.md §3): who counts as an independent voice."""
 
 from __future__ import annotations
 
@@ -292,7 +292,7 @@ def test_adding_an_exposure_never_increases_the_number_of_components(
 
 
 def _naive_groups(runs: Sequence[RunFacts], params: GroupingParams) -> list[tuple[str, tuple[str, ...]]]:
-    """All pairs, straight from DESIGN §3: the reference the indexed join must match."""
+    """All pairs, straight from docs/architecture.md §3: the reference the indexed join must match."""
 
     def similar(a: frozenset[str], b: frozenset[str], threshold: float, min_shared: int) -> bool:
         shared = len(a & b)

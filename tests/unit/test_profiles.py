@@ -1,4 +1,4 @@
-"""Agent profiles (DESIGN §9 "Profiles file"): defaults that are current, the
+"""Agent profiles (docs/architecture.md §9 "Profiles file"): defaults that are current, the
 file and the variables checked key by key, secrets refused, simulation modes,
 and the executor a run pins. No database, no network."""
 
@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from council.agents import profiles
-from council.agents.profiles import DEFAULTS, GLM_VIA_OPENROUTER, Profile
+from council.agents.profiles import DEFAULTS, GLM_VIA_OPENROUTER
+from council.domain.profile import Profile
 from council.errors import BadInput, ConfigError
 
 KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ZAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY")

@@ -20,9 +20,9 @@ def test_published_schemas_are_valid_json_schema() -> None:
 
 
 def test_every_command_of_the_contract_has_an_output_schema() -> None:
-    from council.cli.main import _register, app
+    from council.cli.main import app, register_commands
 
-    _register()
+    register_commands()
     names: set[str] = set()
     for info in app.registered_commands:
         names.add(info.name or "")

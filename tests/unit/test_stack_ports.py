@@ -1,4 +1,4 @@
-"""Which port `council up` gives the web server (council/stack_processes.py), with real
+"""Which port `council up` gives the web server (council/stack/processes.py), with real
 sockets: COUNCIL_WEB_PORT must be free, else 8787 when free, else any free port."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from council.errors import StackError
-from council.stack_processes import DEFAULT_WEB_PORT, WEB_HOST, choose_web_port, is_free
+from council.stack.processes import DEFAULT_WEB_PORT, WEB_HOST, choose_web_port, is_free
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
-"""The supervisor's restart backoff and exit descriptions (council/stack_supervisor.py)."""
+"""The supervisor's restart backoff and exit descriptions (council/stack/supervisor.py)."""
 
 from __future__ import annotations
 
 import signal
 
-from council.stack_supervisor import MAX_BACKOFF_S, _backoff, _describe
+from council.stack.supervisor import MAX_BACKOFF_S, _backoff, _describe
 
 
 def test_backoff_doubles_per_quick_failure_and_is_bounded() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from council.sources import without_credentials
-from council.url_fetch import _public
+from council.adapters.sources import without_credentials
+from council.adapters.url_fetch import _public
 
 
 @pytest.mark.parametrize(

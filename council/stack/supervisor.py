@@ -1,6 +1,6 @@
-"""The stack supervisor: ``python -m council.stack_supervisor``, started detached by `council up`.
+"""The stack supervisor: ``python -m council.stack.supervisor``, started detached by `council up`.
 
-It starts every process of ``council.stack_processes.specs`` in its own
+It starts every process of ``council.processes.specs`` in its own
 process group, logging to ``<home>/logs/<name>.log``, and restarts one that
 exits, after a bounded backoff (1 s, doubling per quick successive failure, at
 most 30 s; a process that ran a minute starts again from 1 s). Each exit is a
@@ -31,9 +31,10 @@ from typing import Any
 
 import psutil
 
-from council import config, stack_processes
-from council.stack_files import PRIVATE_UMASK
-from council.stack_processes import ProcessSpec
+from council import config
+from council.files import PRIVATE_UMASK
+from council.stack import processes
+from council.stack.processes import ProcessSpec
 
 BACKOFF_S = 1.0
 MAX_BACKOFF_S = 30.0
@@ -62,7 +63,7 @@ class Child:
 class Supervisor:
     def __init__(self, home: Path) -> None:
         self.home = home
-        self.children = [Child(spec) for spec in stack_processes.specs(home)]
+        self.children = [Child(spec) for spec in processes.specs(home)]
         self.started = psutil.Process().create_time()
         self.stopping = False
 
@@ -83,12 +84,12 @@ class Supervisor:
         self.stopping = True  # logged by run(): a handler may interrupt a log call
 
     def _start(self, child: Child) -> None:
-        logs = stack_processes.log_dir(self.home)
+        logs = processes.log_dir(self.home)
         try:
             with (logs / f"{child.spec.name}.log").open("ab") as out:
                 child.process = subprocess.Popen(
                     child.spec.argv,
-                    env={**stack_processes.child_env(self.home), **child.spec.env},
+                    env={**processes.child_env(self.home), **child.spec.env},
                     cwd=self.home,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
@@ -157,7 +158,7 @@ class Supervisor:
         self.write_state()
 
     def write_state(self) -> None:
-        stack_processes.write(
+        processes.write(
             self.home,
             {
                 "pid": os.getpid(),
@@ -211,7 +212,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     os.umask(PRIVATE_UMASK)  # logs, state and whatever the children write: private
     home = config.council_home()
-    stack_processes.log_dir(home).mkdir(parents=True, exist_ok=True)
+    processes.log_dir(home).mkdir(parents=True, exist_ok=True)
     with (home / ".supervisor.lock").open("w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

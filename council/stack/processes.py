@@ -7,14 +7,14 @@ when the ``serve`` command is installed, the HTTP API and live page on
 which must be free, else 8787 when free, else any free port) and recorded in the
 state file. With ``COUNCIL_METRICS_PORT`` set, the
 workers serve their metrics on that port and the next ones, one each. They run under one supervisor process
-(``council/stack_supervisor.py``), detached from the shell that ran ``up``;
+(``council/stack/supervisor.py``), detached from the shell that ran ``up``;
 it writes ``<home>/supervisor.json`` (the only writer while it runs) and logs
 to ``<home>/logs/``.
 
 Every child leads its own process group (a new session), so a worker's pool
 children go with it. Only processes of those groups, carrying this home in
 their environment, are ever signalled. Their files are private (umask 077,
-``council/stack_files.py``).
+``council/files.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import psutil
 
 from council import config
 from council.errors import ConfigError, StackError
-from council.stack_files import PRIVATE_UMASK, private_dir, private_tree, write_private
+from council.files import PRIVATE_UMASK, private_dir, private_tree, write_private
 
 WEB_HOST = "127.0.0.1"
 WEB_PORT_ENV = "COUNCIL_WEB_PORT"
@@ -201,7 +201,7 @@ def start(home: Path) -> dict[str, Any]:
         log_path = logs / f"{SUPERVISOR}.log"
         with os.fdopen(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "council.stack_supervisor"],
+                [sys.executable, "-m", "council.stack.supervisor"],
                 env=dict(os.environ, COUNCIL_HOME=str(home)),
                 cwd=home,
                 stdin=subprocess.DEVNULL,
@@ -332,3 +332,15 @@ def _entry(record: dict[str, Any], state: str, log: Path) -> dict[str, Any]:
         "state": state,
         "log": str(log),
     }
+
+
+def stop_process(pid: int, sig: signal.Signals, what: str, *, timeout_s: float) -> None:
+    """Send ``sig`` to a process the stack started and wait until it has exited."""
+    try:
+        process = psutil.Process(pid)
+        os.kill(pid, sig)
+        process.wait(timeout=timeout_s)
+    except (psutil.NoSuchProcess, ProcessLookupError):
+        pass  # already gone
+    except psutil.TimeoutExpired as exc:
+        raise StackError(f"{what} (pid {pid}) did not stop within {timeout_s:g} s") from exc

@@ -1,5 +1,5 @@
 """Fetching a URL for evidence, within a total deadline and to public addresses only
-(DESIGN §11).
+(docs/architecture.md §11).
 
 - One deadline covers the whole fetch: name resolution, every connection,
   TLS handshake, redirect and read. Every socket operation waits at most for

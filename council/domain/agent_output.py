@@ -1,4 +1,4 @@
-"""The agent output contract (DESIGN §7), published as JSON Schema in
+"""The agent output contract (docs/architecture.md §7), published as JSON Schema in
 ``schema/agent-output.schema.json``.
 
 A run answers with exactly one JSON document of this shape. The schema is

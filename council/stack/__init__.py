@@ -13,11 +13,11 @@ was started with, the web server's ``web_port``, and one record per component.
 What ``up`` and ``status`` return shows every URL redacted. :func:`down` stops
 the embedded processes and removes the file, so ``config.database_url()`` never
 returns a dead URL; the data directories stay on disk and the next :func:`up`
-finds them again. Everything under the home is private (``council/stack_files.py``).
+finds them again. Everything under the home is private (``council/files.py``).
 
-Above the services, ``up`` starts a supervisor (``council/stack_supervisor.py``)
+Above the services, ``up`` starts a supervisor (``council/stack/supervisor.py``)
 that runs and restarts the Celery workers, beat and the web server
-(``council/stack_processes.py``); its pid is in the state file too. ``down``
+(``council/processes.py``); its pid is in the state file too. ``down``
 stops it first — it stops its children — then Redis, then Postgres.
 """
 
@@ -25,25 +25,24 @@ from __future__ import annotations
 
 import fcntl
 import os
-import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import psutil
 from sqlalchemy.exc import SQLAlchemyError
 
-from council import config, stack_processes
+from council import config
 from council.errors import StackError
-from council.stack_files import PRIVATE_UMASK, home_mode, private_dir
+from council.files import PRIVATE_UMASK, home_mode, private_dir
+from council.stack import processes
 
 Progress = Callable[[str], None]
 
 
 class Backend(Protocol):
-    """What a component module provides (see ``council/stack_postgres.py``)."""
+    """What a component module provides (see ``council/stack/postgres.py``)."""
 
     def data_dir(self, home: Path) -> Path: ...
     def start(self, home: Path) -> str: ...
@@ -66,14 +65,14 @@ class Component:
 def components() -> tuple[Component, ...]:
     """In start order; ``down`` stops them in reverse.
 
-    Imported here, not at the top: pgserver is slow to import, and the backends
-    use :func:`stop_process` from this module.
+    Imported here, not at the top: pgserver is slow to import.
     """
-    from council import stack_postgres, stack_redis
+    from council.stack import postgres
+    from council.stack import redis as redis_backend
 
     return (
-        Component("postgres", "COUNCIL_DATABASE_URL", "database_url", stack_postgres, "migrate_database_url"),
-        Component("redis", "COUNCIL_BROKER_URL", "broker_url", stack_redis),
+        Component("postgres", "COUNCIL_DATABASE_URL", "database_url", postgres, "migrate_database_url"),
+        Component("redis", "COUNCIL_BROKER_URL", "broker_url", redis_backend),
     )
 
 
@@ -91,7 +90,7 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
     home = config.council_home()
     os.umask(PRIVATE_UMASK)  # this process writes the stack's files too (pgserver's among them)
     with _locked(home):
-        web_port = stack_processes.choose_web_port(home)  # before anything starts: a taken port fails fast
+        web_port = processes.choose_web_port(home)  # before anything starts: a taken port fails fast
         records: dict[str, dict[str, Any]] = {}
         state: dict[str, Any] = {"home": str(home), "components": records, "web_port": web_port}
         config.write_state(state)  # the supervisor reads the port from it
@@ -124,14 +123,14 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
         say("database: migrating to head")
         result["database_revision"] = migrate_database()
         say("supervisor: workers (runs, commit, maintenance), beat and web")
-        supervised = stack_processes.start(home)
-        keep = supervised[stack_processes.SUPERVISOR]
-        records[stack_processes.SUPERVISOR] = {"started_by_us": True, "pid": keep["pid"], "log": keep["log"]}
+        supervised = processes.start(home)
+        keep = supervised[processes.SUPERVISOR]
+        records[processes.SUPERVISOR] = {"started_by_us": True, "pid": keep["pid"], "log": keep["log"]}
         config.write_state(state)
         if "web" in supervised:
             say(f"web: waiting for it to listen on port {web_port}")
             earlier = supervised["web"]["restarts"] if keep["reused"] else 0
-            stack_processes.await_web(home, web_port, restarts=earlier)
+            processes.await_web(home, web_port, restarts=earlier)
     result["components"] = {**records, **supervised}
     result["web_url"] = supervised["web"]["url"] if "web" in supervised else None
     return result
@@ -149,8 +148,8 @@ def down() -> dict[str, Any]:
     with _locked(home):
         state = config.read_state() or {}
         records: dict[str, Any] = state.setdefault("components", {})
-        report: dict[str, dict[str, Any]] = stack_processes.stop(home)
-        records.pop(stack_processes.SUPERVISOR, None)
+        report: dict[str, dict[str, Any]] = processes.stop(home)
+        records.pop(processes.SUPERVISOR, None)
         failures: list[str] = []
         for component in reversed(components()):
             try:
@@ -208,7 +207,7 @@ def status() -> dict[str, Any]:
         }
     database = urls["database_url"]
     revision = database_revision(database) if database and report["postgres"]["running"] else None
-    report.update(stack_processes.report(home))
+    report.update(processes.report(home))
     web = report["web"]["url"] if "web" in report else None
     return {"home": str(home), "database_revision": revision, "web_url": web, "components": report}
 
@@ -224,18 +223,6 @@ def migrate_database() -> str:
         return migrate.upgrade(url)
     except SQLAlchemyError as exc:
         raise StackError(f"could not migrate {config.redact_url(url)}: {_first_line(exc)}") from exc
-
-
-def stop_process(pid: int, sig: signal.Signals, what: str, *, timeout_s: float) -> None:
-    """Send ``sig`` to a process the stack started and wait until it has exited."""
-    try:
-        process = psutil.Process(pid)
-        os.kill(pid, sig)
-        process.wait(timeout=timeout_s)
-    except (psutil.NoSuchProcess, ProcessLookupError):
-        pass  # already gone
-    except psutil.TimeoutExpired as exc:
-        raise StackError(f"{what} (pid {pid}) did not stop within {timeout_s:g} s") from exc
 
 
 def database_revision(url: str) -> str | None:

@@ -26,9 +26,8 @@ import psutil
 import redis
 
 from council.errors import StackError
-from council.stack import stop_process
-from council.stack_files import PRIVATE_UMASK, private_dir, private_tree, write_private
-from council.stack_processes import free_port
+from council.files import PRIVATE_UMASK, private_dir, private_tree, write_private
+from council.stack.processes import free_port, stop_process
 
 HOST = "127.0.0.1"
 _CONF = "redis.conf"

@@ -1,4 +1,4 @@
-"""The embedded stack's files are its user's alone (DESIGN §11).
+"""The embedded stack's files are its user's alone (docs/architecture.md §11).
 
 The state file holds the broker's password; logs, the Redis snapshot and the
 ledger's data hold what the ledger holds. So the home directory and everything

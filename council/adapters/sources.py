@@ -13,11 +13,11 @@ import math
 import os
 import re
 import stat
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from council.domain.source import Source
 from council.domain.validate import MAX_EVIDENCE_BYTES
 from council.errors import BadInput, ConfigError, CouncilError
 
@@ -25,22 +25,8 @@ FETCH_TIMEOUT_S = 15.0
 FETCH_TIMEOUT_ENV = "COUNCIL_FETCH_TIMEOUT_S"
 
 
-@dataclass(frozen=True)
-class Source:
-    kind: str  # text | file | url
-    content: str | None
-    uri: str | None
-    media_type: str
-    fetched_at: datetime | None
-    suggested_title: str
-
-
 class FetchError(CouncilError):
     """The URL could not be fetched (deadline, network, status, size or encoding)."""
-
-
-def from_text(text: str) -> Source:
-    return Source("text", text, None, "text/plain", None, _first_line(text))
 
 
 def from_file(path_text: str) -> Source:
@@ -125,10 +111,10 @@ def reference_only(url: str) -> Source:
 
 
 def from_url(url: str, *, timeout_s: float = FETCH_TIMEOUT_S, allow_private: bool = False) -> Source:
-    """Fetch a URL's text within a total deadline and a size cap (council.url_fetch)."""
+    """Fetch a URL's text within a total deadline and a size cap (council.adapters.url_fetch)."""
     import httpx
 
-    from council import url_fetch
+    from council.adapters import url_fetch
 
     url = check_url(url)
     shown = without_credentials(url)
@@ -161,11 +147,6 @@ def _is_address(host: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "untitled"
-    return line[:80]
 
 
 def _media_type(suffix: str) -> str:

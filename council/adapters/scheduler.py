@@ -1,4 +1,4 @@
-"""What the services ask of a task queue (implemented in workers/ with Celery)."""
+"""What the services ask of a task queue (the port; Celery implements it in council.adapters.celery)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Data lives under ``<home>/pgdata``. The server listens on a unix socket only
 Postgres on 5432. As root, pgserver runs the server as the system user
 ``pgserver`` (created on first use) and opens read/traverse permissions on
 every ancestor of the data directory so that user can reach it (the stack
-closes the home again to traverse-only: ``council/stack_files.py``).
+closes the home again to traverse-only: ``council/files.py``).
 
 Two URLs: the owner's (the superuser initdb created), which migrates, and the
 application's, as ``council_app`` (migration 0007), which owns nothing and
@@ -28,7 +28,7 @@ import psycopg
 from psycopg import sql
 
 from council.errors import StackError
-from council.stack import stop_process
+from council.stack.processes import stop_process
 
 DATABASE = "council"
 APP_ROLE = "council_app"  # created by migration 0007

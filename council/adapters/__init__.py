@@ -1,0 +1,1 @@
+"""Outward adapters: the task queue (Celery on Redis) and other outside services."""

@@ -1,0 +1,85 @@
+"""The Celery application: configuration and routing only (no SQL, no prompts).
+
+The workers (``workers/``) define their tasks on this app; the scheduler
+(``council.adapters.celery``) sends them by name, so nothing that enqueues
+work imports a task.
+
+Queues: ``runs`` (agent runs, I/O bound), ``commit`` (consolidation
+evaluations) and ``maintenance`` (the run sweep, the re-verification sweep and
+cascade steps). Results live in Postgres, not in a result backend. Delivery
+is at-least-once (acks late, rejected on worker loss); the ledger's leases and
+attempt fencing make it exactly-once in effect.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+from kombu import Queue  # type: ignore[attr-defined]
+
+from council import config
+from council.domain.vocabulary import QUEUES
+
+# The hard time limit of a task; the broker's visibility timeout must exceed it,
+# or Redis would hand a still-running task to a second worker.
+TASK_TIME_LIMIT_S = 900
+VISIBILITY_TIMEOUT_S = TASK_TIME_LIMIT_S * 2
+SWEEP_EVERY_S = float(os.environ.get("COUNCIL_SWEEP_EVERY_S", "30"))
+REVERIFY_EVERY_S = float(os.environ.get("COUNCIL_REVERIFY_EVERY_S", "60"))
+
+
+def configure(app: Celery, broker_url: str | None = None) -> Celery:
+    """Static configuration; the broker URL is resolved when a face boots the app."""
+    app.conf.update(
+        broker_url=broker_url or os.environ.get("COUNCIL_BROKER_URL"),
+        task_serializer="json",
+        accept_content=["json"],
+        result_serializer="json",
+        task_ignore_result=True,
+        result_backend=None,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_time_limit=TASK_TIME_LIMIT_S,
+        task_soft_time_limit=TASK_TIME_LIMIT_S - 60,
+        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT_S},
+        broker_connection_retry_on_startup=True,
+        task_default_queue="runs",
+        task_queues=tuple(Queue(name) for name in QUEUES),
+        task_routes={
+            "council.execute_run": {"queue": "runs"},
+            "council.evaluate_nodes": {"queue": "commit"},
+            "council.sweep": {"queue": "maintenance"},
+            "council.cascade": {"queue": "maintenance"},
+            "council.reverify": {"queue": "maintenance"},
+        },
+        beat_schedule={
+            # A sweep still queued (or waiting to retry) when the next is due is dropped,
+            # so sweeps do not pile up while the database is away.
+            "sweep": {
+                "task": "council.sweep",
+                "schedule": SWEEP_EVERY_S,
+                "options": {"expires": SWEEP_EVERY_S},
+            },
+            "reverify": {
+                "task": "council.reverify",
+                "schedule": REVERIFY_EVERY_S,
+                "options": {"expires": REVERIFY_EVERY_S},
+            },
+        },
+        worker_hijack_root_logger=False,
+    )
+    return app
+
+
+# Creating the app object connects to nothing; `celery -A workers.app` finds it here.
+# A worker imports the included modules: the tasks, and the signal handlers that clear
+# coalescing marks as a task starts (and set them while it retries) and serve its metrics.
+app = configure(Celery("council", include=["workers.tasks", "workers.coalesce", "workers.metrics_server"]))
+
+
+def connect(broker_url: str | None = None) -> Celery:
+    """Point the app at the configured broker (environment, else `council up`)."""
+    app.conf.broker_url = broker_url or config.broker_url()
+    return app

@@ -1,0 +1,74 @@
+"""The one place that wires real dependencies (cosmicpython's bootstrap).
+
+Faces — the CLI, the HTTP API, the MCP server and the Celery tasks — call
+:func:`bootstrap` once and hand what it returns to the services; nothing
+builds an engine, a pool or a client at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from council import config
+from council.adapters.scheduler import Scheduler as Scheduler  # the faces' handle on the port
+from council.errors import ConfigError
+from council.ledger.db import dispose_all, engine_for
+from council.ledger.unit import UnitOfWork as UnitOfWork  # the faces' handle on it
+
+NO_BROKER = "this needs a broker: set COUNCIL_BROKER_URL or run `council up`"
+
+
+@dataclass
+class Council:
+    """What a face needs: the unit of work and, when a broker is configured, the scheduler."""
+
+    uow: UnitOfWork
+    scheduler_factory: Callable[[], Scheduler | None] = field(repr=False)
+    _scheduler: Scheduler | None = field(default=None, init=False, repr=False)
+    _resolved: bool = field(default=False, init=False, repr=False)
+
+    def scheduler(self) -> Scheduler | None:
+        """The task queue, or None when no broker is configured (resolved once)."""
+        if not self._resolved:
+            self._scheduler = self.scheduler_factory()
+            self._resolved = True
+        return self._scheduler
+
+    def required_scheduler(self) -> Scheduler:
+        scheduler = self.scheduler()
+        if scheduler is None:
+            raise ConfigError(NO_BROKER)
+        return scheduler
+
+    def listen_url(self) -> str:
+        """The database URL for a LISTEN connection (the live event stream)."""
+        url = self.uow.engine.url.set(drivername="postgresql")
+        return url.render_as_string(hide_password=False)
+
+
+def bootstrap(
+    database_url: str | None = None,
+    *,
+    scheduler: Callable[[UnitOfWork], Scheduler | None] | None = None,
+) -> Council:
+    """The configured database (``COUNCIL_DATABASE_URL``, else the embedded stack)
+    and the Celery scheduler when a broker is configured."""
+    url = database_url or config.database_url()
+    assert url is not None  # required=True raises instead
+    uow = UnitOfWork(engine_for(url))
+    make = scheduler or celery_if_configured
+    return Council(uow=uow, scheduler_factory=lambda: make(uow))
+
+
+def celery_if_configured(uow: UnitOfWork) -> Scheduler | None:
+    """Celery, with evaluations planned into batches by the consolidation service."""
+    from council.adapters.celery import scheduler_if_configured
+    from council.services.consolidation import EVALUATION_BATCH, plan_batches
+
+    return scheduler_if_configured(lambda ids: plan_batches(uow, ids, max_versions=EVALUATION_BATCH))
+
+
+def release() -> None:
+    """Close every pooled database connection of this process (before it stops the stack)."""
+    dispose_all()

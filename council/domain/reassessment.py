@@ -1,0 +1,110 @@
+"""What becomes of a consolidation's memory when its evidence changes (docs/architecture.md §5).
+
+Pure judges over one consolidation as the ledger loaded it (its status, stored
+snapshot, memory item and the current validity of each evidence item the
+snapshot names). Each returns its verdict and appends the memory moves it
+decides, in order; the ledger writes them.
+
+- :func:`reassess` — after a validity change: invalidated evidence is checked
+  for materiality (material: contested; immaterial: stable again, or
+  provisional while other support is challenged); challenged support makes
+  stable memory provisional; sound support makes provisional memory stable.
+- :func:`reverify` — lazily, for provisional memory whose support is
+  challenged: decided as if every challenged or invalidated item had fallen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from council.domain import materiality
+
+Moves = list[dict[str, Any]]
+
+
+def move(
+    memory_item_id: Any, thread_id: Any, from_status: str, to: str, reason: str, details: dict[str, Any]
+) -> dict[str, Any]:
+    """One memory move, as the ledger's move statement takes it."""
+    return {
+        "memory_item_id": str(memory_item_id),
+        "thread_id": str(thread_id),
+        "from": from_status,
+        "to": to,
+        "reason": reason,
+        "details": details,
+    }
+
+
+def verdict(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "consolidation_id": row["id"],
+        "node_version_id": row["node_version_id"],
+        "memory_item_id": row["memory_item_id"],
+        "material": None,
+        "proposal_id": None,
+        "memory_status": row["memory_status"],
+    }
+
+
+def reassess(row: Mapping[str, Any], cause: str, moves: Moves) -> dict[str, Any]:
+    """One consolidation's verdict after a validity change; its moves appended in order."""
+    result = verdict(row)
+    status = row["memory_status"]
+
+    def to(target: str, reason: str, details: dict[str, Any]) -> None:
+        nonlocal status
+        moves.append(move(row["memory_item_id"], row["memory_thread_id"], status, target, reason, details))
+        status = target
+
+    if row["status"] != "live":
+        return {**result, "memory_status": status}
+    validity = row["validity"]
+    invalidated = sorted(e for e, state in validity.items() if state == "invalidated")
+    challenged = sorted(e for e, state in validity.items() if state == "challenged")
+    if invalidated:
+        material, after = materiality.check(row["snapshot"], invalidated)
+        result["material"] = material
+        details = {"removed": invalidated, "failed_without_them": [r.rule for r in after.failed()]}
+        if material:
+            to("contested", f"{cause}: material", details)
+        else:
+            if status == "stable":
+                to("provisional", f"{cause}: checking materiality", details)
+            target = "provisional" if challenged else "stable"
+            to(target, f"{cause}: immaterial", {**details, "check": "immaterial"})
+    elif challenged:
+        if status == "stable":
+            to("provisional", f"{cause}: support challenged", {"challenged": challenged})
+    elif status == "provisional":
+        to("stable", f"{cause}: support sound again", {})
+    return {**result, "memory_status": status}
+
+
+def reverify(row: Mapping[str, Any], cause: str, moves: Moves) -> dict[str, Any]:
+    """Provisional memory with challenged support, decided as if it had all fallen."""
+    result = verdict(row)
+    challenged = sorted(e for e, state in row["validity"].items() if state == "challenged")
+    if row["status"] != "live" or row["memory_status"] != "provisional" or not challenged:
+        return result  # moved on since it was picked (a concurrent reassessment), or nothing to check
+    invalidated = sorted(e for e, state in row["validity"].items() if state == "invalidated")
+    material, after = materiality.check(row["snapshot"], [*invalidated, *challenged])
+    target = "contested" if material else "stable"
+    details = {
+        "removed": [*invalidated, *challenged],
+        "challenged": challenged,
+        "failed_without_them": [r.rule for r in after.failed()],
+        "check": "material" if material else "immaterial",
+    }
+    moves.append(
+        move(
+            row["memory_item_id"],
+            row["memory_thread_id"],
+            "provisional",
+            target,
+            f"{cause}: {details['check']}",
+            details,
+        )
+    )
+    return {**result, "material": material, "memory_status": target}

@@ -1,0 +1,41 @@
+"""What a run was sent: the compiled request and the exposures it carries (docs/architecture.md §3, §7).
+
+Values only. The compiler (``council.agents.compiler``) builds them; the
+ledger stores the canonical request, its SHA-256 and the exposures before the
+call; a retry re-sends exactly the stored request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from council.domain.canonical import canonical_json, sha256_text
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """Something a run was shown: another run's stance (exposure) or a bare proposition (not)."""
+
+    kind: str  # stance | proposition
+    channel: str  # briefing | previous_round | explicit
+    exposed_to_run_id: str | None = None
+    claim_id: str | None = None
+    node_version_id: str | None = None
+
+
+@dataclass(frozen=True)
+class CompiledRequest:
+    model: str
+    messages: list[dict[str, str]]
+    params: dict[str, Any]
+    exposures: list[Exposure] = field(default_factory=list)
+    input_features: list[str] = field(default_factory=list)
+
+    def canonical(self) -> dict[str, Any]:
+        """What is hashed and stored: model, messages, parameters (never a key)."""
+        return {"model": self.model, "messages": self.messages, "params": self.params}
+
+    @property
+    def sha256(self) -> str:
+        return sha256_text(canonical_json(self.canonical()))

@@ -1,0 +1,24 @@
+"""The base of every result value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Result(BaseModel):
+    """A typed, immutable result. Unknown keys are refused, so a shape cannot
+    grow a field that its published schema does not name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def json_document(self) -> dict[str, Any]:
+        """The plain JSON value the faces print or send."""
+        return self.model_dump(mode="json")
+
+
+class Row(Result):
+    """A result made from a ledger row: extra columns of the row are ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")

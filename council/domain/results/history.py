@@ -1,0 +1,22 @@
+"""A status change as every transition table records it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from council.domain.results.base import Row
+
+
+class Transition(Row):
+    id: UUID
+    from_status: str
+    to_status: str
+    reason: str
+    actor: str
+    created_at: datetime
+
+
+class DetailedTransition(Transition):
+    details: dict[str, Any]

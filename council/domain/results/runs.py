@@ -1,0 +1,186 @@
+"""Agent runs: what `council run …`, `dispatch`, `preview` and `profiles` return."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pydantic import Field
+
+from council.domain.results.base import Result, Row
+from council.domain.results.graph import Claim
+
+
+class RunSummary(Row):
+    """A run with its lineage and operational state (thread and dispatch listings)."""
+
+    id: UUID
+    thread_id: UUID
+    dispatch_id: UUID | None
+    parent_run_id: UUID | None
+    agent: str
+    model: str
+    provider: str
+    simulated: bool
+    round: int
+    mode: str
+    proposal_id: UUID | None
+    status: str
+    attempt: int
+    request_sha256: str | None
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class RunList(Result):
+    items: list[RunSummary]
+
+
+class Run(RunSummary):
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    request: dict[str, Any] | None
+    input_fingerprint: list[str] | None
+    usage: dict[str, Any] | None
+    cost_usd: float | None
+    lint_findings: list[dict[str, Any]] | None
+    executor: dict[str, Any] | None
+
+
+class RunRecorded(Run):
+    exposed_to: list[UUID]
+
+
+class RunExposure(Row):
+    id: UUID
+    run_id: UUID
+    kind: str  # stance | proposition
+    channel: str  # briefing | previous_round | explicit | mcp:…
+    exposed_to_run_id: UUID | None
+    claim_id: UUID | None
+    node_version_id: UUID | None
+    created_at: datetime
+
+
+class Attempt(Result):
+    attempt: int
+    worker: str
+    claimed_at: datetime | None
+    ended_at: datetime | None
+    status: str | None
+    reason: str | None
+
+
+class RunShown(Run):
+    """Lineage, exposures, request hash, claims, the pinned executor and each attempt."""
+
+    runtime: str | None
+    attempts: list[Attempt]
+    exposures: list[RunExposure]
+    claims: list[Claim]
+    children: list[UUID]
+
+
+class ExecutorShown(Result):
+    model: str
+    provider: str
+    simulated: bool
+    why: str
+
+
+class DispatchedRun(Result):
+    id: UUID
+    agent: str
+    round: int
+    status: str
+    attempt: int
+    simulated: bool
+    error: str | None
+    request_sha256: str | None
+
+
+class Dispatched(Result):
+    """A dispatch's runs created in Postgres and enqueued; with ``--wait``, how they ended."""
+
+    dispatch_id: UUID
+    run_ids: list[UUID]
+    agents: list[str]
+    simulated: list[str]
+    simulation: str
+    executors: dict[str, ExecutorShown]
+    mode: str
+    rounds: int
+    already_dispatched: bool = False
+    runs: list[DispatchedRun] | None = None
+    complete: bool | None = None
+
+
+class PreviewExposure(Result):
+    kind: str
+    channel: str
+    exposed_to_run_id: str | None
+    claim_id: str | None
+    node_version_id: str | None
+
+
+class Preview(Result):
+    """Exactly the request a run would send now, and its SHA-256 (what the run stores)."""
+
+    request: dict[str, Any]
+    request_sha256: str
+    simulated: bool
+    provider: str
+    executor: dict[str, Any]
+    exposures: list[PreviewExposure]
+    input_features: list[str]
+
+
+class ProfileShown(Result):
+    name: str
+    runtime: str
+    model: str
+    runs_as: str
+    provider: str
+    api_base: str | None
+    api_key_env: str
+    key_set: bool | None
+    params: dict[str, Any]
+    max_turns: int | None
+    timeout_s: float | None
+    simulated: bool
+    why: str
+
+
+class Profiles(Result):
+    simulation: str
+    profiles: list[ProfileShown]
+
+
+class Executed(Result):
+    """How one attempt at a run ended (what a runs-queue task reports)."""
+
+    run_id: UUID
+    status: str  # succeeded | failed | fenced | skipped
+    error: str | None = None
+    touched_versions: list[UUID] = Field(default_factory=list)
+    lint_findings: int = 0
+    next_round_runs: list[UUID] = Field(default_factory=list)
+    adjudication: str | None = None
+
+
+class Applied(Result):
+    """What a run's output wrote: the ids of each kind, and every version it touched
+    (claimed on, made, or revised) — each is evaluated next."""
+
+    claims: list[UUID]
+    nodes: list[UUID]
+    versions: list[UUID]
+    evidence: list[UUID]
+    forks: list[UUID]
+    pending_actions: list[UUID]
+    votes: list[UUID] = Field(default_factory=list)
+    touched_versions: list[UUID]
+    lint_findings: int = 0

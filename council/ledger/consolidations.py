@@ -1,0 +1,124 @@
+"""Reading consolidation state: a version's current snapshot, consolidations,
+recorded evaluations and memory items (the writes are the committer's and the
+reversal's)."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection, select
+
+from council.domain.results.consolidation import (
+    ConsolidationShown,
+    History,
+    MemoryItem,
+    RecordedConsolidation,
+    RecordedEvaluation,
+)
+from council.errors import NotFound
+from council.ledger import tables as t
+from council.ledger.lookup import require
+from council.ledger.snapshots import current_snapshot, snapshot_from_manifest
+
+
+class Consolidations:
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def current_snapshot(self, version_id: UUID) -> dict[str, Any]:
+        """What a decision on the version would read now (no locks taken)."""
+        require(self._conn, t.node_versions, version_id, "node version")
+        return current_snapshot(self._conn, version_id)
+
+    def history(self, version_id: UUID) -> History:
+        """Every consolidation and recorded evaluation of the version's logical node."""
+        conn = self._conn
+        node_id = require(conn, t.node_versions, version_id, "node version")["logical_node_id"]
+        consolidations = [
+            RecordedConsolidation.model_validate({**r, "reasons": r["decision"]["reasons"]})
+            for r in conn.execute(
+                select(t.consolidations)
+                .where(t.consolidations.c.logical_node_id == node_id)
+                .order_by(t.consolidations.c.created_at)
+            ).mappings()
+        ]
+        evaluations = [
+            RecordedEvaluation.model_validate(
+                {
+                    k: r[k]
+                    for k in ("id", "node_version_id", "outcome", "snapshot_sha256", "reasons", "created_at")
+                }
+            )
+            for r in conn.execute(
+                select(t.consolidation_evaluations)
+                .where(t.consolidation_evaluations.c.logical_node_id == node_id)
+                .order_by(t.consolidation_evaluations.c.created_at)
+            ).mappings()
+        ]
+        return History(logical_node_id=node_id, consolidations=consolidations, evaluations=evaluations)
+
+    def show(self, consolidation_id: UUID) -> ConsolidationShown:
+        """One consolidation as stored (snapshot, hash, decision), with its status
+        history, the evidence it rests on and the memory item it projected."""
+        conn = self._conn
+        row = dict(require(conn, t.consolidations, consolidation_id, "consolidation"))
+        history = conn.execute(
+            select(t.consolidation_transitions)
+            .where(t.consolidation_transitions.c.consolidation_id == consolidation_id)
+            .order_by(t.consolidation_transitions.c.created_at)
+        ).mappings()
+        evidence_ids = conn.execute(
+            select(t.consolidation_evidence.c.evidence_id)
+            .where(t.consolidation_evidence.c.consolidation_id == consolidation_id)
+            .order_by(t.consolidation_evidence.c.evidence_id)
+        ).scalars()
+        memory = (
+            conn.execute(
+                select(t.memory_items.c.id, t.memory_items.c.status).where(
+                    t.memory_items.c.consolidation_id == consolidation_id
+                )
+            )
+            .mappings()
+            .first()
+        )
+        return ConsolidationShown.model_validate(
+            {
+                **row,
+                "history": [dict(r) for r in history],
+                "evidence_ids": list(evidence_ids),
+                "memory": dict(memory) if memory is not None else None,
+            }
+        )
+
+    def record(self, record_id: UUID) -> tuple[str, dict[str, Any]]:
+        """A stored decision by id: ("consolidation" | "evaluation", its row)."""
+        for kind, table in (("consolidation", t.consolidations), ("evaluation", t.consolidation_evaluations)):
+            row = self._conn.execute(select(table).where(table.c.id == record_id)).mappings().first()
+            if row is not None:
+                return kind, dict(row)
+        raise NotFound(f"no consolidation or evaluation with id {record_id}")
+
+    def rebuild(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """The snapshot a manifest names, re-read row by row from the ledger."""
+        return snapshot_from_manifest(self._conn, manifest)
+
+    def memory(self, *, status: str | None = None, thread_id: UUID | None = None) -> list[MemoryItem]:
+        """Memory items (oldest first) with their whole transition history."""
+        conn = self._conn
+        query = select(t.memory_items).order_by(t.memory_items.c.created_at, t.memory_items.c.id)
+        if status is not None:
+            query = query.where(t.memory_items.c.status == status)
+        if thread_id is not None:
+            query = query.where(t.memory_items.c.thread_id == thread_id)
+        items = [dict(r) for r in conn.execute(query).mappings()]
+        history: dict[Any, list[dict[str, Any]]] = {item["id"]: [] for item in items}
+        if history:
+            rows = conn.execute(
+                select(t.memory_transitions)
+                .where(t.memory_transitions.c.memory_item_id.in_(list(history)))
+                .order_by(t.memory_transitions.c.created_at)
+            ).mappings()
+            for row in rows:
+                history[row["memory_item_id"]].append(dict(row))
+        return [MemoryItem.model_validate({**item, "history": history[item["id"]]}) for item in items]

@@ -1,0 +1,157 @@
+"""The unit of work: one transaction, and the ledger's stores bound to it.
+
+A service opens exactly one unit per use case (more only where the design
+asks for separate transactions, e.g. a cascade's later steps):
+
+    with uow() as tx:
+        change = tx.evidence.change_validity(evidence_id, ...)
+        affected = tx.consolidations.resting_on(evidence_id)
+
+The transaction commits when the block ends normally and rolls back when it
+raises; driver errors leave as the project's own exceptions (``db.translate``).
+Stores are plain data access over the transaction's connection: no use-case
+orchestration lives in them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cached_property
+from uuid import UUID
+
+from sqlalchemy import Connection, Engine
+
+from council.ledger import tables as t
+from council.ledger.actions import Actions
+from council.ledger.apply_output import Outputs
+from council.ledger.branches import Branches
+from council.ledger.cascade import Cascades
+from council.ledger.claims import Claims
+from council.ledger.committer import Committer
+from council.ledger.consolidations import Consolidations
+from council.ledger.db import unit_of_work
+from council.ledger.events import Events
+from council.ledger.evidence import EvidenceStore
+from council.ledger.frontier import Frontier
+from council.ledger.graph import Graph
+from council.ledger.lint import Lint
+from council.ledger.lookup import resolve
+from council.ledger.nodes import Nodes
+from council.ledger.retraction import Retractions
+from council.ledger.reversal import Reversal
+from council.ledger.runs import Runs
+from council.ledger.threads import Threads
+from council.ledger.unfinished import Unfinished
+
+# What each kind of id names, for :meth:`Tx.resolve`.
+_ID_KINDS = {
+    "thread": t.threads,
+    "evidence": t.evidence,
+    "node version": t.node_versions,
+    "logical node": t.logical_nodes,
+    "run": t.agent_runs,
+    "claim": t.claims,
+    "branch": t.branches,
+    "pending action": t.pending_actions,
+    "consolidation": t.consolidations,
+    "evaluation": t.consolidation_evaluations,
+    "retraction proposal": t.retraction_proposals,
+    "memory item": t.memory_items,
+    "dispatch": t.dispatches,
+}
+
+
+class Tx:
+    """The ledger inside one transaction."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def resolve(self, kind: str, value: str | UUID) -> UUID:
+        """The id of a ``kind`` named whole or by a unique prefix (bad input otherwise)."""
+        return resolve(self.conn, _ID_KINDS[kind], value, kind)
+
+    @cached_property
+    def threads(self) -> Threads:
+        return Threads(self.conn)
+
+    @cached_property
+    def events(self) -> Events:
+        return Events(self.conn)
+
+    @cached_property
+    def evidence(self) -> EvidenceStore:
+        return EvidenceStore(self.conn)
+
+    @cached_property
+    def nodes(self) -> Nodes:
+        return Nodes(self.conn)
+
+    @cached_property
+    def claims(self) -> Claims:
+        return Claims(self.conn)
+
+    @cached_property
+    def branches(self) -> Branches:
+        return Branches(self.conn)
+
+    @cached_property
+    def actions(self) -> Actions:
+        return Actions(self.conn)
+
+    @cached_property
+    def committer(self) -> Committer:
+        return Committer(self.conn)
+
+    @cached_property
+    def consolidations(self) -> Consolidations:
+        return Consolidations(self.conn)
+
+    @cached_property
+    def retractions(self) -> Retractions:
+        return Retractions(self.conn)
+
+    @cached_property
+    def reversal(self) -> Reversal:
+        return Reversal(self.conn)
+
+    @cached_property
+    def cascades(self) -> Cascades:
+        return Cascades(self.conn)
+
+    @cached_property
+    def runs(self) -> Runs:
+        return Runs(self.conn)
+
+    @cached_property
+    def outputs(self) -> Outputs:
+        return Outputs(self.conn)
+
+    @cached_property
+    def unfinished(self) -> Unfinished:
+        return Unfinished(self.conn)
+
+    @cached_property
+    def graph(self) -> Graph:
+        return Graph(self.conn)
+
+    @cached_property
+    def frontier(self) -> Frontier:
+        return Frontier(self.conn)
+
+    @cached_property
+    def lint(self) -> Lint:
+        return Lint(self.conn)
+
+
+class UnitOfWork:
+    """Opens one READ COMMITTED transaction per ``with uow() as tx``."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @contextmanager
+    def __call__(self) -> Iterator[Tx]:
+        with unit_of_work(self.engine) as conn:
+            yield Tx(conn)

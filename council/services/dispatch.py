@@ -1,0 +1,166 @@
+"""Use cases of dispatching a council: create runs (pinned) then enqueue them;
+compile the request a run would send (the preview and the worker share it);
+list the profiles as they would run here.
+
+Dispatch resolves each profile once, where it is dispatched, and pins it on
+the run (``agent_runs.executor``): what runs is what the run says will run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from council.adapters.scheduler import Scheduler
+from council.agents.compiler import compile_request
+from council.agents.profiles import load_profiles, refuse_simulation, resolve, resolve_many, simulation_mode
+from council.domain.commands import IdRef
+from council.domain.profile import Profile
+from council.domain.requests import CompiledRequest
+from council.domain.results.runs import (
+    Dispatched,
+    DispatchedRun,
+    ExecutorShown,
+    Preview,
+    PreviewExposure,
+    Profiles,
+    ProfileShown,
+)
+from council.errors import BadInput
+from council.ledger.unit import Tx, UnitOfWork
+from council.services.reentry import read_packet
+
+BRIEFING_BUDGET = 6000
+
+
+def dispatch(
+    uow: UnitOfWork,
+    scheduler: Scheduler,
+    thread: IdRef,
+    agents: Sequence[str],
+    *,
+    mode: str,
+    rounds: int,
+    actor: str,
+    proposal: IdRef | None = None,
+    once_per_proposal: bool = False,
+    simulate: str | None = None,
+) -> Dispatched:
+    """Create the runs in Postgres first, each pinned to its executor, then
+    enqueue them (nothing, when ``once_per_proposal`` finds the proposal's
+    review already dispatched). ``simulate``: auto, always or never (else
+    ``COUNCIL_SIMULATE``); under never, a dispatch that would simulate any
+    profile is refused and writes nothing."""
+    simulation = simulation_mode(simulate)
+    profiles = resolve_many(agents, simulation)
+    refuse_simulation(profiles, simulation)
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        proposal_id = tx.resolve("retraction proposal", proposal) if proposal is not None else None
+        dispatch_id, run_ids, already = tx.runs.create_dispatch(
+            thread_id=thread_id,
+            profiles=profiles,
+            mode=mode,
+            rounds=rounds,
+            actor=actor,
+            proposal_id=proposal_id,
+            once_per_proposal=once_per_proposal,
+        )
+    if run_ids:
+        with uow() as tx:
+            tx.runs.mark_queued(run_ids)
+        scheduler.enqueue_runs(run_ids)
+    return Dispatched(
+        dispatch_id=dispatch_id,
+        run_ids=run_ids,
+        agents=[p.name for p in profiles],
+        simulated=[p.name for p in profiles if p.simulated],
+        simulation=simulation,
+        executors={
+            p.name: ExecutorShown(model=p.model, provider=p.provider, simulated=p.simulated, why=p.why)
+            for p in profiles
+        },
+        mode=mode,
+        rounds=rounds,
+        already_dispatched=already,
+    )
+
+
+def dispatch_runs(uow: UnitOfWork, dispatch_id: UUID) -> list[DispatchedRun]:
+    """The dispatch's runs as they stand (round, agent, status, attempt)."""
+    with uow() as tx:
+        return tx.runs.of_dispatch(dispatch_id)
+
+
+def compile_for(
+    tx: Tx,
+    profile: Profile,
+    thread_id: UUID,
+    *,
+    mode: str = "independent",
+    round_no: int = 1,
+    dispatch_id: UUID | None = None,
+    proposal_id: UUID | None = None,
+) -> CompiledRequest:
+    """The request a run of ``profile`` would send now, read in the caller's
+    transaction (the preview and the worker both call this); a review run is
+    also shown the proposal it votes on."""
+    # The event high-water mark moves with every event of the thread (the dispatch itself, a
+    # sibling run starting), not with what the briefing says; in the request it would make a
+    # preview never hash to the request its run stores.
+    packet = read_packet(tx, thread_id, budget=BRIEFING_BUDGET, blind=True).model_copy(
+        update={"high_water_event_id": None}
+    )
+    stances: list[dict[str, Any]] = []
+    if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
+        stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)
+    proposal = tx.retractions.briefing(proposal_id) if mode == "review" and proposal_id else None
+    return compile_request(
+        profile, packet, mode=mode, round_no=round_no, previous_round=stances, proposal=proposal
+    )
+
+
+def preview(uow: UnitOfWork, thread: IdRef, agent: str, *, mode: str = "independent") -> Preview:
+    """Exactly the request a first-round run of ``agent`` would send now, and its hash."""
+    if mode not in ("independent", "review"):
+        raise BadInput("preview compiles a first-round request: mode independent or review")
+    profile = resolve(agent)
+    with uow() as tx:
+        compiled = compile_for(tx, profile, tx.resolve("thread", thread), mode=mode)
+    return Preview(
+        request=compiled.canonical(),
+        request_sha256=compiled.sha256,
+        simulated=profile.simulated,
+        provider=profile.provider,
+        executor=profile.pinned(),
+        exposures=[PreviewExposure(**e.__dict__) for e in compiled.exposures],
+        input_features=compiled.input_features,
+    )
+
+
+def profiles(simulate: str | None = None) -> Profiles:
+    """Each profile: runtime, model, provider family, endpoint, key variable, and
+    whether a dispatch here would run it real or simulated, and why."""
+    mode = simulation_mode(simulate)
+    return Profiles(simulation=mode, profiles=[_shown(p) for p in load_profiles(mode).values()])
+
+
+def _shown(profile: Profile) -> ProfileShown:
+    own = profile.stands_in_for or {"runtime": profile.runtime, "model": profile.model}
+    return ProfileShown(
+        name=profile.name,
+        runtime=own["runtime"],
+        model=own["model"],
+        runs_as=profile.model,
+        provider=profile.provider,
+        api_base=profile.api_base,
+        api_key_env=profile.api_key_env,
+        key_set=bool(os.environ.get(profile.api_key_env)) if profile.api_key_env else None,
+        params=dict(profile.params),
+        max_turns=profile.max_turns,
+        timeout_s=profile.timeout_s,
+        simulated=profile.simulated,
+        why=profile.why,
+    )

@@ -1,0 +1,97 @@
+"""Use cases of retraction: propose, vote, adjudicate (docs/architecture.md §5).
+
+Adjudication is serialized under the consolidated node's lock (the
+committer's) and idempotent: a proposal already decided answers with its
+decision. Votes are grouped by independence like any other claims.
+"""
+
+from __future__ import annotations
+
+from council import config
+from council.domain.commands import IdRef
+from council.domain.results.consolidation import GroupShape
+from council.domain.results.retraction import Adjudicated, Proposal, Vote
+from council.domain.rules import adjudication, group_dict
+from council.ledger.retraction import Pins
+from council.ledger.unit import UnitOfWork
+
+
+def propose_retraction(uow: UnitOfWork, consolidation: IdRef, *, reason: str, actor: str) -> Proposal:
+    """Open a retraction proposal, pinned to the rule set and grouping in force."""
+    rule_set, grouping = config.proposal_pins()
+    with uow() as tx:
+        return tx.retractions.propose(
+            tx.resolve("consolidation", consolidation),
+            reason=reason,
+            actor=actor,
+            pins=Pins(rule_set, grouping),
+        )
+
+
+def vote(
+    uow: UnitOfWork,
+    proposal: IdRef,
+    run: IdRef,
+    *,
+    choice: str,
+    actor: str,
+    confidence: float | None = None,
+    rationale: str = "",
+) -> Vote:
+    """A run's vote on a proposal: endorse = retract, dispute = keep, abstain."""
+    with uow() as tx:
+        return tx.retractions.vote(
+            tx.resolve("retraction proposal", proposal),
+            tx.resolve("run", run),
+            choice=choice,
+            actor=actor,
+            confidence=confidence,
+            rationale=rationale,
+        )
+
+
+def adjudicate(uow: UnitOfWork, proposal: IdRef, *, actor: str) -> Adjudicated:
+    """Apply the proposal's pinned rules to its independent vote groups."""
+    with uow() as tx:
+        proposal_id = tx.resolve("retraction proposal", proposal)
+        row, consolidation = tx.retractions.locked_for_adjudication(proposal_id)
+        if row["status"] != "open":
+            return Adjudicated(
+                proposal_id=proposal_id,
+                consolidation_id=consolidation["id"],
+                outcome=row["status"],
+                already_adjudicated=True,
+            )
+        found = tx.retractions.vote_groups(row)
+        retract = sum(1 for g in found if g.kind == "support")
+        keep = sum(1 for g in found if g.kind == "dispute")
+        need = tx.retractions.required_groups(row["rule_set_id"])
+        outcome = adjudication(
+            retract_groups=retract,
+            keep_groups=keep,
+            required=need,
+            superseded=consolidation["status"] == "superseded",
+        )
+        groups = [group_dict(g) for g in found]
+        details = {
+            "retract_groups": retract,
+            "keep_groups": keep,
+            "required": need,
+            "groups": groups,
+            "rule_set_id": row["rule_set_id"],
+            "grouping_algorithm_id": row["grouping_algorithm_id"],
+        }
+        if outcome != "pending":
+            tx.retractions.close(row, consolidation, outcome, details, actor)
+        return Adjudicated(
+            proposal_id=proposal_id,
+            consolidation_id=consolidation["id"],
+            outcome=outcome,
+            already_adjudicated=False,
+            retract_groups=retract,
+            keep_groups=keep,
+            required=need,
+            groups=[GroupShape(**g) for g in groups],
+            rule_set_id=row["rule_set_id"],
+            grouping_algorithm_id=row["grouping_algorithm_id"],
+        )

@@ -1,0 +1,52 @@
+"""Use cases of threads and their event log."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from council.domain.results.events import EventList
+from council.domain.results.graph import ThreadGraph
+from council.domain.results.threads import ThreadCreated, ThreadList, ThreadShown
+from council.ledger.unit import UnitOfWork
+
+
+def create_thread(uow: UnitOfWork, *, title: str, objective: str, actor: str) -> ThreadCreated:
+    """Open a thread with its main branch, pinned to the default rule set and grouping."""
+    with uow() as tx:
+        return tx.threads.create(title=title, objective=objective, actor=actor)
+
+
+def show_thread(uow: UnitOfWork, thread: str | UUID) -> ThreadShown:
+    with uow() as tx:
+        return tx.threads.show(tx.resolve("thread", thread))
+
+
+def list_threads(uow: UnitOfWork) -> ThreadList:
+    with uow() as tx:
+        return ThreadList(items=tx.threads.all())
+
+
+def list_events(
+    uow: UnitOfWork, thread: str | UUID, *, after: int = 0, limit: int | None = None
+) -> EventList:
+    """The thread's append-only event log in order (pages with ``after``/``limit``)."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        tx.threads.get(thread_id)
+        return EventList(items=tx.events.of_thread(thread_id, after=after, limit=limit))
+
+
+def latest_event_id(uow: UnitOfWork, thread: str | UUID) -> int:
+    """The id of the thread's newest event (0 when it has none)."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        tx.threads.get(thread_id)
+        return tx.events.latest_id(thread_id)
+
+
+def thread_graph(uow: UnitOfWork, thread: str | UUID) -> ThreadGraph:
+    """The thread's nodes with every version, edges, branches, consolidations and memory."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        tx.threads.get(thread_id)
+        return tx.graph.of_thread(thread_id)

@@ -1,0 +1,248 @@
+"""The services' orchestration, on a fake unit of work (no Postgres): which
+transaction does what, what reaches the scheduler and when, what is retried.
+The ledger's own correctness is tested against real Postgres elsewhere."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID, uuid4
+
+import pytest
+
+from council.adapters.scheduler import Recorder
+from council.domain.results.consolidation import Evaluated
+from council.domain.results.reversal import CascadeStep
+from council.errors import Duplicate, TransientDatabaseError
+from council.services import consolidation, dispatch, execution, reversal
+from tests.fakes.uow import FakeUnitOfWork
+
+# ------------------------------------------------------------------ dispatch
+
+
+@dataclass
+class FakeRuns:
+    existing: UUID | None = None  # a review already dispatched for the proposal
+    created: list[UUID] = field(default_factory=list)
+    queued: list[UUID] = field(default_factory=list)
+
+    def create_dispatch(self, **kw: Any) -> tuple[UUID, list[UUID], bool]:
+        if self.existing is not None:
+            return self.existing, [], True
+        self.created = [uuid4() for _ in kw["profiles"]]
+        return uuid4(), self.created, False
+
+    def mark_queued(self, run_ids: list[UUID]) -> None:
+        self.queued.extend(run_ids)
+
+
+class OrderedRecorder(Recorder):
+    """Notes what the runs store had marked queued when each enqueue arrived."""
+
+    def __init__(self, runs: FakeRuns) -> None:
+        super().__init__()
+        self._runs = runs
+        self.queued_when_enqueued: list[list[UUID]] = []
+
+    def enqueue_runs(self, run_ids: Any) -> None:
+        self.queued_when_enqueued.append(list(self._runs.queued))
+        super().enqueue_runs(run_ids)
+
+
+def test_dispatch_commits_the_runs_before_it_enqueues_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a fake ledger and a scheduler that notes what was queued when it was asked
+    monkeypatch.setenv("COUNCIL_SIMULATE", "always")
+    runs = FakeRuns()
+    uow = FakeUnitOfWork(runs=runs)
+    scheduler = OrderedRecorder(runs)
+
+    # When a council of three is dispatched
+    made = dispatch.dispatch(uow, scheduler, uuid4(), ["claude", "codex", "glm"], mode="independent",
+                             rounds=1, actor="test")  # fmt: skip
+
+    # Then the runs were created in one committed transaction and marked queued in a
+    # second, both before anything was enqueued; the scheduler got exactly those runs
+    assert [calls for calls in uow.committed] == [
+        ["resolve thread", "runs.create_dispatch"],
+        ["runs.mark_queued"],
+    ]
+    assert scheduler.runs == runs.created == made.run_ids
+    assert scheduler.queued_when_enqueued == [runs.created]
+    assert made.simulated == ["claude", "codex", "glm"]
+
+
+def test_a_review_already_dispatched_enqueues_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COUNCIL_SIMULATE", "always")
+    earlier = uuid4()
+    uow = FakeUnitOfWork(runs=FakeRuns(existing=earlier))
+    scheduler = Recorder()
+
+    made = dispatch.dispatch(uow, scheduler, uuid4(), ["claude"], mode="review", rounds=1, actor="test",
+                             proposal=uuid4(), once_per_proposal=True)  # fmt: skip
+
+    assert made.already_dispatched and made.dispatch_id == earlier and made.run_ids == []
+    assert scheduler.runs == [] and len(uow.log) == 1  # no second transaction either
+
+
+# ------------------------------------------------------------- consolidation
+
+
+class FlakyCommitter:
+    """Fails ``failures`` times with ``error``, then decides every version not ready."""
+
+    def __init__(self, failures: int, error: Exception) -> None:
+        self.failures, self.error, self.calls = failures, error, 0
+
+    def decide(self, version_ids: list[UUID], *, actor: str, dry_run: bool) -> list[Evaluated]:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error
+        return [_evaluated(v, dry_run) for v in version_ids]
+
+
+def _evaluated(version_id: UUID, dry_run: bool) -> Evaluated:
+    return Evaluated(
+        node_version_id=version_id, logical_node_id=uuid4(), thread_id=uuid4(), dry_run=dry_run,
+        snapshot_sha256="0" * 64, outcome="not_ready", consolidation_id=None, reasons=[],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("error", [TransientDatabaseError("deadlock"), Duplicate("another committer won")])
+def test_a_committer_transaction_that_loses_a_race_is_retried_whole(
+    error: Exception, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(consolidation.time, "sleep", lambda _s: None)
+    committer = FlakyCommitter(failures=2, error=error)
+    uow = FakeUnitOfWork(committer=committer)
+    version = uuid4()
+
+    result = consolidation.consolidate(uow, version, actor="test")
+
+    assert result.node_version_id == version and committer.calls == 3
+    assert [outcome for outcome, _ in uow.log] == ["committed", "rolled back", "rolled back", "committed"]
+
+
+def test_a_committer_that_keeps_losing_gives_up_after_the_policy_s_retries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(consolidation.time, "sleep", lambda _s: None)
+    committer = FlakyCommitter(failures=100, error=TransientDatabaseError("lock timeout"))
+
+    with pytest.raises(TransientDatabaseError):
+        consolidation.consolidate(FakeUnitOfWork(committer=committer), uuid4(), actor="test")
+
+    assert committer.calls == consolidation.COMMIT_RETRY.max_retries + 1
+
+
+def test_a_dry_run_is_decided_in_a_transaction_that_is_rolled_back() -> None:
+    uow = FakeUnitOfWork(committer=FlakyCommitter(failures=0, error=RuntimeError()))
+
+    result = consolidation.consolidate(uow, uuid4(), actor="test", dry_run=True)
+
+    assert result.dry_run and [outcome for outcome, _ in uow.log] == ["committed", "rolled back"]
+
+
+# ------------------------------------------------------------------- cascade
+
+
+@dataclass
+class FakeCascades:
+    steps: list[CascadeStep]  # what each successive step reports
+    taken: list[list[UUID]] = field(default_factory=list)
+
+    def step(self, continuation_ids: list[UUID], *, actor: str) -> CascadeStep:
+        self.taken.append(list(continuation_ids))
+        return self.steps[len(self.taken) - 1]
+
+
+def _step(reached: int, continuation_id: UUID | None) -> CascadeStep:
+    return CascadeStep(
+        continued=[],
+        reached=reached,
+        marked_provisional=reached,
+        continuation=[],
+        continuation_id=continuation_id,
+    )
+
+
+def test_what_a_cascade_step_cuts_off_is_handed_to_the_scheduler() -> None:
+    left = uuid4()
+    cascades = FakeCascades([_step(200, left)])
+    scheduler = Recorder()
+
+    hand_on = reversal.continue_cascade(FakeUnitOfWork(cascades=cascades), scheduler, [uuid4()])
+
+    assert hand_on.continuation_queued and hand_on.steps == 1 and scheduler.cascades == [[left]]
+
+
+def test_without_a_scheduler_the_cascade_continues_a_transaction_a_step() -> None:
+    first, second = uuid4(), uuid4()
+    cascades = FakeCascades([_step(200, first), _step(200, second), _step(3, None)])
+    uow = FakeUnitOfWork(cascades=cascades)
+
+    hand_on = reversal.continue_cascade(uow, None, [uuid4()])
+
+    assert hand_on.steps == 3 and hand_on.reached == 403 and not hand_on.continuation_queued
+    assert cascades.taken[1:] == [[first], [second]]
+    assert uow.committed == [["cascades.step"]] * 3
+
+
+# --------------------------------------------------------- after a run ends
+
+
+@dataclass
+class FakeDispatchRuns:
+    following: list[UUID]
+    statuses: list[str]
+    queued: list[UUID] = field(default_factory=list)
+
+    def next_round(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
+        return self.following
+
+    def mark_queued(self, run_ids: list[UUID]) -> None:
+        self.queued.extend(run_ids)
+
+    def of_dispatch(self, dispatch_id: UUID) -> list[Any]:
+        return [type("R", (), {"status": s})() for s in self.statuses]
+
+
+@dataclass
+class Run:
+    dispatch_id: UUID | None
+    mode: str
+    round: int = 1
+    proposal_id: UUID | None = None
+
+
+def test_a_finished_run_enqueues_its_versions_and_the_next_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    following = [uuid4(), uuid4()]
+    runs = FakeDispatchRuns(following, ["succeeded"])
+    scheduler = Recorder()
+    touched = [uuid4()]
+    done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=touched)
+
+    after = execution._after(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "deliberative"), done)
+
+    assert scheduler.evaluations == touched and scheduler.runs == following == runs.queued
+    assert after.next_round_runs == following and after.adjudication is None
+
+
+def test_the_last_review_run_to_end_adjudicates_and_an_earlier_one_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    adjudicated: list[UUID] = []
+
+    def adjudicate(_uow: Any, proposal: UUID, *, actor: str) -> Any:
+        adjudicated.append(proposal)
+        return type("A", (), {"outcome": "retracted"})()
+
+    monkeypatch.setattr(execution, "adjudicate", adjudicate)
+    proposal = uuid4()
+    run = Run(uuid4(), "review", proposal_id=proposal)
+    done = execution.Executed(run_id=uuid4(), status="succeeded")
+
+    still_running = FakeDispatchRuns([], ["succeeded", "running"])
+    assert execution._after(FakeUnitOfWork(runs=still_running), Recorder(), run, done).adjudication is None
+    all_ended = FakeDispatchRuns([], ["succeeded", "failed"])
+    assert execution._after(FakeUnitOfWork(runs=all_ended), Recorder(), run, done).adjudication == "retracted"
+    assert adjudicated == [proposal]
