@@ -1055,7 +1055,7 @@ CREATE TABLE public.run_exposures (
     claim_id uuid,
     node_version_id uuid,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT run_exposures_channel_check CHECK ((channel = ANY (ARRAY['briefing'::text, 'previous_round'::text, 'explicit'::text]))),
+    CONSTRAINT run_exposures_channel_check CHECK ((channel = ANY (ARRAY['briefing'::text, 'previous_round'::text, 'explicit'::text, 'mcp:reentry_packet'::text, 'mcp:node_status'::text]))),
     CONSTRAINT run_exposures_check CHECK (((kind <> 'stance'::text) OR (exposed_to_run_id IS NOT NULL))),
     CONSTRAINT run_exposures_check1 CHECK (((exposed_to_run_id IS NULL) OR (exposed_to_run_id <> run_id))),
     CONSTRAINT run_exposures_claim_id_fkey FOREIGN KEY (claim_id) REFERENCES public.claims(id),

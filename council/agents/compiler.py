@@ -17,7 +17,7 @@ from council.domain.agent_output import output_json_schema
 from council.domain.canonical import canonical_json
 from council.domain.profile import Profile
 from council.domain.reentry import ReentryPacket
-from council.domain.requests import CompiledRequest, Exposure
+from council.domain.requests import CompiledRequest, Exposure, packet_stances
 
 SYSTEM_PROMPT = "\n".join(
     (
@@ -84,11 +84,7 @@ def compile_request(
     exposures = [
         Exposure("proposition", "briefing", node_version_id=head.version_id) for head in packet.heads
     ]
-    exposures += [
-        Exposure("stance", "briefing", exposed_to_run_id=c.run_id)
-        for c in packet.counterarguments
-        if c.kind == "dispute" and c.run_id is not None
-    ]
+    exposures += packet_stances(packet, "briefing")
     exposures += [
         Exposure(
             "stance",

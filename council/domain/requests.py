@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from council.domain.canonical import canonical_json, sha256_text
+from council.domain.reentry import ReentryPacket
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class Exposure:
     """Something a run was shown: another run's stance (exposure) or a bare proposition (not)."""
 
     kind: str  # stance | proposition
-    channel: str  # briefing | previous_round | explicit
+    channel: str  # briefing | previous_round | explicit | mcp:<tool>
     exposed_to_run_id: str | None = None
     claim_id: str | None = None
     node_version_id: str | None = None
@@ -39,3 +40,14 @@ class CompiledRequest:
     @property
     def sha256(self) -> str:
         return sha256_text(canonical_json(self.canonical()))
+
+
+def packet_stances(packet: ReentryPacket, channel: str) -> list[Exposure]:
+    """The stances a reentry packet carries, as exposures arriving by ``channel``:
+    its attributed disputes (a blind packet carries none; head claim counts are
+    unattributed and name no run)."""
+    return [
+        Exposure("stance", channel, exposed_to_run_id=c.run_id)
+        for c in packet.counterarguments
+        if c.kind == "dispute" and c.run_id is not None
+    ]

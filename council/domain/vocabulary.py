@@ -35,6 +35,8 @@ DEFAULT_COUNCIL: Final = ("claude", "codex", "glm")
 CONSOLIDATION_OUTCOMES: Final = ("committed", "already_consolidated", "not_ready", "would_commit")
 EXPOSURE_KINDS: Final = ("stance", "proposition")
 EXPOSURE_CHANNELS: Final = ("briefing", "previous_round", "explicit")
+# How a stance served over MCP arrived: the tool that served it (migration 0010).
+MCP_EXPOSURE_CHANNELS: Final = ("mcp:reentry_packet", "mcp:node_status")
 PENDING_ACTION_STATUSES: Final = ("open", "satisfied", "cancelled")
 CONSOLIDATION_STATUSES: Final = ("live", "superseded", "retracted")
 MEMORY_STATUSES: Final = ("stable", "provisional", "contested", "retracted", "superseded")

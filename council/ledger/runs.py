@@ -15,16 +15,16 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, func, insert, select, update
 
 from council.domain import validate as v
 from council.domain.commands import RecordedRun
 from council.domain.profile import Profile
 from council.domain.providers import provider_family
-from council.domain.requests import CompiledRequest
+from council.domain.requests import CompiledRequest, Exposure
 from council.domain.results.runs import DispatchedRun, RunRecorded, RunShown, RunSummary
 from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
-from council.errors import BadInput
+from council.errors import BadInput, NotFound
 from council.ledger import tables as t
 from council.ledger.attempts import attempts_of
 from council.ledger.events import append
@@ -41,9 +41,14 @@ class Runs:
 
     # ------------------------------------------------------------ recorded runs
 
-    def record(self, recorded: RecordedRun, *, actor: str) -> RunRecorded:
+    def record(self, recorded: RecordedRun, *, actor: str, held_by: str | None = None) -> RunRecorded:
         """A run made outside the workers; ``exposed_to`` names runs whose
-        stances it was shown (explicit exposure, docs/architecture.md §3)."""
+        stances it was shown (explicit exposure, docs/architecture.md §3).
+
+        ``held_by``: the run is begun, not over — an outside agent (over MCP)
+        holds its first attempt until it submits its output. It is ``running``
+        with that holder as its lease owner and no lease expiry, so no worker or
+        sweep ever takes it; only its holder's submission ends it (:meth:`held`)."""
         conn = self._conn
         provider = v.text(provider_family(recorded.model, recorded.provider), "provider", v.MAX_NAME)
         thread_id = resolve(conn, t.threads, recorded.thread, "thread")
@@ -66,24 +71,24 @@ class Runs:
                     parent_run_id=parent_id,
                     round=recorded.round_no,
                     mode="external",
-                    status="succeeded",
+                    status="succeeded" if held_by is None else "running",
+                    attempt=0 if held_by is None else 1,
+                    lease_owner=held_by,
+                    started_at=None if held_by is None else func.clock_timestamp(),
                 )
                 .returning(t.agent_runs)
             )
             .mappings()
             .one()
         )
-        if exposed_to:
+        self.expose(run["id"], [Exposure("stance", "explicit", exposed_to_run_id=str(o)) for o in exposed_to])
+        if held_by is not None:
             conn.execute(
-                insert(t.run_exposures),
-                [
-                    {"run_id": run["id"], "kind": "stance", "channel": "explicit", "exposed_to_run_id": other}
-                    for other in exposed_to
-                ],
+                insert(t.run_attempts).values(run_id=run["id"], attempt=1, event="claimed", worker=held_by)
             )
         append(
             conn,
-            "run.recorded",
+            "run.recorded" if held_by is None else "run.begun",
             actor=actor,
             thread_id=thread_id,
             subject_id=run["id"],
@@ -96,6 +101,43 @@ class Runs:
             },
         )
         return RunRecorded.model_validate({**run, "exposed_to": exposed_to})
+
+    def expose(self, run_id: UUID, exposures: Sequence[Exposure]) -> int:
+        """Record what the run was shown (append-only rows; docs/architecture.md §3)."""
+        if exposures:
+            self._conn.execute(
+                insert(t.run_exposures),
+                [
+                    {
+                        "run_id": run_id,
+                        "kind": e.kind,
+                        "channel": e.channel,
+                        "exposed_to_run_id": e.exposed_to_run_id,
+                        "claim_id": e.claim_id,
+                        "node_version_id": e.node_version_id,
+                    }
+                    for e in exposures
+                ],
+            )
+        return len(exposures)
+
+    def held(self, run_id: UUID, holder: str) -> dict[str, Any]:
+        """The fenced row (with its ``attempt``) of a begun run (:meth:`record` with ``held_by``) that
+        ``holder`` holds and has not ended, locked; bad input otherwise."""
+        row = self._conn.execute(
+            select(t.agent_runs.c.attempt, t.agent_runs.c.lease_owner, t.agent_runs.c.status)
+            .where(t.agent_runs.c.id == run_id)
+        ).first()
+        if row is None:
+            raise NotFound(f"no run with id {run_id}")
+        if row.lease_owner != holder or row.status != "running":
+            if row.status in TERMINAL and row.lease_owner is None:
+                raise BadInput(f"run {run_id} has ended ({row.status}); begin another run")
+            raise BadInput(f"run {run_id} is not one this session began; a session acts only for its own runs")
+        fenced = self.fence(run_id, int(row.attempt))
+        if fenced is None:  # ended between the two statements
+            raise BadInput(f"run {run_id} has ended; begin another run")
+        return {**fenced, "attempt": int(row.attempt)}
 
     def show(self, run_id: UUID) -> RunShown:
         """Lineage, exposures, request hash and claims of one run; the executor it
@@ -286,21 +328,7 @@ class Runs:
                 input_fingerprint=request.input_features,
             )
         )
-        if request.exposures:
-            conn.execute(
-                insert(t.run_exposures),
-                [
-                    {
-                        "run_id": run_id,
-                        "kind": e.kind,
-                        "channel": e.channel,
-                        "exposed_to_run_id": e.exposed_to_run_id,
-                        "claim_id": e.claim_id,
-                        "node_version_id": e.node_version_id,
-                    }
-                    for e in request.exposures
-                ],
-            )
+        self.expose(run_id, request.exposures)
         append(
             conn,
             "run.started",

@@ -37,7 +37,7 @@ from council.domain.profile import Profile
 from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput
 from council.ledger.runs import TERMINAL
-from council.ledger.unit import UnitOfWork
+from council.ledger.unit import Tx, UnitOfWork
 from council.services.dispatch import compile_for
 from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate
@@ -245,20 +245,36 @@ def _apply(
         run = tx.runs.fence(run_id, attempt)
         if run is None:
             return None
-        findings = [
-            f.json_document() for f in lint_prose(tx, run["thread_id"], prose(output))
-        ]  # before its writes
-        applied = tx.outputs.apply(run, output, actor=f"run:{run['agent']}")
-        tx.runs.finish(
-            run,
-            attempt,
-            status="succeeded",
-            usage=usage,
-            cost_usd=cost_usd,
-            lint_findings=findings,
-            event_payload={"lint_findings": len(findings)},
+        return apply_checked(
+            tx, run, attempt, output, actor=f"run:{run['agent']}", usage=usage, cost_usd=cost_usd
         )
-        return applied.model_copy(update={"lint_findings": len(findings)})
+
+
+def apply_checked(
+    tx: Tx,
+    run: Any,
+    attempt: int,
+    output: AgentOutput,
+    *,
+    actor: str,
+    usage: dict[str, Any] | None = None,
+    cost_usd: float | None = None,
+) -> Applied:
+    """Inside the transaction that fenced ``run`` (its row) on ``attempt``: lint
+    the output's prose, check and write it, and end the run succeeded. The one
+    write path of every run's output, a worker's or an outside agent's."""
+    findings = [f.json_document() for f in lint_prose(tx, run["thread_id"], prose(output))]  # before its writes
+    applied = tx.outputs.apply(run, output, actor=actor)
+    tx.runs.finish(
+        run,
+        attempt,
+        status="succeeded",
+        usage=usage,
+        cost_usd=cost_usd,
+        lint_findings=findings,
+        event_payload={"lint_findings": len(findings)},
+    )
+    return applied.model_copy(update={"lint_findings": len(findings)})
 
 
 def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) -> Executed:

@@ -20,10 +20,14 @@ def reentry_packet(
 ) -> ReentryPacket:
     """What is still open, contested or awaiting evidence, within a token budget
     (``blind``: stances redacted, as the agents' briefing)."""
-    if not MIN_BUDGET <= budget <= MAX_BUDGET:
-        raise BadInput(f"budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens, got {budget}")
+    check_budget(budget)
     with uow() as tx:
         return read_packet(tx, tx.resolve("thread", thread), budget=budget, blind=blind)
+
+
+def check_budget(budget: int) -> None:
+    if not MIN_BUDGET <= budget <= MAX_BUDGET:
+        raise BadInput(f"budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens, got {budget}")
 
 
 def read_packet(tx: Tx, thread_id: UUID, *, budget: int, blind: bool) -> ReentryPacket:
