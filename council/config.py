@@ -9,6 +9,8 @@ Variables (documented in the README):
   with, as the owner of the tables; when unset, ``COUNCIL_DATABASE_URL``, then the
   embedded stack's owner URL.
 - ``COUNCIL_BROKER_URL`` — Redis URL for Celery; same fallback.
+- ``COUNCIL_API_TOKEN`` — the bearer token of the HTTP faces (`council serve`
+  writes, `council mcp --http` every request); never stored or logged.
 - ``COUNCIL_HOME`` — where the embedded stack keeps its data and state file
   (default: the user's data directory, e.g. ``~/.local/share/council``).
 """
@@ -26,6 +28,7 @@ from council.domain.retry import RetryPolicy
 from council.errors import ConfigError
 
 STATE_FILE_NAME = "stack.json"
+API_TOKEN_ENV = "COUNCIL_API_TOKEN"  # noqa: S105 (the variable's name, not a secret)
 
 
 def council_home() -> Path:
@@ -63,6 +66,11 @@ def write_state(data: dict[str, Any]) -> None:
 
 def clear_state() -> None:
     state_file().unlink(missing_ok=True)
+
+
+def api_token() -> str | None:
+    """The bearer token of the HTTP faces, or None when unset."""
+    return os.environ.get(API_TOKEN_ENV, "").strip() or None
 
 
 def sqlalchemy_url(url: str) -> str:

@@ -26,6 +26,7 @@ def register_commands() -> None:
         demo_cmd,
         graph_cmds,
         ledger_cmds,
+        mcp_cmd,
         reentry_cmds,
         reversal_cmds,
         run_cmds,
@@ -46,6 +47,7 @@ def register_commands() -> None:
     watch_cmd.register(app)
     demo_cmd.register(app)
     serve_cmd.register(app)
+    mcp_cmd.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

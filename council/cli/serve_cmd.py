@@ -35,7 +35,7 @@ def serve_cmd(
 
     policy = Policy.from_env(bound_host=host)
     app = create_app(policy=policy)
-    sock = _bind(host, port)
+    sock = bind(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{bound_port}/"
@@ -58,12 +58,12 @@ def serve_cmd(
         lambda d: console.print(f"serving {d['url']}  (reads {reads}; writes {writes})"),
     )
     server = uvicorn.Server(
-        uvicorn.Config(app, log_config=_log_to_stderr(), timeout_graceful_shutdown=5, proxy_headers=False)
+        uvicorn.Config(app, log_config=log_to_stderr(), timeout_graceful_shutdown=5, proxy_headers=False)
     )
     server.run(sockets=[sock])
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
     """Bind before serving, so the printed URL names the real port (``--port 0``)."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -77,7 +77,7 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _log_to_stderr() -> dict[str, Any]:
+def log_to_stderr() -> dict[str, Any]:
     """uvicorn's logging, all on stderr: stdout carries the --json document only."""
     from uvicorn.config import LOGGING_CONFIG
 

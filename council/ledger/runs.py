@@ -125,15 +125,18 @@ class Runs:
         """The fenced row (with its ``attempt``) of a begun run (:meth:`record` with ``held_by``) that
         ``holder`` holds and has not ended, locked; bad input otherwise."""
         row = self._conn.execute(
-            select(t.agent_runs.c.attempt, t.agent_runs.c.lease_owner, t.agent_runs.c.status)
-            .where(t.agent_runs.c.id == run_id)
+            select(t.agent_runs.c.attempt, t.agent_runs.c.lease_owner, t.agent_runs.c.status).where(
+                t.agent_runs.c.id == run_id
+            )
         ).first()
         if row is None:
             raise NotFound(f"no run with id {run_id}")
         if row.lease_owner != holder or row.status != "running":
             if row.status in TERMINAL and row.lease_owner is None:
                 raise BadInput(f"run {run_id} has ended ({row.status}); begin another run")
-            raise BadInput(f"run {run_id} is not one this session began; a session acts only for its own runs")
+            raise BadInput(
+                f"run {run_id} is not one this session began; a session acts only for its own runs"
+            )
         fenced = self.fence(run_id, int(row.attempt))
         if fenced is None:  # ended between the two statements
             raise BadInput(f"run {run_id} has ended; begin another run")

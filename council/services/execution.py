@@ -263,7 +263,9 @@ def apply_checked(
     """Inside the transaction that fenced ``run`` (its row) on ``attempt``: lint
     the output's prose, check and write it, and end the run succeeded. The one
     write path of every run's output, a worker's or an outside agent's."""
-    findings = [f.json_document() for f in lint_prose(tx, run["thread_id"], prose(output))]  # before its writes
+    findings = [
+        f.json_document() for f in lint_prose(tx, run["thread_id"], prose(output))
+    ]  # before its writes
     applied = tx.outputs.apply(run, output, actor=actor)
     tx.runs.finish(
         run,

@@ -203,5 +203,3 @@ def _others(exposures: list[Exposure], run_id: UUID) -> list[Exposure]:
             seen.add(key)
             kept.append(e)
     return kept
-
-

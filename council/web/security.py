@@ -35,11 +35,12 @@ from fastapi.security.utils import get_authorization_scheme_param
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from council import config
 from council.domain.validate import MAX_EVIDENCE_BYTES
 from council.errors import ConfigError
 
-TOKEN_ENV = "COUNCIL_API_TOKEN"  # noqa: S105 (the variables' names, not secrets)
-READ_TOKEN_ENV = "COUNCIL_API_READ_TOKEN"  # noqa: S105
+TOKEN_ENV = config.API_TOKEN_ENV
+READ_TOKEN_ENV = "COUNCIL_API_READ_TOKEN"  # noqa: S105 (the variable's name, not a secret)
 ALLOWED_HOSTS_ENV = "COUNCIL_ALLOWED_HOSTS"
 MAX_BODY_ENV = "COUNCIL_API_MAX_BODY_BYTES"
 DEFAULT_MAX_BODY_BYTES = MAX_EVIDENCE_BYTES + 1024 * 1024
@@ -70,7 +71,7 @@ class Policy:
     def from_env(cls, *, bound_host: str | None = None) -> Policy:
         """The policy the environment configures, for a server bound to ``bound_host``."""
         return cls(
-            write_token=os.environ.get(TOKEN_ENV, "").strip() or None,
+            write_token=config.api_token(),
             read_token=os.environ.get(READ_TOKEN_ENV, "").strip() or None,
             allowed_hosts=allowed_hosts(os.environ.get(ALLOWED_HOSTS_ENV, "").split(","), bound_host),
             max_body_bytes=_max_body_bytes(os.environ.get(MAX_BODY_ENV, "")),
