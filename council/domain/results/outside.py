@@ -10,12 +10,12 @@ from __future__ import annotations
 from uuid import UUID
 
 from council.domain.reentry import ReentryPacket
-from council.domain.results.base import Result
+from council.domain.results.base import Result, Row
 from council.domain.results.consolidation import Evaluated, GroupShape, RuleReason
 from council.domain.results.runs import Applied
 
 
-class RunBegun(Result):
+class RunBegun(Row):
     """A run an outside agent began: it holds it until it submits its output."""
 
     id: UUID

@@ -1,0 +1,279 @@
+"""`council mcp` driven by the official MCP client, over stdio and streamable HTTP.
+
+Given a thread with a node and three evidence items, two outside agents each
+begin a run, read the blind packet (recording nothing) and endorse the node
+citing different evidence; a third reads the node's status with their claims
+(recorded as its exposures, `mcp:node_status`) and endorses too. Before the
+third: two independent support groups, and the committer consolidates the
+node. After it: one group, joined through the third run's exposures, and
+still exactly one consolidation. Bad input gets the contract's error and
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import anyio
+import httpx
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+from sqlalchemy import Engine, text
+
+from tests.builders import MODELS, Ledger
+from tests.conftest import CliRunner
+from tests.processes import stop_groups
+
+TOKEN = "mcp-test-token-0123456789"  # noqa: S105 (a test's own token)
+TABLES = (
+    "agent_runs",
+    "run_attempts",
+    "run_exposures",
+    "claims",
+    "citations",
+    "evidence",
+    "thread_evidence",
+    "logical_nodes",
+    "node_versions",
+    "consolidations",
+    "events",
+)
+Connect = Callable[[], AbstractAsyncContextManager[ClientSession]]
+
+
+def _server_env(db_url: str) -> dict[str, str]:
+    """What an MCP client gives the server: the database URL (and, here, this tree on the path)."""
+    env = {"COUNCIL_DATABASE_URL": db_url}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def _stdio(db_url: str, tmp_path: Path) -> Connect:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "council.cli", "mcp"], env=_server_env(db_url), cwd=tmp_path
+    )
+
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[ClientSession]:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=timedelta(seconds=60)) as session,
+        ):
+            await session.initialize()
+            yield session
+
+    return connect
+
+
+def _http(url: str, token: str = TOKEN) -> Connect:
+    @asynccontextmanager
+    async def connect() -> AsyncIterator[ClientSession]:
+        async with (
+            streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write, _),
+            ClientSession(read, write, read_timeout_seconds=timedelta(seconds=60)) as session,
+        ):
+            await session.initialize()
+            yield session
+
+    return connect
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.isError, f"{tool}: {result.content}"
+    document = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    return dict(document)
+
+
+async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
+    """The contract's error: an error result holding {"error": reason, "code": 2}."""
+    result = await session.call_tool(tool, arguments)
+    document = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    assert result.isError, f"{tool} should have been refused: {document}"
+    assert document["code"] == 2 and set(document) == {"error", "code"}, document
+    return str(document["error"])
+
+
+def counts(engine: Engine) -> dict[str, int]:
+    with engine.connect() as conn:
+        return {t: conn.execute(text(f"SELECT count(*) FROM {t}")).scalar_one() for t in TABLES}
+
+
+def endorsement(version_id: UUID, evidence_id: UUID, why: str) -> dict[str, Any]:
+    return {
+        "summary": why,
+        "claims": [
+            {
+                "node_version_id": str(version_id),
+                "type": "endorse",
+                "confidence": 0.8,
+                "rationale": why,
+                "cites": [{"evidence_id": str(evidence_id), "role": "supports"}],
+            }
+        ],
+    }
+
+
+async def council_session(
+    connect: Connect, owner_engine: Engine, ledger: Ledger, version_id: UUID, cli: CliRunner
+) -> None:
+    thread = str(ledger.thread_id)
+    providers = ("anthropic", "openai", "zhipu")
+    async with connect() as first, connect() as second, connect() as third:
+        listed = await call(first, "list_threads")
+        assert [t["id"] for t in listed["items"]] == [thread]
+        tools = {t.name for t in (await first.list_tools()).tools}
+        assert tools == {
+            "list_threads",
+            "reentry_packet",
+            "begin_run",
+            "submit_output",
+            "add_evidence",
+            "node_status",
+            "lint",
+        }
+
+        runs = []
+        for session, provider in zip((first, second, third), providers, strict=True):
+            begun = await call(
+                session, "begin_run", thread=thread, agent=f"outside-{provider}", model=MODELS[provider]
+            )
+            assert begun["status"] == "running" and begun["provider"] == provider
+            runs.append(begun["id"])
+
+        # Two agents judge blind, each citing different evidence.
+        outcomes = []
+        for i, session in enumerate((first, second)):
+            packet = await call(session, "reentry_packet", thread=thread, run=runs[i])
+            assert packet["packet"]["blind"] is True and packet["exposures_recorded"] == 0
+            assert str(version_id) in {h["version_id"] for h in packet["packet"]["heads"]}
+            submitted = await call(
+                session,
+                "submit_output",
+                run=runs[i],
+                output=endorsement(version_id, ledger.evidence[i], f"evidence item {i} supports it"),
+            )
+            assert submitted["status"] == "succeeded" and len(submitted["applied"]["claims"]) == 1
+            outcomes += [e["outcome"] for e in submitted["evaluations"]]
+        assert outcomes == ["not_ready", "committed"]
+
+        with owner_engine.connect() as conn:
+            served = conn.execute(
+                text("SELECT count(*) FROM run_exposures WHERE run_id = ANY(CAST(:r AS uuid[]))"),
+                {"r": runs[:2]},
+            ).scalar_one()
+        assert served == 0, "blind reads record nothing"
+        before = cli("groups", "--node", str(version_id), "--json").json()
+        assert [g["kind"] for g in before["groups"]] == ["support", "support"]
+        assert sorted(r for g in before["groups"] for r in g["runs"]) == sorted(runs[:2])
+
+        # Bad input: the contract's error, and not a row written.
+        rows = counts(owner_engine)
+        assert "no run" in await refused(third, "submit_output", run="0" * 32, output={})
+        assert "not one this session began" in await refused(
+            first, "submit_output", run=runs[2], output=endorsement(version_id, ledger.evidence[2], "x")
+        )
+        assert "has ended" in await refused(
+            first, "submit_output", run=runs[0], output=endorsement(version_id, ledger.evidence[2], "x")
+        )
+        assert "contract" in await refused(
+            third, "submit_output", run=runs[2], output={"claims": [{"type": "endorse"}]}
+        )
+        assert "no node version" in await refused(
+            third, "submit_output", run=runs[2], output=endorsement(UUID(int=7), ledger.evidence[2], "x")
+        )
+        assert "no thread" in await refused(third, "reentry_packet", thread="abcdef0123", run=runs[2])
+        assert "not one this session began" in await refused(
+            second, "node_status", version=str(version_id), run=runs[2]
+        )
+        assert "too large" in await refused(third, "add_evidence", thread=thread, text="x" * (5 * 2**20 + 1))
+        assert "name the run" in await refused(third, "reentry_packet", thread=thread, blind=False)
+        assert counts(owner_engine) == rows
+
+        # The third reads the others' stances for its run, then endorses.
+        status = await call(third, "node_status", version=str(version_id), run=runs[2])
+        assert status["support_groups"] == 2 and status["consolidated"] is True
+        assert sorted(c["run_id"] for c in status["claims"]) == sorted(runs[:2])
+        assert status["exposures_recorded"] == 2
+        submitted = await call(
+            third,
+            "submit_output",
+            run=runs[2],
+            output=endorsement(version_id, ledger.evidence[2], "having read both, I agree"),
+        )
+        assert [e["outcome"] for e in submitted["evaluations"]] == ["already_consolidated"]
+        assert "has ended" in await refused(
+            third, "submit_output", run=runs[2], output=endorsement(version_id, ledger.evidence[2], "x")
+        )
+
+    after = cli("groups", "--node", str(version_id), "--json").json()
+    assert [g["kind"] for g in after["groups"]] == ["support"]
+    assert sorted(after["groups"][0]["runs"]) == sorted(runs)
+    with owner_engine.connect() as conn:
+        consolidations = conn.execute(
+            text("SELECT count(*) FROM consolidations WHERE node_version_id = :v"), {"v": version_id}
+        ).scalar_one()
+    assert consolidations == 1
+    shown = cli("run", "show", runs[2], "--json").json()
+    assert {(e["channel"], e["exposed_to_run_id"]) for e in shown["exposures"]} == {
+        ("mcp:node_status", runs[0]),
+        ("mcp:node_status", runs[1]),
+    }
+    assert shown["mode"] == "external" and shown["status"] == "succeeded"
+
+
+def test_three_outside_agents_over_stdio(
+    db_url: str, owner_engine: Engine, engine: Engine, cli: CliRunner, tmp_path: Path
+) -> None:
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    anyio.run(council_session, _stdio(db_url, tmp_path), owner_engine, ledger, version_id, cli)
+
+
+@pytest.fixture
+def mcp_http(db_url: str, tmp_path: Path) -> Any:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+    env.update(_server_env(db_url), COUNCIL_API_TOKEN=TOKEN, COUNCIL_HOME=str(tmp_path))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "council.cli", "mcp", "--http", "--port", "0", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        serving = json.loads(proc.stdout.readline())
+        yield serving["url"]
+    finally:
+        stop_groups([proc], grace_s=5)
+
+
+def test_three_outside_agents_over_streamable_http(
+    mcp_http: str, owner_engine: Engine, engine: Engine, cli: CliRunner
+) -> None:
+    assert mcp_http.startswith("http://127.0.0.1:")
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        refused = httpx.post(mcp_http, json={}, headers=headers, timeout=10)
+        assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+    anyio.run(council_session, _http(mcp_http), owner_engine, ledger, version_id, cli)
+
+
+def test_http_refuses_to_start_without_a_token(cli: CliRunner) -> None:
+    result = cli("mcp", "--http", "--port", "0", "--json", env={"COUNCIL_API_TOKEN": ""})
+    assert result.code == 1 and "COUNCIL_API_TOKEN" in result.json()["error"]
