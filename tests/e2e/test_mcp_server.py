@@ -28,14 +28,14 @@ import httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 from sqlalchemy import Engine, text
 
 from tests.builders import MODELS, Ledger
 from tests.conftest import CliRunner
 from tests.processes import stop_groups
 
-TOKEN = "mcp-test-token-0123456789"  # noqa: S105 (a test's own token)
+TOKEN = "mcp-test-token-0123456789"
 TABLES = (
     "agent_runs",
     "run_attempts",
@@ -80,8 +80,10 @@ def _stdio(db_url: str, tmp_path: Path) -> Connect:
 def _http(url: str, token: str = TOKEN) -> Connect:
     @asynccontextmanager
     async def connect() -> AsyncIterator[ClientSession]:
+        headers = {"Authorization": f"Bearer {token}"}
         async with (
-            streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"}) as (read, write, _),
+            httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60)) as client,
+            streamable_http_client(url, http_client=client) as (read, write, _),
             ClientSession(read, write, read_timeout_seconds=timedelta(seconds=60)) as session,
         ):
             await session.initialize()
@@ -276,4 +278,39 @@ def test_three_outside_agents_over_streamable_http(
 
 def test_http_refuses_to_start_without_a_token(cli: CliRunner) -> None:
     result = cli("mcp", "--http", "--port", "0", "--json", env={"COUNCIL_API_TOKEN": ""})
-    assert result.code == 1 and "COUNCIL_API_TOKEN" in result.json()["error"]
+    assert result.code == 2 and "COUNCIL_API_TOKEN" in result.json()["error"]
+
+
+def test_a_packet_with_stances_is_recorded_and_a_blind_one_is_not(
+    db_url: str, owner_engine: Engine, engine: Engine, tmp_path: Path
+) -> None:
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    disputer = ledger.run("openai")
+    ledger.claim(disputer, version_id, "dispute", confidence=0.7, rationale="parity misses locking")
+
+    async def scenario() -> None:
+        async with _stdio(db_url, tmp_path)() as session:
+            run = (await call(session, "begin_run", thread=str(ledger.thread_id), agent="a", model="gpt-5"))[
+                "id"
+            ]
+            blind = await call(session, "reentry_packet", thread=str(ledger.thread_id), run=run)
+            assert blind["exposures_recorded"] == 0 and blind["packet"]["counterarguments"] == []
+            seen = await call(session, "reentry_packet", thread=str(ledger.thread_id), run=run, blind=False)
+            assert seen["exposures_recorded"] == 1
+            assert [c["run_id"] for c in seen["packet"]["counterarguments"]] == [str(disputer)]
+            with owner_engine.connect() as conn:
+                rows = conn.execute(
+                    text("SELECT kind, channel, exposed_to_run_id FROM run_exposures WHERE run_id = :r"),
+                    {"r": run},
+                ).all()
+            assert [tuple(r) for r in rows] == [("stance", "mcp:reentry_packet", disputer)]
+
+            evidence = await session.read_resource(f"council://evidence/{ledger.evidence[0]}")  # type: ignore[arg-type]
+            assert json.loads(evidence.contents[0].text)["content"] == "SQLite parity: evidence item 0"  # type: ignore[union-attr]
+            packet = await session.read_resource(f"council://threads/{ledger.thread_id}/packet")  # type: ignore[arg-type]
+            assert json.loads(packet.contents[0].text)["blind"] is True  # type: ignore[union-attr]
+            linted = await call(session, "lint", text="We keep looking.", thread=str(ledger.thread_id))
+            assert linted == {"ok": True, "findings": []}
+
+    anyio.run(scenario)
