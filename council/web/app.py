@@ -18,6 +18,7 @@ from council.web import (
     errors,
     observability,
     page,
+    routes_create,
     routes_ledger,
     routes_stream,
     routes_threads,
@@ -79,7 +80,15 @@ def create_app(
     # The last added runs first: every request is timed, the refused ones included.
     app.add_middleware(security.Guard, policy=wired.policy)
     app.add_middleware(observability.HttpMetrics)
-    for module in (routes_threads, routes_stream, routes_ledger, routes_writes, observability, page):
+    for module in (
+        routes_threads,
+        routes_stream,
+        routes_ledger,
+        routes_writes,
+        routes_create,
+        observability,
+        page,
+    ):
         app.include_router(module.router)
     page.mount_static(app)
     return app
