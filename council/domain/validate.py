@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 
+from pydantic import ValidationError
+
 from council.errors import BadInput
 
 # Limits (characters unless noted). Documented in the README.
@@ -52,3 +54,12 @@ def count(items: Iterable[object], field: str, limit: int = MAX_REFERENCES) -> N
     n = sum(1 for _ in items)
     if n > limit:
         raise BadInput(f"too many {field}: {n} (limit {limit})")
+
+
+def first_error(exc: ValidationError) -> str:
+    """A pydantic validation error in one line: where the first problem is, and what it is."""
+    errors = exc.errors()
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"]) or "value"
+    return f"{where}: {first['msg']}{more}"

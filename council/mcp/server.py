@@ -25,15 +25,16 @@ from weakref import WeakKeyDictionary
 
 import anyio
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from council.bootstrap import Council
 from council.domain.agent_output import output_json_schema
 from council.domain.commands import RecordedRun
 from council.domain.results.base import Result
-from council.domain.validate import MAX_EVIDENCE_BYTES
-from council.errors import CouncilError
+from council.domain.validate import MAX_EVIDENCE_BYTES, first_error
+from council.errors import BadInput, CouncilError
 from council.services import outside
 from council.services.evidence import EvidenceInput, add_evidence, show_evidence
 from council.services.reentry import DEFAULT_BUDGET, lint_text
@@ -54,6 +55,22 @@ MAX_LINT_CHARS = 200_000
 Id = Annotated[str, Field(description="a whole id or a unique prefix of at least 6 hex digits")]
 
 
+class CouncilMCP(FastMCP[Any]):
+    """FastMCP whose refusals of a call's arguments (a missing or mistyped one, an
+    unknown tool) are the contract's error too, not only the services' refusals."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                return _error(BadInput(f"{name}: {first_error(cause)}"))
+            if cause is None:  # an unknown tool
+                return _error(BadInput(str(exc)))
+            raise
+
+
 class Holders:
     """The holder name of each live MCP session (one per session, made on first use)."""
 
@@ -67,9 +84,9 @@ class Holders:
         return name
 
 
-def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000) -> FastMCP:
+def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000) -> CouncilMCP:
     """The server with its tools and resources, over the wired dependencies."""
-    server = FastMCP(
+    server = CouncilMCP(
         "council",
         instructions=INSTRUCTIONS,
         host=host,
@@ -160,11 +177,11 @@ def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000)
         return await _answer(partial(outside.node_status, uow, version, run=run, holder=holder(ctx)))
 
     @server.tool()
-    async def lint(
-        text: Annotated[str, Field(description="prose to check", max_length=MAX_LINT_CHARS)], thread: Id
-    ) -> CallToolResult:
+    async def lint(text: Annotated[str, Field(description="prose to check")], thread: Id) -> CallToolResult:
         """Each sentence that calls an item concluded, rejected, settled, preferred or set aside
         without the ledger's matching transition."""
+        if len(text) > MAX_LINT_CHARS:
+            return _error(BadInput(f"text is too long: {len(text)} characters (limit {MAX_LINT_CHARS})"))
         return await _answer(partial(lint_text, uow, thread, text))
 
     @server.resource("council://threads/{thread}/packet", mime_type="application/json")

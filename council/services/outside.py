@@ -19,6 +19,7 @@ from uuid import UUID
 from pydantic import ValidationError
 
 from council.adapters.scheduler import Scheduler
+from council.domain import validate as v
 from council.domain.agent_output import AgentOutput
 from council.domain.commands import IdRef, RecordedRun
 from council.domain.requests import Exposure, packet_stances
@@ -88,20 +89,7 @@ def node_status(uow: UnitOfWork, version: IdRef, *, run: IdRef | None, holder: s
         stances: list[StanceShown] | None = None
         recorded = 0
         if run_id is not None:
-            runs = {r["id"]: r for r in snapshot["runs"]}
-            stances = [
-                StanceShown(
-                    claim_id=c.id,
-                    run_id=c.run_id,
-                    agent=runs[str(c.run_id)]["agent"],
-                    provider=runs[str(c.run_id)]["provider"],
-                    type=c.claim_type,
-                    confidence=c.confidence,
-                    rationale=c.rationale,
-                    cites=[x.evidence_id for x in shown.citations if x.claim_id == c.id],
-                )
-                for c in shown.claims
-            ]
+            stances = _stances(snapshot, {c.id: c.rationale for c in shown.claims})
             served = [
                 Exposure(
                     "stance",
@@ -173,15 +161,30 @@ def parse_output(output: dict[str, Any] | str) -> AgentOutput:
             return AgentOutput.model_validate_json(output)
         return AgentOutput.model_validate(output)
     except ValidationError as exc:
-        raise BadInput(f"the output breaks the agent-output contract: {_first_error(exc)}") from None
+        raise BadInput(f"the output breaks the agent-output contract: {v.first_error(exc)}") from None
 
 
-def _first_error(exc: ValidationError) -> str:
-    errors = exc.errors()
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    first = errors[0]
-    where = ".".join(str(p) for p in first["loc"]) or "output"
-    return f"{where}: {first['msg']}{more}"
+def _stances(snapshot: dict[str, Any], rationales: dict[UUID, str]) -> list[StanceShown]:
+    """Every claim the decision reads (the snapshot's, so they match the groups), attributed.
+    Rationales come from the claims as shown (a claim made since has none here)."""
+    runs = {str(r["id"]): r for r in snapshot["runs"]}
+    cites: dict[str, list[UUID]] = {}
+    for citation in snapshot["citations"]:
+        if citation.get("claim_id") is not None:
+            cites.setdefault(str(citation["claim_id"]), []).append(UUID(str(citation["evidence_id"])))
+    return [
+        StanceShown(
+            claim_id=c["id"],
+            run_id=c["run_id"],
+            agent=runs[str(c["run_id"])]["agent"],
+            provider=runs[str(c["run_id"])]["provider"],
+            type=c["type"],
+            confidence=float(c["confidence"]),
+            rationale=rationales.get(UUID(str(c["id"])), ""),
+            cites=cites.get(str(c["id"]), []),
+        )
+        for c in snapshot["claims"]
+    ]
 
 
 def _held_in(tx: Tx, run: IdRef, holder: str, thread_id: UUID) -> UUID:

@@ -202,6 +202,11 @@ async def council_session(
         )
         assert "too large" in await refused(third, "add_evidence", thread=thread, text="x" * (5 * 2**20 + 1))
         assert "name the run" in await refused(third, "reentry_packet", thread=thread, blind=False)
+        assert "too long" in await refused(third, "lint", text="x" * 200_001, thread=thread)
+        assert "model" in await refused(third, "begin_run", thread=thread, agent="no-model")
+        assert "agent" in await refused(third, "begin_run", thread=thread, agent=" ", model="gpt-5")
+        assert "budget" in await refused(third, "reentry_packet", thread=thread, budget=10)
+        assert "Unknown tool" in await refused(third, "consolidate", version=str(version_id))
         assert counts(owner_engine) == rows
 
         # The third reads the others' stances for its run, then endorses.
