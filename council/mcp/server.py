@@ -92,6 +92,7 @@ def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000)
         host=host,
         port=port,
         max_request_body_size=MAX_BODY_BYTES,
+        log_level="WARNING",  # on stderr; stdout is the protocol's (stdio)
     )
     holders = Holders()
     uow = council.uow
