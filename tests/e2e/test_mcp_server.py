@@ -319,3 +319,8 @@ def test_a_packet_with_stances_is_recorded_and_a_blind_one_is_not(
             assert linted == {"ok": True, "findings": []}
 
     anyio.run(scenario)
+
+
+def test_stdio_leaves_stdout_to_the_protocol(cli: CliRunner) -> None:
+    result = cli("mcp", "--json")
+    assert result.code == 2 and "--http" in result.json()["error"]
