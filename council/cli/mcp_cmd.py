@@ -34,14 +34,19 @@ def mcp_cmd(
     goes with --http). Over HTTP every request needs COUNCIL_API_TOKEN as a
     bearer token, and the server refuses to start without it. Each MCP session
     acts only for the runs it began; what it is served for a run is recorded as
-    that run's exposures.
+    that run's exposures. When the server stops, the runs its sessions began and
+    never answered end failed, with the reason.
     """
     from council.mcp.server import build_server
 
     if not http:
         if as_json:
             raise BadInput("--json goes with --http: over stdio, stdout carries the protocol")
-        build_server(council()).run("stdio")
+        server = build_server(council())
+        try:
+            server.run("stdio")
+        finally:
+            server.end_sessions()
         return
     token = api_token()
     if token is None:
@@ -58,7 +63,10 @@ def mcp_cmd(
         as_json,
         lambda d: console.print(f"MCP over streamable HTTP at {d['url']} (bearer token {API_TOKEN_ENV})"),
     )
-    mcp_http.serve(server, sock, token, log_to_stderr())
+    try:
+        mcp_http.serve(server, sock, token, log_to_stderr())
+    finally:
+        server.end_sessions()
 
 
 def register(app: typer.Typer) -> None:

@@ -142,6 +142,29 @@ class Runs:
             raise BadInput(f"run {run_id} has ended; begin another run")
         return {**fenced, "attempt": int(row.attempt)}
 
+    def abandon(self, holders: Sequence[str], reason: str) -> list[UUID]:
+        """End, failed with ``reason``, every begun run the ``holders`` still hold
+        (their sessions ended without an answer); the ids of those it ended."""
+        if not holders:
+            return []
+        held = self._conn.execute(
+            select(t.agent_runs.c.id, t.agent_runs.c.attempt, t.agent_runs.c.thread_id, t.agent_runs.c.agent)
+            .where(
+                t.agent_runs.c.lease_owner.in_(list(holders)),
+                t.agent_runs.c.status == "running",
+                t.agent_runs.c.mode == "external",
+            )
+            .order_by(t.agent_runs.c.id)
+            .with_for_update()
+        ).mappings()
+        ended = []
+        for run in list(held):
+            self.finish(
+                run, int(run["attempt"]), status="failed", error=reason, event_payload={"reason": reason}
+            )
+            ended.append(run["id"])
+        return ended
+
     def show(self, run_id: UUID) -> RunShown:
         """Lineage, exposures, request hash and claims of one run; the executor it
         was pinned to (``runtime`` is its runtime) and each attempt with the worker

@@ -21,6 +21,7 @@ import secrets
 from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any
+from uuid import UUID
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -29,7 +30,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, ValidationError
 
-from council.bootstrap import Council
+from council.bootstrap import Council, UnitOfWork
 from council.domain.agent_output import output_json_schema
 from council.domain.commands import RecordedRun
 from council.domain.results.base import Result
@@ -57,7 +58,15 @@ Id = Annotated[str, Field(description="a whole id or a unique prefix of at least
 
 class CouncilMCP(FastMCP[Any]):
     """FastMCP whose refusals of a call's arguments (a missing or mistyped one, an
-    unknown tool) are the contract's error too, not only the services' refusals."""
+    unknown tool) are the contract's error too, not only the services' refusals;
+    it knows its sessions' holder names, to end their unanswered runs when it stops."""
+
+    holders: Holders
+    uow: UnitOfWork
+
+    def end_sessions(self) -> list[UUID]:
+        """The server stops: the runs its sessions began and never answered end failed."""
+        return outside.end_sessions(self.uow, self.holders.given())
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         try:
@@ -76,11 +85,17 @@ class Holders:
 
     def __init__(self) -> None:
         self._names: WeakKeyDictionary[object, str] = WeakKeyDictionary()
+        self._given: list[str] = []
+
+    def given(self) -> list[str]:
+        """Every name handed out, its session live or not."""
+        return list(self._given)
 
     def of(self, session: object) -> str:
         name = self._names.get(session)
         if name is None:
             name = self._names[session] = f"mcp:{secrets.token_hex(8)}"
+            self._given.append(name)
         return name
 
 
@@ -94,8 +109,8 @@ def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000)
         max_request_body_size=MAX_BODY_BYTES,
         log_level="WARNING",  # on stderr; stdout is the protocol's (stdio)
     )
-    holders = Holders()
-    uow = council.uow
+    holders = server.holders = Holders()
+    uow = server.uow = council.uow
 
     def holder(ctx: Context[Any, Any, Any]) -> str:
         return holders.of(ctx.session)

@@ -13,6 +13,7 @@ records nothing: the run stays independent.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -40,6 +41,13 @@ def begin_run(uow: UnitOfWork, recorded: RecordedRun, *, holder: str, actor: str
     with uow() as tx:
         run = tx.runs.record(recorded, actor=actor, held_by=holder)
     return RunBegun.model_validate(run.model_dump())
+
+
+def end_sessions(uow: UnitOfWork, holders: Sequence[str]) -> list[UUID]:
+    """The sessions of ``holders`` ended: every run they began and never answered
+    ends failed, with the reason, so no begun run stays in flight forever."""
+    with uow() as tx:
+        return tx.runs.abandon(holders, "the MCP session that began it ended before it submitted an output")
 
 
 def packet_for_run(

@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import timedelta
@@ -294,7 +295,7 @@ def test_a_packet_with_stances_is_recorded_and_a_blind_one_is_not(
     disputer = ledger.run("openai")
     ledger.claim(disputer, version_id, "dispute", confidence=0.7, rationale="parity misses locking")
 
-    async def scenario() -> None:
+    async def scenario() -> str:
         async with _stdio(db_url, tmp_path)() as session:
             run = (await call(session, "begin_run", thread=str(ledger.thread_id), agent="a", model="gpt-5"))[
                 "id"
@@ -317,8 +318,20 @@ def test_a_packet_with_stances_is_recorded_and_a_blind_one_is_not(
             assert json.loads(packet.contents[0].text)["blind"] is True  # type: ignore[union-attr]
             linted = await call(session, "lint", text="We keep looking.", thread=str(ledger.thread_id))
             assert linted == {"ok": True, "findings": []}
+            return str(run)
 
-    anyio.run(scenario)
+    run = anyio.run(scenario)
+    # The session ended without an answer: its run is not left in flight.
+    deadline = time.monotonic() + 10
+    while True:
+        with owner_engine.connect() as conn:
+            status, error = conn.execute(
+                text("SELECT status, error FROM agent_runs WHERE id = :r"), {"r": run}
+            ).one()
+        if status != "running" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert status == "failed" and "session" in error
 
 
 def test_stdio_leaves_stdout_to_the_protocol(cli: CliRunner) -> None:
