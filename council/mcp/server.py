@@ -73,7 +73,8 @@ class CouncilMCP(FastMCP[Any]):
             return await super().call_tool(name, arguments)
         except ToolError as exc:
             cause = exc.__cause__
-            if isinstance(cause, ValidationError):
+            # The SDK checks the arguments with a model named <function>Arguments.
+            if isinstance(cause, ValidationError) and cause.title.endswith("Arguments"):
                 return _error(BadInput(f"{name}: {first_error(cause)}"))
             if cause is None:  # an unknown tool
                 return _error(BadInput(str(exc)))
