@@ -27,7 +27,7 @@ from council.domain.requests import Exposure, packet_stances
 from council.domain.results.consolidation import Evaluated, GroupShape, RuleReason
 from council.domain.results.outside import NodeStatus, OutputSubmitted, PacketServed, RunBegun, StanceShown
 from council.domain.rules import evaluate, group_dict
-from council.errors import BadInput
+from council.errors import BadInput, CouncilError
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.consolidation import consolidate_many
 from council.services.execution import apply_checked
@@ -152,13 +152,25 @@ def submit_output(
     touched = applied.touched_versions
     evaluations: list[Evaluated] = []
     queued: list[UUID] = []
+    deferred = None
     if touched and scheduler is not None:
-        scheduler.enqueue_evaluations(touched)
-        queued = list(touched)
-    elif touched:
-        evaluations = consolidate_many(uow, touched, actor=actor)
+        try:
+            scheduler.enqueue_evaluations(touched)
+            queued = list(touched)
+        except Exception as exc:  # the broker is away: the output is written, the sweep finds its claims
+            deferred = f"not queued ({type(exc).__name__}); the sweep queues it"
+    if touched and scheduler is None:
+        try:
+            evaluations = consolidate_many(uow, touched, actor=actor)
+        except CouncilError as exc:  # the output is written: say so, and why it is not decided yet
+            deferred = f"not decided yet ({' '.join(str(exc).split())}); a later evaluation decides it"
     return OutputSubmitted(
-        run_id=run_id, status="succeeded", applied=applied, evaluations=evaluations, queued_evaluations=queued
+        run_id=run_id,
+        status="succeeded",
+        applied=applied,
+        evaluations=evaluations,
+        queued_evaluations=queued,
+        evaluation_deferred=deferred,
     )
 
 

@@ -75,3 +75,23 @@ def test_node_status_for_no_run_withholds_stances_and_records_nothing(
     assert {r.rule for r in status.reasons} >= {"independent_support", "provider_diversity"}
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM run_exposures")).scalar_one() == 0
+
+
+class _BrokerAway(Recorder):
+    def enqueue_evaluations(self, version_ids: object) -> None:
+        raise ConnectionError("broker away")
+
+
+def test_a_written_output_is_answered_as_written_when_its_evaluation_cannot_be_queued(
+    engine: Engine, uow: UnitOfWork
+) -> None:
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    run_id = _begin(ledger, "mcp:one")
+    submitted = submit_output(
+        uow, _BrokerAway(), run_id, _endorse(version_id, ledger.evidence[0]), holder="mcp:one"
+    )
+    assert submitted.status == "succeeded" and len(submitted.applied.claims) == 1
+    assert submitted.queued_evaluations == [] and "sweep" in (submitted.evaluation_deferred or "")
+    with uow() as tx:
+        assert tx.runs.show(run_id).status == "succeeded"

@@ -78,3 +78,4 @@ class OutputSubmitted(Result):
     applied: Applied
     evaluations: list[Evaluated]
     queued_evaluations: list[UUID]
+    evaluation_deferred: str | None = None  # written, but the committer could not decide it now
