@@ -60,9 +60,7 @@ class EvidenceStore:
                 t.evidence.c.id.in_([UUID(str(i)) for i in evidence_ids])
             )
         )
-        return {
-            str(r.id): r.content if r.content is not None else f"reference:{r.source_uri}" for r in rows
-        }
+        return {str(r.id): r.content if r.content is not None else f"reference:{r.source_uri}" for r in rows}
 
     def ids_of_thread(self, thread_id: UUID) -> set[UUID]:
         return thread_evidence_ids(self._conn, thread_id)

@@ -26,7 +26,7 @@ run_traces = Table(
     Column("runtime", Text, nullable=False),
     Column("cli_version", Text, nullable=False),
     Column("exit_status", Integer),
-    Column("stopped", Text),  # deadline | turn limit
+    Column("stopped", Text),  # deadline | turn limit | authentication refused
     Column("trace", JSONB, nullable=False),
     created(clock=True),
     UniqueConstraint("run_id", "attempt", "call"),
@@ -81,8 +81,14 @@ class Traces:
             )
 
     def of_run(self, run_id: UUID) -> list[dict[str, Any]]:
+        """Each call's trace, by attempt and call."""
+        c = run_traces.c
         rows = self._conn.execute(
-            select(run_traces).where(run_traces.c.run_id == run_id).order_by(run_traces.c.attempt, run_traces.c.call)
+            select(
+                c.attempt, c.call, c.runtime, c.cli_version, c.exit_status, c.stopped, c.trace, c.created_at
+            )
+            .where(c.run_id == run_id)
+            .order_by(c.attempt, c.call)
         ).mappings()
         return [dict(r) for r in rows]
 

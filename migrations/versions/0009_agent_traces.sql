@@ -14,7 +14,7 @@ CREATE TABLE run_traces (
     runtime text NOT NULL CHECK (runtime IN ('codex-cli', 'claude-code')),
     cli_version text NOT NULL,
     exit_status integer,
-    stopped text CHECK (stopped IN ('deadline', 'turn limit')),
+    stopped text CHECK (stopped IN ('deadline', 'turn limit', 'authentication refused')),
     trace jsonb NOT NULL CHECK (jsonb_typeof(trace) = 'object'),
     created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     UNIQUE (run_id, attempt, call)
@@ -67,4 +67,4 @@ JOIN agent_runs r ON r.id = coalesce(o.run_id, c.run_id);
 
 -- The application appends both (council_app, revision 0007); dashboards read the view.
 GRANT SELECT, INSERT ON run_traces, run_opened_evidence TO council_app;
-GRANT SELECT ON council_v_opened_evidence TO council_dashboard;
+GRANT SELECT ON council_v_opened_evidence TO council_app, council_dashboard;

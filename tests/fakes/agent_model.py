@@ -15,7 +15,6 @@ exist: the CLI cannot tell, Council's own validation must) and ``tools_forever``
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,9 +24,16 @@ from typing import Any
 
 from council.agents import simulated
 
-BEHAVIOURS = ("answer", "read", "unauthorized", "silent", "invalid", "invalid_once", "unknown_ids",
-              "tools_forever")  # fmt: skip
-EVIDENCE_FILE = re.compile(r"evidence/[0-9a-f]{64}\.txt")
+BEHAVIOURS = (
+    "answer",
+    "read",
+    "unauthorized",
+    "silent",
+    "invalid",
+    "invalid_once",
+    "unknown_ids",
+    "tools_forever",
+)
 UNKNOWN_VERSION = "00000000-0000-4000-8000-00000000dead"
 
 
@@ -64,8 +70,11 @@ def unknown_ids_answer() -> str:
 
 
 def first_evidence_file(prompt: str) -> str | None:
-    found = EVIDENCE_FILE.search(prompt)
-    return found.group(0) if found else None
+    """The file of the briefing's first evidence item (named by its hash, as in the index)."""
+    found = simulated._fenced_json(prompt) or {}
+    packet = found.get("packet") if isinstance(found.get("packet"), dict) else {}
+    evidence = [e for e in packet.get("evidence") or [] if isinstance(e, dict) and e.get("sha256")]
+    return f"evidence/{evidence[0]['sha256']}.txt" if evidence else None
 
 
 def decide(behaviour: str, prompt: str, *, tool_result_seen: bool) -> tuple[str, str]:
@@ -81,9 +90,7 @@ def decide(behaviour: str, prompt: str, *, tool_result_seen: bool) -> tuple[str,
         found = first_evidence_file(prompt)
         if found:
             return "tool", found
-    if behaviour == "invalid" or (
-        behaviour == "invalid_once" and simulated.REPROMPT_PREFIX not in prompt
-    ):
+    if behaviour == "invalid" or (behaviour == "invalid_once" and simulated.REPROMPT_PREFIX not in prompt):
         return "text", "I think the propositions look fine overall."
     if behaviour == "unknown_ids":
         return "answer", unknown_ids_answer()

@@ -56,16 +56,35 @@ def _message(n: int, model: str, block: dict[str, Any], stop: str) -> list[tuple
     else:
         delta = {"type": "text_delta", "text": block["text"]}
     return [
-        ("message_start", {"type": "message_start", "message": {
-            "id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 120, "output_tokens": 1}}}),
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_fake_{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 120, "output_tokens": 1},
+                },
+            },
+        ),
         ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": 40}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 40},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
-    ]  # fmt: skip
+    ]
 
 
 @contextmanager
@@ -87,7 +106,9 @@ def fake_anthropic(behaviour: str = "answer") -> Iterator[tuple[str, Recorder]]:
             body = self.read_json()
             recorder.add({"method": "POST", "path": self.path, "headers": self.headers_dict(), "json": body})
             if not self.path.split("?")[0].rstrip("/").endswith("/v1/messages"):
-                self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                self.send_json(
+                    404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
+                )
                 return
             model = str(body.get("model", "fake")) if isinstance(body, dict) else "fake"
             prompt, read_back, structured_back, offered = conversation(body)
@@ -97,18 +118,32 @@ def fake_anthropic(behaviour: str = "answer") -> Iterator[tuple[str, Recorder]]:
                 return
             action, text = decide(behaviour, prompt, tool_result_seen=read_back)
             if action == "401":
-                self.send_json(401, {"type": "error", "error": {"type": "authentication_error",
-                                                                "message": "invalid x-api-key"}})  # fmt: skip
+                self.send_json(
+                    401,
+                    {
+                        "type": "error",
+                        "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+                    },
+                )
             elif action == "silent":
                 self.hold_silent()
             elif action == "tool":
-                use = {"type": "tool_use", "id": f"toolu_read_{n}", "name": "Read",
-                       "input": {"file_path": text}}  # fmt: skip
+                use = {
+                    "type": "tool_use",
+                    "id": f"toolu_read_{n}",
+                    "name": "Read",
+                    "input": {"file_path": text},
+                }
                 self.send_events(_message(n, model, use, "tool_use"))
             elif action == "text":
                 self.send_events(_message(n, model, {"type": "text", "text": text}, "end_turn"))
             else:
-                use = {"type": "tool_use", "id": f"toolu_out_{n}", "name": STRUCTURED, "input": json.loads(text)}
+                use = {
+                    "type": "tool_use",
+                    "id": f"toolu_out_{n}",
+                    "name": STRUCTURED,
+                    "input": json.loads(text),
+                }
                 self.send_events(_message(n, model, use, "tool_use"))
 
     with serving(Handler, "fake-anthropic") as url:

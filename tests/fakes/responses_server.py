@@ -52,12 +52,19 @@ def _usage() -> dict[str, Any]:
 def _events(n: int, item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     rid = f"resp_fake_{n}"
     return [
-        ("response.created", {"type": "response.created", "response": {"id": rid, "status": "in_progress",
-                                                                        "output": []}}),
+        (
+            "response.created",
+            {"type": "response.created", "response": {"id": rid, "status": "in_progress", "output": []}},
+        ),
         ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
-        ("response.completed", {"type": "response.completed", "response": {"id": rid, "status": "completed",
-                                                                           "output": [item], "usage": _usage()}}),
-    ]  # fmt: skip
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {"id": rid, "status": "completed", "output": [item], "usage": _usage()},
+            },
+        ),
+    ]
 
 
 @contextmanager
@@ -79,17 +86,36 @@ def fake_responses(behaviour: str = "answer") -> Iterator[tuple[str, Recorder]]:
             action, text = decide(behaviour, prompt, tool_result_seen=tool_result)
             n = next(counter)
             if action == "401":
-                self.send_json(401, {"error": {"message": "Incorrect API key provided.",
-                                               "type": "invalid_request_error", "code": "invalid_api_key"}})  # fmt: skip
+                self.send_json(
+                    401,
+                    {
+                        "error": {
+                            "message": "Incorrect API key provided.",
+                            "type": "invalid_request_error",
+                            "code": "invalid_api_key",
+                        }
+                    },
+                )
             elif action == "silent":
                 self.hold_silent()
             elif action == "tool":
-                call = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "status": "completed",
-                        "name": "exec_command", "arguments": json.dumps({"cmd": f"cat {text}"})}  # fmt: skip
+                call = {
+                    "type": "function_call",
+                    "id": f"fc_{n}",
+                    "call_id": f"call_{n}",
+                    "status": "completed",
+                    "name": "exec_command",
+                    "arguments": json.dumps({"cmd": f"cat {text}"}),
+                }
                 self.send_events(_events(n, call))
             else:
-                message = {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
-                           "content": [{"type": "output_text", "text": text, "annotations": []}]}  # fmt: skip
+                message = {
+                    "type": "message",
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
                 self.send_events(_events(n, message))
 
     with serving(Handler, "fake-responses") as url:

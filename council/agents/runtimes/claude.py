@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from council.agents.runtimes.trace import Trace, json_lines
+from council.agents.runtimes.trace import Trace, follow, json_lines
 from council.agents.runtimes.workdir import Attempt, copy_login
 
 NO_KEY = "council-no-key"  # a profile's own api_base with no key variable: a placeholder, as for litellm
@@ -36,10 +36,25 @@ SETTINGS = {"sandbox": "read tools only, permission mode dontAsk", "allowed_tool
 
 
 def command(executable: Path, model: str, settings: Mapping[str, Any], prompt: str) -> list[str]:
-    argv = [str(executable), "-p", "--output-format", "stream-json", "--verbose", "--model", model,
-            "--permission-mode", "dontAsk", "--strict-mcp-config", "--no-session-persistence",
-            "--tools", ",".join(TOOLS), "--allowedTools", ",".join(TOOLS),
-            "--json-schema", json.dumps(settings["output_schema"])]  # fmt: skip
+    argv = [
+        str(executable),
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--model",
+        model,
+        "--permission-mode",
+        "dontAsk",
+        "--strict-mcp-config",
+        "--no-session-persistence",
+        "--tools",
+        ",".join(TOOLS),
+        "--allowedTools",
+        ",".join(TOOLS),
+        "--json-schema",
+        json.dumps(settings["output_schema"]),
+    ]
     if settings.get("max_turns") is not None:
         argv += ["--max-turns", str(settings["max_turns"])]
     return [*argv, prompt]
@@ -61,6 +76,17 @@ def environment(attempt: Attempt, api_base: str | None, key: str | None, login: 
     return env
 
 
+def auth_watch(stdout: Path) -> Callable[[], str | None]:
+    """Stop the CLI at its first retry of a refused key: Claude Code retries a 401 ten
+    times with backoff, minutes of a run that cannot succeed."""
+
+    def judge(event: dict[str, Any]) -> str | None:
+        retry = event.get("type") == "system" and event.get("subtype") == "api_retry"
+        return "authentication refused" if retry and event.get("error_status") in (401, 403) else None
+
+    return follow(stdout, judge)
+
+
 def read(stdout: str, trace: Trace) -> tuple[str | None, str | None]:
     """Fill ``trace`` from the stream-JSON events: (the structured output as JSON text, or
     None; the final result's error subtype, or None)."""
@@ -74,10 +100,18 @@ def read(stdout: str, trace: Trace) -> tuple[str | None, str | None]:
             for block in (event.get("message") or {}).get("content") or []:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     _tool_use(block, trace)
+        elif kind == "system" and event.get("subtype") == "api_retry":
+            trace.errors.append(
+                f"api retry {event.get('attempt')}: HTTP {event.get('error_status')} {event.get('error', '')}"
+            )
         elif kind == "result":
             trace.turns = int(event.get("num_turns") or 0)
             trace.add_usage(
-                {k: v for k, v in (event.get("usage") or {}).items() if k in ("input_tokens", "output_tokens")}
+                {
+                    k: v
+                    for k, v in (event.get("usage") or {}).items()
+                    if k in ("input_tokens", "output_tokens")
+                }
             )
             structured = event.get("structured_output")
             if structured is not None:

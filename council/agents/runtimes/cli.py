@@ -32,7 +32,9 @@ from council.domain.profile import Profile
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR")
-_AUTH = re.compile(r"\b401\b|unauthori[sz]ed|authentication|invalid[ _-]?(x-)?api[ _-]?key|not logged in", re.I)
+_AUTH = re.compile(
+    r"\b401\b|unauthori[sz]ed|authentication|invalid[ _-]?(x-)?api[ _-]?key|not logged in", re.I
+)
 _TRANSIENT = re.compile(r"\b(429|5\d\d)\b|rate.?limit|overloaded", re.I)
 
 
@@ -117,7 +119,7 @@ def call(
         else:
             argv = claude.command(executable, profile.model, settings_, prompt)
             env = {**base, **claude.environment(attempt, profile.api_base, key or None, login)}
-            watch = None
+            watch = claude.auth_watch(attempt.out / "events.jsonl")
         finished = run_guarded(
             argv,
             cwd=attempt.work,
@@ -151,6 +153,8 @@ def _raise_for_failure(answer: CliAnswer, failure: str | None, profile: Profile,
             + (f" (last said: {cut(said, 300)})" if said else ""),
             trace,
         )
+    if trace.stopped == "authentication refused":
+        raise CliFailed(f"{name}: authentication refused: {cut(said, 400)}", trace)
     if trace.stopped == "turn limit" or failure == "error_max_turns":
         raise CliFailed(f"{name}: turn limit reached (max_turns {profile.max_turns})", trace)
     if trace.exit_status == 0 and not failure and (answer.text.strip() or not trace.errors):

@@ -21,25 +21,51 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from council.agents.runtimes.trace import Trace, json_lines
+from council.agents.runtimes.trace import Trace, follow, json_lines
 from council.agents.runtimes.workdir import Attempt, copy_login
 
 PROVIDER = "council"
 DEFAULT_BASE = "https://api.openai.com/v1"
-SETTINGS = {"sandbox": "read-only", "allowed_tools": ["exec_command (read-only sandbox)"], "approval": "never"}
+SETTINGS = {
+    "sandbox": "read-only",
+    "allowed_tools": ["exec_command (read-only sandbox)"],
+    "approval": "never",
+}
 
 
 def command(
-    executable: Path, model: str, settings: Mapping[str, Any], api_base: str | None, key_env: str, prompt: str,
+    executable: Path,
+    model: str,
+    settings: Mapping[str, Any],
+    api_base: str | None,
+    key_env: str,
+    prompt: str,
     attempt: Attempt,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     schema = attempt.out / "schema.json"
     schema.write_text(json.dumps(settings["output_schema"]), encoding="utf-8")
-    argv = [str(executable), "exec", "--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral",
-            "--disable", "plugins", "-c", "analytics.enabled=false", "-c", f"model={_toml(model)}"]  # fmt: skip
+    argv = [
+        str(executable),
+        "exec",
+        "--skip-git-repo-check",
+        "--sandbox",
+        "read-only",
+        "--ephemeral",
+        "--disable",
+        "plugins",
+        "-c",
+        "analytics.enabled=false",
+        "-c",
+        f"model={_toml(model)}",
+    ]
     if api_base or key_env:
-        fields = {"name": PROVIDER, "base_url": api_base or DEFAULT_BASE, "wire_api": "responses",
-                  "request_max_retries": 0, "stream_max_retries": 0}  # fmt: skip
+        fields = {
+            "name": PROVIDER,
+            "base_url": api_base or DEFAULT_BASE,
+            "wire_api": "responses",
+            "request_max_retries": 0,
+            "stream_max_retries": 0,
+        }
         if key_env:
             fields["env_key"] = key_env
         block = "{" + ",".join(f"{k}={_toml(v)}" for k, v in fields.items()) + "}"
@@ -59,29 +85,19 @@ def environment(attempt: Attempt, key_env: str, login: bool) -> dict[str, str]:
 
 
 def turn_watch(stdout: Path, max_turns: int | None) -> Callable[[], str | None] | None:
-    """Stop the CLI once it starts more tool steps than ``max_turns`` allows (one turn answers)."""
+    """Stop the CLI once it starts as many tool steps as ``max_turns`` allows (one turn answers)."""
     if max_turns is None:
         return None
-    offset = 0
     steps = 0
 
-    def watch() -> str | None:
-        nonlocal offset, steps
-        try:
-            with stdout.open("rb") as f:
-                f.seek(offset)
-                chunk = f.read()
-        except OSError:
-            return None
-        complete = chunk.rfind(b"\n") + 1
-        offset += complete
-        for event in json_lines(chunk[:complete].decode("utf-8", "replace")):
-            item = event.get("item") if isinstance(event, dict) else None
-            if event.get("type") == "item.started" and isinstance(item, dict):
-                steps += item.get("type") == "command_execution"
+    def judge(event: dict[str, Any]) -> str | None:
+        nonlocal steps
+        item = event.get("item")
+        if event.get("type") == "item.started" and isinstance(item, dict):
+            steps += item.get("type") == "command_execution"
         return "turn limit" if steps >= max_turns else None
 
-    return watch
+    return follow(stdout, judge)
 
 
 def read(stdout: str, attempt: Attempt, trace: Trace) -> str | None:
@@ -100,8 +116,9 @@ def read(stdout: str, attempt: Attempt, trace: Trace) -> str | None:
             command = str(item.get("command", ""))
             trace.commands.append(command)
             trace.files_read.append(command)
-            trace.tool_calls.append({"tool": "exec_command", "command": command,
-                                     "exit_code": item.get("exit_code")})  # fmt: skip
+            trace.tool_calls.append(
+                {"tool": "exec_command", "command": command, "exit_code": item.get("exit_code")}
+            )
         elif kind == "item.completed" and item.get("type") == "error":
             trace.errors.append(str(item.get("message", "")))
     last = attempt.out / "last.txt"

@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGHUP, _kill_group)
 
     def lifeline() -> None:
-        while sys.stdin.buffer.read(1024):
+        while os.read(0, 1024):
             pass
         _kill_group()
 
@@ -46,4 +46,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = main(sys.argv[1:])
+    sys.stderr.flush()
+    os._exit(status)  # no interpreter shutdown while the lifeline thread reads

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from council.agents.runtimes.workdir import EvidenceFile
@@ -28,7 +29,7 @@ class Trace:
     cli_version: str
     call: int  # 1, or 2 for the re-prompt
     exit_status: int | None = None
-    stopped: str | None = None  # deadline | turn limit
+    stopped: str | None = None  # deadline | turn limit | authentication refused
     duration_ms: int = 0
     turns: int = 0
     usage: dict[str, int] = field(default_factory=dict)
@@ -78,6 +79,30 @@ def json_lines(text: str) -> list[Any]:
             except ValueError:
                 continue
     return events
+
+
+def follow(path: Path, judge: Callable[[dict[str, Any]], str | None]) -> Callable[[], str | None]:
+    """A watch over a JSONL file the CLI is writing: each new complete event goes to
+    ``judge``; the first reason it gives stops the CLI."""
+    offset = 0
+
+    def watch() -> str | None:
+        nonlocal offset
+        try:
+            with path.open("rb") as f:
+                f.seek(offset)
+                chunk = f.read()
+        except OSError:
+            return None
+        complete = chunk.rfind(b"\n") + 1
+        offset += complete
+        for event in json_lines(chunk[:complete].decode("utf-8", "replace")):
+            reason = judge(event) if isinstance(event, dict) else None
+            if reason is not None:
+                return reason
+        return None
+
+    return watch
 
 
 def opened(paths: Iterable[str], files: Sequence[EvidenceFile]) -> list[EvidenceFile]:

@@ -70,7 +70,9 @@ def attempt_dir(files: Sequence[EvidenceFile], contents: Mapping[str, str]) -> I
                 # The ledger's content is addressed by its hash; a mismatch is a defect, never a guess.
                 raise ValueError(f"evidence {item.evidence_id}: content does not match {item.sha256}")
             (attempt.work / item.file).write_text(text, encoding="utf-8")
-            index.append({"id": item.evidence_id, "title": item.title, "sha256": item.sha256, "file": item.file})
+            index.append(
+                {"id": item.evidence_id, "title": item.title, "sha256": item.sha256, "file": item.file}
+            )
         (attempt.work / INDEX).write_text(json.dumps(index, indent=1, ensure_ascii=False), encoding="utf-8")
         _read_only(attempt.work)
         yield attempt
