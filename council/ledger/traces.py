@@ -30,6 +30,8 @@ run_traces = Table(
     Column("trace", JSONB, nullable=False),
     created(clock=True),
     UniqueConstraint("run_id", "attempt", "call"),
+    comment="One agent-CLI call of a run attempt (2 = the re-prompt): its bounded event stream and what was read "
+    "from it",
 )
 
 run_opened_evidence = Table(
@@ -44,6 +46,7 @@ run_opened_evidence = Table(
     created(clock=True),
     UniqueConstraint("run_id", "attempt", "evidence_id"),
     Index("run_opened_evidence_evidence_idx", "evidence_id"),
+    comment="An evidence file an agent-CLI run opened with its own tool, as its trace shows",
 )
 
 
