@@ -88,7 +88,7 @@ def _message(n: int, model: str, block: dict[str, Any], stop: str) -> list[tuple
 
 
 @contextmanager
-def fake_anthropic(behaviour: str = "answer") -> Iterator[tuple[str, Recorder]]:
+def fake_anthropic(behaviour: str = "answer", *, delay_s: float = 0.0) -> Iterator[tuple[str, Recorder]]:
     """Serve the Messages API on 127.0.0.1; yields (base URL, recorder)."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}")
@@ -113,6 +113,8 @@ def fake_anthropic(behaviour: str = "answer") -> Iterator[tuple[str, Recorder]]:
             model = str(body.get("model", "fake")) if isinstance(body, dict) else "fake"
             prompt, read_back, structured_back, offered = conversation(body)
             n = next(counter)
+            if delay_s:  # a slow model: the CLI is mid-run for this long
+                self.server.stop_event.wait(delay_s)  # type: ignore[attr-defined]
             if not offered or structured_back:
                 self.send_events(_message(n, model, {"type": "text", "text": "Done."}, "end_turn"))
                 return

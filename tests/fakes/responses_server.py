@@ -68,7 +68,7 @@ def _events(n: int, item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 @contextmanager
-def fake_responses(behaviour: str = "answer") -> Iterator[tuple[str, Recorder]]:
+def fake_responses(behaviour: str = "answer", *, delay_s: float = 0.0) -> Iterator[tuple[str, Recorder]]:
     """Serve the Responses API on 127.0.0.1; yields (base URL ending in /v1, recorder)."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}")
@@ -85,6 +85,8 @@ def fake_responses(behaviour: str = "answer") -> Iterator[tuple[str, Recorder]]:
             prompt, tool_result = prompt_of(body)
             action, text = decide(behaviour, prompt, tool_result_seen=tool_result)
             n = next(counter)
+            if delay_s:  # a slow model: the CLI is mid-run for this long
+                self.server.stop_event.wait(delay_s)  # type: ignore[attr-defined]
             if action == "401":
                 self.send_json(
                     401,
