@@ -30,8 +30,8 @@ run_traces = Table(
     Column("trace", JSONB, nullable=False),
     created(clock=True),
     UniqueConstraint("run_id", "attempt", "call"),
-    comment="One agent-CLI call of a run attempt (2 = the re-prompt): its bounded event stream and what was read "
-    "from it",
+    comment="One agent-CLI call of a run attempt (2 = the re-prompt): its bounded event stream "
+    "and what was read from it",
 )
 
 run_opened_evidence = Table(

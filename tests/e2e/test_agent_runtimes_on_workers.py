@@ -61,7 +61,7 @@ def _seeded(engine: Engine) -> tuple[Ledger, list[Any]]:
         ledger.node("The adapter needs a Postgres-only test tier", cites=[ledger.evidence[1]])["version_id"],
         ledger.node("WAL mode is safe for concurrent readers", cites=[ledger.evidence[2]])["version_id"],
     ]
-    # An unmet pending action keeps one node open through both rounds, so round-2 claims land beside round 1's.
+    # An unmet pending action keeps one node open through both rounds (round 2 claims beside round 1).
     add_action(
         ledger.uow,
         NewAction(
@@ -110,7 +110,9 @@ def test_three_cli_agents_deliberate_two_rounds_on_workers_and_a_node_consolidat
             assert len(recorder.model_calls()) >= 4, agent  # two runs, each a Read and an answer
             keyed = {"codex": "authorization", "claude": "x-api-key", "glm": "x-api-key"}[agent]
             sent = {r["headers"].get(keyed, "") for r in recorder.model_calls()}
-            expected = {"codex": "FAKE_OPENAI_KEY", "claude": "FAKE_ANTHROPIC_KEY", "glm": "FAKE_ZAI_KEY"}[agent]
+            expected = {"codex": "FAKE_OPENAI_KEY", "claude": "FAKE_ANTHROPIC_KEY", "glm": "FAKE_ZAI_KEY"}[
+                agent
+            ]
             assert all(KEYS[expected] in value for value in sent)
         # And every run has its request hash, exposures, trace and opened evidence
         for run in result["runs"]:
@@ -139,12 +141,16 @@ def test_three_cli_agents_deliberate_two_rounds_on_workers_and_a_node_consolidat
                     merged += 1
         assert merged > 0
         # And a node consolidated, by the workers, without anyone calling consolidate
-        wait_for(lambda: bool(rows(engine, "SELECT 1 FROM consolidations")), 90, "a consolidation by the workers")
+        wait_for(
+            lambda: bool(rows(engine, "SELECT 1 FROM consolidations")), 90, "a consolidation by the workers"
+        )
     live = rows(engine, "SELECT logical_node_id, count(*) AS n FROM consolidations GROUP BY logical_node_id")
     assert live and all(row.n == 1 for row in live)
     for (consolidation_id,) in rows(engine, "SELECT id FROM consolidations"):
         assert replay(uow, consolidation_id).match is True
-    actors = {r.actor for r in rows(engine, "SELECT actor FROM events WHERE kind = 'consolidation.committed'")}
+    actors = {
+        r.actor for r in rows(engine, "SELECT actor FROM events WHERE kind = 'consolidation.committed'")
+    }
     assert actors == {"worker:commit"}
 
 
@@ -164,7 +170,9 @@ def test_a_worker_killed_mid_cli_run_leaves_no_orphan_and_no_duplicated_claim(
     ledger, _ = _seeded(engine)
     with _fake_models(cli_env, tmp_path, delay_s=4.0):
         doomed = workers("--queues", "runs", env={**cli_env, "COUNCIL_RUN_LEASE_S": "20"})
-        created = council(cli_env, "dispatch", "--thread", str(ledger.thread_id), "--agents", AGENTS, "--json")
+        created = council(
+            cli_env, "dispatch", "--thread", str(ledger.thread_id), "--agents", AGENTS, "--json"
+        )
         assert created.returncode == 0, created.stderr
         cli_side: list[psutil.Process] = []
 

@@ -32,6 +32,7 @@ from council.services.execution import execute_run
 from council.services.runs import show_run
 from tests.agent_clis import KEYS, profiles_toml, require_agent_clis
 from tests.builders import Ledger
+from tests.conftest import CliRunner
 from tests.dashboard import view_rows
 from tests.fakes.agent_model import Recorder as Requests
 from tests.fakes.anthropic_server import fake_anthropic
@@ -135,20 +136,30 @@ def _nothing_holds_a_key(engine: Engine) -> None:
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_cli_run_reads_evidence_with_its_tool_answers_and_records_what_it_opened(
-    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, agent: str
+    engine: Engine,
+    uow: UnitOfWork,
+    cli: CliRunner,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    agent: str,
 ) -> None:
     # Given a thread with evidence, and a model that first asks the CLI to read an evidence file
     ledger, _ = _thread(engine)
     with _servers(monkeypatch, tmp_path, "read") as seen:
-        run_id = _dispatch(uow, ledger.thread_id, agent)
+        # And the request previewed, in process and by `council preview`
         with uow() as tx:
             preview = compile_for(tx, resolve(agent), ledger.thread_id)
+        env = {"COUNCIL_PROFILES": os.environ["COUNCIL_PROFILES"], **KEYS}
+        shown_preview = cli("preview", "--thread", str(ledger.thread_id), "--agent", agent, "--json", env=env)
+        assert shown_preview.code == 0, shown_preview.stderr
+        run_id = _dispatch(uow, ledger.thread_id, agent)
         # When a worker executes the run
         result = execute_run(uow, Recorder(), run_id)
-    # Then it succeeded, with the request the preview hashed
+    # Then it succeeded, with exactly the request both previews hashed
     run = _run(engine, run_id)
     assert (result.status, run["status"], run["error"]) == ("succeeded", "succeeded", None), run["error"]
-    assert run["request_sha256"] == preview.sha256 and run["request"] == preview.canonical()
+    assert run["request_sha256"] == preview.sha256 == shown_preview.json()["request_sha256"]
+    assert run["request"] == preview.canonical() == shown_preview.json()["request"]
     request = run["request"]
     runtime = "codex-cli" if agent == "codex" else "claude-code"
     assert (request["runtime"], request["runtime_version"]) == (runtime, run["executor"]["cli_version"])
