@@ -179,6 +179,7 @@ class ProfileShown(Result):
     timeout_s: float | None
     simulated: bool
     why: str
+    cli_version: str | None = None  # an agent CLI's version a dispatch here would pin
 
 
 class Profiles(Result):
