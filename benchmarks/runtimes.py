@@ -66,7 +66,8 @@ def _environment(answer: str) -> Iterator[None]:
         path = Path(home) / "profiles.toml"
         plain = f'\n[profiles.plain]\nmodel = "openai/fake-model"\napi_base = "{chat}"\napi_key_env = "FAKE_OPENAI_KEY"\n'
         path.write_text(
-            profiles_toml(responses=responses, anthropic=anthropic, timeout_s=DEADLINE_S) + plain, encoding="utf-8"
+            profiles_toml(responses=responses, anthropic=anthropic, timeout_s=DEADLINE_S) + plain,
+            encoding="utf-8",
         )
         os.environ.update(KEYS, COUNCIL_PROFILES=str(path), COUNCIL_HOME=home, COUNCIL_OFFLINE="1",
                           COUNCIL_SIMULATE="auto", COUNCIL_RUN_LEASE_S=str(DEADLINE_S * 2))  # fmt: skip
@@ -163,7 +164,9 @@ def run() -> dict[str, Any]:
     with bench_database() as (url, server):
         engine = engine_for(url)
         ledger = Ledger.new(engine, title="runtimes", evidence_items=4)
-        heads = [str(ledger.node(f"Proposition {i}", cites=[ledger.evidence[i]])["version_id"]) for i in range(3)]
+        heads = [
+            str(ledger.node(f"Proposition {i}", cites=[ledger.evidence[i]])["version_id"]) for i in range(3)
+        ]
         answer = (
             '{"summary": "[bench] endorsements.", "claims": ['
             + ", ".join(f'{{"node_version_id": "{h}", "type": "endorse", "confidence": 0.7}}' for h in heads)

@@ -199,7 +199,9 @@ def test_a_pinned_cli_runtime_on_a_worker_without_the_cli_fails_saying_how_to_in
     result = execute_run(uow, Recorder(), run_id)
     assert result.status == "failed"
     error = _run(engine, run_id)["error"]
-    assert error.startswith(f"worker {worker_id()} cannot run the profile cli (gpt-5.5): the @openai/codex CLI")
+    assert error.startswith(
+        f"worker {worker_id()} cannot run the profile cli (gpt-5.5): the @openai/codex CLI"
+    )
     assert "is not installed" in error and "make agent-clis" in error
 
 
