@@ -64,13 +64,17 @@ def _environment(answer: str) -> Iterator[None]:
         responses, _ = stack.enter_context(fake_responses("read"))
         anthropic, _ = stack.enter_context(fake_anthropic("read"))
         path = Path(home) / "profiles.toml"
-        plain = f'\n[profiles.plain]\nmodel = "openai/fake-model"\napi_base = "{chat}"\napi_key_env = "FAKE_OPENAI_KEY"\n'
+        plain = (
+            f'\n[profiles.plain]\nmodel = "openai/fake-model"\napi_base = "{chat}"\n'
+            'api_key_env = "FAKE_OPENAI_KEY"\n'
+        )
         path.write_text(
             profiles_toml(responses=responses, anthropic=anthropic, timeout_s=DEADLINE_S) + plain,
             encoding="utf-8",
         )
-        os.environ.update(KEYS, COUNCIL_PROFILES=str(path), COUNCIL_HOME=home, COUNCIL_OFFLINE="1",
-                          COUNCIL_SIMULATE="auto", COUNCIL_RUN_LEASE_S=str(DEADLINE_S * 2))  # fmt: skip
+        os.environ.update(KEYS)
+        os.environ.update(COUNCIL_PROFILES=str(path), COUNCIL_HOME=home, COUNCIL_OFFLINE="1")
+        os.environ.update(COUNCIL_SIMULATE="auto", COUNCIL_RUN_LEASE_S=str(DEADLINE_S * 2))
         try:
             yield
         finally:
@@ -151,8 +155,11 @@ def _batches(uow: UnitOfWork, ledger: Ledger, runtime: str) -> dict[str, Any]:
             statuses = list(pool.map(lambda _: _one(uow, ledger.thread_id, agent), range(size)))
         wall = time.perf_counter() - begin
         ok = statuses.count("succeeded") == size and wall < DEADLINE_S
-        out[str(size)] = {"wall_s": round(wall, 2), "succeeded": statuses.count("succeeded"),
-                          "peak_rss_mb": round(rss.peak / 2**20, 1)}  # fmt: skip
+        out[str(size)] = {
+            "wall_s": round(wall, 2),
+            "succeeded": statuses.count("succeeded"),
+            "peak_rss_mb": round(rss.peak / 2**20, 1),
+        }
         held = size if ok else held
         if not ok:
             break
