@@ -303,3 +303,29 @@ def test_the_opened_evidence_view_answers_for_the_dashboard_role(
     rows = view_rows(engine, "council_v_opened_evidence", run_id=run_id)
     assert [r["runtime"] for r in rows] == ["claude-code"] * len(rows)
     assert sum(r["opened"] for r in rows) == 1
+
+
+def test_a_cli_that_exits_non_zero_fails_the_run_with_its_status_and_what_it_said(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a run pinned to the Codex CLI, and a worker whose codex of that version exits 3
+    ledger, _ = _thread(engine)
+    tools = tmp_path / "broken-clis"
+    (tools / "node_modules" / ".bin").mkdir(parents=True)
+    (tools / "node_modules" / "@openai" / "codex").mkdir(parents=True)
+    (tools / "node_modules" / "@openai" / "codex" / "package.json").write_text('{"version": "0.171.0"}')
+    broken = tools / "node_modules" / ".bin" / "codex"
+    broken.write_text("#!/bin/sh\necho 'error: the configuration is broken' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    with _servers(monkeypatch, tmp_path, "answer"):
+        run_id = _dispatch(uow, ledger.thread_id, "codex")
+        monkeypatch.setenv("COUNCIL_AGENT_CLIS", str(tools))
+        before = _written(engine)
+        result = execute_run(uow, Recorder(), run_id)
+    # Then the run failed with the exit status and the CLI's last words, and nothing else was written
+    run = _run(engine, run_id)
+    assert result.status == "failed"
+    assert "exited with status 3" in run["error"] and "the configuration is broken" in run["error"], run[
+        "error"
+    ]
+    assert set(_growth(before, _written(engine))) <= {"run_exposures", "run_attempts", "events", "run_traces"}

@@ -256,7 +256,8 @@ def test_the_deadline_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert _group_members(finished.pid) == []
 
 
-def test_a_sigkilled_parent_takes_its_cli_group_with_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_parent_killed_by_a_signal_takes_its_cli_group_with_it(tmp_path: Path, sig: signal.Signals) -> None:
     # Given a process running a command under the guard (as a worker's pool process does)
     pid_file = tmp_path / "pgid"
     parent = subprocess.Popen(
@@ -280,8 +281,8 @@ def test_a_sigkilled_parent_takes_its_cli_group_with_it(tmp_path: Path) -> None:
         assert time.monotonic() < deadline, "the guarded command never started"
         time.sleep(0.1)
     group = int(pid_file.read_text())
-    # When the parent is SIGKILLed (it cannot clean up)
-    os.kill(parent.pid, signal.SIGKILL)
+    # When the parent is killed: SIGKILL leaves it no cleanup; SIGTERM is a revoked task's or cold shutdown's
+    os.kill(parent.pid, sig)
     parent.wait(10)
     # Then the guard sees its lifeline close and kills the group: no orphan survives
     deadline = time.monotonic() + 10
