@@ -7,7 +7,10 @@ names — or fail the run with the reason (a real run never falls back to the
 simulator, nor a simulated one to a real model); compile the request from the
 pinned executor and store it, its hash and its exposures before the call — or
 reuse the one an earlier attempt stored, so a retry sends exactly what was
-hashed; call the model through the gateway (one attempt); check, lint and
+hashed; call the model through the gateway (one attempt) — or, for an agent-CLI
+runtime, run the CLI once in a fresh working directory holding the briefing's
+evidence (``council.agents.runtimes.cli``), its traces and the evidence it
+opened written with the attempt's end however it ends; check, lint and
 apply the answer in one transaction fenced on the attempt (one bounded
 re-prompt with the validation error); then enqueue consolidation of every
 node version it touched and, when its round is complete, the next round — or,

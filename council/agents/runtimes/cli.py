@@ -26,7 +26,7 @@ from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.runtimes import claude, codex, installed
 from council.agents.runtimes.process import run_guarded
 from council.agents.runtimes.trace import Trace, cut, opened
-from council.agents.runtimes.workdir import EvidenceFile, attempt_dir
+from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
 from council.domain.agent_output import output_json_schema
 from council.domain.profile import Profile
 
@@ -90,6 +90,8 @@ def call(
     call_no: int,
     deadline_s: float,
 ) -> CliAnswer:
+    """One call of the pinned CLI on ``prompt`` (the stored one, or its re-prompt), the
+    evidence ``contents`` by id written into a fresh attempt directory."""
     runtime = profile.runtime
     version = str(request.get("runtime_version") or "")
     trace = Trace(runtime=runtime, cli_version=version, call=call_no)
@@ -102,8 +104,26 @@ def call(
         key = os.environ.get(profile.api_key_env, "")
         if not key:
             raise CliFailed(f"{profile.api_key_env} is not set in this process's environment", trace)
+    files = [EvidenceFile(**f) for f in request["settings"].get("evidence_files") or []]
+    try:
+        return _run(request, profile, contents, files, trace, key, prompt=prompt, deadline_s=deadline_s)
+    except EvidenceMismatch as exc:
+        raise CliFailed(str(exc), trace) from None
+
+
+def _run(
+    request: Mapping[str, Any],
+    profile: Profile,
+    contents: Mapping[str, str],
+    files: Sequence[EvidenceFile],
+    trace: Trace,
+    key: str,
+    *,
+    prompt: str,
+    deadline_s: float,
+) -> CliAnswer:
+    runtime = profile.runtime
     settings_ = request["settings"]
-    files = [EvidenceFile(**f) for f in settings_.get("evidence_files") or []]
     login = not profile.api_key_env and not profile.api_base
     executable = installed.executable(runtime)
     with attempt_dir(files, contents) as attempt:

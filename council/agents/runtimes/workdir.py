@@ -32,6 +32,10 @@ ROOT_ENV = "COUNCIL_AGENT_WORK_DIR"
 INDEX = "evidence/index.json"
 
 
+class EvidenceMismatch(ValueError):
+    """The ledger's content for an evidence item does not hash to its address."""
+
+
 @dataclass(frozen=True)
 class EvidenceFile:
     evidence_id: str
@@ -68,7 +72,7 @@ def attempt_dir(files: Sequence[EvidenceFile], contents: Mapping[str, str]) -> I
             text = contents.get(item.evidence_id, "")
             if sha256_text(text) != item.sha256:
                 # The ledger's content is addressed by its hash; a mismatch is a defect, never a guess.
-                raise ValueError(f"evidence {item.evidence_id}: content does not match {item.sha256}")
+                raise EvidenceMismatch(f"evidence {item.evidence_id}: content does not match {item.sha256}")
             (attempt.work / item.file).write_text(text, encoding="utf-8")
             index.append(
                 {"id": item.evidence_id, "title": item.title, "sha256": item.sha256, "file": item.file}
