@@ -6,7 +6,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check lint typecheck unit schema clean
+# The agent CLIs the CLI runtimes drive, pinned (council/agents/runtimes/installed.py names the same
+# pair), installed once from npm into a project-local, git-ignored folder.
+AGENT_CLIS          := .tools/agent-clis
+CODEX_VERSION       := 0.171.0
+CLAUDE_CODE_VERSION := 2.1.197
+AGENT_CLIS_STAMP    := $(AGENT_CLIS)/.installed-codex-$(CODEX_VERSION)-claude-code-$(CLAUDE_CODE_VERSION)
+
+.PHONY: demo test check lint typecheck unit schema clean agent-clis agent-clis-if-npm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +26,21 @@ $(STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	$(BIN)/council demo
 
-test: $(STAMP) check
+test: $(STAMP) check agent-clis-if-npm
 	$(BIN)/python -m pytest -q
+
+agent-clis: $(AGENT_CLIS_STAMP)
+
+$(AGENT_CLIS_STAMP):
+	@command -v npm >/dev/null || { echo "npm is not on PATH: install Node.js (npm) to get the agent CLIs" >&2; exit 1; }
+	npm install --prefix $(AGENT_CLIS) --no-audit --no-fund --loglevel=error \
+		@openai/codex@$(CODEX_VERSION) @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	touch $@
+
+# `make test` installs them when it can; without npm the tests that need them skip, saying why.
+agent-clis-if-npm:
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory agent-clis; \
+	else echo "npm not found: the tests that drive the Codex CLI and Claude Code will skip"; fi
 
 check: lint typecheck
 

@@ -1072,6 +1072,53 @@ CREATE TRIGGER run_exposures_no_truncate BEFORE TRUNCATE ON public.run_exposures
 GRANT INSERT ON public.run_exposures TO council_app;
 GRANT SELECT ON public.run_exposures TO council_app;
 
+CREATE TABLE public.run_opened_evidence (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    run_id uuid NOT NULL,
+    attempt integer NOT NULL,
+    evidence_id uuid NOT NULL,
+    file text NOT NULL,
+    tool text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT run_opened_evidence_attempt_check CHECK ((attempt >= 1)),
+    CONSTRAINT run_opened_evidence_evidence_id_fkey FOREIGN KEY (evidence_id) REFERENCES public.evidence(id),
+    CONSTRAINT run_opened_evidence_pkey PRIMARY KEY (id),
+    CONSTRAINT run_opened_evidence_run_id_attempt_evidence_id_key UNIQUE (run_id, attempt, evidence_id),
+    CONSTRAINT run_opened_evidence_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.agent_runs(id)
+);
+CREATE INDEX run_opened_evidence_evidence_idx ON public.run_opened_evidence USING btree (evidence_id);
+CREATE TRIGGER run_opened_evidence_immutable BEFORE DELETE OR UPDATE ON public.run_opened_evidence FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER run_opened_evidence_no_truncate BEFORE TRUNCATE ON public.run_opened_evidence FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.run_opened_evidence IS 'An evidence file an agent-CLI run opened with its own tool, as its trace shows';
+GRANT INSERT ON public.run_opened_evidence TO council_app;
+GRANT SELECT ON public.run_opened_evidence TO council_app;
+
+CREATE TABLE public.run_traces (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    run_id uuid NOT NULL,
+    attempt integer NOT NULL,
+    call integer NOT NULL,
+    runtime text NOT NULL,
+    cli_version text NOT NULL,
+    exit_status integer,
+    stopped text,
+    trace jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT run_traces_attempt_check CHECK ((attempt >= 1)),
+    CONSTRAINT run_traces_call_check CHECK ((call = ANY (ARRAY[1, 2]))),
+    CONSTRAINT run_traces_pkey PRIMARY KEY (id),
+    CONSTRAINT run_traces_run_id_attempt_call_key UNIQUE (run_id, attempt, call),
+    CONSTRAINT run_traces_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.agent_runs(id),
+    CONSTRAINT run_traces_runtime_check CHECK ((runtime = ANY (ARRAY['codex-cli'::text, 'claude-code'::text]))),
+    CONSTRAINT run_traces_stopped_check CHECK ((stopped = ANY (ARRAY['deadline'::text, 'turn limit'::text, 'authentication refused'::text]))),
+    CONSTRAINT run_traces_trace_check CHECK ((jsonb_typeof(trace) = 'object'::text))
+);
+CREATE TRIGGER run_traces_immutable BEFORE DELETE OR UPDATE ON public.run_traces FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER run_traces_no_truncate BEFORE TRUNCATE ON public.run_traces FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.run_traces IS 'One agent-CLI call of a run attempt (2 = the re-prompt): its bounded event stream and what was read from it';
+GRANT INSERT ON public.run_traces TO council_app;
+GRANT SELECT ON public.run_traces TO council_app;
+
 CREATE TABLE public.thread_evidence (
     thread_id uuid NOT NULL,
     evidence_id uuid NOT NULL,
@@ -1551,6 +1598,39 @@ CREATE VIEW public.council_v_memory_items AS
           WHERE t.memory_item_id = m.id) h ON true;
 COMMENT ON VIEW public.council_v_memory_items IS 'Memory items with their status history (schema/views.md)';
 GRANT SELECT ON public.council_v_memory_items TO council_dashboard;
+
+CREATE VIEW public.council_v_opened_evidence AS
+ WITH traced AS (
+         SELECT DISTINCT run_traces.run_id
+           FROM public.run_traces
+        ), opened AS (
+         SELECT run_opened_evidence.run_id,
+            run_opened_evidence.evidence_id,
+            min(run_opened_evidence.created_at) AS opened_at
+           FROM public.run_opened_evidence
+          GROUP BY run_opened_evidence.run_id, run_opened_evidence.evidence_id
+        ), cited AS (
+         SELECT c_1.run_id,
+            c_1.evidence_id,
+            count(*) AS citations
+           FROM public.citations c_1
+             JOIN traced USING (run_id)
+          GROUP BY c_1.run_id, c_1.evidence_id
+        )
+ SELECT r.thread_id,
+    r.id AS run_id,
+    r.agent,
+    r.executor ->> 'runtime'::text AS runtime,
+    COALESCE(o.evidence_id, c.evidence_id) AS evidence_id,
+    o.evidence_id IS NOT NULL AS opened,
+    c.evidence_id IS NOT NULL AS cited,
+    o.opened_at,
+    COALESCE(c.citations, 0::bigint) AS citations
+   FROM opened o
+     FULL JOIN cited c ON c.run_id = o.run_id AND c.evidence_id = o.evidence_id
+     JOIN public.agent_runs r ON r.id = COALESCE(o.run_id, c.run_id);
+GRANT SELECT ON public.council_v_opened_evidence TO council_app;
+GRANT SELECT ON public.council_v_opened_evidence TO council_dashboard;
 
 CREATE VIEW public.council_v_runs AS
  SELECT r.id AS run_id,

@@ -1,2 +1,2 @@
-"""Agents: profiles, the request compiler, the output contract, the LLM gateway
-and the simulated provider."""
+"""Agents: profiles, the request compiler, the output contract, the LLM gateway,
+the agent-CLI runtimes (Codex CLI, Claude Code) and the simulated provider."""

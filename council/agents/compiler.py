@@ -13,6 +13,8 @@ import functools
 import json
 from typing import Any
 
+from council.agents.runtimes import cli
+from council.agents.runtimes.workdir import INDEX, EvidenceFile
 from council.domain.agent_output import output_json_schema
 from council.domain.canonical import canonical_json
 from council.domain.profile import Profile
@@ -36,6 +38,15 @@ SYSTEM_PROMPT = "\n".join(
         "ledger's governed transitions can make those statements true.",
         "Answer with exactly one JSON document valid against this JSON Schema, and nothing else:",
         "{schema}",
+    )
+)
+
+# What an agent CLI is told about its working directory (its prompt is system + this + user).
+CLI_WORKDIR = "\n".join(
+    (
+        f"Your working directory holds the briefing's evidence as read-only files: {INDEX} lists each",
+        "item (id, title, sha256, file) and evidence/<sha256>.txt is its content. Open what you rely on",
+        "with your read tool before you cite it. You cannot change anything; do not try.",
     )
 )
 
@@ -97,6 +108,19 @@ def compile_request(
     ]
     # Run-specific input: what this run saw beyond the shared briefing.
     features = sorted({f"stance:{s['claim_id']}" for s in stances})
+    if profile.runtime != "litellm":
+        files = [EvidenceFile.named(e.id, e.title, e.sha256) for e in packet.evidence]
+        return CompiledRequest(
+            model=profile.model,
+            messages=[],
+            params=dict(sorted(profile.params.items())),
+            exposures=exposures,
+            input_features=features,
+            runtime=profile.runtime,
+            runtime_version=profile.cli_version,
+            prompt="\n\n".join((system, CLI_WORKDIR, user)),
+            settings=cli.settings(profile, files),
+        )
     return CompiledRequest(
         model=profile.model,
         messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
@@ -104,6 +128,11 @@ def compile_request(
         exposures=exposures,
         input_features=features,
     )
+
+
+def cli_reprompt(prompt: str, answer: str, reason: str) -> str:
+    """The one bounded re-prompt of an agent CLI: the original prompt, the invalid answer, the reason."""
+    return f"{prompt}\n\nYour previous answer was:\n{answer[:20_000]}\n\n" + REPROMPT.format(reason=reason)
 
 
 def reprompt(request: dict[str, Any], answer: str, reason: str) -> list[dict[str, str]]:

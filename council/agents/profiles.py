@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from council.agents.profile_config import CLI_RUNTIMES, env_name, env_overrides, file_tables
+from council.agents.runtimes.installed import version_to_pin
 from council.agents.simulated import MODEL_PREFIX
 from council.domain.profile import Profile
 from council.domain.providers import provider_family
@@ -147,6 +148,9 @@ def _merge(
     if model is not None and model != spec.get("model"):
         # Another model brings its own family and key variable unless they are stated too.
         spec.update(model=model, provider=None, api_key_env=key_env_for_model(model))
+    moved = override.get("runtime") not in (None, spec.get("runtime") or "litellm")
+    if moved and override["runtime"] in CLI_RUNTIMES and "params" not in override:
+        spec["params"] = {}  # a default's litellm call parameters mean nothing to an agent CLI
     for key in _OVERRIDABLE:
         if key in override:
             spec[key] = override[key]
@@ -177,6 +181,11 @@ def _profile(name: str, spec: Mapping[str, Any], mode: str, keyed: bool) -> Prof
             f"agent profile {name!r}: max_turns and timeout_s are for the CLI runtimes "
             f"({', '.join(sorted(CLI_RUNTIMES))}); a litellm profile takes params.timeout"
         )
+    if runtime == "claude-code" and spec.get("params"):
+        raise ConfigError(
+            f"agent profile {name!r}: Claude Code takes no call parameters (params); "
+            "its model, max_turns and timeout_s are the profile's own keys"
+        )
     values: dict[str, Any] = {
         "name": name,
         "model": model,
@@ -187,6 +196,7 @@ def _profile(name: str, spec: Mapping[str, Any], mode: str, keyed: bool) -> Prof
         "api_base": api_base,
         "max_turns": spec.get("max_turns"),
         "timeout_s": float(spec["timeout_s"]) if spec.get("timeout_s") is not None else None,
+        "cli_version": version_to_pin(runtime) if runtime in CLI_RUNTIMES else None,
     }
     own = {"runtime": runtime, "model": model}
     if model.startswith(MODEL_PREFIX):
@@ -198,5 +208,5 @@ def _profile(name: str, spec: Mapping[str, Any], mode: str, keyed: bool) -> Prof
     else:
         return Profile(**values, why=f"{key_env} is set" if key_env else "needs no key")
     # The simulator answers through litellm, whatever runtime the profile names.
-    values.update(model=MODEL_PREFIX + name, runtime="litellm")
+    values.update(model=MODEL_PREFIX + name, runtime="litellm", cli_version=None)
     return Profile(**values, simulated=True, stands_in_for=own, why=why)

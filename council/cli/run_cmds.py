@@ -231,6 +231,7 @@ def run_show(run_id: str, as_json: JsonOpt = False) -> None:
                 "round",
                 "request_sha256",
                 "attempts",
+                "opened_evidence",
             ],
         ),
     )

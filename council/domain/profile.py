@@ -27,6 +27,7 @@ class Profile:
     api_base: str | None = None
     max_turns: int | None = None
     timeout_s: float | None = None
+    cli_version: str | None = None  # an agent CLI's version, pinned at dispatch
     stands_in_for: Mapping[str, str] | None = None  # a simulated profile's own runtime and model
     why: str = ""  # why it is real or simulated where it was resolved
 
@@ -42,6 +43,7 @@ class Profile:
             "params": dict(self.params),
             "max_turns": self.max_turns,
             "timeout_s": self.timeout_s,
+            "cli_version": self.cli_version,
             "simulated": self.simulated,
             "stands_in_for": dict(self.stands_in_for) if self.stands_in_for else None,
             "why": self.why,
@@ -70,6 +72,7 @@ class Profile:
             api_base=data.get("api_base"),
             max_turns=data.get("max_turns"),
             timeout_s=data.get("timeout_s"),
+            cli_version=data.get("cli_version"),
             stands_in_for=data.get("stands_in_for"),
             why=str(data.get("why") or ""),
         )

@@ -27,15 +27,31 @@ class Exposure:
 
 @dataclass(frozen=True)
 class CompiledRequest:
+    """A litellm request (model, messages, parameters), or an agent CLI's: the runtime
+    and its version, the model, the one prompt and the effective settings (sandbox,
+    allowed tools, turn limit, output schema, evidence files, parameters)."""
+
     model: str
     messages: list[dict[str, str]]
     params: dict[str, Any]
     exposures: list[Exposure] = field(default_factory=list)
     input_features: list[str] = field(default_factory=list)
+    runtime: str = "litellm"
+    runtime_version: str | None = None
+    prompt: str | None = None
+    settings: dict[str, Any] | None = None
 
     def canonical(self) -> dict[str, Any]:
-        """What is hashed and stored: model, messages, parameters (never a key)."""
-        return {"model": self.model, "messages": self.messages, "params": self.params}
+        """What is hashed and stored (never a key)."""
+        if self.runtime == "litellm":
+            return {"model": self.model, "messages": self.messages, "params": self.params}
+        return {
+            "runtime": self.runtime,
+            "runtime_version": self.runtime_version,
+            "model": self.model,
+            "prompt": self.prompt,
+            "settings": self.settings,
+        }
 
     @property
     def sha256(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from uuid import UUID
 
 from sqlalchemy import Connection, select
@@ -48,6 +49,18 @@ class EvidenceStore:
                 "validity_history": [dict(r) for r in history],
             }
         )
+
+    def contents(self, evidence_ids: Sequence[str]) -> dict[str, str]:
+        """The stored text of each item by id, as its hash addresses it (an item stored
+        only as a URL is its reference), for an agent CLI's working directory."""
+        if not evidence_ids:
+            return {}
+        rows = self._conn.execute(
+            select(t.evidence.c.id, t.evidence.c.content, t.evidence.c.source_uri).where(
+                t.evidence.c.id.in_([UUID(str(i)) for i in evidence_ids])
+            )
+        )
+        return {str(r.id): r.content if r.content is not None else f"reference:{r.source_uri}" for r in rows}
 
     def ids_of_thread(self, thread_id: UUID) -> set[UUID]:
         return thread_evidence_ids(self._conn, thread_id)

@@ -30,6 +30,7 @@ from council.ledger.attempts import attempts_of
 from council.ledger.events import append
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require, require_same_thread, resolve
+from council.ledger.traces import Traces
 from council.sql import query
 
 TERMINAL = TERMINAL_RUN_STATUSES
@@ -184,10 +185,15 @@ class Runs:
             .where(t.agent_runs.c.parent_run_id == run_id)
             .order_by(t.agent_runs.c.created_at)
         ).scalars()
+        runtime = (run["executor"] or {}).get("runtime")
+        cli_run = runtime not in (None, "litellm")
+        traces = Traces(conn)
         return RunShown.model_validate(
             {
                 **run,
-                "runtime": (run["executor"] or {}).get("runtime"),
+                "runtime": runtime,
+                "trace": traces.of_run(run_id) if cli_run else None,
+                "opened_evidence": traces.opened_of_run(run_id) if cli_run else None,
                 "attempts": attempts_of(conn, run_id),
                 "exposures": [dict(r) for r in exposures],
                 "claims": [dict(r) for r in claims],

@@ -42,6 +42,7 @@ from council.ledger.retraction import Retractions
 from council.ledger.reversal import Reversal
 from council.ledger.runs import Runs
 from council.ledger.threads import Threads
+from council.ledger.traces import Traces
 from council.ledger.unfinished import Unfinished
 
 # What each kind of id names, for :meth:`Tx.resolve`.
@@ -139,6 +140,10 @@ class Tx:
     @cached_property
     def frontier(self) -> Frontier:
         return Frontier(self.conn)
+
+    @cached_property
+    def traces(self) -> Traces:
+        return Traces(self.conn)
 
     @cached_property
     def lint(self) -> Lint:

@@ -163,4 +163,5 @@ def _shown(profile: Profile) -> ProfileShown:
         timeout_s=profile.timeout_s,
         simulated=profile.simulated,
         why=profile.why,
+        cli_version=profile.cli_version,
     )

@@ -7,7 +7,10 @@ names — or fail the run with the reason (a real run never falls back to the
 simulator, nor a simulated one to a real model); compile the request from the
 pinned executor and store it, its hash and its exposures before the call — or
 reuse the one an earlier attempt stored, so a retry sends exactly what was
-hashed; call the model through the gateway (one attempt); check, lint and
+hashed; call the model through the gateway (one attempt) — or, for an agent-CLI
+runtime, run the CLI once in a fresh working directory holding the briefing's
+evidence (``council.agents.runtimes.cli``), its traces and the evidence it
+opened written with the attempt's end however it ends; check, lint and
 apply the answer in one transaction fenced on the attempt (one bounded
 re-prompt with the validation error); then enqueue consolidation of every
 node version it touched and, when its round is complete, the next round — or,
@@ -22,6 +25,9 @@ from __future__ import annotations
 
 import os
 import socket
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -30,8 +36,11 @@ from pydantic import ValidationError
 from council import metrics
 from council.adapters.scheduler import Scheduler
 from council.agents import gateway
-from council.agents.compiler import reprompt
+from council.agents.compiler import cli_reprompt, reprompt
 from council.agents.errors import PermanentLLMError, TransientLLMError
+from council.agents.runtimes import cli, installed
+from council.agents.runtimes.trace import Trace
+from council.agents.runtimes.workdir import EvidenceFile
 from council.domain.agent_output import AgentOutput
 from council.domain.profile import Profile
 from council.domain.results.runs import Applied, Executed
@@ -45,6 +54,9 @@ from council.services.retraction import adjudicate
 # How long an attempt owns its run before the sweep may hand it to another worker.
 LEASE_S = float(os.environ.get("COUNCIL_RUN_LEASE_S", "300"))
 REVIEW_ACTOR = "worker:review"
+# An agent CLI's deadline when its profile names none; it is always kept below the lease.
+CLI_TIMEOUT_S = 240.0
+LEASE_SHARE = 0.8
 
 
 def worker_id() -> str:
@@ -109,19 +121,25 @@ def _attempt(
     if request["model"] != profile.model:
         reason = f"the stored request names {request['model']}, the pinned executor {profile.model}"
         return _failed(uow, scheduler, run, attempt, reason)
+    record = _Record()
     try:
-        applied = _ask_and_apply(uow, run, attempt, request, profile)
+        if profile.runtime == "litellm":
+            applied = _ask_and_apply(uow, run, attempt, request, profile)
+        else:
+            applied = _ask_cli_and_apply(uow, run, attempt, request, profile, record)
     except TransientLLMError as exc:
         if last_try:
-            return _failed(uow, scheduler, run, attempt, f"no answer after {try_no} tries: {exc}")
+            reason = f"no answer after {try_no} tries: {exc}"
+            return _failed(uow, scheduler, run, attempt, reason, record=record)
         with uow() as tx:
-            tx.runs.release(run.id, attempt, str(exc))  # any worker may take the retry
+            if tx.runs.release(run.id, attempt, str(exc)):  # any worker may take the retry
+                tx.traces.record(run.id, attempt, record.traces, record.opened)
         raise
     except PermanentLLMError as exc:
-        return _failed(uow, scheduler, run, attempt, str(exc))
+        return _failed(uow, scheduler, run, attempt, str(exc), record=record)
     except _InvalidOutput as exc:
         reason = f"invalid output after one re-prompt: {exc}"
-        return _failed(uow, scheduler, run, attempt, reason, usage=exc.usage, error=str(exc))
+        return _failed(uow, scheduler, run, attempt, reason, usage=exc.usage, error=str(exc), record=record)
     if applied is None:
         return Executed(run_id=run.id, status="fenced")
     result = Executed(
@@ -146,9 +164,9 @@ def _runnable(run: Any, worker: str) -> Profile:
         raise _Unrunnable(f"{exc}; dispatch it again") from None
     label = f"{profile.name} ({profile.model})"
     if profile.runtime != "litellm":
-        raise _Unrunnable(
-            f"worker {worker} cannot run runtime {profile.runtime} yet, for the profile {label}"
-        )
+        missing = installed.missing_reason(profile.runtime, profile.cli_version)
+        if missing:
+            raise _Unrunnable(f"worker {worker} cannot run the profile {label}: {missing}")
     if not profile.simulated and profile.api_key_env and not os.environ.get(profile.api_key_env):
         raise _Unrunnable(f"worker {worker} has no {profile.api_key_env} for the real profile {label}")
     return profile
@@ -163,13 +181,17 @@ def _failed(
     *,
     usage: dict[str, Any] | None = None,
     error: str | None = None,
+    record: _Record | None = None,
 ) -> Executed:
-    """Record the run's failure with its reason (fenced); nothing else is written.
-    A zombie attempt (a newer one owns the run) writes nothing and hands nothing on."""
+    """Record the run's failure with its reason (fenced), and an agent CLI's traces;
+    nothing else is written. A zombie attempt (a newer one owns the run) writes
+    nothing and hands nothing on."""
     reason = " ".join(reason.split())[:2000] or "failed"
     with uow() as tx:
         fenced = tx.runs.fence(run.id, attempt)
         if fenced is not None:
+            if record is not None:
+                tx.traces.record(run.id, attempt, record.traces, record.opened)
             tx.runs.finish(
                 fenced, attempt, status="failed", usage=usage, error=reason, event_payload={"reason": reason}
             )
@@ -182,6 +204,19 @@ class _InvalidOutput(Exception):
     def __init__(self, reason: str, usage: dict[str, Any]) -> None:
         super().__init__(reason)
         self.usage = usage
+
+
+@dataclass
+class _Record:
+    """What an agent CLI's calls left to store with the attempt, however it ends."""
+
+    traces: list[dict[str, Any]] = field(default_factory=list)
+    opened: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, trace: Trace, opened: Sequence[EvidenceFile] = ()) -> None:
+        self.traces.append(trace.document())
+        tool = "exec_command" if trace.runtime == "codex-cli" else "Read"
+        self.opened += [{"evidence_id": f.evidence_id, "file": f.file, "tool": tool} for f in opened]
 
 
 def _ask_and_apply(
@@ -237,14 +272,17 @@ def _apply(
     *,
     usage: dict[str, Any] | None,
     cost_usd: float | None,
+    record: _Record | None = None,
 ) -> Applied | None:
-    """Check and apply the output, lint its prose and close the run, in one
-    transaction; None for a fenced-out attempt. An invalid output raises
-    BadInput and nothing is written (the caller may re-prompt)."""
+    """Check and apply the output, lint its prose and close the run (with an agent
+    CLI's traces), in one transaction; None for a fenced-out attempt. An invalid
+    output raises BadInput and nothing is written (the caller may re-prompt)."""
     with uow() as tx:
         run = tx.runs.fence(run_id, attempt)
         if run is None:
             return None
+        if record is not None:
+            tx.traces.record(run_id, attempt, record.traces, record.opened)
         return apply_checked(
             tx, run, attempt, output, actor=f"run:{run['agent']}", usage=usage, cost_usd=cost_usd
         )
@@ -277,6 +315,49 @@ def apply_checked(
         event_payload={"lint_findings": len(findings)},
     )
     return applied.model_copy(update={"lint_findings": len(findings)})
+
+
+def _ask_cli_and_apply(
+    uow: UnitOfWork, run: Any, attempt: int, request: dict[str, Any], profile: Profile, record: _Record
+) -> Applied | None:
+    """Run the agent CLI on the stored prompt in a fresh working directory holding the
+    briefing's evidence, then check and apply its answer as for any run (one bounded
+    re-prompt); every call's trace lands in ``record``. The deadline covers both calls
+    and stays below the lease."""
+    files = request["settings"].get("evidence_files") or []
+    with uow() as tx:
+        contents = tx.evidence.contents([f["evidence_id"] for f in files])
+    deadline = time.monotonic() + min(profile.timeout_s or CLI_TIMEOUT_S, LEASE_S * LEASE_SHARE)
+    prompt = request["prompt"]
+    usage: dict[str, Any] = {"calls": 0, "runtime": profile.runtime, "simulated": False}
+    reason = ""
+    for call_no in (1, 2):
+        try:
+            answer = cli.call(
+                request,
+                profile,
+                contents,
+                prompt=prompt,
+                call_no=call_no,
+                deadline_s=max(0.1, deadline - time.monotonic()),
+            )
+        except (cli.CliFailed, cli.CliTimedOut, cli.CliTransient) as exc:
+            if exc.trace is not None:
+                record.add(exc.trace)
+            raise
+        record.add(answer.trace, answer.opened)
+        usage["calls"] += 1
+        for key, value in answer.trace.usage.items():
+            usage[key] = usage.get(key, 0) + value
+        try:
+            output = AgentOutput.model_validate_json(json_text(answer.text))
+            return _apply(uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record)
+        except (ValidationError, ValueError, BadInput) as exc:
+            reason = _one_line(exc)
+            if call_no == 1:
+                usage["reprompted"] = True
+                prompt = cli_reprompt(request["prompt"], answer.text, reason)
+    raise _InvalidOutput(reason, usage)
 
 
 def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) -> Executed:

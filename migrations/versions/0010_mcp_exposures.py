@@ -1,7 +1,7 @@
 """Exposures served over MCP say so: `mcp:reentry_packet` and `mcp:node_status` channels (DESIGN §3, §7).
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 Create Date: 2026-12-01
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from migrations.sqlfile import run_sql_beside
 
 revision = "0010"
-down_revision = "0008"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

@@ -188,18 +188,21 @@ def test_a_profile_with_its_own_endpoint_and_no_key_never_receives_the_workers_o
     assert worker_key not in json.dumps(seen.requests)
 
 
-def test_a_pinned_cli_runtime_fails_with_a_stored_reason_for_now(
+def test_a_pinned_cli_runtime_on_a_worker_without_the_cli_fails_saying_how_to_install_it(
     engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     ledger = Ledger.new(engine)
     monkeypatch.setenv("COUNCIL_PROFILES", str(_profiles_file(tmp_path, "http://127.0.0.1:9/v1")))
     run_id = _one_run(uow, ledger.thread_id, "cli")
     assert _run(engine, run_id)["executor"]["runtime"] == "codex-cli"
+    monkeypatch.setenv("COUNCIL_AGENT_CLIS", str(tmp_path / "no-clis"))
     result = execute_run(uow, Recorder(), run_id)
     assert result.status == "failed"
-    assert _run(engine, run_id)["error"] == (
-        f"worker {worker_id()} cannot run runtime codex-cli yet, for the profile cli (gpt-5.5)"
+    error = _run(engine, run_id)["error"]
+    assert error.startswith(
+        f"worker {worker_id()} cannot run the profile cli (gpt-5.5): the @openai/codex CLI"
     )
+    assert "is not installed" in error and "make agent-clis" in error
 
 
 def _raw_run(engine: Engine, thread_id: UUID, model: str, executor: dict[str, Any] | None) -> UUID:

@@ -74,14 +74,41 @@ class Attempt(Result):
     reason: str | None
 
 
+class RunTrace(Result):
+    """One agent-CLI call of an attempt (call 2 is the re-prompt): the bounded event stream
+    and what was read from it (tool calls, commands, files read, turns, usage, exit status)."""
+
+    attempt: int
+    call: int
+    runtime: str
+    cli_version: str
+    exit_status: int | None
+    stopped: str | None
+    trace: dict[str, Any]
+    created_at: datetime
+
+
+class OpenedEvidence(Result):
+    """An evidence item an agent-CLI run opened with its own tool, or cited, or both."""
+
+    evidence_id: UUID
+    opened: bool
+    cited: bool
+    opened_at: datetime | None
+    citations: int
+
+
 class RunShown(Run):
-    """Lineage, exposures, request hash, claims, the pinned executor and each attempt."""
+    """Lineage, exposures, request hash, claims, the pinned executor and each attempt;
+    for an agent-CLI run also its trace and the evidence it opened beside what it cited."""
 
     runtime: str | None
     attempts: list[Attempt]
     exposures: list[RunExposure]
     claims: list[Claim]
     children: list[UUID]
+    trace: list[RunTrace] | None = None
+    opened_evidence: list[OpenedEvidence] | None = None
 
 
 class ExecutorShown(Result):
@@ -152,6 +179,7 @@ class ProfileShown(Result):
     timeout_s: float | None
     simulated: bool
     why: str
+    cli_version: str | None = None  # an agent CLI's version a dispatch here would pin
 
 
 class Profiles(Result):

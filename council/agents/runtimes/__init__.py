@@ -1,0 +1,9 @@
+"""Agent-CLI runtimes (docs/architecture.md §7): a run executed by the Codex CLI
+(``codex exec``) or Claude Code (``claude -p``) instead of one litellm call.
+
+``installed`` finds the pinned CLIs; ``workdir`` builds an attempt's fresh,
+read-only working directory and isolated homes; ``process`` runs a CLI in its
+own process group under a guard (``guard.py``) with a hard deadline; ``codex``
+and ``claude`` know each CLI's flags and event stream; ``cli`` is the one
+entry point the execution service calls.
+"""

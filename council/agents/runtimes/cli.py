@@ -1,0 +1,200 @@
+"""One call of an agent CLI for a run (docs/architecture.md §7): the entry point the
+execution service uses, whatever the runtime.
+
+``settings(profile, files)`` is what the compiler puts in the request (and so in
+its hash): sandbox, allowed tools, turn limit, output schema, the evidence
+files. ``call(...)`` runs the CLI once, in a fresh attempt directory, under a
+hard deadline, and returns its answer text with the trace and the evidence it
+opened — or raises, with the trace: ``CliTimedOut`` (transient, the deadline
+passed: a server that never answers makes both CLIs retry forever) or
+``CliFailed`` (permanent: not installed, authentication refused, turn limit,
+non-zero exit). Whether the answer is valid is Council's to decide, never the
+CLI's. The key is passed in the CLI's environment only, by the variable's name
+the profile gives; the worker's other variables are not passed on.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from council.agents.errors import PermanentLLMError, TransientLLMError
+from council.agents.runtimes import claude, codex, installed
+from council.agents.runtimes.process import run_guarded
+from council.agents.runtimes.trace import Trace, cut, opened
+from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
+from council.domain.agent_output import output_json_schema
+from council.domain.profile import Profile
+
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR")
+_AUTH = re.compile(
+    r"\b401\b|unauthori[sz]ed|authentication|invalid[ _-]?(x-)?api[ _-]?key|not logged in", re.I
+)
+_TRANSIENT = re.compile(r"\b(429|5\d\d)\b|rate.?limit|overloaded", re.I)
+
+
+class CliFailed(PermanentLLMError):
+    def __init__(self, reason: str, trace: Trace | None = None) -> None:
+        super().__init__(reason)
+        self.trace = trace
+
+
+class CliTimedOut(TransientLLMError):
+    def __init__(self, reason: str, trace: Trace | None = None) -> None:
+        super().__init__(reason)
+        self.trace = trace
+
+
+class CliTransient(TransientLLMError):
+    def __init__(self, reason: str, trace: Trace | None = None) -> None:
+        super().__init__(reason)
+        self.trace = trace
+
+
+@dataclass(frozen=True)
+class CliAnswer:
+    text: str
+    trace: Trace
+    opened: list[EvidenceFile]
+
+
+def output_schema() -> dict[str, Any]:
+    """The contract's schema as handed to a CLI: without ``"$schema"`` (see ``claude``)."""
+    schema = output_json_schema()
+    schema.pop("$schema", None)
+    return schema
+
+
+def settings(profile: Profile, files: Sequence[EvidenceFile]) -> dict[str, Any]:
+    own = codex.SETTINGS if profile.runtime == "codex-cli" else claude.SETTINGS
+    return {
+        **own,
+        "max_turns": profile.max_turns,
+        "output_schema": output_schema(),
+        "evidence_files": [f.__dict__ for f in files],
+        "params": dict(sorted(profile.params.items())),
+    }
+
+
+def call(
+    request: Mapping[str, Any],
+    profile: Profile,
+    contents: Mapping[str, str],
+    *,
+    prompt: str,
+    call_no: int,
+    deadline_s: float,
+) -> CliAnswer:
+    """One call of the pinned CLI on ``prompt`` (the stored one, or its re-prompt), the
+    evidence ``contents`` by id written into a fresh attempt directory."""
+    runtime = profile.runtime
+    version = str(request.get("runtime_version") or "")
+    trace = Trace(runtime=runtime, cli_version=version, call=call_no)
+    missing = installed.missing_reason(runtime, version)
+    if missing:
+        raise CliFailed(missing, trace)
+    _refuse_if_offline(profile)
+    key = ""
+    if profile.api_key_env:
+        key = os.environ.get(profile.api_key_env, "")
+        if not key:
+            raise CliFailed(f"{profile.api_key_env} is not set in this process's environment", trace)
+    files = [EvidenceFile(**f) for f in request["settings"].get("evidence_files") or []]
+    try:
+        return _run(request, profile, contents, files, trace, key, prompt=prompt, deadline_s=deadline_s)
+    except EvidenceMismatch as exc:
+        raise CliFailed(str(exc), trace) from None
+
+
+def _run(
+    request: Mapping[str, Any],
+    profile: Profile,
+    contents: Mapping[str, str],
+    files: Sequence[EvidenceFile],
+    trace: Trace,
+    key: str,
+    *,
+    prompt: str,
+    deadline_s: float,
+) -> CliAnswer:
+    runtime = profile.runtime
+    settings_ = request["settings"]
+    login = not profile.api_key_env and not profile.api_base
+    executable = installed.executable(runtime)
+    with attempt_dir(files, contents) as attempt:
+        base = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        if runtime == "codex-cli":
+            argv = codex.command(
+                executable, profile.model, settings_, profile.api_base, profile.api_key_env, prompt, attempt
+            )
+            env = {**base, **codex.environment(attempt, profile.api_key_env, login)}
+            if profile.api_key_env:
+                env[profile.api_key_env] = key
+            watch = codex.turn_watch(attempt.out / "events.jsonl", settings_.get("max_turns"))
+        else:
+            argv = claude.command(executable, profile.model, settings_, prompt)
+            env = {**base, **claude.environment(attempt, profile.api_base, key or None, login)}
+            watch = claude.auth_watch(attempt.out / "events.jsonl")
+        finished = run_guarded(
+            argv,
+            cwd=attempt.work,
+            env=env,
+            deadline_s=deadline_s,
+            stdout=attempt.out / "events.jsonl",
+            stderr=attempt.out / "stderr.txt",
+            watch=watch,
+        )
+        stdout = _redacted((attempt.out / "events.jsonl").read_text("utf-8", "replace"), key)
+        stderr = _redacted((attempt.out / "stderr.txt").read_text("utf-8", "replace"), key)
+        trace.exit_status, trace.stopped = finished.exit_code, finished.stopped
+        trace.duration_ms = int(finished.elapsed_s * 1000)
+        trace.stderr_tail = cut(stderr.strip()[-1500:])
+        if runtime == "codex-cli":
+            text, failure = codex.read(stdout, attempt, trace), None
+        else:
+            text, failure = claude.read(stdout, trace)
+    answer = CliAnswer(text=_redacted(text or "", key), trace=trace, opened=opened(trace.files_read, files))
+    _raise_for_failure(answer, failure, profile, deadline_s)
+    return answer
+
+
+def _raise_for_failure(answer: CliAnswer, failure: str | None, profile: Profile, deadline_s: float) -> None:
+    trace = answer.trace
+    name = installed.PINNED[profile.runtime].package
+    said = "; ".join(e for e in trace.errors if e) or trace.stderr_tail
+    if trace.stopped == "deadline":
+        raise CliTimedOut(
+            f"{name}: deadline passed after {deadline_s:g}s without an answer"
+            + (f" (last said: {cut(said, 300)})" if said else ""),
+            trace,
+        )
+    if trace.stopped == "authentication refused":
+        raise CliFailed(f"{name}: authentication refused: {cut(said, 400)}", trace)
+    if trace.stopped == "turn limit" or failure == "error_max_turns":
+        raise CliFailed(f"{name}: turn limit reached (max_turns {profile.max_turns})", trace)
+    if trace.exit_status == 0 and not failure and (answer.text.strip() or not trace.errors):
+        return  # an answer (valid or not: Council checks it)
+    if _AUTH.search(said):
+        raise CliFailed(f"{name}: authentication refused: {cut(said, 400)}", trace)
+    if _TRANSIENT.search(said):
+        raise CliTransient(f"{name}: {cut(said, 400)}", trace)
+    if trace.exit_status != 0:
+        raise CliFailed(f"{name} exited with status {trace.exit_status}: {cut(said, 400)}", trace)
+    raise CliFailed(f"{name} reported an error and gave no answer: {cut(said, 400)}", trace)
+
+
+def _refuse_if_offline(profile: Profile) -> None:
+    if os.environ.get("COUNCIL_OFFLINE") != "1":
+        return
+    if profile.api_base and urlsplit(profile.api_base).hostname in LOCAL_HOSTS:
+        return
+    raise CliFailed(f"offline: refusing to run {profile.runtime} for {profile.model} away from localhost")
+
+
+def _redacted(text: str, key: str) -> str:
+    return text.replace(key, "***") if key else text
