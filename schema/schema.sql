@@ -1009,6 +1009,42 @@ CREATE TRIGGER retraction_votes_no_truncate BEFORE TRUNCATE ON public.retraction
 GRANT INSERT ON public.retraction_votes TO council_app;
 GRANT SELECT ON public.retraction_votes TO council_app;
 
+CREATE TABLE public.rule_set_pins (
+    id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+    rule_set_id text NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT rule_set_pins_pkey PRIMARY KEY (id),
+    CONSTRAINT rule_set_pins_rule_set_id_fkey FOREIGN KEY (rule_set_id) REFERENCES public.rule_sets(id)
+);
+CREATE TRIGGER rule_set_pins_immutable BEFORE DELETE OR UPDATE ON public.rule_set_pins FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER rule_set_pins_no_truncate BEFORE TRUNCATE ON public.rule_set_pins FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.rule_set_pins IS 'The rule set new threads are pinned to: the latest row (none: council-default-v1)';
+GRANT INSERT ON public.rule_set_pins TO council_app;
+GRANT SELECT ON public.rule_set_pins TO council_app;
+
+CREATE TABLE public.rule_set_provenance (
+    rule_set_id text NOT NULL,
+    report_sha256 text NOT NULL,
+    thread_id uuid,
+    since timestamp with time zone,
+    compared integer NOT NULL,
+    changed jsonb NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT rule_set_provenance_changed_check CHECK ((jsonb_typeof(changed) = 'array'::text)),
+    CONSTRAINT rule_set_provenance_compared_check CHECK ((compared >= 0)),
+    CONSTRAINT rule_set_provenance_pkey PRIMARY KEY (rule_set_id),
+    CONSTRAINT rule_set_provenance_report_sha256_check CHECK ((report_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT rule_set_provenance_rule_set_id_fkey FOREIGN KEY (rule_set_id) REFERENCES public.rule_sets(id),
+    CONSTRAINT rule_set_provenance_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+);
+CREATE TRIGGER rule_set_provenance_immutable BEFORE DELETE OR UPDATE ON public.rule_set_provenance FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER rule_set_provenance_no_truncate BEFORE TRUNCATE ON public.rule_set_provenance FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.rule_set_provenance IS 'The counterfactual report (council replay --rule-set) that motivated storing a rule set';
+GRANT INSERT ON public.rule_set_provenance TO council_app;
+GRANT SELECT ON public.rule_set_provenance TO council_app;
+
 CREATE TABLE public.rule_sets (
     id text NOT NULL,
     body jsonb NOT NULL,

@@ -40,6 +40,7 @@ from council.ledger.lookup import resolve
 from council.ledger.nodes import Nodes
 from council.ledger.retraction import Retractions
 from council.ledger.reversal import Reversal
+from council.ledger.rule_sets import RuleSets
 from council.ledger.runs import Runs
 from council.ledger.threads import Threads
 from council.ledger.unfinished import Unfinished
@@ -119,6 +120,10 @@ class Tx:
     @cached_property
     def cascades(self) -> Cascades:
         return Cascades(self.conn)
+
+    @cached_property
+    def rule_sets(self) -> RuleSets:
+        return RuleSets(self.conn)
 
     @cached_property
     def runs(self) -> Runs:

@@ -1,0 +1,84 @@
+"""Learning from the record: counterfactual replay, rule sets and their provenance,
+stance changes and calibration, as the commands and routes that read them return them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pydantic import RootModel
+
+from council.domain.results.base import Result, Row
+from council.domain.results.consolidation import Replayed, RuleReason
+
+
+class ChangedDecision(Result):
+    """A stored decision that the candidate rule set would decide otherwise."""
+
+    id: UUID  # the consolidation or evaluation id
+    kind: str  # consolidation | evaluation
+    node_version_id: UUID
+    thread_id: UUID
+    stored_outcome: str  # consolidate | not_ready
+    counterfactual_outcome: str
+    rules_changed: list[str]
+    stored_reasons: list[RuleReason]
+    counterfactual_reasons: list[RuleReason]
+
+
+class Counterfactual(Result):
+    """``council replay --rule-set``: which stored decisions another rule set would change.
+
+    ``not_reproduced`` names decisions whose rebuilt snapshot did not hash to the
+    stored digest or whose pinned rules no longer give the stored outcome (see
+    ``council replay ID``); they are left out of ``changed``. ``report_sha256`` is
+    the digest of everything above it, which a stored rule set's provenance names.
+    """
+
+    rule_set_id: str
+    rule_set_sha256: str
+    body: dict[str, Any]
+    thread_id: UUID | None
+    since: datetime | None
+    compared: int
+    reproduced: int
+    changed: list[ChangedDecision]
+    not_reproduced: list[UUID]
+    report_sha256: str
+
+
+class ReplayReport(RootModel[Replayed | Counterfactual]):
+    """What ``council replay`` prints: one decision replayed, or a counterfactual report."""
+
+
+class RuleSetProvenance(Row):
+    report_sha256: str
+    thread_id: UUID | None
+    since: datetime | None
+    compared: int
+    changed: list[UUID]
+    recorded_at: datetime
+
+
+class RuleSetShown(Row):
+    id: str
+    body: dict[str, Any]
+    body_sha256: str
+    description: str
+    created_at: datetime
+    provenance: RuleSetProvenance | None
+    pinned: bool
+
+
+class RuleSetStored(Result):
+    """``council rule-set add``: the stored rule set (``created`` false when it was
+    already stored with the same body) and whether it is now pinned for new threads."""
+
+    rule_set: RuleSetShown
+    created: bool
+
+
+class RuleSetList(Result):
+    rule_sets: list[RuleSetShown]
+    pinned_for_new_threads: str
