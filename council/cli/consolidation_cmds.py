@@ -51,7 +51,8 @@ def replay_cmd(
     ] = None,
     thread: Annotated[str | None, typer.Option("--thread", help="With --rule-set: only this thread.")] = None,
     since: Annotated[
-        str | None, typer.Option("--since", help="With --rule-set: decisions recorded at or after (ISO 8601).")
+        str | None,
+        typer.Option("--since", help="With --rule-set: decisions recorded at or after (ISO 8601)."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -52,7 +52,9 @@ def _since(value: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise BadInput(f"invalid --since {value!r}: expected an ISO 8601 time, e.g. 2026-12-01T09:00Z") from None
+        raise BadInput(
+            f"invalid --since {value!r}: expected an ISO 8601 time, e.g. 2026-12-01T09:00Z"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
@@ -96,7 +98,9 @@ def rule_set_add_cmd(
     file: Annotated[Path, typer.Argument(help="A rule-set JSON file: {id, description, body}.")],
     report: Annotated[
         Path | None,
-        typer.Option("--report", help="The counterfactual report (replay --rule-set --json) that motivated it."),
+        typer.Option(
+            "--report", help="The counterfactual report (replay --rule-set --json) that motivated it."
+        ),
     ] = None,
     pin: Annotated[bool, typer.Option("--pin", help="Pin it for new threads.")] = False,
     as_json: JsonOpt = False,

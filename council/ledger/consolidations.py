@@ -11,6 +11,7 @@ from uuid import UUID
 
 from sqlalchemy import Connection, select
 
+from council.domain.counterfactual import StoredDecision
 from council.domain.results.consolidation import (
     ConsolidationShown,
     History,
@@ -18,7 +19,6 @@ from council.domain.results.consolidation import (
     RecordedConsolidation,
     RecordedEvaluation,
 )
-from council.domain.counterfactual import StoredDecision
 from council.domain.snapshot import manifest_of
 from council.errors import NotFound
 from council.ledger import tables as t

@@ -21,7 +21,9 @@ class RuleSets:
         self._conn = conn
 
     def get(self, rule_set_id: str) -> RuleSet:
-        row = self._conn.execute(select(t.rule_sets).where(t.rule_sets.c.id == rule_set_id)).mappings().first()
+        row = (
+            self._conn.execute(select(t.rule_sets).where(t.rule_sets.c.id == rule_set_id)).mappings().first()
+        )
         if row is None:
             raise NotFound(f"no rule set named {rule_set_id!r}")
         return RuleSet(row["id"], dict(row["body"]), row["description"])
@@ -81,7 +83,9 @@ class RuleSets:
         ).scalar_one_or_none()
         if existing is not None:
             if existing != rule_set.sha256:
-                raise BadInput(f"rule set {rule_set.id!r} is stored with another body; a change takes a new id")
+                raise BadInput(
+                    f"rule set {rule_set.id!r} is stored with another body; a change takes a new id"
+                )
             return False
         self._conn.execute(
             insert(t.rule_sets).values(

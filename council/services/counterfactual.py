@@ -124,7 +124,9 @@ def _provenance(rule_set: RuleSet, report: dict[str, Any]) -> dict[str, Any]:
     try:
         parsed = Counterfactual.model_validate(report)
     except ValueError:
-        raise BadInput("the report is not a counterfactual report (council replay --rule-set --json)") from None
+        raise BadInput(
+            "the report is not a counterfactual report (council replay --rule-set --json)"
+        ) from None
     if report_digest(parsed.json_document()) != parsed.report_sha256:
         raise BadInput("the report's report_sha256 does not match its content: it was altered")
     if parsed.rule_set_sha256 != rule_set.sha256:

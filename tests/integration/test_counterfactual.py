@@ -50,7 +50,7 @@ def row_counts(engine: Engine) -> dict[str, int]:
             text("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
         ).scalars()
         return {
-            name: int(conn.execute(text(f'SELECT count(*) FROM "{name}"')).scalar_one())  # noqa: S608
+            name: int(conn.execute(text(f'SELECT count(*) FROM "{name}"')).scalar_one())
             for name in list(tables)
         }
 
@@ -175,10 +175,14 @@ def test_a_rule_set_is_stored_with_the_report_that_motivated_it_and_pinned_for_n
     # And storing it again is idempotent; another body under the same id is refused
     assert not store_rule_set(uow, strict, report=None, pin=False, actor=ACTOR).created
     with pytest.raises(BadInput, match="another body"):
-        store_rule_set(uow, rule_set("three-groups-v1", min_support_groups=4), report=None, pin=False, actor=ACTOR)
+        store_rule_set(
+            uow, rule_set("three-groups-v1", min_support_groups=4), report=None, pin=False, actor=ACTOR
+        )
 
 
-def test_an_altered_or_foreign_report_is_refused_as_provenance(engine: Engine, decided: dict[str, Any]) -> None:
+def test_an_altered_or_foreign_report_is_refused_as_provenance(
+    engine: Engine, decided: dict[str, Any]
+) -> None:
     uow = UnitOfWork(engine)
     strict = rule_set("three-groups-v1", min_support_groups=3)
     report = counterfactual(uow, strict).json_document()
@@ -186,5 +190,7 @@ def test_an_altered_or_foreign_report_is_refused_as_provenance(engine: Engine, d
     with pytest.raises(BadInput, match="altered"):
         store_rule_set(uow, strict, report={**report, "compared": 99}, pin=True, actor=ACTOR)
     with pytest.raises(BadInput, match="another rule set"):
-        store_rule_set(uow, rule_set("four-groups-v1", min_support_groups=4), report=report, pin=True, actor=ACTOR)
+        store_rule_set(
+            uow, rule_set("four-groups-v1", min_support_groups=4), report=report, pin=True, actor=ACTOR
+        )
     assert row_counts(engine) == before
