@@ -17,7 +17,17 @@ Temperaments, by agent name (any other name gets one chosen by hash):
   node-level fork or proposes a new node that refines a head;
 - balanced: a little of each.
 In a deliberative round agents tend to take the previous round's majority
-stance on a head. On an empty thread one agent per thread proposes 1–2 nodes.
+stance on a head (the temperament's ``follow`` share). On an empty thread one
+agent per thread proposes 1–2 nodes.
+
+Conformity (profile parameter ``conformity``, a number from -1 to 1, e.g.
+``params = {conformity = 0.9}``): how the agent moves on the stances it was
+shown. A positive value is the probability of taking the exposed majority
+stance on a head (it replaces ``follow``); a negative value the probability of
+taking the opposite of that majority (endorse ↔ dispute; abstain is left
+alone); 0 ignores exposed stances. Drawn from the same seeded source, so a
+council with a given conformity moves the same way each time — tests and the
+demo use it to produce every class of `council stances`.
 
 Review (a briefing with a ``proposal``): exactly one vote on the proposal and
 no claims. When some of the consolidation's evidence is invalidated, agents
@@ -146,8 +156,11 @@ class _Briefing:
     proposal: _Proposal | None = None
 
 
-def respond(model: str, messages: Sequence[Mapping[str, Any]]) -> SimulatedReply:
-    """The simulated answer to one chat request (pure and deterministic)."""
+def respond(
+    model: str, messages: Sequence[Mapping[str, Any]], *, conformity: float | None = None
+) -> SimulatedReply:
+    """The simulated answer to one chat request (pure and deterministic;
+    ``conformity`` as in the module's docstring)."""
     texts = [(str(m.get("role")), _text(m.get("content"))) for m in messages]
     rng = random.Random(int(canonical_sha256({"model": model, "messages": texts}), 16))  # noqa: S311
     name = model.removeprefix(MODEL_PREFIX)
@@ -157,7 +170,9 @@ def respond(model: str, messages: Sequence[Mapping[str, Any]]) -> SimulatedReply
         repaired = any(role == "user" and text.startswith(REPROMPT_PREFIX) for role, text in texts)
         kind = "" if repaired else "malformed"
     text = (
-        _misbehave(kind, briefing, rng) if kind else _answer(briefing, rng).model_dump_json(exclude_none=True)
+        _misbehave(kind, briefing, rng)
+        if kind
+        else _answer(briefing, rng, conformity).model_dump_json(exclude_none=True)
     )
     prompt_tokens = sum(estimate_tokens(t) for _, t in texts)
     return SimulatedReply(text, prompt_tokens, estimate_tokens(text))
@@ -235,7 +250,21 @@ def _list(value: Any) -> list[Any]:
 # ------------------------------------------------------------------- answers
 
 
-def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
+def conformity_of(params: Mapping[str, Any] | None) -> float | None:
+    """The ``conformity`` call parameter, clamped to [-1, 1] (None when absent)."""
+    value = (params or {}).get("conformity")
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return min(1.0, max(-1.0, float(value)))
+    except (TypeError, ValueError):
+        return None
+
+
+_OPPOSITE: dict[Stance, Stance] = {"endorse": "dispute", "dispute": "endorse", "abstain": "abstain"}
+
+
+def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -> AgentOutput:
     if b.mode == "review" and b.proposal is not None:
         return _review(b.agent, b.proposal, rng)
     tag = f"[simulated {b.agent}] {b.mode} round {b.round}:"
@@ -253,10 +282,16 @@ def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
         confidence = _confidence(temper, rng)
         rationale = _READINGS[stance][2]
         majority = _majority(b.previous, head.version_id)
-        if majority is not None and rng.random() < temper.follow:
-            stance, confidence, votes, total = majority
+        follow = temper.follow if conformity is None else abs(conformity)
+        if majority is not None and rng.random() < follow:
+            shown, confidence, votes, total = majority
             confidence = min(1.0, max(0.0, round(confidence + rng.uniform(-0.05, 0.05), 2)))
-            rationale = f"Moves with round {b.round - 1}: {votes} of {total} claims there were {stance}."
+            if conformity is not None and conformity < 0:
+                stance = _OPPOSITE[shown]
+                rationale = f"Moves against round {b.round - 1}: {votes} of {total} claims there were {shown}."
+            else:
+                stance = shown
+                rationale = f"Moves with round {b.round - 1}: {votes} of {total} claims there were {stance}."
             followed += 1
         claims.append(
             ClaimOut(

@@ -11,7 +11,7 @@ import typer
 
 from council.cli.common import JsonOpt, actor, rows, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.learning import RuleSetList, RuleSetShown, RuleSetStored
+from council.domain.results.learning import RuleSetList, RuleSetShown, RuleSetStored, StancesShown
 from council.errors import BadInput
 
 rule_set_app = typer.Typer(
@@ -146,5 +146,31 @@ def rule_set_list_cmd(as_json: JsonOpt = False) -> None:
     emit(list_rule_sets(uow()), as_json, rows("rule sets", _RULE_SET_KEYS, key="rule_sets"))
 
 
+@returns(StancesShown)
+def stances_cmd(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Stance changes: held, toward or against the stances a run was shown, after
+    new or invalidated evidence, or with no recorded cause."""
+    from council.services.learning import stances
+
+    result = stances(uow(), thread)
+
+    def render(data: dict[str, Any]) -> None:
+        console.print(
+            "  ".join(f"{name} [bold]{count}[/]" for name, count in data["counts"].items()), highlight=False
+        )
+        rows(
+            "stance changes",
+            ["change_class", "agent", "round", "prior_claim_type", "claim_type", "exposed_stances",
+             "new_evidence", "node_version_id"],
+            key="changes",
+        )(data)  # fmt: skip
+
+    emit(result, as_json, render)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(rule_set_app, name="rule-set")
+    app.command("stances")(stances_cmd)

@@ -35,6 +35,7 @@ from council.ledger.events import Events
 from council.ledger.evidence import EvidenceStore
 from council.ledger.frontier import Frontier
 from council.ledger.graph import Graph
+from council.ledger.learning import Learning
 from council.ledger.lint import Lint
 from council.ledger.lookup import resolve
 from council.ledger.nodes import Nodes
@@ -144,6 +145,10 @@ class Tx:
     @cached_property
     def frontier(self) -> Frontier:
         return Frontier(self.conn)
+
+    @cached_property
+    def learning(self) -> Learning:
+        return Learning(self.conn)
 
     @cached_property
     def lint(self) -> Lint:

@@ -49,3 +49,86 @@ END;
 $$;
 
 GRANT SELECT, INSERT ON rule_set_provenance, rule_set_pins TO council_app;
+
+-- ------------------------------------------------------ stance changes (issue 20)
+--
+-- One row per claim whose run either follows an earlier claim on the same node
+-- version by a run of the same agent profile (the prior stance), or was shown
+-- other runs' stances on that version (recorded exposures). Positions: endorse
+-- and originate +1, abstain 0, dispute -1. The class (first match):
+--   first_stance       no prior claim of the same agent: nothing to change from;
+--   held               same position as the prior claim;
+--   after_evidence     it cites evidence the prior claim did not, or evidence either
+--                      cites was challenged or invalidated between the two claims;
+--   toward_exposure    closer to the mean position of the stances it was shown;
+--   against_exposure   farther from it;
+--   no_recorded_cause  changed, and nothing recorded explains it.
+-- Mirrored by council/domain/stances.py (a test keeps them in agreement).
+CREATE VIEW council_v_stance_changes AS
+WITH facts AS (
+    SELECT c.id AS claim_id, c.node_version_id, nv.thread_id, c.run_id, r.agent, r.model, r.provider,
+           r.round, c.claim_type, c.confidence, c.created_at,
+           p.id AS prior_claim_id, p.run_id AS prior_run_id, p.claim_type AS prior_claim_type,
+           p.confidence AS prior_confidence, p.created_at AS prior_created_at,
+           x.exposed_stances, x.exposed_mean_position, x.exposed_claim_types,
+           (SELECT count(DISTINCT ci.evidence_id) FROM citations ci
+            WHERE p.id IS NOT NULL AND ci.node_version_id = c.node_version_id AND ci.run_id = c.run_id
+              AND NOT EXISTS (SELECT 1 FROM citations cp
+                              WHERE cp.node_version_id = c.node_version_id AND cp.run_id = p.run_id
+                                AND cp.evidence_id = ci.evidence_id)) AS new_evidence,
+           (SELECT count(DISTINCT ci.evidence_id) FROM citations ci
+            WHERE p.id IS NOT NULL AND ci.node_version_id = c.node_version_id
+              AND ci.run_id IN (c.run_id, p.run_id)
+              AND EXISTS (SELECT 1 FROM evidence_transitions et
+                          WHERE et.evidence_id = ci.evidence_id
+                            AND et.to_status IN ('challenged', 'invalidated')
+                            AND et.created_at > p.created_at AND et.created_at <= c.created_at))
+               AS invalidated_evidence
+    FROM claims c
+    JOIN agent_runs r ON r.id = c.run_id
+    JOIN node_versions nv ON nv.id = c.node_version_id
+    LEFT JOIN LATERAL (
+        SELECT pc.* FROM claims pc JOIN agent_runs pr ON pr.id = pc.run_id
+        WHERE pc.node_version_id = c.node_version_id AND pr.agent = r.agent AND pr.thread_id = r.thread_id
+          AND pc.run_id <> c.run_id AND pc.created_at < c.created_at
+        ORDER BY pc.created_at DESC, pc.id DESC LIMIT 1) p ON true
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS exposed_stances,
+               avg(CASE s.claim_type WHEN 'dispute' THEN -1 WHEN 'abstain' THEN 0 ELSE 1 END)
+                   AS exposed_mean_position,
+               coalesce(array_agg(s.claim_type ORDER BY s.claim_type), '{}') AS exposed_claim_types
+        FROM (SELECT DISTINCT cx.id, cx.claim_type
+              FROM run_exposures e
+              JOIN claims cx ON cx.run_id = e.exposed_to_run_id AND cx.node_version_id = c.node_version_id
+                            AND (e.claim_id IS NULL OR e.claim_id = cx.id)
+              WHERE e.run_id = c.run_id AND e.kind = 'stance') s) x
+), positioned AS (
+    SELECT f.*,
+           CASE f.claim_type WHEN 'dispute' THEN -1 WHEN 'abstain' THEN 0 ELSE 1 END AS position,
+           CASE WHEN f.prior_claim_type IS NULL THEN NULL WHEN f.prior_claim_type = 'dispute' THEN -1
+                WHEN f.prior_claim_type = 'abstain' THEN 0 ELSE 1 END AS prior_position
+    FROM facts f
+    WHERE f.prior_claim_id IS NOT NULL OR f.exposed_stances > 0
+)
+SELECT thread_id, node_version_id, claim_id, run_id, agent, model, provider, round,
+       claim_type, confidence, position,
+       prior_claim_id, prior_run_id, prior_claim_type, prior_confidence, prior_position,
+       exposed_stances, exposed_mean_position, exposed_claim_types, new_evidence, invalidated_evidence,
+       CASE
+           WHEN prior_claim_id IS NULL THEN 'first_stance'
+           WHEN position = prior_position THEN 'held'
+           WHEN new_evidence > 0 OR invalidated_evidence > 0 THEN 'after_evidence'
+           WHEN exposed_stances > 0
+                AND abs(position - exposed_mean_position) < abs(prior_position - exposed_mean_position)
+               THEN 'toward_exposure'
+           WHEN exposed_stances > 0
+                AND abs(position - exposed_mean_position) > abs(prior_position - exposed_mean_position)
+               THEN 'against_exposure'
+           ELSE 'no_recorded_cause'
+       END AS change_class,
+       created_at
+FROM positioned;
+COMMENT ON VIEW council_v_stance_changes IS
+    'Each claim that follows an earlier stance of the same agent on the node, or was shown others'' stances: how it changed (schema/views.md)';
+
+GRANT SELECT ON council_v_stance_changes TO council_dashboard, council_app;

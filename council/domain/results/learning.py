@@ -82,3 +82,36 @@ class RuleSetStored(Result):
 class RuleSetList(Result):
     rule_sets: list[RuleSetShown]
     pinned_for_new_threads: str
+
+
+class StanceChange(Row):
+    """One claim set beside the stance before it (``council_v_stance_changes``)."""
+
+    thread_id: UUID
+    node_version_id: UUID
+    claim_id: UUID
+    run_id: UUID
+    agent: str
+    model: str
+    provider: str
+    round: int
+    claim_type: str
+    confidence: float
+    prior_claim_id: UUID | None
+    prior_run_id: UUID | None
+    prior_claim_type: str | None
+    prior_confidence: float | None
+    exposed_stances: int
+    exposed_claim_types: list[str]
+    new_evidence: int
+    invalidated_evidence: int
+    change_class: str
+    created_at: datetime
+
+
+class StancesShown(Result):
+    """``council stances``: every stance change in a thread and how many of each class."""
+
+    thread_id: UUID
+    counts: dict[str, int]
+    changes: list[StanceChange]
