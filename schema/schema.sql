@@ -1622,6 +1622,136 @@ CREATE VIEW public.council_v_runs AS
 COMMENT ON VIEW public.council_v_runs IS 'Agent runs with lineage, mode, status and request hash (schema/views.md)';
 GRANT SELECT ON public.council_v_runs TO council_dashboard;
 
+CREATE VIEW public.council_v_stance_changes AS
+ WITH facts AS (
+         SELECT c.id AS claim_id,
+            c.node_version_id,
+            nv.thread_id,
+            c.run_id,
+            r.agent,
+            r.model,
+            r.provider,
+            r.round,
+            c.claim_type,
+            c.confidence,
+            c.created_at,
+            p.id AS prior_claim_id,
+            p.run_id AS prior_run_id,
+            p.claim_type AS prior_claim_type,
+            p.confidence AS prior_confidence,
+            p.created_at AS prior_created_at,
+            x.exposed_stances,
+            x.exposed_mean_position,
+            x.exposed_claim_types,
+            ( SELECT count(DISTINCT ci.evidence_id) AS count
+                   FROM public.citations ci
+                  WHERE p.id IS NOT NULL AND ci.node_version_id = c.node_version_id AND ci.run_id = c.run_id AND NOT (EXISTS ( SELECT 1
+                           FROM public.citations cp
+                          WHERE cp.node_version_id = c.node_version_id AND cp.run_id = p.run_id AND cp.evidence_id = ci.evidence_id))) AS new_evidence,
+            ( SELECT count(DISTINCT ci.evidence_id) AS count
+                   FROM public.citations ci
+                  WHERE p.id IS NOT NULL AND ci.node_version_id = c.node_version_id AND (ci.run_id = ANY (ARRAY[c.run_id, p.run_id])) AND (EXISTS ( SELECT 1
+                           FROM public.evidence_transitions et
+                          WHERE et.evidence_id = ci.evidence_id AND (et.to_status = ANY (ARRAY['challenged'::text, 'invalidated'::text])) AND et.created_at > p.created_at AND et.created_at <= c.created_at))) AS invalidated_evidence
+           FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id
+             JOIN public.node_versions nv ON nv.id = c.node_version_id
+             LEFT JOIN LATERAL ( SELECT pc.id,
+                    pc.run_id,
+                    pc.node_version_id,
+                    pc.claim_type,
+                    pc.confidence,
+                    pc.rationale,
+                    pc.created_at
+                   FROM public.claims pc
+                     JOIN public.agent_runs pr ON pr.id = pc.run_id
+                  WHERE pc.node_version_id = c.node_version_id AND pr.agent = r.agent AND pr.thread_id = r.thread_id AND pc.run_id <> c.run_id AND pc.created_at < c.created_at
+                  ORDER BY pc.created_at DESC, pc.id DESC
+                 LIMIT 1) p ON true
+             CROSS JOIN LATERAL ( SELECT count(*) AS exposed_stances,
+                    avg(
+                        CASE s.claim_type
+                            WHEN 'dispute'::text THEN '-1'::integer
+                            WHEN 'abstain'::text THEN 0
+                            ELSE 1
+                        END) AS exposed_mean_position,
+                    COALESCE(array_agg(s.claim_type ORDER BY s.claim_type), '{}'::text[]) AS exposed_claim_types
+                   FROM ( SELECT DISTINCT cx.id,
+                            cx.claim_type
+                           FROM public.run_exposures e
+                             JOIN public.claims cx ON cx.run_id = e.exposed_to_run_id AND cx.node_version_id = c.node_version_id AND (e.claim_id IS NULL OR e.claim_id = cx.id)
+                          WHERE e.run_id = c.run_id AND e.kind = 'stance'::text) s) x
+        ), positioned AS (
+         SELECT f.claim_id,
+            f.node_version_id,
+            f.thread_id,
+            f.run_id,
+            f.agent,
+            f.model,
+            f.provider,
+            f.round,
+            f.claim_type,
+            f.confidence,
+            f.created_at,
+            f.prior_claim_id,
+            f.prior_run_id,
+            f.prior_claim_type,
+            f.prior_confidence,
+            f.prior_created_at,
+            f.exposed_stances,
+            f.exposed_mean_position,
+            f.exposed_claim_types,
+            f.new_evidence,
+            f.invalidated_evidence,
+                CASE f.claim_type
+                    WHEN 'dispute'::text THEN '-1'::integer
+                    WHEN 'abstain'::text THEN 0
+                    ELSE 1
+                END AS "position",
+                CASE
+                    WHEN f.prior_claim_type IS NULL THEN NULL::integer
+                    WHEN f.prior_claim_type = 'dispute'::text THEN '-1'::integer
+                    WHEN f.prior_claim_type = 'abstain'::text THEN 0
+                    ELSE 1
+                END AS prior_position
+           FROM facts f
+          WHERE f.prior_claim_id IS NOT NULL OR f.exposed_stances > 0
+        )
+ SELECT positioned.thread_id,
+    positioned.node_version_id,
+    positioned.claim_id,
+    positioned.run_id,
+    positioned.agent,
+    positioned.model,
+    positioned.provider,
+    positioned.round,
+    positioned.claim_type,
+    positioned.confidence,
+    positioned."position",
+    positioned.prior_claim_id,
+    positioned.prior_run_id,
+    positioned.prior_claim_type,
+    positioned.prior_confidence,
+    positioned.prior_position,
+    positioned.exposed_stances,
+    positioned.exposed_mean_position,
+    positioned.exposed_claim_types,
+    positioned.new_evidence,
+    positioned.invalidated_evidence,
+        CASE
+            WHEN positioned.prior_claim_id IS NULL THEN 'first_stance'::text
+            WHEN positioned."position" = positioned.prior_position THEN 'held'::text
+            WHEN positioned.new_evidence > 0 OR positioned.invalidated_evidence > 0 THEN 'after_evidence'::text
+            WHEN positioned.exposed_stances > 0 AND abs(positioned."position"::numeric - positioned.exposed_mean_position) < abs(positioned.prior_position::numeric - positioned.exposed_mean_position) THEN 'toward_exposure'::text
+            WHEN positioned.exposed_stances > 0 AND abs(positioned."position"::numeric - positioned.exposed_mean_position) > abs(positioned.prior_position::numeric - positioned.exposed_mean_position) THEN 'against_exposure'::text
+            ELSE 'no_recorded_cause'::text
+        END AS change_class,
+    positioned.created_at
+   FROM positioned;
+COMMENT ON VIEW public.council_v_stance_changes IS 'Each claim that follows an earlier stance of the same agent on the node, or was shown others'' stances: how it changed (schema/views.md)';
+GRANT SELECT ON public.council_v_stance_changes TO council_app;
+GRANT SELECT ON public.council_v_stance_changes TO council_dashboard;
+
 CREATE VIEW public.council_v_threads AS
  SELECT th.id AS thread_id,
     th.title,

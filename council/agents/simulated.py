@@ -24,10 +24,13 @@ Conformity (profile parameter ``conformity``, a number from -1 to 1, e.g.
 ``params = {conformity = 0.9}``): how the agent moves on the stances it was
 shown. A positive value is the probability of taking the exposed majority
 stance on a head (it replaces ``follow``); a negative value the probability of
-taking the opposite of that majority (endorse ↔ dispute; abstain is left
-alone); 0 ignores exposed stances. Drawn from the same seeded source, so a
-council with a given conformity moves the same way each time — tests and the
-demo use it to produce every class of `council stances`.
+taking the opposite of that majority (endorse ↔ dispute; an abstaining
+majority leaves the agent where it was); 0 ignores exposed stances. With a
+conformity stated, an agent's own stance on a head is drawn per agent and
+heads rather than per request, so it holds across rounds unless what it is
+shown moves it. Drawn from seeded sources, so a council with a given
+conformity moves the same way each time — tests and the demo use it to
+produce the classes of `council stances`.
 
 Review (a briefing with a ``proposal``): exactly one vote on the proposal and
 no claims. When some of the consolidation's evidence is invalidated, agents
@@ -272,7 +275,17 @@ def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -
         return _open_thread(b, rng, tag)
     temper = temperament_for(b.agent)
     n = len(b.heads)
-    order = rng.sample(range(n), n)
+    # Under a stated conformity an agent's own stance on a head is drawn per agent and
+    # heads, not per request, so it keeps it round after round unless the stances it is
+    # shown move it: each change `council stances` sees is then the conformity's.
+    own = (
+        rng
+        if conformity is None
+        else random.Random(  # noqa: S311
+            int(sha256_text(f"{b.agent}:" + ",".join(h.version_id for h in b.heads)), 16)
+        )
+    )
+    order = own.sample(range(n), n)
     disputed = set(order[: round(n * temper.dispute_share)])
     abstained = set(order[len(disputed) : len(disputed) + round(n * temper.abstain_share)])
     claims = []
@@ -287,8 +300,10 @@ def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -
             shown, confidence, votes, total = majority
             confidence = min(1.0, max(0.0, round(confidence + rng.uniform(-0.05, 0.05), 2)))
             if conformity is not None and conformity < 0:
-                stance = _OPPOSITE[shown]
-                rationale = f"Moves against round {b.round - 1}: {votes} of {total} claims there were {shown}."
+                stance = _OPPOSITE[shown] if shown != "abstain" else stance
+                rationale = (
+                    f"Moves against round {b.round - 1}: {votes} of {total} claims there were {shown}."
+                )
             else:
                 stance = shown
                 rationale = f"Moves with round {b.round - 1}: {votes} of {total} claims there were {stance}."
@@ -299,7 +314,7 @@ def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -
                 type=stance,
                 confidence=confidence,
                 rationale=rationale,
-                cites=_cites(b, i, stance, rng),
+                cites=_cites(b, i, stance, rng, head.version_id),
             )
         )
     new_nodes: list[NewNode] = []
@@ -417,7 +432,9 @@ def _float(value: Any) -> float:
         return 0.5
 
 
-def _cites(b: _Briefing, i: int, stance: Stance, rng: random.Random) -> list[CitationOut]:
+def _cites(
+    b: _Briefing, i: int, stance: Stance, rng: random.Random, head: str | None = None
+) -> list[CitationOut]:
     """1–2 evidence ids from this agent's own slice of the list, so agents seldom share two."""
     m = len(b.evidence)
     if not m:
@@ -427,6 +444,11 @@ def _cites(b: _Briefing, i: int, stance: Stance, rng: random.Random) -> list[Cit
     else:
         offset = int(sha256_text(b.agent), 16) % m
     picks = [b.evidence[(offset + i) % m]]
+    # Whether to cite a second item is drawn per agent and head, not per request: an agent
+    # cites the same evidence on a head round after round until the evidence list changes,
+    # so `council stances` sees new citations only where new evidence arrived.
+    if head is not None:
+        rng = random.Random(int(sha256_text(f"{b.agent}:{head}"), 16))  # noqa: S311
     if m > 1 and rng.random() < 0.4:
         picks.append(b.evidence[(offset + i + 1) % m])
     role, reading, _ = _READINGS[stance]

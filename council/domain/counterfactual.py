@@ -137,5 +137,7 @@ def redecide(stored: StoredDecision, snapshot: dict[str, Any], candidate: RuleSe
     (grouping once: it depends on the pinned grouping version, not on the rules)."""
     groups = groups_of(snapshot)
     pinned = decide(snapshot, snapshot["rule_set"]["body"], groups)
-    other = pinned if candidate.body == snapshot["rule_set"]["body"] else decide(snapshot, candidate.body, groups)
+    other = (
+        pinned if candidate.body == snapshot["rule_set"]["body"] else decide(snapshot, candidate.body, groups)
+    )
     return Redecided(stored, snapshot_hash(snapshot) == stored.snapshot_sha256, pinned, other)
