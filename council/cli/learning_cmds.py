@@ -11,7 +11,13 @@ import typer
 
 from council.cli.common import JsonOpt, actor, rows, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.learning import RuleSetList, RuleSetShown, RuleSetStored, StancesShown
+from council.domain.results.learning import (
+    CalibrationShown,
+    RuleSetList,
+    RuleSetShown,
+    RuleSetStored,
+    StancesShown,
+)
 from council.errors import BadInput
 
 rule_set_app = typer.Typer(
@@ -171,6 +177,39 @@ def stances_cmd(
     emit(result, as_json, render)
 
 
+@returns(CalibrationShown)
+def calibration_cmd(
+    thread: Annotated[str | None, typer.Option("--thread", help="Only this thread.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Per model: endorsements that survived, disputes vindicated, confidence vs outcome."""
+    from council.services.learning import calibration
+
+    result = calibration(uow(), thread=thread)
+
+    def render(data: dict[str, Any]) -> None:
+        rows(
+            "calibration",
+            ["model", "provider", "endorsements", "endorsements_live", "endorsements_superseded",
+             "endorsements_retracted", "disputes", "disputes_vindicated", "resolved", "right", "brier"],
+            key="models",
+        )(data)  # fmt: skip
+        for model in data["models"]:
+            cells = [
+                f"{b['low']:.1f}–{b['high']:.1f}: {b['resolved']}"
+                + (
+                    f" (conf {b['mean_confidence']:.2f}, right {b['right_share']:.2f})"
+                    if b["resolved"]
+                    else ""
+                )
+                for b in model["reliability"]
+            ]
+            console.print(f"  {model['model']}  " + "  ".join(cells), highlight=False)
+
+    emit(result, as_json, render)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(rule_set_app, name="rule-set")
     app.command("stances")(stances_cmd)
+    app.command("calibration")(calibration_cmd)

@@ -23,3 +23,15 @@ class Learning:
             {"thread_id": thread_id},
         ).mappings()
         return [dict(row) for row in rows]
+
+    def claim_outcomes(self, thread_id: UUID | None) -> list[dict[str, Any]]:
+        """The rows of ``council_v_claim_outcomes`` (of one thread when given)."""
+        rows = self._conn.execute(
+            text(
+                "SELECT model, provider, claim_type, confidence, outcome FROM council_v_claim_outcomes "
+                "WHERE CAST(:thread_id AS uuid) IS NULL OR thread_id = CAST(:thread_id AS uuid) "
+                "ORDER BY model, provider, claim_id"
+            ),
+            {"thread_id": thread_id},
+        ).mappings()
+        return [dict(row) for row in rows]

@@ -5,8 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from dataclasses import asdict
+
+from council.domain.calibration import ClaimOutcome, calibrate
 from council.domain.commands import IdRef
-from council.domain.results.learning import StanceChange, StancesShown
+from council.domain.results.learning import (
+    CalibrationShown,
+    ModelCalibrationShown,
+    StanceChange,
+    StancesShown,
+)
 from council.domain.stances import CLASSES, StanceFacts, classify
 from council.ledger.unit import UnitOfWork
 
@@ -33,3 +41,18 @@ def _classified(row: dict[str, Any]) -> str:
         invalidated_evidence=int(row["invalidated_evidence"]),
     )
     return classify(facts)
+
+
+def calibration(uow: UnitOfWork, *, thread: IdRef | None = None) -> CalibrationShown:
+    """Per model and provider family: endorsements that survived, disputes vindicated,
+    confidence against outcome (reliability by bucket, Brier score)."""
+    with uow() as tx:
+        thread_id = None
+        if thread is not None:
+            thread_id = tx.resolve("thread", thread)
+            tx.threads.get(thread_id)
+        rows = tx.learning.claim_outcomes(thread_id)
+    figures = calibrate(ClaimOutcome(**row) for row in rows)
+    return CalibrationShown(
+        thread_id=thread_id, models=[ModelCalibrationShown.model_validate(asdict(f)) for f in figures]
+    )

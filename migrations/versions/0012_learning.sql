@@ -131,4 +131,61 @@ FROM positioned;
 COMMENT ON VIEW council_v_stance_changes IS
     'Each claim that follows an earlier stance of the same agent on the node, or was shown others'' stances: how it changed (schema/views.md)';
 
-GRANT SELECT ON council_v_stance_changes TO council_dashboard, council_app;
+-- ----------------------------------------------------------- calibration (issue 20)
+--
+-- council_v_claim_outcomes: every endorsement and dispute on a node version, with
+-- what became of the version: the status of its latest consolidation (live,
+-- superseded, retracted), else killed when the version was killed, else open.
+-- A claim is resolved unless open; the node held when live or superseded
+-- (superseded = historically valid, replaced by a newer consolidation) and fell
+-- when retracted or killed. An endorsement was right when the node held, a
+-- dispute when it fell; squared_error = (confidence - right)^2 (Brier).
+-- Confidence buckets: 0 = [0, 0.2), 1 = [0.2, 0.4), ... 4 = [0.8, 1].
+-- Mirrored by council/domain/calibration.py (a test keeps them in agreement).
+CREATE VIEW council_v_claim_outcomes AS
+WITH outcomes AS (
+    SELECT c.id AS claim_id, nv.thread_id, c.node_version_id, c.run_id, r.agent, r.model, r.provider,
+           c.claim_type, c.confidence, least(floor(c.confidence * 5), 4)::integer AS confidence_bucket,
+           coalesce(k.status, CASE WHEN s.status = 'killed' THEN 'killed' END, 'open') AS outcome,
+           c.created_at
+    FROM claims c
+    JOIN agent_runs r ON r.id = c.run_id
+    JOIN node_versions nv ON nv.id = c.node_version_id
+    JOIN node_version_states s ON s.id = c.node_version_id
+    LEFT JOIN LATERAL (
+        SELECT k.status FROM consolidations k WHERE k.node_version_id = c.node_version_id
+        ORDER BY k.created_at DESC, k.id DESC LIMIT 1) k ON true
+    WHERE c.claim_type IN ('endorse', 'dispute')
+)
+SELECT o.*,
+       o.outcome <> 'open' AS resolved,
+       CASE WHEN o.outcome = 'open' THEN NULL
+            ELSE (o.outcome IN ('live', 'superseded')) = (o.claim_type = 'endorse') END AS was_right,
+       CASE WHEN o.outcome = 'open' THEN NULL
+            ELSE power(o.confidence - CASE WHEN (o.outcome IN ('live', 'superseded'))
+                                                = (o.claim_type = 'endorse') THEN 1 ELSE 0 END, 2) END
+           AS squared_error
+FROM outcomes o;
+COMMENT ON VIEW council_v_claim_outcomes IS
+    'Each endorsement and dispute with what became of its node version, for calibration (schema/views.md)';
+
+-- council_v_calibration: per model and provider family, over every thread.
+CREATE VIEW council_v_calibration AS
+SELECT model, provider,
+       count(*) FILTER (WHERE claim_type = 'endorse') AS endorsements,
+       count(*) FILTER (WHERE claim_type = 'endorse' AND outcome = 'live') AS endorsements_live,
+       count(*) FILTER (WHERE claim_type = 'endorse' AND outcome = 'superseded') AS endorsements_superseded,
+       count(*) FILTER (WHERE claim_type = 'endorse' AND outcome = 'retracted') AS endorsements_retracted,
+       count(*) FILTER (WHERE claim_type = 'dispute') AS disputes,
+       count(*) FILTER (WHERE claim_type = 'dispute' AND outcome IN ('retracted', 'killed'))
+           AS disputes_vindicated,
+       count(*) FILTER (WHERE resolved) AS resolved,
+       count(*) FILTER (WHERE was_right) AS right,
+       round(avg(squared_error), 6) AS brier
+FROM council_v_claim_outcomes
+GROUP BY model, provider;
+COMMENT ON VIEW council_v_calibration IS
+    'Per model and provider: endorsements that survived, disputes vindicated, Brier score (schema/views.md)';
+
+GRANT SELECT ON council_v_stance_changes, council_v_claim_outcomes, council_v_calibration
+TO council_dashboard, council_app;

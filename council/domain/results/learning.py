@@ -115,3 +115,33 @@ class StancesShown(Result):
     thread_id: UUID
     counts: dict[str, int]
     changes: list[StanceChange]
+
+
+class ReliabilityBucket(Result):
+    low: float
+    high: float
+    resolved: int
+    mean_confidence: float | None
+    right_share: float | None
+
+
+class ModelCalibrationShown(Result):
+    model: str
+    provider: str
+    endorsements: int
+    endorsements_live: int
+    endorsements_superseded: int
+    endorsements_retracted: int
+    disputes: int
+    disputes_vindicated: int
+    resolved: int
+    right: int
+    brier: float | None
+    reliability: list[ReliabilityBucket]
+
+
+class CalibrationShown(Result):
+    """``council calibration``: per model and provider family, what became of its claims."""
+
+    thread_id: UUID | None
+    models: list[ModelCalibrationShown]
