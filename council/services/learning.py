@@ -3,9 +3,8 @@ and calibration, read from the core tables through their views."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import asdict
+from typing import Any
 
 from council.domain.calibration import ClaimOutcome, calibrate
 from council.domain.commands import IdRef
