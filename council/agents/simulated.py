@@ -28,7 +28,7 @@ taking the opposite of that majority (endorse ↔ dispute; an abstaining
 majority leaves the agent where it was); 0 ignores exposed stances. With a
 conformity stated, an agent's own stance on a head is drawn per agent and
 heads rather than per request, so it holds across rounds unless what it is
-shown moves it. Drawn from seeded sources, so a council with a given
+shown moves it (the temperament's shares become per-head chances). Drawn from seeded sources, so a council with a given
 conformity moves the same way each time — tests and the demo use it to
 produce the classes of `council stances`.
 
@@ -267,6 +267,16 @@ def conformity_of(params: Mapping[str, Any] | None) -> float | None:
 _OPPOSITE: dict[Stance, Stance] = {"endorse": "dispute", "dispute": "endorse", "abstain": "abstain"}
 
 
+def _own_stance(agent: str, version_id: str, temper: Temperament) -> Stance:
+    """Under a stated conformity, an agent's own stance on a head is drawn per agent and
+    head, not per request: it keeps it round after round unless the stances it is shown
+    move it, so each change `council stances` sees is the conformity's."""
+    draw = random.Random(int(sha256_text(f"{agent}:{version_id}"), 16)).random()  # noqa: S311
+    if draw < temper.dispute_share:
+        return "dispute"
+    return "abstain" if draw < temper.dispute_share + temper.abstain_share else "endorse"
+
+
 def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -> AgentOutput:
     if b.mode == "review" and b.proposal is not None:
         return _review(b.agent, b.proposal, rng)
@@ -275,23 +285,15 @@ def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -
         return _open_thread(b, rng, tag)
     temper = temperament_for(b.agent)
     n = len(b.heads)
-    # Under a stated conformity an agent's own stance on a head is drawn per agent and
-    # heads, not per request, so it keeps it round after round unless the stances it is
-    # shown move it: each change `council stances` sees is then the conformity's.
-    own = (
-        rng
-        if conformity is None
-        else random.Random(  # noqa: S311
-            int(sha256_text(f"{b.agent}:" + ",".join(h.version_id for h in b.heads)), 16)
-        )
-    )
-    order = own.sample(range(n), n)
+    order = rng.sample(range(n), n)
     disputed = set(order[: round(n * temper.dispute_share)])
     abstained = set(order[len(disputed) : len(disputed) + round(n * temper.abstain_share)])
     claims = []
     followed = 0
     for i, head in enumerate(b.heads):
         stance: Stance = "dispute" if i in disputed else "abstain" if i in abstained else "endorse"
+        if conformity is not None:
+            stance = _own_stance(b.agent, head.version_id, temper)
         confidence = _confidence(temper, rng)
         rationale = _READINGS[stance][2]
         majority = _majority(b.previous, head.version_id)
@@ -447,9 +449,11 @@ def _cites(
     # Whether to cite a second item is drawn per agent and head, not per request: an agent
     # cites the same evidence on a head round after round until the evidence list changes,
     # so `council stances` sees new citations only where new evidence arrived.
-    if head is not None:
-        rng = random.Random(int(sha256_text(f"{b.agent}:{head}"), 16))  # noqa: S311
-    if m > 1 and rng.random() < 0.4:
+    # (The request's own draw is still taken, so the rest of the answer is drawn as before.)
+    second = rng.random() if m > 1 else 1.0
+    if head is not None and m > 1:
+        second = random.Random(int(sha256_text(f"{b.agent}:{head}"), 16)).random()  # noqa: S311
+    if second < 0.4:
         picks.append(b.evidence[(offset + i + 1) % m])
     role, reading, _ = _READINGS[stance]
     return [CitationOut(evidence_id=e, role=role, interpretation=reading) for e in picks]
