@@ -27,10 +27,11 @@ stance on a head (it replaces ``follow``); a negative value the probability of
 taking the opposite of that majority (endorse ↔ dispute; an abstaining
 majority leaves the agent where it was); 0 ignores exposed stances. With a
 conformity stated, an agent's own stance on a head is drawn per agent and
-heads rather than per request, so it holds across rounds unless what it is
-shown moves it (the temperament's shares become per-head chances). Drawn from seeded sources, so a council with a given
-conformity moves the same way each time — tests and the demo use it to
-produce the classes of `council stances`.
+head rather than per request (the temperament's shares become per-head
+chances), so it holds across rounds unless what it is shown moves it. Drawn
+from seeded sources, so a council with a given conformity moves the same way
+each time — tests and the demo use it to produce the classes of
+`council stances`.
 
 Review (a briefing with a ``proposal``): exactly one vote on the proposal and
 no claims. When some of the consolidation's evidence is invalidated, agents

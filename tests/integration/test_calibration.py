@@ -20,7 +20,7 @@ from council.services.retraction import adjudicate, propose_retraction, vote
 from tests.builders import ACTOR, Ledger
 
 A = ("anthropic/claude-sonnet-4-6", "anthropic")
-O = ("openai/gpt-5.5", "openai")
+OA = ("openai/gpt-5.5", "openai")
 Z = ("zai/glm-5.1", "zhipu")
 
 
@@ -83,12 +83,12 @@ def bucket(resolved: int, mean: float | None = None, right: float | None = None)
 # By hand: (endorsements, live, superseded, retracted, disputes, vindicated, resolved, right, Brier)
 EXPECTED = {
     A: (6, 2, 1, 1, 0, 0, 5, 3, 0.2625),  # (.04 + .81 + .25 + .1225 + .09) / 5
-    O: (4, 2, 1, 1, 1, 0, 4, 3, 0.18375),  # (.16 + .49 + .0625 + .0225) / 4
+    OA: (4, 2, 1, 1, 1, 0, 4, 3, 0.18375),  # (.16 + .49 + .0625 + .0225) / 4
     Z: (0, 0, 0, 0, 3, 2, 3, 2, 0.284167),  # (.49 + .36 + .0025) / 3
 }
 RELIABILITY = {
     A: [bucket(0), bucket(1, 0.3, 0.0), bucket(1, 0.5, 1.0), bucket(1, 0.65, 1.0), bucket(2, 0.85, 0.5)],
-    O: [
+    OA: [
         bucket(0),
         bucket(0),
         bucket(0),
