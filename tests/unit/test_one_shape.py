@@ -17,6 +17,7 @@ SAME = {
     ("GET", "/threads"): "thread list",
     ("GET", "/threads/{thread_id}"): "thread show",
     ("GET", "/threads/{thread_id}/events"): "events",
+    ("GET", "/threads/{thread_id}/stances"): "stances",
     ("GET", "/threads/{thread_id}/reentry"): "reentry",
     ("GET", "/runs/{run_id}"): "run show",
     ("GET", "/evidence/{evidence_id}"): "evidence show",
