@@ -18,7 +18,7 @@ from council.web.app import create_app
 from council.web.security import Policy
 from tests.builders import ACTOR, Ledger
 from tests.conftest import CliRunner
-from tests.integration.test_counterfactual import rule_set, row_counts
+from tests.integration.test_counterfactual import row_counts, rule_set
 
 
 def _decided(engine: Engine) -> tuple[Ledger, UUID]:
