@@ -2,13 +2,15 @@
 stored decision again under another rule set, and store a rule set with the
 report that motivated it, pinned for new threads.
 
-Replay writes nothing: one read-only transaction rebuilds the stored snapshots
-set-based, ``REBUILD_CHUNK`` decisions per statement, and the pure evaluation
-(``council/domain/rules.py``) decides each twice in memory.
+Replay writes nothing: read-only transactions rebuild the stored snapshots
+set-based, ``REBUILD_CHUNK`` decisions per statement (the next chunk read while
+this one is decided), and the pure evaluation (``council/domain/rules.py``)
+decides each twice in memory.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -48,12 +50,18 @@ def counterfactual(
             thread_id = tx.resolve("thread", thread)
             tx.threads.get(thread_id)
         stored = tx.consolidations.stored_decisions(thread_id=thread_id, since=since)
-        changed: list[ChangedDecision] = []
-        not_reproduced: list[UUID] = []
-        for start in range(0, len(stored), REBUILD_CHUNK):
-            chunk = stored[start : start + REBUILD_CHUNK]
-            named = tx.consolidations.manifests([UUID(d.id) for _, d in chunk])
-            snapshots = tx.consolidations.rebuild_many([named[UUID(d.id)] for _, d in chunk])
+    chunks = [stored[start : start + REBUILD_CHUNK] for start in range(0, len(stored), REBUILD_CHUNK)]
+    changed: list[ChangedDecision] = []
+    not_reproduced: list[UUID] = []
+    # The next chunk is read while this one is decided: reading waits on the server,
+    # deciding on the processor. Each read is its own transaction, which is safe
+    # because every row a stored decision names is immutable.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="counterfactual-read") as reader:
+        pending = reader.submit(_rebuilt, uow, chunks[0]) if chunks else None
+        for index, chunk in enumerate(chunks):
+            assert pending is not None
+            snapshots = pending.result()
+            pending = reader.submit(_rebuilt, uow, chunks[index + 1]) if index + 1 < len(chunks) else None
             for (decision_thread, decision), snapshot in zip(chunk, snapshots, strict=True):
                 again = redecide(decision, snapshot, candidate)
                 if not again.reproduced:
@@ -73,6 +81,13 @@ def counterfactual(
         report_sha256="0" * 64,
     )
     return report.model_copy(update={"report_sha256": report_digest(report.json_document())})
+
+
+def _rebuilt(uow: UnitOfWork, chunk: list[tuple[UUID, StoredDecision]]) -> list[dict[str, Any]]:
+    """The snapshots of a chunk of stored decisions, rebuilt from the rows they name."""
+    with uow() as tx:
+        named = tx.consolidations.manifests([UUID(d.id) for _, d in chunk])
+        return tx.consolidations.rebuild_many([named[UUID(d.id)] for _, d in chunk])
 
 
 def report_digest(document: dict[str, Any]) -> str:
