@@ -21,6 +21,7 @@ BENCHMARKS = {
     "dispatch": "benchmarks.dispatch",
     "cascade": "benchmarks.cascade",
     "runtimes": "benchmarks.runtimes",
+    "counterfactual": "benchmarks.counterfactual",
 }
 
 

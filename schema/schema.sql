@@ -1009,6 +1009,42 @@ CREATE TRIGGER retraction_votes_no_truncate BEFORE TRUNCATE ON public.retraction
 GRANT INSERT ON public.retraction_votes TO council_app;
 GRANT SELECT ON public.retraction_votes TO council_app;
 
+CREATE TABLE public.rule_set_pins (
+    id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+    rule_set_id text NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT rule_set_pins_pkey PRIMARY KEY (id),
+    CONSTRAINT rule_set_pins_rule_set_id_fkey FOREIGN KEY (rule_set_id) REFERENCES public.rule_sets(id)
+);
+CREATE TRIGGER rule_set_pins_immutable BEFORE DELETE OR UPDATE ON public.rule_set_pins FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER rule_set_pins_no_truncate BEFORE TRUNCATE ON public.rule_set_pins FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.rule_set_pins IS 'The rule set new threads are pinned to: the latest row (none: council-default-v1)';
+GRANT INSERT ON public.rule_set_pins TO council_app;
+GRANT SELECT ON public.rule_set_pins TO council_app;
+
+CREATE TABLE public.rule_set_provenance (
+    rule_set_id text NOT NULL,
+    report_sha256 text NOT NULL,
+    thread_id uuid,
+    since timestamp with time zone,
+    compared integer NOT NULL,
+    changed jsonb NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT rule_set_provenance_changed_check CHECK ((jsonb_typeof(changed) = 'array'::text)),
+    CONSTRAINT rule_set_provenance_compared_check CHECK ((compared >= 0)),
+    CONSTRAINT rule_set_provenance_pkey PRIMARY KEY (rule_set_id),
+    CONSTRAINT rule_set_provenance_report_sha256_check CHECK ((report_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT rule_set_provenance_rule_set_id_fkey FOREIGN KEY (rule_set_id) REFERENCES public.rule_sets(id),
+    CONSTRAINT rule_set_provenance_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+);
+CREATE TRIGGER rule_set_provenance_immutable BEFORE DELETE OR UPDATE ON public.rule_set_provenance FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER rule_set_provenance_no_truncate BEFORE TRUNCATE ON public.rule_set_provenance FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.rule_set_provenance IS 'The counterfactual report (council replay --rule-set) that motivated storing a rule set';
+GRANT INSERT ON public.rule_set_provenance TO council_app;
+GRANT SELECT ON public.rule_set_provenance TO council_app;
+
 CREATE TABLE public.rule_sets (
     id text NOT NULL,
     body jsonb NOT NULL,
@@ -1203,6 +1239,83 @@ CREATE VIEW public.council_v_branch_divergence AS
   WHERE b.kind <> 'main'::text;
 COMMENT ON VIEW public.council_v_branch_divergence IS 'Question 3: what each branch diverged over (schema/views.md)';
 GRANT SELECT ON public.council_v_branch_divergence TO council_dashboard;
+
+CREATE VIEW public.council_v_calibration AS
+ SELECT council_v_claim_outcomes.model,
+    council_v_claim_outcomes.provider,
+    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'endorse'::text) AS endorsements,
+    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'endorse'::text AND council_v_claim_outcomes.outcome = 'live'::text) AS endorsements_live,
+    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'endorse'::text AND council_v_claim_outcomes.outcome = 'superseded'::text) AS endorsements_superseded,
+    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'endorse'::text AND council_v_claim_outcomes.outcome = 'retracted'::text) AS endorsements_retracted,
+    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'dispute'::text) AS disputes,
+    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'dispute'::text AND (council_v_claim_outcomes.outcome = ANY (ARRAY['retracted'::text, 'killed'::text]))) AS disputes_vindicated,
+    count(*) FILTER (WHERE council_v_claim_outcomes.resolved) AS resolved,
+    count(*) FILTER (WHERE council_v_claim_outcomes.was_right) AS "right",
+    round(avg(council_v_claim_outcomes.squared_error), 6) AS brier
+   FROM public.council_v_claim_outcomes
+  GROUP BY council_v_claim_outcomes.model, council_v_claim_outcomes.provider;
+COMMENT ON VIEW public.council_v_calibration IS 'Per model and provider: endorsements that survived, disputes vindicated, Brier score (schema/views.md)';
+GRANT SELECT ON public.council_v_calibration TO council_app;
+GRANT SELECT ON public.council_v_calibration TO council_dashboard;
+
+CREATE VIEW public.council_v_claim_outcomes AS
+ WITH outcomes AS (
+         SELECT c.id AS claim_id,
+            nv.thread_id,
+            c.node_version_id,
+            c.run_id,
+            r.agent,
+            r.model,
+            r.provider,
+            c.claim_type,
+            c.confidence,
+            LEAST(floor(c.confidence * 5::numeric), 4::numeric)::integer AS confidence_bucket,
+            COALESCE(k.status,
+                CASE
+                    WHEN s.status = 'killed'::text THEN 'killed'::text
+                    ELSE NULL::text
+                END, 'open'::text) AS outcome,
+            c.created_at
+           FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id
+             JOIN public.node_versions nv ON nv.id = c.node_version_id
+             JOIN public.node_version_states s ON s.id = c.node_version_id
+             LEFT JOIN LATERAL ( SELECT k_1.status
+                   FROM public.consolidations k_1
+                  WHERE k_1.node_version_id = c.node_version_id
+                  ORDER BY k_1.created_at DESC, k_1.id DESC
+                 LIMIT 1) k ON true
+          WHERE c.claim_type = ANY (ARRAY['endorse'::text, 'dispute'::text])
+        )
+ SELECT o.claim_id,
+    o.thread_id,
+    o.node_version_id,
+    o.run_id,
+    o.agent,
+    o.model,
+    o.provider,
+    o.claim_type,
+    o.confidence,
+    o.confidence_bucket,
+    o.outcome,
+    o.created_at,
+    o.outcome <> 'open'::text AS resolved,
+        CASE
+            WHEN o.outcome = 'open'::text THEN NULL::boolean
+            ELSE (o.outcome = ANY (ARRAY['live'::text, 'superseded'::text])) = (o.claim_type = 'endorse'::text)
+        END AS was_right,
+        CASE
+            WHEN o.outcome = 'open'::text THEN NULL::numeric
+            ELSE power(o.confidence -
+            CASE
+                WHEN (o.outcome = ANY (ARRAY['live'::text, 'superseded'::text])) = (o.claim_type = 'endorse'::text) THEN 1
+                ELSE 0
+            END::numeric, 2::numeric)
+        END AS squared_error
+   FROM outcomes o;
+COMMENT ON VIEW public.council_v_claim_outcomes IS 'Each endorsement and dispute with what became of its node version, for calibration (schema/views.md)';
+GRANT SELECT ON public.council_v_claim_outcomes TO council_app;
+GRANT SELECT ON public.council_v_claim_outcomes TO council_dashboard;
 
 CREATE VIEW public.council_v_claims AS
  SELECT c.id AS claim_id,
@@ -1665,6 +1778,136 @@ CREATE VIEW public.council_v_runs AS
      LEFT JOIN public.agent_runs p ON p.id = r.parent_run_id;
 COMMENT ON VIEW public.council_v_runs IS 'Agent runs with lineage, mode, status and request hash (schema/views.md)';
 GRANT SELECT ON public.council_v_runs TO council_dashboard;
+
+CREATE VIEW public.council_v_stance_changes AS
+ WITH facts AS (
+         SELECT c.id AS claim_id,
+            c.node_version_id,
+            nv.thread_id,
+            c.run_id,
+            r.agent,
+            r.model,
+            r.provider,
+            r.round,
+            c.claim_type,
+            c.confidence,
+            c.created_at,
+            p.id AS prior_claim_id,
+            p.run_id AS prior_run_id,
+            p.claim_type AS prior_claim_type,
+            p.confidence AS prior_confidence,
+            p.created_at AS prior_created_at,
+            x.exposed_stances,
+            x.exposed_mean_position,
+            x.exposed_claim_types,
+            ( SELECT count(DISTINCT ci.evidence_id) AS count
+                   FROM public.citations ci
+                  WHERE p.id IS NOT NULL AND ci.node_version_id = c.node_version_id AND ci.run_id = c.run_id AND NOT (EXISTS ( SELECT 1
+                           FROM public.citations cp
+                          WHERE cp.node_version_id = c.node_version_id AND cp.run_id = p.run_id AND cp.evidence_id = ci.evidence_id))) AS new_evidence,
+            ( SELECT count(DISTINCT ci.evidence_id) AS count
+                   FROM public.citations ci
+                  WHERE p.id IS NOT NULL AND ci.node_version_id = c.node_version_id AND (ci.run_id = ANY (ARRAY[c.run_id, p.run_id])) AND (EXISTS ( SELECT 1
+                           FROM public.evidence_transitions et
+                          WHERE et.evidence_id = ci.evidence_id AND (et.to_status = ANY (ARRAY['challenged'::text, 'invalidated'::text])) AND et.created_at > p.created_at AND et.created_at <= c.created_at))) AS invalidated_evidence
+           FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id
+             JOIN public.node_versions nv ON nv.id = c.node_version_id
+             LEFT JOIN LATERAL ( SELECT pc.id,
+                    pc.run_id,
+                    pc.node_version_id,
+                    pc.claim_type,
+                    pc.confidence,
+                    pc.rationale,
+                    pc.created_at
+                   FROM public.claims pc
+                     JOIN public.agent_runs pr ON pr.id = pc.run_id
+                  WHERE pc.node_version_id = c.node_version_id AND pr.agent = r.agent AND pr.thread_id = r.thread_id AND pc.run_id <> c.run_id AND pc.created_at < c.created_at
+                  ORDER BY pc.created_at DESC, pc.id DESC
+                 LIMIT 1) p ON true
+             CROSS JOIN LATERAL ( SELECT count(*) AS exposed_stances,
+                    avg(
+                        CASE s.claim_type
+                            WHEN 'dispute'::text THEN '-1'::integer
+                            WHEN 'abstain'::text THEN 0
+                            ELSE 1
+                        END) AS exposed_mean_position,
+                    COALESCE(array_agg(s.claim_type ORDER BY s.claim_type), '{}'::text[]) AS exposed_claim_types
+                   FROM ( SELECT DISTINCT cx.id,
+                            cx.claim_type
+                           FROM public.run_exposures e
+                             JOIN public.claims cx ON cx.run_id = e.exposed_to_run_id AND cx.node_version_id = c.node_version_id AND (e.claim_id IS NULL OR e.claim_id = cx.id)
+                          WHERE e.run_id = c.run_id AND e.kind = 'stance'::text) s) x
+        ), positioned AS (
+         SELECT f.claim_id,
+            f.node_version_id,
+            f.thread_id,
+            f.run_id,
+            f.agent,
+            f.model,
+            f.provider,
+            f.round,
+            f.claim_type,
+            f.confidence,
+            f.created_at,
+            f.prior_claim_id,
+            f.prior_run_id,
+            f.prior_claim_type,
+            f.prior_confidence,
+            f.prior_created_at,
+            f.exposed_stances,
+            f.exposed_mean_position,
+            f.exposed_claim_types,
+            f.new_evidence,
+            f.invalidated_evidence,
+                CASE f.claim_type
+                    WHEN 'dispute'::text THEN '-1'::integer
+                    WHEN 'abstain'::text THEN 0
+                    ELSE 1
+                END AS "position",
+                CASE
+                    WHEN f.prior_claim_type IS NULL THEN NULL::integer
+                    WHEN f.prior_claim_type = 'dispute'::text THEN '-1'::integer
+                    WHEN f.prior_claim_type = 'abstain'::text THEN 0
+                    ELSE 1
+                END AS prior_position
+           FROM facts f
+          WHERE f.prior_claim_id IS NOT NULL OR f.exposed_stances > 0
+        )
+ SELECT positioned.thread_id,
+    positioned.node_version_id,
+    positioned.claim_id,
+    positioned.run_id,
+    positioned.agent,
+    positioned.model,
+    positioned.provider,
+    positioned.round,
+    positioned.claim_type,
+    positioned.confidence,
+    positioned."position",
+    positioned.prior_claim_id,
+    positioned.prior_run_id,
+    positioned.prior_claim_type,
+    positioned.prior_confidence,
+    positioned.prior_position,
+    positioned.exposed_stances,
+    positioned.exposed_mean_position,
+    positioned.exposed_claim_types,
+    positioned.new_evidence,
+    positioned.invalidated_evidence,
+        CASE
+            WHEN positioned.prior_claim_id IS NULL THEN 'first_stance'::text
+            WHEN positioned."position" = positioned.prior_position THEN 'held'::text
+            WHEN positioned.new_evidence > 0 OR positioned.invalidated_evidence > 0 THEN 'after_evidence'::text
+            WHEN positioned.exposed_stances > 0 AND abs(positioned."position"::numeric - positioned.exposed_mean_position) < abs(positioned.prior_position::numeric - positioned.exposed_mean_position) THEN 'toward_exposure'::text
+            WHEN positioned.exposed_stances > 0 AND abs(positioned."position"::numeric - positioned.exposed_mean_position) > abs(positioned.prior_position::numeric - positioned.exposed_mean_position) THEN 'against_exposure'::text
+            ELSE 'no_recorded_cause'::text
+        END AS change_class,
+    positioned.created_at
+   FROM positioned;
+COMMENT ON VIEW public.council_v_stance_changes IS 'Each claim that follows an earlier stance of the same agent on the node, or was shown others'' stances: how it changed (schema/views.md)';
+GRANT SELECT ON public.council_v_stance_changes TO council_app;
+GRANT SELECT ON public.council_v_stance_changes TO council_dashboard;
 
 CREATE VIEW public.council_v_threads AS
  SELECT th.id AS thread_id,

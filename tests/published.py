@@ -19,7 +19,19 @@ SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
 CLI_OUTPUTS = SCHEMA_DIR / "cli-outputs.schema.json"
 REENTRY = SCHEMA_DIR / "reentry-packet.schema.json"
 AGENT_OUTPUT = SCHEMA_DIR / "agent-output.schema.json"
-GROUPS = {"thread", "evidence", "node", "branch", "run", "claim", "action", "memory", "db", "retraction"}
+GROUPS = {
+    "thread",
+    "evidence",
+    "node",
+    "branch",
+    "run",
+    "claim",
+    "action",
+    "memory",
+    "db",
+    "retraction",
+    "rule-set",
+}
 
 
 def reentry_schema() -> dict[str, Any]:

@@ -146,7 +146,8 @@ def _prepare_litellm() -> None:
 
             def completion(self, *args: Any, **kwargs: Any) -> Any:
                 model = simulated.MODEL_PREFIX + str(kwargs["model"]).removeprefix(simulated.MODEL_PREFIX)
-                reply = simulated.respond(model, kwargs["messages"])
+                conformity = simulated.conformity_of(kwargs.get("optional_params"))
+                reply = simulated.respond(model, kwargs["messages"], conformity=conformity)
                 # Simulated latency (tests and demos that need runs to take time).
                 latency = float(os.environ.get("COUNCIL_SIM_LATENCY_S", "0") or 0)
                 if latency > 0:  # even sleep(0) gives the processor away

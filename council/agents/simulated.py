@@ -17,7 +17,21 @@ Temperaments, by agent name (any other name gets one chosen by hash):
   node-level fork or proposes a new node that refines a head;
 - balanced: a little of each.
 In a deliberative round agents tend to take the previous round's majority
-stance on a head. On an empty thread one agent per thread proposes 1–2 nodes.
+stance on a head (the temperament's ``follow`` share). On an empty thread one
+agent per thread proposes 1–2 nodes.
+
+Conformity (profile parameter ``conformity``, a number from -1 to 1, e.g.
+``params = {conformity = 0.9}``): how the agent moves on the stances it was
+shown. A positive value is the probability of taking the exposed majority
+stance on a head (it replaces ``follow``); a negative value the probability of
+taking the opposite of that majority (endorse ↔ dispute; an abstaining
+majority leaves the agent where it was); 0 ignores exposed stances. With a
+conformity stated, an agent's own stance on a head is drawn per agent and
+head rather than per request (the temperament's shares become per-head
+chances), so it holds across rounds unless what it is shown moves it. Drawn
+from seeded sources, so a council with a given conformity moves the same way
+each time — tests and the demo use it to produce the classes of
+`council stances`.
 
 Review (a briefing with a ``proposal``): exactly one vote on the proposal and
 no claims. When some of the consolidation's evidence is invalidated, agents
@@ -146,8 +160,11 @@ class _Briefing:
     proposal: _Proposal | None = None
 
 
-def respond(model: str, messages: Sequence[Mapping[str, Any]]) -> SimulatedReply:
-    """The simulated answer to one chat request (pure and deterministic)."""
+def respond(
+    model: str, messages: Sequence[Mapping[str, Any]], *, conformity: float | None = None
+) -> SimulatedReply:
+    """The simulated answer to one chat request (pure and deterministic;
+    ``conformity`` as in the module's docstring)."""
     texts = [(str(m.get("role")), _text(m.get("content"))) for m in messages]
     rng = random.Random(int(canonical_sha256({"model": model, "messages": texts}), 16))  # noqa: S311
     name = model.removeprefix(MODEL_PREFIX)
@@ -157,7 +174,9 @@ def respond(model: str, messages: Sequence[Mapping[str, Any]]) -> SimulatedReply
         repaired = any(role == "user" and text.startswith(REPROMPT_PREFIX) for role, text in texts)
         kind = "" if repaired else "malformed"
     text = (
-        _misbehave(kind, briefing, rng) if kind else _answer(briefing, rng).model_dump_json(exclude_none=True)
+        _misbehave(kind, briefing, rng)
+        if kind
+        else _answer(briefing, rng, conformity).model_dump_json(exclude_none=True)
     )
     prompt_tokens = sum(estimate_tokens(t) for _, t in texts)
     return SimulatedReply(text, prompt_tokens, estimate_tokens(text))
@@ -235,7 +254,31 @@ def _list(value: Any) -> list[Any]:
 # ------------------------------------------------------------------- answers
 
 
-def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
+def conformity_of(params: Mapping[str, Any] | None) -> float | None:
+    """The ``conformity`` call parameter, clamped to [-1, 1] (None when absent)."""
+    value = (params or {}).get("conformity")
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return min(1.0, max(-1.0, float(value)))
+    except (TypeError, ValueError):
+        return None
+
+
+_OPPOSITE: dict[Stance, Stance] = {"endorse": "dispute", "dispute": "endorse", "abstain": "abstain"}
+
+
+def _own_stance(agent: str, version_id: str, temper: Temperament) -> Stance:
+    """Under a stated conformity, an agent's own stance on a head is drawn per agent and
+    head, not per request: it keeps it round after round unless the stances it is shown
+    move it, so each change `council stances` sees is the conformity's."""
+    draw = random.Random(int(sha256_text(f"{agent}:{version_id}"), 16)).random()  # noqa: S311
+    if draw < temper.dispute_share:
+        return "dispute"
+    return "abstain" if draw < temper.dispute_share + temper.abstain_share else "endorse"
+
+
+def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -> AgentOutput:
     if b.mode == "review" and b.proposal is not None:
         return _review(b.agent, b.proposal, rng)
     tag = f"[simulated {b.agent}] {b.mode} round {b.round}:"
@@ -250,13 +293,23 @@ def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
     followed = 0
     for i, head in enumerate(b.heads):
         stance: Stance = "dispute" if i in disputed else "abstain" if i in abstained else "endorse"
+        if conformity is not None:
+            stance = _own_stance(b.agent, head.version_id, temper)
         confidence = _confidence(temper, rng)
         rationale = _READINGS[stance][2]
         majority = _majority(b.previous, head.version_id)
-        if majority is not None and rng.random() < temper.follow:
-            stance, confidence, votes, total = majority
+        follow = temper.follow if conformity is None else abs(conformity)
+        if majority is not None and rng.random() < follow:
+            shown, confidence, votes, total = majority
             confidence = min(1.0, max(0.0, round(confidence + rng.uniform(-0.05, 0.05), 2)))
-            rationale = f"Moves with round {b.round - 1}: {votes} of {total} claims there were {stance}."
+            if conformity is not None and conformity < 0:
+                stance = _OPPOSITE[shown] if shown != "abstain" else stance
+                rationale = (
+                    f"Moves against round {b.round - 1}: {votes} of {total} claims there were {shown}."
+                )
+            else:
+                stance = shown
+                rationale = f"Moves with round {b.round - 1}: {votes} of {total} claims there were {stance}."
             followed += 1
         claims.append(
             ClaimOut(
@@ -264,7 +317,7 @@ def _answer(b: _Briefing, rng: random.Random) -> AgentOutput:
                 type=stance,
                 confidence=confidence,
                 rationale=rationale,
-                cites=_cites(b, i, stance, rng),
+                cites=_cites(b, i, stance, rng, head.version_id),
             )
         )
     new_nodes: list[NewNode] = []
@@ -382,7 +435,9 @@ def _float(value: Any) -> float:
         return 0.5
 
 
-def _cites(b: _Briefing, i: int, stance: Stance, rng: random.Random) -> list[CitationOut]:
+def _cites(
+    b: _Briefing, i: int, stance: Stance, rng: random.Random, head: str | None = None
+) -> list[CitationOut]:
     """1–2 evidence ids from this agent's own slice of the list, so agents seldom share two."""
     m = len(b.evidence)
     if not m:
@@ -392,7 +447,14 @@ def _cites(b: _Briefing, i: int, stance: Stance, rng: random.Random) -> list[Cit
     else:
         offset = int(sha256_text(b.agent), 16) % m
     picks = [b.evidence[(offset + i) % m]]
-    if m > 1 and rng.random() < 0.4:
+    # Whether to cite a second item is drawn per agent and head, not per request: an agent
+    # cites the same evidence on a head round after round until the evidence list changes,
+    # so `council stances` sees new citations only where new evidence arrived.
+    # (The request's own draw is still taken, so the rest of the answer is drawn as before.)
+    second = rng.random() if m > 1 else 1.0
+    if head is not None and m > 1:
+        second = random.Random(int(sha256_text(f"{b.agent}:{head}"), 16)).random()  # noqa: S311
+    if second < 0.4:
         picks.append(b.evidence[(offset + i + 1) % m])
     role, reading, _ = _READINGS[stance]
     return [CitationOut(evidence_id=e, role=role, interpretation=reading) for e in picks]

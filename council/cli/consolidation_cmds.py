@@ -8,7 +8,9 @@ import typer
 
 from council.cli.common import JsonOpt, actor, rows, touched_memory, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.consolidation import Evaluated, GroupsShown, History, MemoryList, Replayed
+from council.domain.results.consolidation import Evaluated, GroupsShown, History, MemoryList
+from council.domain.results.learning import ReplayReport
+from council.errors import BadInput
 
 memory_app = typer.Typer(help="Stable memory projected from consolidations.", no_args_is_help=True)
 
@@ -38,12 +40,36 @@ def consolidate_cmd(
     emit(result, as_json, _render_decision)
 
 
-@returns(Replayed)
-def replay_cmd(consolidation_id: str, as_json: JsonOpt = False) -> None:
-    """Rebuild a decision from stored records and check it matches."""
+@returns(ReplayReport)
+def replay_cmd(
+    record_id: Annotated[
+        str | None, typer.Argument(help="A consolidation or evaluation id (omit with --rule-set).")
+    ] = None,
+    rule_set: Annotated[
+        str | None,
+        typer.Option("--rule-set", help="Counterfactual: a rule-set JSON file or a stored rule set's id."),
+    ] = None,
+    thread: Annotated[str | None, typer.Option("--thread", help="With --rule-set: only this thread.")] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="With --rule-set: decisions recorded at or after (ISO 8601)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Rebuild a decision from stored records and check it matches; with --rule-set,
+    decide every stored decision again under another rule set (writes nothing)."""
+    if rule_set is not None:
+        from council.cli.learning_cmds import counterfactual_replay
+
+        if record_id is not None:
+            raise BadInput("give a decision id or --rule-set, not both")
+        counterfactual_replay(rule_set, thread, since, as_json)
+        return
+    if record_id is None or thread is not None or since is not None:
+        raise BadInput("give a consolidation or evaluation id (--thread and --since go with --rule-set)")
     from council.services.consolidation import replay
 
-    result = replay(uow(), consolidation_id)
+    result = replay(uow(), record_id)
 
     def render(data: dict[str, Any]) -> None:
         verdict = "[green]match[/]" if data["match"] else "[red]MISMATCH[/]"

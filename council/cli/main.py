@@ -25,6 +25,7 @@ def register_commands() -> None:
         consolidation_cmds,
         demo_cmd,
         graph_cmds,
+        learning_cmds,
         ledger_cmds,
         mcp_cmd,
         reentry_cmds,
@@ -40,6 +41,7 @@ def register_commands() -> None:
     ledger_cmds.register(app)
     graph_cmds.register(app)
     consolidation_cmds.register(app)
+    learning_cmds.register(app)
     reentry_cmds.register(app)
     reversal_cmds.register(app, ledger_cmds.evidence_app)
     run_cmds.register(app)

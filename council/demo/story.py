@@ -38,6 +38,7 @@ from council.services.claims import add_action
 from council.services.consolidation import history, replay, show_consolidation
 from council.services.dispatch import dispatch, dispatch_runs
 from council.services.evidence import EvidenceInput, add_evidence
+from council.services.learning import stances
 from council.services.nodes import add_node
 from council.services.reentry import reentry_packet
 from council.services.retraction import adjudicate
@@ -222,6 +223,11 @@ class Story:
         self.out.print(
             "round 2 was shown round 1's stances (recorded exposures), so its runs joined their groups: "
             "agreement after deliberation is inherited, not independent"
+        )
+        moved = {k: n for k, n in stances(self.uow, self.summary["thread_id"]).counts.items() if n}
+        self.out.print(
+            "stance changes (`council stances`): "
+            + ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in moved.items())
         )
 
     def invalidate(self, consolidation_id: UUID) -> list[UUID]:

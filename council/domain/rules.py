@@ -113,9 +113,14 @@ def distinct_provider_groups(groups: list[Group]) -> int:
 
 def evaluate(snapshot: dict[str, Any]) -> Decision:
     """Apply the snapshot's pinned rule set to it."""
-    rules = snapshot["rule_set"]["body"]
+    return decide(snapshot, snapshot["rule_set"]["body"], groups_of(snapshot))
+
+
+def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group]) -> Decision:
+    """Apply the rule-set body ``rules`` to a snapshot whose groups are already
+    known (a counterfactual decides one snapshot under two rule sets, and the
+    grouping does not depend on the rules)."""
     node = snapshot["node"]
-    groups = groups_of(snapshot)
     support = [g for g in groups if g.kind == "support"]
     dispute = [g for g in groups if g.kind == "dispute"]
     reasons: list[Reason] = []

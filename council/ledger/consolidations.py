@@ -4,11 +4,14 @@ reversal's)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection, select
 
+from council.domain.counterfactual import StoredDecision
 from council.domain.results.consolidation import (
     ConsolidationShown,
     History,
@@ -16,10 +19,12 @@ from council.domain.results.consolidation import (
     RecordedConsolidation,
     RecordedEvaluation,
 )
+from council.domain.snapshot import manifest_of
 from council.errors import NotFound
 from council.ledger import tables as t
 from council.ledger.lookup import require
-from council.ledger.snapshots import current_snapshot, snapshot_from_manifest
+from council.ledger.snapshots import current_snapshot, snapshot_from_manifest, snapshots_from_manifests
+from council.sql import query
 
 
 class Consolidations:
@@ -102,6 +107,36 @@ class Consolidations:
     def rebuild(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """The snapshot a manifest names, re-read row by row from the ledger."""
         return snapshot_from_manifest(self._conn, manifest)
+
+    def manifests(self, record_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
+        """The full manifest of each consolidation or evaluation id, in one statement
+        (unknown ids are absent). The one place stored manifests are read from."""
+        rows = self._conn.execute(query("stored_manifests"), {"ids": [str(i) for i in record_ids]})
+        return {
+            row.id: dict(row.manifest) if row.manifest is not None else manifest_of(row.snapshot)
+            for row in rows
+        }
+
+    def rebuild_many(self, manifests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The snapshot each manifest names, in order, from one statement for all."""
+        return snapshots_from_manifests(self._conn, manifests)
+
+    def stored_decisions(
+        self, *, thread_id: UUID | None = None, since: datetime | None = None
+    ) -> list[tuple[UUID, StoredDecision]]:
+        """Every stored decision (consolidations and not-ready evaluations), with its
+        thread, in recording order; of one thread and recorded at or after ``since``
+        when given."""
+        rows = self._conn.execute(query("stored_decisions"), {"thread_id": thread_id, "since": since})
+        return [
+            (
+                row.thread_id,
+                StoredDecision(
+                    str(row.id), row.kind, str(row.node_version_id), row.outcome, row.snapshot_sha256
+                ),
+            )
+            for row in rows
+        ]
 
     def memory(self, *, status: str | None = None, thread_id: UUID | None = None) -> list[MemoryItem]:
         """Memory items (oldest first) with their whole transition history."""

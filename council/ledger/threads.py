@@ -12,8 +12,8 @@ from council.errors import NotFound
 from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require
+from council.ledger.rule_sets import RuleSets
 
-DEFAULT_RULE_SET = "council-default-v1"
 DEFAULT_GROUPING = "indep-v1"
 _COUNTED = (
     ("branches", t.branches),
@@ -35,13 +35,15 @@ class Threads:
         title: str,
         objective: str,
         actor: str,
-        rule_set_id: str = DEFAULT_RULE_SET,
+        rule_set_id: str | None = None,
         grouping_algorithm_id: str = DEFAULT_GROUPING,
     ) -> ThreadCreated:
-        """The thread and its main branch, pinned to a rule set and grouping version."""
+        """The thread and its main branch, pinned to a rule set (by default the one
+        pinned for new threads) and grouping version."""
         title = v.text(title, "title", v.MAX_TITLE)
         objective = v.text(objective, "objective", v.MAX_OBJECTIVE)
         conn = self._conn
+        rule_set_id = rule_set_id or RuleSets(conn).pinned()
         _require_text_key(conn, t.rule_sets, rule_set_id, "rule set")
         _require_text_key(conn, t.grouping_algorithms, grouping_algorithm_id, "grouping algorithm")
         thread = (

@@ -35,11 +35,13 @@ from council.ledger.events import Events
 from council.ledger.evidence import EvidenceStore
 from council.ledger.frontier import Frontier
 from council.ledger.graph import Graph
+from council.ledger.learning import Learning
 from council.ledger.lint import Lint
 from council.ledger.lookup import resolve
 from council.ledger.nodes import Nodes
 from council.ledger.retraction import Retractions
 from council.ledger.reversal import Reversal
+from council.ledger.rule_sets import RuleSets
 from council.ledger.runs import Runs
 from council.ledger.threads import Threads
 from council.ledger.traces import Traces
@@ -122,6 +124,10 @@ class Tx:
         return Cascades(self.conn)
 
     @cached_property
+    def rule_sets(self) -> RuleSets:
+        return RuleSets(self.conn)
+
+    @cached_property
     def runs(self) -> Runs:
         return Runs(self.conn)
 
@@ -144,6 +150,10 @@ class Tx:
     @cached_property
     def traces(self) -> Traces:
         return Traces(self.conn)
+
+    @cached_property
+    def learning(self) -> Learning:
+        return Learning(self.conn)
 
     @cached_property
     def lint(self) -> Lint:

@@ -1,4 +1,4 @@
-"""Reads of a thread: the thread, its graph, runs, events and reentry packet."""
+"""Reads of a thread: the thread, its graph, runs, stance changes, events and reentry packet."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from council.domain.reentry import Fetch, ReentryPacket
 from council.domain.reentry_markdown import render_markdown
 from council.domain.results.events import EventList
 from council.domain.results.graph import ThreadGraph
+from council.domain.results.learning import StancesShown
 from council.domain.results.runs import RunList
 from council.domain.results.threads import ThreadList, ThreadShown
+from council.services.learning import stances as stance_changes
 from council.services.reentry import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, reentry_packet
 from council.services.runs import thread_runs
 from council.services.threads import list_events, list_threads, show_thread, thread_graph
@@ -57,6 +59,16 @@ def graph(thread_id: UUID, wired: Wired) -> Any:
 @router.get("/{thread_id}/runs", response_model=RunList, responses=KNOWN, summary="The thread's runs")
 def runs(thread_id: UUID, wired: Wired) -> Any:
     return thread_runs(wired.uow, thread_id)
+
+
+@router.get(
+    "/{thread_id}/stances",
+    response_model=StancesShown,
+    responses=KNOWN,
+    summary="Stance changes: held, toward or against what a run was shown, after evidence, no recorded cause",
+)
+def stances(thread_id: UUID, wired: Wired) -> Any:
+    return stance_changes(wired.uow, thread_id)
 
 
 @router.get(

@@ -139,6 +139,7 @@ ID_PATHS = [
     "/threads/{id}/reentry",
     "/threads/{id}/reentry.md",
     "/threads/{id}/stream",
+    "/threads/{id}/stances",
     "/runs/{id}",
     "/nodes/{id}",
     "/nodes/{id}/groups",

@@ -281,7 +281,7 @@ def test_a_defect_of_the_simulated_provider_is_permanent_at_once(monkeypatch: py
     # Given a simulator that raises (as an oversize answer's ValidationError once did)
     calls: list[int] = []
 
-    def broken(model: str, messages: Any) -> Any:
+    def broken(model: str, messages: Any, **_: Any) -> Any:
         calls.append(1)
         raise ValueError("50 claims at most")
 

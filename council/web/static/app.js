@@ -168,6 +168,7 @@ function refreshAll() {
   schedule("thread", refreshThread);
   schedule("runs", refreshRuns);
   schedule("graph", refreshGraph);
+  schedule("stances", refreshStances);
 }
 
 // ------------------------------------------------------------------- events
@@ -187,6 +188,7 @@ function onEvent(event) {
     const version = event.payload.node_version_id;
     schedule(`groups:${version}`, () => refreshGroups(version));
   }
+  if (kind === "claim.added" || kind === "run.output_applied") schedule("stances", refreshStances);
   if (/^(node|branch|consolidation|memory|evidence|retraction|claim)\./.test(kind) || kind === "run.output_applied") {
     schedule("graph", refreshGraph);
   }
@@ -243,6 +245,33 @@ async function refreshRuns() {
   const done = items.filter((r) => r.status === "succeeded" || r.status === "failed").length;
   $("runs-summary").textContent = `${done}/${items.length} finished`;
   renderGroups(); // group members are shown with their agent and round
+}
+
+// ------------------------------------------------------------------ stances
+
+// Stance changes (GET /threads/{id}/stances): the latest first, the counts in the heading.
+async function refreshStances() {
+  const threadId = state.thread;
+  const { counts, changes } = await getJSON(`/threads/${threadId}/stances`);
+  if (threadId !== state.thread) return;
+  const rows = changes
+    .slice(-50)
+    .reverse()
+    .map((c) => {
+      const row = el("tr", { "data-claim-id": c.claim_id, "data-class": c.change_class });
+      row.append(
+        el("td", { class: `stance-${c.change_class}` }, c.change_class.replaceAll("_", " ")),
+        el("td", {}, c.agent),
+        el("td", {}, c.round),
+        el("td", {}, c.prior_claim_type || "—"),
+        el("td", {}, c.claim_type),
+        el("td", { title: c.exposed_claim_types.join(", ") }, c.exposed_stances),
+      );
+      return row;
+    });
+  $("stances").replaceChildren(...rows);
+  const moved = Object.entries(counts).filter(([, n]) => n > 0);
+  $("stances-summary").textContent = moved.map(([k, n]) => `${k.replaceAll("_", " ")} ${n}`).join(" · ");
 }
 
 // -------------------------------------------------------------------- graph

@@ -1,0 +1,215 @@
+"""`council replay --rule-set | rule-set ...`: learning from the council's own record."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from council.cli.common import JsonOpt, actor, rows, uow
+from council.cli.output import console, emit, returns
+from council.domain.results.learning import (
+    CalibrationShown,
+    RuleSetList,
+    RuleSetShown,
+    RuleSetStored,
+    StancesShown,
+)
+from council.errors import BadInput
+
+rule_set_app = typer.Typer(
+    help="Rule sets: store one (with the counterfactual report that motivated it), pin it for new threads.",
+    no_args_is_help=True,
+)
+
+MAX_FILE_BYTES = 1_000_000
+
+
+def _json_file(path: Path, what: str) -> Any:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise BadInput(f"the {what} {path} is larger than {MAX_FILE_BYTES} bytes")
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read the {what} {path}: {exc}") from None
+    except ValueError as exc:
+        raise BadInput(f"the {what} {path} is not JSON: {exc}") from None
+
+
+def _rule_set_ref(value: str) -> dict[str, Any] | str:
+    """A rule-set file's document, or the id of a stored rule set."""
+    path = Path(value)
+    if path.is_file():
+        document = _json_file(path, "rule-set file")
+        if not isinstance(document, dict):
+            raise BadInput(f"the rule-set file {path} must hold a JSON object")
+        return document
+    if "/" in value or value.endswith(".json"):
+        raise BadInput(f"no rule-set file {value}")
+    return value
+
+
+def _since(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise BadInput(
+            f"invalid --since {value!r}: expected an ISO 8601 time, e.g. 2026-12-01T09:00Z"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def counterfactual_replay(rule_set: str, thread: str | None, since: str | None, as_json: bool) -> None:
+    """`council replay --rule-set`: the body of the replay command in counterfactual mode."""
+    from council.services.counterfactual import counterfactual
+
+    result = counterfactual(uow(), _rule_set_ref(rule_set), thread=thread, since=_since(since))
+
+    def render(data: dict[str, Any]) -> None:
+        console.print(
+            f"[bold]{data['rule_set_id']}[/]: {len(data['changed'])} of {data['compared']} stored "
+            f"decision(s) would change ({data['reproduced']} reproduced under their pinned rules)"
+        )
+        for change in data["changed"]:
+            console.print(
+                f"  {change['kind']} {change['id']}  version {change['node_version_id']}: "
+                f"{change['stored_outcome']} → [bold]{change['counterfactual_outcome']}[/]"
+            )
+            after = {r["rule"]: r for r in change["counterfactual_reasons"]}
+            for rule in change["rules_changed"]:
+                reason = after.get(rule)
+                mark = "[green]✓[/]" if reason and reason["ok"] else "[red]✗[/]"
+                console.print(f"      {mark} {rule}: {reason['detail'] if reason else 'not applied'}")
+        if data["not_reproduced"]:
+            console.print(
+                f"[red]{len(data['not_reproduced'])} decision(s) did not reproduce[/] "
+                "(see `council replay ID`): " + ", ".join(data["not_reproduced"])
+            )
+        console.print(f"[dim]report {data['report_sha256']}[/]")
+
+    emit(result, as_json, render)
+
+
+_RULE_SET_KEYS = ["id", "pinned", "description", "body_sha256", "created_at"]
+
+
+@rule_set_app.command("add")
+@returns(RuleSetStored)
+def rule_set_add_cmd(
+    file: Annotated[Path, typer.Argument(help="A rule-set JSON file: {id, description, body}.")],
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            "--report", help="The counterfactual report (replay --rule-set --json) that motivated it."
+        ),
+    ] = None,
+    pin: Annotated[bool, typer.Option("--pin", help="Pin it for new threads.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Store a rule set with its provenance (and pin it for new threads)."""
+    from council.services.counterfactual import store_rule_set
+
+    document = _json_file(file, "rule-set file")
+    if not isinstance(document, dict):
+        raise BadInput(f"the rule-set file {file} must hold a JSON object")
+    motivated = None if report is None else _json_file(report, "report")
+    if motivated is not None and not isinstance(motivated, dict):
+        raise BadInput(f"the report {report} must hold a JSON object")
+    result = store_rule_set(uow(), document, report=motivated, pin=pin, actor=actor())
+
+    def render(data: dict[str, Any]) -> None:
+        shown = data["rule_set"]
+        console.print(f"rule set {shown['id']} " + ("stored" if data["created"] else "already stored"))
+        if shown["provenance"]:
+            console.print(f"  motivated by report {shown['provenance']['report_sha256']}")
+        if shown["pinned"]:
+            console.print("  pinned for new threads")
+
+    emit(result, as_json, render)
+
+
+@rule_set_app.command("pin")
+@returns(RuleSetShown)
+def rule_set_pin_cmd(rule_set_id: str, as_json: JsonOpt = False) -> None:
+    """Pin new threads to a stored rule set (open threads keep theirs)."""
+    from council.services.counterfactual import pin_rule_set
+
+    result = pin_rule_set(uow(), rule_set_id, actor=actor())
+    emit(result, as_json, lambda data: console.print(f"new threads are pinned to {data['id']}"))
+
+
+@rule_set_app.command("list")
+@returns(RuleSetList)
+def rule_set_list_cmd(as_json: JsonOpt = False) -> None:
+    """Stored rule sets, their provenance and which one new threads are pinned to."""
+    from council.services.counterfactual import list_rule_sets
+
+    emit(list_rule_sets(uow()), as_json, rows("rule sets", _RULE_SET_KEYS, key="rule_sets"))
+
+
+@returns(StancesShown)
+def stances_cmd(
+    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Stance changes: held, toward or against the stances a run was shown, after
+    new or invalidated evidence, or with no recorded cause."""
+    from council.services.learning import stances
+
+    result = stances(uow(), thread)
+
+    def render(data: dict[str, Any]) -> None:
+        console.print(
+            "  ".join(f"{name} [bold]{count}[/]" for name, count in data["counts"].items()), highlight=False
+        )
+        rows(
+            "stance changes",
+            ["change_class", "agent", "round", "prior_claim_type", "claim_type", "exposed_stances",
+             "new_evidence", "node_version_id"],
+            key="changes",
+        )(data)  # fmt: skip
+
+    emit(result, as_json, render)
+
+
+@returns(CalibrationShown)
+def calibration_cmd(
+    thread: Annotated[str | None, typer.Option("--thread", help="Only this thread.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Per model: endorsements that survived, disputes vindicated, confidence vs outcome."""
+    from council.services.learning import calibration
+
+    result = calibration(uow(), thread=thread)
+
+    def render(data: dict[str, Any]) -> None:
+        rows(
+            "calibration",
+            ["model", "provider", "endorsements", "endorsements_live", "endorsements_superseded",
+             "endorsements_retracted", "disputes", "disputes_vindicated", "resolved", "right", "brier"],
+            key="models",
+        )(data)  # fmt: skip
+        for model in data["models"]:
+            cells = [
+                f"{b['low']:.1f}–{b['high']:.1f}: {b['resolved']}"
+                + (
+                    f" (conf {b['mean_confidence']:.2f}, right {b['right_share']:.2f})"
+                    if b["resolved"]
+                    else ""
+                )
+                for b in model["reliability"]
+            ]
+            console.print(f"  {model['model']}  " + "  ".join(cells), highlight=False)
+
+    emit(result, as_json, render)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(rule_set_app, name="rule-set")
+    app.command("stances")(stances_cmd)
+    app.command("calibration")(calibration_cmd)
