@@ -31,6 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB, UUID
 from council.ledger.attempts import run_attempts as run_attempts  # re-exported with the other tables
 from council.ledger.table_helpers import TS, created, fk, id_column, metadata, transitions_table
 from council.ledger.tables_cascade import cascade_continuations as cascade_continuations
+from council.ledger.tables_review import thread_review_settings as thread_review_settings
 
 rule_sets = Table(
     "rule_sets",
