@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from council.cli import render
 from council.cli.common import JsonOpt, actor, record, rows, uow
 from council.cli.output import console, emit, returns
 from council.domain.results.events import EventList
@@ -160,14 +161,7 @@ def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
     from council.services.evidence import show_evidence
 
     result = show_evidence(uow(), evidence_id)
-    emit(
-        result,
-        as_json,
-        record(
-            "evidence",
-            ["id", "title", "sha256", "validity", "source_kind", "source_uri", "content", "threads"],
-        ),
-    )
+    emit(result, as_json, render.evidence)
 
 
 @returns(EventList)

@@ -10,6 +10,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
+from council.cli import render
 from council.cli.common import JsonOpt, actor, council, record, uow
 from council.cli.output import console, emit, err_console, returns
 from council.domain.commands import RecordedRun
@@ -214,26 +215,7 @@ def run_show(run_id: str, as_json: JsonOpt = False) -> None:
     from council.services.runs import show_run
 
     result = show_run(uow(), run_id)
-    emit(
-        result,
-        as_json,
-        record(
-            "run",
-            [
-                "id",
-                "agent",
-                "model",
-                "provider",
-                "simulated",
-                "runtime",
-                "status",
-                "parent_run_id",
-                "round",
-                "request_sha256",
-                "attempts",
-            ],
-        ),
-    )
+    emit(result, as_json, render.run_shown)
 
 
 def register(app: typer.Typer) -> None:
