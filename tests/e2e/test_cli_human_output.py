@@ -76,3 +76,23 @@ def test_history_memory_and_evidence_show_reasons_and_transitions(cli: Any, engi
     evidence = _human(cli, "evidence", "show", str(ledger.evidence[0]))
     assert "validity challenged" in evidence
     assert "valid → challenged  by alice: method doubted" in evidence
+
+
+def test_watch_shows_each_claim_with_the_groups_then_and_the_link_that_merged_them(
+    cli: Any, engine: Engine
+) -> None:
+    ledger = Ledger.new(engine)
+    version = UUID(str(ledger.node("WAL is safe")["version_id"]))
+    first = ledger.run("anthropic", agent="claude")
+    ledger.claim(first, version, confidence=0.8)
+    second = ledger.run("openai", agent="codex")
+    ledger.claim(second, version, confidence=0.7)
+    third = ledger.run("zhipu", agent="glm", exposed_to=[first, second], round_no=2)
+    ledger.claim(third, version, confidence=0.6)
+    shown = _human(cli, "watch", "--thread", str(ledger.thread_id), "--since", "0", "--timeout", "1")
+    assert "claude (anthropic" in shown and "independent of every earlier claimant" in shown
+    assert f"merged 2 groups: was shown the stance of claude {str(first)[:8]}" in shown
+    assert f"support[claude {str(first)[:8]}]  support[codex {str(second)[:8]}]" in shown
+    watched = _json(cli, "watch", "--thread", str(ledger.thread_id), "--since", "0", "--timeout", "1")
+    assert [len(s["groups"]) for s in watched["steps"]] == [1, 2, 1]
+    assert [len(g["runs"]) for g in watched["groups"][str(version)]] == [3]
