@@ -40,7 +40,10 @@ def reasons(items: list[dict[str, Any]], indent: str = "    ") -> None:
 
 
 def run_shown(data: dict[str, Any]) -> None:
-    ran = "SIMULATED" if data["simulated"] else ("real" if data["runtime"] else "recorded")
+    ran = "simulated" if data["simulated"] else ("real" if data["runtime"] else "recorded")
+    why = (data.get("executor") or {}).get("why")
+    if why and data["runtime"]:
+        ran = f"{ran}: {why}"
     console.print(
         f"[bold]run {data['id']}[/]  {escape(data['agent'])} · {escape(data['model'])} "
         f"(provider {escape(data['provider'])}, {ran}) — [bold]{data['status']}[/]",
