@@ -104,6 +104,24 @@ def database_url(required: bool = True) -> str | None:
     return None
 
 
+READ_ONLY_ROLE = "council_dashboard"  # migration 0004: SELECT on the documented views only
+
+
+def read_only_database_url(required: bool = True) -> str | None:
+    """The dashboards' read-only URL: COUNCIL_DASHBOARD_DATABASE_URL, else the
+    application's URL with the read-only role (and no password: the application's
+    is not the role's)."""
+    url = os.environ.get("COUNCIL_DASHBOARD_DATABASE_URL")
+    if url:
+        return url
+    app_url = database_url(required=required)
+    if app_url is None:
+        return None
+    from sqlalchemy.engine import make_url
+
+    return make_url(app_url).set(username=READ_ONLY_ROLE, password=None).render_as_string(hide_password=False)
+
+
 def migrate_database_url(required: bool = True) -> str | None:
     """The owner's URL, for migrations: the environment's, else the embedded stack's."""
     url = os.environ.get("COUNCIL_MIGRATE_DATABASE_URL") or os.environ.get("COUNCIL_DATABASE_URL")

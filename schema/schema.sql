@@ -1171,6 +1171,26 @@ CREATE TRIGGER thread_evidence_no_truncate BEFORE TRUNCATE ON public.thread_evid
 GRANT INSERT ON public.thread_evidence TO council_app;
 GRANT SELECT ON public.thread_evidence TO council_app;
 
+CREATE TABLE public.thread_review_settings (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    thread_id uuid NOT NULL,
+    review text NOT NULL,
+    delay_s integer DEFAULT 0 NOT NULL,
+    reason text DEFAULT ''::text NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT thread_review_settings_check CHECK (((delay_s >= 0) AND ((review = 'delayed'::text) = (delay_s > 0)))),
+    CONSTRAINT thread_review_settings_pkey PRIMARY KEY (id),
+    CONSTRAINT thread_review_settings_review_check CHECK ((review = ANY (ARRAY['auto'::text, 'manual'::text, 'delayed'::text]))),
+    CONSTRAINT thread_review_settings_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+);
+CREATE INDEX thread_review_settings_thread_idx ON public.thread_review_settings USING btree (thread_id, created_at);
+CREATE TRIGGER thread_review_settings_immutable BEFORE DELETE OR UPDATE ON public.thread_review_settings FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER thread_review_settings_no_truncate BEFORE TRUNCATE ON public.thread_review_settings FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.thread_review_settings IS 'How a thread''s opened retraction proposals are reviewed (auto, delayed, manual); the latest row is in force';
+GRANT INSERT ON public.thread_review_settings TO council_app;
+GRANT SELECT ON public.thread_review_settings TO council_app;
+
 CREATE TABLE public.threads (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     title text NOT NULL,

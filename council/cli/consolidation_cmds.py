@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from council.cli import render
 from council.cli.common import JsonOpt, actor, rows, touched_memory, uow
 from council.cli.output import console, emit, returns
 from council.domain.results.consolidation import Evaluated, GroupsShown, History, MemoryList
@@ -105,12 +106,7 @@ def history_cmd(
     from council.services.consolidation import history
 
     result = history(uow(), node)
-
-    def render(data: dict[str, Any]) -> None:
-        rows("consolidations", ["id", "node_version_id", "status", "created_at"])(data["consolidations"])
-        rows("evaluations", ["id", "node_version_id", "outcome", "created_at"])(data["evaluations"])
-
-    emit(result, as_json, render)
+    emit(result, as_json, render.history)
 
 
 @memory_app.command("list")
@@ -127,7 +123,7 @@ def memory_list_cmd(
 
     result = memory_list(uow(), status=status, thread=thread)
     touched_memory(result.json_document()["items"])
-    emit(result, as_json, rows("memory", ["id", "status", "content", "consolidation_id"]))
+    emit(result, as_json, render.memory)
 
 
 def register(app: typer.Typer) -> None:

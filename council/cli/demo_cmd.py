@@ -100,6 +100,26 @@ def _render(data: dict[str, Any]) -> None:
     console.print(f"Look closer ({where}):")
     for command in data["look_closer"]:
         console.print(f"  {command}", highlight=False)
+    told = memory_section(data["reentry_markdown"] or "")
+    if told:
+        console.print("What the next session is told (the reentry packet's memory):")
+        for line in told:
+            console.print(f"  {line}", markup=False, highlight=False)
+
+
+def memory_section(markdown: str) -> list[str]:
+    """The lines of the reentry packet's memory section (what was consolidated, and what retracted)."""
+    lines = markdown.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("## Memory")), None)
+    if start is None:
+        return []
+    section = []
+    for line in lines[start + 1 :]:
+        if line.startswith("## "):
+            break
+        if line.strip():
+            section.append(line)
+    return section
 
 
 def register(app: typer.Typer) -> None:

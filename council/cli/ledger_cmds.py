@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
+from council.cli import render
 from council.cli.common import JsonOpt, actor, record, rows, uow
-from council.cli.output import emit, returns
+from council.cli.output import console, emit, returns
 from council.domain.results.events import EventList
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
-from council.domain.results.threads import ThreadCreated, ThreadList, ThreadShown
+from council.domain.results.threads import ReviewSettings, ThreadCreated, ThreadList, ThreadShown
 
 thread_app = typer.Typer(
     help="Open and inspect threads (a question and its objective).", no_args_is_help=True
@@ -25,17 +27,59 @@ evidence_app = typer.Typer(
 def thread_create(
     title: Annotated[str, typer.Option("--title", help="Short title of the question.")],
     objective: Annotated[str, typer.Option("--objective", help="What the council is trying to establish.")],
+    review: Annotated[str, typer.Option("--review", help=REVIEW_HELP)] = "auto",
     as_json: JsonOpt = False,
 ) -> None:
     """Open a thread with its main branch."""
     from council.services.threads import create_thread
 
-    result = create_thread(uow(), title=title, objective=objective, actor=actor())
+    result = create_thread(uow(), title=title, objective=objective, actor=actor(), review=review)
     emit(
         result,
         as_json,
-        record("thread created", ["id", "title", "objective", "main_branch_id", "rule_set_id"]),
+        _thread_record("thread created", ["id", "title", "objective", "main_branch_id", "rule_set_id"]),
     )
+
+
+REVIEW_HELP = (
+    "How an opened retraction proposal is reviewed: auto (a review dispatch at once), "
+    "manual (people vote and adjudicate) or a delay before the review dispatch (90s, 10m, 2h)."
+)
+
+
+def _thread_record(title: str, keys: list[str]) -> Callable[[Any], None]:
+    table = record(title, keys)
+
+    def render(data: Any) -> None:
+        table(data)
+        console.print(f"review: {data['review']['description']}")
+
+    return render
+
+
+@thread_app.command("review")
+@returns(ReviewSettings)
+def thread_review(
+    thread_id: str,
+    set_to: Annotated[str | None, typer.Option("--set", help=REVIEW_HELP)] = None,
+    reason: Annotated[str, typer.Option("--reason", help="Why (recorded with the change).")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Show (or, with --set, change) how the thread's retraction proposals are reviewed, with its history."""
+    from council.services.threads import review_settings, set_review
+
+    if set_to is None:
+        result = review_settings(uow(), thread_id)
+    else:
+        result = set_review(uow(), thread_id, set_to, actor=actor(), reason=reason)
+
+    def render(data: dict[str, Any]) -> None:
+        console.print(f"thread {data['thread_id']}: [bold]{data['current']['description']}[/]")
+        for item in data["history"]:
+            why = f" — {item['reason']}" if item["reason"] else ""
+            console.print(f"  {item['set_at']}  {item['review']:<8} {item['actor']}{why}")
+
+    emit(result, as_json, render)
 
 
 @thread_app.command("show")
@@ -48,7 +92,7 @@ def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
     emit(
         result,
         as_json,
-        record("thread", ["id", "title", "objective", "main_branch_id", "counts", "created_at"]),
+        _thread_record("thread", ["id", "title", "objective", "main_branch_id", "counts", "created_at"]),
     )
 
 
@@ -117,14 +161,7 @@ def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
     from council.services.evidence import show_evidence
 
     result = show_evidence(uow(), evidence_id)
-    emit(
-        result,
-        as_json,
-        record(
-            "evidence",
-            ["id", "title", "sha256", "validity", "source_kind", "source_uri", "content", "threads"],
-        ),
-    )
+    emit(result, as_json, render.evidence)
 
 
 @returns(EventList)

@@ -3,18 +3,108 @@
 from __future__ import annotations
 
 import sys
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from council.errors import CouncilError
 
+
+class _ByJob(TyperGroup):
+    """Lists commands panel by panel, in the order of PANEL_ORDER (then by registration)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        order = {panel: index for index, panel in enumerate(PANEL_ORDER)}
+        return sorted(names, key=lambda name: order.get(PANELS.get(name, OTHER), len(order)))
+
+
 app = typer.Typer(
+    cls=_ByJob,
     name="council",
     help="A governed reasoning ledger with a council of LLM agents on top of it.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     pretty_exceptions_enable=False,
 )
+
+# `council --help` groups commands by the job they serve. One table, command (or
+# command group) -> panel: a new command is added here; one left out shows under
+# "Other commands".
+THREADS, RUNS, CONSOLIDATION, REVERSAL, READING, STACK = (
+    "Threads and evidence",
+    "Runs",
+    "Consolidation",
+    "Reversal",
+    "Reading",
+    "Stack",
+)
+PANELS = {
+    "thread": THREADS,
+    "evidence": THREADS,
+    "node": THREADS,
+    "branch": THREADS,
+    "claim": THREADS,
+    "action": THREADS,
+    "dispatch": RUNS,
+    "preview": RUNS,
+    "profiles": RUNS,
+    "run": RUNS,
+    "worker": RUNS,
+    "consolidate": CONSOLIDATION,
+    "groups": CONSOLIDATION,
+    "history": CONSOLIDATION,
+    "replay": CONSOLIDATION,
+    "memory": CONSOLIDATION,
+    "retraction": REVERSAL,
+    "watch": READING,
+    "events": READING,
+    "reentry": READING,
+    "lint": READING,
+    "serve": READING,
+    "stances": READING,
+    "calibration": READING,
+    "rule-set": CONSOLIDATION,
+    "mcp": RUNS,
+    "up": STACK,
+    "down": STACK,
+    "status": STACK,
+    "db": STACK,
+    "demo": STACK,
+}
+OTHER = "Other commands"
+PANEL_ORDER = (THREADS, RUNS, CONSOLIDATION, REVERSAL, READING, STACK, OTHER)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("council")
+        except PackageNotFoundError:  # run from a source tree that is not installed
+            found = "unknown"
+        print(f"council {found}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """A governed reasoning ledger with a council of LLM agents on top of it."""
+
+
+def _panels() -> None:
+    for command in app.registered_commands:
+        name = command.name or (command.callback.__name__ if command.callback else "")
+        command.rich_help_panel = PANELS.get(name, OTHER)
+    for group in app.registered_groups:
+        group.rich_help_panel = PANELS.get(group.name or "", OTHER)
 
 
 def register_commands() -> None:
@@ -50,6 +140,7 @@ def register_commands() -> None:
     demo_cmd.register(app)
     serve_cmd.register(app)
     mcp_cmd.register(app)
+    _panels()
 
 
 def main(argv: list[str] | None = None) -> None:

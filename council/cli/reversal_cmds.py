@@ -114,14 +114,42 @@ def vote_cmd(
 @returns(Adjudicated)
 def adjudicate_cmd(
     proposal: Annotated[str, typer.Option("--proposal", help="Proposal id.")],
+    restore: Annotated[
+        bool, typer.Option("--restore", help="Undo the retraction this proposal decided (needs --reason).")
+    ] = False,
+    reason: Annotated[str, typer.Option("--reason", help="Why (with --restore).")] = "",
     as_json: JsonOpt = False,
 ) -> None:
-    """Apply the proposal's pinned rules to its independent vote groups."""
+    """Apply the proposal's pinned rules to its independent vote groups (or --restore a retraction)."""
     from council.services.retraction import adjudicate
 
-    result = adjudicate(uow(), proposal, actor=actor())
-    emit(
-        result,
-        as_json,
-        record("adjudication", ["outcome", "retract_groups", "keep_groups", "required", "consolidation_id"]),
+    result = adjudicate(uow(), proposal, actor=actor(), restore=restore, reason=reason)
+    emit(result, as_json, _adjudication)
+
+
+def _adjudication(data: dict[str, Any]) -> None:
+    proposal, outcome = data["proposal_id"], data["outcome"]
+    if data["already_adjudicated"]:
+        console.print(
+            f"proposal {proposal} was already decided: [bold]{outcome}[/] (nothing changed; "
+            "a decided proposal is not adjudicated again)"
+        )
+        return
+    if data["restored_retraction"]:
+        console.print(
+            f"proposal {proposal}: retraction undone — consolidation {data['consolidation_id']} "
+            "is [bold]live[/] again and its memory stable"
+        )
+        return
+    tally = (
+        f"{data['retract_groups']} independent group(s) to retract, {data['keep_groups']} to keep, "
+        f"{data['required']} required"
     )
+    if outcome == "pending":
+        console.print(f"proposal {proposal} stays [bold]open[/]: {tally}")
+    else:
+        console.print(f"proposal {proposal}: [bold]{outcome}[/] ({tally})")
+    for group in data["groups"] or []:
+        side = {"support": "retract", "dispute": "keep"}.get(group["kind"], group["kind"])
+        runs = ", ".join(str(r)[:8] for r in group["runs"])
+        console.print(f"  {side:<8} group {str(group['id'])[:12]}: {runs} ({', '.join(group['providers'])})")

@@ -10,6 +10,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
+from council.cli import render
 from council.cli.common import JsonOpt, actor, council, record, uow
 from council.cli.output import console, emit, err_console, returns
 from council.domain.commands import RecordedRun
@@ -71,13 +72,28 @@ def dispatch_cmd(
         runs = _wait(created, expected, timeout, out)
         complete = len(runs) == expected and all(r.status in TERMINAL for r in runs)
         created = created.model_copy(update={"runs": runs, "complete": complete})
-    emit(
-        created,
-        as_json,
-        lambda d: console.print(f"dispatch {d['dispatch_id']}: {len(d['run_ids'])} runs queued"),
-    )
+    emit(created, as_json, lambda d: console.print(dispatch_summary(d), highlight=False))
     if wait and not created.complete:
         raise CouncilError(f"dispatch {created.dispatch_id} did not finish within {timeout:g} s")
+
+
+def dispatch_summary(data: dict[str, Any]) -> str:
+    """The dispatch in one line of its own: mode, rounds and the runs of every round."""
+    total = len(data["agents"]) * data["rounds"]
+    head = (
+        f"dispatch {data['dispatch_id']} ({data['mode']}, {data['rounds']} round(s)): {total} run(s) in all"
+    )
+    if data["already_dispatched"]:
+        return f"{head}; already dispatched for this proposal, nothing new queued"
+    if data["runs"] is None:
+        return f"{head}, {len(data['run_ids'])} queued now" + (
+            "; later rounds are queued as each round ends" if data["rounds"] > 1 else ""
+        )
+    counts: dict[str, int] = {}
+    for run in data["runs"]:
+        counts[run["status"]] = counts.get(run["status"], 0) + 1
+    ended = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return f"{head} — {ended or 'none started'}"
 
 
 def _say_what_runs(out: Any, created: Dispatched) -> None:
@@ -214,27 +230,7 @@ def run_show(run_id: str, as_json: JsonOpt = False) -> None:
     from council.services.runs import show_run
 
     result = show_run(uow(), run_id)
-    emit(
-        result,
-        as_json,
-        record(
-            "run",
-            [
-                "id",
-                "agent",
-                "model",
-                "provider",
-                "simulated",
-                "runtime",
-                "status",
-                "parent_run_id",
-                "round",
-                "request_sha256",
-                "attempts",
-                "opened_evidence",
-            ],
-        ),
-    )
+    emit(result, as_json, render.run_shown)
 
 
 def register(app: typer.Typer) -> None:

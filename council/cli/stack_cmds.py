@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import Annotated, Any
 
 import typer
 
 from council.cli.common import JsonOpt, record, rows
 from council.cli.output import console, emit, returns
-from council.domain.results.stack import Migrated, StackDown, StackStatus, StackUp
+from council.domain.results.stack import DatabaseUrl, Migrated, StackDown, StackStatus, StackUp
 
 _COLUMNS = ["component", "running", "pid", "state", "restarts", "last_exit_code", "url"]
 
@@ -17,9 +18,51 @@ def register(app: typer.Typer) -> None:
     app.command("up")(up)
     app.command("down")(down)
     app.command("status")(status)
-    db = typer.Typer(help="Database maintenance.", no_args_is_help=True)
+    db = typer.Typer(help="Database maintenance and access.", no_args_is_help=True)
     db.command("upgrade")(db_upgrade)
+    db.command("url")(db_url)
+    db.command("psql", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(db_psql)
     app.add_typer(db, name="db")
+
+
+ReadOnly = Annotated[
+    bool, typer.Option("--read-only", help="As the dashboards' read-only role (council_dashboard).")
+]
+
+
+def _database_url(read_only: bool) -> DatabaseUrl:
+    from sqlalchemy.engine import make_url
+
+    from council import config
+
+    found = config.read_only_database_url() if read_only else config.database_url()
+    assert found is not None  # required: a ConfigError says how to configure one
+    return DatabaseUrl(url=found, role=make_url(found).username, read_only=read_only)
+
+
+@returns(DatabaseUrl)
+def db_url(read_only: ReadOnly = False, as_json: JsonOpt = False) -> None:
+    """The database URL (COUNCIL_DATABASE_URL, else the embedded stack's), for psql or a dashboard."""
+    emit(_database_url(read_only), as_json, lambda d: print(d["url"]))
+
+
+def db_psql(ctx: typer.Context, read_only: ReadOnly = False) -> None:
+    """psql on the database (arguments after `--` go to psql)."""
+    import shutil
+    import subprocess
+
+    from council.errors import BadInput
+
+    psql = shutil.which("psql")
+    if psql is None:
+        raise BadInput(
+            "psql is not installed (apt-get install postgresql-client); `council db url` prints the URL"
+        )
+    url = _database_url(read_only).url
+    sys.stdout.flush()
+    code = subprocess.call([psql, url, *ctx.args])
+    if code:
+        raise typer.Exit(code)
 
 
 @returns(StackUp)
@@ -79,6 +122,10 @@ def _render_down(data: dict[str, Any]) -> None:
 
 
 def _render_status(data: dict[str, Any]) -> None:
+    if data["state"] == "down":
+        console.print(f"stack is [bold]down[/] ({data['home']}): nothing runs; `council up` starts it")
+        return
+    console.print(f"stack is [bold]{data['state']}[/] ({data['home']})")
     rows(f"stack ({data['home']})", _COLUMNS)(_component_rows(data))
     console.print(f"database revision: [bold]{data['database_revision'] or 'unknown'}[/]")
     _render_web(data)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from typing import Annotated, Any
-from uuid import UUID
 
 import typer
 
@@ -21,8 +20,8 @@ def watch_cmd(
     interval: Annotated[float, typer.Option("--interval", help="Polling interval in seconds.")] = 1.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Follow the thread's event log; after each claim, show the node's groups."""
-    from council.services.consolidation import groups
+    """Follow the thread's event log; at each claim, the node's groups as they were then."""
+    from council.services.formation import formation
     from council.services.threads import latest_event_id, list_events, show_thread
 
     thread_id = show_thread(uow(), thread).id
@@ -30,26 +29,64 @@ def watch_cmd(
     out = err_console if as_json else console
     out.print(f"watching thread {thread_id} from event #{after} (Ctrl-C to stop)")
     collected: list[dict[str, Any]] = []
-    touched: dict[str, dict[str, Any]] = {}
+    steps: list[dict[str, Any]] = []
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while deadline is None or time.monotonic() < deadline:
-            for event in list_events(uow(), thread_id, after=after).json_document()["items"]:
+            events = list_events(uow(), thread_id, after=after).json_document()["items"]
+            found = {
+                s["event_id"]: s
+                for s in formation(uow(), thread_id, after=after).json_document()["steps"]
+                if any(e["id"] == s["event_id"] for e in events)
+            }
+            for event in events:
                 after = event["id"]
                 collected.append(event)
-                out.print(
-                    f"#{event['id']} {event['kind']:<26} {event['actor']:<18} {event['subject_id'] or ''}"
-                )
-                version = event["payload"].get("node_version_id") if event["kind"] == "claim.added" else None
-                if version:
-                    found = groups(uow(), UUID(version)).json_document()
-                    touched[version] = found
-                    shape = ", ".join(f"{g['kind']}[{len(g['runs'])}]" for g in found["groups"])
-                    out.print(f"    groups on {version[:8]}: {shape}")
+                step = found.get(event["id"])
+                if step is None:
+                    subject = event["subject_id"] or ""
+                    out.print(
+                        f"#{event['id']} {event['kind']:<26} {event['actor']:<18} {subject}", highlight=False
+                    )
+                    continue
+                steps.append(step)
+                for line in describe_step(step):
+                    out.print(line, highlight=False, markup=False)
             time.sleep(interval)
     except KeyboardInterrupt:
         pass
-    emit(Watched(thread_id=thread_id, events=collected, groups=touched), as_json, lambda d: None)
+    last = {s["node_version_id"]: s["groups"] for s in steps}
+    emit(Watched(thread_id=thread_id, events=collected, steps=steps, groups=last), as_json, lambda d: None)
+
+
+LINKS = {
+    "exposure": "was shown the stance of",
+    "parent": "shares lineage (parent) with",
+    "similar_input": "saw similar input to",
+    "shared_evidence": "cited the same evidence as",
+}
+
+
+def describe_step(step: dict[str, Any]) -> list[str]:
+    """A claim and the groups at that claim, for a person: who said what on which
+    node, how the claiming run joined earlier groups, and the groups then."""
+    head = (
+        f"#{step['event_id']} {step['agent']} ({step['provider']}, run {step['run_id'][:8]}) "
+        f"{step['stance']} on node {step['node_version_id'][:8]} at {step['confidence']:.2f}"
+    )
+    links = step["links"]
+    if not links:
+        how = "    independent of every earlier claimant: a group of its own"
+    else:
+        joined = "; ".join(f"{LINKS[k['kind']]} {k['agent']} {k['run_id'][:8]}" for k in links)
+        how = (
+            f"    {'merged ' + str(len(links)) + ' groups' if len(links) > 1 else 'joined a group'}: {joined}"
+        )
+    shape = "  ".join(
+        f"{g['kind']}[{', '.join(step['run_agents'][r] + ' ' + r[:8] for r in g['runs'])}]"
+        for g in step["groups"]
+    )
+    return [head, how, f"    groups then: {shape or '(none)'}"]
 
 
 def register(app: typer.Typer) -> None:

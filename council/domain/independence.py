@@ -83,8 +83,33 @@ class Group:
     component_runs: tuple[str, ...]  # every run of the component (any stance), sorted
 
 
+@dataclass(frozen=True)
+class Link:
+    """Why two runs are in one component: ``kind`` is parent, exposure,
+    similar_input or shared_evidence."""
+
+    a: str
+    b: str
+    kind: str
+
+
 def group_runs(runs: Sequence[RunFacts], params: GroupingParams) -> list[Group]:
     """The support and dispute groups of the runs' connected components, in (kind, runs) order."""
+    return _groups(runs, _components(runs, params))
+
+
+def merge_links(runs: Sequence[RunFacts], params: GroupingParams) -> list[Link]:
+    """The links that joined two components, in the order grouping found them: a
+    spanning forest of the components, one link per merge, each with its kind.
+    (What a person is shown as the reason two groups became one; not every link.)"""
+    components = _UnionFind(len(runs), record=True)
+    _components(runs, params, components)
+    return [Link(runs[a].run_id, runs[b].run_id, kind) for a, b, kind in components.merges]
+
+
+def _components(
+    runs: Sequence[RunFacts], params: GroupingParams, components: _UnionFind | None = None
+) -> _UnionFind:
     index: dict[str, int] = {}
     for position, run in enumerate(runs):
         if run.run_id in index:
@@ -93,28 +118,35 @@ def group_runs(runs: Sequence[RunFacts], params: GroupingParams) -> list[Group]:
             raise ValueError(f"run {run.run_id!r} has unknown stance {run.stance!r}")
         index[run.run_id] = position
 
-    components = _UnionFind(len(runs))
+    components = components or _UnionFind(len(runs))
+    components.kind = "parent"
     if params.link_parent:
         _link_parents(runs, index, components)
+    components.kind = "exposure"
     if params.link_exposure:
         for position, run in enumerate(runs):
             for other in run.exposed_to:
                 if other in index:  # exposure to a run that did not claim here links nothing
                     components.union(position, index[other])
+    components.kind = "similar_input"
     _link_similar([run.input_features for run in runs], params.input_jaccard, 0, components)
+    components.kind = "shared_evidence"
     _link_similar(
         [run.cited_evidence for run in runs],
         params.evidence_jaccard,
         params.evidence_min_shared,
         components,
     )
-    return _groups(runs, components)
+    return components
 
 
 class _UnionFind:
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, record: bool = False) -> None:
         self._parent = list(range(size))
         self._size = [1] * size
+        self._record = record
+        self.kind = ""  # the kind of link being added, for the record
+        self.merges: list[tuple[int, int, str]] = []
 
     def find(self, item: int) -> int:
         parent = self._parent
@@ -124,9 +156,12 @@ class _UnionFind:
         return item
 
     def union(self, a: int, b: int) -> None:
+        x, y = a, b
         a, b = self.find(a), self.find(b)
         if a == b:
             return
+        if self._record:
+            self.merges.append((x, y, self.kind))
         if self._size[a] < self._size[b]:
             a, b = b, a
         self._parent[b] = a

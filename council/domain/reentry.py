@@ -13,7 +13,8 @@ forks, because objective disagreement outranks everything under it):
   4. the heads' depends_on chains
   5. evidence references (challenged or invalidated first)
   6. branch topology
-  7. memory (stable, provisional, contested)
+  7. memory (stable, provisional, contested, and retracted: a next session is told
+     what was consolidated and then retracted)
 """
 
 from __future__ import annotations

@@ -134,6 +134,8 @@ def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group])
             + ("head version" if is_head else f"head is {node['head_version_id']}"),
         )
     )
+    if "retraction" in node:  # v2 snapshots: a retracted version needs a revision, a fork or a restore
+        reasons.append(_not_retracted(node["retraction"]))
     need_groups = int(rules["min_support_groups"])
     reasons.append(
         Reason(
@@ -203,6 +205,23 @@ def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group])
         )
     outcome = CONSOLIDATE if all(r.ok for r in reasons) else NOT_READY
     return Decision(outcome, tuple(reasons), tuple(groups))
+
+
+def _not_retracted(retraction: dict[str, Any]) -> Reason:
+    """A version whose consolidation was retracted does not consolidate again on
+    new claims alone: that takes a new version (a revision or a fork) or an
+    explicit restore through adjudication (docs/architecture.md §5)."""
+    status = retraction["status"]
+    if status == "retracted":
+        detail = (
+            f"consolidation {retraction['consolidation_id']} of this version was retracted; "
+            "a revision, a fork or a restore through adjudication is needed"
+        )
+    elif status == "live":
+        detail = f"consolidation {retraction['consolidation_id']} was restored through adjudication"
+    else:
+        detail = "never retracted"
+    return Reason("version_not_retracted", status != "retracted", detail)
 
 
 def adjudication(*, retract_groups: int, keep_groups: int, required: int, superseded: bool) -> str:

@@ -14,6 +14,9 @@ from typing import Any
 from council.domain.canonical import canonical_json, canonical_sha256, sha256_text
 
 FORMAT = "council-snapshot-v1"
+# v2 adds node.retraction: the latest retraction (or restore) of a consolidation of
+# the version. Snapshots whose manifest names none rebuild as v1, hash unchanged.
+FORMAT_V2 = "council-snapshot-v2"
 
 
 def _by_id(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -42,19 +45,27 @@ def build_snapshot(rows: dict[str, Any]) -> dict[str, Any]:
         for b in rows["branches"] or []
     }
     node_branch = branches[str(version["branch_id"])]
+    node: dict[str, Any] = {
+        "version_id": str(version["id"]),
+        "logical_node_id": str(version["logical_node_id"]),
+        "thread_id": str(version["thread_id"]),
+        "version_no": int(version["version_no"]),
+        "content_sha256": version["content_sha256"],
+        "status": node_transition["to_status"] if node_transition else version["initial_status"],
+        "status_transition_id": _s(node_transition["id"]) if node_transition else None,
+        "head_version_id": str(head["id"]),
+        "version_ids": sorted(str(v["id"]) for v in versions),
+    }
+    retraction = rows.get("retraction")
+    if retraction is not None:
+        node["retraction"] = {
+            "transition_id": _s(retraction.get("id")),
+            "consolidation_id": _s(retraction.get("consolidation_id")),
+            "status": retraction.get("to_status"),
+        }
     return {
-        "format": FORMAT,
-        "node": {
-            "version_id": str(version["id"]),
-            "logical_node_id": str(version["logical_node_id"]),
-            "thread_id": str(version["thread_id"]),
-            "version_no": int(version["version_no"]),
-            "content_sha256": version["content_sha256"],
-            "status": node_transition["to_status"] if node_transition else version["initial_status"],
-            "status_transition_id": _s(node_transition["id"]) if node_transition else None,
-            "head_version_id": str(head["id"]),
-            "version_ids": sorted(str(v["id"]) for v in versions),
-        },
+        "format": FORMAT if retraction is None else FORMAT_V2,
+        "node": node,
         "branch": node_branch,
         "objective_forks": _by_id([b for b in branches.values() if b["kind"] == "objective"]),
         "claims": _by_id(
@@ -169,6 +180,7 @@ def manifest_of(snapshot: dict[str, Any]) -> dict[str, Any]:
         ],
         "rule_set_id": snapshot["rule_set"]["id"],
         "grouping_algorithm_id": snapshot["grouping"]["id"],
+        **({"retraction": node["retraction"]["transition_id"]} if "retraction" in node else {}),
     }
 
 

@@ -85,6 +85,19 @@ class Events:
             query = query.limit(limit)
         return [Event.model_validate(dict(row)) for row in self._conn.execute(query).mappings()]
 
+    def claims_on(self, thread_id: UUID, version_ids: list[str]) -> list[Event]:
+        """The ``claim.added`` events of the versions, in the order the log holds them."""
+        rows = self._conn.execute(
+            select(t.events)
+            .where(
+                t.events.c.thread_id == thread_id,
+                t.events.c.kind == "claim.added",
+                t.events.c.payload["node_version_id"].astext.in_(version_ids),
+            )
+            .order_by(t.events.c.id)
+        ).mappings()
+        return [Event.model_validate(dict(row)) for row in rows]
+
     def latest_id(self, thread_id: UUID) -> int:
         """The id of the thread's newest event (0 when it has none)."""
         found = self._conn.execute(

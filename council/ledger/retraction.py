@@ -18,7 +18,9 @@ from sqlalchemy import Connection, func, insert, select
 
 from council.domain import validate as v
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
+from council.domain.results.governance import ProposalShown
 from council.domain.results.retraction import Proposal, Vote
+from council.domain.rules import group_dict
 from council.domain.vocabulary import VOTES
 from council.errors import BadInput
 from council.ledger import events
@@ -26,6 +28,7 @@ from council.ledger import tables as t
 from council.ledger.locks import lock_node
 from council.ledger.lookup import require
 from council.ledger.memory import move_memory
+from council.ledger.restore import restore_retraction
 from council.sql import query
 
 
@@ -146,19 +149,53 @@ class Retractions:
             self._conn, proposal_id, run_id, choice=choice, confidence=level, rationale=rationale, actor=actor
         )
 
+    def of_thread(self, thread_id: UUID) -> list[ProposalShown]:
+        """The thread's proposals, oldest first, each with its votes (and the voting
+        runs' agents), their independence groups and its transitions."""
+        conn = self._conn
+        p, c, nv = t.retraction_proposals, t.consolidations, t.node_versions
+        rows = conn.execute(
+            select(p, c.c.node_version_id, nv.c.content)
+            .join(c, c.c.id == p.c.consolidation_id)
+            .join(nv, nv.c.id == c.c.node_version_id)
+            .where(p.c.thread_id == thread_id)
+            .order_by(p.c.created_at, p.c.id)
+        ).mappings()
+        shown = []
+        for row in [dict(r) for r in rows]:
+            votes = conn.execute(
+                select(t.retraction_votes, t.agent_runs.c.agent, t.agent_runs.c.provider)
+                .join(t.agent_runs, t.agent_runs.c.id == t.retraction_votes.c.run_id)
+                .where(t.retraction_votes.c.proposal_id == row["id"])
+                .order_by(t.retraction_votes.c.created_at, t.retraction_votes.c.id)
+            ).mappings()
+            history = conn.execute(
+                select(t.retraction_proposal_transitions)
+                .where(t.retraction_proposal_transitions.c.proposal_id == row["id"])
+                .order_by(t.retraction_proposal_transitions.c.created_at)
+            ).mappings()
+            shown.append(
+                ProposalShown.model_validate(
+                    {
+                        **row,
+                        "votes": [dict(v) for v in votes],
+                        "groups": [group_dict(g) for g in _vote_groups(conn, row)],
+                        "history": [dict(h) for h in history],
+                    }
+                )
+            )
+        return shown
+
     def briefing(self, proposal_id: UUID) -> dict[str, Any]:
         return proposal_briefing(self._conn, proposal_id)
 
     def awaiting_review(self, *, limit: int) -> list[dict[str, Any]]:
-        """Open proposals no review dispatch was created for yet, oldest first."""
-        reviewed = select(t.dispatches.c.id).where(t.dispatches.c.proposal_id == t.retraction_proposals.c.id)
-        rows = self._conn.execute(
-            select(t.retraction_proposals.c.id, t.retraction_proposals.c.thread_id)
-            .where(t.retraction_proposals.c.status == "open", ~reviewed.exists())
-            .order_by(t.retraction_proposals.c.created_at, t.retraction_proposals.c.id)
-            .limit(limit)
-        ).mappings()
-        return [dict(r) for r in rows]
+        """Open proposals due for an automatic review dispatch (none dispatched yet;
+        the thread's review setting is auto, or delayed and the delay passed), oldest first."""
+        return [
+            dict(r)
+            for r in self._conn.execute(query("proposals_awaiting_review"), {"limit": limit}).mappings()
+        ]
 
     def locked_for_adjudication(self, proposal_id: UUID) -> tuple[dict[str, Any], dict[str, Any]]:
         """The proposal and its consolidation, read again under the node's lock
@@ -202,6 +239,12 @@ class Retractions:
         """Record the decision: the proposal's transition and, for a retraction,
         the consolidation's, the memory's and the node version's (open again)."""
         _close(self._conn, proposal, consolidation, outcome, details, actor)
+
+    def restore(
+        self, proposal: dict[str, Any], consolidation: dict[str, Any], *, reason: str, actor: str
+    ) -> None:
+        """Undo the retraction the proposal decided (``council.ledger.restore``)."""
+        restore_retraction(self._conn, proposal, consolidation, reason=reason, actor=actor)
 
 
 def check_vote(conn: Connection, proposal_id: UUID, run: Any) -> Any:

@@ -172,10 +172,12 @@ class Runs:
         that ran it."""
         conn = self._conn
         run = dict(require(conn, t.agent_runs, run_id, "run"))
+        whose = t.agent_runs.alias("whose")
         exposures = conn.execute(
-            select(t.run_exposures)
+            select(t.run_exposures, whose.c.agent.label("exposed_to_agent"))
+            .outerjoin(whose, whose.c.id == t.run_exposures.c.exposed_to_run_id)
             .where(t.run_exposures.c.run_id == run_id)
-            .order_by(t.run_exposures.c.created_at)
+            .order_by(t.run_exposures.c.created_at, t.run_exposures.c.id)
         ).mappings()
         claims = conn.execute(
             select(t.claims).where(t.claims.c.run_id == run_id).order_by(t.claims.c.created_at)

@@ -47,7 +47,15 @@ def snapshots_from_manifests(conn: Connection, named: Sequence[dict[str, Any]]) 
 
 def _flattened(named: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
     """The manifests as the parallel arrays ``snapshot_rows`` takes."""
-    heads = ("ords", "version_ids", "node_transitions", "rule_set_ids", "grouping_algorithm_ids")
+    heads = (
+        "ords",
+        "version_ids",
+        "node_transitions",
+        "rule_set_ids",
+        "grouping_algorithm_ids",
+        "retraction_named",
+        "retractions",
+    )
     params: dict[str, list[Any]] = {name: [] for name in heads}
     for key in _IDS:
         params[f"{key}_ord"], params[f"{key}_id"] = [], []
@@ -59,6 +67,8 @@ def _flattened(named: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
         params["node_transitions"].append(_text(manifest_["node_transition"]))
         params["rule_set_ids"].append(manifest_["rule_set_id"])
         params["grouping_algorithm_ids"].append(manifest_["grouping_algorithm_id"])
+        params["retraction_named"].append("retraction" in manifest_)  # not in manifests before the rule
+        params["retractions"].append(_text(manifest_.get("retraction")))
         for key in _IDS:
             for row_id in manifest_[key]:
                 params[f"{key}_ord"].append(ord_)

@@ -31,6 +31,7 @@ from sqlalchemy.dialects.postgresql import JSONB, UUID
 from council.ledger.attempts import run_attempts as run_attempts  # re-exported with the other tables
 from council.ledger.table_helpers import TS, created, fk, id_column, metadata, transitions_table
 from council.ledger.tables_cascade import cascade_continuations as cascade_continuations
+from council.ledger.tables_review import thread_review_settings as thread_review_settings
 from council.ledger.tables_rule_sets import rule_set_pins as rule_set_pins
 from council.ledger.tables_rule_sets import rule_set_provenance as rule_set_provenance
 from council.ledger.traces import run_opened_evidence as run_opened_evidence

@@ -8,10 +8,12 @@ from sqlalchemy import Connection, Table, func, insert, select
 
 from council.domain import validate as v
 from council.domain.results.threads import Thread, ThreadCounts, ThreadCreated, ThreadShown
+from council.domain.review import DEFAULT, Review
 from council.errors import NotFound
 from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require
+from council.ledger.review import ReviewStore
 from council.ledger.rule_sets import RuleSets
 
 DEFAULT_GROUPING = "indep-v1"
@@ -37,9 +39,11 @@ class Threads:
         actor: str,
         rule_set_id: str | None = None,
         grouping_algorithm_id: str = DEFAULT_GROUPING,
+        review: Review = DEFAULT,
     ) -> ThreadCreated:
         """The thread and its main branch, pinned to a rule set (by default the one
-        pinned for new threads) and grouping version."""
+        pinned for new threads) and grouping version, with its review setting (the
+        first row of that setting's history)."""
         title = v.text(title, "title", v.MAX_TITLE)
         objective = v.text(objective, "objective", v.MAX_OBJECTIVE)
         conn = self._conn
@@ -75,9 +79,14 @@ class Threads:
                 "title": title,
                 "rule_set_id": rule_set_id,
                 "grouping_algorithm_id": grouping_algorithm_id,
+                "review": review.review,
+                "delay_s": review.delay_s,
             },
         )
-        return ThreadCreated.model_validate({**thread, "main_branch_id": branch_id})
+        setting = ReviewStore(conn).set(
+            thread["id"], review, actor=actor, reason="thread created", event=False
+        )
+        return ThreadCreated.model_validate({**thread, "main_branch_id": branch_id, "review": setting})
 
     def get(self, thread_id: UUID) -> Thread:
         return Thread.model_validate(dict(require(self._conn, t.threads, thread_id, "thread")))
@@ -96,6 +105,7 @@ class Threads:
                 **thread,
                 "main_branch_id": main_branch_id(self._conn, thread_id),
                 "counts": ThreadCounts(**counts),
+                "review": ReviewStore(self._conn).settings(thread_id).current,
             }
         )
 

@@ -41,6 +41,7 @@ from council.ledger.lookup import resolve
 from council.ledger.nodes import Nodes
 from council.ledger.retraction import Retractions
 from council.ledger.reversal import Reversal
+from council.ledger.review import ReviewStore
 from council.ledger.rule_sets import RuleSets
 from council.ledger.runs import Runs
 from council.ledger.threads import Threads
@@ -114,6 +115,10 @@ class Tx:
     @cached_property
     def retractions(self) -> Retractions:
         return Retractions(self.conn)
+
+    @cached_property
+    def reviews(self) -> ReviewStore:
+        return ReviewStore(self.conn)
 
     @cached_property
     def reversal(self) -> Reversal:

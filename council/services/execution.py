@@ -14,7 +14,8 @@ opened written with the attempt's end however it ends; check, lint and
 apply the answer in one transaction fenced on the attempt (one bounded
 re-prompt with the validation error); then enqueue consolidation of every
 node version it touched and, when its round is complete, the next round — or,
-when it completes a review dispatch, adjudicate the proposal under review.
+when it completes a review dispatch, adjudicate the proposal under review (unless its
+thread reviews by hand).
 
 A transient model error releases the run for the task to retry (the one retry
 policy lives in the task), or on the last try allowed fails it with the reason
@@ -49,7 +50,7 @@ from council.ledger.runs import TERMINAL
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.dispatch import compile_for
 from council.services.reentry import lint_prose
-from council.services.retraction import adjudicate
+from council.services.retraction import adjudicate_if_automatic
 
 # How long an attempt owns its run before the sweep may hand it to another worker.
 LEASE_S = float(os.environ.get("COUNCIL_RUN_LEASE_S", "300"))
@@ -383,7 +384,8 @@ def _adjudicate_when_reviewed(uow: UnitOfWork, dispatch_id: UUID, proposal_id: U
     with uow() as tx:
         runs = tx.runs.of_dispatch(dispatch_id)
     if all(r.status in TERMINAL for r in runs):
-        return adjudicate(uow, proposal_id, actor=REVIEW_ACTOR).outcome
+        decided = adjudicate_if_automatic(uow, proposal_id, actor=REVIEW_ACTOR)
+        return None if decided is None else decided.outcome
     return None
 
 

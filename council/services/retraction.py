@@ -7,6 +7,8 @@ decision. Votes are grouped by independence like any other claims.
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from council import config
 from council.domain.commands import IdRef
 from council.domain.results.consolidation import GroupShape
@@ -50,11 +52,34 @@ def vote(
         )
 
 
-def adjudicate(uow: UnitOfWork, proposal: IdRef, *, actor: str) -> Adjudicated:
-    """Apply the proposal's pinned rules to its independent vote groups."""
+def adjudicate_if_automatic(uow: UnitOfWork, proposal_id: UUID, *, actor: str) -> Adjudicated | None:
+    """Adjudicate a proposal whose review ended — unless its thread reviews by hand
+    (``manual``: people's votes and `council retraction adjudicate` decide)."""
+    with uow() as tx:
+        thread_id = tx.retractions.get(proposal_id).thread_id
+        if not tx.reviews.current(thread_id).automatic:
+            return None
+    return adjudicate(uow, proposal_id, actor=actor)
+
+
+def adjudicate(
+    uow: UnitOfWork, proposal: IdRef, *, actor: str, restore: bool = False, reason: str = ""
+) -> Adjudicated:
+    """Apply the proposal's pinned rules to its independent vote groups — or, with
+    ``restore``, undo the retraction it decided (the explicit restore a retracted
+    version needs before it is stable again), recording ``reason``."""
     with uow() as tx:
         proposal_id = tx.resolve("retraction proposal", proposal)
         row, consolidation = tx.retractions.locked_for_adjudication(proposal_id)
+        if restore:
+            tx.retractions.restore(row, consolidation, reason=reason, actor=actor)
+            return Adjudicated(
+                proposal_id=proposal_id,
+                consolidation_id=consolidation["id"],
+                outcome="restored",
+                already_adjudicated=False,
+                restored_retraction=True,
+            )
         if row["status"] != "open":
             return Adjudicated(
                 proposal_id=proposal_id,

@@ -16,7 +16,8 @@ ledger alone:
 - reassessments: live consolidations whose memory is still stable, and has
   not moved since evidence they rest on was challenged or invalidated;
 - the next round of a deliberative dispatch whose round ended;
-- the adjudication of a proposal whose review dispatch ended.
+- the adjudication of a proposal whose review dispatch ended (unless its
+  thread reviews by hand).
 
 Re-verification needs nothing here: the periodic ``council.reverify`` pass
 (its own beat entry) re-verifies every provisional item whose support is
@@ -36,7 +37,7 @@ from uuid import UUID
 from council.adapters.scheduler import Scheduler
 from council.domain import reassessment
 from council.ledger.unit import UnitOfWork
-from council.services.retraction import adjudicate
+from council.services.retraction import adjudicate_if_automatic
 from council.services.reversal import reassess
 
 SWEEP_LIMIT = 500  # of each kind, per sweep
@@ -85,5 +86,6 @@ def sweep(
         if created:
             scheduler.enqueue_runs(created)
             rounds.append(dispatch_id)
-    adjudicated = [p for p in reviewed if adjudicate(uow, p, actor=ACTOR).outcome != "pending"]
+    decided = {p: adjudicate_if_automatic(uow, p, actor=ACTOR) for p in reviewed}
+    adjudicated = [p for p, result in decided.items() if result is not None and result.outcome != "pending"]
     return Swept(runs, versions, continuations, len(unreassessed), rounds, adjudicated)

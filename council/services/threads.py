@@ -6,14 +6,40 @@ from uuid import UUID
 
 from council.domain.results.events import EventList
 from council.domain.results.graph import ThreadGraph
-from council.domain.results.threads import ThreadCreated, ThreadList, ThreadShown
+from council.domain.results.threads import ReviewSettings, ThreadCreated, ThreadList, ThreadShown
+from council.domain.review import parse_review
 from council.ledger.unit import UnitOfWork
 
 
-def create_thread(uow: UnitOfWork, *, title: str, objective: str, actor: str) -> ThreadCreated:
-    """Open a thread with its main branch, pinned to the default rule set and grouping."""
+def create_thread(
+    uow: UnitOfWork, *, title: str, objective: str, actor: str, review: str = "auto"
+) -> ThreadCreated:
+    """Open a thread with its main branch, pinned to the default rule set and
+    grouping, reviewing opened retraction proposals as ``review`` says (auto,
+    manual or a delay)."""
+    setting = parse_review(review)
     with uow() as tx:
-        return tx.threads.create(title=title, objective=objective, actor=actor)
+        return tx.threads.create(title=title, objective=objective, actor=actor, review=setting)
+
+
+def set_review(
+    uow: UnitOfWork, thread: str | UUID, review: str, *, actor: str, reason: str = ""
+) -> ReviewSettings:
+    """Change how the thread's opened retraction proposals are reviewed (appended to its history)."""
+    setting = parse_review(review)
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        tx.threads.get(thread_id)
+        tx.reviews.set(thread_id, setting, actor=actor, reason=reason)
+        return tx.reviews.settings(thread_id)
+
+
+def review_settings(uow: UnitOfWork, thread: str | UUID) -> ReviewSettings:
+    """The thread's review setting in force and its history."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        tx.threads.get(thread_id)
+        return tx.reviews.settings(thread_id)
 
 
 def show_thread(uow: UnitOfWork, thread: str | UUID) -> ThreadShown:

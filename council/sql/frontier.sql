@@ -116,10 +116,10 @@ SELECT json_build_object(
             'id', m.id, 'node_version_id', m.node_version_id, 'consolidation_id', m.consolidation_id,
             'status', m.status, 'content', m.content) ORDER BY m.status_changed_at DESC, m.id), '[]'::json)
         FROM (SELECT * FROM memory_items WHERE thread_id = :thread_id
-              AND status IN ('stable', 'provisional', 'contested')
+              AND status IN ('stable', 'provisional', 'contested', 'retracted')
               ORDER BY status_changed_at DESC, id LIMIT :memory_limit) m),
     'memory_count', (SELECT count(*) FROM memory_items WHERE thread_id = :thread_id
-                     AND status IN ('stable', 'provisional', 'contested'))
+                     AND status IN ('stable', 'provisional', 'contested', 'retracted'))
 ) AS frontier
 
 -- lint_items --

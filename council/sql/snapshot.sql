@@ -3,6 +3,8 @@
 -- on, chosen in ONE statement (one view of the data under READ COMMITTED), after
 -- the node locks are held. Current states are named by their latest transition
 -- row; all named rows are immutable, so reading them later changes nothing.
+-- 'retraction' names the latest retraction or restore of a consolidation of this
+-- version (a retracted version does not consolidate again on claims alone).
 -- One row per version found: (version_id, manifest).
 SELECT nv.id AS version_id, json_build_object(
     'version_id', nv.id,
@@ -44,6 +46,11 @@ SELECT nv.id AS version_id, json_build_object(
             SELECT t.id FROM pending_action_transitions t WHERE t.pending_action_id = p.id
             ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY p.id), '[]'::json)
         FROM pending_actions p WHERE p.node_version_id = nv.id),
+    'retraction', (
+        SELECT t.id FROM consolidation_transitions t
+        JOIN consolidations c ON c.id = t.consolidation_id
+        WHERE c.node_version_id = nv.id AND t.to_status IN ('retracted', 'live')
+        ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
     'rule_set_id', th.rule_set_id,
     'grouping_algorithm_id', th.grouping_algorithm_id
 ) AS manifest
@@ -57,10 +64,13 @@ WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
 -- manifest's number (:ords, from 1) and the row ids (and, for states, the
 -- transition ids). One row per manifest, (ord, rows), in order. Every row is
 -- fetched by primary key, so the cost follows the manifests, not the tables.
+-- A manifest from before the retraction rule names no retraction (:retraction_named
+-- false): its rows carry none, so its snapshot rebuilds exactly as it was.
 WITH x AS (
     SELECT * FROM unnest(CAST(:ords AS int[]), CAST(:version_ids AS uuid[]), CAST(:node_transitions AS uuid[]),
-                         CAST(:rule_set_ids AS text[]), CAST(:grouping_algorithm_ids AS text[]))
-        AS x(ord, version_id, node_transition, rule_set_id, grouping_algorithm_id)
+                         CAST(:rule_set_ids AS text[]), CAST(:grouping_algorithm_ids AS text[]),
+                         CAST(:retraction_named AS boolean[]), CAST(:retractions AS uuid[]))
+        AS x(ord, version_id, node_transition, rule_set_id, grouping_algorithm_id, retraction_named, retraction)
 ), versions_by AS (
     SELECT u.ord, json_agg(json_build_object(
         'id', nv.id, 'version_no', nv.version_no)) AS j
@@ -129,6 +139,10 @@ SELECT x.ord, json_build_object(
     'node_transition', (
         SELECT row_to_json(r) FROM (
             SELECT t.id, t.to_status FROM node_status_transitions t WHERE t.id = x.node_transition) r),
+    'retraction', CASE WHEN x.retraction_named THEN coalesce((
+        SELECT row_to_json(r) FROM (
+            SELECT t.id, t.consolidation_id, t.to_status FROM consolidation_transitions t
+            WHERE t.id = x.retraction) r), '{}'::json) END,
     'branches', coalesce(branches_by.j, '[]'::json),
     'claims', coalesce(claims_by.j, '[]'::json),
     'runs', coalesce(runs_by.j, '[]'::json),

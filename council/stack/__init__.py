@@ -176,8 +176,9 @@ def down() -> dict[str, Any]:
 def status() -> dict[str, Any]:
     """What is configured and running.
 
-    Returns ``{"home", "database_revision", "web_url", "components": {name: {"url",
-    "running", "pid", "started_by_us", "external"}}}``; a supervised process also
+    Returns ``{"home", "state" (up, partial or down: of what ``up`` manages),
+    "database_revision", "web_url", "components": {name: {"url", "running", "pid",
+    "started_by_us", "external"}}}``; a supervised process also
     has ``state``, ``restarts``, ``last_exit_code`` and ``log``. URLs have passwords
     redacted, ``database_revision`` is None when the database is unreachable.
     """
@@ -209,7 +210,16 @@ def status() -> dict[str, Any]:
     revision = database_revision(database) if database and report["postgres"]["running"] else None
     report.update(processes.report(home))
     web = report["web"]["url"] if "web" in report else None
-    return {"home": str(home), "database_revision": revision, "web_url": web, "components": report}
+    # What `up` manages (external services are the operator's): all running, some, or none.
+    running = [bool(c.get("running")) for c in report.values() if not c.get("external")]
+    state = "up" if all(running) else "partial" if any(running) else "down"
+    return {
+        "home": str(home),
+        "state": state,
+        "database_revision": revision,
+        "web_url": web,
+        "components": report,
+    }
 
 
 def migrate_database() -> str:

@@ -10,11 +10,14 @@ from fastapi.responses import PlainTextResponse
 
 from council.domain.reentry import Fetch, ReentryPacket
 from council.domain.reentry_markdown import render_markdown
-from council.domain.results.events import EventList
+from council.domain.results.events import EventList, Formation
+from council.domain.results.governance import Governance
 from council.domain.results.graph import ThreadGraph
 from council.domain.results.learning import StancesShown
 from council.domain.results.runs import RunList
 from council.domain.results.threads import ThreadList, ThreadShown
+from council.services.formation import formation
+from council.services.governance import thread_governance
 from council.services.learning import stances as stance_changes
 from council.services.reentry import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, reentry_packet
 from council.services.runs import thread_runs
@@ -54,6 +57,26 @@ def thread(thread_id: UUID, wired: Wired) -> Any:
 )
 def graph(thread_id: UUID, wired: Wired) -> Any:
     return thread_graph(wired.uow, thread_id)
+
+
+@router.get(
+    "/{thread_id}/formation",
+    response_model=Formation,
+    responses=KNOWN,
+    summary="Each claim with its node's groups as they were then, and the links that joined them",
+)
+def formation_of(thread_id: UUID, wired: Wired) -> Any:
+    return formation(wired.uow, thread_id)
+
+
+@router.get(
+    "/{thread_id}/governance",
+    response_model=Governance,
+    responses=KNOWN,
+    summary="Why each open head is or is not consolidated; evidence with history; proposals with votes",
+)
+def governance(thread_id: UUID, wired: Wired) -> Any:
+    return thread_governance(wired.uow, thread_id)
 
 
 @router.get("/{thread_id}/runs", response_model=RunList, responses=KNOWN, summary="The thread's runs")

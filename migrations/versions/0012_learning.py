@@ -1,7 +1,7 @@
 """Learning from the record: rule-set provenance and pins, stance changes and calibration views (issue 20).
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 Create Date: 2026-12-01
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from migrations.sqlfile import run_sql_beside
 
 revision = "0012"
-down_revision = "0010"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 
+from council.cli.demo_cmd import memory_section
 from council.demo import scenario
 from tests.conftest import free_port
 from tests.published import validate_cli_output
@@ -84,8 +85,11 @@ def test_demo_consolidates_on_the_workers_then_retracts_and_stops_its_stack(tmp_
     assert summary["invalidation"]["memory_status"] == "contested"
     assert summary["retraction"]["outcome"] == "retracted"
     assert summary["retraction"]["proposal_id"] == summary["invalidation"]["proposal_id"]
-    # And the reentry packet has the proposition open again
+    # And the reentry packet has the proposition open again, and its memory tells a
+    # next session that it was consolidated and then retracted
     assert f"[open] “{scenario.CLAIM}”" in summary["reentry_markdown"]
+    told = memory_section(summary["reentry_markdown"])
+    assert any(line.startswith(f"- “{scenario.CLAIM}”: retracted") for line in told), told
     assert "round 2 was shown round 1's stances" in done.stderr
     # And it brought down the stack it started: nothing of it is left running
     assert summary["stack"] == {"home": str(home), "left_running": False, "stopped": True}

@@ -360,7 +360,7 @@ def test_down_stops_everything_and_data_survives(
         assert not _alive(pid)
     status = council("status")
     assert all(not c["running"] for c in status["components"].values())
-    assert status["database_revision"] is None
+    assert status["database_revision"] is None and status["state"] == "down"
     assert not (Path(env["COUNCIL_HOME"]) / "stack.json").exists()
 
     # And when it comes up again, the data is still there

@@ -236,7 +236,7 @@ def test_the_last_review_run_to_end_adjudicates_and_an_earlier_one_does_not(
         adjudicated.append(proposal)
         return type("A", (), {"outcome": "retracted"})()
 
-    monkeypatch.setattr(execution, "adjudicate", adjudicate)
+    monkeypatch.setattr(execution, "adjudicate_if_automatic", adjudicate)
     proposal = uuid4()
     run = Run(uuid4(), "review", proposal_id=proposal)
     done = execution.Executed(run_id=uuid4(), status="succeeded")

@@ -7,6 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from council.domain.results.base import Result, Row
+from council.domain.results.consolidation import GroupShape
 
 
 class Event(Row):
@@ -23,9 +24,44 @@ class EventList(Result):
     items: list[Event]
 
 
+class FormationLink(Result):
+    """A link by which the claiming run joined a group of earlier runs: ``kind`` is
+    parent, exposure, similar_input or shared_evidence."""
+
+    kind: str
+    run_id: str
+    agent: str
+
+
+class FormationStep(Result):
+    """One claim, and the node version's groups as they were at that claim
+    (computed from the stored records of the runs that had claimed by then)."""
+
+    event_id: int
+    claim_id: str
+    node_version_id: str
+    run_id: str
+    agent: str
+    provider: str
+    stance: str
+    confidence: float
+    groups: list[GroupShape]
+    links: list[FormationLink]
+    run_agents: dict[str, str]  # the agent of each run in the groups
+
+
+class Formation(Result):
+    """How groups formed on a thread's node versions, claim by claim."""
+
+    thread_id: UUID
+    steps: list[FormationStep]
+
+
 class Watched(Result):
-    """What `council watch` saw: the events, and after each claim the groups of its node."""
+    """What `council watch` saw: the events, and at each claim the groups of its
+    node as they were then (``steps``); ``groups`` is the last of them per version."""
 
     thread_id: UUID
     events: list[Event]
-    groups: dict[str, Any]
+    steps: list[FormationStep]
+    groups: dict[str, list[GroupShape]]

@@ -34,7 +34,8 @@ class Vote(Row):
 
 class Adjudicated(Result):
     """``outcome``: retracted | restored | superseded | pending; for a proposal decided
-    earlier, its decision and ``already_adjudicated``."""
+    earlier, its decision and ``already_adjudicated``; ``restored_retraction`` when
+    this adjudication undid the proposal's earlier retraction (``--restore``)."""
 
     proposal_id: UUID
     consolidation_id: UUID
@@ -46,3 +47,4 @@ class Adjudicated(Result):
     groups: list[GroupShape] | None = None
     rule_set_id: str | None = None
     grouping_algorithm_id: str | None = None
+    restored_retraction: bool = False

@@ -63,6 +63,7 @@ class RunExposure(Row):
     claim_id: UUID | None
     node_version_id: UUID | None
     created_at: datetime
+    exposed_to_agent: str | None = None  # the agent of the run whose stance it was
 
 
 class Attempt(Result):

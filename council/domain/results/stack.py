@@ -53,7 +53,10 @@ class StackDown(StackReport):
 
 
 class StackStatus(StackReport):
+    """``state``: up (every component runs), partial, or down (none does)."""
+
     home: str
+    state: Literal["up", "partial", "down"]
     database_revision: str | None
     web_url: str | None
     components: dict[str, StackComponent]
@@ -72,3 +75,11 @@ class Serving(Result):
         description="COUNCIL_API_TOKEN or COUNCIL_API_READ_TOKEN is set: every route but /health and "
         "the page's files needs a bearer token."
     )
+
+
+class DatabaseUrl(Result):
+    """`council db url`: the URL to connect with (embedded or configured), and as whom."""
+
+    url: str
+    role: str | None
+    read_only: bool

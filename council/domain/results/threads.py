@@ -8,6 +8,19 @@ from uuid import UUID
 from council.domain.results.base import Result, Row
 
 
+class ReviewSetting(Result):
+    """How the thread's opened retraction proposals are reviewed: ``review`` is
+    auto | delayed | manual (``delay_s`` for delayed); ``set_at`` is None for the
+    default (a thread whose setting was never given)."""
+
+    review: str
+    delay_s: int
+    description: str
+    actor: str | None = None
+    reason: str = ""
+    set_at: datetime | None = None
+
+
 class Thread(Row):
     id: UUID
     title: str
@@ -19,6 +32,7 @@ class Thread(Row):
 
 class ThreadCreated(Thread):
     main_branch_id: UUID
+    review: ReviewSetting
 
 
 class ThreadCounts(Result):
@@ -33,7 +47,16 @@ class ThreadCounts(Result):
 class ThreadShown(Thread):
     main_branch_id: UUID
     counts: ThreadCounts
+    review: ReviewSetting
 
 
 class ThreadList(Result):
     items: list[Thread]
+
+
+class ReviewSettings(Result):
+    """A thread's review setting in force and its history, oldest first."""
+
+    thread_id: UUID
+    current: ReviewSetting
+    history: list[ReviewSetting]

@@ -22,6 +22,10 @@ const state = {
 
 const $ = (id) => document.getElementById(id);
 
+// Further panels (governance.js) register here: refresh() when the thread (re)opens,
+// onEvent(event) for each event of it.
+const panels = [];
+
 function el(tag, attrs = {}, text) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
@@ -37,6 +41,8 @@ function svg(tag, attrs = {}, text) {
 }
 
 const short = (id) => String(id).slice(0, 8);
+// A run as a person can tell it apart: agent, round and the id prefix the CLI accepts.
+const runLabel = (run, id) => (run ? `${run.agent} r${run.round} · ${short(id)}` : short(id));
 const clip = (text, n) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
 
 const token = () => $("token").value.trim();
@@ -100,6 +106,16 @@ function openThread(threadId) {
 async function follow(threadId, signal) {
   let lastEventId = null;
   let retryMs = 3000;
+  // Past events first (the stream then resumes after the last of them).
+  try {
+    const { items } = await getJSON(`/threads/${threadId}/events`);
+    if (signal.aborted) return;
+    for (const event of items.slice(-MAX_EVENTS_SHOWN)) onEvent(event, { past: true });
+    if (items.length) lastEventId = String(items[items.length - 1].id);
+  } catch (error) {
+    if (error instanceof Unauthorized) return askForToken();
+    console.warn(error);
+  }
   while (!signal.aborted) {
     setStreamState("connecting");
     try {
@@ -169,14 +185,15 @@ function refreshAll() {
   schedule("runs", refreshRuns);
   schedule("graph", refreshGraph);
   schedule("stances", refreshStances);
+  for (const panel of panels) schedule(panel.name, panel.refresh);
 }
 
 // ------------------------------------------------------------------- events
 
-function onEvent(event) {
+function onEvent(event, { past = false } = {}) {
   if (event.thread_id !== state.thread) return;
   document.body.dataset.lastEventId = String(event.id);
-  const item = el("li", { "data-event-id": event.id, "data-kind": event.kind });
+  const item = el("li", { "data-event-id": event.id, "data-kind": event.kind, "data-past": String(past) });
   item.append(el("code", {}, `#${event.id}`), ` ${event.kind} `, el("span", { class: "actor" }, event.actor));
   const list = $("events");
   list.prepend(item);
@@ -192,6 +209,7 @@ function onEvent(event) {
   if (/^(node|branch|consolidation|memory|evidence|retraction|claim)\./.test(kind) || kind === "run.output_applied") {
     schedule("graph", refreshGraph);
   }
+  for (const panel of panels) if (panel.wants(event)) schedule(panel.name, panel.refresh);
 }
 
 // Bursts of events refetch once.
@@ -232,9 +250,11 @@ async function refreshRuns() {
       "data-round": r.round,
       "data-status": r.status,
     });
+    row.dataset.mode = r.mode;
     row.append(
       el("td", {}, r.round),
       el("td", {}, r.agent + (r.simulated ? " (sim)" : "")),
+      el("td", { class: `mode-${r.mode}` }, r.mode),
       el("td", { class: `run-${r.status}` }, r.status),
       el("td", {}, r.attempt),
       el("td", { title: r.error || r.id }, short(r.id)),
@@ -460,7 +480,7 @@ function renderGroups() {
       for (const runId of group.runs) {
         const run = state.runs.get(runId);
         box.append(
-          el("span", { class: "chip", "data-run-id": runId, title: runId }, run ? `${run.agent} r${run.round}` : short(runId)),
+          el("span", { class: "chip", "data-run-id": runId, title: runId }, runLabel(run, runId)),
         );
       }
       list.append(box);

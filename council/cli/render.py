@@ -1,0 +1,162 @@
+"""Human renderings of the detailed results: what `--json` says, said for a person
+(`run show`, `history --node`, `memory list`, `evidence show`). Each takes the
+result's JSON document, so the two outputs cannot drift apart in content."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+
+from council.cli.output import console
+
+OK, NOT_OK = "[green]✓[/]", "[red]✗[/]"
+
+
+def short(value: Any, size: int = 8) -> str:
+    """An id as the tables print it (accepted back wherever an id is taken)."""
+    return "" if value is None else str(value)[:size]
+
+
+def when(value: Any) -> str:
+    return "" if value is None else str(value).replace("T", " ")[:19]
+
+
+def transitions(items: list[dict[str, Any]], indent: str = "    ") -> None:
+    """from → to, actor, reason, time: one line each, oldest first."""
+    for item in items:
+        console.print(
+            f"{indent}{when(item['created_at'])}  {item['from_status']} → [bold]{item['to_status']}[/]"
+            f"  by {escape(item['actor'])}: {escape(item['reason'])}",
+            highlight=False,
+        )
+
+
+def reasons(items: list[dict[str, Any]], indent: str = "    ") -> None:
+    """Each rule's ✓ / ✗ and its detail."""
+    for reason in items:
+        mark = OK if reason["ok"] else NOT_OK
+        console.print(f"{indent}{mark} {reason['rule']}: {escape(reason['detail'])}", highlight=False)
+
+
+def run_shown(data: dict[str, Any]) -> None:
+    ran = "simulated" if data["simulated"] else ("real" if data["runtime"] else "recorded")
+    why = (data.get("executor") or {}).get("why")
+    if why and data["runtime"]:
+        ran = f"{ran}: {why}"
+    console.print(
+        f"[bold]run {data['id']}[/]  {escape(data['agent'])} · {escape(data['model'])} "
+        f"(provider {escape(data['provider'])}, {ran}) — [bold]{data['status']}[/]",
+        highlight=False,
+    )
+    console.print(
+        f"  runtime {data['runtime'] or 'recorded outside the workers'} · mode {data['mode']} · "
+        f"round {data['round']} · attempt {data['attempt']}",
+        highlight=False,
+    )
+    children = ", ".join(short(c) for c in data["children"]) or "none"
+    console.print(
+        f"  lineage: parent {short(data['parent_run_id']) or 'none'} · dispatch "
+        f"{short(data['dispatch_id']) or 'none'} · proposal {short(data['proposal_id']) or 'none'} · "
+        f"children {children}",
+        highlight=False,
+    )
+    console.print(f"  request sha256: {data['request_sha256'] or '(none stored)'}", highlight=False)
+    if data.get("error"):
+        console.print(f"  error: {escape(data['error'])}", highlight=False)
+    console.print(f"  exposures ({len(data['exposures'])}):")
+    for exposure in data["exposures"]:
+        if exposure["kind"] == "stance":
+            whose = short(exposure["exposed_to_run_id"])
+            agent = exposure.get("exposed_to_agent")
+            what = f"stance of run {whose}" + (f" ({escape(agent)})" if agent else "")
+        else:
+            what = f"proposition of node {short(exposure['node_version_id'])}"
+        extra = f", claim {short(exposure['claim_id'])}" if exposure["claim_id"] else ""
+        console.print(f"    {what} — arrived via {exposure['channel']}{extra}", highlight=False)
+    console.print(f"  claims ({len(data['claims'])}):")
+    for claim in data["claims"]:
+        why = f" — {escape(claim['rationale'])}" if claim["rationale"] else ""
+        console.print(
+            f"    {claim['claim_type']} node {short(claim['node_version_id'])} "
+            f"confidence {claim['confidence']:.2f}{why}",
+            highlight=False,
+        )
+    if data["attempts"]:
+        console.print("  attempts:")
+        for attempt in data["attempts"]:
+            reason = f": {escape(attempt['reason'])}" if attempt["reason"] else ""
+            console.print(
+                f"    {attempt['attempt']} on {escape(attempt['worker'])} {when(attempt['claimed_at'])} → "
+                f"{attempt['status'] or 'running'} {when(attempt['ended_at'])}{reason}",
+                highlight=False,
+            )
+    if data.get("trace") is not None:  # agent-CLI runtimes only
+        console.print("  trace:")
+        for call in data["trace"]:
+            doc = call["trace"]
+            usage = ", ".join(f"{k} {v}" for k, v in sorted(doc.get("usage", {}).items())) or "no usage"
+            stopped = f", stopped: {escape(call['stopped'])}" if call["stopped"] else ""
+            tools, files = len(doc.get("tool_calls", [])), len(doc.get("files_read", []))
+            console.print(
+                f"    attempt {call['attempt']} call {call['call']}: {call['runtime']} "
+                f"{call['cli_version']}, exit {call['exit_status']}{stopped}, "
+                f"{doc.get('turns', 0)} turn(s), {tools} tool call(s), {files} file(s) read, "
+                f"{doc.get('event_count', 0)} event(s); {usage}",
+                highlight=False,
+            )
+        opened = data.get("opened_evidence") or []
+        console.print("  evidence opened / cited:" if opened else "  evidence opened / cited: none")
+        for item in opened:
+            flags = " and ".join(w for w, on in (("opened", item["opened"]), ("cited", item["cited"])) if on)
+            console.print(f"    {short(item['evidence_id'])} {flags}", highlight=False)
+
+
+def history(data: dict[str, Any]) -> None:
+    console.print(f"[bold]logical node {data['logical_node_id']}[/]")
+    for kind, key, state in (
+        ("consolidation", "consolidations", "status"),
+        ("evaluation", "evaluations", "outcome"),
+    ):
+        console.print(f"{key} ({len(data[key])}):")
+        for item in data[key]:
+            console.print(
+                f"  {kind} {short(item['id'])} of version {short(item['node_version_id'])} — "
+                f"[bold]{item[state]}[/] ({when(item['created_at'])}, "
+                f"snapshot {short(item['snapshot_sha256'], 12)})",
+                highlight=False,
+            )
+            reasons(item["reasons"])
+
+
+def memory(data: dict[str, Any]) -> None:
+    items = data["items"]
+    title = f"memory ({data['status']})" if data.get("status") else "memory"
+    console.print(f"[bold]{title}[/]: {len(items)} item(s)")
+    for item in items:
+        console.print(
+            f"  {short(item['id'])} [bold]{item['status']}[/]  {escape(item['content'])}", highlight=False
+        )
+        console.print(
+            f"    consolidation {short(item['consolidation_id'])} · version {short(item['node_version_id'])}",
+            highlight=False,
+        )
+        transitions(item["history"])
+
+
+def evidence(data: dict[str, Any]) -> None:
+    console.print(f"[bold]evidence {data['id']}[/]  {escape(data['title'])}", highlight=False)
+    console.print(f"  validity [bold]{data['validity']}[/] since {when(data['validity_changed_at'])}")
+    console.print(f"  sha256 {data['sha256']} · {data['byte_size']} bytes {data['media_type']}")
+    source = data["source_uri"] or ""
+    console.print(f"  source {data['source_kind']} {escape(source)}".rstrip(), highlight=False)
+    threads = ", ".join(f"{short(t['thread_id'])} ({escape(t['title'])})" for t in data["threads"])
+    console.print(f"  threads: {threads or 'none'}", highlight=False)
+    console.print(f"  validity history ({len(data['validity_history'])}):")
+    transitions(data["validity_history"])
+    if data["content"] is not None:
+        console.print("  content:")
+        for line in data["content"].splitlines()[:40]:
+            console.print(f"    {escape(line)}", highlight=False)
+    else:
+        console.print("  content: (not fetched)")

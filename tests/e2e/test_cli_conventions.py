@@ -1,0 +1,72 @@
+"""CLI conventions (issue 18 §6): --version, shell completion, --help grouped by
+job, the database URL (also for the read-only role) and psql, `status` when
+nothing runs, and the dispatch summary. Real processes, real Postgres."""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from council.cli.main import PANEL_ORDER, PANELS
+from council.cli.run_cmds import dispatch_summary
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_version_completion_and_help_grouped_by_job(cli: Any) -> None:
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    shown = cli("--version")
+    assert shown.code == 0 and shown.stdout.strip() == f"council {version}"
+    completion = cli("--show-completion", "bash")
+    assert completion.code == 0 and "complete" in completion.stdout
+    helped = cli("--help")
+    assert helped.code == 0
+    panels = [p for p in PANEL_ORDER if f"─ {p} " in helped.stdout]
+    assert panels == [p for p in PANEL_ORDER if p in PANELS.values()]
+    assert "Other commands" not in helped.stdout  # every command is in the table
+
+
+def test_db_url_for_the_application_and_the_read_only_role(cli: Any, db_url: str) -> None:
+    app = cli("db", "url", "--json").json()
+    assert app == {"url": db_url, "role": "council_app", "read_only": False}
+    read_only = cli("db", "url", "--read-only", "--json").json()
+    assert read_only["role"] == "council_dashboard" and read_only["read_only"] is True
+    assert cli("db", "url").stdout.strip() == db_url
+    if shutil.which("psql") is None:
+        pytest.skip("no psql here")
+    who = cli("db", "psql", "--read-only", "--", "-At", "-c", "SELECT current_user")
+    assert who.code == 0, who.stderr
+    assert who.stdout.strip() == "council_dashboard"
+    refused = cli("db", "psql", "--read-only", "--", "-At", "-c", "SELECT count(*) FROM threads")
+    assert refused.code != 0 and "permission denied" in refused.stderr
+
+
+def test_status_says_down_when_nothing_runs(cli: Any) -> None:
+    status = cli("status", "--json").json()
+    assert status["state"] == "down"
+    assert "stack is down" in cli("status").stdout
+
+
+def test_the_dispatch_summary_counts_the_runs_of_every_round() -> None:
+    queued = {
+        "dispatch_id": "d1",
+        "mode": "deliberative",
+        "rounds": 2,
+        "agents": ["claude", "codex", "glm"],
+        "run_ids": ["a", "b", "c"],
+        "already_dispatched": False,
+        "runs": None,
+    }
+    assert dispatch_summary(queued) == (
+        "dispatch d1 (deliberative, 2 round(s)): 6 run(s) in all, 3 queued now; "
+        "later rounds are queued as each round ends"
+    )
+    ended = {**queued, "runs": [{"status": "succeeded"}] * 5 + [{"status": "failed"}]}
+    assert (
+        dispatch_summary(ended)
+        == "dispatch d1 (deliberative, 2 round(s)): 6 run(s) in all — 1 failed, 5 succeeded"
+    )
