@@ -1,0 +1,165 @@
+"""Evaluation chains: a not-ready evaluation stored as a delta against the one before it (pure).
+
+A node that keeps collecting claims is evaluated after every run that claims on
+it, and each evaluation's manifest names every claim, run, exposure and
+citation of its version: storing each manifest whole grows with
+claims × evaluations. Since revision 0013 the evaluations of one version form a
+chain ordered by ``seq``: a *root* (seq 0, and again every ``ROOT_EVERY``
+links) stores the whole manifest and section hashes; a *link* stores only what
+changed since the evaluation before it — ids added and removed per manifest
+section, changed scalars and the hashes of the snapshot sections that changed.
+Rebuilding walks from the nearest root, so a walk reads at most ``ROOT_EVERY``
+links. Everything here is a pure function of its arguments; the order in which
+other records were written plays no part (docs/architecture.md §4).
+
+Manifests rebuilt from a chain are *normal*: every list sorted by row id. The
+rows a manifest names, not their order, determine its snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+# A new root after this many links: a rebuild reads at most ROOT_EVERY deltas.
+ROOT_EVERY = 64
+
+# Manifest list sections and their stable short keys in a delta. Plain id lists,
+# then rows named with the transition they were read at ({"id", "transition"}).
+ID_SECTIONS = {"versions": "v", "claims": "c", "runs": "r", "exposures": "x", "citations": "t"}
+STATE_SECTIONS = {"branches": "b", "evidence": "e", "pending_actions": "p"}
+SCALARS = {
+    "version_id": "i",
+    "thread_id": "h",
+    "node_transition": "n",
+    "rule_set_id": "s",
+    "grouping_algorithm_id": "g",
+}
+# Snapshot sections (their hashes) under the delta key "#".
+SNAPSHOT_SECTIONS = {
+    "format": "f",
+    "node": "n",
+    "branch": "b",
+    "objective_forks": "o",
+    "claims": "c",
+    "runs": "r",
+    "exposures": "x",
+    "citations": "t",
+    "evidence": "e",
+    "pending_actions": "p",
+    "rule_set": "s",
+    "grouping": "g",
+}
+_SECTION_NAMES = {short: name for name, short in SNAPSHOT_SECTIONS.items()}
+
+
+def _key(item: Any) -> str:
+    return str(item["id"]) if isinstance(item, Mapping) else str(item)
+
+
+def normal(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest with every list section sorted by row id (same rows, same snapshot)."""
+    out = dict(manifest)
+    for name in (*ID_SECTIONS, *STATE_SECTIONS):
+        out[name] = sorted(manifest[name], key=_key)
+    return out
+
+
+def _encode(item: Any) -> Any:
+    return [str(item["id"]), item["transition"]] if isinstance(item, Mapping) else item
+
+
+def _decode(item: Any, stateful: bool) -> Any:
+    return {"id": item[0], "transition": item[1]} if stateful else item
+
+
+def delta(
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    before_sections: Mapping[str, str] | None = None,
+    after_sections: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """What turns manifest ``before`` into ``after``: per list section the items added
+    ("+" and the section's short key) and the ids removed ("-" and the key), the
+    scalars that changed (their short keys), and under "#" the hashes of the
+    snapshot sections that changed. Unchanged parts are absent."""
+    out: dict[str, Any] = {}
+    for name, short in (*ID_SECTIONS.items(), *STATE_SECTIONS.items()):
+        old = {_key(i): i for i in before[name]}
+        new = {_key(i): i for i in after[name]}
+        added = sorted((k for k, i in new.items() if old.get(k) != i), key=str)
+        removed = sorted(k for k, i in old.items() if k not in new or new[k] != i)
+        # An item whose transition moved is removed and added again.
+        if added:
+            out["+" + short] = [_encode(new[k]) for k in added]
+        if removed:
+            out["-" + short] = removed
+    for name, short in SCALARS.items():
+        if before[name] != after[name]:
+            out[short] = after[name]
+    if before_sections is not None and after_sections is not None:
+        changed = {
+            SNAPSHOT_SECTIONS[name]: digest
+            for name, digest in after_sections.items()
+            if before_sections.get(name) != digest
+        }
+        if changed:
+            out["#"] = changed
+    return out
+
+
+def apply(change: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
+    """The (normal) manifest ``change`` turns ``before`` into."""
+    out: dict[str, Any] = {}
+    for name, short in (*ID_SECTIONS.items(), *STATE_SECTIONS.items()):
+        stateful = name in STATE_SECTIONS
+        removed = set(change.get("-" + short, ()))
+        items = {_key(i): i for i in before[name] if _key(i) not in removed}
+        for item in change.get("+" + short, ()):
+            decoded = _decode(item, stateful)
+            items[_key(decoded)] = decoded
+        out[name] = [items[k] for k in sorted(items)]
+    for name, short in SCALARS.items():
+        out[name] = change[short] if short in change else before[name]
+    return out
+
+
+def apply_sections(change: Mapping[str, Any], before: Mapping[str, str]) -> dict[str, str]:
+    """The snapshot section hashes after ``change``."""
+    out = dict(before)
+    for short, digest in change.get("#", {}).items():
+        out[_SECTION_NAMES[short]] = digest
+    return out
+
+
+def rebuild(
+    root: Mapping[str, Any], root_sections: Mapping[str, str], links: Iterable[Mapping[str, Any]]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The manifest and section hashes at the end of a chain: its root, then each link in seq order."""
+    manifest, sections = normal(root), dict(root_sections)
+    for change in links:
+        manifest, sections = apply(change, manifest), apply_sections(change, sections)
+    return manifest, sections
+
+
+def is_root(seq: int) -> bool:
+    """Whether the evaluation numbered ``seq`` in its version's chain stores its whole manifest."""
+    return seq % (ROOT_EVERY + 1) == 0
+
+
+def walk(chain: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    """Every (manifest, section hashes) of a chain's stored rows (``seq``, ``manifest``,
+    ``section_sha256``, ``delta``) in seq order, starting at a root: each root
+    restarts the walk, each link applies to the one before it."""
+    out: list[tuple[dict[str, Any], dict[str, str]]] = []
+    previous = -1
+    for row in chain:
+        if row["manifest"] is not None:
+            out.append((normal(row["manifest"]), dict(row["section_sha256"])))
+        elif not out or row["seq"] != previous + 1:
+            raise ValueError(f"evaluation chain link {row['seq']} does not follow a stored evaluation")
+        else:
+            manifest, sections = out[-1]
+            out.append((apply(row["delta"], manifest), apply_sections(row["delta"], sections)))
+        previous = row["seq"]
+    return out

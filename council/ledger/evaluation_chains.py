@@ -1,0 +1,86 @@
+"""Reading and extending evaluation chains (revision 0013; the pure part is
+council.domain.manifests, the queries council/sql/evaluations.sql).
+
+Every reader of a stored evaluation's manifest goes through ``stored``: the
+committer (to extend a chain), ``Consolidations.manifests`` and replay.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Connection
+
+from council.domain import manifests as chain
+from council.domain.canonical import canonical_sha256
+from council.domain.snapshot import manifest_of, snapshot_digests
+from council.sql import query
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored evaluation's manifest and section hashes, as rebuilt; ``seq`` is its
+    place in its version's chain (None for a row written before revision 0013)."""
+
+    manifest: dict[str, Any]
+    sections: dict[str, str]
+    seq: int | None
+
+
+def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
+    """The manifest and section hashes of each evaluation of ``record_ids`` (unknown ids are
+    absent), rebuilt from its chain in one statement."""
+    if not record_ids:
+        return {}
+    rows: dict[UUID, list[Any]] = {}
+    for row in conn.execute(query("evaluation_chains"), {"record_ids": list(record_ids)}).mappings():
+        rows.setdefault(row["record_id"], []).append(row)
+    out: dict[UUID, Stored] = {}
+    for record_id, found in rows.items():
+        last = found[-1]
+        if last["seq"] is None:  # written before 0013: whole manifest, or (before 0005) snapshot
+            if last["manifest"] is not None:
+                out[record_id] = Stored(dict(last["manifest"]), dict(last["section_sha256"]), None)
+            else:
+                snapshot = last["snapshot"]
+                out[record_id] = Stored(manifest_of(snapshot), snapshot_digests(snapshot)[1], None)
+            continue
+        manifest, sections = chain.walk(found)[-1]
+        out[record_id] = Stored(manifest, sections, last["seq"])
+    return out
+
+
+def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Stored]:
+    """The newest chained evaluation of each version that has one (call under its node lock)."""
+    rows: dict[UUID, list[Any]] = {}
+    for row in conn.execute(query("evaluation_tails"), {"version_ids": list(version_ids)}).mappings():
+        rows.setdefault(row["node_version_id"], []).append(row)
+    out = {}
+    for version_id, found in rows.items():
+        manifest, sections = chain.walk(found)[-1]
+        out[version_id] = Stored(manifest, sections, found[-1]["seq"])
+    return out
+
+
+def next_link(tail: Stored | None, manifest: dict[str, Any], sections: dict[str, str]) -> dict[str, Any]:
+    """The chain columns of a new evaluation after ``tail``: seq, and either the whole
+    manifest and section hashes (a root) or the delta against the tail (a link)."""
+    seq = 0 if tail is None or tail.seq is None else tail.seq + 1
+    if tail is None or chain.is_root(seq):
+        return {"seq": seq, "manifest": manifest, "sections": sections, "delta": None}
+    change = chain.delta(tail.manifest, manifest, tail.sections, sections)
+    return {"seq": seq, "manifest": None, "sections": None, "delta": change}
+
+
+def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> list[str]:
+    """Store each reason list once by content; their hashes, in order."""
+    hashes = [canonical_sha256(r) for r in reasons]
+    if not hashes:
+        return []
+    items = [{"sha256": h, "reasons": r} for h, r in zip(hashes, reasons, strict=True)]
+    conn.execute(query("evaluation_reasons"), {"reasons": json.dumps(items)})
+    return hashes

@@ -1,0 +1,69 @@
+"""Core metadata of the recorded not-ready evaluations (migrations 0001, 0005, 0008, 0013):
+``consolidation_evaluations``, chained per version (council.domain.manifests), and
+``decision_reasons``, their reasons stored once per content. Re-exported by
+``council.ledger.tables``, which would otherwise pass 500 lines."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+from council.ledger.table_helpers import created, fk, id_column, metadata
+
+decision_reasons = Table(
+    "decision_reasons",
+    metadata,
+    Column("id", BigInteger, Identity(always=True), primary_key=True),
+    Column("sha256", Text, nullable=False, unique=True),
+    Column("reasons", JSONB, nullable=False),
+    comment="Reasons of recorded evaluations, once per content (SHA-256 of the canonical JSON)",
+)
+
+consolidation_evaluations = Table(
+    "consolidation_evaluations",
+    metadata,
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("logical_node_id", "logical_nodes.id"),
+    fk("node_version_id", "node_versions.id"),
+    Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
+    Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
+    Column("snapshot_sha256", Text, nullable=False),
+    Column("outcome", Text, nullable=False),
+    # Inline before revision 0013; since then in decision_reasons (reasons_id).
+    Column("reasons", JSONB),
+    # Written before revision 0005 only; since then the manifest and section hashes.
+    Column("snapshot", JSONB),
+    created(),
+    # A chain's root (0013: seq 0, and every ROOT_EVERY links) or a row written before 0013.
+    Column("manifest", JSONB),
+    Column("section_sha256", JSONB),
+    # Claims the evaluation saw (0008; written by the committer since 0013): the sweep compares it
+    # with the version's claims.
+    Column("claims_seen", Integer),
+    # Its place in its version's chain, and for a link what changed since seq - 1 (0013).
+    Column("seq", Integer),
+    Column("delta", JSONB),
+    Column("reasons_id", BigInteger, ForeignKey("decision_reasons.id")),
+    UniqueConstraint("node_version_id", "snapshot_sha256"),
+    Index("consolidation_evaluations_node_idx", "logical_node_id", "created_at"),
+    Index("consolidation_evaluations_claims_seen_idx", "node_version_id", "claims_seen"),
+    Index("consolidation_evaluations_chain_idx", "node_version_id", "seq", unique=True),
+    Index(
+        "consolidation_evaluations_roots_idx",
+        "node_version_id",
+        "seq",
+        postgresql_where=text("manifest IS NOT NULL"),
+    ),
+)
