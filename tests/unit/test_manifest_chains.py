@@ -1,0 +1,109 @@
+"""Evaluation chains, the pure part (council.domain.manifests): a delta applied to the
+manifest it was taken from gives the other one, and a chain rebuilds what was stored directly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from council.domain import manifests as chain
+
+_ids = st.lists(st.uuids().map(str), max_size=8, unique=True)
+_transition = st.one_of(st.none(), st.uuids().map(str))
+_states = st.lists(
+    st.fixed_dictionaries({"id": st.uuids().map(str), "transition": _transition}),
+    max_size=5,
+    unique_by=lambda item: item["id"],
+)
+_hex = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
+
+
+@st.composite
+def manifests(draw: st.DrawFn) -> dict[str, Any]:
+    return {
+        "version_id": draw(st.sampled_from(["v1", "v2"])),
+        "thread_id": "t1",
+        "node_transition": draw(_transition),
+        "rule_set_id": draw(st.sampled_from(["council-default-v1", "other-v1"])),
+        "grouping_algorithm_id": "indep-v1",
+        **{name: draw(_ids) for name in chain.ID_SECTIONS},
+        **{name: draw(_states) for name in chain.STATE_SECTIONS},
+    }
+
+
+_sections = st.fixed_dictionaries({name: _hex for name in chain.SNAPSHOT_SECTIONS})
+
+
+@given(manifests(), manifests(), _sections, _sections)
+def test_applying_a_delta_gives_the_manifest_it_was_taken_to(
+    a: dict[str, Any], b: dict[str, Any], ha: dict[str, str], hb: dict[str, str]
+) -> None:
+    change = chain.delta(a, b, ha, hb)
+    assert chain.apply(change, a) == chain.normal(b)
+    assert chain.apply_sections(change, ha) == hb
+
+
+@given(manifests())
+def test_the_delta_of_a_manifest_to_itself_is_empty(a: dict[str, Any]) -> None:
+    assert chain.delta(a, a, {"claims": "x"}, {"claims": "x"}) == {}
+
+
+@given(st.lists(st.tuples(manifests(), _sections), min_size=1, max_size=8))
+def test_a_chain_rebuilds_every_manifest_it_was_built_from(
+    stored: list[tuple[dict[str, Any], dict[str, str]]],
+) -> None:
+    rows: list[dict[str, Any]] = []
+    for seq, (manifest, sections) in enumerate(stored):
+        if seq == 0:
+            rows.append({"seq": 0, "manifest": manifest, "section_sha256": sections, "delta": None})
+        else:
+            before, before_sections = stored[seq - 1]
+            change = chain.delta(before, manifest, before_sections, sections)
+            rows.append({"seq": seq, "manifest": None, "section_sha256": None, "delta": change})
+    walked = chain.walk(rows)
+    assert walked == [(chain.normal(m), s) for m, s in stored]
+    links = [r["delta"] for r in rows[1:]]
+    assert chain.rebuild(stored[0][0], stored[0][1], links) == walked[-1]
+
+
+def test_a_delta_names_only_what_changed_with_short_keys() -> None:
+    a = {
+        "version_id": "v",
+        "thread_id": "t",
+        "node_transition": None,
+        "rule_set_id": "r",
+        "grouping_algorithm_id": "g",
+        "versions": ["v"],
+        "claims": ["c1"],
+        "runs": ["r1"],
+        "exposures": [],
+        "citations": [],
+        "branches": [{"id": "b", "transition": None}],
+        "evidence": [{"id": "e", "transition": None}],
+        "pending_actions": [],
+    }
+    b = {**a, "claims": ["c1", "c2"], "runs": ["r1", "r2"], "evidence": [{"id": "e", "transition": "x"}]}
+    assert chain.delta(a, b, {"claims": "1", "node": "n"}, {"claims": "2", "node": "n"}) == {
+        "+c": ["c2"],
+        "+r": ["r2"],
+        "+e": [["e", "x"]],
+        "-e": ["e"],
+        "#": {"c": "2"},
+    }
+
+
+def test_a_new_root_every_root_every_links() -> None:
+    roots = [seq for seq in range(3 * (chain.ROOT_EVERY + 1)) if chain.is_root(seq)]
+    assert roots == [0, chain.ROOT_EVERY + 1, 2 * (chain.ROOT_EVERY + 1)]
+
+
+def test_a_link_without_the_evaluation_before_it_is_refused() -> None:
+    empty = {name: [] for name in (*chain.ID_SECTIONS, *chain.STATE_SECTIONS)}
+    root = {"seq": 0, "manifest": empty, "section_sha256": {}, "delta": None}
+    with pytest.raises(ValueError, match="does not follow"):
+        chain.walk([{"seq": 1, "manifest": None, "section_sha256": None, "delta": {}}])
+    with pytest.raises(ValueError, match="does not follow"):
+        chain.walk([root, {"seq": 2, "manifest": None, "section_sha256": None, "delta": {}}])
