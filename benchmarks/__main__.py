@@ -20,6 +20,7 @@ BENCHMARKS = {
     "frontier": "benchmarks.frontier",
     "dispatch": "benchmarks.dispatch",
     "cascade": "benchmarks.cascade",
+    "storage": "benchmarks.storage",
 }
 
 

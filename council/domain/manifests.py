@@ -4,12 +4,13 @@ A node that keeps collecting claims is evaluated after every run that claims on
 it, and each evaluation's manifest names every claim, run, exposure and
 citation of its version: storing each manifest whole grows with
 claims × evaluations. Since revision 0013 the evaluations of one version form a
-chain ordered by ``seq``: a *root* (seq 0, and again every ``ROOT_EVERY``
-links) stores the whole manifest and section hashes; a *link* stores only what
-changed since the evaluation before it — ids added and removed per manifest
-section, changed scalars and the hashes of the snapshot sections that changed.
-Rebuilding walks from the nearest root, so a walk reads at most ``ROOT_EVERY``
-links. Everything here is a pure function of its arguments; the order in which
+chain ordered by ``seq``: a *root* (seq 0, and again once ``needs_root``
+says so: at least ``ROOT_EVERY`` links on, and those links list as many ids
+as the root) stores the whole manifest and section hashes; a *link* stores
+only what changed since the evaluation before it — ids added and removed per
+manifest section, changed scalars and the hashes of the snapshot sections
+that changed. Rebuilding walks from the nearest root, reading at most about
+twice what one whole manifest holds. Everything here is a pure function of its arguments; the order in which
 other records were written plays no part (docs/architecture.md §4).
 
 Manifests rebuilt from a chain are *normal*: every list sorted by row id. The
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-# A new root after this many links: a rebuild reads at most ROOT_EVERY deltas.
+# A new root no sooner than this many links after the last (see needs_root).
 ROOT_EVERY = 64
 
 # Manifest list sections and their stable short keys in a delta. Plain id lists,
@@ -142,24 +143,84 @@ def rebuild(
     return manifest, sections
 
 
-def is_root(seq: int) -> bool:
-    """Whether the evaluation numbered ``seq`` in its version's chain stores its whole manifest."""
-    return seq % (ROOT_EVERY + 1) == 0
+def items(manifest_or_delta: Mapping[str, Any]) -> int:
+    """How many row ids a manifest (or a delta) lists: the measure of what a walk reads."""
+    return sum(len(v) for v in manifest_or_delta.values() if isinstance(v, list))
+
+
+def needs_root(links: int, root_items: int, delta_items: int) -> bool:
+    """Whether the next evaluation of a chain whose root is followed by ``links``
+    links (listing ``delta_items`` ids) stores a new root: once at least
+    ``ROOT_EVERY`` links follow the root *and* they list at least as many ids as
+    the root (``root_items``) does. A walk therefore reads at most
+    about twice what one whole manifest holds (never more than ``ROOT_EVERY``
+    links for a small manifest), and the roots of a growing node take geometric
+    steps, so they add up to about twice its last manifest, not claims × evaluations."""
+    return links >= ROOT_EVERY and delta_items >= root_items
+
+
+class _Walk:
+    """A chain's manifest and section hashes, changed in place link by link."""
+
+    def __init__(self, root: Mapping[str, Any], sections: Mapping[str, str], seq: int) -> None:
+        self.lists = {name: {_key(i): i for i in root[name]} for name in (*ID_SECTIONS, *STATE_SECTIONS)}
+        self.scalars = {name: root[name] for name in SCALARS}
+        self.sections = dict(sections)
+        self.seq, self.root_items, self.links, self.delta_items = seq, items(root), 0, 0
+
+    def apply(self, change: Mapping[str, Any], seq: int) -> None:
+        for name, short in (*ID_SECTIONS.items(), *STATE_SECTIONS.items()):
+            found = self.lists[name]
+            for key in change.get("-" + short, ()):
+                found.pop(str(key), None)
+            for item in change.get("+" + short, ()):
+                decoded = _decode(item, name in STATE_SECTIONS)
+                found[_key(decoded)] = decoded
+        for name, short in SCALARS.items():
+            if short in change:
+                self.scalars[name] = change[short]
+        for short, digest in change.get("#", {}).items():
+            self.sections[_SECTION_NAMES[short]] = digest
+        self.seq, self.links = seq, self.links + 1
+        self.delta_items += max(1, items(change))
+
+    def manifest(self) -> dict[str, Any]:
+        return {**self.scalars, **{name: [f[k] for k in sorted(f)] for name, f in self.lists.items()}}
+
+
+class Tail:
+    """The end of a chain: its manifest and section hashes, its seq and how far it is from its root."""
+
+    def __init__(self, walk: _Walk) -> None:
+        self.manifest, self.sections, self.seq = walk.manifest(), dict(walk.sections), walk.seq
+        self.links, self.root_items, self.delta_items = walk.links, walk.root_items, walk.delta_items
+
+
+def _walked(chain: Sequence[Mapping[str, Any]]) -> Iterable[_Walk]:
+    """The walk after each stored row (``seq``, ``manifest``, ``section_sha256``,
+    ``delta``) of a chain in seq order, starting at a root: each root restarts
+    the walk, each link applies to the evaluation before it."""
+    state: _Walk | None = None
+    for row in chain:
+        if row["manifest"] is not None:
+            state = _Walk(row["manifest"], row["section_sha256"], row["seq"])
+        elif state is None or row["seq"] != state.seq + 1:
+            raise ValueError(f"evaluation chain link {row['seq']} does not follow a stored evaluation")
+        else:
+            state.apply(row["delta"], row["seq"])
+        yield state
 
 
 def walk(chain: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, Any], dict[str, str]]]:
-    """Every (manifest, section hashes) of a chain's stored rows (``seq``, ``manifest``,
-    ``section_sha256``, ``delta``) in seq order, starting at a root: each root
-    restarts the walk, each link applies to the one before it."""
-    out: list[tuple[dict[str, Any], dict[str, str]]] = []
-    previous = -1
-    for row in chain:
-        if row["manifest"] is not None:
-            out.append((normal(row["manifest"]), dict(row["section_sha256"])))
-        elif not out or row["seq"] != previous + 1:
-            raise ValueError(f"evaluation chain link {row['seq']} does not follow a stored evaluation")
-        else:
-            manifest, sections = out[-1]
-            out.append((apply(row["delta"], manifest), apply_sections(row["delta"], sections)))
-        previous = row["seq"]
-    return out
+    """Every (manifest, section hashes) of a chain, in seq order (normal manifests)."""
+    return [(w.manifest(), dict(w.sections)) for w in _walked(chain)]
+
+
+def tail(chain: Sequence[Mapping[str, Any]]) -> Tail:
+    """The last evaluation of a (non-empty) chain, rebuilt in one pass."""
+    last: _Walk | None = None
+    for state in _walked(chain):
+        last = state
+    if last is None:
+        raise ValueError("an empty evaluation chain has no tail")
+    return Tail(last)

@@ -49,31 +49,28 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
                 snapshot = last["snapshot"]
                 out[record_id] = Stored(manifest_of(snapshot), snapshot_digests(snapshot)[1], None)
             continue
-        manifest, sections = chain.walk(found)[-1]
-        out[record_id] = Stored(manifest, sections, last["seq"])
+        end = chain.tail(found)
+        out[record_id] = Stored(end.manifest, end.sections, end.seq)
     return out
 
 
-def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Stored]:
+def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, chain.Tail]:
     """The newest chained evaluation of each version that has one (call under its node lock)."""
     rows: dict[UUID, list[Any]] = {}
     for row in conn.execute(query("evaluation_tails"), {"version_ids": list(version_ids)}).mappings():
         rows.setdefault(row["node_version_id"], []).append(row)
-    out = {}
-    for version_id, found in rows.items():
-        manifest, sections = chain.walk(found)[-1]
-        out[version_id] = Stored(manifest, sections, found[-1]["seq"])
-    return out
+    return {version_id: chain.tail(found) for version_id, found in rows.items()}
 
 
-def next_link(tail: Stored | None, manifest: dict[str, Any], sections: dict[str, str]) -> dict[str, Any]:
+def next_link(tail: chain.Tail | None, manifest: dict[str, Any], sections: dict[str, str]) -> dict[str, Any]:
     """The chain columns of a new evaluation after ``tail``: seq, and either the whole
     manifest and section hashes (a root) or the delta against the tail (a link)."""
-    seq = 0 if tail is None or tail.seq is None else tail.seq + 1
-    if tail is None or chain.is_root(seq):
-        return {"seq": seq, "manifest": manifest, "sections": sections, "delta": None}
+    if tail is None:
+        return {"seq": 0, "manifest": manifest, "sections": sections, "delta": None}
+    if chain.needs_root(tail.links, tail.root_items, tail.delta_items):
+        return {"seq": tail.seq + 1, "manifest": manifest, "sections": sections, "delta": None}
     change = chain.delta(tail.manifest, manifest, tail.sections, sections)
-    return {"seq": seq, "manifest": None, "sections": None, "delta": change}
+    return {"seq": tail.seq + 1, "manifest": None, "sections": None, "delta": change}
 
 
 def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> list[str]:

@@ -56,7 +56,7 @@ def test_a_chain_rebuilds_every_manifest_it_was_built_from(
     stored: list[tuple[dict[str, Any], dict[str, str]]],
 ) -> None:
     rows: list[dict[str, Any]] = []
-    for seq, (manifest, sections) in enumerate(stored):
+    for seq, (manifest, sections) in enumerate(stored):  # every row a link but the first
         if seq == 0:
             rows.append({"seq": 0, "manifest": manifest, "section_sha256": sections, "delta": None})
         else:
@@ -67,6 +67,8 @@ def test_a_chain_rebuilds_every_manifest_it_was_built_from(
     assert walked == [(chain.normal(m), s) for m, s in stored]
     links = [r["delta"] for r in rows[1:]]
     assert chain.rebuild(stored[0][0], stored[0][1], links) == walked[-1]
+    end = chain.tail(rows)
+    assert (end.manifest, end.sections, end.seq, end.links) == (*walked[-1], len(rows) - 1, len(rows) - 1)
 
 
 def test_a_delta_names_only_what_changed_with_short_keys() -> None:
@@ -95,13 +97,35 @@ def test_a_delta_names_only_what_changed_with_short_keys() -> None:
     }
 
 
-def test_a_new_root_every_root_every_links() -> None:
-    roots = [seq for seq in range(3 * (chain.ROOT_EVERY + 1)) if chain.is_root(seq)]
-    assert roots == [0, chain.ROOT_EVERY + 1, 2 * (chain.ROOT_EVERY + 1)]
+def test_a_new_root_once_root_every_links_list_as_many_ids_as_the_root() -> None:
+    # A small manifest: a root after ROOT_EVERY links
+    assert not chain.needs_root(chain.ROOT_EVERY - 1, 5, 500)
+    assert chain.needs_root(chain.ROOT_EVERY, 5, chain.ROOT_EVERY)
+    # A large one: not before the links list as many ids as the root (geometric roots)
+    assert not chain.needs_root(500, 2000, 1999)
+    assert chain.needs_root(500, 2000, 2000)
+
+
+@given(st.lists(st.integers(min_value=1, max_value=6), min_size=1, max_size=3000))
+def test_a_walk_reads_at_most_about_twice_a_manifest_and_roots_stay_linear(grow: list[int]) -> None:
+    # Given a node whose manifest grows by a few ids per evaluation, chained by needs_root
+    size, root, links, listed, roots, longest = 3, 3, 0, 0, 3, 0
+    for step in grow:
+        size += step
+        if chain.needs_root(links, root, listed):
+            root, links, listed, roots = size, 0, 0, roots + size
+        else:
+            links, listed = links + 1, listed + step
+        longest = max(longest, root + listed)
+    # Then a walk never reads more than twice a manifest (or ROOT_EVERY small links),
+    # and the roots together hold a few times the last manifest, not one per evaluation
+    assert longest <= 2 * size + 6 * chain.ROOT_EVERY
+    assert roots <= 3 * size + 6 * chain.ROOT_EVERY
 
 
 def test_a_link_without_the_evaluation_before_it_is_refused() -> None:
-    empty = {name: [] for name in (*chain.ID_SECTIONS, *chain.STATE_SECTIONS)}
+    empty: dict[str, Any] = {name: [] for name in (*chain.ID_SECTIONS, *chain.STATE_SECTIONS)}
+    empty.update({name: None for name in chain.SCALARS})
     root = {"seq": 0, "manifest": empty, "section_sha256": {}, "delta": None}
     with pytest.raises(ValueError, match="does not follow"):
         chain.walk([{"seq": 1, "manifest": None, "section_sha256": None, "delta": {}}])
