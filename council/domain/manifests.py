@@ -25,6 +25,10 @@ from typing import Any
 # A new root no sooner than this many links after the last (see needs_root).
 ROOT_EVERY = 64
 
+# A link keeps this many hex digits of each changed section's hash: enough to say which
+# section of a rebuilt snapshot differs; the snapshot's whole hash is checked in full.
+LINK_HASH_CHARS = 12
+
 # Manifest list sections and their stable short keys in a delta. Plain id lists,
 # then rows named with the transition they were read at ({"id", "transition"}).
 ID_SECTIONS = {"versions": "v", "claims": "c", "runs": "r", "exposures": "x", "citations": "t"}
@@ -100,9 +104,9 @@ def delta(
             out[short] = after[name]
     if before_sections is not None and after_sections is not None:
         changed = {
-            SNAPSHOT_SECTIONS[name]: digest
+            SNAPSHOT_SECTIONS[name]: digest[:LINK_HASH_CHARS]
             for name, digest in after_sections.items()
-            if before_sections.get(name) != digest
+            if not same_section(before_sections.get(name), digest)
         }
         if changed:
             out["#"] = changed
@@ -123,6 +127,14 @@ def apply(change: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any
     for name, short in SCALARS.items():
         out[name] = change[short] if short in change else before[name]
     return out
+
+
+def same_section(stored: str | None, digest: str | None) -> bool:
+    """Whether a stored section hash (whole, or a link's prefix) names the section hashed ``digest``."""
+    if stored is None or digest is None:
+        return stored is digest
+    short = min(len(stored), len(digest))
+    return stored[:short] == digest[:short]
 
 
 def apply_sections(change: Mapping[str, Any], before: Mapping[str, str]) -> dict[str, str]:

@@ -216,18 +216,17 @@ def _record_not_ready(
                 "grouping_algorithm_id": snapshots[version.id]["grouping"]["id"],
                 "digest": hashed[version.id][0],
                 "reasons": [r.as_dict() for r in decision.reasons],
-                "reasons_sha256": None,
+                "reason_sha256": None,
                 "claims_seen": len(manifest["claims"]),
                 **link,
                 "failed": [r.rule for r in decision.failed()],
             }
         )
-    # A root keeps its reasons inline (self-contained); a link names them by content.
+    # A root keeps its reasons inline (self-contained); a link names each by content.
     links = [item for item in items if item["manifest"] is None]
-    for item, digest in zip(
-        links, evaluation_chains.store_reasons(conn, [i["reasons"] for i in links]), strict=True
-    ):
-        item["reasons"], item["reasons_sha256"] = None, digest
+    stored = evaluation_chains.store_reasons(conn, [i["reasons"] for i in links])
+    for item, digests in zip(links, stored, strict=True):
+        item["reasons"], item["reason_sha256"] = None, digests
     written = {
         row.version_id: row.evaluation_id
         for row in conn.execute(query("commit_not_ready"), {"items": json.dumps(items), "actor": actor})

@@ -50,8 +50,12 @@ class Consolidations:
             dict(r)
             for r in conn.execute(
                 select(t.consolidation_evaluations)
-                .where(t.consolidation_evaluations.c.logical_node_id == node_id)
-                .order_by(t.consolidation_evaluations.c.created_at)
+                .where(
+                    t.consolidation_evaluations.c.node_version_id.in_(
+                        select(t.node_versions.c.id).where(t.node_versions.c.logical_node_id == node_id)
+                    )
+                )
+                .order_by(t.consolidation_evaluations.c.created_at, t.consolidation_evaluations.c.seq)
             ).mappings()
         ]
         evaluations = [
@@ -135,12 +139,12 @@ class Consolidations:
         return found
 
     def _reasons(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
-        """Each evaluation row's reasons: inline (before 0013) or stored once by content."""
-        wanted = {r["reasons_id"] for r in rows if r["reasons"] is None}
+        """Each evaluation row's reasons: inline (a root, or before 0013) or by reason id."""
+        wanted = {i for r in rows if r["reasons"] is None for i in r["reason_ids"]}
         stored = (
             dict(
                 self._conn.execute(
-                    select(t.decision_reasons.c.id, t.decision_reasons.c.reasons).where(
+                    select(t.decision_reasons.c.id, t.decision_reasons.c.reason).where(
                         t.decision_reasons.c.id.in_(wanted)
                     )
                 ).all()
@@ -148,7 +152,9 @@ class Consolidations:
             if wanted
             else {}
         )
-        return [r["reasons"] if r["reasons"] is not None else stored[r["reasons_id"]] for r in rows]
+        return [
+            r["reasons"] if r["reasons"] is not None else [stored[i] for i in r["reason_ids"]] for r in rows
+        ]
 
     def rebuild(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """The snapshot a manifest names, re-read row by row from the ledger."""

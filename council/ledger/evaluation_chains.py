@@ -73,11 +73,15 @@ def next_link(tail: chain.Tail | None, manifest: dict[str, Any], sections: dict[
     return {"seq": tail.seq + 1, "manifest": None, "sections": None, "delta": change}
 
 
-def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> list[str]:
-    """Store each reason list once by content; their hashes, in order."""
-    hashes = [canonical_sha256(r) for r in reasons]
-    if not hashes:
-        return []
-    items = [{"sha256": h, "reasons": r} for h, r in zip(hashes, reasons, strict=True)]
-    conn.execute(query("evaluation_reasons"), {"reasons": json.dumps(items)})
+def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> list[list[str]]:
+    """Store each reason once by content; the hashes of each list's reasons, in order."""
+    hashes = [[canonical_sha256(r) for r in listed] for listed in reasons]
+    unique = {
+        h: r
+        for listed, found in zip(reasons, hashes, strict=True)
+        for h, r in zip(found, listed, strict=True)
+    }
+    if unique:
+        items = [{"sha256": h, "reason": r} for h, r in unique.items()]
+        conn.execute(query("evaluation_reasons"), {"reasons": json.dumps(items)})
     return hashes

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from sqlalchemy import (
-    BigInteger,
+    ARRAY,
     Column,
     ForeignKey,
     Identity,
@@ -14,7 +14,6 @@ from sqlalchemy import (
     Integer,
     Table,
     Text,
-    UniqueConstraint,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -24,10 +23,10 @@ from council.ledger.table_helpers import created, fk, id_column, metadata
 decision_reasons = Table(
     "decision_reasons",
     metadata,
-    Column("id", BigInteger, Identity(always=True), primary_key=True),
+    Column("id", Integer, Identity(always=True), primary_key=True),
     Column("sha256", Text, nullable=False, unique=True),
-    Column("reasons", JSONB, nullable=False),
-    comment="Reasons of recorded evaluations, once per content (SHA-256 of the canonical JSON)",
+    Column("reason", JSONB, nullable=False),
+    comment="Each reason of recorded evaluations once, by content (SHA-256 of its canonical JSON)",
 )
 
 consolidation_evaluations = Table(
@@ -41,7 +40,7 @@ consolidation_evaluations = Table(
     Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
     Column("snapshot_sha256", Text, nullable=False),
     Column("outcome", Text, nullable=False),
-    # Inline before revision 0013; since then in decision_reasons (reasons_id).
+    # Inline before revision 0013 and in a chain's roots; a link lists its reasons' ids (reason_ids).
     Column("reasons", JSONB),
     # Written before revision 0005 only; since then the manifest and section hashes.
     Column("snapshot", JSONB),
@@ -55,11 +54,22 @@ consolidation_evaluations = Table(
     # Its place in its version's chain, and for a link what changed since seq - 1 (0013).
     Column("seq", Integer),
     Column("delta", JSONB),
-    Column("reasons_id", BigInteger, ForeignKey("decision_reasons.id")),
-    UniqueConstraint("node_version_id", "snapshot_sha256"),
-    Index("consolidation_evaluations_node_idx", "logical_node_id", "created_at"),
-    Index("consolidation_evaluations_claims_seen_idx", "node_version_id", "claims_seen"),
-    Index("consolidation_evaluations_chain_idx", "node_version_id", "seq", unique=True),
+    Column("reason_ids", ARRAY(Integer)),
+    # A chained row's key is its place in the chain; the hash is unique among older rows.
+    Index(
+        "consolidation_evaluations_chain_idx",
+        "node_version_id",
+        "seq",
+        unique=True,
+        postgresql_include=["claims_seen"],
+    ),
+    Index(
+        "consolidation_evaluations_legacy_sha256_key",
+        "node_version_id",
+        "snapshot_sha256",
+        unique=True,
+        postgresql_where=text("seq IS NULL"),
+    ),
     Index(
         "consolidation_evaluations_roots_idx",
         "node_version_id",

@@ -31,13 +31,13 @@ WHERE x.id = ANY(CAST(:record_ids AS uuid[]))
 ORDER BY x.id, c.seq
 
 -- evaluation_reasons --
--- Before a batch's not-ready evaluations are written: their reasons (JSON
--- array :reasons of {sha256, reasons}), each stored once by content, in
+-- Before a batch's not-ready evaluations are written: the reasons of its links
+-- (JSON array :reasons of {sha256, reason}), each stored once by content, in
 -- ascending hash order (two batches never wait on each other in a cycle). A
 -- separate statement from the evaluations' insert, so that the insert's
 -- snapshot sees a hash another transaction committed while this one waited.
-INSERT INTO decision_reasons (sha256, reasons)
-SELECT DISTINCT ON (x.sha256) x.sha256, x.reasons
-FROM jsonb_to_recordset(CAST(:reasons AS jsonb)) AS x(sha256 text, reasons jsonb)
+INSERT INTO decision_reasons (sha256, reason)
+SELECT DISTINCT ON (x.sha256) x.sha256, x.reason
+FROM jsonb_to_recordset(CAST(:reasons AS jsonb)) AS x(sha256 text, reason jsonb)
 ORDER BY x.sha256
 ON CONFLICT (sha256) DO NOTHING

@@ -31,7 +31,7 @@ def _chain(engine: Engine, version_id: UUID) -> list[Any]:
             conn.execute(
                 text(
                     "SELECT id, seq, manifest IS NOT NULL AS root, reasons IS NOT NULL AS inline_reasons, "
-                    "reasons_id, delta, claims_seen FROM consolidation_evaluations "
+                    "reason_ids, delta, claims_seen FROM consolidation_evaluations "
                     "WHERE node_version_id = :v ORDER BY seq"
                 ),
                 {"v": version_id},
@@ -39,22 +39,31 @@ def _chain(engine: Engine, version_id: UUID) -> list[Any]:
         )
 
 
+def _history(engine: Engine, version_id: UUID) -> list[Any]:
+    with UnitOfWork(engine)() as tx:
+        return list(tx.consolidations.history(version_id).evaluations)
+
+
 def _manifests(engine: Engine, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
     with UnitOfWork(engine)() as tx:
         return tx.consolidations.manifests(ids)
 
 
-def test_every_evaluation_of_a_hot_node_replays_and_a_root_follows_root_every_links(engine: Engine) -> None:
+def test_every_evaluation_of_a_hot_node_replays_and_a_root_follows_root_every_links(
+    engine: Engine, owner_engine: Engine
+) -> None:
     # Given a node one provider keeps claiming on (never ready), evaluated after every claim
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
     direct: dict[UUID, dict[str, Any]] = {}
+    reasons: dict[UUID, list[Any]] = {}
     for i in range(chain.ROOT_EVERY + 3):
         ledger.claim(
             ledger.run("anthropic"), version_id, cites=[ledger.evidence[i % 3]] if i % 5 == 0 else []
         )
         result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
         assert result.outcome == "not_ready" and result.evaluation_id is not None
+        reasons[result.evaluation_id] = [r.model_dump() for r in result.reasons]
         with unit_of_work(engine) as conn:
             direct[result.evaluation_id] = chain.normal(manifest_of(current_snapshot(conn, version_id)))
     # Then the evaluations form one chain: seq 0.., a root at 0 and after ROOT_EVERY links, links between
@@ -64,7 +73,7 @@ def test_every_evaluation_of_a_hot_node_replays_and_a_root_follows_root_every_li
     # And a link stores only what changed: one claim, one run (and its reasons by reference)
     link = rows[1]
     assert set(link.delta) <= {"+c", "+r", "+t", "+e", "-e", "#"} and len(link.delta["+c"]) == 1
-    assert not link.inline_reasons and link.reasons_id is not None and rows[0].inline_reasons
+    assert not link.inline_reasons and link.reason_ids and rows[0].inline_reasons
     assert [r.claims_seen for r in rows] == list(range(1, chain.ROOT_EVERY + 4))
     # And every evaluation's manifest rebuilds to what was read directly, in any order
     ids = [r.id for r in rows]
@@ -73,6 +82,12 @@ def test_every_evaluation_of_a_hot_node_replays_and_a_root_follows_root_every_li
     random.Random(19).shuffle(shuffled)
     assert _manifests(engine, shuffled[:7]) == {i: direct[i] for i in shuffled[:7]}
     assert all(_manifests(engine, [i]) == {i: direct[i]} for i in shuffled[:5])
+    # And each one's reasons read back as decided: from history and from the dashboard view
+    history = [e for e in _history(engine, version_id)]
+    assert {e.id: [r.model_dump() for r in e.reasons] for e in history} == reasons
+    with owner_engine.connect() as conn:  # the views are the dashboard's (tests/integration/test_views.py)
+        viewed = dict(conn.execute(text("SELECT decision_id, reasons FROM council_v_decisions")).all())
+    assert viewed == reasons
     # And every evaluation replays: same hash, same decision, no section differs
     for evaluation_id in shuffled:
         replayed = replay(UnitOfWork(engine), evaluation_id)

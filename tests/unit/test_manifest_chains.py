@@ -43,7 +43,8 @@ def test_applying_a_delta_gives_the_manifest_it_was_taken_to(
 ) -> None:
     change = chain.delta(a, b, ha, hb)
     assert chain.apply(change, a) == chain.normal(b)
-    assert chain.apply_sections(change, ha) == hb
+    rebuilt = chain.apply_sections(change, ha)
+    assert rebuilt.keys() == hb.keys() and all(chain.same_section(rebuilt[k], hb[k]) for k in hb)
 
 
 @given(manifests())
@@ -64,7 +65,9 @@ def test_a_chain_rebuilds_every_manifest_it_was_built_from(
             change = chain.delta(before, manifest, before_sections, sections)
             rows.append({"seq": seq, "manifest": None, "section_sha256": None, "delta": change})
     walked = chain.walk(rows)
-    assert walked == [(chain.normal(m), s) for m, s in stored]
+    assert [m for m, _ in walked] == [chain.normal(m) for m, _ in stored]
+    for (_, rebuilt), (_, sections) in zip(walked, stored, strict=True):
+        assert all(chain.same_section(rebuilt[k], sections[k]) for k in sections)
     links = [r["delta"] for r in rows[1:]]
     assert chain.rebuild(stored[0][0], stored[0][1], links) == walked[-1]
     end = chain.tail(rows)
@@ -95,6 +98,14 @@ def test_a_delta_names_only_what_changed_with_short_keys() -> None:
         "-e": ["e"],
         "#": {"c": "2"},
     }
+    # A changed section's hash is kept to LINK_HASH_CHARS digits
+    long_a, long_b = "a" * 64, "b" * 64
+    assert chain.delta(a, a, {"claims": long_a}, {"claims": long_b}) == {
+        "#": {"c": "b" * chain.LINK_HASH_CHARS}
+    }
+    assert chain.same_section("b" * chain.LINK_HASH_CHARS, long_b) and not chain.same_section(
+        "b" * 12, long_a
+    )
 
 
 def test_a_new_root_once_root_every_links_list_as_many_ids_as_the_root() -> None:
