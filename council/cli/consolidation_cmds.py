@@ -8,7 +8,6 @@ import typer
 
 from council.cli.common import JsonOpt, actor, rows, touched_memory, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.consolidation import Evaluated, GroupsShown, History, MemoryList, Replayed
 
 memory_app = typer.Typer(help="Stable memory projected from consolidations.", no_args_is_help=True)
 
@@ -25,7 +24,7 @@ def _render_decision(data: dict[str, Any]) -> None:
         console.print(f"  {mark} {reason['rule']}: {reason['detail']}")
 
 
-@returns(Evaluated)
+@returns("council.domain.results.consolidation:Evaluated")
 def consolidate_cmd(
     node: Annotated[str, typer.Option("--node", help="Node version id.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate only; write nothing.")] = False,
@@ -38,7 +37,7 @@ def consolidate_cmd(
     emit(result, as_json, _render_decision)
 
 
-@returns(Replayed)
+@returns("council.domain.results.consolidation:Replayed")
 def replay_cmd(consolidation_id: str, as_json: JsonOpt = False) -> None:
     """Rebuild a decision from stored records and check it matches."""
     from council.services.consolidation import replay
@@ -58,7 +57,7 @@ def replay_cmd(consolidation_id: str, as_json: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
-@returns(GroupsShown)
+@returns("council.domain.results.consolidation:GroupsShown")
 def groups_cmd(
     node: Annotated[str, typer.Option("--node", help="Node version id.")],
     as_json: JsonOpt = False,
@@ -70,7 +69,7 @@ def groups_cmd(
     emit(result, as_json, rows("groups", ["id", "kind", "runs", "providers", "max_confidence"], key="groups"))
 
 
-@returns(History)
+@returns("council.domain.results.consolidation:History")
 def history_cmd(
     node: Annotated[str, typer.Option("--node", help="Any version id of the logical node.")],
     as_json: JsonOpt = False,
@@ -88,7 +87,7 @@ def history_cmd(
 
 
 @memory_app.command("list")
-@returns(MemoryList)
+@returns("council.domain.results.consolidation:MemoryList")
 def memory_list_cmd(
     status: Annotated[
         str | None, typer.Option("--status", help="stable, provisional, contested, ...")

@@ -8,9 +8,6 @@ import typer
 
 from council.cli.common import JsonOpt, actor, record, rows, uow
 from council.cli.output import emit, returns
-from council.domain.results.events import EventList
-from council.domain.results.evidence import EvidenceAdded, EvidenceShown
-from council.domain.results.threads import ThreadCreated, ThreadList, ThreadShown
 
 thread_app = typer.Typer(
     help="Open and inspect threads (a question and its objective).", no_args_is_help=True
@@ -21,7 +18,7 @@ evidence_app = typer.Typer(
 
 
 @thread_app.command("create")
-@returns(ThreadCreated)
+@returns("council.domain.results.threads:ThreadCreated")
 def thread_create(
     title: Annotated[str, typer.Option("--title", help="Short title of the question.")],
     objective: Annotated[str, typer.Option("--objective", help="What the council is trying to establish.")],
@@ -39,7 +36,7 @@ def thread_create(
 
 
 @thread_app.command("show")
-@returns(ThreadShown)
+@returns("council.domain.results.threads:ThreadShown")
 def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
     """A thread with counts of what it holds."""
     from council.services.threads import show_thread
@@ -53,7 +50,7 @@ def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
 
 
 @thread_app.command("list")
-@returns(ThreadList)
+@returns("council.domain.results.threads:ThreadList")
 def thread_list(as_json: JsonOpt = False) -> None:
     """Every thread, oldest first."""
     from council.services.threads import list_threads
@@ -62,7 +59,7 @@ def thread_list(as_json: JsonOpt = False) -> None:
 
 
 @evidence_app.command("add")
-@returns(EvidenceAdded)
+@returns("council.domain.results.evidence:EvidenceAdded")
 def evidence_add(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     text: Annotated[str | None, typer.Option("--text", help="Evidence text.")] = None,
@@ -111,7 +108,7 @@ def evidence_add(
 
 
 @evidence_app.command("show")
-@returns(EvidenceShown)
+@returns("council.domain.results.evidence:EvidenceShown")
 def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
     """One evidence item in full: content, validity and its history, threads."""
     from council.services.evidence import show_evidence
@@ -127,7 +124,7 @@ def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
     )
 
 
-@returns(EventList)
+@returns("council.domain.results.events:EventList")
 def events_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     after: Annotated[int, typer.Option("--after", help="Only events with a larger id.")] = 0,

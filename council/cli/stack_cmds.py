@@ -8,7 +8,6 @@ import typer
 
 from council.cli.common import JsonOpt, record, rows
 from council.cli.output import console, emit, returns
-from council.domain.results.stack import Migrated, StackDown, StackStatus, StackUp
 
 _COLUMNS = ["component", "running", "pid", "state", "restarts", "last_exit_code", "url"]
 
@@ -22,37 +21,41 @@ def register(app: typer.Typer) -> None:
     app.add_typer(db, name="db")
 
 
-@returns(StackUp)
+@returns("council.domain.results.stack:StackUp")
 def up(as_json: JsonOpt = False) -> None:
     """Start Postgres and Redis (embedded unless configured by environment), migrate, and
     start the supervised Celery workers, beat and web server."""
     from council import stack
+    from council.domain.results.stack import StackUp
 
     data = StackUp.model_validate(stack.up(progress=None if as_json else _progress))
     emit(data, as_json, _render_up)
 
 
-@returns(StackDown)
+@returns("council.domain.results.stack:StackDown")
 def down(as_json: JsonOpt = False) -> None:
     """Stop what `council up` started (supervisor and its processes, then Redis and
     Postgres); the data stays for the next `up`."""
     from council import stack
+    from council.domain.results.stack import StackDown
 
     emit(StackDown.model_validate(stack.down()), as_json, _render_down)
 
 
-@returns(StackStatus)
+@returns("council.domain.results.stack:StackStatus")
 def status(as_json: JsonOpt = False) -> None:
     """Each component: whether it runs, its pid, restarts and last exit code; the database revision."""
     from council import stack
+    from council.domain.results.stack import StackStatus
 
     emit(StackStatus.model_validate(stack.status()), as_json, _render_status)
 
 
-@returns(Migrated)
+@returns("council.domain.results.stack:Migrated")
 def db_upgrade(as_json: JsonOpt = False) -> None:
     """Migrate COUNCIL_DATABASE_URL (or the embedded stack's database) to head."""
     from council import stack
+    from council.domain.results.stack import Migrated
 
     emit(Migrated(revision=stack.migrate_database()), as_json, record("database", ["revision"]))
 

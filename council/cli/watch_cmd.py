@@ -10,10 +10,9 @@ import typer
 
 from council.cli.common import JsonOpt, uow
 from council.cli.output import console, emit, err_console, returns
-from council.domain.results.events import Watched
 
 
-@returns(Watched)
+@returns("council.domain.results.events:Watched")
 def watch_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     timeout: Annotated[float | None, typer.Option("--timeout", help="Stop after this many seconds.")] = None,
@@ -22,6 +21,7 @@ def watch_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Follow the thread's event log; after each claim, show the node's groups."""
+    from council.domain.results.events import Watched
     from council.services.consolidation import groups
     from council.services.threads import latest_event_id, list_events, show_thread
 
