@@ -21,6 +21,7 @@ BENCHMARKS = {
     "dispatch": "benchmarks.dispatch",
     "cascade": "benchmarks.cascade",
     "storage": "benchmarks.storage",
+    "cli": "benchmarks.cli",
 }
 
 
