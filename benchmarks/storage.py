@@ -13,8 +13,9 @@ and after each run every version it claimed on is evaluated
 ``consolidation_evaluations`` plus ``decision_reasons``, against that of
 ``claims``; ``before``: the same evaluations in the layout before 0013 (every
 row its whole manifest, section hashes and reasons inline, with its indexes),
-written to a scratch table from the manifests rebuilt from the chains —
-measured in the same database, after the same runs. Also the sum of
+written to a scratch table from the manifests rebuilt from the chains (section
+hashes at their full 64 digits) — measured in the same database, after the
+same runs. Also the sum of
 ``pg_column_size`` of the rows (data only). A replay check rebuilds a random
 sample of the evaluations and recomputes their decisions.
 Target: ``evaluation_to_claim_bytes`` ≤ 1.
@@ -63,10 +64,12 @@ CREATE INDEX ON bench_old_evaluations (node_version_id, claims_seen);
 COPY_OLD = """
 INSERT INTO bench_old_evaluations
 SELECT e.id, e.thread_id, e.logical_node_id, e.node_version_id, e.rule_set_id, e.grouping_algorithm_id,
-       e.snapshot_sha256, e.outcome, coalesce(e.reasons, dr.reasons), NULL, e.created_at,
-       CAST(x.manifest AS jsonb), CAST(x.sections AS jsonb), e.claims_seen
+       e.snapshot_sha256, e.outcome,
+       coalesce(e.reasons, (SELECT jsonb_agg(dr.reason ORDER BY u.n)
+                            FROM unnest(e.reason_ids) WITH ORDINALITY AS u(id, n)
+                            JOIN decision_reasons dr ON dr.id = u.id)),
+       NULL, e.created_at, CAST(x.manifest AS jsonb), CAST(x.sections AS jsonb), e.claims_seen
 FROM consolidation_evaluations e
-LEFT JOIN decision_reasons dr ON dr.id = e.reasons_id
 JOIN jsonb_to_recordset(CAST(:rows AS jsonb)) AS x(id uuid, manifest jsonb, sections jsonb) ON x.id = e.id
 """
 SIZES = """
