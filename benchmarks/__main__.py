@@ -22,6 +22,7 @@ BENCHMARKS = {
     "cascade": "benchmarks.cascade",
     "storage": "benchmarks.storage",
     "cli": "benchmarks.cli",
+    "latency": "benchmarks.latency",
 }
 
 
