@@ -69,7 +69,8 @@ def _profiles(home: Path) -> Path:
     path = home / "profiles.toml"
     path.write_text(
         "".join(
-            f'[profiles.{name}]\nmodel = "council-sim/{name}"\nprovider = "{PROVIDERS[i % len(PROVIDERS)]}"\n\n'
+            f'[profiles.{name}]\nmodel = "council-sim/{name}"\n'
+            f'provider = "{PROVIDERS[i % len(PROVIDERS)]}"\n\n'
             for i, name in enumerate(AGENTS)
         ),
         encoding="utf-8",
