@@ -48,7 +48,7 @@ from benchmarks.dispatch import (
     _wait_for_workers,
     bench_redis,
 )
-from benchmarks.harness import bench_database
+from benchmarks.harness import bench_database, postgres_cpu_s
 from council.adapters.scheduler import Recorder
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
@@ -102,24 +102,6 @@ def _workers(
         stop_groups(procs, grace_s=30)
 
 
-def _postgres_cpu_s(engine: Engine) -> float:
-    """CPU seconds so far of the benchmark database's backends (they are pooled: long-lived)."""
-    import psutil
-
-    with engine.connect() as conn:
-        pids = conn.execute(
-            text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
-        ).scalars()
-        total = 0.0
-        for pid in pids:
-            try:
-                times = psutil.Process(pid).cpu_times()
-                total += times.user + times.system
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                continue
-    return total
-
-
 def _seed(engine: Engine, threads: int) -> list[UUID]:
     made = []
     for i in range(threads):
@@ -164,7 +146,7 @@ def _shape(
     with _workers(env, home, workers, str(n)) as procs:
         _wait_for_workers(connect(broker), workers)
         run_ids = _create_runs(engine, threads)
-        cpu, db_cpu = _tree_cpu_s(procs), _postgres_cpu_s(engine)
+        cpu, db_cpu = _tree_cpu_s(procs), postgres_cpu_s(engine)
         with engine.connect() as conn:
             sent_at = conn.execute(text("SELECT clock_timestamp()")).scalar_one()
         started = time.perf_counter()
@@ -173,7 +155,7 @@ def _shape(
         runs_s = time.perf_counter() - started
         _until(lambda: _drained(client), "consolidations")
         drained_s = time.perf_counter() - started
-        cpu, db_cpu = _tree_cpu_s(procs) - cpu, _postgres_cpu_s(engine) - db_cpu
+        cpu, db_cpu = _tree_cpu_s(procs) - cpu, postgres_cpu_s(engine) - db_cpu
     visible = _visible(engine, threads, sent_at)
     with engine.connect() as conn:
         failed = conn.execute(
