@@ -18,6 +18,8 @@ import psycopg
 from celery import Celery
 
 QUEUE = "baseline"
+# The price map from the installed package, never the network (as the gateway does).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 TABLE = "CREATE TABLE IF NOT EXISTS bench_raw_outputs (id bigserial PRIMARY KEY, model text, output text)"
 
 app = Celery("bench-baseline", broker=os.environ.get("COUNCIL_BROKER_URL"))
@@ -42,11 +44,11 @@ def _connection() -> psycopg.Connection[Any]:
 
 @app.task(name="bench.baseline_call")  # type: ignore[untyped-decorator]
 def baseline_call(model: str, messages: list[dict[str, Any]]) -> None:
-    import litellm
-
     from council.agents import gateway
 
     gateway.preload()  # registers the simulated provider with litellm (once)
+    import litellm
+
     response = litellm.completion(model=model, messages=messages)
     _connection().execute(
         "INSERT INTO bench_raw_outputs (model, output) VALUES (%s, %s)",
