@@ -49,6 +49,7 @@ RUNS = 1000
 TARGET = 1.0
 SAMPLE = 50
 RUNS_ENV = "COUNCIL_BENCH_STORAGE_RUNS"
+CHUNK = 100
 
 # The layout before revision 0013, for `before`: each row whole, with the indexes it had.
 OLD_LAYOUT = """
@@ -159,14 +160,24 @@ def run(runs: int | None = None) -> dict[str, Any]:
         succeeded, pipeline_s = _pipeline(engine, runs)
         with engine.begin() as conn:
             ids = list(
-                conn.execute(text("SELECT id FROM consolidation_evaluations ORDER BY seq, id")).scalars()
+                conn.execute(
+                    text("SELECT id FROM consolidation_evaluations ORDER BY node_version_id, seq")
+                ).scalars()
             )
-            rebuilt = stored(conn, ids)
             conn.execute(text(OLD_LAYOUT))
-            rows = [
-                {"id": str(i), "manifest": s.manifest, "sections": s.sections} for i, s in rebuilt.items()
-            ]
-            conn.execute(text(COPY_OLD), {"rows": json.dumps(rows)})
+        for start in range(0, len(ids), CHUNK):  # the old layout's rows are large: a few at a time
+            with engine.begin() as conn:
+                rebuilt = stored(conn, ids[start : start + CHUNK])
+                # A link keeps the first digits of a changed section's hash; the old layout kept all 64.
+                rows = [
+                    {
+                        "id": str(i),
+                        "manifest": s.manifest,
+                        "sections": {k: v.ljust(64, "0") for k, v in s.sections.items()},
+                    }
+                    for i, s in rebuilt.items()
+                ]
+                conn.execute(text(COPY_OLD), {"rows": json.dumps(rows)})
         with engine.begin() as conn:
             conn.execute(text("ANALYZE"))
             sizes = dict(conn.execute(text(SIZES)).mappings().one())
