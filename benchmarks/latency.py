@@ -60,6 +60,10 @@ PROVIDERS = ("anthropic", "openai", "zhipu")
 LATENCY_S = 2.0
 WAVES = 3
 SHAPES = {64: 1, 256: 4}  # runs in flight: worker processes of 64 threads
+# Database connections per worker process. A run holds one only inside its short
+# transactions, never across the model call, so fewer than its threads do; 4 × 64
+# would pass the server's max_connections (100 here, shared with other clients).
+POOL_PER_WORKER = {64: 64, 256: 16}
 THREADS_PER_WORKER = 64
 TARGETS = {64: 0.9, 256: 0.8}
 QUEUES = ("runs", "commit")
@@ -80,7 +84,7 @@ def _profiles(home: Path) -> Path:
 
 @contextmanager
 def _workers(
-    env: dict[str, str], home: Path, count: int, tag: str
+    env: dict[str, str], home: Path, count: int, tag: str, pool: int
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
     argv = [sys.executable, "-m", "council.cli", "worker", "--queues", ",".join(QUEUES)]
     argv += ["--pool", "threads", "--concurrency", str(THREADS_PER_WORKER)]
@@ -91,7 +95,7 @@ def _workers(
                 procs.append(
                     subprocess.Popen(
                         [*argv, "--name", f"lat-{tag}-{i}@%h"],
-                        env=env,
+                        env={**env, "COUNCIL_DB_POOL_SIZE": str(pool)},
                         stdout=log,
                         stderr=subprocess.STDOUT,
                         start_new_session=True,
@@ -143,7 +147,7 @@ def _shape(
     threads = _seed(engine, WAVES * n // len(AGENTS))
     scheduler = bootstrap(engine.url.render_as_string(hide_password=False)).required_scheduler()
     client = redis.Redis.from_url(broker)
-    with _workers(env, home, workers, str(n)) as procs:
+    with _workers(env, home, workers, str(n), POOL_PER_WORKER[n]) as procs:
         _wait_for_workers(connect(broker), workers)
         run_ids = _create_runs(engine, threads)
         cpu, db_cpu = _tree_cpu_s(procs), postgres_cpu_s(engine)
@@ -167,6 +171,7 @@ def _shape(
     return {
         "in_flight": n,
         "workers": f"{workers} × `council worker --pool threads --concurrency {THREADS_PER_WORKER}`",
+        "db_pool_per_worker": POOL_PER_WORKER[n],
         "runs": m,
         "failed_runs": int(failed),
         "runs_s": round(runs_s, 2),
