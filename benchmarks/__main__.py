@@ -22,6 +22,9 @@ BENCHMARKS = {
     "cascade": "benchmarks.cascade",
     "runtimes": "benchmarks.runtimes",
     "counterfactual": "benchmarks.counterfactual",
+    "storage": "benchmarks.storage",
+    "cli": "benchmarks.cli",
+    "latency": "benchmarks.latency",
 }
 
 

@@ -174,3 +174,25 @@ def _contender(
             answers.put((index, None, traceback.format_exc()))
     finally:
         dispose_all()
+
+
+def postgres_cpu_s(engine: Any) -> float:
+    """CPU seconds so far of the backends connected to ``engine``'s database (psutil; pooled
+    backends are long-lived, so the difference of two readings is what they spent between)."""
+    import psutil
+    from sqlalchemy import text
+
+    total = 0.0
+    with engine.connect() as conn:
+        pids = list(
+            conn.execute(
+                text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+            ).scalars()
+        )
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        total += times.user + times.system
+    return total

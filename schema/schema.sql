@@ -520,25 +520,32 @@ CREATE TABLE public.consolidation_evaluations (
     grouping_algorithm_id text NOT NULL,
     snapshot_sha256 text NOT NULL,
     outcome text NOT NULL,
-    reasons jsonb NOT NULL,
+    reasons jsonb,
     snapshot jsonb,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     manifest jsonb,
     section_sha256 jsonb,
-    claims_seen integer GENERATED ALWAYS AS (jsonb_array_length(COALESCE((manifest -> 'claims'::text), (snapshot -> 'claims'::text)))) STORED,
+    claims_seen integer,
+    seq integer,
+    delta jsonb,
+    reason_ids integer[],
+    CONSTRAINT consolidation_evaluations_delta_check CHECK ((jsonb_typeof(delta) = 'object'::text)),
     CONSTRAINT consolidation_evaluations_grouping_algorithm_id_fkey FOREIGN KEY (grouping_algorithm_id) REFERENCES public.grouping_algorithms(id),
     CONSTRAINT consolidation_evaluations_logical_node_id_fkey FOREIGN KEY (logical_node_id) REFERENCES public.logical_nodes(id),
     CONSTRAINT consolidation_evaluations_node_version_id_fkey FOREIGN KEY (node_version_id) REFERENCES public.node_versions(id),
-    CONSTRAINT consolidation_evaluations_node_version_id_snapshot_sha256_key UNIQUE (node_version_id, snapshot_sha256),
     CONSTRAINT consolidation_evaluations_outcome_check CHECK ((outcome = 'not_ready'::text)),
     CONSTRAINT consolidation_evaluations_pkey PRIMARY KEY (id),
-    CONSTRAINT consolidation_evaluations_replayable CHECK (((snapshot IS NOT NULL) OR ((manifest IS NOT NULL) AND (section_sha256 IS NOT NULL)))),
+    CONSTRAINT consolidation_evaluations_reason_ids_check CHECK (((cardinality(reason_ids) > 0) AND (array_position(reason_ids, NULL::integer) IS NULL))),
+    CONSTRAINT consolidation_evaluations_reasoned CHECK (((reasons IS NOT NULL) OR (reason_ids IS NOT NULL))),
+    CONSTRAINT consolidation_evaluations_replayable CHECK (((snapshot IS NOT NULL) OR ((manifest IS NOT NULL) AND (section_sha256 IS NOT NULL) AND (delta IS NULL)) OR ((manifest IS NULL) AND (delta IS NOT NULL) AND (seq > 0)))),
     CONSTRAINT consolidation_evaluations_rule_set_id_fkey FOREIGN KEY (rule_set_id) REFERENCES public.rule_sets(id),
+    CONSTRAINT consolidation_evaluations_seq_check CHECK ((seq >= 0)),
     CONSTRAINT consolidation_evaluations_snapshot_sha256_check CHECK ((snapshot_sha256 ~ '^[0-9a-f]{64}$'::text)),
     CONSTRAINT consolidation_evaluations_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
-CREATE INDEX consolidation_evaluations_claims_seen_idx ON public.consolidation_evaluations USING btree (node_version_id, claims_seen);
-CREATE INDEX consolidation_evaluations_node_idx ON public.consolidation_evaluations USING btree (logical_node_id, created_at);
+CREATE UNIQUE INDEX consolidation_evaluations_chain_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) INCLUDE (claims_seen);
+CREATE UNIQUE INDEX consolidation_evaluations_legacy_sha256_key ON public.consolidation_evaluations USING btree (node_version_id, snapshot_sha256) WHERE (seq IS NULL);
+CREATE INDEX consolidation_evaluations_roots_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) WHERE (manifest IS NOT NULL);
 CREATE TRIGGER consolidation_evaluations_immutable BEFORE DELETE OR UPDATE ON public.consolidation_evaluations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER consolidation_evaluations_no_truncate BEFORE TRUNCATE ON public.consolidation_evaluations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.consolidation_evaluations TO council_app;
@@ -606,6 +613,21 @@ CREATE TRIGGER consolidations_no_truncate BEFORE TRUNCATE ON public.consolidatio
 GRANT INSERT ON public.consolidations TO council_app;
 GRANT SELECT ON public.consolidations TO council_app;
 GRANT UPDATE ON public.consolidations TO council_app;
+
+CREATE TABLE public.decision_reasons (
+    id integer GENERATED ALWAYS AS IDENTITY NOT NULL,
+    sha256 text NOT NULL,
+    reason jsonb NOT NULL,
+    CONSTRAINT decision_reasons_pkey PRIMARY KEY (id),
+    CONSTRAINT decision_reasons_reason_check CHECK ((jsonb_typeof(reason) = 'object'::text)),
+    CONSTRAINT decision_reasons_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT decision_reasons_sha256_key UNIQUE (sha256)
+);
+CREATE TRIGGER decision_reasons_immutable BEFORE DELETE OR UPDATE ON public.decision_reasons FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER decision_reasons_no_truncate BEFORE TRUNCATE ON public.decision_reasons FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.decision_reasons IS 'Each reason of recorded evaluations once, by content (SHA-256 of its canonical JSON)';
+GRANT INSERT ON public.decision_reasons TO council_app;
+GRANT SELECT ON public.decision_reasons TO council_app;
 
 CREATE TABLE public.dispatches (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -1475,15 +1497,18 @@ UNION ALL
     NULL::bigint AS support_groups,
     NULL::bigint AS dispute_groups,
     ARRAY( SELECT x.reason ->> 'rule'::text
-           FROM jsonb_array_elements(e.reasons) WITH ORDINALITY x(reason, n)
+           FROM jsonb_array_elements(r.reasons) WITH ORDINALITY x(reason, n)
           WHERE NOT ((x.reason ->> 'ok'::text)::boolean)
           ORDER BY x.n) AS failed_rules,
-    e.reasons,
+    r.reasons,
     NULL::uuid AS memory_item_id,
     NULL::timestamp with time zone AS status_changed_at,
     e.created_at
    FROM public.consolidation_evaluations e
-     JOIN public.node_versions nv ON nv.id = e.node_version_id;
+     JOIN public.node_versions nv ON nv.id = e.node_version_id
+     CROSS JOIN LATERAL ( SELECT COALESCE(e.reasons, ( SELECT jsonb_agg(dr.reason ORDER BY u.n) AS jsonb_agg
+                   FROM unnest(e.reason_ids) WITH ORDINALITY u(id, n)
+                     JOIN public.decision_reasons dr ON dr.id = u.id)) AS reasons) r;
 COMMENT ON VIEW public.council_v_decisions IS 'Consolidations and recorded not_ready evaluations (schema/views.md)';
 GRANT SELECT ON public.council_v_decisions TO council_dashboard;
 

@@ -52,7 +52,7 @@ def agent_output_schema() -> dict[str, Any]:
 def typed_commands() -> dict[str, type[Any]]:
     """Each CLI command that declares its result type (``@returns``), by command key."""
     from council.cli.main import app, register_commands
-    from council.cli.output import RESULT_ATTRIBUTE
+    from council.cli.output import declared_result
 
     register_commands()
     import typer.main
@@ -64,7 +64,7 @@ def typed_commands() -> dict[str, type[Any]]:
             for name, sub in command.commands.items():
                 walk(sub, (*words, name))
             return
-        result = getattr(command.callback, RESULT_ATTRIBUTE, None)
+        result = declared_result(command.callback)
         if result is not None:
             found[" ".join(words)] = result
 

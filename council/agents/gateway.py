@@ -148,8 +148,8 @@ def _prepare_litellm() -> None:
                 model = simulated.MODEL_PREFIX + str(kwargs["model"]).removeprefix(simulated.MODEL_PREFIX)
                 conformity = simulated.conformity_of(kwargs.get("optional_params"))
                 reply = simulated.respond(model, kwargs["messages"], conformity=conformity)
-                # Simulated latency (tests and demos that need runs to take time).
-                latency = float(os.environ.get("COUNCIL_SIM_LATENCY_S", "0") or 0)
+                # Simulated latency, spent waiting (COUNCIL_SIM_LATENCY: "2" or "2±0.5" seconds).
+                latency = simulated.latency_s(simulated.latency_spec(os.environ), reply.text)
                 if latency > 0:  # even sleep(0) gives the processor away
                     time.sleep(latency)
                 return litellm.ModelResponse(

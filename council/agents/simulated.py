@@ -182,6 +182,31 @@ def respond(
     return SimulatedReply(text, prompt_tokens, estimate_tokens(text))
 
 
+# ------------------------------------------------------------------ latency
+
+LATENCY_ENV = "COUNCIL_SIM_LATENCY"
+LATENCY_ENV_FIXED = "COUNCIL_SIM_LATENCY_S"  # the older name: a fixed time
+_LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:(?:±|\+-|\+/-)\s*(\d+(?:\.\d+)?))?\s*$")
+
+
+def latency_spec(env: Mapping[str, str]) -> str:
+    return env.get(LATENCY_ENV) or env.get(LATENCY_ENV_FIXED) or "0"
+
+
+def latency_s(spec: str, key: str) -> float:
+    """Seconds a simulated call waits: ``"2"`` is 2 s; ``"2±0.5"`` (or ``2+-0.5``) is
+    uniform in 1.5–2.5 s, drawn from ``key`` (the answer), so a request always waits
+    the same. A spec that is not one of these is refused (ValueError)."""
+    found = _LATENCY.match(spec)
+    if found is None:
+        raise ValueError(f"{LATENCY_ENV} must be seconds, or seconds±spread (e.g. 2±0.5), got {spec!r}")
+    centre, spread = float(found.group(1)), float(found.group(2) or 0)
+    if spread == 0:
+        return centre
+    draw = random.Random(sha256_text(key)).uniform(-spread, spread)  # noqa: S311
+    return max(0.0, centre + draw)
+
+
 # ------------------------------------------------------------------ briefing
 
 

@@ -9,7 +9,6 @@ import typer
 from council.cli import render
 from council.cli.common import JsonOpt, actor, rows, touched_memory, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.consolidation import Evaluated, GroupsShown, History, MemoryList
 from council.domain.results.learning import ReplayReport
 from council.errors import BadInput
 
@@ -28,7 +27,7 @@ def _render_decision(data: dict[str, Any]) -> None:
         console.print(f"  {mark} {reason['rule']}: {reason['detail']}")
 
 
-@returns(Evaluated)
+@returns("council.domain.results.consolidation:Evaluated")
 def consolidate_cmd(
     node: Annotated[str, typer.Option("--node", help="Node version id.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate only; write nothing.")] = False,
@@ -85,7 +84,7 @@ def replay_cmd(
         raise typer.Exit(1)
 
 
-@returns(GroupsShown)
+@returns("council.domain.results.consolidation:GroupsShown")
 def groups_cmd(
     node: Annotated[str, typer.Option("--node", help="Node version id.")],
     as_json: JsonOpt = False,
@@ -97,7 +96,7 @@ def groups_cmd(
     emit(result, as_json, rows("groups", ["id", "kind", "runs", "providers", "max_confidence"], key="groups"))
 
 
-@returns(History)
+@returns("council.domain.results.consolidation:History")
 def history_cmd(
     node: Annotated[str, typer.Option("--node", help="Any version id of the logical node.")],
     as_json: JsonOpt = False,
@@ -110,7 +109,7 @@ def history_cmd(
 
 
 @memory_app.command("list")
-@returns(MemoryList)
+@returns("council.domain.results.consolidation:MemoryList")
 def memory_list_cmd(
     status: Annotated[
         str | None, typer.Option("--status", help="stable, provisional, contested, ...")

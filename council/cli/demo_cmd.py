@@ -11,12 +11,11 @@ from rich.console import Console
 
 from council.cli.common import JsonOpt
 from council.cli.output import console, emit, err_console, fetch_command, returns
-from council.domain.results.demo import DemoSummary
 
 COST_PAUSE_S = 5
 
 
-@returns(DemoSummary)
+@returns("council.domain.results.demo:DemoSummary")
 def demo_cmd(
     keep: Annotated[bool, typer.Option("--keep", help="Leave the stack running afterwards.")] = False,
     as_json: JsonOpt = False,
@@ -26,6 +25,7 @@ def demo_cmd(
     from council import stack
     from council.bootstrap import bootstrap, release
     from council.demo.story import AGENTS, Story
+    from council.domain.results.demo import DemoSummary
     from council.services.dispatch import profiles
 
     out = err_console if as_json else console  # with --json, stdout carries exactly one document

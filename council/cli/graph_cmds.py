@@ -8,18 +8,6 @@ import typer
 
 from council.cli.common import JsonOpt, actor, record, rows, uow
 from council.cli.output import emit, returns
-from council.domain.commands import NewAction, NewClaim, NewFork, NewNode, NewVersion, same_reading
-from council.domain.results.graph import (
-    Action,
-    Branch,
-    BranchList,
-    ClaimAdded,
-    Closed,
-    Merge,
-    StatusChanged,
-    VersionCreated,
-    VersionShown,
-)
 from council.domain.vocabulary import EDGE_KINDS
 from council.errors import BadInput
 
@@ -56,7 +44,7 @@ def _edges(specs: list[str] | None) -> tuple[tuple[str, str], ...]:
 
 
 @node_app.command("add")
-@returns(VersionCreated)
+@returns("council.domain.results.graph:VersionCreated")
 def node_add(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     content: Annotated[str, typer.Option("--content", help="The proposition.")],
@@ -73,6 +61,7 @@ def node_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a logical node with its first version."""
+    from council.domain.commands import NewNode, same_reading
     from council.services.nodes import add_node
 
     node = NewNode(
@@ -89,7 +78,7 @@ def node_add(
 
 
 @node_app.command("version")
-@returns(VersionCreated)
+@returns("council.domain.results.graph:VersionCreated")
 def node_version(
     logical_node_id: str,
     content: Annotated[str, typer.Option("--content", help="The new content.")],
@@ -102,6 +91,7 @@ def node_version(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a new version of a logical node (content changes never edit in place)."""
+    from council.domain.commands import NewVersion, same_reading
     from council.services.nodes import add_version
 
     version = NewVersion(
@@ -117,7 +107,7 @@ def node_version(
 
 
 @node_app.command("status")
-@returns(StatusChanged)
+@returns("council.domain.results.graph:StatusChanged")
 def node_status(
     version_id: str,
     to: Annotated[str, typer.Option("--to", help="open, tentative or killed.")],
@@ -132,7 +122,7 @@ def node_status(
 
 
 @node_app.command("show")
-@returns(VersionShown)
+@returns("council.domain.results.graph:VersionShown")
 def node_show(version_id: str, as_json: JsonOpt = False) -> None:
     """A node version with its status, edges, claims, citations and history."""
     from council.services.nodes import show_node
@@ -146,7 +136,7 @@ def node_show(version_id: str, as_json: JsonOpt = False) -> None:
 
 
 @branch_app.command("fork")
-@returns(Branch)
+@returns("council.domain.results.graph:Branch")
 def branch_fork(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     kind: Annotated[str, typer.Option("--kind", help="objective or node.")],
@@ -163,6 +153,7 @@ def branch_fork(
     as_json: JsonOpt = False,
 ) -> None:
     """Fork an objective-level or node-level branch."""
+    from council.domain.commands import NewFork
     from council.services.branches import fork_branch
 
     if kind == "node" and at is None:
@@ -185,7 +176,7 @@ def branch_fork(
 
 
 @branch_app.command("merge")
-@returns(Merge)
+@returns("council.domain.results.graph:Merge")
 def branch_merge(
     branch_id: str,
     rationale: Annotated[str, typer.Option("--rationale", help="Why the branches reconcile this way.")],
@@ -209,7 +200,7 @@ def branch_merge(
 
 
 @branch_app.command("close")
-@returns(Closed)
+@returns("council.domain.results.graph:Closed")
 def branch_close(
     branch_id: str,
     status: Annotated[str, typer.Option("--as", help="killed (resolved-negative) or abandoned.")],
@@ -224,7 +215,7 @@ def branch_close(
 
 
 @branch_app.command("list")
-@returns(BranchList)
+@returns("council.domain.results.graph:BranchList")
 def branch_list(thread: Annotated[str, typer.Option("--thread")], as_json: JsonOpt = False) -> None:
     """Branch topology of a thread."""
     from council.services.branches import list_branches
@@ -234,7 +225,7 @@ def branch_list(thread: Annotated[str, typer.Option("--thread")], as_json: JsonO
 
 
 @claim_app.command("add")
-@returns(ClaimAdded)
+@returns("council.domain.results.graph:ClaimAdded")
 def claim_add(
     run: Annotated[str, typer.Option("--run", help="Run id.")],
     node: Annotated[str, typer.Option("--node", help="Node version id.")],
@@ -248,6 +239,7 @@ def claim_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Record a run's claim on a node version."""
+    from council.domain.commands import NewClaim, same_reading
     from council.services.claims import add_claim
 
     claim = NewClaim(
@@ -266,7 +258,7 @@ def claim_add(
 
 
 @action_app.command("add")
-@returns(Action)
+@returns("council.domain.results.graph:Action")
 def action_add(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     description: Annotated[str, typer.Option("--description", help="What should happen.")],
@@ -275,6 +267,7 @@ def action_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a pending action with its acceptance condition."""
+    from council.domain.commands import NewAction
     from council.services.claims import add_action
 
     action = NewAction(thread=thread, description=description, acceptance_condition=acceptance, version=node)
@@ -283,7 +276,7 @@ def action_add(
 
 
 @action_app.command("close")
-@returns(Closed)
+@returns("council.domain.results.graph:Closed")
 def action_close(
     action_id: str,
     status: Annotated[str, typer.Option("--as", help="satisfied or cancelled.")],

@@ -10,9 +10,7 @@ import typer
 from council.cli import render
 from council.cli.common import JsonOpt, actor, record, rows, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.events import EventList
-from council.domain.results.evidence import EvidenceAdded, EvidenceShown
-from council.domain.results.threads import ReviewSettings, ThreadCreated, ThreadList, ThreadShown
+from council.domain.results.threads import ReviewSettings
 
 thread_app = typer.Typer(
     help="Open and inspect threads (a question and its objective).", no_args_is_help=True
@@ -23,7 +21,7 @@ evidence_app = typer.Typer(
 
 
 @thread_app.command("create")
-@returns(ThreadCreated)
+@returns("council.domain.results.threads:ThreadCreated")
 def thread_create(
     title: Annotated[str, typer.Option("--title", help="Short title of the question.")],
     objective: Annotated[str, typer.Option("--objective", help="What the council is trying to establish.")],
@@ -83,7 +81,7 @@ def thread_review(
 
 
 @thread_app.command("show")
-@returns(ThreadShown)
+@returns("council.domain.results.threads:ThreadShown")
 def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
     """A thread with counts of what it holds."""
     from council.services.threads import show_thread
@@ -97,7 +95,7 @@ def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
 
 
 @thread_app.command("list")
-@returns(ThreadList)
+@returns("council.domain.results.threads:ThreadList")
 def thread_list(as_json: JsonOpt = False) -> None:
     """Every thread, oldest first."""
     from council.services.threads import list_threads
@@ -106,7 +104,7 @@ def thread_list(as_json: JsonOpt = False) -> None:
 
 
 @evidence_app.command("add")
-@returns(EvidenceAdded)
+@returns("council.domain.results.evidence:EvidenceAdded")
 def evidence_add(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     text: Annotated[str | None, typer.Option("--text", help="Evidence text.")] = None,
@@ -155,7 +153,7 @@ def evidence_add(
 
 
 @evidence_app.command("show")
-@returns(EvidenceShown)
+@returns("council.domain.results.evidence:EvidenceShown")
 def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
     """One evidence item in full: content, validity and its history, threads."""
     from council.services.evidence import show_evidence
@@ -164,7 +162,7 @@ def evidence_show(evidence_id: str, as_json: JsonOpt = False) -> None:
     emit(result, as_json, render.evidence)
 
 
-@returns(EventList)
+@returns("council.domain.results.events:EventList")
 def events_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     after: Annotated[int, typer.Option("--after", help="Only events with a larger id.")] = 0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -18,15 +19,30 @@ RESULT_ATTRIBUTE = "__council_result__"
 console = Console()
 
 
-def returns(result_type: type) -> Callable[[F], F]:
-    """Declare the typed result a command prints with ``--json``: the published
-    schema (schema/cli-outputs.schema.json) is generated from these declarations."""
+def returns(result_type: str | type) -> Callable[[F], F]:
+    """Declare the typed result a command prints with ``--json``, as
+    ``"module:Name"``: the published schema (schema/cli-outputs.schema.json) is
+    generated from these declarations. A name, not the class, so that starting
+    the CLI (``--help``, a read) imports no result model it does not print;
+    ``declared_result`` resolves it."""
 
     def mark(command: F) -> F:
         setattr(command, RESULT_ATTRIBUTE, result_type)
         return command
 
     return mark
+
+
+def declared_result(command: Callable[..., Any]) -> type | None:
+    """The result type a command declared with ``@returns``, imported now (None if none)."""
+    declared = getattr(command, RESULT_ATTRIBUTE, None)
+    if declared is None:
+        return None
+    if isinstance(declared, type):
+        return declared
+    module, _, name = declared.partition(":")
+    found: type = getattr(importlib.import_module(module), name)
+    return found
 
 
 err_console = Console(stderr=True)

@@ -9,12 +9,10 @@ import typer
 
 from council.cli.common import JsonOpt, touched_memory, uow
 from council.cli.output import console, emit, fetch_command, returns
-from council.domain.reentry import ReentryPacket
-from council.domain.results.reentry import LintReport
 from council.errors import BadInput
 
 
-@returns(ReentryPacket)
+@returns("council.domain.reentry:ReentryPacket")
 def reentry_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     fmt: Annotated[str, typer.Option("--format", help="markdown or json.")] = "markdown",
@@ -36,7 +34,7 @@ def reentry_cmd(
         typer.echo(render_markdown(packet, fetch_command))
 
 
-@returns(LintReport)
+@returns("council.domain.results.reentry:LintReport")
 def lint_cmd(
     text_file: Annotated[Path, typer.Argument(help="A text or markdown file ('-' for stdin).")],
     thread: Annotated[str, typer.Option("--thread", help="Thread whose ledger backs the words.")],

@@ -8,8 +8,6 @@ import typer
 
 from council.cli.common import JsonOpt, actor, council, record, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.retraction import Adjudicated, Proposal, Vote
-from council.domain.results.reversal import ValidityChanged
 
 retraction_app = typer.Typer(help="Propose, vote on and adjudicate retractions.", no_args_is_help=True)
 
@@ -44,19 +42,19 @@ def _validity(action: str, evidence_id: str, reason: str, as_json: bool) -> None
 
 def register(app: typer.Typer, evidence_app: typer.Typer) -> None:
     @evidence_app.command("challenge")
-    @returns(ValidityChanged)
+    @returns("council.domain.results.reversal:ValidityChanged")
     def challenge(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Challenge evidence: memory resting on it becomes provisional."""
         _validity("challenge", evidence_id, reason, as_json)
 
     @evidence_app.command("invalidate")
-    @returns(ValidityChanged)
+    @returns("council.domain.results.reversal:ValidityChanged")
     def invalidate(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Invalidate evidence: material consolidations become contested and a proposal opens."""
         _validity("invalidate", evidence_id, reason, as_json)
 
     @evidence_app.command("reaffirm")
-    @returns(ValidityChanged)
+    @returns("council.domain.results.reversal:ValidityChanged")
     def reaffirm(evidence_id: str, reason: Reason, as_json: JsonOpt = False) -> None:
         """Reaffirm challenged evidence: provisional memory resting on it becomes stable again."""
         _validity("reaffirm", evidence_id, reason, as_json)
@@ -65,7 +63,7 @@ def register(app: typer.Typer, evidence_app: typer.Typer) -> None:
 
 
 @retraction_app.command("propose")
-@returns(Proposal)
+@returns("council.domain.results.retraction:Proposal")
 def propose_cmd(
     consolidation: Annotated[str, typer.Option("--consolidation", help="Consolidation id.")],
     reason: Reason,
@@ -86,7 +84,7 @@ def propose_cmd(
 
 
 @retraction_app.command("vote")
-@returns(Vote)
+@returns("council.domain.results.retraction:Vote")
 def vote_cmd(
     proposal: Annotated[str, typer.Option("--proposal", help="Proposal id.")],
     run: Annotated[str, typer.Option("--run", help="The voting run.")],
@@ -111,7 +109,7 @@ def vote_cmd(
 
 
 @retraction_app.command("adjudicate")
-@returns(Adjudicated)
+@returns("council.domain.results.retraction:Adjudicated")
 def adjudicate_cmd(
     proposal: Annotated[str, typer.Option("--proposal", help="Proposal id.")],
     restore: Annotated[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.live import Live
@@ -13,17 +13,18 @@ from rich.table import Table
 from council.cli import render
 from council.cli.common import JsonOpt, actor, council, record, uow
 from council.cli.output import console, emit, err_console, returns
-from council.domain.commands import RecordedRun
-from council.domain.results.runs import Dispatched, DispatchedRun, Preview, Profiles, RunRecorded, RunShown
 from council.domain.vocabulary import DEFAULT_COUNCIL, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, CouncilError
+
+if TYPE_CHECKING:
+    from council.domain.results.runs import Dispatched, DispatchedRun
 
 TERMINAL = TERMINAL_RUN_STATUSES
 
 run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=True)
 
 
-@returns(Dispatched)
+@returns("council.domain.results.runs:Dispatched")
 def dispatch_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     agents: Annotated[str, typer.Option("--agents", help="Comma-separated profile names.")] = ",".join(
@@ -137,7 +138,7 @@ def _table(runs: list[DispatchedRun], expected: int) -> Table:
     return table
 
 
-@returns(Preview)
+@returns("council.domain.results.runs:Preview")
 def preview_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     agent: Annotated[str, typer.Option("--agent", help="Profile name.")],
@@ -163,7 +164,7 @@ def preview_cmd(
     emit(result, as_json, render)
 
 
-@returns(Profiles)
+@returns("council.domain.results.runs:Profiles")
 def profiles_cmd(
     simulate: Annotated[
         str | None, typer.Option("--simulate", help="auto, always or never (default: COUNCIL_SIMULATE).")
@@ -188,7 +189,7 @@ def profiles_cmd(
 
 
 @run_app.command("record")
-@returns(RunRecorded)
+@returns("council.domain.results.runs:RunRecorded")
 def run_record(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     agent: Annotated[str, typer.Option("--agent", help="Agent name, e.g. claude.")],
@@ -204,6 +205,7 @@ def run_record(
     as_json: JsonOpt = False,
 ) -> None:
     """Record a run made outside the workers, with its lineage."""
+    from council.domain.commands import RecordedRun
     from council.services.runs import record_run
 
     recorded = RecordedRun(
@@ -224,7 +226,7 @@ def run_record(
 
 
 @run_app.command("show")
-@returns(RunShown)
+@returns("council.domain.results.runs:RunShown")
 def run_show(run_id: str, as_json: JsonOpt = False) -> None:
     """Lineage, exposures, request hash, claims, the pinned executor and each attempt."""
     from council.services.runs import show_run

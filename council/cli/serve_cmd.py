@@ -10,13 +10,12 @@ import typer
 
 from council.cli.common import JsonOpt
 from council.cli.output import console, emit, returns, warn
-from council.domain.results.stack import Serving
 from council.errors import BadInput
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-@returns(Serving)
+@returns("council.domain.results.stack:Serving")
 def serve_cmd(
     host: Annotated[str, typer.Option("--host", help="Address to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port (0: any free one).", min=0, max=65535)] = 8787,
@@ -30,6 +29,7 @@ def serve_cmd(
     """
     import uvicorn
 
+    from council.domain.results.stack import Serving
     from council.web.app import create_app
     from council.web.security import READ_TOKEN_ENV, TOKEN_ENV, Policy
 

@@ -70,12 +70,13 @@ def up(as_json: JsonOpt = False) -> None:
     """Start Postgres and Redis (embedded unless configured by environment), migrate, and
     start the supervised Celery workers, beat and web server."""
     from council import stack
+    from council.domain.results.stack import StackUp
 
     data = StackUp.model_validate(stack.up(progress=None if as_json else _progress))
     emit(data, as_json, _render_up)
 
 
-@returns(StackDown)
+@returns("council.domain.results.stack:StackDown")
 def down(as_json: JsonOpt = False) -> None:
     """Stop what `council up` started (supervisor and its processes, then Redis and
     Postgres); the data stays for the next `up`."""
@@ -84,7 +85,7 @@ def down(as_json: JsonOpt = False) -> None:
     emit(StackDown.model_validate(stack.down()), as_json, _render_down)
 
 
-@returns(StackStatus)
+@returns("council.domain.results.stack:StackStatus")
 def status(as_json: JsonOpt = False) -> None:
     """Each component: whether it runs, its pid, restarts and last exit code; the database revision."""
     from council import stack
@@ -92,7 +93,7 @@ def status(as_json: JsonOpt = False) -> None:
     emit(StackStatus.model_validate(stack.status()), as_json, _render_status)
 
 
-@returns(Migrated)
+@returns("council.domain.results.stack:Migrated")
 def db_upgrade(as_json: JsonOpt = False) -> None:
     """Migrate COUNCIL_DATABASE_URL (or the embedded stack's database) to head."""
     from council import stack

@@ -9,10 +9,9 @@ import typer
 
 from council.cli.common import JsonOpt, uow
 from council.cli.output import console, emit, err_console, returns
-from council.domain.results.events import Watched
 
 
-@returns(Watched)
+@returns("council.domain.results.events:Watched")
 def watch_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     timeout: Annotated[float | None, typer.Option("--timeout", help="Stop after this many seconds.")] = None,
@@ -21,6 +20,7 @@ def watch_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Follow the thread's event log; at each claim, the node's groups as they were then."""
+    from council.domain.results.events import Watched
     from council.services.formation import formation
     from council.services.threads import latest_event_id, list_events, show_thread
 

@@ -31,7 +31,7 @@ from council.domain.rules import Decision, evaluate
 from council.domain.snapshot import manifest_of, snapshot_digests, support_evidence
 from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
 from council.errors import CouncilError, NotFound
-from council.ledger import events
+from council.ledger import evaluation_chains, events
 from council.ledger import tables as t
 from council.ledger.snapshots import locked_snapshots
 from council.sql import query
@@ -202,21 +202,31 @@ def _record_not_ready(
     hashed: dict[UUID, tuple[str, dict[str, str]]],
     actor: str,
 ) -> dict[UUID, dict[str, Any]]:
-    items = [
-        {
-            "thread_id": str(version.thread_id),
-            "logical_node_id": str(version.logical_node_id),
-            "version_id": str(version.id),
-            "rule_set_id": snapshots[version.id]["rule_set"]["id"],
-            "grouping_algorithm_id": snapshots[version.id]["grouping"]["id"],
-            "digest": hashed[version.id][0],
-            "reasons": [r.as_dict() for r in decision.reasons],
-            "manifest": manifest_of(snapshots[version.id]),
-            "sections": hashed[version.id][1],
-            "failed": [r.rule for r in decision.failed()],
-        }
-        for version, decision in decided
-    ]
+    tails = evaluation_chains.tails(conn, [version.id for version, _ in decided])
+    items = []
+    for version, decision in decided:
+        manifest = manifest_of(snapshots[version.id])
+        link = evaluation_chains.next_link(tails.get(version.id), manifest, hashed[version.id][1])
+        items.append(
+            {
+                "thread_id": str(version.thread_id),
+                "logical_node_id": str(version.logical_node_id),
+                "version_id": str(version.id),
+                "rule_set_id": snapshots[version.id]["rule_set"]["id"],
+                "grouping_algorithm_id": snapshots[version.id]["grouping"]["id"],
+                "digest": hashed[version.id][0],
+                "reasons": [r.as_dict() for r in decision.reasons],
+                "reason_sha256": None,
+                "claims_seen": len(manifest["claims"]),
+                **link,
+                "failed": [r.rule for r in decision.failed()],
+            }
+        )
+    # A root keeps its reasons inline (self-contained); a link names each by content.
+    links = [item for item in items if item["manifest"] is None]
+    stored = evaluation_chains.store_reasons(conn, [i["reasons"] for i in links])
+    for item, digests in zip(links, stored, strict=True):
+        item["reasons"], item["reason_sha256"] = None, digests
     written = {
         row.version_id: row.evaluation_id
         for row in conn.execute(query("commit_not_ready"), {"items": json.dumps(items), "actor": actor})

@@ -21,6 +21,7 @@ from council.domain.results.consolidation import (
 )
 from council.domain.snapshot import manifest_of
 from council.errors import NotFound
+from council.ledger import evaluation_chains
 from council.ledger import tables as t
 from council.ledger.lookup import require
 from council.ledger.snapshots import current_snapshot, snapshot_from_manifest, snapshots_from_manifests
@@ -48,18 +49,27 @@ class Consolidations:
                 .order_by(t.consolidations.c.created_at)
             ).mappings()
         ]
+        rows = [
+            dict(r)
+            for r in conn.execute(
+                select(t.consolidation_evaluations)
+                .where(
+                    t.consolidation_evaluations.c.node_version_id.in_(
+                        select(t.node_versions.c.id).where(t.node_versions.c.logical_node_id == node_id)
+                    )
+                )
+                .order_by(t.consolidation_evaluations.c.created_at, t.consolidation_evaluations.c.seq)
+            ).mappings()
+        ]
         evaluations = [
             RecordedEvaluation.model_validate(
                 {
-                    k: r[k]
-                    for k in ("id", "node_version_id", "outcome", "snapshot_sha256", "reasons", "created_at")
+                    **{k: r[k] for k in ("id", "node_version_id", "outcome", "snapshot_sha256")},
+                    "created_at": r["created_at"],
+                    "reasons": reasons,
                 }
             )
-            for r in conn.execute(
-                select(t.consolidation_evaluations)
-                .where(t.consolidation_evaluations.c.logical_node_id == node_id)
-                .order_by(t.consolidation_evaluations.c.created_at)
-            ).mappings()
+            for r, reasons in zip(rows, self._reasons(rows), strict=True)
         ]
         return History(logical_node_id=node_id, consolidations=consolidations, evaluations=evaluations)
 
@@ -97,25 +107,61 @@ class Consolidations:
         )
 
     def record(self, record_id: UUID) -> tuple[str, dict[str, Any]]:
-        """A stored decision by id: ("consolidation" | "evaluation", its row)."""
+        """A stored decision by id: ("consolidation" | "evaluation", its row). An
+        evaluation's ``manifest``, ``section_sha256`` and ``reasons`` are filled in
+        from its chain and its stored reasons (revision 0013)."""
         for kind, table in (("consolidation", t.consolidations), ("evaluation", t.consolidation_evaluations)):
             row = self._conn.execute(select(table).where(table.c.id == record_id)).mappings().first()
-            if row is not None:
-                return kind, dict(row)
+            if row is None:
+                continue
+            found = dict(row)
+            if kind == "evaluation":
+                rebuilt = evaluation_chains.stored(self._conn, [record_id])[record_id]
+                found["manifest"], found["section_sha256"] = rebuilt.manifest, rebuilt.sections
+                found["reasons"] = self._reasons([found])[0]
+            return kind, found
         raise NotFound(f"no consolidation or evaluation with id {record_id}")
+
+    def manifests(self, record_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
+        """The full manifest of each consolidation or evaluation of ``record_ids``
+        (unknown ids are absent): a consolidation's from its snapshot, an
+        evaluation's rebuilt from its chain — two statements for any number."""
+        ids = list(record_ids)
+        if not ids:
+            return {}
+        found = {
+            row.id: manifest_of(row.snapshot)
+            for row in self._conn.execute(
+                select(t.consolidations.c.id, t.consolidations.c.snapshot).where(
+                    t.consolidations.c.id.in_(ids)
+                )
+            )
+        }
+        rest = [i for i in ids if i not in found]
+        found.update({i: s.manifest for i, s in evaluation_chains.stored(self._conn, rest).items()})
+        return found
+
+    def _reasons(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
+        """Each evaluation row's reasons: inline (a root, or before 0013) or by reason id."""
+        wanted = {i for r in rows if r["reasons"] is None for i in r["reason_ids"]}
+        stored = (
+            dict(
+                self._conn.execute(
+                    select(t.decision_reasons.c.id, t.decision_reasons.c.reason).where(
+                        t.decision_reasons.c.id.in_(wanted)
+                    )
+                ).all()
+            )
+            if wanted
+            else {}
+        )
+        return [
+            r["reasons"] if r["reasons"] is not None else [stored[i] for i in r["reason_ids"]] for r in rows
+        ]
 
     def rebuild(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """The snapshot a manifest names, re-read row by row from the ledger."""
         return snapshot_from_manifest(self._conn, manifest)
-
-    def manifests(self, record_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
-        """The full manifest of each consolidation or evaluation id, in one statement
-        (unknown ids are absent). The one place stored manifests are read from."""
-        rows = self._conn.execute(query("stored_manifests"), {"ids": [str(i) for i in record_ids]})
-        return {
-            row.id: dict(row.manifest) if row.manifest is not None else manifest_of(row.snapshot)
-            for row in rows
-        }
 
     def rebuild_many(self, manifests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """The snapshot each manifest names, in order, from one statement for all."""

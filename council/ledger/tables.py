@@ -13,7 +13,6 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
-    Computed,
     ForeignKey,
     Identity,
     Index,
@@ -31,6 +30,8 @@ from sqlalchemy.dialects.postgresql import JSONB, UUID
 from council.ledger.attempts import run_attempts as run_attempts  # re-exported with the other tables
 from council.ledger.table_helpers import TS, created, fk, id_column, metadata, transitions_table
 from council.ledger.tables_cascade import cascade_continuations as cascade_continuations
+from council.ledger.tables_evaluations import consolidation_evaluations as consolidation_evaluations
+from council.ledger.tables_evaluations import decision_reasons as decision_reasons
 from council.ledger.tables_review import thread_review_settings as thread_review_settings
 from council.ledger.tables_rule_sets import rule_set_pins as rule_set_pins
 from council.ledger.tables_rule_sets import rule_set_provenance as rule_set_provenance
@@ -391,34 +392,6 @@ consolidation_evidence = Table(
     fk("evidence_id", "evidence.id"),
     fk("consolidation_id", "consolidations.id"),
     PrimaryKeyConstraint("evidence_id", "consolidation_id"),
-)
-
-consolidation_evaluations = Table(
-    "consolidation_evaluations",
-    metadata,
-    id_column(),
-    fk("thread_id", "threads.id"),
-    fk("logical_node_id", "logical_nodes.id"),
-    fk("node_version_id", "node_versions.id"),
-    Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
-    Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
-    Column("snapshot_sha256", Text, nullable=False),
-    Column("outcome", Text, nullable=False),
-    Column("reasons", JSONB, nullable=False),
-    # Written before revision 0005 only; since then the manifest and section hashes.
-    Column("snapshot", JSONB),
-    created(),
-    Column("manifest", JSONB),
-    Column("section_sha256", JSONB),
-    # Claims the evaluation saw (0008): the sweep compares it with the version's claims.
-    Column(
-        "claims_seen",
-        Integer,
-        Computed("jsonb_array_length(COALESCE(manifest -> 'claims', snapshot -> 'claims'))", persisted=True),
-    ),
-    UniqueConstraint("node_version_id", "snapshot_sha256"),
-    Index("consolidation_evaluations_node_idx", "logical_node_id", "created_at"),
-    Index("consolidation_evaluations_claims_seen_idx", "node_version_id", "claims_seen"),
 )
 
 memory_items = Table(

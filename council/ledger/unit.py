@@ -10,7 +10,9 @@ asks for separate transactions, e.g. a cascade's later steps):
 The transaction commits when the block ends normally and rolls back when it
 raises; driver errors leave as the project's own exceptions (``db.translate``).
 Stores are plain data access over the transaction's connection: no use-case
-orchestration lives in them.
+orchestration lives in them. Each is imported when a transaction first uses
+it, so a read such as `council thread list` loads no committer, runs or
+output applier.
 """
 
 from __future__ import annotations
@@ -18,35 +20,39 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cached_property
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from sqlalchemy import Connection, Engine
 
 from council.ledger import tables as t
-from council.ledger.actions import Actions
-from council.ledger.apply_output import Outputs
-from council.ledger.branches import Branches
-from council.ledger.cascade import Cascades
-from council.ledger.claims import Claims
-from council.ledger.committer import Committer
-from council.ledger.consolidations import Consolidations
 from council.ledger.db import unit_of_work
-from council.ledger.events import Events
-from council.ledger.evidence import EvidenceStore
-from council.ledger.frontier import Frontier
-from council.ledger.graph import Graph
-from council.ledger.learning import Learning
-from council.ledger.lint import Lint
 from council.ledger.lookup import resolve
-from council.ledger.nodes import Nodes
-from council.ledger.retraction import Retractions
-from council.ledger.reversal import Reversal
-from council.ledger.review import ReviewStore
-from council.ledger.rule_sets import RuleSets
-from council.ledger.runs import Runs
-from council.ledger.threads import Threads
-from council.ledger.traces import Traces
-from council.ledger.unfinished import Unfinished
+
+if TYPE_CHECKING:
+    from council.ledger.actions import Actions
+    from council.ledger.apply_output import Outputs
+    from council.ledger.branches import Branches
+    from council.ledger.cascade import Cascades
+    from council.ledger.claims import Claims
+    from council.ledger.committer import Committer
+    from council.ledger.consolidations import Consolidations
+    from council.ledger.events import Events
+    from council.ledger.evidence import EvidenceStore
+    from council.ledger.frontier import Frontier
+    from council.ledger.graph import Graph
+    from council.ledger.learning import Learning
+    from council.ledger.lint import Lint
+    from council.ledger.nodes import Nodes
+    from council.ledger.retraction import Retractions
+    from council.ledger.reversal import Reversal
+    from council.ledger.review import ReviewStore
+    from council.ledger.rule_sets import RuleSets
+    from council.ledger.runs import Runs
+    from council.ledger.threads import Threads
+    from council.ledger.traces import Traces
+    from council.ledger.unfinished import Unfinished
+
 
 # What each kind of id names, for :meth:`Tx.resolve`.
 _ID_KINDS = {
@@ -78,90 +84,134 @@ class Tx:
 
     @cached_property
     def threads(self) -> Threads:
+        from council.ledger.threads import Threads
+
         return Threads(self.conn)
 
     @cached_property
     def events(self) -> Events:
+        from council.ledger.events import Events
+
         return Events(self.conn)
 
     @cached_property
     def evidence(self) -> EvidenceStore:
+        from council.ledger.evidence import EvidenceStore
+
         return EvidenceStore(self.conn)
 
     @cached_property
     def nodes(self) -> Nodes:
+        from council.ledger.nodes import Nodes
+
         return Nodes(self.conn)
 
     @cached_property
     def claims(self) -> Claims:
+        from council.ledger.claims import Claims
+
         return Claims(self.conn)
 
     @cached_property
     def branches(self) -> Branches:
+        from council.ledger.branches import Branches
+
         return Branches(self.conn)
 
     @cached_property
     def actions(self) -> Actions:
+        from council.ledger.actions import Actions
+
         return Actions(self.conn)
 
     @cached_property
     def committer(self) -> Committer:
+        from council.ledger.committer import Committer
+
         return Committer(self.conn)
 
     @cached_property
     def consolidations(self) -> Consolidations:
+        from council.ledger.consolidations import Consolidations
+
         return Consolidations(self.conn)
 
     @cached_property
     def retractions(self) -> Retractions:
+        from council.ledger.retraction import Retractions
+
         return Retractions(self.conn)
 
     @cached_property
     def reviews(self) -> ReviewStore:
+        from council.ledger.review import ReviewStore
+
         return ReviewStore(self.conn)
 
     @cached_property
     def reversal(self) -> Reversal:
+        from council.ledger.reversal import Reversal
+
         return Reversal(self.conn)
 
     @cached_property
     def cascades(self) -> Cascades:
+        from council.ledger.cascade import Cascades
+
         return Cascades(self.conn)
 
     @cached_property
     def rule_sets(self) -> RuleSets:
+        from council.ledger.rule_sets import RuleSets
+
         return RuleSets(self.conn)
 
     @cached_property
     def runs(self) -> Runs:
+        from council.ledger.runs import Runs
+
         return Runs(self.conn)
 
     @cached_property
     def outputs(self) -> Outputs:
+        from council.ledger.apply_output import Outputs
+
         return Outputs(self.conn)
 
     @cached_property
     def unfinished(self) -> Unfinished:
+        from council.ledger.unfinished import Unfinished
+
         return Unfinished(self.conn)
 
     @cached_property
     def graph(self) -> Graph:
+        from council.ledger.graph import Graph
+
         return Graph(self.conn)
 
     @cached_property
     def frontier(self) -> Frontier:
+        from council.ledger.frontier import Frontier
+
         return Frontier(self.conn)
 
     @cached_property
     def traces(self) -> Traces:
+        from council.ledger.traces import Traces
+
         return Traces(self.conn)
 
     @cached_property
     def learning(self) -> Learning:
+        from council.ledger.learning import Learning
+
         return Learning(self.conn)
 
     @cached_property
     def lint(self) -> Lint:
+        from council.ledger.lint import Lint
+
         return Lint(self.conn)
 
 

@@ -23,6 +23,7 @@ from uuid import UUID
 from council import metrics
 from council.domain.commands import IdRef
 from council.domain.independence import GroupingParams, group_runs
+from council.domain.manifests import same_section
 from council.domain.results.consolidation import (
     ConsolidationShown,
     Evaluated,
@@ -219,7 +220,7 @@ def replay(uow: UnitOfWork, record: IdRef) -> Replayed:
         differences=sorted(
             k
             for k in stored_sections.keys() | rebuilt_sections.keys()
-            if stored_sections.get(k) != rebuilt_sections.get(k)
+            if not same_section(stored_sections.get(k), rebuilt_sections.get(k))
         ),
     )
 

@@ -52,12 +52,24 @@ SELECT (SELECT coalesce(json_object_agg(c.logical_node_id, json_build_object(
 -- commit_decided --
 -- Idempotency: for each (version_id, digest) of the JSON array :decided, a
 -- consolidation or recorded evaluation of that version with that exact
--- snapshot hash.
+-- snapshot hash. A chained evaluation can only be the chain's tail (an older
+-- snapshot of a version never recurs: its manifest only gains rows; revision
+-- 0013); a row written before 0013 is found by its hash.
 SELECT x.version_id,
        (SELECT json_build_object('id', c.id, 'reasons', c.decision -> 'reasons') FROM consolidations c
         WHERE c.node_version_id = x.version_id AND c.snapshot_sha256 = x.digest) AS consolidation,
-       (SELECT json_build_object('id', e.id, 'reasons', e.reasons) FROM consolidation_evaluations e
-        WHERE e.node_version_id = x.version_id AND e.snapshot_sha256 = x.digest) AS evaluation
+       (SELECT json_build_object('id', e.id, 'reasons', coalesce(e.reasons, (
+                   SELECT jsonb_agg(dr.reason ORDER BY u.n)
+                   FROM unnest(e.reason_ids) WITH ORDINALITY AS u(id, n)
+                   JOIN decision_reasons dr ON dr.id = u.id)))
+        FROM (SELECT t.* FROM consolidation_evaluations t
+              WHERE t.node_version_id = x.version_id AND t.seq IS NOT NULL
+              ORDER BY t.seq DESC LIMIT 1) e
+        WHERE e.snapshot_sha256 = x.digest
+        UNION ALL
+        SELECT json_build_object('id', e.id, 'reasons', e.reasons) FROM consolidation_evaluations e
+        WHERE e.node_version_id = x.version_id AND e.snapshot_sha256 = x.digest AND e.seq IS NULL
+        LIMIT 1) AS evaluation
 FROM jsonb_to_recordset(CAST(:decided AS jsonb)) AS x(version_id uuid, digest text)
 
 -- commit_write --
@@ -101,20 +113,27 @@ SELECT c.node_version_id AS version_id, c.id AS consolidation_id, m.id AS memory
 FROM c JOIN m ON m.node_version_id = c.node_version_id
 
 -- commit_not_ready --
--- The non-positive decisions of a batch (JSON array :items), recorded with
--- their reasons, manifest and section hashes (what replay needs; the whole
--- snapshot is kept for consolidations only), each with its event, in one statement.
+-- The non-positive decisions of a batch (JSON array :items), recorded each as
+-- the next link of its version's evaluation chain (a root with the whole
+-- manifest and section hashes, or the delta against the evaluation before it;
+-- revision 0013). A root is self-contained (its reasons inline); a link lists
+-- the ids of its reasons, found by content hash (stored by evaluation_reasons
+-- just before). Each with its event, in one statement.
 WITH x AS (
     SELECT * FROM jsonb_to_recordset(CAST(:items AS jsonb)) AS x(
         thread_id uuid, logical_node_id uuid, version_id uuid, rule_set_id text,
-        grouping_algorithm_id text, digest text, reasons jsonb, manifest jsonb, sections jsonb,
-        failed jsonb)
+        grouping_algorithm_id text, digest text, reasons jsonb, reason_sha256 jsonb, seq integer,
+        manifest jsonb, sections jsonb, delta jsonb, claims_seen integer, failed jsonb)
 ), ev AS (
     INSERT INTO consolidation_evaluations (thread_id, logical_node_id, node_version_id, rule_set_id,
                                            grouping_algorithm_id, snapshot_sha256, outcome, reasons,
-                                           manifest, section_sha256)
-    SELECT thread_id, logical_node_id, version_id, rule_set_id, grouping_algorithm_id, digest, 'not_ready',
-           reasons, manifest, sections
+                                           reason_ids, seq, manifest, section_sha256, delta, claims_seen)
+    SELECT x.thread_id, x.logical_node_id, x.version_id, x.rule_set_id, x.grouping_algorithm_id, x.digest,
+           'not_ready', x.reasons,
+           CASE WHEN x.reason_sha256 IS NOT NULL THEN ARRAY(
+               SELECT dr.id FROM jsonb_array_elements_text(x.reason_sha256) WITH ORDINALITY AS r(sha256, n)
+               JOIN decision_reasons dr ON dr.sha256 = r.sha256 ORDER BY r.n) END,
+           x.seq, x.manifest, x.sections, x.delta, x.claims_seen
     FROM x
     RETURNING id, node_version_id, thread_id
 ), e AS (

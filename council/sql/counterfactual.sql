@@ -15,13 +15,3 @@ FROM (
 WHERE (CAST(:thread_id AS uuid) IS NULL OR d.thread_id = CAST(:thread_id AS uuid))
   AND (CAST(:since AS timestamptz) IS NULL OR d.created_at >= CAST(:since AS timestamptz))
 ORDER BY d.created_at, d.id
-
--- stored_manifests --
--- What each stored decision was built from, in one statement: a consolidation's
--- stored snapshot (its manifest is extracted from it), a not-ready evaluation's
--- manifest (or, before revision 0005, its snapshot). Unknown ids are absent.
-SELECT c.id, c.snapshot, CAST(NULL AS jsonb) AS manifest
-FROM consolidations c WHERE c.id = ANY(CAST(:ids AS uuid[]))
-UNION ALL
-SELECT e.id, CASE WHEN e.manifest IS NULL THEN e.snapshot END, e.manifest
-FROM consolidation_evaluations e WHERE e.id = ANY(CAST(:ids AS uuid[]))

@@ -160,3 +160,16 @@ def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None
         "lock_node",
         "lock_proposal",
     ]
+
+
+def test_the_simulated_latency_is_fixed_or_a_spread_drawn_per_answer() -> None:
+    from council.agents import simulated
+
+    assert simulated.latency_s("2", "a") == 2.0 and simulated.latency_s("0", "a") == 0.0
+    drawn = [simulated.latency_s("2±0.5", str(i)) for i in range(200)]
+    assert all(1.5 <= d <= 2.5 for d in drawn) and len(set(drawn)) > 100
+    assert simulated.latency_s("2+-0.5", "x") == simulated.latency_s("2±0.5", "x")
+    assert simulated.latency_spec({"COUNCIL_SIM_LATENCY_S": "0.1"}) == "0.1"
+    assert simulated.latency_spec({"COUNCIL_SIM_LATENCY": "1±1", "COUNCIL_SIM_LATENCY_S": "3"}) == "1±1"
+    with pytest.raises(ValueError, match="COUNCIL_SIM_LATENCY"):
+        simulated.latency_s("soon", "x")

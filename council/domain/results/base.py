@@ -11,7 +11,7 @@ class Result(BaseModel):
     """A typed, immutable result. Unknown keys are refused, so a shape cannot
     grow a field that its published schema does not name."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     def json_document(self) -> dict[str, Any]:
         """The plain JSON value the faces print or send."""
@@ -21,4 +21,4 @@ class Result(BaseModel):
 class Row(Result):
     """A result made from a ledger row: extra columns of the row are ignored."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)

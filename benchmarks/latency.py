@@ -1,0 +1,234 @@
+"""Latency-bound throughput: runs per second against the limit N / L when every
+model call waits L seconds and N runs are in flight on threads workers.
+
+With real models a run spends its time waiting for the model, so what matters
+is how close Council gets to N / L. The simulated provider waits
+``COUNCIL_SIM_LATENCY`` (here L = 2 s, spent sleeping) per call. Two shapes,
+each measured in the same run on the same broker and database:
+
+- N = 64: one worker, ``council worker --pool threads --concurrency 64``;
+- N = 256: four such workers (256 threads).
+
+Each shape sends ``WAVES`` × N runs at once (spread: one proposition per
+thread, one dispatch of 8 simulated agents per thread, every run claiming on
+its thread's node), so N runs stay in flight for about ``WAVES`` × L seconds;
+the clock runs from the send until every run is terminal. Reported: runs/s ÷
+(N / L) (keys ``ratio_n64``, ``ratio_n256``; targets ≥ 0.9 and ≥ 0.8), the
+worker processes' CPU and the benchmark database's Postgres backends' CPU per
+run (psutil), and p50/p95 from the send to a run's claims being visible
+(their transaction's time on the database clock). The commit queue is served
+by the same workers; its drain time is reported beside.
+``COUNCIL_BENCH_LATENCY_S`` changes L; ``COUNCIL_BENCH_LATENCY_SHAPES`` (e.g.
+``64``) runs fewer shapes.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import redis
+from sqlalchemy import Engine, text
+
+from benchmarks.dispatch import (
+    _drained,
+    _environ,
+    _terminal,
+    _tree_cpu_s,
+    _until,
+    _wait_for_workers,
+    bench_redis,
+)
+from benchmarks.harness import bench_database, postgres_cpu_s
+from council.adapters.scheduler import Recorder
+from council.ledger.db import engine_for
+from council.ledger.unit import UnitOfWork
+from tests.builders import Ledger
+from tests.processes import stop_groups
+
+AGENTS = [f"lat{i}" for i in range(1, 9)]
+PROVIDERS = ("anthropic", "openai", "zhipu")
+LATENCY_S = 2.0
+WAVES = 3
+SHAPES = {64: 1, 256: 4}  # runs in flight: worker processes of 64 threads
+# Database connections per worker process. A run holds one only inside its short
+# transactions, never across the model call, so fewer than its threads do; 4 × 64
+# would pass the server's max_connections (100 here, shared with other clients).
+POOL_PER_WORKER = {64: 64, 256: 16}
+THREADS_PER_WORKER = 64
+TARGETS = {64: 0.9, 256: 0.8}
+QUEUES = ("runs", "commit")
+
+
+def _profiles(home: Path) -> Path:
+    path = home / "profiles.toml"
+    path.write_text(
+        "".join(
+            f'[profiles.{name}]\nmodel = "council-sim/{name}"\n'
+            f'provider = "{PROVIDERS[i % len(PROVIDERS)]}"\n\n'
+            for i, name in enumerate(AGENTS)
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+@contextmanager
+def _workers(
+    env: dict[str, str], home: Path, count: int, tag: str, pool: int
+) -> Iterator[list[subprocess.Popen[bytes]]]:
+    argv = [sys.executable, "-m", "council.cli", "worker", "--queues", ",".join(QUEUES)]
+    argv += ["--pool", "threads", "--concurrency", str(THREADS_PER_WORKER)]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for i in range(count):
+            with (home / f"worker-{tag}-{i}.log").open("wb") as log:
+                procs.append(
+                    subprocess.Popen(
+                        [*argv, "--name", f"lat-{tag}-{i}@%h"],
+                        env={**env, "COUNCIL_DB_POOL_SIZE": str(pool)},
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
+        yield procs
+    finally:
+        stop_groups(procs, grace_s=30)
+
+
+def _seed(engine: Engine, threads: int) -> list[UUID]:
+    made = []
+    for i in range(threads):
+        ledger = Ledger.new(engine, title=f"latency benchmark {i}", evidence_items=2)
+        ledger.node(f"Proposition {i}: the adapter returns the same rows", cites=[ledger.evidence[0]])
+        made.append(ledger.thread_id)
+    return made
+
+
+def _create_runs(engine: Engine, threads: list[UUID]) -> list[UUID]:
+    from council.services.dispatch import dispatch
+
+    created, uow = Recorder(), UnitOfWork(engine)
+    for thread in threads:
+        dispatch(uow, created, thread, AGENTS, mode="independent", rounds=1, actor="bench")
+    return list(created.runs)
+
+
+def _visible(engine: Engine, threads: list[UUID], sent_at: Any) -> list[float]:
+    """Seconds from the send to each run's claims (their transaction time, database clock)."""
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT extract(epoch FROM min(c.created_at) - :sent) AS s FROM claims c "
+                "JOIN agent_runs r ON r.id = c.run_id WHERE r.thread_id = ANY(:t) GROUP BY r.id"
+            ),
+            {"t": threads, "sent": sent_at},
+        ).scalars()
+        return sorted(float(s) for s in rows)
+
+
+def _shape(
+    engine: Engine, env: dict[str, str], home: Path, broker: str, n: int, latency: float
+) -> dict[str, Any]:
+    from council.adapters.celery_app import connect
+    from council.bootstrap import bootstrap
+
+    workers = SHAPES[n]
+    threads = _seed(engine, WAVES * n // len(AGENTS))
+    scheduler = bootstrap(engine.url.render_as_string(hide_password=False)).required_scheduler()
+    client = redis.Redis.from_url(broker)
+    with _workers(env, home, workers, str(n), POOL_PER_WORKER[n]) as procs:
+        _wait_for_workers(connect(broker), workers)
+        run_ids = _create_runs(engine, threads)
+        cpu, db_cpu = _tree_cpu_s(procs), postgres_cpu_s(engine)
+        with engine.connect() as conn:
+            sent_at = conn.execute(text("SELECT clock_timestamp()")).scalar_one()
+        started = time.perf_counter()
+        scheduler.enqueue_runs(run_ids)
+        _until(lambda: _terminal(engine, threads) == len(run_ids), "runs", poll_s=0.05)
+        runs_s = time.perf_counter() - started
+        _until(lambda: _drained(client), "consolidations")
+        drained_s = time.perf_counter() - started
+        cpu, db_cpu = _tree_cpu_s(procs) - cpu, postgres_cpu_s(engine) - db_cpu
+    visible = _visible(engine, threads, sent_at)
+    with engine.connect() as conn:
+        failed = conn.execute(
+            text("SELECT count(*) FROM agent_runs WHERE thread_id = ANY(:t) AND status = 'failed'"),
+            {"t": threads},
+        ).scalar_one()
+    m = len(run_ids)
+    ratio = (m / runs_s) / (n / latency)
+    return {
+        "in_flight": n,
+        "workers": f"{workers} × `council worker --pool threads --concurrency {THREADS_PER_WORKER}`",
+        "db_pool_per_worker": POOL_PER_WORKER[n],
+        "runs": m,
+        "failed_runs": int(failed),
+        "runs_s": round(runs_s, 2),
+        "runs_per_s": round(m / runs_s, 2),
+        "limit_runs_per_s": round(n / latency, 2),
+        "ratio": round(ratio, 3),
+        "commit_queue_drained_s": round(drained_s, 2),
+        "worker_cpu_ms_per_run": round(1000 * cpu / m, 2),
+        "postgres_cpu_ms_per_run": round(1000 * db_cpu / m, 2),
+        "claims_visible_p50_s": round(statistics.median(visible), 2) if visible else None,
+        "claims_visible_p95_s": round(visible[int(0.95 * (len(visible) - 1))], 2) if visible else None,
+        "target_ratio": TARGETS[n],
+    }
+
+
+def run() -> dict[str, Any]:
+    latency = float(os.environ.get("COUNCIL_BENCH_LATENCY_S", LATENCY_S))
+    wanted = [
+        int(s) for s in os.environ.get("COUNCIL_BENCH_LATENCY_SHAPES", "64,256").split(",") if s.strip()
+    ]
+    load = os.getloadavg()
+    shapes: dict[int, dict[str, Any]] = {}
+    with ExitStack() as stack:
+        broker, redis_source = stack.enter_context(bench_redis())
+        url, server = stack.enter_context(bench_database())
+        home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="council-bench-latency-")))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+        env.update(
+            COUNCIL_DATABASE_URL=url,
+            COUNCIL_BROKER_URL=broker,
+            COUNCIL_HOME=str(home),
+            COUNCIL_PROFILES=str(_profiles(home)),
+            COUNCIL_SIMULATE="1",
+            COUNCIL_OFFLINE="1",
+            COUNCIL_SIM_LATENCY=f"{latency:g}",
+            NO_COLOR="1",
+        )
+        stack.enter_context(_environ({k: v for k, v in env.items() if k.startswith("COUNCIL_")}))
+        engine = engine_for(url)
+        for n in wanted:
+            shapes[n] = _shape(engine, env, home, broker, n, latency)
+            redis.Redis.from_url(broker).flushdb()
+    result: dict[str, Any] = {
+        "benchmark": "latency",
+        "latency_s": latency,
+        "waves": WAVES,
+        "shapes": {str(n): s for n, s in shapes.items()},
+        "target": {f"ratio_n{n}": t for n, t in TARGETS.items()},
+        "load": [round(x, 2) for x in load],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "cpus": os.cpu_count(),
+        "server": server,
+        "redis": redis_source,
+    }
+    for n, shape in shapes.items():
+        result[f"ratio_n{n}"] = shape["ratio"]
+    result["ok"] = all(shape["ratio"] >= TARGETS[n] for n, shape in shapes.items()) and len(shapes) == len(
+        TARGETS
+    )
+    return result

@@ -1,0 +1,79 @@
+"""Core metadata of the recorded not-ready evaluations (migrations 0001, 0005, 0008, 0013):
+``consolidation_evaluations``, chained per version (council.domain.manifests), and
+``decision_reasons``, their reasons stored once per content. Re-exported by
+``council.ledger.tables``, which would otherwise pass 500 lines."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    ARRAY,
+    Column,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+from council.ledger.table_helpers import created, fk, id_column, metadata
+
+decision_reasons = Table(
+    "decision_reasons",
+    metadata,
+    Column("id", Integer, Identity(always=True), primary_key=True),
+    Column("sha256", Text, nullable=False, unique=True),
+    Column("reason", JSONB, nullable=False),
+    comment="Each reason of recorded evaluations once, by content (SHA-256 of its canonical JSON)",
+)
+
+consolidation_evaluations = Table(
+    "consolidation_evaluations",
+    metadata,
+    id_column(),
+    fk("thread_id", "threads.id"),
+    fk("logical_node_id", "logical_nodes.id"),
+    fk("node_version_id", "node_versions.id"),
+    Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
+    Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
+    Column("snapshot_sha256", Text, nullable=False),
+    Column("outcome", Text, nullable=False),
+    # Inline before revision 0013 and in a chain's roots; a link lists its reasons' ids (reason_ids).
+    Column("reasons", JSONB),
+    # Written before revision 0005 only; since then the manifest and section hashes.
+    Column("snapshot", JSONB),
+    created(),
+    # A chain's root (0013: seq 0, and every ROOT_EVERY links) or a row written before 0013.
+    Column("manifest", JSONB),
+    Column("section_sha256", JSONB),
+    # Claims the evaluation saw (0008; written by the committer since 0013): the sweep compares it
+    # with the version's claims.
+    Column("claims_seen", Integer),
+    # Its place in its version's chain, and for a link what changed since seq - 1 (0013).
+    Column("seq", Integer),
+    Column("delta", JSONB),
+    Column("reason_ids", ARRAY(Integer)),
+    # A chained row's key is its place in the chain; the hash is unique among older rows.
+    Index(
+        "consolidation_evaluations_chain_idx",
+        "node_version_id",
+        "seq",
+        unique=True,
+        postgresql_include=["claims_seen"],
+    ),
+    Index(
+        "consolidation_evaluations_legacy_sha256_key",
+        "node_version_id",
+        "snapshot_sha256",
+        unique=True,
+        postgresql_where=text("seq IS NULL"),
+    ),
+    Index(
+        "consolidation_evaluations_roots_idx",
+        "node_version_id",
+        "seq",
+        postgresql_where=text("manifest IS NOT NULL"),
+    ),
+)

@@ -1,0 +1,156 @@
+"""Evaluation chains against real Postgres (revision 0013, docs/architecture.md §4).
+
+The not-ready evaluations of a version are stored as a chain: a root with the
+whole manifest, then links holding only what changed, a new root every
+``ROOT_EVERY`` links. Every evaluation must still replay exactly, whatever
+order the records are read in, with evaluators racing on the node.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from sqlalchemy import Engine, text
+
+from benchmarks.harness import race
+from council.domain import manifests as chain
+from council.domain.snapshot import manifest_of
+from council.ledger.db import engine_for, unit_of_work
+from council.ledger.snapshots import current_snapshot
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate, replay
+from tests.builders import ACTOR, Ledger
+
+
+def _chain(engine: Engine, version_id: UUID) -> list[Any]:
+    with engine.connect() as conn:
+        return list(
+            conn.execute(
+                text(
+                    "SELECT id, seq, manifest IS NOT NULL AS root, reasons IS NOT NULL AS inline_reasons, "
+                    "reason_ids, delta, claims_seen FROM consolidation_evaluations "
+                    "WHERE node_version_id = :v ORDER BY seq"
+                ),
+                {"v": version_id},
+            )
+        )
+
+
+def _history(engine: Engine, version_id: UUID) -> list[Any]:
+    with UnitOfWork(engine)() as tx:
+        return list(tx.consolidations.history(version_id).evaluations)
+
+
+def _manifests(engine: Engine, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
+    with UnitOfWork(engine)() as tx:
+        return tx.consolidations.manifests(ids)
+
+
+def test_every_evaluation_of_a_hot_node_replays_and_a_root_follows_root_every_links(
+    engine: Engine, owner_engine: Engine
+) -> None:
+    # Given a node one provider keeps claiming on (never ready), evaluated after every claim
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    direct: dict[UUID, dict[str, Any]] = {}
+    reasons: dict[UUID, list[Any]] = {}
+    for i in range(chain.ROOT_EVERY + 3):
+        ledger.claim(
+            ledger.run("anthropic"), version_id, cites=[ledger.evidence[i % 3]] if i % 5 == 0 else []
+        )
+        result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+        assert result.outcome == "not_ready" and result.evaluation_id is not None
+        reasons[result.evaluation_id] = [r.model_dump() for r in result.reasons]
+        with unit_of_work(engine) as conn:
+            direct[result.evaluation_id] = chain.normal(manifest_of(current_snapshot(conn, version_id)))
+    # Then the evaluations form one chain: seq 0.., a root at 0 and after ROOT_EVERY links, links between
+    rows = _chain(engine, version_id)
+    assert [r.seq for r in rows] == list(range(chain.ROOT_EVERY + 3))
+    assert [r.seq for r in rows if r.root] == [0, chain.ROOT_EVERY + 1]
+    # And a link stores only what changed: one claim, one run (and its reasons by reference)
+    link = rows[1]
+    assert set(link.delta) <= {"+c", "+r", "+t", "+e", "-e", "#"} and len(link.delta["+c"]) == 1
+    assert not link.inline_reasons and link.reason_ids and rows[0].inline_reasons
+    assert [r.claims_seen for r in rows] == list(range(1, chain.ROOT_EVERY + 4))
+    # And every evaluation's manifest rebuilds to what was read directly, in any order
+    ids = [r.id for r in rows]
+    assert _manifests(engine, ids) == direct
+    shuffled = ids[:]
+    random.Random(19).shuffle(shuffled)
+    assert _manifests(engine, shuffled[:7]) == {i: direct[i] for i in shuffled[:7]}
+    assert all(_manifests(engine, [i]) == {i: direct[i]} for i in shuffled[:5])
+    # And each one's reasons read back as decided: from history and from the dashboard view
+    history = [e for e in _history(engine, version_id)]
+    assert {e.id: [r.model_dump() for r in e.reasons] for e in history} == reasons
+    with owner_engine.connect() as conn:  # the views are the dashboard's (tests/integration/test_views.py)
+        viewed = dict(conn.execute(text("SELECT decision_id, reasons FROM council_v_decisions")).all())
+    assert viewed == reasons
+    # And every evaluation replays: same hash, same decision, no section differs
+    for evaluation_id in shuffled:
+        replayed = replay(UnitOfWork(engine), evaluation_id)
+        assert replayed.match is True and replayed.differences == [], evaluation_id
+
+
+def test_a_root_replays_alone_and_a_consolidation_has_its_manifest(engine: Engine) -> None:
+    # Given a node evaluated once not ready, then consolidated
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    ledger.claim(ledger.run("anthropic"), version_id, confidence=0.8, cites=[ledger.evidence[0]])
+    first = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+    with unit_of_work(engine) as conn:
+        before = manifest_of(current_snapshot(conn, version_id))
+    ledger.claim(ledger.run("openai"), version_id, confidence=0.8, cites=[ledger.evidence[1]])
+    committed = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+    assert first.evaluation_id is not None and committed.consolidation_id is not None
+    # Then manifests() names both, each the full manifest it was decided on
+    found = _manifests(engine, [first.evaluation_id, committed.consolidation_id])
+    assert chain.normal(found[first.evaluation_id]) == chain.normal(before)
+    assert len(found[committed.consolidation_id]["claims"]) == 2
+    assert _manifests(engine, [UUID(int=0)]) == {}
+
+
+# ------------------------------------------------------- racing evaluators
+
+RACERS = 6
+CLAIMS_EACH = 4
+
+
+def _claimer(url: str, thread_id: UUID, version_id: UUID, seed: int) -> Callable[[], list[UUID]]:
+    """Add claims from one provider on the version and evaluate after each, racing the others."""
+    engine = engine_for(url, pool_size=1)
+    ledger = Ledger(engine, thread_id)
+    runs = [ledger.run("anthropic", f"racer {seed}.{i}") for i in range(CLAIMS_EACH)]
+
+    def act() -> list[UUID]:
+        answers = []
+        for run_id in runs:
+            ledger.claim(run_id, version_id)
+            result = consolidate(UnitOfWork(engine), version_id, actor=f"racer {seed}")
+            assert result.evaluation_id is not None
+            answers.append(result.evaluation_id)
+        return answers
+
+    return act
+
+
+def test_racing_evaluators_extend_one_chain_that_replays_exactly(engine: Engine, db_url: str) -> None:
+    # Given a node that is never ready
+    ledger = Ledger.new(engine)
+    version_id = UUID(str(ledger.node()["version_id"]))
+    # When several processes add claims on it and evaluate it after each, at once
+    raced = race(_claimer, [(db_url, ledger.thread_id, version_id, i) for i in range(RACERS)])
+    assert raced.errors == []
+    # Then the evaluations form one gapless chain (one per distinct snapshot)
+    rows = _chain(engine, version_id)
+    assert [r.seq for r in rows] == list(range(len(rows)))
+    assert rows[0].root and 1 < len(rows) <= RACERS * CLAIMS_EACH
+    assert [r.claims_seen for r in rows] == sorted(r.claims_seen for r in rows)
+    # And every answer names one of them, and every one of them replays
+    answered = {e for result in raced.results for e in result}
+    assert answered <= {r.id for r in rows}
+    for row in rows:
+        replayed = replay(UnitOfWork(engine), row.id)
+        assert replayed.match is True and replayed.differences == [], row.seq
