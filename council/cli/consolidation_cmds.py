@@ -9,7 +9,6 @@ import typer
 from council.cli import render
 from council.cli.common import JsonOpt, actor, rows, touched_memory, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.learning import ReplayReport
 from council.errors import BadInput
 
 memory_app = typer.Typer(help="Stable memory projected from consolidations.", no_args_is_help=True)
@@ -40,7 +39,7 @@ def consolidate_cmd(
     emit(result, as_json, _render_decision)
 
 
-@returns(ReplayReport)
+@returns("council.domain.results.learning:ReplayReport")
 def replay_cmd(
     record_id: Annotated[
         str | None, typer.Argument(help="A consolidation or evaluation id (omit with --rule-set).")

@@ -11,13 +11,6 @@ import typer
 
 from council.cli.common import JsonOpt, actor, rows, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.learning import (
-    CalibrationShown,
-    RuleSetList,
-    RuleSetShown,
-    RuleSetStored,
-    StancesShown,
-)
 from council.errors import BadInput
 
 rule_set_app = typer.Typer(
@@ -99,7 +92,7 @@ _RULE_SET_KEYS = ["id", "pinned", "description", "body_sha256", "created_at"]
 
 
 @rule_set_app.command("add")
-@returns(RuleSetStored)
+@returns("council.domain.results.learning:RuleSetStored")
 def rule_set_add_cmd(
     file: Annotated[Path, typer.Argument(help="A rule-set JSON file: {id, description, body}.")],
     report: Annotated[
@@ -134,7 +127,7 @@ def rule_set_add_cmd(
 
 
 @rule_set_app.command("pin")
-@returns(RuleSetShown)
+@returns("council.domain.results.learning:RuleSetShown")
 def rule_set_pin_cmd(rule_set_id: str, as_json: JsonOpt = False) -> None:
     """Pin new threads to a stored rule set (open threads keep theirs)."""
     from council.services.counterfactual import pin_rule_set
@@ -144,7 +137,7 @@ def rule_set_pin_cmd(rule_set_id: str, as_json: JsonOpt = False) -> None:
 
 
 @rule_set_app.command("list")
-@returns(RuleSetList)
+@returns("council.domain.results.learning:RuleSetList")
 def rule_set_list_cmd(as_json: JsonOpt = False) -> None:
     """Stored rule sets, their provenance and which one new threads are pinned to."""
     from council.services.counterfactual import list_rule_sets
@@ -152,7 +145,7 @@ def rule_set_list_cmd(as_json: JsonOpt = False) -> None:
     emit(list_rule_sets(uow()), as_json, rows("rule sets", _RULE_SET_KEYS, key="rule_sets"))
 
 
-@returns(StancesShown)
+@returns("council.domain.results.learning:StancesShown")
 def stances_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     as_json: JsonOpt = False,
@@ -177,7 +170,7 @@ def stances_cmd(
     emit(result, as_json, render)
 
 
-@returns(CalibrationShown)
+@returns("council.domain.results.learning:CalibrationShown")
 def calibration_cmd(
     thread: Annotated[str | None, typer.Option("--thread", help="Only this thread.")] = None,
     as_json: JsonOpt = False,

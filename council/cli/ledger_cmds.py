@@ -10,7 +10,6 @@ import typer
 from council.cli import render
 from council.cli.common import JsonOpt, actor, record, rows, uow
 from council.cli.output import console, emit, returns
-from council.domain.results.threads import ReviewSettings
 
 thread_app = typer.Typer(
     help="Open and inspect threads (a question and its objective).", no_args_is_help=True
@@ -56,7 +55,7 @@ def _thread_record(title: str, keys: list[str]) -> Callable[[Any], None]:
 
 
 @thread_app.command("review")
-@returns(ReviewSettings)
+@returns("council.domain.results.threads:ReviewSettings")
 def thread_review(
     thread_id: str,
     set_to: Annotated[str | None, typer.Option("--set", help=REVIEW_HELP)] = None,

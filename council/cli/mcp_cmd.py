@@ -10,13 +10,12 @@ from council.cli.common import JsonOpt, council
 from council.cli.output import console, emit, returns
 from council.cli.serve_cmd import LOOPBACK, bind, log_to_stderr
 from council.config import API_TOKEN_ENV, api_token
-from council.domain.results.stack import Serving
 from council.errors import BadInput, ConfigError
 
 PATH = "/mcp"
 
 
-@returns(Serving)
+@returns("council.domain.results.stack:Serving")
 def mcp_cmd(
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")] = False,
     host: Annotated[
@@ -51,6 +50,7 @@ def mcp_cmd(
     token = api_token()
     if token is None:
         raise ConfigError(f"council mcp --http needs {API_TOKEN_ENV}: every request must carry it")
+    from council.domain.results.stack import Serving
     from council.mcp import http as mcp_http
 
     sock = bind(host, port)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from council.cli.common import JsonOpt, record, rows
 from council.cli.output import console, emit, returns
-from council.domain.results.stack import DatabaseUrl, Migrated, StackDown, StackStatus, StackUp
+
+if TYPE_CHECKING:
+    from council.domain.results.stack import DatabaseUrl
 
 _COLUMNS = ["component", "running", "pid", "state", "restarts", "last_exit_code", "url"]
 
@@ -34,13 +36,14 @@ def _database_url(read_only: bool) -> DatabaseUrl:
     from sqlalchemy.engine import make_url
 
     from council import config
+    from council.domain.results.stack import DatabaseUrl
 
     found = config.read_only_database_url() if read_only else config.database_url()
     assert found is not None  # required: a ConfigError says how to configure one
     return DatabaseUrl(url=found, role=make_url(found).username, read_only=read_only)
 
 
-@returns(DatabaseUrl)
+@returns("council.domain.results.stack:DatabaseUrl")
 def db_url(read_only: ReadOnly = False, as_json: JsonOpt = False) -> None:
     """The database URL (COUNCIL_DATABASE_URL, else the embedded stack's), for psql or a dashboard."""
     emit(_database_url(read_only), as_json, lambda d: print(d["url"]))
@@ -65,7 +68,7 @@ def db_psql(ctx: typer.Context, read_only: ReadOnly = False) -> None:
         raise typer.Exit(code)
 
 
-@returns(StackUp)
+@returns("council.domain.results.stack:StackUp")
 def up(as_json: JsonOpt = False) -> None:
     """Start Postgres and Redis (embedded unless configured by environment), migrate, and
     start the supervised Celery workers, beat and web server."""
@@ -81,6 +84,7 @@ def down(as_json: JsonOpt = False) -> None:
     """Stop what `council up` started (supervisor and its processes, then Redis and
     Postgres); the data stays for the next `up`."""
     from council import stack
+    from council.domain.results.stack import StackDown
 
     emit(StackDown.model_validate(stack.down()), as_json, _render_down)
 
@@ -89,6 +93,7 @@ def down(as_json: JsonOpt = False) -> None:
 def status(as_json: JsonOpt = False) -> None:
     """Each component: whether it runs, its pid, restarts and last exit code; the database revision."""
     from council import stack
+    from council.domain.results.stack import StackStatus
 
     emit(StackStatus.model_validate(stack.status()), as_json, _render_status)
 
@@ -97,6 +102,7 @@ def status(as_json: JsonOpt = False) -> None:
 def db_upgrade(as_json: JsonOpt = False) -> None:
     """Migrate COUNCIL_DATABASE_URL (or the embedded stack's database) to head."""
     from council import stack
+    from council.domain.results.stack import Migrated
 
     emit(Migrated(revision=stack.migrate_database()), as_json, record("database", ["revision"]))
 

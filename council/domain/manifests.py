@@ -40,7 +40,8 @@ SCALARS = {
     "rule_set_id": "s",
     "grouping_algorithm_id": "g",
 }
-# Optional scalars: absent from a manifest when unset (a v2 snapshot's retraction).
+# Optional scalars, whose presence matters: a manifest from before the retraction
+# rule has no "retraction" key; one from after has it, None when there was none.
 OPTIONAL_SCALARS = {"retraction": "z"}
 # Snapshot sections (their hashes) under the delta key "#".
 SNAPSHOT_SECTIONS = {
@@ -105,8 +106,10 @@ def delta(
         if before[name] != after[name]:
             out[short] = after[name]
     for name, short in OPTIONAL_SCALARS.items():
-        if before.get(name) != after.get(name):
-            out[short] = after.get(name)  # None: unset again
+        if name in after and (name not in before or before[name] != after[name]):
+            out[short] = after[name]  # may be None: named, and unset
+        elif name in before and name not in after:
+            out["-" + short] = True
     if before_sections is not None and after_sections is not None:
         changed = {
             SNAPSHOT_SECTIONS[name]: digest[:LINK_HASH_CHARS]
@@ -132,9 +135,10 @@ def apply(change: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any
     for name, short in SCALARS.items():
         out[name] = change[short] if short in change else before[name]
     for name, short in OPTIONAL_SCALARS.items():
-        value = change[short] if short in change else before.get(name)
-        if value is not None:
-            out[name] = value
+        if short in change:
+            out[name] = change[short]
+        elif name in before and "-" + short not in change:
+            out[name] = before[name]
     return out
 
 
@@ -186,6 +190,7 @@ class _Walk:
     def __init__(self, root: Mapping[str, Any], sections: Mapping[str, str], seq: int) -> None:
         self.lists = {name: {_key(i): i for i in root[name]} for name in (*ID_SECTIONS, *STATE_SECTIONS)}
         self.scalars = {name: root[name] for name in SCALARS}
+        self.scalars.update({name: root[name] for name in OPTIONAL_SCALARS if name in root})
         self.sections = dict(sections)
         self.seq, self.root_items, self.links, self.delta_items = seq, items(root), 0, 0
 
@@ -200,6 +205,11 @@ class _Walk:
         for name, short in SCALARS.items():
             if short in change:
                 self.scalars[name] = change[short]
+        for name, short in OPTIONAL_SCALARS.items():
+            if short in change:
+                self.scalars[name] = change[short]
+            elif "-" + short in change:
+                self.scalars.pop(name, None)
         for short, digest in change.get("#", {}).items():
             self.sections[_SECTION_NAMES[short]] = digest
         self.seq, self.links = seq, self.links + 1

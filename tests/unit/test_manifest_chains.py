@@ -31,6 +31,9 @@ def manifests(draw: st.DrawFn) -> dict[str, Any]:
         "grouping_algorithm_id": "indep-v1",
         **{name: draw(_ids) for name in chain.ID_SECTIONS},
         **{name: draw(_states) for name in chain.STATE_SECTIONS},
+        # A manifest from before the retraction rule has no "retraction" key; after it,
+        # None when there was no retraction: presence must survive a chain.
+        **draw(st.sampled_from([{}, {"retraction": None}, {"retraction": "r1"}, {"retraction": "r2"}])),
     }
 
 
