@@ -31,7 +31,15 @@ from tests.conftest import CliRunner
 from tests.fakes.anthropic_server import Turn, fake_anthropic, say, use
 from tests.processes import stop_groups
 
-TOOLS = ("list_threads", "reentry_packet", "begin_run", "submit_output", "add_evidence", "node_status", "lint")
+TOOLS = (
+    "list_threads",
+    "reentry_packet",
+    "begin_run",
+    "submit_output",
+    "add_evidence",
+    "node_status",
+    "lint",
+)
 USED = ("begin_run", "node_status", "submit_output")
 MODEL = "claude-sonnet-4-6"
 CLOSING = "Recorded my endorsement on Council."
@@ -58,7 +66,9 @@ def _script(thread: UUID, version: UUID, evidence: UUID) -> Any:
             return use(str(tools["node_status"]), {"version": str(version), "run": run})
         if tools["submit_output"] not in done:
             shown = done[str(tools["node_status"])].document()
-            why = f"having read {len(shown['claims'])} other claim(s), the second evidence item supports it too"
+            why = (
+                f"having read {len(shown['claims'])} other claim(s), the second evidence item supports it too"
+            )
             output = {
                 "summary": why,
                 "claims": [
@@ -135,7 +145,9 @@ def _claude(base_url: str, db_url: str, tmp_path: Path) -> dict[str, Any]:
         out, err = proc.communicate(timeout=120)  # with its model unreachable it would retry forever
     finally:
         stop_groups([proc], grace_s=5)  # and the `council mcp` it started
-    assert proc.returncode == 0, f"claude exited {proc.returncode}: {out.decode()[-2000:]} {err.decode()[-2000:]}"
+    assert proc.returncode == 0, (
+        f"claude exited {proc.returncode}: {out.decode()[-2000:]} {err.decode()[-2000:]}"
+    )
     return dict(json.loads(out))
 
 
@@ -147,7 +159,9 @@ def test_claude_code_records_a_claim_with_lineage_through_council_mcp(
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
     other = ledger.run("openai", "codex")
-    ledger.claim(other, version_id, confidence=0.8, rationale="item 0 supports it", cites=[ledger.evidence[0]])
+    ledger.claim(
+        other, version_id, confidence=0.8, rationale="item 0 supports it", cites=[ledger.evidence[0]]
+    )
 
     # When Claude Code, scripted by its (fake) model, works through Council's MCP tools
     script = _script(ledger.thread_id, version_id, ledger.evidence[1])
@@ -191,7 +205,9 @@ def test_claude_code_records_a_claim_with_lineage_through_council_mcp(
     assert [(e["channel"], e["exposed_to_run_id"]) for e in shown["exposures"]] == [
         ("mcp:node_status", str(other))
     ]
-    assert [(c["node_version_id"], c["claim_type"]) for c in shown["claims"]] == [(str(version_id), "endorse")]
+    assert [(c["node_version_id"], c["claim_type"]) for c in shown["claims"]] == [
+        (str(version_id), "endorse")
+    ]
 
     # And its agreement joins the run it read: one support group, not two
     groups = cli("groups", "--node", str(version_id), "--json").json()["groups"]

@@ -201,7 +201,7 @@ def fake_anthropic(
             if script is not None:
                 try:
                     step = script(Turn.of(body))
-                except Exception as exc:  # noqa: BLE001 — the CLI ends its turn saying why, and the test reads it
+                except Exception as exc:  # the CLI ends its turn saying why, and the test reads it
                     step = say(f"the fake model's script failed: {exc!r}")
                 if step["type"] == "tool_use":
                     self.send_events(_message(n, model, dict(step, id=f"toolu_script_{n}"), "tool_use"))
