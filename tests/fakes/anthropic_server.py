@@ -10,18 +10,101 @@ result is back, a short closing text). ``read`` first asks for a ``Read`` of an
 evidence file. A call that offers no ``StructuredOutput`` tool (Claude Code's
 own housekeeping) gets a plain text reply. See ``tests.fakes.agent_model``
 for the other behaviours.
+
+    with fake_anthropic(script=next_step) as (base_url, recorder):
+        ...  # claude -p … --mcp-config …
+
+With a *script* every call is answered by ``next_step(turn)``: the
+:class:`Turn` holds the tools the call offers and each tool call so far with
+the result the CLI sent back, so a step's input may depend on an earlier
+result (the run id an MCP tool returned); the step is a ``tool_use``
+(:func:`use`) or a closing text (:func:`say`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from tests.fakes.agent_model import BEHAVIOURS, Recorder, SseHandler, decide, serving
 
 STRUCTURED = "StructuredOutput"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the model made and the result the CLI sent back for it."""
+
+    name: str
+    input: dict[str, Any]
+    result: str  # the tool_result's text
+    is_error: bool
+
+    def document(self) -> Any:
+        """The result as JSON (an MCP tool's answer is one JSON document here)."""
+        return json.loads(self.result)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one call to the model carries: the tools offered and the tool calls so far."""
+
+    offered: tuple[str, ...]
+    calls: tuple[ToolCall, ...]
+
+    @classmethod
+    def of(cls, body: Any) -> Turn:
+        tools = body.get("tools") if isinstance(body, dict) else None
+        messages = body.get("messages") if isinstance(body, dict) else None
+        offered = tuple(str(t.get("name")) for t in tools or [] if isinstance(t, dict))
+        uses: dict[str, dict[str, Any]] = {}
+        calls: list[ToolCall] = []
+        for message in messages if isinstance(messages, list) else []:
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use":
+                    uses[str(block.get("id"))] = block
+                elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in uses:
+                    used = uses[str(block.get("tool_use_id"))]
+                    given = used.get("input")
+                    calls.append(
+                        ToolCall(
+                            str(used.get("name")),
+                            given if isinstance(given, dict) else {},
+                            _text(block.get("content")),
+                            bool(block.get("is_error")),
+                        )
+                    )
+        return cls(offered, tuple(calls))
+
+    def tool(self, name: str) -> str | None:
+        """The offered tool that is ``name`` or an MCP server's ``mcp__<server>__name``."""
+        return next((o for o in self.offered if o == name or o.endswith(f"__{name}")), None)
+
+
+Script = Callable[[Turn], dict[str, Any]]
+
+
+def use(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A scripted step: call tool ``name`` with ``arguments``."""
+    return {"type": "tool_use", "name": name, "input": arguments}
+
+
+def say(text: str) -> dict[str, Any]:
+    """A scripted step: answer ``text`` and end the turn."""
+    return {"type": "text", "text": text}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("type") == "text")
 
 
 def conversation(body: Any) -> tuple[str, bool, bool, bool]:
@@ -88,8 +171,11 @@ def _message(n: int, model: str, block: dict[str, Any], stop: str) -> list[tuple
 
 
 @contextmanager
-def fake_anthropic(behaviour: str = "answer", *, delay_s: float = 0.0) -> Iterator[tuple[str, Recorder]]:
-    """Serve the Messages API on 127.0.0.1; yields (base URL, recorder)."""
+def fake_anthropic(
+    behaviour: str = "answer", *, delay_s: float = 0.0, script: Script | None = None
+) -> Iterator[tuple[str, Recorder]]:
+    """Serve the Messages API on 127.0.0.1; yields (base URL, recorder). A script
+    answers every call instead of the behaviour."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}")
     recorder = Recorder()
@@ -111,8 +197,18 @@ def fake_anthropic(behaviour: str = "answer", *, delay_s: float = 0.0) -> Iterat
                 )
                 return
             model = str(body.get("model", "fake")) if isinstance(body, dict) else "fake"
-            prompt, read_back, structured_back, offered = conversation(body)
             n = next(counter)
+            if script is not None:
+                try:
+                    step = script(Turn.of(body))
+                except Exception as exc:  # the CLI ends its turn saying why, and the test reads it
+                    step = say(f"the fake model's script failed: {exc!r}")
+                if step["type"] == "tool_use":
+                    self.send_events(_message(n, model, dict(step, id=f"toolu_script_{n}"), "tool_use"))
+                else:
+                    self.send_events(_message(n, model, step, "end_turn"))
+                return
+            prompt, read_back, structured_back, offered = conversation(body)
             if delay_s:  # a slow model: the CLI is mid-run for this long
                 self.server.stop_event.wait(delay_s)  # type: ignore[attr-defined]
             if not offered or structured_back:
