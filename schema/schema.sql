@@ -1283,19 +1283,19 @@ COMMENT ON VIEW public.council_v_branch_divergence IS 'Question 3: what each bra
 GRANT SELECT ON public.council_v_branch_divergence TO council_dashboard;
 
 CREATE VIEW public.council_v_calibration AS
- SELECT council_v_claim_outcomes.model,
-    council_v_claim_outcomes.provider,
-    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'endorse'::text) AS endorsements,
-    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'endorse'::text AND council_v_claim_outcomes.outcome = 'live'::text) AS endorsements_live,
-    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'endorse'::text AND council_v_claim_outcomes.outcome = 'superseded'::text) AS endorsements_superseded,
-    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'endorse'::text AND council_v_claim_outcomes.outcome = 'retracted'::text) AS endorsements_retracted,
-    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'dispute'::text) AS disputes,
-    count(*) FILTER (WHERE council_v_claim_outcomes.claim_type = 'dispute'::text AND (council_v_claim_outcomes.outcome = ANY (ARRAY['retracted'::text, 'killed'::text]))) AS disputes_vindicated,
-    count(*) FILTER (WHERE council_v_claim_outcomes.resolved) AS resolved,
-    count(*) FILTER (WHERE council_v_claim_outcomes.was_right) AS "right",
-    round(avg(council_v_claim_outcomes.squared_error), 6) AS brier
+ SELECT model,
+    provider,
+    count(*) FILTER (WHERE claim_type = 'endorse'::text) AS endorsements,
+    count(*) FILTER (WHERE claim_type = 'endorse'::text AND outcome = 'live'::text) AS endorsements_live,
+    count(*) FILTER (WHERE claim_type = 'endorse'::text AND outcome = 'superseded'::text) AS endorsements_superseded,
+    count(*) FILTER (WHERE claim_type = 'endorse'::text AND outcome = 'retracted'::text) AS endorsements_retracted,
+    count(*) FILTER (WHERE claim_type = 'dispute'::text) AS disputes,
+    count(*) FILTER (WHERE claim_type = 'dispute'::text AND (outcome = ANY (ARRAY['retracted'::text, 'killed'::text]))) AS disputes_vindicated,
+    count(*) FILTER (WHERE resolved) AS resolved,
+    count(*) FILTER (WHERE was_right) AS "right",
+    round(avg(squared_error), 6) AS brier
    FROM public.council_v_claim_outcomes
-  GROUP BY council_v_claim_outcomes.model, council_v_claim_outcomes.provider;
+  GROUP BY model, provider;
 COMMENT ON VIEW public.council_v_calibration IS 'Per model and provider: endorsements that survived, disputes vindicated, Brier score (schema/views.md)';
 GRANT SELECT ON public.council_v_calibration TO council_app;
 GRANT SELECT ON public.council_v_calibration TO council_dashboard;
@@ -1329,28 +1329,28 @@ CREATE VIEW public.council_v_claim_outcomes AS
                  LIMIT 1) k ON true
           WHERE c.claim_type = ANY (ARRAY['endorse'::text, 'dispute'::text])
         )
- SELECT o.claim_id,
-    o.thread_id,
-    o.node_version_id,
-    o.run_id,
-    o.agent,
-    o.model,
-    o.provider,
-    o.claim_type,
-    o.confidence,
-    o.confidence_bucket,
-    o.outcome,
-    o.created_at,
-    o.outcome <> 'open'::text AS resolved,
+ SELECT claim_id,
+    thread_id,
+    node_version_id,
+    run_id,
+    agent,
+    model,
+    provider,
+    claim_type,
+    confidence,
+    confidence_bucket,
+    outcome,
+    created_at,
+    outcome <> 'open'::text AS resolved,
         CASE
-            WHEN o.outcome = 'open'::text THEN NULL::boolean
-            ELSE (o.outcome = ANY (ARRAY['live'::text, 'superseded'::text])) = (o.claim_type = 'endorse'::text)
+            WHEN outcome = 'open'::text THEN NULL::boolean
+            ELSE (outcome = ANY (ARRAY['live'::text, 'superseded'::text])) = (claim_type = 'endorse'::text)
         END AS was_right,
         CASE
-            WHEN o.outcome = 'open'::text THEN NULL::numeric
-            ELSE power(o.confidence -
+            WHEN outcome = 'open'::text THEN NULL::numeric
+            ELSE power(confidence -
             CASE
-                WHEN (o.outcome = ANY (ARRAY['live'::text, 'superseded'::text])) = (o.claim_type = 'endorse'::text) THEN 1
+                WHEN (outcome = ANY (ARRAY['live'::text, 'superseded'::text])) = (claim_type = 'endorse'::text) THEN 1
                 ELSE 0
             END::numeric, 2::numeric)
         END AS squared_error
@@ -1919,36 +1919,36 @@ CREATE VIEW public.council_v_stance_changes AS
            FROM facts f
           WHERE f.prior_claim_id IS NOT NULL OR f.exposed_stances > 0
         )
- SELECT positioned.thread_id,
-    positioned.node_version_id,
-    positioned.claim_id,
-    positioned.run_id,
-    positioned.agent,
-    positioned.model,
-    positioned.provider,
-    positioned.round,
-    positioned.claim_type,
-    positioned.confidence,
-    positioned."position",
-    positioned.prior_claim_id,
-    positioned.prior_run_id,
-    positioned.prior_claim_type,
-    positioned.prior_confidence,
-    positioned.prior_position,
-    positioned.exposed_stances,
-    positioned.exposed_mean_position,
-    positioned.exposed_claim_types,
-    positioned.new_evidence,
-    positioned.invalidated_evidence,
+ SELECT thread_id,
+    node_version_id,
+    claim_id,
+    run_id,
+    agent,
+    model,
+    provider,
+    round,
+    claim_type,
+    confidence,
+    "position",
+    prior_claim_id,
+    prior_run_id,
+    prior_claim_type,
+    prior_confidence,
+    prior_position,
+    exposed_stances,
+    exposed_mean_position,
+    exposed_claim_types,
+    new_evidence,
+    invalidated_evidence,
         CASE
-            WHEN positioned.prior_claim_id IS NULL THEN 'first_stance'::text
-            WHEN positioned."position" = positioned.prior_position THEN 'held'::text
-            WHEN positioned.new_evidence > 0 OR positioned.invalidated_evidence > 0 THEN 'after_evidence'::text
-            WHEN positioned.exposed_stances > 0 AND abs(positioned."position"::numeric - positioned.exposed_mean_position) < abs(positioned.prior_position::numeric - positioned.exposed_mean_position) THEN 'toward_exposure'::text
-            WHEN positioned.exposed_stances > 0 AND abs(positioned."position"::numeric - positioned.exposed_mean_position) > abs(positioned.prior_position::numeric - positioned.exposed_mean_position) THEN 'against_exposure'::text
+            WHEN prior_claim_id IS NULL THEN 'first_stance'::text
+            WHEN "position" = prior_position THEN 'held'::text
+            WHEN new_evidence > 0 OR invalidated_evidence > 0 THEN 'after_evidence'::text
+            WHEN exposed_stances > 0 AND abs("position"::numeric - exposed_mean_position) < abs(prior_position::numeric - exposed_mean_position) THEN 'toward_exposure'::text
+            WHEN exposed_stances > 0 AND abs("position"::numeric - exposed_mean_position) > abs(prior_position::numeric - exposed_mean_position) THEN 'against_exposure'::text
             ELSE 'no_recorded_cause'::text
         END AS change_class,
-    positioned.created_at
+    created_at
    FROM positioned;
 COMMENT ON VIEW public.council_v_stance_changes IS 'Each claim that follows an earlier stance of the same agent on the node, or was shown others'' stances: how it changed (schema/views.md)';
 GRANT SELECT ON public.council_v_stance_changes TO council_app;
