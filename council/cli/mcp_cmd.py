@@ -64,7 +64,7 @@ def mcp_cmd(
         lambda d: console.print(f"MCP over streamable HTTP at {d['url']} (bearer token {API_TOKEN_ENV})"),
     )
     try:
-        mcp_http.serve(server, sock, token, log_to_stderr())
+        mcp_http.serve(server, sock, token, log_to_stderr(), bound_host=host)
     finally:
         server.end_sessions()
 

@@ -3,8 +3,11 @@
 The token is the HTTP API's write token (``COUNCIL_API_TOKEN``): an MCP client
 writes (begins runs, submits output), so it needs the token that may write.
 The server refuses to start without it. It binds loopback unless told
-otherwise, and the SDK's DNS-rebinding check allows only loopback ``Host``
-names there.
+otherwise. In front of the token check sits the HTTP API's guard
+(``council.httpguard``): a ``Host`` that is not loopback, the bound host or in
+``COUNCIL_ALLOWED_HOSTS`` is refused (400, DNS rebinding), and a body larger
+than ``COUNCIL_API_MAX_BODY_BYTES`` is refused before it is read (413) — on
+every address, not only loopback, where the SDK's own check applies.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any
 
 from mcp.server.fastmcp import FastMCP
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from council import httpguard
 
 
 class BearerGuard:
@@ -50,11 +55,18 @@ class BearerGuard:
         await self.app(scope, receive, send)
 
 
-def serve(server: FastMCP, sock: socket.socket, token: str, log_config: dict[str, Any]) -> None:
+def guarded(app: ASGIApp, token: str, *, bound_host: str) -> ASGIApp:
+    """``app`` behind the Host allow-list and body bound, then the bearer token."""
+    return httpguard.Guard(BearerGuard(app, token), httpguard.Policy.from_env(bound_host=bound_host))
+
+
+def serve(
+    server: FastMCP, sock: socket.socket, token: str, log_config: dict[str, Any], *, bound_host: str
+) -> None:
     """Serve streamable HTTP on the bound socket until interrupted."""
     import uvicorn
 
-    app = BearerGuard(server.streamable_http_app(), token)
+    app = guarded(server.streamable_http_app(), token, bound_host=bound_host)
     uvicorn.Server(
         uvicorn.Config(app, log_config=log_config, timeout_graceful_shutdown=5, proxy_headers=False)
     ).run(sockets=[sock])

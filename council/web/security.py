@@ -1,215 +1,36 @@
-"""Who may use the HTTP API, under which host name, with how large a body (docs/architecture.md §11).
-
-Tokens. ``COUNCIL_API_TOKEN`` grants reads and writes; ``COUNCIL_API_READ_TOKEN``
-grants reads only. With either set, every route needs ``Authorization: Bearer
-TOKEN`` except ``/health`` and the page's own files (``/``, ``/static/…``,
-``/openapi.json``), which hold no ledger data; with neither, reads are open (the
-server binds loopback by default) and writes are refused. Tokens are compared in
-constant time and never appear in a URL or a log line.
-
-Hosts. A request whose ``Host`` header names no allowed host is refused (400)
-before anything else is looked at: a page elsewhere that points its own DNS name
-at 127.0.0.1 (DNS rebinding) still sends that name. Allowed: ``127.0.0.1``,
-``localhost`` and ``[::1]`` on any port, the host the server is bound to, and the
-names in ``COUNCIL_ALLOWED_HOSTS`` (comma-separated; ``*`` turns the check off).
-
-Bodies. Only write routes take a body, so a body is read only from the holder of
-the write token: anyone else is refused before its first byte. Its size is bounded
-by ``COUNCIL_API_MAX_BODY_BYTES`` (default 6 MiB, above the 5 MiB evidence cap)
-before it is read: a larger ``Content-Length`` is refused at once (413), a chunked
-body is counted as it arrives and refused as soon as it passes the bound. Every
-such refusal closes the connection, so the rest of the body is never read.
-"""
+"""The HTTP API's guard: ``council.httpguard`` (tokens, the Host allow-list, the
+body bound — docs/architecture.md §11), shared with ``council mcp --http``."""
 
 from __future__ import annotations
 
-import hmac
-import json
-import os
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from council.httpguard import (
+    ALLOWED_HOSTS_ENV,
+    ANY_ADDRESS,
+    DEFAULT_MAX_BODY_BYTES,
+    LOOPBACK_HOSTS,
+    MAX_BODY_ENV,
+    READ_TOKEN_ENV,
+    TOKEN_ENV,
+    Grant,
+    Guard,
+    Policy,
+    Refusal,
+    allowed_hosts,
+    hostname,
+)
 
-from fastapi import HTTPException
-from fastapi.security.utils import get_authorization_scheme_param
-from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from council import config
-from council.domain.validate import MAX_EVIDENCE_BYTES
-from council.errors import ConfigError
-
-TOKEN_ENV = config.API_TOKEN_ENV
-READ_TOKEN_ENV = "COUNCIL_API_READ_TOKEN"  # noqa: S105 (the variable's name, not a secret)
-ALLOWED_HOSTS_ENV = "COUNCIL_ALLOWED_HOSTS"
-MAX_BODY_ENV = "COUNCIL_API_MAX_BODY_BYTES"
-DEFAULT_MAX_BODY_BYTES = MAX_EVIDENCE_BYTES + 1024 * 1024
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
-ANY_ADDRESS = ("0.0.0.0", "::", "")  # noqa: S104 (compared with, never bound: a wildcard names no host)
-
-Grant = Literal["write", "read"]
-
-
-@dataclass(frozen=True)
-class Refusal:
-    status: int
-    detail: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"WWW-Authenticate": "Bearer"} if self.status == 401 else {}
-
-
-@dataclass(frozen=True)
-class Policy:
-    write_token: str | None = None
-    read_token: str | None = None
-    allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS  # None: any host
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-
-    @classmethod
-    def from_env(cls, *, bound_host: str | None = None) -> Policy:
-        """The policy the environment configures, for a server bound to ``bound_host``."""
-        return cls(
-            write_token=config.api_token(),
-            read_token=os.environ.get(READ_TOKEN_ENV, "").strip() or None,
-            allowed_hosts=allowed_hosts(os.environ.get(ALLOWED_HOSTS_ENV, "").split(","), bound_host),
-            max_body_bytes=_max_body_bytes(os.environ.get(MAX_BODY_ENV, "")),
-        )
-
-    @property
-    def reads_guarded(self) -> bool:
-        return bool(self.write_token or self.read_token)
-
-    def grant(self, token: str | None) -> Grant | None:
-        """What ``token`` grants. Both comparisons always run, each in constant time."""
-        if not token:
-            return None
-        # Bytes: compare_digest refuses non-ASCII str, and a header may carry any latin-1 text.
-        given = token.encode()
-        write = hmac.compare_digest(given, (self.write_token or "").encode()) and bool(self.write_token)
-        read = hmac.compare_digest(given, (self.read_token or "").encode()) and bool(self.read_token)
-        return "write" if write else "read" if read else None
-
-    def refusal(self, token: str | None, *, write: bool) -> Refusal | None:
-        """Why the bearer of ``token`` (None: no token sent) may not read, or write; None if it may."""
-        if write and not self.write_token:
-            return Refusal(401, f"write paths are disabled: the server was started without {TOKEN_ENV}")
-        if not write and not self.reads_guarded:
-            return None
-        if token is None:
-            return Refusal(401, "a bearer token is required (Authorization: Bearer TOKEN)")
-        grant = self.grant(token)
-        if grant is None:
-            return Refusal(401, "invalid token")
-        if write and grant != "write":
-            return Refusal(403, f"the read token cannot write; {TOKEN_ENV} can")
-        return None
-
-    def host_allowed(self, host: str | None) -> bool:
-        if self.allowed_hosts is None:
-            return True
-        return host is not None and hostname(host) in self.allowed_hosts
-
-
-def allowed_hosts(extra: Iterable[str], bound_host: str | None = None) -> frozenset[str] | None:
-    """Loopback, the bound host and ``extra`` (``*`` among them: None, any host)."""
-    names = {entry.strip() for entry in extra if entry.strip()}
-    if "*" in names:
-        return None
-    if bound_host is not None and bound_host not in ANY_ADDRESS:
-        names.add(f"[{bound_host}]" if ":" in bound_host and not bound_host.startswith("[") else bound_host)
-    return LOOPBACK_HOSTS | {hostname(name) for name in names}
-
-
-def hostname(host: str) -> str:
-    """The name in a ``Host`` header, without its port, lower case: ``[::1]:8787`` → ``[::1]``."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        end = host.find("]")
-        return host[: end + 1] if end > 0 else host
-    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    return name.removesuffix(".")
-
-
-def _max_body_bytes(raw: str) -> int:
-    raw = raw.strip()
-    if not raw:
-        return DEFAULT_MAX_BODY_BYTES
-    if not raw.isdigit() or int(raw) < 1:
-        raise ConfigError(f"{MAX_BODY_ENV} must be a positive number of bytes, got {raw!r}")
-    return int(raw)
-
-
-class BodyTooLarge(HTTPException):
-    """Raised from ``receive`` inside the app; FastAPI lets an HTTPException through its
-    body parsing, and the exception middleware answers it."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, _too_large(limit), headers={"Connection": "close"})
-
-
-class Guard:
-    """Pure ASGI, around the whole app: the Host check, then for a request with a body
-    the sender's right to write and the body's size, all before a byte of it is read."""
-
-    def __init__(self, app: ASGIApp, policy: Policy) -> None:
-        self.app = app
-        self.policy = policy
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = Headers(scope=scope)
-        if not self.policy.host_allowed(headers.get("host")):
-            await _answer(
-                send, Refusal(400, f"this server does not answer to that Host ({ALLOWED_HOSTS_ENV})")
-            )
-            return
-        length = headers.get("content-length")
-        if (length is None or length == "0") and "transfer-encoding" not in headers:
-            await self.app(scope, receive, send)
-            return
-        scheme, token = get_authorization_scheme_param(headers.get("authorization"))
-        refusal = self.policy.refusal(token if scheme.lower() == "bearer" and token else None, write=True)
-        limit = self.policy.max_body_bytes
-        if refusal is None and length is not None and (not length.isdigit() or int(length) > limit):
-            refusal = Refusal(413, _too_large(limit))
-        if refusal is not None:
-            await _answer(send, refusal)
-            return
-        await self.app(scope, _counted(receive, limit), send)
-
-
-def _counted(receive: Receive, limit: int) -> Receive:
-    received = 0
-
-    async def counted() -> Message:
-        nonlocal received
-        message = await receive()
-        if message["type"] == "http.request":
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise BodyTooLarge(limit)
-        return message
-
-    return counted
-
-
-def _too_large(limit: int) -> str:
-    return f"the request body exceeds {limit} bytes ({MAX_BODY_ENV})"
-
-
-async def _answer(send: Send, refusal: Refusal) -> None:
-    """The refusal as FastAPI words an HTTPException; the connection closes after it,
-    so an unread body is never read."""
-    body = json.dumps({"detail": refusal.detail}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close"),
-        *((name.lower().encode(), value.encode()) for name, value in refusal.headers.items()),
-    ]
-    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+__all__ = [
+    "ALLOWED_HOSTS_ENV",
+    "ANY_ADDRESS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "LOOPBACK_HOSTS",
+    "MAX_BODY_ENV",
+    "READ_TOKEN_ENV",
+    "TOKEN_ENV",
+    "Grant",
+    "Guard",
+    "Policy",
+    "Refusal",
+    "allowed_hosts",
+    "hostname",
+]

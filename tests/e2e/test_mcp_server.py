@@ -17,8 +17,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,16 @@ TABLES = (
     "events",
 )
 Connect = Callable[[], AbstractAsyncContextManager[ClientSession]]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
 
 
 def _server_env(db_url: str) -> dict[str, str]:
@@ -250,12 +260,12 @@ def test_three_outside_agents_over_stdio(
     anyio.run(council_session, _stdio(db_url, tmp_path), owner_engine, ledger, version_id, cli)
 
 
-@pytest.fixture
-def mcp_http(db_url: str, tmp_path: Path) -> Any:
+@contextmanager
+def _mcp_http_server(db_url: str, tmp_path: Path, *args: str, **extra_env: str) -> Iterator[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
-    env.update(_server_env(db_url), COUNCIL_API_TOKEN=TOKEN, COUNCIL_HOME=str(tmp_path))
+    env.update(_server_env(db_url), COUNCIL_API_TOKEN=TOKEN, COUNCIL_HOME=str(tmp_path), **extra_env)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "council.cli", "mcp", "--http", "--port", "0", "--json"],
+        [sys.executable, "-m", "council.cli", "mcp", "--http", "--port", "0", "--json", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env=env,
@@ -270,6 +280,12 @@ def mcp_http(db_url: str, tmp_path: Path) -> Any:
         stop_groups([proc], grace_s=5)
 
 
+@pytest.fixture
+def mcp_http(db_url: str, tmp_path: Path) -> Iterator[str]:
+    with _mcp_http_server(db_url, tmp_path) as url:
+        yield url
+
+
 def test_three_outside_agents_over_streamable_http(
     mcp_http: str, owner_engine: Engine, engine: Engine, cli: CliRunner
 ) -> None:
@@ -280,6 +296,46 @@ def test_three_outside_agents_over_streamable_http(
         refused = httpx.post(mcp_http, json={}, headers=headers, timeout=10)
         assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
     anyio.run(council_session, _http(mcp_http), owner_engine, ledger, version_id, cli)
+
+
+def test_http_on_every_address_allow_lists_hosts_and_bounds_bodies(
+    db_url: str, engine: Engine, tmp_path: Path
+) -> None:
+    """Bound to the wildcard address the SDK's DNS-rebinding check is off; the HTTP
+    API's guard still refuses a foreign Host, and a body past the bound before it
+    is read, with the token or without."""
+    before = counts(engine)
+    with _mcp_http_server(db_url, tmp_path, "--host", "0.0.0.0", COUNCIL_API_MAX_BODY_BYTES="2048") as url:
+        port = url.split(":")[2].split("/")[0]
+        local = url.replace("0.0.0.0", "127.0.0.1")
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        foreign = httpx.post(local, json={}, headers={**auth, "Host": f"evil.example:{port}"}, timeout=10)
+        assert foreign.status_code == 400 and "Host" in foreign.json()["detail"]
+        big = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"pad": "x" * 4096}}
+        for headers in (auth, {}):
+            too_large = httpx.post(local, json=big, headers=headers, timeout=10)
+            assert too_large.status_code == (413 if headers else 401), too_large.text
+        chunked = httpx.post(
+            local, content=iter([b"{" + b" " * 1500, b" " * 1500 + b"}"]), headers=auth, timeout=10
+        )
+        assert chunked.status_code == 413 and "COUNCIL_API_MAX_BODY_BYTES" in chunked.json()["detail"]
+        hello = json.dumps(INITIALIZE).encode()
+        mcp_headers = {
+            **auth,
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        # A chunked body within the bound reaches the MCP app whole, under any allowed Host.
+        for host in ("127.0.0.1", "localhost"):
+            answered = httpx.post(
+                local,
+                content=iter([hello[:10], hello[10:]]),
+                headers={**mcp_headers, "Host": f"{host}:{port}"},
+                timeout=10,
+            )
+            assert answered.status_code == 200, answered.text
+            assert "protocolVersion" in answered.text
+    assert counts(engine) == before
 
 
 def test_http_refuses_to_start_without_a_token(cli: CliRunner) -> None:

@@ -15,8 +15,16 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# Importable from every layer but the domain: errors, settings and the metrics registry.
-KERNEL = {"council", "council.errors", "council.config", "council.files", "council.metrics"}
+# Importable from every layer but the domain: errors, settings, the metrics registry and
+# the HTTP faces' guard.
+KERNEL = {
+    "council",
+    "council.errors",
+    "council.config",
+    "council.files",
+    "council.metrics",
+    "council.httpguard",
+}
 LAYER_OF = (  # first match wins: module prefix -> layer
     ("council.domain", "domain"),
     ("council.sql", "sql"),
