@@ -465,6 +465,8 @@ def test_the_page_and_its_assets_are_served_from_the_package(client: TestClient)
     page = client.get("/")
     script = client.get("/static/app.js")
     assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
+    for asset in ("graph.js", "governance.js", "style.css"):  # every asset the page names is served
+        assert f"/static/{asset}" in page.text and client.get(f"/static/{asset}").status_code == 200
     # The stream is read with fetch, so the token travels in a header, never in a URL
     assert (
         script.status_code == 200
