@@ -185,6 +185,15 @@ def test_a_cli_run_reads_evidence_with_its_tool_answers_and_records_what_it_open
     listed = request["settings"]["evidence_files"]
     assert all(f["evidence_id"] in request["prompt"] for f in listed)
     assert len(opened) == 1 < len(listed)
+    # And `council run show` tells a person the same: the call, its CLI, what it read and cited
+    human = cli("run", "show", str(run_id), env={**env, "NO_COLOR": "1", "COLUMNS": "200"})
+    assert human.code == 0, human.stderr
+    assert f"attempt 1 call 1: {runtime} {trace.cli_version}, exit 0" in human.stdout
+    assert f"{len(trace.trace['files_read'])} file(s) read" in human.stdout
+    assert f"{str(opened[0].evidence_id)[:8]} opened" in human.stdout
+    for item in shown.opened_evidence:
+        if item.cited:
+            assert str(item.evidence_id)[:8] in human.stdout
     # And claims landed, and no key was stored anywhere
     assert shown.claims
     _nothing_holds_a_key(engine)
