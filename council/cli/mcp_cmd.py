@@ -33,8 +33,8 @@ def mcp_cmd(
     goes with --http). Over HTTP every request needs COUNCIL_API_TOKEN as a
     bearer token, and the server refuses to start without it. Each MCP session
     acts only for the runs it began; what it is served for a run is recorded as
-    that run's exposures. When the server stops, the runs its sessions began and
-    never answered end failed, with the reason.
+    that run's exposures. When a session ends (or the server stops), the runs it
+    began and never answered end failed, with the reason.
     """
     from council.mcp.server import build_server
 

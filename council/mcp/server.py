@@ -16,6 +16,7 @@ session object is what the server checks.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import secrets
 from collections.abc import Callable
@@ -59,7 +60,8 @@ Id = Annotated[str, Field(description="a whole id or a unique prefix of at least
 class CouncilMCP(FastMCP[Any]):
     """FastMCP whose refusals of a call's arguments (a missing or mistyped one, an
     unknown tool) are the contract's error too, not only the services' refusals;
-    it knows its sessions' holder names, to end their unanswered runs when it stops."""
+    it knows its sessions' holder names, to end their unanswered runs when each
+    session ends, and any left when the server stops."""
 
     holders: Holders
     uow: UnitOfWork
@@ -81,6 +83,10 @@ class CouncilMCP(FastMCP[Any]):
             raise
 
 
+# The holder names made in one MCP session's run of the protocol (set by ``_end_each_session``).
+SESSION_HOLDERS: contextvars.ContextVar[list[str]] = contextvars.ContextVar("council_mcp_session_holders")
+
+
 class Holders:
     """The holder name of each live MCP session (one per session, made on first use)."""
 
@@ -97,7 +103,33 @@ class Holders:
         if name is None:
             name = self._names[session] = f"mcp:{secrets.token_hex(8)}"
             self._given.append(name)
+            made_in = SESSION_HOLDERS.get(None)
+            if made_in is not None:
+                made_in.append(name)
         return name
+
+
+def _end_each_session(server: CouncilMCP) -> None:
+    """When one session's protocol run returns — its client closed it (an HTTP
+    ``DELETE``, a closed stdio pipe) or the transport dropped it — the runs that
+    session began and never answered end failed at once, not when the server stops.
+    The SDK runs every session through its low-level server's ``run``; the tool
+    calls of a session are tasks under it, so they see its ``SESSION_HOLDERS``."""
+    low_level = server._mcp_server  # the SDK's one entry point for a session (mcp < 2)
+    run_protocol = low_level.run
+
+    async def run_then_end(*args: Any, **kwargs: Any) -> None:
+        names: list[str] = []
+        token = SESSION_HOLDERS.set(names)
+        try:
+            await run_protocol(*args, **kwargs)
+        finally:
+            SESSION_HOLDERS.reset(token)
+            if names:
+                with anyio.CancelScope(shield=True):  # also when the server is being cancelled
+                    await anyio.to_thread.run_sync(outside.end_sessions, server.uow, names)
+
+    low_level.run = run_then_end  # type: ignore[method-assign]
 
 
 def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000) -> CouncilMCP:
@@ -112,6 +144,7 @@ def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000)
     )
     holders = server.holders = Holders()
     uow = server.uow = council.uow
+    _end_each_session(server)
 
     def holder(ctx: Context[Any, Any, Any]) -> str:
         return holders.of(ctx.session)

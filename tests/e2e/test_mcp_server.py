@@ -338,6 +338,43 @@ def test_http_on_every_address_allow_lists_hosts_and_bounds_bodies(
     assert counts(engine) == before
 
 
+def test_an_http_session_that_ends_unanswered_ends_its_run_while_the_server_serves_on(
+    mcp_http: str, engine: Engine
+) -> None:
+    ledger = Ledger.new(engine)
+    thread = str(ledger.thread_id)
+
+    async def begin(connect: Connect) -> str:
+        async with connect() as session:
+            return str((await call(session, "begin_run", thread=thread, agent="leaver", model="gpt-5"))["id"])
+
+    async def scenario() -> tuple[str, str]:
+        async with _http(mcp_http)() as staying:
+            kept = await call(staying, "begin_run", thread=thread, agent="stayer", model="gpt-5")
+            left = await begin(_http(mcp_http))  # this client closes its session (DELETE) on exit
+            deadline = time.monotonic() + 15
+            while _status(engine, left)[0] == "running" and time.monotonic() < deadline:
+                await anyio.sleep(0.1)
+            # The other session's run is untouched, and the server still answers it
+            assert _status(engine, str(kept["id"]))[0] == "running"
+            assert (await call(staying, "list_threads"))["items"]
+            return left, str(kept["id"])
+
+    left, kept = anyio.run(scenario)
+    deadline = time.monotonic() + 15
+    while _status(engine, kept)[0] == "running" and time.monotonic() < deadline:
+        time.sleep(0.1)  # the staying session has ended too now
+    for run_id in (left, kept):
+        status, error = _status(engine, run_id)
+        assert status == "failed" and "MCP session that began it ended" in str(error)
+
+
+def _status(engine: Engine, run_id: str) -> tuple[str, str | None]:
+    with engine.connect() as conn:
+        row = conn.execute(text("SELECT status, error FROM agent_runs WHERE id = :r"), {"r": run_id}).one()
+    return str(row.status), row.error
+
+
 def test_http_refuses_to_start_without_a_token(cli: CliRunner) -> None:
     result = cli("mcp", "--http", "--port", "0", "--json", env={"COUNCIL_API_TOKEN": ""})
     assert result.code == 2 and "COUNCIL_API_TOKEN" in result.json()["error"]
