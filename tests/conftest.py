@@ -41,6 +41,7 @@ from sqlalchemy import Engine
 from council.config import redact_url
 from council.ledger.db import dispose_all, engine_for
 from council.ledger.unit import UnitOfWork
+from tests.cli_zygote import Zygote
 from tests.migrations.schema_dump import (
     create_database,
     drop_database,
@@ -327,9 +328,24 @@ class CliResult:
 CliRunner = Callable[..., CliResult]
 
 
+@pytest.fixture(scope="session")
+def cli_zygote() -> Iterator[Zygote | None]:
+    """The process the ``cli`` fixture forks its commands from (tests/cli_zygote.py);
+    None with ``COUNCIL_TEST_CLI_FORK=0``: a fresh interpreter each command."""
+    if os.environ.get("COUNCIL_TEST_CLI_FORK", "1") == "0":
+        yield None
+        return
+    zygote = Zygote()
+    try:
+        yield zygote
+    finally:
+        zygote.close()
+
+
 @pytest.fixture
-def cli(db_url: str, tmp_path: Path) -> CliRunner:
-    """Run the `council` console script in a subprocess against this test's database.
+def cli(db_url: str, tmp_path: Path, cli_zygote: Zygote | None) -> CliRunner:
+    """Run `python -m council.cli` in a process of its own against this test's database
+    (forked from ``cli_zygote``, or a fresh interpreter).
 
     ``cli("thread", "create", "--title", "T", "--json")`` → CliResult. Keyword
     arguments: ``input`` (stdin text), ``env`` (extra variables, e.g. a broker
@@ -351,6 +367,11 @@ def cli(db_url: str, tmp_path: Path) -> CliRunner:
         env: Mapping[str, str] | None = None,
         timeout: float = 120,
     ) -> CliResult:
+        if cli_zygote is not None:
+            code, stdout, stderr = cli_zygote.run(
+                list(args), {**base_env, **(env or {})}, tmp_path, input, timeout
+            )
+            return CliResult(tuple(args), code, stdout, stderr)
         completed = subprocess.run(
             [sys.executable, "-m", "council.cli", *args],
             input=input,
