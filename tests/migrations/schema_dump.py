@@ -2,7 +2,8 @@
 
 pg_dump is not used: its output differs between server versions (PG 15 on a
 developer machine, PG 16 in the embedded pgserver), while the ``pg_get_*def``
-functions render the same objects the same way. Objects are sorted by name and
+functions render the same objects the same way (but for one difference in views,
+undone by ``unqualify_single_relation``). Objects are sorted by name and
 emitted as SQL-like DDL; owners, privileges granted to the owner, grants on
 the database itself, storage and extension versions are left out so the dump
 depends on the migrations alone.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -317,6 +319,8 @@ def _column(
 
 def _view(conn: psycopg.Connection, oid: int, name: str, kind: str) -> str:
     (definition,) = conn.execute("SELECT pg_get_viewdef(%s::oid, true)", (oid,)).fetchone() or ("",)
+    if conn.info.server_version < 160000:
+        definition = unqualify_single_relation(definition)
     keyword = "MATERIALIZED VIEW" if kind == "m" else "VIEW"
     out = [f"CREATE {keyword} public.{name} AS\n{definition.rstrip().rstrip(';')};"]
     if kind == "m":
@@ -329,6 +333,46 @@ def _view(conn: psycopg.Connection, oid: int, name: str, kind: str) -> str:
     out += _comments(conn, oid, name, keyword)
     out += _grants(conn, oid, name)
     return "\n".join(out)
+
+
+# PG 16 dropped the OLD and NEW entries from a view's range table, so since then a
+# view whose top-level query reads from exactly one relation renders that query's
+# columns unqualified, as any one-relation query always was; PG 15 still qualifies
+# them (`SELECT o.a FROM t o` where PG 16 prints `SELECT a FROM t o`). Every other
+# level (CTE bodies, sub-selects, set-operation arms, joins) renders alike on both.
+_TOP_SELECT = re.compile(r"^ SELECT\b", re.MULTILINE)
+_TOP_FROM = re.compile(r'^   FROM (?P<rel>[\w."]+)(?: (?P<alias>[\w"]+))?;?$', re.MULTILINE)
+_STRING_LITERAL = re.compile(r"'(?:[^']|'')*'")
+
+
+def unqualify_single_relation(definition: str) -> str:
+    """A PG 15 ``pg_get_viewdef(oid, true)`` rendered as PG 16 renders it.
+
+    Only the one difference above is undone, and only where it is certain: the
+    view's top-level query is a single SELECT (no set operation) whose FROM names
+    one relation (no join, no comma, no subquery) and which holds no sub-select.
+    There the qualifier ``<alias>.`` before a column is removed, outside string
+    literals; any other text is returned as it was, so a real difference shows.
+    """
+    selects = list(_TOP_SELECT.finditer(definition))
+    if len(selects) != 1:
+        return definition
+    head, top = definition[: selects[0].start()], definition[selects[0].start() :]
+    froms = list(_TOP_FROM.finditer(top))
+    if len(froms) != 1 or "SELECT" in top[len(" SELECT") :] or not top.rstrip().endswith(";"):
+        return definition
+    # the FROM item must be the whole FROM clause: the next line is a top-level clause or the end
+    rest = top[froms[0].end() :]
+    if rest.strip() and not re.match(r"\n  (WHERE|GROUP BY|HAVING|WINDOW|ORDER BY|LIMIT|OFFSET) ", rest):
+        return definition
+    alias = froms[0]["alias"] or froms[0]["rel"].rsplit(".", 1)[-1]
+    qualifier = re.compile(r'(?<![\w."$])' + re.escape(alias) + r'\.(?=[\w"])')
+    pieces, last = [], 0
+    for literal in _STRING_LITERAL.finditer(top):
+        pieces += [qualifier.sub("", top[last : literal.start()]), literal.group()]
+        last = literal.end()
+    pieces.append(qualifier.sub("", top[last:]))
+    return head + "".join(pieces)
 
 
 def _comments(conn: psycopg.Connection, oid: int, name: str, keyword: str) -> list[str]:
