@@ -48,8 +48,9 @@ def show_thread(uow: UnitOfWork, thread: str | UUID) -> ThreadShown:
 
 
 def list_threads(uow: UnitOfWork) -> ThreadList:
-    with uow() as tx:
-        return ThreadList(items=tx.threads.all())
+    """Every thread, oldest first (a psycopg-only read: scripts start it in loops)."""
+    with uow.reading() as reads:
+        return ThreadList(items=reads.threads())
 
 
 def list_events(
