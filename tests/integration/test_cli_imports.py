@@ -104,6 +104,9 @@ def test_help_imports_neither_the_heavy_modules_nor_pydantic_nor_the_database(db
     code, modules, out = _loaded(["--help"], db_url)
     assert code == 0 and "thread" in out
     assert _heavy(modules, ("pydantic", "sqlalchemy", "psycopg", "council.domain.results")) == []
+    # Nothing below the faces: listing the commands opens no unit of work.
+    below = ("council.bootstrap", "council.services", "council.ledger", "council.sql", "council.adapters")
+    assert _heavy(modules, below) == []
 
 
 @pytest.mark.parametrize("args", [["thread", "list", "--json"], ["thread", "list"]])
