@@ -103,3 +103,17 @@ def test_named_queries_keep_their_binds_for_psycopg(
     assert sorted(named.query(name).compile().params) == sorted(
         part.split(")")[0] for part in driver.split("%(")[1:]
     )
+
+
+def test_every_kind_of_id_resolves_against_its_table(engine: Engine) -> None:
+    """Tx.resolve names its tables by attribute (imported when first used): each exists
+    and answers a prefix look-up."""
+    from council.errors import NotFound
+    from council.ledger.unit import _ID_KINDS
+
+    for kind in _ID_KINDS:
+        with (
+            pytest.raises(NotFound, match=f"no {kind} with an id starting 000000"),
+            UnitOfWork(engine)() as tx,
+        ):
+            tx.resolve(kind, "000000")
