@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from council import config
 from council.adapters.scheduler import Scheduler as Scheduler  # the faces' handle on the port
 from council.errors import ConfigError
-from council.ledger.db import dispose_all, engine_for
 from council.ledger.unit import UnitOfWork as UnitOfWork  # the faces' handle on it
 
 NO_BROKER = "this needs a broker: set COUNCIL_BROKER_URL or run `council up`"
@@ -41,6 +40,12 @@ class Council:
             raise ConfigError(NO_BROKER)
         return scheduler
 
+    def pooled(self) -> Council:
+        """Build the database engine now (a long-running face started from the CLI:
+        its reads then take pooled connections too)."""
+        _ = self.uow.engine
+        return self
+
     def listen_url(self) -> str:
         """The database URL for a LISTEN connection (the live event stream)."""
         url = self.uow.engine.url.set(drivername="postgresql")
@@ -51,12 +56,22 @@ def bootstrap(
     database_url: str | None = None,
     *,
     scheduler: Callable[[UnitOfWork], Scheduler | None] | None = None,
+    lazy_engine: bool = False,
 ) -> Council:
     """The configured database (``COUNCIL_DATABASE_URL``, else the embedded stack)
-    and the Celery scheduler when a broker is configured."""
+    and the Celery scheduler when a broker is configured. ``lazy_engine`` (one CLI
+    command): the SQLAlchemy engine is built when a transaction first needs it, and
+    a psycopg-only read (``uow.reading()``) before that opens a connection of its
+    own, so a read started by a script imports no SQLAlchemy."""
     url = database_url or config.database_url()
     assert url is not None  # required=True raises instead
-    uow = UnitOfWork(engine_for(url))
+    if lazy_engine:
+        config.sqlalchemy_url(url)  # a URL that is not Postgres is refused here, as eagerly
+        uow = UnitOfWork(url=url)
+    else:
+        from council.ledger.db import engine_for
+
+        uow = UnitOfWork(engine_for(url))
     make = scheduler or celery_if_configured
     return Council(uow=uow, scheduler_factory=lambda: make(uow))
 
@@ -71,4 +86,6 @@ def celery_if_configured(uow: UnitOfWork) -> Scheduler | None:
 
 def release() -> None:
     """Close every pooled database connection of this process (before it stops the stack)."""
+    from council.ledger.db import dispose_all
+
     dispose_all()

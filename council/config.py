@@ -81,6 +81,11 @@ def sqlalchemy_url(url: str) -> str:
     raise ConfigError(f"not a Postgres URL: {redact_url(url)}")
 
 
+def libpq_url(url: str) -> str:
+    """The same Postgres URL for psycopg itself (libpq's ``postgresql://`` form)."""
+    return "postgresql://" + sqlalchemy_url(url).removeprefix("postgresql+psycopg://")
+
+
 def redact_url(url: str) -> str:
     """Hide a password in a URL before it reaches logs or output."""
     if "://" not in url or "@" not in url:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 if TYPE_CHECKING:
     from council.bootstrap import Council, UnitOfWork
@@ -32,10 +31,11 @@ def actor() -> str:
 
 @functools.cache
 def council() -> Council:
-    """The wired dependencies of this process (one bootstrap per command)."""
+    """The wired dependencies of this process (one bootstrap per command; the
+    engine is built when a command first needs it, see ``bootstrap``)."""
     from council.bootstrap import bootstrap
 
-    return bootstrap()
+    return bootstrap(lazy_engine=True)
 
 
 def uow() -> UnitOfWork:
@@ -63,6 +63,8 @@ def record(title: str, keys: list[str]) -> Callable[[Any], None]:
     """A renderer showing chosen keys of one result as a two-column table."""
 
     def render(data: Any) -> None:
+        from rich.table import Table
+
         table = Table(title=title, show_header=False, title_justify="left")
         table.add_column(style="bold cyan")
         table.add_column(overflow="fold")
@@ -78,6 +80,8 @@ def rows(title: str, columns: list[str], key: str = "items") -> Callable[[Any], 
     """A renderer for a list of dicts (or a dict holding one under ``key``)."""
 
     def render(data: Any) -> None:
+        from rich.table import Table
+
         items = data[key] if isinstance(data, dict) else data
         table = Table(title=title, title_justify="left")
         for column in columns:

@@ -107,39 +107,51 @@ def _panels() -> None:
         group.rich_help_panel = PANELS.get(group.name or "", OTHER)
 
 
-def register_commands() -> None:
-    """Attach every command group (once; the schema generator calls it too)."""
-    if app.registered_commands or app.registered_groups:
-        return
-    from council.cli import (
-        consolidation_cmds,
-        demo_cmd,
-        graph_cmds,
-        learning_cmds,
-        ledger_cmds,
-        mcp_cmd,
-        reentry_cmds,
-        reversal_cmds,
-        run_cmds,
-        serve_cmd,
-        stack_cmds,
-        watch_cmd,
-        worker_cmd,
-    )
+# Which module of council/cli registers which commands and command groups, in the
+# order `council --help` lists them within a panel. A start imports only the modules
+# its first word needs (a script's `council thread list --json` loads no consolidation,
+# run or MCP commands); `--help`, an option first or an unknown word load them all.
+# tests/unit/test_cli_registry.py checks this table against what the modules register.
+REGISTERS = {
+    "stack_cmds": ("up", "down", "status", "db"),
+    "ledger_cmds": ("thread", "evidence", "events"),
+    "graph_cmds": ("node", "branch", "claim", "action"),
+    "consolidation_cmds": ("consolidate", "replay", "groups", "history", "memory"),
+    "learning_cmds": ("rule-set", "stances", "calibration"),
+    "reentry_cmds": ("reentry", "lint"),
+    "reversal_cmds": ("evidence", "retraction"),
+    "run_cmds": ("dispatch", "preview", "profiles", "run"),
+    "worker_cmd": ("worker",),
+    "watch_cmd": ("watch",),
+    "demo_cmd": ("demo",),
+    "serve_cmd": ("serve",),
+    "mcp_cmd": ("mcp",),
+}
+# What each registered module added: (commands, groups), kept in REGISTERS order.
+_added: dict[str, tuple[list[Any], list[Any]]] = {}
 
-    stack_cmds.register(app)
-    ledger_cmds.register(app)
-    graph_cmds.register(app)
-    consolidation_cmds.register(app)
-    learning_cmds.register(app)
-    reentry_cmds.register(app)
-    reversal_cmds.register(app, ledger_cmds.evidence_app)
-    run_cmds.register(app)
-    worker_cmd.register(app)
-    watch_cmd.register(app)
-    demo_cmd.register(app)
-    serve_cmd.register(app)
-    mcp_cmd.register(app)
+
+def register_commands(first_word: str | None = None) -> None:
+    """Attach the command groups ``first_word`` needs, or every one (each module
+    once, in REGISTERS order whatever was attached before; the schema generator
+    calls this too)."""
+    import importlib
+
+    wanted = [module for module, names in REGISTERS.items() if first_word in names] or list(REGISTERS)
+    for name in wanted:
+        if name in _added:
+            continue
+        commands, groups = len(app.registered_commands), len(app.registered_groups)
+        module = importlib.import_module(f"council.cli.{name}")
+        if name == "reversal_cmds":  # its evidence commands join the evidence group
+            from council.cli.ledger_cmds import evidence_app
+
+            module.register(app, evidence_app)
+        else:
+            module.register(app)
+        _added[name] = (app.registered_commands[commands:], app.registered_groups[groups:])
+    app.registered_commands = [c for name in REGISTERS if name in _added for c in _added[name][0]]
+    app.registered_groups = [g for name in REGISTERS if name in _added for g in _added[name][1]]
     _panels()
 
 
@@ -151,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     as_json = "--json" in args
-    register_commands()
+    register_commands(args[0] if args else None)
     try:
         # Outside standalone mode click returns a raised Exit's code instead of exiting.
         code = app(args=args, standalone_mode=False)

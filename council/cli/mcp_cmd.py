@@ -41,7 +41,7 @@ def mcp_cmd(
     if not http:
         if as_json:
             raise BadInput("--json goes with --http: over stdio, stdout carries the protocol")
-        server = build_server(council())
+        server = build_server(council().pooled())
         try:
             server.run("stdio")
         finally:
@@ -55,7 +55,7 @@ def mcp_cmd(
 
     sock = bind(host, port)
     bound_port = sock.getsockname()[1]
-    server = build_server(council(), host=host if host in LOOPBACK else "0.0.0.0", port=bound_port)  # noqa: S104
+    server = build_server(council().pooled(), host=host if host in LOOPBACK else "0.0.0.0", port=bound_port)  # noqa: S104
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{bound_port}{PATH}"
     emit(

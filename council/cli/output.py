@@ -8,15 +8,41 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
 F = TypeVar("F", bound=Callable[..., None])
 RESULT_ATTRIBUTE = "__council_result__"
 
-console = Console()
+
+class _LazyConsole:
+    """A Rich console made on first use: a start that prints only JSON (a script's
+    `council … --json`) never imports Rich."""
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        self._stderr = stderr
+        self._console: Console | None = None
+
+    def real(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=self._stderr)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+
+def rich_console(value: Console) -> Console:
+    """The Rich console itself, for an API that is handed one (``rich.live.Live``)."""
+    return value.real() if isinstance(value, _LazyConsole) else value
+
+
+console = cast("Console", _LazyConsole())
 
 
 def returns(result_type: str | type) -> Callable[[F], F]:
@@ -45,7 +71,7 @@ def declared_result(command: Callable[..., Any]) -> type | None:
     return found
 
 
-err_console = Console(stderr=True)
+err_console = cast("Console", _LazyConsole(stderr=True))
 
 
 def _default(value: Any) -> Any:

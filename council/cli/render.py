@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
-
 from council.cli.output import console
+
+
+def escape(text: str) -> str:
+    """Rich markup escaped (rich imported when a rendering is printed, not at start)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
 
 OK, NOT_OK = "[green]✓[/]", "[red]✗[/]"
 

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from council.cli import render
 from council.cli.common import JsonOpt, actor, council, record, uow
-from council.cli.output import console, emit, err_console, returns
+from council.cli.output import console, emit, err_console, returns, rich_console
 from council.domain.vocabulary import DEFAULT_COUNCIL, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, CouncilError
 
@@ -115,7 +115,7 @@ def _wait(created: Dispatched, expected: int, timeout: float, out: Any) -> list[
 
     deadline = time.monotonic() + timeout
     runs: list[DispatchedRun] = []
-    with Live(console=out, refresh_per_second=4, transient=False) as live:
+    with Live(console=rich_console(out), refresh_per_second=4, transient=False) as live:
         while time.monotonic() < deadline:
             runs = dispatch_runs(uow(), created.dispatch_id)
             live.update(_table(runs, expected))

@@ -13,33 +13,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from council import config
-from council.errors import (
-    BadInput,
-    Conflict,
-    CouncilError,
-    Duplicate,
-    ImmutableRow,
-    TransientDatabaseError,
-)
-
-# SQLSTATEs raised by our own triggers (migrations/versions/0001_ledger.sql).
-_IMMUTABLE = "CN001"
-_STALE_TRANSITION = "CN002"
-_TRANSIENT = {
-    "40001",  # serialization_failure
-    "40P01",  # deadlock_detected
-    "55P03",  # lock_not_available (lock_timeout)
-    "57014",  # query_canceled (statement_timeout)
-}
-# The server went away or refused us for now: shutting down or starting up, too many
-# connections, or any connection exception (class 08). A psycopg error raised by the
-# client itself (refused, reset, "server closed the connection unexpectedly") has no
-# SQLSTATE; SQLAlchemy flags a connection it found dead as invalidated.
-_CONNECTION_LOST = {"57P01", "57P02", "57P03", "53300"}
-_BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
+from council.errors import CouncilError
+from council.ledger.pg import APPLICATION_NAME, translate_driver
 
 # A pooled connection idle at least this long is pinged before it is handed out.
 PING_AFTER_IDLE_S = 1.0
@@ -90,7 +68,7 @@ def dispose_all() -> None:
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:
     with dbapi_connection.cursor() as cur:
-        cur.execute("SET application_name = 'council'")
+        cur.execute(f"SET application_name = '{APPLICATION_NAME}'")
     dbapi_connection.commit()
 
 
@@ -117,40 +95,11 @@ def _ping_if_idle(engine: Engine) -> Callable[[Any, Any, Any], None]:
     return ping
 
 
-def sqlstate(exc: BaseException) -> str | None:
-    orig = getattr(exc, "orig", None)
-    return getattr(orig, "sqlstate", None) if orig is not None else None
-
-
 def translate(exc: DBAPIError) -> CouncilError:
-    """Map a driver error to the project's exception tree (the one place that does)."""
-    state = sqlstate(exc)
-    orig = getattr(exc, "orig", exc)
-    diag = getattr(orig, "diag", None)
-    message = (getattr(diag, "message_primary", None) or str(orig)).strip()
-    if state == _IMMUTABLE:
-        return ImmutableRow(message)
-    if state == _STALE_TRANSITION:
-        return Conflict(message)
-    if state in _TRANSIENT or _connection_lost(exc, state):
-        return TransientDatabaseError(message)
-    if isinstance(exc, IntegrityError) and state == "23503":
-        return BadInput(f"reference to a row that does not exist: {message}")
-    if state in _BAD_INPUT:
-        return BadInput(message)
-    if state == "23505":
-        return Duplicate(message)
-    if isinstance(exc, IntegrityError):
-        return Conflict(message)
-    return CouncilError(message)
-
-
-def _connection_lost(exc: DBAPIError, state: str | None) -> bool:
-    if exc.connection_invalidated or state in _CONNECTION_LOST:
-        return True
-    if state is not None:
-        return state.startswith("08")
-    return isinstance(exc, OperationalError)
+    """Map a driver error SQLAlchemy wrapped to the project's exception tree
+    (``pg.translate_driver``, the one mapping)."""
+    orig = exc.orig if exc.orig is not None else exc
+    return translate_driver(orig, invalidated=exc.connection_invalidated)
 
 
 @contextmanager

@@ -109,13 +109,6 @@ class Threads:
             }
         )
 
-    def all(self) -> list[Thread]:
-        """Every thread, oldest first."""
-        rows = self._conn.execute(
-            select(t.threads).order_by(t.threads.c.created_at, t.threads.c.id)
-        ).mappings()
-        return [Thread.model_validate(dict(row)) for row in rows]
-
     def main_branch_id(self, thread_id: UUID) -> UUID:
         return main_branch_id(self._conn, thread_id)
 

@@ -11,8 +11,13 @@ The transaction commits when the block ends normally and rolls back when it
 raises; driver errors leave as the project's own exceptions (``db.translate``).
 Stores are plain data access over the transaction's connection: no use-case
 orchestration lives in them. Each is imported when a transaction first uses
-it, so a read such as `council thread list` loads no committer, runs or
-output applier.
+it, so a read loads no committer, runs or output applier.
+
+A read-only use case whose queries are named SQL may use ``with uow.reading()
+as reads`` instead (``council.ledger.reads``): the same SQL on psycopg alone. A
+unit made from a URL (``UnitOfWork(url=...)``, what the bootstrap makes) builds
+its SQLAlchemy engine only when a ``uow()`` transaction first needs it, so a
+CLI start that only reads (`council thread list --json`) imports no SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -23,13 +28,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine
-
-from council.ledger import tables as t
-from council.ledger.db import unit_of_work
-from council.ledger.lookup import resolve
-
 if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine, Table
+
     from council.ledger.actions import Actions
     from council.ledger.apply_output import Outputs
     from council.ledger.branches import Branches
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from council.ledger.learning import Learning
     from council.ledger.lint import Lint
     from council.ledger.nodes import Nodes
+    from council.ledger.reads import Reads
     from council.ledger.retraction import Retractions
     from council.ledger.reversal import Reversal
     from council.ledger.review import ReviewStore
@@ -54,21 +56,21 @@ if TYPE_CHECKING:
     from council.ledger.unfinished import Unfinished
 
 
-# What each kind of id names, for :meth:`Tx.resolve`.
+# What each kind of id names (a table of council.ledger.tables), for :meth:`Tx.resolve`.
 _ID_KINDS = {
-    "thread": t.threads,
-    "evidence": t.evidence,
-    "node version": t.node_versions,
-    "logical node": t.logical_nodes,
-    "run": t.agent_runs,
-    "claim": t.claims,
-    "branch": t.branches,
-    "pending action": t.pending_actions,
-    "consolidation": t.consolidations,
-    "evaluation": t.consolidation_evaluations,
-    "retraction proposal": t.retraction_proposals,
-    "memory item": t.memory_items,
-    "dispatch": t.dispatches,
+    "thread": "threads",
+    "evidence": "evidence",
+    "node version": "node_versions",
+    "logical node": "logical_nodes",
+    "run": "agent_runs",
+    "claim": "claims",
+    "branch": "branches",
+    "pending action": "pending_actions",
+    "consolidation": "consolidations",
+    "evaluation": "consolidation_evaluations",
+    "retraction proposal": "retraction_proposals",
+    "memory item": "memory_items",
+    "dispatch": "dispatches",
 }
 
 
@@ -80,7 +82,11 @@ class Tx:
 
     def resolve(self, kind: str, value: str | UUID) -> UUID:
         """The id of a ``kind`` named whole or by a unique prefix (bad input otherwise)."""
-        return resolve(self.conn, _ID_KINDS[kind], value, kind)
+        from council.ledger import tables
+        from council.ledger.lookup import resolve
+
+        table: Table = getattr(tables, _ID_KINDS[kind])
+        return resolve(self.conn, table, value, kind)
 
     @cached_property
     def threads(self) -> Threads:
@@ -216,12 +222,51 @@ class Tx:
 
 
 class UnitOfWork:
-    """Opens one READ COMMITTED transaction per ``with uow() as tx``."""
+    """Opens one READ COMMITTED transaction per ``with uow() as tx`` (and one
+    psycopg-only read per ``with uow.reading() as reads``). Made from an engine, or
+    from a database URL whose engine is built when first needed."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine | None = None, *, url: str | None = None) -> None:
+        if (engine is None) == (url is None):
+            raise TypeError("UnitOfWork takes an engine or a url")
+        self._engine = engine
+        self._url = url
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            from council.ledger.db import engine_for
+
+            assert self._url is not None
+            self._engine = engine_for(self._url)
+        return self._engine
 
     @contextmanager
     def __call__(self) -> Iterator[Tx]:
+        from council.ledger.db import unit_of_work
+
         with unit_of_work(self.engine) as conn:
             yield Tx(conn)
+
+    @contextmanager
+    def reading(self) -> Iterator[Reads]:
+        """One READ COMMITTED transaction for the psycopg-only reads: on a pooled
+        connection once this process has its engine (a worker, the web app), else
+        on a connection of its own, without SQLAlchemy (a CLI start)."""
+        import psycopg
+
+        from council.ledger import pg
+        from council.ledger.reads import Reads
+
+        if self._engine is None:
+            assert self._url is not None
+            with pg.transaction(self._url) as own:
+                yield Reads(own)
+            return
+        with self() as tx:
+            driver = tx.conn.connection.driver_connection
+            assert isinstance(driver, psycopg.Connection)
+            try:
+                yield Reads(driver)
+            except psycopg.Error as exc:  # raised by psycopg itself, not wrapped by SQLAlchemy
+                raise pg.translate_driver(exc) from exc

@@ -1,14 +1,21 @@
-"""Use cases of threads and their event log."""
+"""Use cases of threads and their event log.
+
+`council thread list --json` is started by scripts in loops: this module imports
+at start only what listing threads needs; the other use cases import their
+result types and parsers when called."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-from council.domain.results.events import EventList
-from council.domain.results.graph import ThreadGraph
-from council.domain.results.threads import ReviewSettings, ThreadCreated, ThreadList, ThreadShown
-from council.domain.review import parse_review
+from council.domain.results.threads import ThreadList
 from council.ledger.unit import UnitOfWork
+
+if TYPE_CHECKING:
+    from council.domain.results.events import EventList
+    from council.domain.results.graph import ThreadGraph
+    from council.domain.results.threads import ReviewSettings, ThreadCreated, ThreadShown
 
 
 def create_thread(
@@ -17,6 +24,8 @@ def create_thread(
     """Open a thread with its main branch, pinned to the default rule set and
     grouping, reviewing opened retraction proposals as ``review`` says (auto,
     manual or a delay)."""
+    from council.domain.review import parse_review
+
     setting = parse_review(review)
     with uow() as tx:
         return tx.threads.create(title=title, objective=objective, actor=actor, review=setting)
@@ -26,6 +35,8 @@ def set_review(
     uow: UnitOfWork, thread: str | UUID, review: str, *, actor: str, reason: str = ""
 ) -> ReviewSettings:
     """Change how the thread's opened retraction proposals are reviewed (appended to its history)."""
+    from council.domain.review import parse_review
+
     setting = parse_review(review)
     with uow() as tx:
         thread_id = tx.resolve("thread", thread)
@@ -48,14 +59,17 @@ def show_thread(uow: UnitOfWork, thread: str | UUID) -> ThreadShown:
 
 
 def list_threads(uow: UnitOfWork) -> ThreadList:
-    with uow() as tx:
-        return ThreadList(items=tx.threads.all())
+    """Every thread, oldest first (a psycopg-only read: scripts start it in loops)."""
+    with uow.reading() as reads:
+        return ThreadList(items=reads.threads())
 
 
 def list_events(
     uow: UnitOfWork, thread: str | UUID, *, after: int = 0, limit: int | None = None
 ) -> EventList:
     """The thread's append-only event log in order (pages with ``after``/``limit``)."""
+    from council.domain.results.events import EventList
+
     with uow() as tx:
         thread_id = tx.resolve("thread", thread)
         tx.threads.get(thread_id)

@@ -2,7 +2,10 @@
 
 Format (as in procrastinate): a line ``-- name --``, a comment line saying what
 the query is for, then the query up to the next name line. Queries use
-SQLAlchemy ``:param`` binds. Loaded once, referenced by name.
+SQLAlchemy ``:param`` binds. Loaded once, referenced by name: :func:`query` as a
+SQLAlchemy text clause, :func:`driver_sql` as the same text in psycopg's
+``%(param)s`` style, for the reads that run on psycopg alone (``council.ledger.pg``;
+importing this module imports no SQLAlchemy).
 """
 
 from __future__ import annotations
@@ -10,10 +13,14 @@ from __future__ import annotations
 import functools
 import re
 from importlib import resources
+from typing import TYPE_CHECKING
 
-from sqlalchemy import TextClause, text
+if TYPE_CHECKING:
+    from sqlalchemy import TextClause
 
 _NAME = re.compile(r"^-- ([a-z_][a-z0-9_]*) --\s*$", re.MULTILINE)
+# A ``:name`` bind as sqlalchemy.text() reads one (not ``::cast``, not ``\\:``).
+_BIND = re.compile(r"(?<![:\w\\]):(\w+)(?!:)")
 
 
 @functools.cache
@@ -36,8 +43,23 @@ def _queries() -> dict[str, str]:
 @functools.cache
 def query(name: str) -> TextClause:
     """The named query as a SQLAlchemy text clause (built once per process)."""
+    from sqlalchemy import text
+
+    return text(_named(name))
+
+
+@functools.cache
+def driver_sql(name: str) -> str:
+    """The named query for a psycopg cursor: each ``:param`` bind as ``%(param)s``
+    (a literal ``%`` doubled, an escaped ``\\:`` a colon), the binds read as
+    ``query`` reads them."""
+    body = _named(name).replace("%", "%%")
+    return _BIND.sub(r"%(\1)s", body).replace("\\:", ":")
+
+
+def _named(name: str) -> str:
     try:
-        return text(_queries()[name])
+        return _queries()[name]
     except KeyError:
         raise KeyError(f"no named query {name!r} in council/sql") from None
 

@@ -2,8 +2,11 @@
 `council thread list --json` are started by scripts hundreds of times, so
 neither may import what it does not need — no model gateway, broker, web
 app, metrics or process tools (and `--help` not even pydantic or the
-database driver). Each is run in a fresh interpreter against a migrated
-database, and the modules it loaded are listed from ``sys.modules``."""
+database driver). The read goes further: it runs on psycopg alone (no
+SQLAlchemy, no table definitions, no engine), imports only the command module
+of its first word, and with ``--json`` no Rich. Each is run in a fresh
+interpreter against a migrated database, and the modules it loaded are listed
+from ``sys.modules``; benchmarks/cli.py measures what that buys."""
 
 from __future__ import annotations
 
@@ -14,6 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Engine
+
+from council.domain.results.threads import Thread
+from council.ledger.unit import UnitOfWork
+from council.services.threads import create_thread
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = (
@@ -33,6 +41,34 @@ HEAVY = (
     "council.adapters.celery_app",
     "council.ledger.committer",
     "council.ledger.apply_output",
+)
+# Beyond HEAVY, what the script-hot read `council thread list` leaves alone: the ORM-free
+# Core and what is built on it, and every command module but the one of its first word.
+NOT_ON_THE_READ = (
+    "sqlalchemy",
+    "council.ledger.db",
+    "council.ledger.tables",
+    "council.ledger.lookup",
+    "council.ledger.threads",
+    "council.domain.results.graph",
+    "council.domain.results.events",
+    *(
+        f"council.cli.{name}"
+        for name in (
+            "consolidation_cmds",
+            "demo_cmd",
+            "graph_cmds",
+            "learning_cmds",
+            "mcp_cmd",
+            "reentry_cmds",
+            "reversal_cmds",
+            "run_cmds",
+            "serve_cmd",
+            "stack_cmds",
+            "watch_cmd",
+            "worker_cmd",
+        )
+    ),
 )
 PROBE = """
 import json, sys
@@ -68,6 +104,9 @@ def test_help_imports_neither_the_heavy_modules_nor_pydantic_nor_the_database(db
     code, modules, out = _loaded(["--help"], db_url)
     assert code == 0 and "thread" in out
     assert _heavy(modules, ("pydantic", "sqlalchemy", "psycopg", "council.domain.results")) == []
+    # Nothing below the faces: listing the commands opens no unit of work.
+    below = ("council.bootstrap", "council.services", "council.ledger", "council.sql", "council.adapters")
+    assert _heavy(modules, below) == []
 
 
 @pytest.mark.parametrize("args", [["thread", "list", "--json"], ["thread", "list"]])
@@ -78,3 +117,23 @@ def test_a_read_imports_none_of_the_heavy_modules(db_url: str, args: list[str]) 
         assert json.loads(out) == {"items": []}
     assert "psycopg" in modules  # it did read the database
     assert _heavy(modules) == []
+    assert _heavy(modules, NOT_ON_THE_READ) == []
+    assert "council.cli.ledger_cmds" in modules  # the one command module it needs
+    # Rich renders the table of a plain `thread list`; with --json nothing is rendered.
+    assert ("rich" in modules) is ("--json" not in args)
+
+
+def test_a_json_read_lists_what_the_ledger_holds_without_sqlalchemy(db_url: str, engine: Engine) -> None:
+    made = create_thread(UnitOfWork(engine), title="listed", objective="o", actor="test:imports")
+    code, modules, out = _loaded(["thread", "list", "--json"], db_url)
+    assert code == 0 and "sqlalchemy" not in modules
+    assert json.loads(out) == {"items": [Thread.model_validate(made.model_dump()).json_document()]}
+
+
+def test_a_failing_json_read_still_prints_one_error_document(db_url: str) -> None:
+    """No SQLAlchemy to wrap the driver's error: the project's mapping still applies."""
+    broken = db_url.rsplit("/", 1)[0] + "/no_such_database_here"
+    code, modules, out = _loaded(["thread", "list", "--json"], broken)
+    assert code == 1 and "sqlalchemy" not in modules
+    document = json.loads(out)
+    assert document["code"] == 1 and "no_such_database_here" in document["error"]

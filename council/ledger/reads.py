@@ -1,0 +1,21 @@
+"""The reads that run on psycopg alone (``UnitOfWork.reading``): each is one named
+query of council/sql/reads.sql, on whichever connection the unit gives — its own
+in a CLI start (no SQLAlchemy imported), a pooled one in a worker or the web app.
+A read moves here only whole: the query it runs is not written a second time in
+SQLAlchemy Core."""
+
+from __future__ import annotations
+
+from council.domain.results.threads import Thread
+from council.ledger.pg import Connection, rows
+
+
+class Reads:
+    """The ledger's psycopg-only reads inside one transaction."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    def threads(self) -> list[Thread]:
+        """Every thread, oldest first."""
+        return [Thread.model_validate(row) for row in rows(self._conn, "all_threads")]
