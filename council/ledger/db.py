@@ -65,10 +65,6 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
             sa_url,
             pool_size=pool_size,
             max_overflow=pool_size,
-            # The connection checked in last goes out first: the threads of a worker then
-            # reuse a few warm connections (no idle ping, see _ping_if_idle) rather than
-            # cycling through all of them while their runs wait for the model.
-            pool_use_lifo=True,
             isolation_level="READ COMMITTED",
         )
         event.listen(engine, "connect", _on_connect)
