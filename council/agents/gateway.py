@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from council.agents import simulated
+from council.agents import sim_params, simulated
 from council.agents.errors import PermanentLLMError, TransientLLMError
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -146,10 +146,10 @@ def _prepare_litellm() -> None:
 
             def completion(self, *args: Any, **kwargs: Any) -> Any:
                 model = simulated.MODEL_PREFIX + str(kwargs["model"]).removeprefix(simulated.MODEL_PREFIX)
-                conformity = simulated.conformity_of(kwargs.get("optional_params"))
+                conformity = sim_params.conformity_of(kwargs.get("optional_params"))
                 reply = simulated.respond(model, kwargs["messages"], conformity=conformity)
                 # Simulated latency, spent waiting (COUNCIL_SIM_LATENCY: "2" or "2±0.5" seconds).
-                latency = simulated.latency_s(simulated.latency_spec(os.environ), reply.text)
+                latency = sim_params.latency_s(sim_params.latency_spec(os.environ), reply.text)
                 if latency > 0:  # even sleep(0) gives the processor away
                     time.sleep(latency)
                 return litellm.ModelResponse(

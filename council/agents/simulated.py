@@ -59,6 +59,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+# The call's settings (latency, conformity) live in sim_params; named here as before.
+from council.agents.sim_params import LATENCY_ENV as LATENCY_ENV
+from council.agents.sim_params import LATENCY_ENV_FIXED as LATENCY_ENV_FIXED
+from council.agents.sim_params import conformity_of as conformity_of
+from council.agents.sim_params import latency_s as latency_s
+from council.agents.sim_params import latency_spec as latency_spec
 from council.domain.agent_output import (
     AgentOutput,
     CitationOut,
@@ -182,31 +188,6 @@ def respond(
     return SimulatedReply(text, prompt_tokens, estimate_tokens(text))
 
 
-# ------------------------------------------------------------------ latency
-
-LATENCY_ENV = "COUNCIL_SIM_LATENCY"
-LATENCY_ENV_FIXED = "COUNCIL_SIM_LATENCY_S"  # the older name: a fixed time
-_LATENCY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:(?:±|\+-|\+/-)\s*(\d+(?:\.\d+)?))?\s*$")
-
-
-def latency_spec(env: Mapping[str, str]) -> str:
-    return env.get(LATENCY_ENV) or env.get(LATENCY_ENV_FIXED) or "0"
-
-
-def latency_s(spec: str, key: str) -> float:
-    """Seconds a simulated call waits: ``"2"`` is 2 s; ``"2±0.5"`` (or ``2+-0.5``) is
-    uniform in 1.5–2.5 s, drawn from ``key`` (the answer), so a request always waits
-    the same. A spec that is not one of these is refused (ValueError)."""
-    found = _LATENCY.match(spec)
-    if found is None:
-        raise ValueError(f"{LATENCY_ENV} must be seconds, or seconds±spread (e.g. 2±0.5), got {spec!r}")
-    centre, spread = float(found.group(1)), float(found.group(2) or 0)
-    if spread == 0:
-        return centre
-    draw = random.Random(sha256_text(key)).uniform(-spread, spread)  # noqa: S311
-    return max(0.0, centre + draw)
-
-
 # ------------------------------------------------------------------ briefing
 
 
@@ -277,17 +258,6 @@ def _list(value: Any) -> list[Any]:
 
 
 # ------------------------------------------------------------------- answers
-
-
-def conformity_of(params: Mapping[str, Any] | None) -> float | None:
-    """The ``conformity`` call parameter, clamped to [-1, 1] (None when absent)."""
-    value = (params or {}).get("conformity")
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return min(1.0, max(-1.0, float(value)))
-    except (TypeError, ValueError):
-        return None
 
 
 _OPPOSITE: dict[Stance, Stance] = {"endorse": "dispute", "dispute": "endorse", "abstain": "abstain"}

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select
 
 from council.domain import commands
 from council.domain import source as sources
@@ -22,14 +22,14 @@ from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNo
 from council.domain.commands import Cite
 from council.domain.ids import parse_id
 from council.domain.results.runs import Applied
-from council.errors import BadInput
+from council.errors import BadInput, NotFound
 from council.ledger import events, evidence, retraction
 from council.ledger import tables as t
 from council.ledger.actions import Actions
 from council.ledger.branches import Branches
 from council.ledger.citations import attached_evidence, require_attached
-from council.ledger.claims import claimed_by_run, write_checked_claims
-from council.ledger.lookup import require, require_all_in_thread, require_in_thread
+from council.ledger.claims import write_checked_claims
+from council.ledger.lookup import require, require_all_in_thread, require_in_thread, require_same_thread
 from council.ledger.nodes import Nodes
 from council.ledger.threads import main_branch_id
 
@@ -75,9 +75,19 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
     return claimed
 
 
-def apply_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput, *, actor: str) -> Applied:
+def apply_output(
+    conn: Connection,
+    run: Mapping[Any, Any],
+    output: AgentOutput,
+    *,
+    actor: str,
+    later: list[dict[str, Any]] | None = None,
+) -> Applied:
     """Check, then write everything in ``conn``'s transaction (new nodes are
-    originated by the run; ``ref:`` edges point at the versions made here)."""
+    originated by the run; ``ref:`` edges point at the versions made here).
+    ``later``: the claim.added and run.output_applied events are handed to it
+    (kind, actor, payload, a claim's subject) for the caller to append with the
+    run's end, in the same transaction and order, instead of being appended here."""
     claimed_versions = check_output(conn, run, output)
     run_id, thread_id = run["id"], run["thread_id"]
     votes = [
@@ -136,7 +146,7 @@ def apply_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput, 
     claim_ids = [
         row.id
         for row in write_checked_claims(
-            conn, run=run, claims=new_claims, versions=claimed_versions, actor=actor
+            conn, run=run, claims=new_claims, versions=claimed_versions, actor=actor, later=later
         )
     ]
     forks = [
@@ -179,14 +189,13 @@ def apply_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput, 
     if votes:  # only review runs vote; other outputs keep their result and event shape
         result["votes"] = votes
     result["touched_versions"] = list(dict.fromkeys([*claimed, *result["nodes"], *versions]))
-    events.append(
-        conn,
-        "run.output_applied",
-        actor=actor,
-        thread_id=thread_id,
-        subject_id=run_id,
-        payload={key: len(ids) for key, ids in result.items()},
-    )
+    summary = {key: len(ids) for key, ids in result.items()}
+    if later is not None:
+        later.append({"kind": "run.output_applied", "actor": actor, "payload": summary})
+    else:
+        events.append(
+            conn, "run.output_applied", actor=actor, thread_id=thread_id, subject_id=run_id, payload=summary
+        )
     return Applied.model_validate(result)
 
 
@@ -241,16 +250,41 @@ def _check_claims(conn: Connection, run: Mapping[Any, Any], output: AgentOutput)
                 raise BadInput(f"a second claim on node version {version_id} (one claim per version)")
             targets.append(version_id)
     with _at("claims"):
-        found = require_all_in_thread(conn, t.node_versions, targets, run["thread_id"], "node version")
-    already = claimed_by_run(conn, run["id"], targets)
+        found = _claimable(conn, run["id"], targets, run["thread_id"])
     for i, version_id in enumerate(targets):
         with _at(f"claims[{i}]"):
             if found[version_id]["created_by_run_id"] == run["id"]:
                 raise BadInput(f"node version {version_id} was created by this run; it cannot claim on it")
-            if version_id in already:
-                raise BadInput(
-                    f"this run already claimed ({already[version_id]}) on node version {version_id}"
-                )
+            if (already := found[version_id]["claimed_by_this_run"]) is not None:
+                raise BadInput(f"this run already claimed ({already}) on node version {version_id}")
+    return found
+
+
+def _claimable(
+    conn: Connection, run_id: UUID, version_ids: Sequence[UUID], thread_id: UUID
+) -> dict[UUID, Any]:
+    """The claimed versions' rows by id, each with the type of the claim this run already
+    has on it (``claimed_by_this_run``, None for none), in one query; the first unknown or
+    foreign id (in the given order) raises NotFound."""
+    if not version_ids:
+        return {}
+    already = (
+        select(t.claims.c.claim_type)
+        .where(t.claims.c.run_id == run_id, t.claims.c.node_version_id == t.node_versions.c.id)
+        .limit(1)
+        .scalar_subquery()
+        .label("claimed_by_this_run")
+    )
+    found = {
+        row["id"]: row
+        for row in conn.execute(
+            select(t.node_versions, already).where(t.node_versions.c.id.in_(list(set(version_ids))))
+        ).mappings()
+    }
+    for version_id in version_ids:
+        if version_id not in found:
+            raise NotFound(f"no node version with id {version_id}")
+        require_same_thread(found[version_id], thread_id, "node version")
     return found
 
 
@@ -396,5 +430,12 @@ class Outputs:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def apply(self, run: Mapping[Any, Any], output: AgentOutput, *, actor: str) -> Applied:
-        return apply_output(self._conn, run, output, actor=actor)
+    def apply(
+        self,
+        run: Mapping[Any, Any],
+        output: AgentOutput,
+        *,
+        actor: str,
+        later: list[dict[str, Any]] | None = None,
+    ) -> Applied:
+        return apply_output(self._conn, run, output, actor=actor, later=later)

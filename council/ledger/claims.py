@@ -60,10 +60,13 @@ def write_checked_claims(
     claims: Sequence[NewClaim],
     versions: Mapping[UUID, Any],
     actor: str,
+    later: list[dict[str, Any]] | None = None,
 ) -> list[ClaimAdded]:
     """Claims whose references the caller has checked in this same transaction
     (the output writer's check: versions in the run's thread and not claimed by
-    it yet, evidence attached): ``versions`` are the rows it found, by id."""
+    it yet, evidence attached): ``versions`` are the rows it found, by id.
+    ``later``: their claim.added events are handed to it (kind, actor, subject,
+    payload) for the caller to append in the same transaction, instead of here."""
     if not claims:
         return []
     run_id = run["id"]
@@ -90,25 +93,26 @@ def write_checked_claims(
         ],
         run_id=run_id,
     )
-    append_many(
-        conn,
-        "claim.added",
-        actor=actor,
-        thread_id=run["thread_id"],
-        items=[
-            (
-                row["id"],
-                {
-                    "run_id": str(run_id),
-                    "node_version_id": str(row["node_version_id"]),
-                    "claim_type": row["claim_type"],
-                    "confidence": float(row["confidence"]),
-                    "citations": len(ids),
-                },
-            )
-            for row, ids in zip(rows, citation_ids, strict=True)
-        ],
-    )
+    items: list[tuple[UUID | str, dict[str, Any]]] = [
+        (
+            row["id"],
+            {
+                "run_id": str(run_id),
+                "node_version_id": str(row["node_version_id"]),
+                "claim_type": row["claim_type"],
+                "confidence": float(row["confidence"]),
+                "citations": len(ids),
+            },
+        )
+        for row, ids in zip(rows, citation_ids, strict=True)
+    ]
+    if later is not None:
+        later += [
+            {"kind": "claim.added", "actor": actor, "subject_id": str(subject), "payload": payload}
+            for subject, payload in items
+        ]
+    else:
+        append_many(conn, "claim.added", actor=actor, thread_id=run["thread_id"], items=items)
     return [
         ClaimAdded.model_validate({**row, "citation_ids": ids})
         for row, ids in zip(rows, citation_ids, strict=True)

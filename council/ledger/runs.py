@@ -347,35 +347,26 @@ class Runs:
         )
 
     def store_request(self, run_id: UUID, attempt: int, request: CompiledRequest) -> bool:
-        """Record the canonical request, its hash and exposures before the call
-        (fenced; False when the attempt is fenced out or a request is stored)."""
-        conn = self._conn
-        run = self.fence(run_id, attempt)
-        if run is None or run["request_sha256"] is not None:
-            return False
-        conn.execute(
-            update(t.agent_runs)
-            .where(t.agent_runs.c.id == run_id)
-            .values(
-                request=request.canonical(),
-                request_sha256=request.sha256,
-                input_fingerprint=request.input_features,
-            )
-        )
-        self.expose(run_id, request.exposures)
-        append(
-            conn,
-            "run.started",
-            actor=f"worker:{run['agent']}",
-            thread_id=run["thread_id"],
-            subject_id=run_id,
-            payload={
+        """Record the canonical request, its hash and exposures before the call, with
+        the run.started event (fenced; False when the attempt is fenced out or a
+        request is stored). One statement: the claim's transaction calls it."""
+        canonical = request.canonical()
+        sha256 = request.sha256
+        stored = self._conn.execute(
+            query("store_request"),
+            {
+                "run_id": run_id,
                 "attempt": attempt,
-                "request_sha256": request.sha256,
-                "exposures": len(request.exposures),
+                "request": json.dumps(canonical),
+                "request_sha256": sha256,
+                "input_fingerprint": json.dumps(request.input_features),
+                "exposures": json.dumps([e.__dict__ for e in request.exposures]),
+                "payload": json.dumps(
+                    {"attempt": attempt, "request_sha256": sha256, "exposures": len(request.exposures)}
+                ),
             },
-        )
-        return True
+        ).first()
+        return stored is not None
 
     def finish(
         self,
@@ -388,8 +379,19 @@ class Runs:
         error: str | None = None,
         lint_findings: list[dict[str, Any]] | None = None,
         event_payload: dict[str, Any] | None = None,
+        events_before: Sequence[dict[str, Any]] = (),
     ) -> None:
-        """The terminal state of a fenced run (``run`` is its fenced row), with its event."""
+        """The terminal state of a fenced run (``run`` is its fenced row), with its event,
+        in one statement; ``events_before`` (kind, actor, payload and, when the subject is
+        not the run, subject_id: events the caller deferred to it) are appended first, in order."""
+        announced = [
+            *events_before,
+            {
+                "kind": f"run.{status}",
+                "actor": f"worker:{run['agent']}",
+                "payload": {"attempt": attempt, **(event_payload or {})},
+            },
+        ]
         self._conn.execute(
             query("finish_run"),
             {
@@ -400,15 +402,8 @@ class Runs:
                 "cost_usd": cost_usd,
                 "error": error,
                 "lint_findings": json.dumps(lint_findings) if lint_findings is not None else None,
+                "events": json.dumps(announced),
             },
-        )
-        append(
-            self._conn,
-            f"run.{status}",
-            actor=f"worker:{run['agent']}",
-            thread_id=run["thread_id"],
-            subject_id=run["id"],
-            payload={"attempt": attempt, **(event_payload or {})},
         )
 
     def release(self, run_id: UUID, attempt: int, reason: str) -> bool:

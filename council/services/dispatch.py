@@ -103,16 +103,18 @@ def compile_for(
     round_no: int = 1,
     dispatch_id: UUID | None = None,
     proposal_id: UUID | None = None,
+    thread_known: bool = False,
 ) -> CompiledRequest:
     """The request a run of ``profile`` would send now, read in the caller's
     transaction (the preview and the worker both call this); a review run is
-    also shown the proposal it votes on."""
+    also shown the proposal it votes on. ``thread_known``: the thread is that of
+    a run this transaction holds (not looked up again)."""
     # The event high-water mark moves with every event of the thread (the dispatch itself, a
     # sibling run starting), not with what the briefing says; in the request it would make a
     # preview never hash to the request its run stores.
-    packet = read_packet(tx, thread_id, budget=BRIEFING_BUDGET, blind=True).model_copy(
-        update={"high_water_event_id": None}
-    )
+    packet = read_packet(
+        tx, thread_id, budget=BRIEFING_BUDGET, blind=True, thread_known=thread_known
+    ).model_copy(update={"high_water_event_id": None})
     stances: list[dict[str, Any]] = []
     if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
         stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)

@@ -80,11 +80,14 @@ def execute_run(
     worker = owner or worker_id()
     with uow() as tx:
         run = tx.runs.claim(run_id, owner=worker, lease_s=LEASE_S)
-    if run is None:
+        # In the claim's transaction (one round trip fewer, and the row is locked by the
+        # claim): check the pinned executor can run here, and store the request before the call.
+        prepared = None if run is None else _prepare(tx, run, worker)
+    if run is None or prepared is None:
         return Executed(run_id=run_id, status="skipped")  # done already, or leased by a live attempt
     with metrics.run_attempt(run.agent) as observed:
         try:
-            result = _attempt(uow, scheduler, run, worker, try_no=try_no, last_try=last_try)
+            result = _attempt(uow, scheduler, run, prepared, try_no=try_no, last_try=last_try)
         except TransientLLMError:
             observed.status = "transient_error"  # the task retries it
             raise
@@ -92,33 +95,50 @@ def execute_run(
         return result
 
 
-def _attempt(
-    uow: UnitOfWork, scheduler: Scheduler, run: Any, worker: str, *, try_no: int, last_try: bool
-) -> Executed:
-    """One claimed attempt: check the pinned executor can run here, compile (or
-    reuse) the request, ask, apply fenced on the attempt."""
-    attempt = int(run.attempt)
+@dataclass(frozen=True)
+class _Prepared:
+    """What the claim's transaction found: the runnable executor and the request to send,
+    or why the run cannot run here."""
+
+    profile: Profile | None = None
+    request: dict[str, Any] | None = None
+    unrunnable: str | None = None
+
+
+def _prepare(tx: Tx, run: Any, worker: str) -> _Prepared:
+    """Inside the claim's transaction: the pinned executor, if this worker can run it, and
+    the request — compiled and stored (its hash and exposures) now, or the one an earlier
+    attempt stored, so a retry sends exactly what was hashed."""
     try:
         profile = _runnable(run, worker)
     except _Unrunnable as exc:
-        return _failed(uow, scheduler, run, attempt, str(exc))
-    if run.request is None:
-        with uow() as tx:
-            compiled = compile_for(
-                tx,
-                profile,
-                run.thread_id,
-                mode=run.mode,
-                round_no=run.round,
-                dispatch_id=run.dispatch_id,
-                proposal_id=run.proposal_id,
-            )
-            stored = tx.runs.store_request(run.id, attempt, compiled)
-        if not stored:
-            return Executed(run_id=run.id, status="fenced")
-        request = compiled.canonical()
-    else:
-        request = run.request
+        return _Prepared(unrunnable=str(exc))
+    if run.request is not None:
+        return _Prepared(profile=profile, request=run.request)
+    compiled = compile_for(
+        tx,
+        profile,
+        run.thread_id,
+        mode=run.mode,
+        round_no=run.round,
+        dispatch_id=run.dispatch_id,
+        proposal_id=run.proposal_id,
+        thread_known=True,
+    )
+    if not tx.runs.store_request(run.id, int(run.attempt), compiled):
+        raise RuntimeError(f"run {run.id}: its claim's transaction could not store its request")
+    return _Prepared(profile=profile, request=compiled.canonical())
+
+
+def _attempt(
+    uow: UnitOfWork, scheduler: Scheduler, run: Any, prepared: _Prepared, *, try_no: int, last_try: bool
+) -> Executed:
+    """One claimed attempt: fail it when the pinned executor cannot run here, else ask
+    with the stored request and apply the answer fenced on the attempt."""
+    attempt = int(run.attempt)
+    if prepared.unrunnable is not None or prepared.profile is None or prepared.request is None:
+        return _failed(uow, scheduler, run, attempt, prepared.unrunnable or "not runnable")
+    profile, request = prepared.profile, prepared.request
     if request["model"] != profile.model:
         reason = f"the stored request names {request['model']}, the pinned executor {profile.model}"
         return _failed(uow, scheduler, run, attempt, reason)
@@ -305,7 +325,8 @@ def apply_checked(
     findings = [
         f.json_document() for f in lint_prose(tx, run["thread_id"], prose(output))
     ]  # before its writes
-    applied = tx.outputs.apply(run, output, actor=actor)
+    later: list[dict[str, Any]] = []  # its output_applied event, appended with the run's end
+    applied = tx.outputs.apply(run, output, actor=actor, later=later)
     tx.runs.finish(
         run,
         attempt,
@@ -314,6 +335,7 @@ def apply_checked(
         cost_usd=cost_usd,
         lint_findings=findings,
         event_payload={"lint_findings": len(findings)},
+        events_before=later,
     )
     return applied.model_copy(update={"lint_findings": len(findings)})
 
@@ -366,9 +388,12 @@ def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) ->
         scheduler.enqueue_evaluations(result.touched_versions)
     if run.dispatch_id is None:
         return result
-    with uow() as tx:
-        following = tx.runs.next_round(run.dispatch_id, int(run.round) + 1)
-        tx.runs.mark_queued(following)
+    following: list[UUID] = []
+    rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
+    if rounds is None or int(run.round) < int(rounds):  # else no round can follow: no transaction
+        with uow() as tx:
+            following = tx.runs.next_round(run.dispatch_id, int(run.round) + 1)
+            tx.runs.mark_queued(following)
     if following:
         scheduler.enqueue_runs(following)
     adjudication = None

@@ -30,9 +30,14 @@ def check_budget(budget: int) -> None:
         raise BadInput(f"budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens, got {budget}")
 
 
-def read_packet(tx: Tx, thread_id: UUID, *, budget: int, blind: bool) -> ReentryPacket:
-    """The packet inside the caller's transaction (the compiler's briefing reads it so)."""
-    tx.threads.get(thread_id)
+def read_packet(
+    tx: Tx, thread_id: UUID, *, budget: int, blind: bool, thread_known: bool = False
+) -> ReentryPacket:
+    """The packet inside the caller's transaction (the compiler's briefing reads it so).
+    ``thread_known``: the caller has the thread from a row of this transaction (a claimed
+    run's), so it is not looked up again."""
+    if not thread_known:
+        tx.threads.get(thread_id)
     rows_cap = max(10, budget // 25)  # every item carries ids worth 25+ tokens: more could not fit
     return build_packet(tx.frontier.rows(thread_id, rows_cap=rows_cap), budget=budget, blind=blind)
 

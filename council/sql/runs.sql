@@ -19,7 +19,8 @@ WITH before AS (
     FROM before b
     WHERE a.id = b.id
     RETURNING a.id, a.attempt, a.thread_id, a.dispatch_id, a.agent, a.model, a.provider, a.simulated, a.round,
-              a.mode, a.proposal_id, a.request, a.request_sha256, a.executor
+              a.mode, a.proposal_id, a.request, a.request_sha256, a.executor,
+              (SELECT d.rounds FROM dispatches d WHERE d.id = a.dispatch_id) AS dispatch_rounds
 ), taken_over AS (
     INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
     SELECT b.id, b.attempt, 'ended', b.lease_owner, 'lease_expired', 'lease expired; taken over by ' || :owner
@@ -39,9 +40,35 @@ FROM agent_runs
 WHERE id = :run_id AND attempt = :attempt AND status = 'running'
 FOR UPDATE
 
+-- store_request --
+-- Record the canonical request, its hash, its input features and its exposures
+-- (JSON array :exposures) before the call, with the run.started event, fenced
+-- on the attempt and only once: nothing when the attempt no longer owns the
+-- run or a request is stored already. One statement, one round trip.
+WITH stored AS (
+    UPDATE agent_runs
+    SET request = CAST(:request AS jsonb),
+        request_sha256 = :request_sha256,
+        input_fingerprint = CAST(:input_fingerprint AS jsonb)
+    WHERE id = :run_id AND attempt = :attempt AND status = 'running' AND request_sha256 IS NULL
+    RETURNING id, thread_id, agent
+), exposed AS (
+    INSERT INTO run_exposures (run_id, kind, channel, exposed_to_run_id, claim_id, node_version_id)
+    SELECT s.id, e.kind, e.channel, e.exposed_to_run_id, e.claim_id, e.node_version_id
+    FROM stored s,
+         jsonb_to_recordset(CAST(:exposures AS jsonb))
+             AS e(kind text, channel text, exposed_to_run_id uuid, claim_id uuid, node_version_id uuid)
+), announced AS (
+    INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+    SELECT thread_id, 'run.started', id::text, 'worker:' || agent, CAST(:payload AS jsonb) FROM stored
+)
+SELECT id FROM stored
+
 -- finish_run --
 -- The terminal state of a run, fenced on its attempt; the same statement ends
--- the attempt's record with the worker that held it (the lease owner it clears).
+-- the attempt's record with the worker that held it (the lease owner it clears)
+-- and appends the events of JSON array :events (kind, actor, payload, and
+-- subject_id when the subject is not the run; thread the run's), in order.
 WITH finished AS (
     UPDATE agent_runs a
     SET status = :status,
@@ -54,10 +81,16 @@ WITH finished AS (
         lease_expires_at = NULL
     FROM agent_runs held
     WHERE a.id = :run_id AND held.id = a.id AND a.attempt = :attempt AND a.status = 'running'
-    RETURNING a.id, a.attempt, held.lease_owner AS worker
+    RETURNING a.id, a.attempt, a.thread_id, held.lease_owner AS worker
 ), logged AS (
     INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
     SELECT id, attempt, 'ended', worker, :status, :error FROM finished
+), announced AS (
+    INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+    SELECT f.thread_id, e.value ->> 'kind', coalesce(e.value ->> 'subject_id', f.id::text), e.value ->> 'actor',
+           e.value -> 'payload'
+    FROM finished f, jsonb_array_elements(CAST(:events AS jsonb)) WITH ORDINALITY AS e(value, n)
+    ORDER BY e.n
 )
 SELECT id FROM finished
 
