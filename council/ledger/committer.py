@@ -26,6 +26,7 @@ from uuid import UUID
 from sqlalchemy import Connection, insert, select
 
 from council import metrics
+from council.domain import chain_codec
 from council.domain.results.consolidation import Evaluated
 from council.domain.rules import Decision, evaluate
 from council.domain.snapshot import manifest_of, snapshot_digests, support_evidence
@@ -204,9 +205,14 @@ def _record_not_ready(
 ) -> dict[UUID, dict[str, Any]]:
     tails = evaluation_chains.tails(conn, [version.id for version, _ in decided])
     items = []
+    links: dict[UUID, dict[str, Any]] = {}
     for version, decision in decided:
         manifest = manifest_of(snapshots[version.id])
+        claim_runs = {c["id"]: c["run_id"] for c in snapshots[version.id]["claims"]}
+        if not chain_codec.runs_are_derived(manifest, claim_runs):  # a chain stores no runs
+            raise CouncilError(f"the manifest of version {version.id} names runs without claims")
         link = evaluation_chains.next_link(tails.get(version.id), manifest, hashed[version.id][1])
+        links[version.id] = link
         items.append(
             {
                 "thread_id": str(version.thread_id),
@@ -216,21 +222,25 @@ def _record_not_ready(
                 "grouping_algorithm_id": snapshots[version.id]["grouping"]["id"],
                 "digest": hashed[version.id][0],
                 "reasons": [r.as_dict() for r in decision.reasons],
-                "reason_sha256": None,
                 "claims_seen": len(manifest["claims"]),
                 **link,
                 "failed": [r.rule for r in decision.failed()],
             }
         )
-    # A root keeps its reasons inline (self-contained); a link names each by content.
-    links = [item for item in items if item["manifest"] is None]
-    stored = evaluation_chains.store_reasons(conn, [i["reasons"] for i in links])
-    for item, digests in zip(links, stored, strict=True):
-        item["reasons"], item["reason_sha256"] = None, digests
+    # Every reason is stored once by content; a row lists its reasons' ids (revision 0014).
+    evaluation_chains.store_reasons(conn, [i["reasons"] for i in items])
     written = {
         row.version_id: row.evaluation_id
         for row in conn.execute(query("commit_not_ready"), {"items": json.dumps(items), "actor": actor})
     }
+    for (
+        version,
+        _,
+    ) in decided:  # the next evaluation of each starts from here, unless another process adds one
+        position = tails.get(version.id)
+        evaluation_chains.written(
+            position.tail if position else None, links[version.id], written[version.id], hashed[version.id][0]
+        )
     return {
         version.id: {
             **_base(version, False),
