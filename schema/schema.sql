@@ -87,10 +87,10 @@ BEGIN ATOMIC
              e.reason_refs
             FROM ((( SELECT GREATEST(( SELECT max(k.seq) AS max
                             FROM public.consolidation_evaluations k
-                           WHERE ((k.node_version_id = $1) AND (k.link IS NOT NULL) AND ((k.seq % 16) = 0))), ( SELECT max(r.seq) AS max
+                           WHERE ((k.node_version_id = $1) AND (k.link IS NOT NULL) AND ((k.seq % 64) = 0))), ( SELECT max(r.seq) AS max
                             FROM public.consolidation_evaluations r
                            WHERE ((r.node_version_id = $1) AND (r.link IS NOT NULL) AND (r.rule_set_id IS NOT NULL)))) AS at) c
-              CROSS JOIN LATERAL generate_series(c.at, (c.at + 15)) s(seq))
+              CROSS JOIN LATERAL generate_series(c.at, (c.at + 63)) s(seq))
               JOIN public.consolidation_evaluations e ON ((e.id = public.council_evaluation_id_v1($1, s.seq))))
          UNION ALL
          ( SELECT o.id,
@@ -344,6 +344,18 @@ $function$;
 REVOKE ALL ON FUNCTION public.council_independence_members_v1(target uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_independence_members_v1(target uuid) TO council_dashboard;
 
+CREATE OR REPLACE FUNCTION public.council_live_consolidation_v1(uuid)
+ RETURNS json
+ LANGUAGE plpgsql
+ STRICT
+AS $function$
+BEGIN
+    RETURN (SELECT json_build_object('id', c.id, 'node_version_id', c.node_version_id,
+                                     'snapshot_sha256', c.snapshot_sha256, 'reasons', c.decision -> 'reasons')
+            FROM consolidations c WHERE c.logical_node_id = $1 AND c.status = 'live');
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.council_node_version_inserted_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -374,15 +386,51 @@ REVOKE ALL ON FUNCTION public.council_notify_event_v1() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.council_reason_ids_v1(bytea)
  RETURNS integer[]
- LANGUAGE sql
+ LANGUAGE plpgsql
  IMMUTABLE PARALLEL SAFE STRICT
-RETURN ARRAY(SELECT CASE get_byte($1, 0) WHEN 2 THEN ((get_byte($1, (1 + (2 * i.i))) << 8) | get_byte($1, (2 + (2 * i.i)))) ELSE ((((get_byte($1, (1 + (4 * i.i))) << 24) | (get_byte($1, (2 + (4 * i.i))) << 16)) | (get_byte($1, (3 + (4 * i.i))) << 8)) | get_byte($1, (4 + (4 * i.i)))) END AS "case" FROM generate_series(0, (((length($1) - 1) / get_byte($1, 0)) - 1)) i(i) ORDER BY i.i);
+AS $function$
+DECLARE
+    out integer[] := '{}';
+    id integer := 0;
+    shift integer := 0;
+    byte integer;
+BEGIN
+    FOR i IN 0 .. length($1) - 1 LOOP
+        byte := get_byte($1, i);
+        id := id | ((byte & 127) << shift);
+        IF byte < 128 THEN
+            out := out || id;
+            id := 0;
+            shift := 0;
+        ELSE
+            shift := shift + 7;
+        END IF;
+    END LOOP;
+    RETURN out;
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.council_reason_refs_v1(integer[])
  RETURNS bytea
- LANGUAGE sql
+ LANGUAGE plpgsql
  IMMUTABLE PARALLEL SAFE STRICT
-RETURN (SELECT CASE WHEN (COALESCE(max(u.i), 0) < 65536) THEN ('\x02'::bytea || COALESCE(string_agg(SUBSTRING(int4send(u.i) FROM 3), '\x'::bytea ORDER BY u.n), '\x'::bytea)) ELSE ('\x04'::bytea || string_agg(int4send(u.i), '\x'::bytea ORDER BY u.n)) END AS "case" FROM unnest($1) WITH ORDINALITY u(i, n));
+AS $function$
+DECLARE
+    out bytea := ''::bytea;
+    id integer;
+    rest integer;
+BEGIN
+    FOREACH id IN ARRAY $1 LOOP
+        rest := id;
+        WHILE rest >= 128 LOOP
+            out := out || set_byte('\x00'::bytea, 0, (rest & 127) | 128);
+            rest := rest >> 7;
+        END LOOP;
+        out := out || set_byte('\x00'::bytea, 0, rest);
+    END LOOP;
+    RETURN out;
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.council_refuse_direct_insert_v1()
  RETURNS trigger
@@ -631,7 +679,7 @@ CREATE TABLE public.consolidation_evaluations (
     link bytea,
     digest bytea,
     reason_refs bytea,
-    CONSTRAINT consolidation_evaluations_compact CHECK (((link IS NULL) OR ((seq IS NOT NULL) AND (id = public.council_evaluation_id_v1(node_version_id, seq)) AND (snapshot IS NULL) AND (manifest IS NULL) AND (section_sha256 IS NULL) AND (delta IS NULL) AND (reasons IS NULL) AND (reason_ids IS NULL) AND (snapshot_sha256 IS NULL) AND (length(digest) = 32) AND (get_byte(reason_refs, 0) = ANY (ARRAY[2, 4])) AND (((length(reason_refs) - 1) % get_byte(reason_refs, 0)) = 0) AND (claims_seen IS NOT NULL) AND
+    CONSTRAINT consolidation_evaluations_compact CHECK (((link IS NULL) OR ((seq IS NOT NULL) AND (id = public.council_evaluation_id_v1(node_version_id, seq)) AND (snapshot IS NULL) AND (manifest IS NULL) AND (section_sha256 IS NULL) AND (delta IS NULL) AND (reasons IS NULL) AND (reason_ids IS NULL) AND (snapshot_sha256 IS NULL) AND (length(digest) = 32) AND (reason_refs IS NOT NULL) AND ((length(reason_refs) = 0) OR (get_byte(reason_refs, (length(reason_refs) - 1)) < 128)) AND (claims_seen IS NOT NULL) AND
 CASE get_byte(link, 0)
     WHEN 82 THEN (num_nulls(thread_id, logical_node_id, rule_set_id, grouping_algorithm_id, outcome) = 0)
     WHEN 76 THEN ((seq > 0) AND (num_nonnulls(thread_id, logical_node_id, rule_set_id, grouping_algorithm_id, outcome) = 0))
@@ -653,7 +701,7 @@ END))),
     CONSTRAINT consolidation_evaluations_whole CHECK (((link IS NOT NULL) OR ((thread_id IS NOT NULL) AND (logical_node_id IS NOT NULL) AND (rule_set_id IS NOT NULL) AND (grouping_algorithm_id IS NOT NULL) AND (snapshot_sha256 IS NOT NULL) AND (outcome IS NOT NULL) AND (digest IS NULL) AND (reason_refs IS NULL))))
 );
 CREATE UNIQUE INDEX consolidation_evaluations_chain_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) INCLUDE (claims_seen) WHERE ((link IS NULL) AND (seq IS NOT NULL));
-CREATE INDEX consolidation_evaluations_checkpoints_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) WHERE ((link IS NOT NULL) AND ((seq % 16) = 0));
+CREATE INDEX consolidation_evaluations_checkpoints_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) WHERE ((link IS NOT NULL) AND ((seq % 64) = 0));
 CREATE INDEX consolidation_evaluations_compact_roots_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) INCLUDE (rule_set_id, grouping_algorithm_id) WHERE ((link IS NOT NULL) AND (rule_set_id IS NOT NULL));
 CREATE UNIQUE INDEX consolidation_evaluations_legacy_sha256_key ON public.consolidation_evaluations USING btree (node_version_id, snapshot_sha256) WHERE (seq IS NULL);
 CREATE INDEX consolidation_evaluations_roots_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) WHERE (manifest IS NOT NULL);

@@ -300,14 +300,17 @@ def runs_are_derived(manifest: Mapping[str, Any], claim_runs: Mapping[str, str])
 
 
 def reason_refs(ids: list[int]) -> bytes:
-    """Reason ids (``decision_reasons.id``) as stored: a width byte (2, or 4 once an id
-    passes 65,535), then each id in that many bytes, big-endian."""
-    width = 2 if all(0 <= i < 1 << 16 for i in ids) else 4
-    return bytes([width]) + b"".join(i.to_bytes(width, "big") for i in ids)
+    """Reason ids (``decision_reasons.id``) as stored: each a LEB128 varint (as
+    ``council_reason_refs_v1`` writes them)."""
+    out = bytearray()
+    for i in ids:
+        _varint(i, out)
+    return bytes(out)
 
 
 def reason_ids(refs: bytes) -> list[int]:
     """The reason ids ``reason_refs`` stored, in order."""
-    data = bytes(refs)
-    width = data[0]
-    return [int.from_bytes(data[i : i + width], "big") for i in range(1, len(data), width)]
+    reader, out = _Reader(bytes(refs)), []
+    while reader.at < len(reader.data):
+        out.append(reader.varint())
+    return out

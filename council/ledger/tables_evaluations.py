@@ -82,7 +82,7 @@ consolidation_evaluations = Table(
         "consolidation_evaluations_checkpoints_idx",
         "node_version_id",
         "seq",
-        postgresql_where=text("link IS NOT NULL AND seq % 16 = 0"),
+        postgresql_where=text("link IS NOT NULL AND seq % 64 = 0"),
     ),
     Index(
         "consolidation_evaluations_legacy_sha256_key",

@@ -12,13 +12,14 @@
 --     link: the change since seq - 1, ids as 16 bytes, changed section hashes
 --     as 2-byte prefixes);
 --   * digest: the snapshot's SHA-256 as 32 bytes (snapshot_sha256 stays NULL);
---   * reason_refs: its reasons' decision_reasons ids, 2 bytes each (4 once an
---     id passes 65,535; council_reason_refs_v1), a reason found by content;
+--   * reason_refs: its reasons' decision_reasons ids as varints (one byte for
+--     the small ids of the reasons most evaluations share; council_reason_refs_v1),
+--     a reason found by content;
 --   * no runs: a manifest's runs are its claims' runs, derived on reading;
 --   * id = council_evaluation_id_v1(node_version_id, seq): the primary key is
 --     the chain's key too, so no second index holds every row; only roots and
---     every 16th row are indexed by (node_version_id, seq), and a tail is found
---     by probing at most 16 ids after the last of them (seq is gapless: the
+--     every 64th row are indexed by (node_version_id, seq), and a tail is found
+--     by probing at most 64 ids after the last of them (seq is gapless: the
 --     committer writes seq = tail + 1 under the node lock).
 -- A root also keeps thread_id, logical_node_id, rule_set_id,
 -- grouping_algorithm_id and outcome; a link leaves them NULL (a change of rule
@@ -33,24 +34,53 @@ CREATE FUNCTION council_evaluation_id_v1(uuid, integer) RETURNS uuid
 COMMENT ON FUNCTION council_evaluation_id_v1(uuid, integer) IS
     'The id of a compact chained evaluation: from its version and seq (revision 0014)';
 
--- reason_refs: a width byte (2, or 4 once an id passes 65,535), then each id big-endian.
+-- reason_refs: each id as a LEB128 varint (7 bits a byte, the high bit set on all but an
+-- id's last byte): the ids of reasons every evaluation shares are small, one byte each.
 CREATE FUNCTION council_reason_refs_v1(integer[]) RETURNS bytea
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    RETURN (SELECT CASE WHEN coalesce(max(i), 0) < 65536
-                        THEN '\x02'::bytea || coalesce(string_agg(substring(int4send(i) FROM 3), ''::bytea
-                                                                  ORDER BY n), ''::bytea)
-                        ELSE '\x04'::bytea || string_agg(int4send(i), ''::bytea ORDER BY n) END
-            FROM unnest($1) WITH ORDINALITY AS u(i, n));
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+DECLARE
+    out bytea := ''::bytea;
+    id integer;
+    rest integer;
+BEGIN
+    FOREACH id IN ARRAY $1 LOOP
+        rest := id;
+        WHILE rest >= 128 LOOP
+            out := out || set_byte('\x00'::bytea, 0, (rest & 127) | 128);
+            rest := rest >> 7;
+        END LOOP;
+        out := out || set_byte('\x00'::bytea, 0, rest);
+    END LOOP;
+    RETURN out;
+END
+$$;
 COMMENT ON FUNCTION council_reason_refs_v1(integer[]) IS
     'A compact evaluation''s reason_refs for its reasons'' decision_reasons ids, in order';
 
 CREATE FUNCTION council_reason_ids_v1(bytea) RETURNS integer[]
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    RETURN ARRAY(SELECT CASE get_byte($1, 0)
-                            WHEN 2 THEN (get_byte($1, 1 + 2 * i) << 8) | get_byte($1, 2 + 2 * i)
-                            ELSE (get_byte($1, 1 + 4 * i) << 24) | (get_byte($1, 2 + 4 * i) << 16)
-                                 | (get_byte($1, 3 + 4 * i) << 8) | get_byte($1, 4 + 4 * i) END
-                 FROM generate_series(0, (length($1) - 1) / get_byte($1, 0) - 1) AS i ORDER BY i);
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $$
+DECLARE
+    out integer[] := '{}';
+    id integer := 0;
+    shift integer := 0;
+    byte integer;
+BEGIN
+    FOR i IN 0 .. length($1) - 1 LOOP
+        byte := get_byte($1, i);
+        id := id | ((byte & 127) << shift);
+        IF byte < 128 THEN
+            out := out || id;
+            id := 0;
+            shift := 0;
+        ELSE
+            shift := shift + 7;
+        END IF;
+    END LOOP;
+    RETURN out;
+END
+$$;
 COMMENT ON FUNCTION council_reason_ids_v1(bytea) IS
     'The decision_reasons ids a compact evaluation''s reason_refs lists, in order';
 
@@ -82,8 +112,8 @@ ALTER TABLE consolidation_evaluations ADD CONSTRAINT consolidation_evaluations_c
         seq IS NOT NULL AND id = council_evaluation_id_v1(node_version_id, seq)
         AND snapshot IS NULL AND manifest IS NULL AND section_sha256 IS NULL AND delta IS NULL
         AND reasons IS NULL AND reason_ids IS NULL AND snapshot_sha256 IS NULL
-        AND length(digest) = 32 AND get_byte(reason_refs, 0) IN (2, 4)
-        AND (length(reason_refs) - 1) % get_byte(reason_refs, 0) = 0
+        AND length(digest) = 32 AND reason_refs IS NOT NULL
+        AND (length(reason_refs) = 0 OR get_byte(reason_refs, length(reason_refs) - 1) < 128)
         AND claims_seen IS NOT NULL
         -- a root (kind byte R) carries the columns its links share, a link (L) none
         AND CASE get_byte(link, 0)
@@ -107,14 +137,14 @@ ALTER TABLE consolidation_evaluations ADD CONSTRAINT consolidation_evaluations_r
 DROP INDEX consolidation_evaluations_chain_idx;
 CREATE UNIQUE INDEX consolidation_evaluations_chain_idx ON consolidation_evaluations (node_version_id, seq)
     INCLUDE (claims_seen) WHERE link IS NULL AND seq IS NOT NULL;
--- Compact roots (where a walk starts, and the rule set and grouping of their links) and every 16th row.
+-- Compact roots (where a walk starts, and the rule set and grouping of their links) and every 64th row.
 CREATE INDEX consolidation_evaluations_compact_roots_idx ON consolidation_evaluations (node_version_id, seq)
     INCLUDE (rule_set_id, grouping_algorithm_id) WHERE link IS NOT NULL AND rule_set_id IS NOT NULL;
 CREATE INDEX consolidation_evaluations_checkpoints_idx ON consolidation_evaluations (node_version_id, seq)
-    WHERE link IS NOT NULL AND seq % 16 = 0;
+    WHERE link IS NOT NULL AND seq % 64 = 0;
 
 -- The newest chained evaluation of a version (0013 or compact), if any: the compact
--- tail is within 16 of the last root or checkpoint (seq is gapless), found by id.
+-- tail is within 64 of the last root or checkpoint (seq is gapless), found by id.
 CREATE FUNCTION council_evaluation_tail_v1(uuid) RETURNS SETOF consolidation_evaluations
     LANGUAGE sql STABLE STRICT PARALLEL SAFE ROWS 1
 BEGIN ATOMIC
@@ -122,10 +152,10 @@ BEGIN ATOMIC
     FROM (SELECT e.*
           FROM (SELECT greatest(
                     (SELECT max(k.seq) FROM consolidation_evaluations k
-                     WHERE k.node_version_id = $1 AND k.link IS NOT NULL AND k.seq % 16 = 0),
+                     WHERE k.node_version_id = $1 AND k.link IS NOT NULL AND k.seq % 64 = 0),
                     (SELECT max(r.seq) FROM consolidation_evaluations r
                      WHERE r.node_version_id = $1 AND r.link IS NOT NULL AND r.rule_set_id IS NOT NULL)) AS at) c
-          CROSS JOIN generate_series(c.at, c.at + 15) AS s(seq)
+          CROSS JOIN generate_series(c.at, c.at + 63) AS s(seq)
           JOIN consolidation_evaluations e ON e.id = council_evaluation_id_v1($1, s.seq)
           UNION ALL
           (SELECT o.* FROM consolidation_evaluations o
@@ -213,3 +243,20 @@ SELECT 'evaluation',
        e.created_at
 FROM council_v_evaluations e
 JOIN node_versions nv ON nv.id = e.node_version_id;
+
+-- The committer's first statement takes the node locks and, for each node right after its
+-- lock, reads its live consolidation: a VOLATILE function's query takes a fresh snapshot
+-- (READ COMMITTED), so it sees what committed while the lock was waited for. A repeated
+-- evaluation of a consolidated version ("already consolidated") then costs one statement
+-- under the lock instead of two.
+CREATE FUNCTION council_live_consolidation_v1(uuid) RETURNS json
+    LANGUAGE plpgsql VOLATILE STRICT
+AS $$
+BEGIN
+    RETURN (SELECT json_build_object('id', c.id, 'node_version_id', c.node_version_id,
+                                     'snapshot_sha256', c.snapshot_sha256, 'reasons', c.decision -> 'reasons')
+            FROM consolidations c WHERE c.logical_node_id = $1 AND c.status = 'live');
+END
+$$;
+COMMENT ON FUNCTION council_live_consolidation_v1(uuid) IS
+    'The live consolidation of a logical node, read with a fresh snapshot (the committer, after the node lock)';

@@ -197,3 +197,18 @@ def test_racing_evaluators_extend_one_chain_that_replays_exactly(engine: Engine,
     for row in rows:
         replayed = replay(UnitOfWork(engine), row.id)
         assert replayed.match is True and replayed.differences == [], row.seq
+
+
+def test_reason_refs_read_the_same_in_sql_and_python(engine: Engine) -> None:
+    # The committer writes reason_refs in SQL, readers decode them in SQL (the views) and Python
+    cases = [[], [1], [127, 128, 300, 16383, 16384, 2**31 - 1], list(range(1, 40, 3))]
+    with engine.connect() as conn:
+        for ids in cases:
+            encoded, decoded = conn.execute(
+                text(
+                    "SELECT council_reason_refs_v1(CAST(:ids AS integer[])), "
+                    "council_reason_ids_v1(council_reason_refs_v1(CAST(:ids AS integer[])))"
+                ),
+                {"ids": ids},
+            ).one()
+            assert bytes(encoded) == chain_codec.reason_refs(ids) and decoded == ids
