@@ -102,27 +102,24 @@ def _consolidate_batch(
             else:
                 nodes.add(row.logical_node_id)
                 this_round.append(row)
-        results.update(_decide(conn, this_round, actor=actor, dry_run=dry_run))
+        # The first round knows each node's live consolidation from commit_begin (read after
+        # its lock); a later one reads it again, after the round before it wrote.
+        first = pending is version_ids
+        results.update(_decide(conn, this_round, actor=actor, dry_run=dry_run, fresh=first))
         pending = later
     return [results[v] for v in version_ids]
 
 
 def _decide(
-    conn: Connection, versions: list[Any], *, actor: str, dry_run: bool
+    conn: Connection, versions: list[Any], *, actor: str, dry_run: bool, fresh: bool
 ) -> dict[UUID, dict[str, Any]]:
-    """One round: versions of distinct logical nodes, their node locks held."""
-    with metrics.lock_wait("evidence"):
-        state = conn.execute(
-            query("commit_live"),
-            {
-                "logical_node_ids": [v.logical_node_id for v in versions],
-                "version_ids": [v.id for v in versions],
-            },
-        ).one()
+    """One round: versions of distinct logical nodes, their node locks held (``fresh``: each
+    version row's ``live`` was read after its lock and nothing has been written since)."""
+    state = _live(conn, versions) if not fresh else None
     results: dict[UUID, dict[str, Any]] = {}
     todo = []
     for version in versions:
-        live = state.live.get(str(version.logical_node_id))
+        live = version.live if state is None else state.live.get(str(version.logical_node_id))
         if live is not None and live["node_version_id"] == str(version.id):
             # Idempotent at the version level: committing changes the version's
             # status, so a repeat sees a new snapshot hash but must get the same row.
@@ -137,6 +134,8 @@ def _decide(
             todo.append(version)
     if not todo:
         return results
+    if state is None:
+        state = _live(conn, todo)
 
     snapshots = locked_snapshots(conn, [v.id for v in todo], locked={str(e) for e in state.locked})
     hashed = {v.id: snapshot_digests(snapshots[v.id]) for v in todo}
@@ -185,6 +184,19 @@ def _decide(
     if positive:
         results.update(_commit(conn, positive, snapshots, digests, state.live, actor))
     return results
+
+
+def _live(conn: Connection, versions: list[Any]) -> Any:
+    """Each node's live consolidation (by logical node id) and the shared locks on the
+    evidence the versions cite, taken now (under the node locks)."""
+    with metrics.lock_wait("evidence"):
+        return conn.execute(
+            query("commit_live"),
+            {
+                "logical_node_ids": [v.logical_node_id for v in versions],
+                "version_ids": [v.id for v in versions],
+            },
+        ).one()
 
 
 def _base(version: Any, dry_run: bool) -> dict[str, Any]:

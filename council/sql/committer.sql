@@ -15,10 +15,14 @@ WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
 -- ascending key order (deadlock-free between batches). The lateral subquery
 -- reads s, so the timeouts are set before any lock is waited for; the locks,
 -- volatile, are taken after the sort. One row per version found (a single row
--- of NULLs but the isolation when none is). Nothing read here may be trusted
--- for the decision: this statement's snapshot predates the lock waits, and the
--- version rows it reads are immutable.
-SELECT s.isolation, v.id, v.logical_node_id, v.thread_id, v.content
+-- of NULLs but the isolation when none is). Nothing read by this statement's
+-- own snapshot may be trusted for the decision (it predates the lock waits;
+-- the version rows it reads are immutable), but `live`, each node's live
+-- consolidation, is read right after that node's lock by a VOLATILE function,
+-- with a fresh snapshot (revision 0014): a repeat of a consolidated version is
+-- answered from this statement alone.
+SELECT s.isolation, v.id, v.logical_node_id, v.thread_id, v.content,
+       CASE WHEN v.locked IS NOT NULL THEN council_live_consolidation_v1(v.logical_node_id) END AS live
 FROM (SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
              set_config('statement_timeout', :statement_timeout, true) AS statement_timeout,
              set_config('plan_cache_mode', 'force_generic_plan', true) AS plan_cache_mode,
