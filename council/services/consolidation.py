@@ -62,11 +62,8 @@ class _DryRun(Exception):
 def consolidate(uow: UnitOfWork, version: IdRef, *, actor: str, dry_run: bool = False) -> Evaluated:
     """Evaluate a node version under its thread's pinned rules and commit its
     consolidation if they allow (``--dry-run``: decide, write nothing)."""
-    if isinstance(version, UUID):  # a whole id needs no transaction: the committer refuses an unknown one
-        version_id = version
-    else:
-        with uow() as tx:
-            version_id = tx.resolve("node version", version)
+    with uow() as tx:
+        version_id = tx.resolve("node version", version)
     return consolidate_many(uow, [version_id], actor=actor, dry_run=dry_run)[0]
 
 
