@@ -1,5 +1,5 @@
 """Evaluation storage: bytes of recorded not-ready evaluations per byte of claims
-on hot nodes (revision 0013's evaluation chains), before and after, in one run.
+on hot nodes (revision 0014's compact evaluation chains), before and after, in one run.
 
 The pipeline is dense and never consolidates, the worst case for storage: one
 thread with 10 open propositions; 100 dispatches of 10 simulated agents of one
@@ -9,15 +9,16 @@ and after each run every version it claimed on is evaluated
 (``consolidate_many``), so each node is evaluated about once per run. With
 ``COUNCIL_BENCH_STORAGE_RUNS`` the number of runs can be lowered for a quick look.
 
-``after``: ``pg_total_relation_size`` (heap, TOAST and indexes) of
+``after``: ``pg_total_relation_size`` (heap, TOAST and every index) of
 ``consolidation_evaluations`` plus ``decision_reasons``, against that of
 ``claims``; ``before``: the same evaluations in the layout before 0013 (every
 row its whole manifest, section hashes and reasons inline, with its indexes),
 written to a scratch table from the manifests rebuilt from the chains (section
-hashes at their full 64 digits) — measured in the same database, after the
-same runs. Also the sum of
-``pg_column_size`` of the rows (data only). A replay check rebuilds a random
-sample of the evaluations and recomputes their decisions.
+hashes padded to 64 digits) for every k-th evaluation in chain order (at most
+``BEFORE_ROWS``; ``before.sampled_every`` is k) and scaled by k — measured in
+the same database, after the same runs. Also the sum of ``pg_column_size`` of
+the rows (data only). A replay check rebuilds a random sample of the
+evaluations and recomputes their decisions.
 Target: ``evaluation_to_claim_bytes`` ≤ 1.
 """
 
