@@ -1,5 +1,5 @@
 """Evaluation storage: bytes of recorded not-ready evaluations per byte of claims
-on hot nodes (revision 0013's evaluation chains), before and after, in one run.
+on hot nodes (revision 0014's compact evaluation chains), before and after, in one run.
 
 The pipeline is dense and never consolidates, the worst case for storage: one
 thread with 10 open propositions; 100 dispatches of 10 simulated agents of one
@@ -9,15 +9,16 @@ and after each run every version it claimed on is evaluated
 (``consolidate_many``), so each node is evaluated about once per run. With
 ``COUNCIL_BENCH_STORAGE_RUNS`` the number of runs can be lowered for a quick look.
 
-``after``: ``pg_total_relation_size`` (heap, TOAST and indexes) of
+``after``: ``pg_total_relation_size`` (heap, TOAST and every index) of
 ``consolidation_evaluations`` plus ``decision_reasons``, against that of
 ``claims``; ``before``: the same evaluations in the layout before 0013 (every
 row its whole manifest, section hashes and reasons inline, with its indexes),
 written to a scratch table from the manifests rebuilt from the chains (section
-hashes at their full 64 digits) — measured in the same database, after the
-same runs. Also the sum of
-``pg_column_size`` of the rows (data only). A replay check rebuilds a random
-sample of the evaluations and recomputes their decisions.
+hashes padded to 64 digits) for every k-th evaluation in chain order (at most
+``BEFORE_ROWS``; ``before.sampled_every`` is k) and scaled by k — measured in
+the same database, after the same runs. Also the sum of ``pg_column_size`` of
+the rows (data only). A replay check rebuilds a random sample of the
+evaluations and recomputes their decisions.
 Target: ``evaluation_to_claim_bytes`` ≤ 1.
 """
 
@@ -48,6 +49,8 @@ NODES = 10
 RUNS = 1000
 TARGET = 1.0
 SAMPLE = 50
+# `before` writes at most this many evaluations' whole manifests (every k-th of each chain), scaled up.
+BEFORE_ROWS = 1000
 RUNS_ENV = "COUNCIL_BENCH_STORAGE_RUNS"
 CHUNK = 100
 
@@ -65,12 +68,9 @@ CREATE INDEX ON bench_old_evaluations (node_version_id, claims_seen);
 COPY_OLD = """
 INSERT INTO bench_old_evaluations
 SELECT e.id, e.thread_id, e.logical_node_id, e.node_version_id, e.rule_set_id, e.grouping_algorithm_id,
-       e.snapshot_sha256, e.outcome,
-       coalesce(e.reasons, (SELECT jsonb_agg(dr.reason ORDER BY u.n)
-                            FROM unnest(e.reason_ids) WITH ORDINALITY AS u(id, n)
-                            JOIN decision_reasons dr ON dr.id = u.id)),
-       NULL, e.created_at, CAST(x.manifest AS jsonb), CAST(x.sections AS jsonb), e.claims_seen
-FROM consolidation_evaluations e
+       e.snapshot_sha256, e.outcome, e.reasons, NULL, e.created_at, CAST(x.manifest AS jsonb),
+       CAST(x.sections AS jsonb), e.claims_seen
+FROM council_v_evaluations e
 JOIN jsonb_to_recordset(CAST(:rows AS jsonb)) AS x(id uuid, manifest jsonb, sections jsonb) ON x.id = e.id
 """
 SIZES = """
@@ -83,16 +83,17 @@ SELECT (SELECT pg_total_relation_size('claims')) AS claims,
        (SELECT coalesce(sum(pg_column_size(r.*)), 0) FROM decision_reasons r) AS reasons_data,
        (SELECT coalesce(sum(pg_column_size(o.*)), 0) FROM bench_old_evaluations o) AS old_data,
        (SELECT coalesce(avg(pg_column_size(e.*)), 0) FROM consolidation_evaluations e
-        WHERE e.manifest IS NULL) AS link_row_data,
-       (SELECT coalesce(avg(pg_column_size(e.delta)), 0) FROM consolidation_evaluations e
-        WHERE e.manifest IS NULL) AS link_delta_data,
+        WHERE e.link IS NOT NULL AND e.rule_set_id IS NULL) AS link_row_data,
+       (SELECT coalesce(avg(pg_column_size(e.link)), 0) FROM consolidation_evaluations e
+        WHERE e.link IS NOT NULL AND e.rule_set_id IS NULL) AS link_delta_data,
        (SELECT coalesce(sum(pg_column_size(e.*)), 0) FROM consolidation_evaluations e
-        WHERE e.manifest IS NOT NULL) AS roots_data,
+        WHERE e.link IS NOT NULL AND e.rule_set_id IS NOT NULL) AS roots_data,
        (SELECT pg_indexes_size('consolidation_evaluations')) AS evaluation_indexes,
        (SELECT pg_indexes_size('claims')) AS claim_indexes,
        (SELECT count(*) FROM claims) AS claim_rows,
        (SELECT count(*) FROM consolidation_evaluations) AS evaluation_rows,
-       (SELECT count(*) FROM consolidation_evaluations WHERE manifest IS NOT NULL) AS roots,
+       (SELECT count(*) FROM consolidation_evaluations WHERE link IS NOT NULL AND rule_set_id IS NOT NULL)
+           AS roots,
        (SELECT count(*) FROM decision_reasons) AS reason_rows,
        (SELECT count(*) FROM consolidations) AS consolidations,
        (SELECT count(*) FROM logical_nodes) AS nodes
@@ -165,9 +166,13 @@ def run(runs: int | None = None) -> dict[str, Any]:
                 ).scalars()
             )
             conn.execute(text(OLD_LAYOUT))
-        for start in range(0, len(ids), CHUNK):  # the old layout's rows are large: a few at a time
+        # The old layout's rows are large (a hot node's manifest names ~1,000 claims): written
+        # for every k-th evaluation in chain order, its size scaled by k (a systematic sample).
+        every = max(1, -(-len(ids) // BEFORE_ROWS))
+        sampled = ids[::every]
+        for start in range(0, len(sampled), CHUNK):
             with engine.begin() as conn:
-                rebuilt = stored(conn, ids[start : start + CHUNK])
+                rebuilt = stored(conn, sampled[start : start + CHUNK])
                 # A link keeps the first digits of a changed section's hash; the old layout kept all 64.
                 rows = [
                     {
@@ -182,6 +187,8 @@ def run(runs: int | None = None) -> dict[str, Any]:
             conn.execute(text("ANALYZE"))
             sizes = dict(conn.execute(text(SIZES)).mappings().one())
         check = _replay_sample(engine, ids)
+    scale = len(ids) / max(1, len(sampled))
+    sizes["old"], sizes["old_data"] = round(sizes["old"] * scale), round(sizes["old_data"] * scale)
     after = sizes["evaluations"] + sizes["reasons"]
     ratio = after / sizes["claims"]
     return {
@@ -200,6 +207,7 @@ def run(runs: int | None = None) -> dict[str, Any]:
         "root_every": chain.ROOT_EVERY,
         "claim_bytes": sizes["claims"],
         "before": {
+            "sampled_every": every,
             "evaluation_bytes": sizes["old"],
             "evaluation_to_claim_bytes": round(sizes["old"] / sizes["claims"], 3),
             "data_ratio": round(sizes["old_data"] / sizes["claims_data"], 3),

@@ -34,6 +34,93 @@ END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_apply_transition_v1() FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.council_evaluation_id_v1(uuid, integer)
+ RETURNS uuid
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+RETURN (md5(((('council.evaluation:'::text || ($1)::text) || ':'::text) || ($2)::text)))::uuid;
+
+CREATE OR REPLACE FUNCTION public.council_evaluation_tail_v1(uuid)
+ RETURNS SETOF public.consolidation_evaluations
+ LANGUAGE sql
+ STABLE PARALLEL SAFE STRICT ROWS 1
+BEGIN ATOMIC
+ SELECT t.id,
+     t.thread_id,
+     t.logical_node_id,
+     t.node_version_id,
+     t.rule_set_id,
+     t.grouping_algorithm_id,
+     t.snapshot_sha256,
+     t.outcome,
+     t.reasons,
+     t.snapshot,
+     t.created_at,
+     t.manifest,
+     t.section_sha256,
+     t.claims_seen,
+     t.seq,
+     t.delta,
+     t.reason_ids,
+     t.link,
+     t.digest,
+     t.reason_refs
+    FROM ( SELECT e.id,
+             e.thread_id,
+             e.logical_node_id,
+             e.node_version_id,
+             e.rule_set_id,
+             e.grouping_algorithm_id,
+             e.snapshot_sha256,
+             e.outcome,
+             e.reasons,
+             e.snapshot,
+             e.created_at,
+             e.manifest,
+             e.section_sha256,
+             e.claims_seen,
+             e.seq,
+             e.delta,
+             e.reason_ids,
+             e.link,
+             e.digest,
+             e.reason_refs
+            FROM ((( SELECT GREATEST(( SELECT max(k.seq) AS max
+                            FROM public.consolidation_evaluations k
+                           WHERE ((k.node_version_id = $1) AND (k.link IS NOT NULL) AND ((k.seq % 64) = 0))), ( SELECT max(r.seq) AS max
+                            FROM public.consolidation_evaluations r
+                           WHERE ((r.node_version_id = $1) AND (r.link IS NOT NULL) AND (r.rule_set_id IS NOT NULL)))) AS at) c
+              CROSS JOIN LATERAL generate_series(c.at, (c.at + 63)) s(seq))
+              JOIN public.consolidation_evaluations e ON ((e.id = public.council_evaluation_id_v1($1, s.seq))))
+         UNION ALL
+         ( SELECT o.id,
+             o.thread_id,
+             o.logical_node_id,
+             o.node_version_id,
+             o.rule_set_id,
+             o.grouping_algorithm_id,
+             o.snapshot_sha256,
+             o.outcome,
+             o.reasons,
+             o.snapshot,
+             o.created_at,
+             o.manifest,
+             o.section_sha256,
+             o.claims_seen,
+             o.seq,
+             o.delta,
+             o.reason_ids,
+             o.link,
+             o.digest,
+             o.reason_refs
+            FROM public.consolidation_evaluations o
+           WHERE ((o.node_version_id = $1) AND (o.link IS NULL) AND (o.seq IS NOT NULL))
+           ORDER BY o.seq DESC
+          LIMIT 1)) t
+   ORDER BY t.seq DESC
+  LIMIT 1;
+END;
+
 CREATE OR REPLACE FUNCTION public.council_guard_update_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -257,6 +344,18 @@ $function$;
 REVOKE ALL ON FUNCTION public.council_independence_members_v1(target uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_independence_members_v1(target uuid) TO council_dashboard;
 
+CREATE OR REPLACE FUNCTION public.council_live_consolidation_v1(uuid)
+ RETURNS json
+ LANGUAGE plpgsql
+ STRICT
+AS $function$
+BEGIN
+    RETURN (SELECT json_build_object('id', c.id, 'node_version_id', c.node_version_id,
+                                     'snapshot_sha256', c.snapshot_sha256, 'reasons', c.decision -> 'reasons')
+            FROM consolidations c WHERE c.logical_node_id = $1 AND c.status = 'live');
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.council_node_version_inserted_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -284,6 +383,54 @@ BEGIN
 END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_notify_event_v1() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.council_reason_ids_v1(bytea)
+ RETURNS integer[]
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$
+DECLARE
+    out integer[] := '{}';
+    id integer := 0;
+    shift integer := 0;
+    byte integer;
+BEGIN
+    FOR i IN 0 .. length($1) - 1 LOOP
+        byte := get_byte($1, i);
+        id := id | ((byte & 127) << shift);
+        IF byte < 128 THEN
+            out := out || id;
+            id := 0;
+            shift := 0;
+        ELSE
+            shift := shift + 7;
+        END IF;
+    END LOOP;
+    RETURN out;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.council_reason_refs_v1(integer[])
+ RETURNS bytea
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$
+DECLARE
+    out bytea := ''::bytea;
+    id integer;
+    rest integer;
+BEGIN
+    FOREACH id IN ARRAY $1 LOOP
+        rest := id;
+        WHILE rest >= 128 LOOP
+            out := out || set_byte('\x00'::bytea, 0, (rest & 127) | 128);
+            rest := rest >> 7;
+        END LOOP;
+        out := out || set_byte('\x00'::bytea, 0, rest);
+    END LOOP;
+    RETURN out;
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.council_refuse_direct_insert_v1()
  RETURNS trigger
@@ -513,13 +660,13 @@ GRANT SELECT ON public.claims TO council_app;
 
 CREATE TABLE public.consolidation_evaluations (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
-    thread_id uuid NOT NULL,
-    logical_node_id uuid NOT NULL,
+    thread_id uuid,
+    logical_node_id uuid,
     node_version_id uuid NOT NULL,
-    rule_set_id text NOT NULL,
-    grouping_algorithm_id text NOT NULL,
-    snapshot_sha256 text NOT NULL,
-    outcome text NOT NULL,
+    rule_set_id text,
+    grouping_algorithm_id text,
+    snapshot_sha256 text,
+    outcome text,
     reasons jsonb,
     snapshot jsonb,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
@@ -529,6 +676,15 @@ CREATE TABLE public.consolidation_evaluations (
     seq integer,
     delta jsonb,
     reason_ids integer[],
+    link bytea,
+    digest bytea,
+    reason_refs bytea,
+    CONSTRAINT consolidation_evaluations_compact CHECK (((link IS NULL) OR ((seq IS NOT NULL) AND (id = public.council_evaluation_id_v1(node_version_id, seq)) AND (snapshot IS NULL) AND (manifest IS NULL) AND (section_sha256 IS NULL) AND (delta IS NULL) AND (reasons IS NULL) AND (reason_ids IS NULL) AND (snapshot_sha256 IS NULL) AND (length(digest) = 32) AND (reason_refs IS NOT NULL) AND ((length(reason_refs) = 0) OR (get_byte(reason_refs, (length(reason_refs) - 1)) < 128)) AND (claims_seen IS NOT NULL) AND
+CASE get_byte(link, 0)
+    WHEN 82 THEN (num_nulls(thread_id, logical_node_id, rule_set_id, grouping_algorithm_id, outcome) = 0)
+    WHEN 76 THEN ((seq > 0) AND (num_nonnulls(thread_id, logical_node_id, rule_set_id, grouping_algorithm_id, outcome) = 0))
+    ELSE false
+END))),
     CONSTRAINT consolidation_evaluations_delta_check CHECK ((jsonb_typeof(delta) = 'object'::text)),
     CONSTRAINT consolidation_evaluations_grouping_algorithm_id_fkey FOREIGN KEY (grouping_algorithm_id) REFERENCES public.grouping_algorithms(id),
     CONSTRAINT consolidation_evaluations_logical_node_id_fkey FOREIGN KEY (logical_node_id) REFERENCES public.logical_nodes(id),
@@ -536,14 +692,17 @@ CREATE TABLE public.consolidation_evaluations (
     CONSTRAINT consolidation_evaluations_outcome_check CHECK ((outcome = 'not_ready'::text)),
     CONSTRAINT consolidation_evaluations_pkey PRIMARY KEY (id),
     CONSTRAINT consolidation_evaluations_reason_ids_check CHECK (((cardinality(reason_ids) > 0) AND (array_position(reason_ids, NULL::integer) IS NULL))),
-    CONSTRAINT consolidation_evaluations_reasoned CHECK (((reasons IS NOT NULL) OR (reason_ids IS NOT NULL))),
-    CONSTRAINT consolidation_evaluations_replayable CHECK (((snapshot IS NOT NULL) OR ((manifest IS NOT NULL) AND (section_sha256 IS NOT NULL) AND (delta IS NULL)) OR ((manifest IS NULL) AND (delta IS NOT NULL) AND (seq > 0)))),
+    CONSTRAINT consolidation_evaluations_reasoned CHECK (((reasons IS NOT NULL) OR (reason_ids IS NOT NULL) OR (reason_refs IS NOT NULL))),
+    CONSTRAINT consolidation_evaluations_replayable CHECK (((snapshot IS NOT NULL) OR ((manifest IS NOT NULL) AND (section_sha256 IS NOT NULL) AND (delta IS NULL)) OR ((manifest IS NULL) AND (delta IS NOT NULL) AND (seq > 0)) OR (link IS NOT NULL))),
     CONSTRAINT consolidation_evaluations_rule_set_id_fkey FOREIGN KEY (rule_set_id) REFERENCES public.rule_sets(id),
     CONSTRAINT consolidation_evaluations_seq_check CHECK ((seq >= 0)),
     CONSTRAINT consolidation_evaluations_snapshot_sha256_check CHECK ((snapshot_sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT consolidation_evaluations_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+    CONSTRAINT consolidation_evaluations_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id),
+    CONSTRAINT consolidation_evaluations_whole CHECK (((link IS NOT NULL) OR ((thread_id IS NOT NULL) AND (logical_node_id IS NOT NULL) AND (rule_set_id IS NOT NULL) AND (grouping_algorithm_id IS NOT NULL) AND (snapshot_sha256 IS NOT NULL) AND (outcome IS NOT NULL) AND (digest IS NULL) AND (reason_refs IS NULL))))
 );
-CREATE UNIQUE INDEX consolidation_evaluations_chain_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) INCLUDE (claims_seen);
+CREATE UNIQUE INDEX consolidation_evaluations_chain_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) INCLUDE (claims_seen) WHERE ((link IS NULL) AND (seq IS NOT NULL));
+CREATE INDEX consolidation_evaluations_checkpoints_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) WHERE ((link IS NOT NULL) AND ((seq % 64) = 0));
+CREATE INDEX consolidation_evaluations_compact_roots_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) INCLUDE (rule_set_id, grouping_algorithm_id) WHERE ((link IS NOT NULL) AND (rule_set_id IS NOT NULL));
 CREATE UNIQUE INDEX consolidation_evaluations_legacy_sha256_key ON public.consolidation_evaluations USING btree (node_version_id, snapshot_sha256) WHERE (seq IS NULL);
 CREATE INDEX consolidation_evaluations_roots_idx ON public.consolidation_evaluations USING btree (node_version_id, seq) WHERE (manifest IS NOT NULL);
 CREATE TRIGGER consolidation_evaluations_immutable BEFORE DELETE OR UPDATE ON public.consolidation_evaluations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
@@ -616,16 +775,16 @@ GRANT UPDATE ON public.consolidations TO council_app;
 
 CREATE TABLE public.decision_reasons (
     id integer GENERATED ALWAYS AS IDENTITY NOT NULL,
-    sha256 text NOT NULL,
+    sha256 text,
     reason jsonb NOT NULL,
     CONSTRAINT decision_reasons_pkey PRIMARY KEY (id),
     CONSTRAINT decision_reasons_reason_check CHECK ((jsonb_typeof(reason) = 'object'::text)),
-    CONSTRAINT decision_reasons_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text)),
-    CONSTRAINT decision_reasons_sha256_key UNIQUE (sha256)
+    CONSTRAINT decision_reasons_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
 );
+CREATE UNIQUE INDEX decision_reasons_content_key ON public.decision_reasons USING btree (((md5((reason)::text))::uuid));
 CREATE TRIGGER decision_reasons_immutable BEFORE DELETE OR UPDATE ON public.decision_reasons FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER decision_reasons_no_truncate BEFORE TRUNCATE ON public.decision_reasons FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
-COMMENT ON TABLE public.decision_reasons IS 'Each reason of recorded evaluations once, by content (SHA-256 of its canonical JSON)';
+COMMENT ON TABLE public.decision_reasons IS 'Each reason of recorded evaluations once, by content (decision_reasons_content_key)';
 GRANT INSERT ON public.decision_reasons TO council_app;
 GRANT SELECT ON public.decision_reasons TO council_app;
 
@@ -1497,18 +1656,15 @@ UNION ALL
     NULL::bigint AS support_groups,
     NULL::bigint AS dispute_groups,
     ARRAY( SELECT x.reason ->> 'rule'::text
-           FROM jsonb_array_elements(r.reasons) WITH ORDINALITY x(reason, n)
+           FROM jsonb_array_elements(e.reasons) WITH ORDINALITY x(reason, n)
           WHERE NOT ((x.reason ->> 'ok'::text)::boolean)
           ORDER BY x.n) AS failed_rules,
-    r.reasons,
+    e.reasons,
     NULL::uuid AS memory_item_id,
     NULL::timestamp with time zone AS status_changed_at,
     e.created_at
-   FROM public.consolidation_evaluations e
-     JOIN public.node_versions nv ON nv.id = e.node_version_id
-     CROSS JOIN LATERAL ( SELECT COALESCE(e.reasons, ( SELECT jsonb_agg(dr.reason ORDER BY u.n) AS jsonb_agg
-                   FROM unnest(e.reason_ids) WITH ORDINALITY u(id, n)
-                     JOIN public.decision_reasons dr ON dr.id = u.id)) AS reasons) r;
+   FROM public.council_v_evaluations e
+     JOIN public.node_versions nv ON nv.id = e.node_version_id;
 COMMENT ON VIEW public.council_v_decisions IS 'Consolidations and recorded not_ready evaluations (schema/views.md)';
 GRANT SELECT ON public.council_v_decisions TO council_dashboard;
 
@@ -1551,6 +1707,34 @@ CREATE VIEW public.council_v_endorsement_independence AS
   WHERE m.group_kind = 'support'::text;
 COMMENT ON VIEW public.council_v_endorsement_independence IS 'Question 1: which endorsements were independent (schema/views.md)';
 GRANT SELECT ON public.council_v_endorsement_independence TO council_dashboard;
+
+CREATE VIEW public.council_v_evaluations AS
+ SELECT e.id,
+    COALESCE(e.thread_id, nv.thread_id) AS thread_id,
+    COALESCE(e.logical_node_id, nv.logical_node_id) AS logical_node_id,
+    e.node_version_id,
+    COALESCE(e.rule_set_id, r.rule_set_id) AS rule_set_id,
+    COALESCE(e.grouping_algorithm_id, r.grouping_algorithm_id) AS grouping_algorithm_id,
+    COALESCE(e.snapshot_sha256, encode(e.digest, 'hex'::text)) AS snapshot_sha256,
+    COALESCE(e.outcome, 'not_ready'::text) AS outcome,
+    COALESCE(e.reasons, ( SELECT jsonb_agg(dr.reason ORDER BY u.n) AS jsonb_agg
+           FROM unnest(COALESCE(e.reason_ids, public.council_reason_ids_v1(e.reason_refs))) WITH ORDINALITY u(id, n)
+             JOIN public.decision_reasons dr ON dr.id = u.id)) AS reasons,
+    e.created_at,
+    e.seq,
+    e.claims_seen,
+    e.link IS NOT NULL AS compact
+   FROM public.consolidation_evaluations e
+     JOIN public.node_versions nv ON nv.id = e.node_version_id
+     LEFT JOIN LATERAL ( SELECT k.rule_set_id,
+            k.grouping_algorithm_id
+           FROM public.consolidation_evaluations k
+          WHERE e.rule_set_id IS NULL AND k.node_version_id = e.node_version_id AND k.link IS NOT NULL AND k.rule_set_id IS NOT NULL AND k.seq <= e.seq
+          ORDER BY k.seq DESC
+         LIMIT 1) r ON true;
+COMMENT ON VIEW public.council_v_evaluations IS 'Every recorded not_ready evaluation, its columns resolved from its version and chain (schema/views.md)';
+GRANT SELECT ON public.council_v_evaluations TO council_app;
+GRANT SELECT ON public.council_v_evaluations TO council_dashboard;
 
 CREATE VIEW public.council_v_evidence_reliance AS
  SELECT nv.thread_id,

@@ -86,6 +86,7 @@ def delta(
     after: Mapping[str, Any],
     before_sections: Mapping[str, str] | None = None,
     after_sections: Mapping[str, str] | None = None,
+    hash_chars: int = LINK_HASH_CHARS,
 ) -> dict[str, Any]:
     """What turns manifest ``before`` into ``after``: per list section the items added
     ("+" and the section's short key) and the ids removed ("-" and the key), the
@@ -112,7 +113,7 @@ def delta(
             out["-" + short] = True
     if before_sections is not None and after_sections is not None:
         changed = {
-            SNAPSHOT_SECTIONS[name]: digest[:LINK_HASH_CHARS]
+            SNAPSHOT_SECTIONS[name]: digest[:hash_chars]
             for name, digest in after_sections.items()
             if not same_section(before_sections.get(name), digest)
         }
@@ -174,13 +175,14 @@ def items(manifest_or_delta: Mapping[str, Any]) -> int:
 
 
 def needs_root(links: int, root_items: int, delta_items: int) -> bool:
-    """Whether the next evaluation of a chain whose root is followed by ``links``
-    links (listing ``delta_items`` ids) stores a new root: once at least
+    """Whether the next evaluation of a revision 0013 chain whose root is followed by
+    ``links`` links (listing ``delta_items`` ids) stored a new root: once at least
     ``ROOT_EVERY`` links follow the root *and* they list at least as many ids as
     the root (``root_items``) does. A walk therefore reads at most
     about twice what one whole manifest holds (never more than ``ROOT_EVERY``
     links for a small manifest), and the roots of a growing node take geometric
-    steps, so they add up to about twice its last manifest, not claims × evaluations."""
+    steps, so they add up to about twice its last manifest, not claims × evaluations.
+    (Since revision 0014 a chain has no periodic roots: see council.ledger.evaluation_chains.)"""
     return links >= ROOT_EVERY and delta_items >= root_items
 
 
@@ -240,6 +242,18 @@ def _walked(chain: Sequence[Mapping[str, Any]]) -> Iterable[_Walk]:
         else:
             state.apply(row["delta"], row["seq"])
         yield state
+
+
+def walk_at(
+    chain: Sequence[Mapping[str, Any]], seqs: Iterable[int]
+) -> dict[int, tuple[dict[str, Any], dict[str, str]]]:
+    """The (manifest, section hashes) of the evaluations ``seqs`` of a chain, in one pass
+    (normal manifests; only those are built)."""
+    wanted, out = set(seqs), {}
+    for state in _walked(chain):
+        if state.seq in wanted:
+            out[state.seq] = (state.manifest(), dict(state.sections))
+    return out
 
 
 def walk(chain: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, Any], dict[str, str]]]:

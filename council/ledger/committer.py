@@ -26,6 +26,7 @@ from uuid import UUID
 from sqlalchemy import Connection, insert, select
 
 from council import metrics
+from council.domain import chain_codec
 from council.domain.results.consolidation import Evaluated
 from council.domain.rules import Decision, evaluate
 from council.domain.snapshot import manifest_of, snapshot_digests, support_evidence
@@ -101,27 +102,24 @@ def _consolidate_batch(
             else:
                 nodes.add(row.logical_node_id)
                 this_round.append(row)
-        results.update(_decide(conn, this_round, actor=actor, dry_run=dry_run))
+        # The first round knows each node's live consolidation from commit_begin (read after
+        # its lock); a later one reads it again, after the round before it wrote.
+        first = pending is version_ids
+        results.update(_decide(conn, this_round, actor=actor, dry_run=dry_run, fresh=first))
         pending = later
     return [results[v] for v in version_ids]
 
 
 def _decide(
-    conn: Connection, versions: list[Any], *, actor: str, dry_run: bool
+    conn: Connection, versions: list[Any], *, actor: str, dry_run: bool, fresh: bool
 ) -> dict[UUID, dict[str, Any]]:
-    """One round: versions of distinct logical nodes, their node locks held."""
-    with metrics.lock_wait("evidence"):
-        state = conn.execute(
-            query("commit_live"),
-            {
-                "logical_node_ids": [v.logical_node_id for v in versions],
-                "version_ids": [v.id for v in versions],
-            },
-        ).one()
+    """One round: versions of distinct logical nodes, their node locks held (``fresh``: each
+    version row's ``live`` was read after its lock and nothing has been written since)."""
+    state = _live(conn, versions) if not fresh else None
     results: dict[UUID, dict[str, Any]] = {}
     todo = []
     for version in versions:
-        live = state.live.get(str(version.logical_node_id))
+        live = version.live if state is None else state.live.get(str(version.logical_node_id))
         if live is not None and live["node_version_id"] == str(version.id):
             # Idempotent at the version level: committing changes the version's
             # status, so a repeat sees a new snapshot hash but must get the same row.
@@ -136,6 +134,8 @@ def _decide(
             todo.append(version)
     if not todo:
         return results
+    if state is None:
+        state = _live(conn, todo)
 
     snapshots = locked_snapshots(conn, [v.id for v in todo], locked={str(e) for e in state.locked})
     hashed = {v.id: snapshot_digests(snapshots[v.id]) for v in todo}
@@ -186,6 +186,19 @@ def _decide(
     return results
 
 
+def _live(conn: Connection, versions: list[Any]) -> Any:
+    """Each node's live consolidation (by logical node id) and the shared locks on the
+    evidence the versions cite, taken now (under the node locks)."""
+    with metrics.lock_wait("evidence"):
+        return conn.execute(
+            query("commit_live"),
+            {
+                "logical_node_ids": [v.logical_node_id for v in versions],
+                "version_ids": [v.id for v in versions],
+            },
+        ).one()
+
+
 def _base(version: Any, dry_run: bool) -> dict[str, Any]:
     return {
         "node_version_id": version.id,
@@ -204,9 +217,14 @@ def _record_not_ready(
 ) -> dict[UUID, dict[str, Any]]:
     tails = evaluation_chains.tails(conn, [version.id for version, _ in decided])
     items = []
+    links: dict[UUID, dict[str, Any]] = {}
     for version, decision in decided:
         manifest = manifest_of(snapshots[version.id])
+        claim_runs = {c["id"]: c["run_id"] for c in snapshots[version.id]["claims"]}
+        if not chain_codec.runs_are_derived(manifest, claim_runs):  # a chain stores no runs
+            raise CouncilError(f"the manifest of version {version.id} names runs without claims")
         link = evaluation_chains.next_link(tails.get(version.id), manifest, hashed[version.id][1])
+        links[version.id] = link
         items.append(
             {
                 "thread_id": str(version.thread_id),
@@ -216,21 +234,25 @@ def _record_not_ready(
                 "grouping_algorithm_id": snapshots[version.id]["grouping"]["id"],
                 "digest": hashed[version.id][0],
                 "reasons": [r.as_dict() for r in decision.reasons],
-                "reason_sha256": None,
                 "claims_seen": len(manifest["claims"]),
                 **link,
                 "failed": [r.rule for r in decision.failed()],
             }
         )
-    # A root keeps its reasons inline (self-contained); a link names each by content.
-    links = [item for item in items if item["manifest"] is None]
-    stored = evaluation_chains.store_reasons(conn, [i["reasons"] for i in links])
-    for item, digests in zip(links, stored, strict=True):
-        item["reasons"], item["reason_sha256"] = None, digests
+    # Every reason is stored once by content; a row lists its reasons' ids (revision 0014).
+    evaluation_chains.store_reasons(conn, [i["reasons"] for i in items])
     written = {
         row.version_id: row.evaluation_id
         for row in conn.execute(query("commit_not_ready"), {"items": json.dumps(items), "actor": actor})
     }
+    for (
+        version,
+        _,
+    ) in decided:  # the next evaluation of each starts from here, unless another process adds one
+        position = tails.get(version.id)
+        evaluation_chains.written(
+            position.tail if position else None, links[version.id], written[version.id], hashed[version.id][0]
+        )
     return {
         version.id: {
             **_base(version, False),

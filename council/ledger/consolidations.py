@@ -49,28 +49,8 @@ class Consolidations:
                 .order_by(t.consolidations.c.created_at)
             ).mappings()
         ]
-        rows = [
-            dict(r)
-            for r in conn.execute(
-                select(t.consolidation_evaluations)
-                .where(
-                    t.consolidation_evaluations.c.node_version_id.in_(
-                        select(t.node_versions.c.id).where(t.node_versions.c.logical_node_id == node_id)
-                    )
-                )
-                .order_by(t.consolidation_evaluations.c.created_at, t.consolidation_evaluations.c.seq)
-            ).mappings()
-        ]
-        evaluations = [
-            RecordedEvaluation.model_validate(
-                {
-                    **{k: r[k] for k in ("id", "node_version_id", "outcome", "snapshot_sha256")},
-                    "created_at": r["created_at"],
-                    "reasons": reasons,
-                }
-            )
-            for r, reasons in zip(rows, self._reasons(rows), strict=True)
-        ]
+        rows = conn.execute(query("evaluation_history"), {"logical_node_id": node_id}).mappings()
+        evaluations = [RecordedEvaluation.model_validate(dict(r)) for r in rows]
         return History(logical_node_id=node_id, consolidations=consolidations, evaluations=evaluations)
 
     def show(self, consolidation_id: UUID) -> ConsolidationShown:
@@ -109,16 +89,20 @@ class Consolidations:
     def record(self, record_id: UUID) -> tuple[str, dict[str, Any]]:
         """A stored decision by id: ("consolidation" | "evaluation", its row). An
         evaluation's ``manifest``, ``section_sha256`` and ``reasons`` are filled in
-        from its chain and its stored reasons (revision 0013)."""
+        from its chain and its stored reasons (revision 0013), and the columns a
+        compact row leaves out from its version and its root (revision 0014)."""
         for kind, table in (("consolidation", t.consolidations), ("evaluation", t.consolidation_evaluations)):
             row = self._conn.execute(select(table).where(table.c.id == record_id)).mappings().first()
             if row is None:
                 continue
             found = dict(row)
             if kind == "evaluation":
+                # Its columns as resolved for any layout (revision 0014), its manifest from its chain.
+                found.update(
+                    self._conn.execute(query("evaluation_record"), {"id": record_id}).mappings().one()
+                )
                 rebuilt = evaluation_chains.stored(self._conn, [record_id])[record_id]
                 found["manifest"], found["section_sha256"] = rebuilt.manifest, rebuilt.sections
-                found["reasons"] = self._reasons([found])[0]
             return kind, found
         raise NotFound(f"no consolidation or evaluation with id {record_id}")
 
@@ -140,24 +124,6 @@ class Consolidations:
         rest = [i for i in ids if i not in found]
         found.update({i: s.manifest for i, s in evaluation_chains.stored(self._conn, rest).items()})
         return found
-
-    def _reasons(self, rows: Sequence[dict[str, Any]]) -> list[Any]:
-        """Each evaluation row's reasons: inline (a root, or before 0013) or by reason id."""
-        wanted = {i for r in rows if r["reasons"] is None for i in r["reason_ids"]}
-        stored = (
-            dict(
-                self._conn.execute(
-                    select(t.decision_reasons.c.id, t.decision_reasons.c.reason).where(
-                        t.decision_reasons.c.id.in_(wanted)
-                    )
-                ).all()
-            )
-            if wanted
-            else {}
-        )
-        return [
-            r["reasons"] if r["reasons"] is not None else [stored[i] for i in r["reason_ids"]] for r in rows
-        ]
 
     def rebuild(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """The snapshot a manifest names, re-read row by row from the ledger."""

@@ -1,5 +1,17 @@
-"""Reading and extending evaluation chains (revision 0013; the pure part is
-council.domain.manifests, the queries council/sql/evaluations.sql).
+"""Reading and extending evaluation chains (revisions 0013 and 0014; the pure part is
+council.domain.manifests and council.domain.chain_codec, the queries
+council/sql/evaluations.sql).
+
+New evaluations are written in the compact layout of revision 0014: a binary
+``link`` per row, a root only where a chain starts (its version's first
+evaluation, after a revision 0013 tail, or when the rule set or grouping
+changes), so a hot node stores its manifest once and then one claim's worth
+per evaluation. A rebuild walks the chain from its root — about as many rows
+as the version has evaluations, each a few dozen bytes, less than reading the
+snapshot it names. The committer keeps the tails it wrote or read (``TAILS``,
+keyed by evaluation id *and* snapshot hash, so a tail never stands for another
+row), so it walks a chain only when another process extended it. Rows of
+revision 0013 (a JSON ``delta``) are read as before.
 
 Every reader of a stored evaluation's manifest goes through ``stored``: the
 committer (to extend a chain), ``Consolidations.manifests`` and replay.
@@ -8,6 +20,7 @@ committer (to extend a chain), ``Consolidations.manifests`` and replay.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +28,8 @@ from uuid import UUID
 
 from sqlalchemy import Connection
 
+from council.domain import chain_codec
 from council.domain import manifests as chain
-from council.domain.canonical import canonical_sha256
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.sql import query
 
@@ -31,16 +44,48 @@ class Stored:
     seq: int | None
 
 
+def _readable(row: Any) -> dict[str, Any]:
+    """A chain row as the walk reads it: a compact row's ``link`` decoded into a
+    root's manifest and section hashes, or a link's change."""
+    found = dict(row)
+    if found.get("link") is None:
+        return found
+    root, change = chain_codec.decode(found["link"])
+    if root:
+        found["manifest"], found["section_sha256"] = chain_codec.root_manifest(change)
+    else:
+        found["delta"] = change
+    return found
+
+
 def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     """The manifest and section hashes of each evaluation of ``record_ids`` (unknown ids are
-    absent), rebuilt from its chain in one statement."""
+    absent), rebuilt from its chain: compact chains in one statement, each walked once for
+    all of its records; older rows in another."""
     if not record_ids:
         return {}
-    rows: dict[UUID, list[Any]] = {}
-    for row in conn.execute(query("evaluation_chains"), {"record_ids": list(record_ids)}).mappings():
-        rows.setdefault(row["record_id"], []).append(row)
+    ids = list(record_ids)
     out: dict[UUID, Stored] = {}
-    for record_id, found in rows.items():
+    wanted: dict[UUID, dict[int, UUID]] = {}
+    for compact in conn.execute(query("evaluation_compact_records"), {"record_ids": ids}):
+        wanted.setdefault(compact.node_version_id, {})[compact.seq] = compact.id
+    if wanted:
+        chains: dict[UUID, list[dict[str, Any]]] = {}
+        params = {"version_ids": list(wanted), "seqs": [min(s) for s in wanted.values()]}
+        params["lasts"] = [max(s) for s in wanted.values()]
+        for row in conn.execute(query("evaluation_compact_chains"), params).mappings():
+            chains.setdefault(row["node_version_id"], []).append(_readable(row))
+        for version_id, rows in chains.items():
+            for seq, (manifest, sections) in chain.walk_at(rows, wanted[version_id]).items():
+                out[wanted[version_id][seq]] = Stored(manifest, sections, seq)
+        _derive_runs(conn, out)
+    rest = [i for i in ids if i not in out]
+    if not rest:
+        return out
+    rows_of: dict[UUID, list[Any]] = {}
+    for row in conn.execute(query("evaluation_chains"), {"record_ids": rest}).mappings():
+        rows_of.setdefault(row["record_id"], []).append(dict(row))
+    for record_id, found in rows_of.items():
         last = found[-1]
         if last["seq"] is None:  # written before 0013: whole manifest, or (before 0005) snapshot
             if last["manifest"] is not None:
@@ -54,34 +99,99 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     return out
 
 
-def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, chain.Tail]:
-    """The newest chained evaluation of each version that has one (call under its node lock)."""
-    rows: dict[UUID, list[Any]] = {}
-    for row in conn.execute(query("evaluation_tails"), {"version_ids": list(version_ids)}).mappings():
-        rows.setdefault(row["node_version_id"], []).append(row)
-    return {version_id: chain.tail(found) for version_id, found in rows.items()}
-
-
-def next_link(tail: chain.Tail | None, manifest: dict[str, Any], sections: dict[str, str]) -> dict[str, Any]:
-    """The chain columns of a new evaluation after ``tail``: seq, and either the whole
-    manifest and section hashes (a root) or the delta against the tail (a link)."""
-    if tail is None:
-        return {"seq": 0, "manifest": manifest, "sections": sections, "delta": None}
-    if chain.needs_root(tail.links, tail.root_items, tail.delta_items):
-        return {"seq": tail.seq + 1, "manifest": manifest, "sections": sections, "delta": None}
-    change = chain.delta(tail.manifest, manifest, tail.sections, sections)
-    return {"seq": tail.seq + 1, "manifest": None, "sections": None, "delta": change}
-
-
-def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> list[list[str]]:
-    """Store each reason once by content; the hashes of each list's reasons, in order."""
-    hashes = [[canonical_sha256(r) for r in listed] for listed in reasons]
-    unique = {
-        h: r
-        for listed, found in zip(reasons, hashes, strict=True)
-        for h, r in zip(found, listed, strict=True)
+def _derive_runs(conn: Connection, out: dict[UUID, Stored]) -> None:
+    """Give each compact chain's manifest (all of ``out`` so far) its runs: its claims'."""
+    claim_ids = sorted({c for s in out.values() for c in s.manifest["claims"]})
+    run_of = {
+        str(row.id): str(row.run_id)
+        for row in conn.execute(query("evaluation_claim_runs"), {"claim_ids": claim_ids})
     }
+    for record_id, found in out.items():
+        out[record_id] = Stored(chain_codec.derive_runs(found.manifest, run_of), found.sections, found.seq)
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a version's chain ends: the tail's seq, and (compact chains) its rebuilt end."""
+
+    seq: int
+    tail: chain.Tail | None  # None: the tail is a revision 0013 row; the next evaluation is a root
+
+
+# The compact tails this process wrote or rebuilt, by (evaluation id, snapshot hash): a
+# committed row never changes, and a row of the same id and hash names the same snapshot,
+# hence the same manifest (a rolled-back write's id may be reused, never with another hash).
+TAILS_KEPT = 4096
+TAILS: OrderedDict[tuple[UUID, str], chain.Tail] = OrderedDict()
+
+
+def _keep(key: tuple[UUID, str], tail: chain.Tail) -> None:
+    TAILS[key] = tail
+    TAILS.move_to_end(key)
+    while len(TAILS) > TAILS_KEPT:
+        TAILS.popitem(last=False)
+
+
+def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Position]:
+    """Where the chain of each version that has one ends (call under its node lock): one
+    statement, and one more walking the compact chains whose tail this process does not keep."""
+    out: dict[UUID, Position] = {}
+    walk: list[Any] = []
+    for end in conn.execute(query("evaluation_tails"), {"version_ids": list(version_ids)}):
+        if not end.compact:
+            out[end.node_version_id] = Position(end.seq, None)
+        elif (kept := TAILS.get((end.id, end.digest))) is not None and kept.seq == end.seq:
+            out[end.node_version_id] = Position(end.seq, kept)
+        else:
+            walk.append(end)
+    if walk:
+        rows: dict[UUID, list[Any]] = {}
+        params = {"version_ids": [r.node_version_id for r in walk], "lasts": [r.seq for r in walk]}
+        params["seqs"] = params["lasts"]
+        for row in conn.execute(query("evaluation_compact_chains"), params).mappings():
+            rows.setdefault(row["node_version_id"], []).append(_readable(row))
+        for r in walk:
+            rebuilt = chain.tail(rows[r.node_version_id])
+            _keep((r.id, r.digest), rebuilt)
+            out[r.node_version_id] = Position(rebuilt.seq, rebuilt)
+    return out
+
+
+def next_link(
+    position: Position | None, manifest: dict[str, Any], sections: dict[str, str]
+) -> dict[str, Any]:
+    """The chain columns of a new evaluation after ``position``: its seq, whether it is a
+    root, and its ``link`` (hex): the whole manifest and section hashes (a root) or the
+    change since the tail (a link). A root starts each chain, and follows a 0013 tail or
+    a change of rule set or grouping; every other evaluation is a link."""
+    seq = 0 if position is None else position.seq + 1
+    tail = None if position is None else position.tail
+    manifest = chain_codec.without_runs(manifest)  # the tail's, too: runs are derived
+    if tail is None or any(tail.manifest[k] != manifest[k] for k in ("rule_set_id", "grouping_algorithm_id")):
+        return {"seq": seq, "root": True, "link": chain_codec.encode_root(manifest, sections).hex()}
+    change = chain.delta(tail.manifest, manifest, tail.sections, sections, 2 * chain_codec.LINK_HASH_BYTES)
+    return {"seq": seq, "root": False, "link": chain_codec.encode_link(change).hex()}
+
+
+def written(tail: chain.Tail | None, link: dict[str, Any], evaluation_id: UUID, digest: str) -> None:
+    """Keep the tail a just-written evaluation makes (``link`` from ``next_link``)."""
+    root, change = chain_codec.decode(bytes.fromhex(link["link"]))
+    rows: list[dict[str, Any]] = []
+    if root:
+        manifest, sections = chain_codec.root_manifest(change)
+        rows.append({"seq": link["seq"], "manifest": manifest, "section_sha256": sections, "delta": None})
+    elif tail is not None:
+        rows.append(
+            {"seq": tail.seq, "manifest": tail.manifest, "section_sha256": tail.sections, "delta": None}
+        )
+        rows.append({"seq": link["seq"], "manifest": None, "section_sha256": None, "delta": change})
+    else:
+        return
+    _keep((evaluation_id, digest), chain.tail(rows))
+
+
+def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> None:
+    """Store each reason of the lists once, by content (call before the rows naming them)."""
+    unique = {json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}
     if unique:
-        items = [{"sha256": h, "reason": r} for h, r in unique.items()]
-        conn.execute(query("evaluation_reasons"), {"reasons": json.dumps(items)})
-    return hashes
+        conn.execute(query("evaluation_reasons"), {"reasons": json.dumps(list(unique.values()))})

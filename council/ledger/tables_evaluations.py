@@ -1,4 +1,4 @@
-"""Core metadata of the recorded not-ready evaluations (migrations 0001, 0005, 0008, 0013):
+"""Core metadata of the recorded not-ready evaluations (migrations 0001, 0005, 0008, 0013, 0014):
 ``consolidation_evaluations``, chained per version (council.domain.manifests), and
 ``decision_reasons``, their reasons stored once per content. Re-exported by
 ``council.ledger.tables``, which would otherwise pass 500 lines."""
@@ -12,6 +12,7 @@ from sqlalchemy import (
     Identity,
     Index,
     Integer,
+    LargeBinary,
     Table,
     Text,
     text,
@@ -33,13 +34,14 @@ consolidation_evaluations = Table(
     "consolidation_evaluations",
     metadata,
     id_column(),
-    fk("thread_id", "threads.id"),
-    fk("logical_node_id", "logical_nodes.id"),
+    # NULL in a compact link (0014): its version's, its root's, encode(digest, 'hex'), 'not_ready'.
+    fk("thread_id", "threads.id", nullable=True),
+    fk("logical_node_id", "logical_nodes.id", nullable=True),
     fk("node_version_id", "node_versions.id"),
-    Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
-    Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
-    Column("snapshot_sha256", Text, nullable=False),
-    Column("outcome", Text, nullable=False),
+    Column("rule_set_id", Text, ForeignKey("rule_sets.id")),
+    Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id")),
+    Column("snapshot_sha256", Text),
+    Column("outcome", Text),
     # Inline before revision 0013 and in a chain's roots; a link lists its reasons' ids (reason_ids).
     Column("reasons", JSONB),
     # Written before revision 0005 only; since then the manifest and section hashes.
@@ -55,13 +57,32 @@ consolidation_evaluations = Table(
     Column("seq", Integer),
     Column("delta", JSONB),
     Column("reason_ids", ARRAY(Integer)),
-    # A chained row's key is its place in the chain; the hash is unique among older rows.
+    # The compact layout (0014, council.domain.chain_codec): the binary manifest change, the
+    # snapshot hash as 32 bytes, the reasons' ids 4 bytes each; id = council_evaluation_id_v1.
+    Column("link", LargeBinary),
+    Column("digest", LargeBinary),
+    Column("reason_refs", LargeBinary),
+    # A 0013 chained row's key is its place in the chain; the hash is unique among older rows.
     Index(
         "consolidation_evaluations_chain_idx",
         "node_version_id",
         "seq",
         unique=True,
         postgresql_include=["claims_seen"],
+        postgresql_where=text("link IS NULL AND seq IS NOT NULL"),
+    ),
+    Index(
+        "consolidation_evaluations_compact_roots_idx",
+        "node_version_id",
+        "seq",
+        postgresql_include=["rule_set_id", "grouping_algorithm_id"],
+        postgresql_where=text("link IS NOT NULL AND rule_set_id IS NOT NULL"),
+    ),
+    Index(
+        "consolidation_evaluations_checkpoints_idx",
+        "node_version_id",
+        "seq",
+        postgresql_where=text("link IS NOT NULL AND seq % 64 = 0"),
     ),
     Index(
         "consolidation_evaluations_legacy_sha256_key",

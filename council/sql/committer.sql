@@ -15,10 +15,14 @@ WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
 -- ascending key order (deadlock-free between batches). The lateral subquery
 -- reads s, so the timeouts are set before any lock is waited for; the locks,
 -- volatile, are taken after the sort. One row per version found (a single row
--- of NULLs but the isolation when none is). Nothing read here may be trusted
--- for the decision: this statement's snapshot predates the lock waits, and the
--- version rows it reads are immutable.
-SELECT s.isolation, v.id, v.logical_node_id, v.thread_id, v.content
+-- of NULLs but the isolation when none is). Nothing read by this statement's
+-- own snapshot may be trusted for the decision (it predates the lock waits;
+-- the version rows it reads are immutable), but `live`, each node's live
+-- consolidation, is read right after that node's lock by a VOLATILE function,
+-- with a fresh snapshot (revision 0014): a repeat of a consolidated version is
+-- answered from this statement alone.
+SELECT s.isolation, v.id, v.logical_node_id, v.thread_id, v.content,
+       CASE WHEN v.locked IS NOT NULL THEN council_live_consolidation_v1(v.logical_node_id) END AS live
 FROM (SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
              set_config('statement_timeout', :statement_timeout, true) AS statement_timeout,
              set_config('plan_cache_mode', 'force_generic_plan', true) AS plan_cache_mode,
@@ -54,18 +58,18 @@ SELECT (SELECT coalesce(json_object_agg(c.logical_node_id, json_build_object(
 -- consolidation or recorded evaluation of that version with that exact
 -- snapshot hash. A chained evaluation can only be the chain's tail (an older
 -- snapshot of a version never recurs: its manifest only gains rows; revision
--- 0013); a row written before 0013 is found by its hash.
+-- 0013), found by council_evaluation_tail_v1; a row written before 0013 is
+-- found by its hash.
 SELECT x.version_id,
        (SELECT json_build_object('id', c.id, 'reasons', c.decision -> 'reasons') FROM consolidations c
         WHERE c.node_version_id = x.version_id AND c.snapshot_sha256 = x.digest) AS consolidation,
        (SELECT json_build_object('id', e.id, 'reasons', coalesce(e.reasons, (
                    SELECT jsonb_agg(dr.reason ORDER BY u.n)
-                   FROM unnest(e.reason_ids) WITH ORDINALITY AS u(id, n)
+                   FROM unnest(coalesce(e.reason_ids, council_reason_ids_v1(e.reason_refs)))
+                        WITH ORDINALITY AS u(id, n)
                    JOIN decision_reasons dr ON dr.id = u.id)))
-        FROM (SELECT t.* FROM consolidation_evaluations t
-              WHERE t.node_version_id = x.version_id AND t.seq IS NOT NULL
-              ORDER BY t.seq DESC LIMIT 1) e
-        WHERE e.snapshot_sha256 = x.digest
+        FROM council_evaluation_tail_v1(x.version_id) e
+        WHERE coalesce(e.snapshot_sha256, encode(e.digest, 'hex')) = x.digest
         UNION ALL
         SELECT json_build_object('id', e.id, 'reasons', e.reasons) FROM consolidation_evaluations e
         WHERE e.node_version_id = x.version_id AND e.snapshot_sha256 = x.digest AND e.seq IS NULL
@@ -114,31 +118,38 @@ FROM c JOIN m ON m.node_version_id = c.node_version_id
 
 -- commit_not_ready --
 -- The non-positive decisions of a batch (JSON array :items), recorded each as
--- the next link of its version's evaluation chain (a root with the whole
--- manifest and section hashes, or the delta against the evaluation before it;
--- revision 0013). A root is self-contained (its reasons inline); a link lists
--- the ids of its reasons, found by content hash (stored by evaluation_reasons
--- just before). Each with its event, in one statement.
+-- the next row of its version's evaluation chain in the compact layout of
+-- revision 0014: its id from (version, seq), the binary link (:items' hex; a
+-- root holds the whole manifest and section hashes, a link the change since
+-- the evaluation before it), the snapshot hash as 32 bytes and its reasons'
+-- ids (found by content, stored by evaluation_reasons just before), 2 bytes
+-- each (council_reason_refs_v1). A root keeps the columns its links share (thread, logical
+-- node, rule set, grouping, outcome). Each with its event, in one statement.
 WITH x AS (
     SELECT * FROM jsonb_to_recordset(CAST(:items AS jsonb)) AS x(
         thread_id uuid, logical_node_id uuid, version_id uuid, rule_set_id text,
-        grouping_algorithm_id text, digest text, reasons jsonb, reason_sha256 jsonb, seq integer,
-        manifest jsonb, sections jsonb, delta jsonb, claims_seen integer, failed jsonb)
+        grouping_algorithm_id text, digest text, reasons jsonb, seq integer, root boolean,
+        link text, claims_seen integer, failed jsonb)
 ), ev AS (
-    INSERT INTO consolidation_evaluations (thread_id, logical_node_id, node_version_id, rule_set_id,
-                                           grouping_algorithm_id, snapshot_sha256, outcome, reasons,
-                                           reason_ids, seq, manifest, section_sha256, delta, claims_seen)
-    SELECT x.thread_id, x.logical_node_id, x.version_id, x.rule_set_id, x.grouping_algorithm_id, x.digest,
-           'not_ready', x.reasons,
-           CASE WHEN x.reason_sha256 IS NOT NULL THEN ARRAY(
-               SELECT dr.id FROM jsonb_array_elements_text(x.reason_sha256) WITH ORDINALITY AS r(sha256, n)
-               JOIN decision_reasons dr ON dr.sha256 = r.sha256 ORDER BY r.n) END,
-           x.seq, x.manifest, x.sections, x.delta, x.claims_seen
+    INSERT INTO consolidation_evaluations (id, thread_id, logical_node_id, node_version_id, rule_set_id,
+                                           grouping_algorithm_id, outcome, digest, reason_refs, seq, link,
+                                           claims_seen)
+    SELECT council_evaluation_id_v1(x.version_id, x.seq),
+           CASE WHEN x.root THEN x.thread_id END, CASE WHEN x.root THEN x.logical_node_id END,
+           x.version_id, CASE WHEN x.root THEN x.rule_set_id END,
+           CASE WHEN x.root THEN x.grouping_algorithm_id END, CASE WHEN x.root THEN 'not_ready' END,
+           decode(x.digest, 'hex'),
+           council_reason_refs_v1(ARRAY(
+               SELECT dr.id FROM jsonb_array_elements(x.reasons) WITH ORDINALITY AS r(reason, n)
+               JOIN decision_reasons dr
+                 ON CAST(md5(CAST(dr.reason AS text)) AS uuid) = CAST(md5(CAST(r.reason AS text)) AS uuid)
+               ORDER BY r.n)),
+           x.seq, decode(x.link, 'hex'), x.claims_seen
     FROM x
-    RETURNING id, node_version_id, thread_id
+    RETURNING id, node_version_id
 ), e AS (
     INSERT INTO events (thread_id, kind, subject_id, actor, payload)
-    SELECT ev.thread_id, 'consolidation.not_ready', CAST(ev.node_version_id AS text), :actor,
+    SELECT x.thread_id, 'consolidation.not_ready', CAST(ev.node_version_id AS text), :actor,
            jsonb_build_object('evaluation_id', ev.id, 'failed', x.failed)
     FROM ev JOIN x ON x.version_id = ev.node_version_id
 )

@@ -10,7 +10,7 @@ FROM (
     FROM consolidations c
     UNION ALL
     SELECT e.id, 'evaluation', e.thread_id, e.node_version_id, e.outcome, e.snapshot_sha256, e.created_at
-    FROM consolidation_evaluations e
+    FROM council_v_evaluations e
 ) d
 WHERE (CAST(:thread_id AS uuid) IS NULL OR d.thread_id = CAST(:thread_id AS uuid))
   AND (CAST(:since AS timestamptz) IS NULL OR d.created_at >= CAST(:since AS timestamptz))

@@ -1,23 +1,27 @@
-"""Evaluation chains against real Postgres (revision 0013, docs/architecture.md §4).
+"""Evaluation chains against real Postgres (revisions 0013 and 0014, docs/architecture.md §4).
 
 The not-ready evaluations of a version are stored as a chain: a root with the
-whole manifest, then links holding only what changed, a new root every
-``ROOT_EVERY`` links. Every evaluation must still replay exactly, whatever
-order the records are read in, with evaluators racing on the node.
+whole manifest, then links holding only what changed (since 0014 in compact
+rows, with no periodic root). Every evaluation must still replay exactly,
+whatever order the records are read in, whether the committer kept the tail
+or walked the chain, with evaluators racing on the node.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Engine, text
 
 from benchmarks.harness import race
+from council.domain import chain_codec
 from council.domain import manifests as chain
 from council.domain.snapshot import manifest_of
+from council.ledger import evaluation_chains
 from council.ledger.db import engine_for, unit_of_work
 from council.ledger.snapshots import current_snapshot
 from council.ledger.unit import UnitOfWork
@@ -26,18 +30,47 @@ from tests.builders import ACTOR, Ledger
 from tests.processes import RACE_START_METHOD
 
 
-def _chain(engine: Engine, version_id: UUID) -> list[Any]:
+@dataclass(frozen=True)
+class _Row:
+    id: UUID
+    seq: int
+    root: bool
+    delta: dict[str, Any]  # a link's change, decoded from its binary link (revision 0014)
+    reason_ids: list[int]
+    claims_seen: int
+    shared: tuple[Any, ...]  # the columns a link leaves to its version and root
+
+
+def _chain(engine: Engine, version_id: UUID) -> list[_Row]:
     with engine.connect() as conn:
-        return list(
-            conn.execute(
-                text(
-                    "SELECT id, seq, manifest IS NOT NULL AS root, reasons IS NOT NULL AS inline_reasons, "
-                    "reason_ids, delta, claims_seen FROM consolidation_evaluations "
-                    "WHERE node_version_id = :v ORDER BY seq"
-                ),
-                {"v": version_id},
+        rows = conn.execute(
+            text(
+                "SELECT id, seq, link, reason_refs, claims_seen, thread_id, logical_node_id, rule_set_id, "
+                "grouping_algorithm_id, outcome, snapshot_sha256, manifest, delta, reason_ids, reasons "
+                "FROM consolidation_evaluations WHERE node_version_id = :v ORDER BY seq"
+            ),
+            {"v": version_id},
+        ).all()
+    out = []
+    for r in rows:
+        # Every row since revision 0014 is compact: binary link, reasons by id, nothing in JSON
+        assert r.link is not None and (r.manifest, r.delta, r.reason_ids, r.reasons, r.snapshot_sha256) == (
+            (None,) * 5
+        )
+        root, change = chain_codec.decode(r.link)
+        shared = (r.thread_id, r.logical_node_id, r.rule_set_id, r.grouping_algorithm_id, r.outcome)
+        out.append(
+            _Row(
+                r.id,
+                r.seq,
+                root,
+                {} if root else change,
+                chain_codec.reason_ids(r.reason_refs),
+                r.claims_seen,
+                shared,
             )
         )
+    return out
 
 
 def _history(engine: Engine, version_id: UUID) -> list[Any]:
@@ -50,9 +83,7 @@ def _manifests(engine: Engine, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
         return tx.consolidations.manifests(ids)
 
 
-def test_every_evaluation_of_a_hot_node_replays_and_a_root_follows_root_every_links(
-    engine: Engine, owner_engine: Engine
-) -> None:
+def test_every_evaluation_of_a_hot_node_replays_from_one_root(engine: Engine, owner_engine: Engine) -> None:
     # Given a node one provider keeps claiming on (never ready), evaluated after every claim
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
@@ -62,19 +93,31 @@ def test_every_evaluation_of_a_hot_node_replays_and_a_root_follows_root_every_li
         ledger.claim(
             ledger.run("anthropic"), version_id, cites=[ledger.evidence[i % 3]] if i % 5 == 0 else []
         )
+        if i % 7 == 3:  # now and then the committer has not kept the tail: it walks the chain
+            evaluation_chains.TAILS.clear()
         result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
         assert result.outcome == "not_ready" and result.evaluation_id is not None
         reasons[result.evaluation_id] = [r.model_dump() for r in result.reasons]
         with unit_of_work(engine) as conn:
             direct[result.evaluation_id] = chain.normal(manifest_of(current_snapshot(conn, version_id)))
-    # Then the evaluations form one chain: seq 0.., a root at 0 and after ROOT_EVERY links, links between
+    # Then the evaluations form one chain: seq 0.., a root at 0, links after it
     rows = _chain(engine, version_id)
     assert [r.seq for r in rows] == list(range(chain.ROOT_EVERY + 3))
-    assert [r.seq for r in rows if r.root] == [0, chain.ROOT_EVERY + 1]
-    # And a link stores only what changed: one claim, one run (and its reasons by reference)
+    assert [r.seq for r in rows if r.root] == [0]
+    # And a link stores only what changed: one claim, one run (and its reasons by reference),
+    # leaving the columns it shares with its chain to its version and root
     link = rows[1]
     assert set(link.delta) <= {"+c", "+r", "+t", "+e", "-e", "#"} and len(link.delta["+c"]) == 1
-    assert not link.inline_reasons and link.reason_ids and rows[0].inline_reasons
+    assert all(len(h) == 2 * chain_codec.LINK_HASH_BYTES for h in link.delta["#"].values())
+    assert link.reason_ids and rows[0].reason_ids and link.shared == (None,) * 5
+    assert None not in rows[0].shared and rows[0].shared[4] == "not_ready"
+    # And each row's id is its place in the chain
+    with engine.connect() as conn:
+        derived = conn.execute(
+            text("SELECT council_evaluation_id_v1(:v, s) FROM generate_series(0, :n) s ORDER BY s"),
+            {"v": version_id, "n": len(rows) - 1},
+        ).scalars()
+        assert list(derived) == [r.id for r in rows]
     assert [r.claims_seen for r in rows] == list(range(1, chain.ROOT_EVERY + 4))
     # And every evaluation's manifest rebuilds to what was read directly, in any order
     ids = [r.id for r in rows]
@@ -159,3 +202,18 @@ def test_racing_evaluators_extend_one_chain_that_replays_exactly(engine: Engine,
     for row in rows:
         replayed = replay(UnitOfWork(engine), row.id)
         assert replayed.match is True and replayed.differences == [], row.seq
+
+
+def test_reason_refs_read_the_same_in_sql_and_python(engine: Engine) -> None:
+    # The committer writes reason_refs in SQL, readers decode them in SQL (the views) and Python
+    cases = [[], [1], [127, 128, 300, 16383, 16384, 2**31 - 1], list(range(1, 40, 3))]
+    with engine.connect() as conn:
+        for ids in cases:
+            encoded, decoded = conn.execute(
+                text(
+                    "SELECT council_reason_refs_v1(CAST(:ids AS integer[])), "
+                    "council_reason_ids_v1(council_reason_refs_v1(CAST(:ids AS integer[])))"
+                ),
+                {"ids": ids},
+            ).one()
+            assert bytes(encoded) == chain_codec.reason_refs(ids) and decoded == ids

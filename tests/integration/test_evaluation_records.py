@@ -3,7 +3,8 @@
 Since revision 0005 a not-ready evaluation keeps its manifest (the ids of the
 rows its snapshot was built from) and the hash of each snapshot section, not
 the whole snapshot; rows written before keep their snapshot and replay as they
-did.
+did. Since revision 0014 a chain's root keeps them in its binary ``link``
+(council.domain.chain_codec), the hash as 32 bytes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine, insert, select
 
+from council.domain import chain_codec
 from council.domain.results.consolidation import Evaluated, Replayed
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.errors import BadInput
@@ -39,6 +41,10 @@ def _replay(engine: Engine, record_id: UUID) -> Replayed:
     return replay(UnitOfWork(engine), record_id)
 
 
+def _reasons(result: Evaluated) -> list[dict[str, Any]]:
+    return [r.model_dump() for r in result.reasons]
+
+
 def _stored(engine: Engine, evaluation_id: UUID) -> Any:
     with unit_of_work(engine) as conn:
         return (
@@ -60,9 +66,14 @@ def test_a_not_ready_evaluation_stores_its_manifest_and_section_hashes_not_its_s
     with unit_of_work(engine) as conn:
         snapshot = current_snapshot(conn, version_id)
     digest, sections = snapshot_digests(snapshot)
-    assert row["snapshot"] is None
-    assert row["manifest"] == manifest_of(snapshot)
-    assert row["section_sha256"] == sections and row["snapshot_sha256"] == digest == result.snapshot_sha256
+    assert row["snapshot"] is None and row["manifest"] is None
+    root, change = chain_codec.decode(row["link"])
+    # (its runs left to its claims: a manifest's runs are its claims')
+    assert root and chain_codec.root_manifest(change) == (
+        chain_codec.without_runs(manifest_of(snapshot)),
+        sections,
+    )
+    assert row["digest"].hex() == digest == result.snapshot_sha256
     # And it replays to the same hash and decision
     replayed = _replay(engine, evaluation_id)
     assert replayed.match is True and replayed.kind == "evaluation" and replayed.differences == []
@@ -81,7 +92,7 @@ def test_replaying_an_evaluation_names_the_section_that_changed(engine: Engine, 
 
 def test_an_evaluation_recorded_with_its_whole_snapshot_still_replays(engine: Engine) -> None:
     # Given an evaluation stored the way revision 0004 stored it: the whole snapshot, no manifest
-    ledger, version_id, evaluation_id, _ = _not_ready(engine)
+    ledger, version_id, _, result = _not_ready(engine)
     ledger.claim(ledger.run("openai"), version_id, claim_type="abstain")
     with unit_of_work(engine) as conn:
         snapshot = current_snapshot(conn, version_id)
@@ -95,7 +106,7 @@ def test_an_evaluation_recorded_with_its_whole_snapshot_still_replays(engine: En
                 grouping_algorithm_id=snapshot["grouping"]["id"],
                 snapshot_sha256=snapshot_digests(snapshot)[0],
                 outcome="not_ready",
-                reasons=_stored(engine, evaluation_id)["reasons"],
+                reasons=_reasons(result),
                 snapshot=snapshot,
             )
             .returning(t.consolidation_evaluations.c.id)
@@ -107,7 +118,7 @@ def test_an_evaluation_recorded_with_its_whole_snapshot_still_replays(engine: En
 
 def test_an_evaluation_with_neither_snapshot_nor_manifest_is_refused(engine: Engine) -> None:
     # Given a recorded evaluation
-    _, _, evaluation_id, _ = _not_ready(engine)
+    _, _, evaluation_id, result = _not_ready(engine)
     row = dict(_stored(engine, evaluation_id))
     # When a second record of it without anything to replay from is inserted
     # Then the database refuses it
@@ -126,10 +137,10 @@ def test_an_evaluation_with_neither_snapshot_nor_manifest_is_refused(engine: Eng
                         "rule_set_id",
                         "grouping_algorithm_id",
                         "outcome",
-                        "reasons",
                     )
                 },
+                reasons=_reasons(result),
                 snapshot_sha256="0" * 64,
-                manifest=row["manifest"],
+                manifest=None,
             )
         )
