@@ -36,6 +36,14 @@ class _LazyConsole:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real(), name)
 
+    # Special methods are looked up on the type, never through __getattr__: Rich's
+    # Live enters its console (`with self.console:`) when it stops.
+    def __enter__(self) -> Console:
+        return self.real().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self.real().__exit__(*exc)
+
 
 def rich_console(value: Console) -> Console:
     """The Rich console itself, for an API that is handed one (``rich.live.Live``)."""

@@ -25,9 +25,16 @@ decision_reasons = Table(
     "decision_reasons",
     metadata,
     Column("id", Integer, Identity(always=True), primary_key=True),
-    Column("sha256", Text, nullable=False, unique=True),
+    # Before 0014: the SHA-256 of the canonical JSON, unique. Since: NULL, the content keyed by
+    # decision_reasons_content_key (an MD5 of the reason as a uuid).
+    Column("sha256", Text),
     Column("reason", JSONB, nullable=False),
-    comment="Each reason of recorded evaluations once, by content (SHA-256 of its canonical JSON)",
+    Index(
+        "decision_reasons_content_key",
+        text("(CAST(md5(CAST(reason AS text)) AS uuid))"),
+        unique=True,
+    ),
+    comment="Each reason of recorded evaluations once, by content (decision_reasons_content_key)",
 )
 
 consolidation_evaluations = Table(

@@ -73,3 +73,19 @@ def test_a_start_by_one_word_then_all_registers_the_same_tree_in_the_same_order(
     assert "group evidence" in full and "command mcp" in full
     for words in (["retraction"], ["thread", "mcp"], ["evidence"], ["no-such-word"]):
         assert _listing(*words) == full, words
+
+
+def test_the_lazy_console_serves_rich_live_as_a_console_would() -> None:
+    # Rich's Live enters its console when it stops: the lazy console must be one to it.
+    from io import StringIO
+
+    from rich.console import Console
+    from rich.live import Live
+
+    from council.cli.output import _LazyConsole
+
+    lazy = _LazyConsole()
+    lazy._console = Console(file=StringIO(), force_terminal=False)
+    with Live("shown", console=lazy, transient=False) as live:  # type: ignore[arg-type]
+        live.update("updated")
+    assert "updated" in lazy.real().file.getvalue()  # type: ignore[attr-defined]
