@@ -39,6 +39,8 @@ CREATE OR REPLACE FUNCTION public.council_evaluation_id_v1(uuid, integer)
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE STRICT
 RETURN (md5(((('council.evaluation:'::text || ($1)::text) || ':'::text) || ($2)::text)))::uuid;
+REVOKE ALL ON FUNCTION public.council_evaluation_id_v1(uuid, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_evaluation_id_v1(uuid, integer) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_evaluation_tail_v1(uuid)
  RETURNS SETOF public.consolidation_evaluations
@@ -120,6 +122,8 @@ BEGIN ATOMIC
    ORDER BY t.seq DESC
   LIMIT 1;
 END;
+REVOKE ALL ON FUNCTION public.council_evaluation_tail_v1(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_evaluation_tail_v1(uuid) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_guard_update_v1()
  RETURNS trigger
@@ -355,6 +359,8 @@ BEGIN
             FROM consolidations c WHERE c.logical_node_id = $1 AND c.status = 'live');
 END
 $function$;
+REVOKE ALL ON FUNCTION public.council_live_consolidation_v1(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_live_consolidation_v1(uuid) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_node_version_inserted_v1()
  RETURNS trigger
@@ -409,6 +415,9 @@ BEGIN
     RETURN out;
 END
 $function$;
+REVOKE ALL ON FUNCTION public.council_reason_ids_v1(bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_reason_ids_v1(bytea) TO council_app;
+GRANT EXECUTE ON FUNCTION public.council_reason_ids_v1(bytea) TO council_dashboard;
 
 CREATE OR REPLACE FUNCTION public.council_reason_refs_v1(integer[])
  RETURNS bytea
@@ -431,6 +440,8 @@ BEGIN
     RETURN out;
 END
 $function$;
+REVOKE ALL ON FUNCTION public.council_reason_refs_v1(integer[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_reason_refs_v1(integer[]) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_refuse_direct_insert_v1()
  RETURNS trigger

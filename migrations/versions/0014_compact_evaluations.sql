@@ -260,3 +260,16 @@ END
 $$;
 COMMENT ON FUNCTION council_live_consolidation_v1(uuid) IS
     'The live consolidation of a logical node, read with a fresh snapshot (the committer, after the node lock)';
+
+-- A function is executable by PUBLIC unless revoked. The application runs these five;
+-- the dashboards only the one a view they read calls (council_v_evaluations' reasons),
+-- which returns no more than the view shows.
+REVOKE ALL ON FUNCTION
+    council_evaluation_id_v1(uuid, integer), council_reason_refs_v1(integer[]),
+    council_reason_ids_v1(bytea), council_evaluation_tail_v1(uuid), council_live_consolidation_v1(uuid)
+FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    council_evaluation_id_v1(uuid, integer), council_reason_refs_v1(integer[]),
+    council_reason_ids_v1(bytea), council_evaluation_tail_v1(uuid), council_live_consolidation_v1(uuid)
+TO council_app;
+GRANT EXECUTE ON FUNCTION council_reason_ids_v1(bytea) TO council_dashboard;
