@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +184,8 @@ def test_a_worker_killed_mid_cli_run_leaves_no_orphan_and_no_duplicated_claim(
         # When the worker's own processes (main and pool) are SIGKILLed, and nothing else
         celery = [p for p in psutil.Process(doomed.pid).children(recursive=True) if not _cli_side(p)]
         for proc in [*celery, psutil.Process(doomed.pid)]:
-            proc.kill()
+            with suppress(psutil.NoSuchProcess):  # one that ended since it was listed
+                proc.kill()
         doomed.wait(10)
         # Then every guard and CLI it had started is gone within seconds: no orphan
         deadline = time.monotonic() + 10
