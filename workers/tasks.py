@@ -39,10 +39,12 @@ def _worker_name(task: Any) -> str | None:
 
 
 @app.task(name="council.execute_run", bind=True, max_retries=None)
-def execute_run(self: Any, run_id: str) -> dict[str, Any]:
-    """One try of a run. A transient model error is retried here and nowhere
+def execute_run(self: Any, run_id: str, held_attempt: int | None = None) -> dict[str, Any]:
+    """One try of a run. A transient error is retried here and nowhere
     else, after the policy's backoff; the last try the policy allows fails the
-    run with the reason instead (the gateway itself makes one attempt a call)."""
+    run with the reason instead (the gateway itself makes one attempt a call).
+    The retry carries the attempt the error cut off (``held_attempt``), which it
+    takes over at once rather than waiting for that attempt's lease to expire."""
     from council.services.execution import execute_run as execute
 
     wired = _council()
@@ -56,11 +58,15 @@ def execute_run(self: Any, run_id: str) -> dict[str, Any]:
             owner=_worker_name(self),
             try_no=retries + 1,
             last_try=delay is None,
+            held_attempt=held_attempt,
         )
     except Transient as exc:
         if delay is None:  # the service ends the run on its last try; never retry past the policy
             raise
-        raise self.retry(exc=exc, countdown=delay) from exc
+        # A try that failed before it could claim (the database still away) still holds the last attempt.
+        held = exc.held_attempt if exc.held_attempt is not None else held_attempt
+        kwargs = {} if held is None else {"held_attempt": held}
+        raise self.retry(args=[run_id], kwargs=kwargs, exc=exc, countdown=delay) from exc
     return result.json_document()
 
 

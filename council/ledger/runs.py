@@ -333,11 +333,15 @@ class Runs:
 
     # ----------------------------------------------------------------- attempts
 
-    def claim(self, run_id: UUID, *, owner: str, lease_s: float) -> Any | None:
+    def claim(
+        self, run_id: UUID, *, owner: str, lease_s: float, held_attempt: int | None = None
+    ) -> Any | None:
         """Take the run for a new attempt, or None when it is done or leased elsewhere;
-        ``owner`` (the worker) is recorded as the attempt's."""
+        ``owner`` (the worker) is recorded as the attempt's. ``held_attempt``: the
+        attempt this task held when a transient error cut it off, taken over at once."""
         return self._conn.execute(
-            query("claim_run"), {"run_id": run_id, "owner": owner, "lease_s": lease_s}
+            query("claim_run"),
+            {"run_id": run_id, "owner": owner, "lease_s": lease_s, "held_attempt": held_attempt},
         ).first()
 
     def fence(self, run_id: UUID, attempt: int) -> Any | None:

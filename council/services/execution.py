@@ -45,7 +45,7 @@ from council.agents.runtimes.workdir import EvidenceFile
 from council.domain.agent_output import AgentOutput
 from council.domain.profile import Profile
 from council.domain.results.runs import Applied, Executed
-from council.errors import BadInput
+from council.errors import BadInput, Transient
 from council.ledger.runs import TERMINAL
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.dispatch import compile_for
@@ -72,14 +72,18 @@ def execute_run(
     owner: str | None = None,
     try_no: int = 1,
     last_try: bool = False,
+    held_attempt: int | None = None,
 ) -> Executed:
     """Run one agent run to a terminal state. A transient model error releases
     the run and propagates (the task retries it), unless this is the last try
     the retry policy allows (``last_try``): then the run fails with the reason
-    and ``try_no``, the number of tries it had."""
+    and ``try_no``, the number of tries it had. Any transient error that cuts off
+    a claimed attempt carries it (``held_attempt``), so the retry, given it back,
+    takes the run over at once — also when a lost database connection kept the
+    attempt from releasing the run."""
     worker = owner or worker_id()
     with uow() as tx:
-        run = tx.runs.claim(run_id, owner=worker, lease_s=LEASE_S)
+        run = tx.runs.claim(run_id, owner=worker, lease_s=LEASE_S, held_attempt=held_attempt)
         # In the claim's transaction (one round trip fewer, and the row is locked by the
         # claim): check the pinned executor can run here, and store the request before the call.
         prepared = None if run is None else _prepare(tx, run, worker)
@@ -88,8 +92,9 @@ def execute_run(
     with metrics.run_attempt(run.agent) as observed:
         try:
             result = _attempt(uow, scheduler, run, prepared, try_no=try_no, last_try=last_try)
-        except TransientLLMError:
+        except Transient as exc:
             observed.status = "transient_error"  # the task retries it
+            exc.held_attempt = int(run.attempt)
             raise
         observed.status = result.status
         return result

@@ -3,11 +3,17 @@
 -- later write of this attempt must present. A run is claimable when it was
 -- never started, or when its lease expired (its worker died or stalled). The
 -- same statement records who claimed the attempt and, on a takeover, that the
--- attempt before ended with its lease expired.
+-- attempt before ended with its lease expired. A retry of the task whose attempt
+-- a transient error cut off (its database connection was lost, say, so it could
+-- not release the run) names that attempt in :held_attempt and takes it over at
+-- once instead of waiting out the lease: only that task's retry carries the
+-- number, and the attempt it held has ended in that task.
 WITH before AS (
     SELECT id, status, attempt, lease_owner FROM agent_runs
     WHERE id = :run_id
-      AND (status IN ('created', 'queued') OR (status = 'running' AND lease_expires_at < clock_timestamp()))
+      AND (status IN ('created', 'queued')
+           OR (status = 'running' AND lease_expires_at < clock_timestamp())
+           OR (status = 'running' AND attempt = CAST(:held_attempt AS integer)))
     FOR UPDATE
 ), claimed AS (
     UPDATE agent_runs a
@@ -23,7 +29,11 @@ WITH before AS (
               (SELECT d.rounds FROM dispatches d WHERE d.id = a.dispatch_id) AS dispatch_rounds
 ), taken_over AS (
     INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
-    SELECT b.id, b.attempt, 'ended', b.lease_owner, 'lease_expired', 'lease expired; taken over by ' || :owner
+    SELECT b.id, b.attempt, 'ended', b.lease_owner,
+           CASE WHEN b.attempt = CAST(:held_attempt AS integer) THEN 'released' ELSE 'lease_expired' END,
+           CASE WHEN b.attempt = CAST(:held_attempt AS integer)
+                THEN 'cut off by a transient error; its retry by ' || :owner || ' took it over'
+                ELSE 'lease expired; taken over by ' || :owner END
     FROM before b
     WHERE b.status = 'running'
 ), logged AS (
