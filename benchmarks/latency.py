@@ -60,10 +60,14 @@ PROVIDERS = ("anthropic", "openai", "zhipu")
 LATENCY_S = 2.0
 WAVES = 3
 SHAPES = {64: 1, 256: 4}  # runs in flight: worker processes of 64 threads
-# Database connections per worker process. A run holds one only inside its short
-# transactions, never across the model call, so fewer than its threads do; 4 × 64
-# would pass the server's max_connections (100 here, shared with other clients).
+# Database connections per worker process, at most. A run holds one only inside its short
+# transactions, never across the model call, so fewer than its threads do. A pool may
+# open twice its size (council.ledger.db: overflow = size), so the shape takes what the
+# server's max_connections leaves (`_pool_size`): 4 × 2 × 16 would pass the embedded
+# server's 100.
 POOL_PER_WORKER = {64: 64, 256: 16}
+# Connections left for this process, the workers' other pools and the server's own.
+CONNECTION_RESERVE = 16
 THREADS_PER_WORKER = 64
 TARGETS = {64: 0.9, 256: 0.8}
 QUEUES = ("runs", "commit")
@@ -104,6 +108,16 @@ def _workers(
         yield procs
     finally:
         stop_groups(procs, grace_s=30)
+
+
+def _pool_size(engine: Engine, n: int) -> tuple[int, int]:
+    """(each worker's pool size, the server's max_connections): POOL_PER_WORKER[n], or
+    less when the workers' pools at their overflow would pass what the server admits."""
+    with engine.connect() as conn:
+        limit = int(conn.execute(text("SHOW max_connections")).scalar_one())
+        in_use = int(conn.execute(text("SELECT count(*) FROM pg_stat_activity")).scalar_one())
+    room = (limit - in_use - CONNECTION_RESERVE) // (2 * SHAPES[n])
+    return max(2, min(POOL_PER_WORKER[n], room)), limit
 
 
 def _seed(engine: Engine, threads: int) -> list[UUID]:
@@ -147,7 +161,8 @@ def _shape(
     threads = _seed(engine, WAVES * n // len(AGENTS))
     scheduler = bootstrap(engine.url.render_as_string(hide_password=False)).required_scheduler()
     client = redis.Redis.from_url(broker)
-    with _workers(env, home, workers, str(n), POOL_PER_WORKER[n]) as procs:
+    pool, max_connections = _pool_size(engine, n)
+    with _workers(env, home, workers, str(n), pool) as procs:
         _wait_for_workers(connect(broker), workers)
         run_ids = _create_runs(engine, threads)
         cpu, db_cpu = _tree_cpu_s(procs), postgres_cpu_s(engine)
@@ -171,7 +186,8 @@ def _shape(
     return {
         "in_flight": n,
         "workers": f"{workers} × `council worker --pool threads --concurrency {THREADS_PER_WORKER}`",
-        "db_pool_per_worker": POOL_PER_WORKER[n],
+        "db_pool_per_worker": pool,
+        "server_max_connections": max_connections,
         "runs": m,
         "failed_runs": int(failed),
         "runs_s": round(runs_s, 2),
