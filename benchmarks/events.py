@@ -1,6 +1,6 @@
 """The event log's write cost and the live stream's delay (migration 0015).
 
-Two measures, each against its baseline in the same run:
+Two measures, in one run:
 
 * Notifying commits. pgbench, ``CLIENTS`` clients, each transaction one event
   insert, on a database at revision 0014 (a per-row NOTIFY trigger: every
