@@ -25,6 +25,7 @@ BENCHMARKS = {
     "storage": "benchmarks.storage",
     "cli": "benchmarks.cli",
     "latency": "benchmarks.latency",
+    "events": "benchmarks.events",
 }
 
 

@@ -124,10 +124,15 @@ def pgbench(engine: Engine, url: str, clients: int, seconds: int) -> dict[str, A
     with engine.begin() as conn:
         for statement in filter(str.strip, SCRATCH_TABLE.split(";")):
             conn.execute(text(statement))
+    return run_pgbench(url, PGBENCH_SCRIPT, clients, seconds)
+
+
+def run_pgbench(url: str, script_text: str, clients: int, seconds: int) -> dict[str, Any]:
+    """Transactions per second of the pgbench script ``script_text`` on the database at ``url``."""
     binary = pgbench_binary()
     with tempfile.TemporaryDirectory(prefix="council-pgbench-") as tmp:
-        script = Path(tmp) / "commit_skeleton.sql"
-        script.write_text(PGBENCH_SCRIPT)
+        script = Path(tmp) / "script.sql"
+        script.write_text(script_text)
         args = [binary, "-n", "-c", str(clients), "-j", str(min(clients, os.cpu_count() or 1))]
         args += ["-T", str(seconds), "-f", str(script), url]
         completed = subprocess.run(args, capture_output=True, text=True, timeout=seconds + 60)

@@ -29,8 +29,8 @@ ADMIN_URL_ENVS = ("COUNCIL_BENCH_DATABASE_URL", "COUNCIL_TEST_DATABASE_URL")
 
 
 @contextmanager
-def bench_database() -> Iterator[tuple[str, str]]:
-    """A fresh migrated database, dropped afterwards: yields (its URL, the server's name).
+def bench_database(revision: str = "head") -> Iterator[tuple[str, str]]:
+    """A fresh database migrated to ``revision``, dropped afterwards: yields (its URL, the server's name).
 
     The server is the first admin URL of ``ADMIN_URL_ENVS`` that is set, else an
     embedded pgserver started (and deleted) for this benchmark alone.
@@ -51,7 +51,7 @@ def bench_database() -> Iterator[tuple[str, str]]:
         url = create_database(admin, name)
         stack.callback(drop_database, admin, name)
         stack.callback(dispose_all)
-        upgrade(url)
+        upgrade(url, revision)
         yield url, server
 
 

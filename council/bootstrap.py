@@ -46,11 +46,6 @@ class Council:
         _ = self.uow.engine
         return self
 
-    def listen_url(self) -> str:
-        """The database URL for a LISTEN connection (the live event stream)."""
-        url = self.uow.engine.url.set(drivername="postgresql")
-        return url.render_as_string(hide_password=False)
-
 
 def bootstrap(
     database_url: str | None = None,

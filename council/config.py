@@ -198,6 +198,19 @@ def retry_policy() -> RetryPolicy:
     )
 
 
+# How often a web process's event hub polls the log for settled events (the live
+# stream's wake-up, council.web.hub); a stream's latency is about this much.
+EVENT_POLL_ENV = "COUNCIL_EVENT_POLL_S"
+DEFAULT_EVENT_POLL_S = 0.25
+
+
+def event_poll_s() -> float:
+    value = _number(EVENT_POLL_ENV, DEFAULT_EVENT_POLL_S)
+    if value <= 0:
+        raise ConfigError(f"{EVENT_POLL_ENV} must be more than 0 s")
+    return value
+
+
 def _number(variable: str, default: float) -> float:
     raw = os.environ.get(variable, "").strip()
     if not raw:

@@ -125,6 +125,25 @@ END;
 REVOKE ALL ON FUNCTION public.council_evaluation_tail_v1(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_evaluation_tail_v1(uuid) TO council_app;
 
+CREATE OR REPLACE FUNCTION public.council_event_horizon_v1()
+ RETURNS xid8
+ LANGUAGE sql
+ STABLE PARALLEL RESTRICTED
+AS $function$
+    SELECT coalesce(
+        (SELECT min(x) FROM pg_snapshot_xip(c.snap) AS x
+         WHERE NOT EXISTS (
+             SELECT 1 FROM pg_stat_get_activity(NULL) AS a
+             WHERE a.backend_xid IS NOT NULL
+               AND CAST(CAST(a.backend_xid AS text) AS bigint) = CAST(CAST(x AS text) AS bigint) % 4294967296
+               AND a.datid IS DISTINCT FROM (SELECT d.oid FROM pg_database d
+                                             WHERE d.datname = current_database()))),
+        pg_snapshot_xmax(c.snap))
+    FROM (SELECT pg_current_snapshot() AS snap) AS c
+$function$;
+REVOKE ALL ON FUNCTION public.council_event_horizon_v1() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_event_horizon_v1() TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_guard_update_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -377,18 +396,6 @@ BEGIN
 END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_node_version_inserted_v1() FROM PUBLIC;
-
-CREATE OR REPLACE FUNCTION public.council_notify_event_v1()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-    PERFORM pg_notify('council_events', json_build_object(
-        'id', NEW.id, 'thread_id', NEW.thread_id, 'kind', NEW.kind)::text);
-    RETURN NULL;
-END;
-$function$;
-REVOKE ALL ON FUNCTION public.council_notify_event_v1() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.council_reason_ids_v1(bytea)
  RETURNS integer[]
@@ -851,14 +858,16 @@ CREATE TABLE public.events (
     actor text NOT NULL,
     payload jsonb DEFAULT '{}'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    tx xid8 DEFAULT pg_current_xact_id(),
     CONSTRAINT events_kind_check CHECK ((kind ~ '^[a-z_]+\.[a-z_]+$'::text)),
     CONSTRAINT events_pkey PRIMARY KEY (id),
     CONSTRAINT events_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
 CREATE INDEX events_thread_idx ON public.events USING btree (thread_id, id);
+CREATE INDEX events_thread_tail_idx ON public.events USING btree (thread_id, COALESCE(tx, '0'::xid8), id);
+CREATE INDEX events_tx_idx ON public.events USING btree (tx) WHERE (tx IS NOT NULL);
 CREATE TRIGGER events_immutable BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
-CREATE TRIGGER events_notify AFTER INSERT ON public.events FOR EACH ROW EXECUTE FUNCTION public.council_notify_event_v1();
 GRANT INSERT ON public.events TO council_app;
 GRANT SELECT ON public.events TO council_app;
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from typing import Annotated, Any
+from uuid import UUID
 
 import typer
 
@@ -19,28 +20,26 @@ def watch_cmd(
     interval: Annotated[float, typer.Option("--interval", help="Polling interval in seconds.")] = 1.0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Follow the thread's event log; at each claim, the node's groups as they were then."""
+    """Follow the thread's event log (each event once settled, none skipped); at each
+    claim, the node's groups as they were then."""
     from council.domain.results.events import Watched
-    from council.services.formation import formation
-    from council.services.threads import latest_event_id, list_events, show_thread
+    from council.services.threads import show_thread, tail_events, tail_from
 
     thread_id = show_thread(uow(), thread).id
-    after = latest_event_id(uow(), thread_id) if since < 0 else since
+    cursor = tail_from(uow(), thread_id, after=None if since < 0 else since)
     out = err_console if as_json else console
-    out.print(f"watching thread {thread_id} from event #{after} (Ctrl-C to stop)")
+    start = "now" if since < 0 else f"event #{since}"
+    out.print(f"watching thread {thread_id} from {start} (Ctrl-C to stop)")
     collected: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while deadline is None or time.monotonic() < deadline:
-            events = list_events(uow(), thread_id, after=after).json_document()["items"]
-            found = {
-                s["event_id"]: s
-                for s in formation(uow(), thread_id, after=after).json_document()["steps"]
-                if any(e["id"] == s["event_id"] for e in events)
-            }
+            page = tail_events(uow(), thread_id, cursor)
+            cursor = page.cursor
+            events = [e.json_document() for e in page.events]
+            found = _steps_of(thread_id, events) if events else {}
             for event in events:
-                after = event["id"]
                 collected.append(event)
                 step = found.get(event["id"])
                 if step is None:
@@ -52,11 +51,22 @@ def watch_cmd(
                 steps.append(step)
                 for line in describe_step(step):
                     out.print(line, highlight=False, markup=False)
-            time.sleep(interval)
+            if not page.full:
+                time.sleep(interval)
     except KeyboardInterrupt:
         pass
     last = {s["node_version_id"]: s["groups"] for s in steps}
     emit(Watched(thread_id=thread_id, events=collected, steps=steps, groups=last), as_json, lambda d: None)
+
+
+def _steps_of(thread_id: UUID, events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The formation step of each claim among ``events``, by event id (settled order is not
+    id order: the steps are read from the page's lowest id on)."""
+    from council.services.formation import formation
+
+    ids = {e["id"] for e in events}
+    steps = formation(uow(), thread_id, after=min(ids) - 1).json_document()["steps"]
+    return {s["event_id"]: s for s in steps if s["event_id"] in ids}
 
 
 LINKS = {

@@ -1,5 +1,7 @@
 """The append-only event log (invariant 10): written in the same transaction as
-the change it describes, never trimmed, one NOTIFY per row (by trigger)."""
+the change it describes, never trimmed. Each row records its inserting
+transaction (``tx``, revision 0015), by which live readers tail it exactly
+(:mod:`council.domain.tail`); nothing is notified from the writer's transaction."""
 
 from __future__ import annotations
 
@@ -7,10 +9,12 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, insert, select
 
 from council.domain.results.events import Event
+from council.domain.tail import Settled, TailCursor, TailPage
 from council.ledger import tables as t
+from council.sql import query
 
 
 def append(
@@ -98,9 +102,39 @@ class Events:
         ).mappings()
         return [Event.model_validate(dict(row)) for row in rows]
 
-    def latest_id(self, thread_id: UUID) -> int:
-        """The id of the thread's newest event (0 when it has none)."""
-        found = self._conn.execute(
-            select(func.max(t.events.c.id)).where(t.events.c.thread_id == thread_id)
-        ).scalar()
-        return int(found or 0)
+    def tail(self, thread_id: UUID, cursor: TailCursor, *, limit: int) -> TailPage:
+        """The thread's settled events after ``cursor``, at most ``limit`` (the skipped ones counted)."""
+        rows = self._conn.execute(
+            query("events_tail"),
+            {
+                "thread_id": thread_id,
+                "after_tx": str(cursor.tx),
+                "after_id": cursor.event_id,
+                "limit": limit,
+            },
+        ).mappings()
+        events: list[Event] = []
+        count = 0
+        for row in rows:
+            count += 1
+            if row["id"] not in cursor.skip:
+                events.append(Event.model_validate(dict(row)))
+            cursor = cursor.past(int(row["tx"]), row["id"])
+        return TailPage(events=events, cursor=cursor, full=count == limit)
+
+    def tail_now(self, thread_id: UUID) -> TailCursor:
+        """A cursor for a reader that starts from now: only what is not yet visible will be sent."""
+        row = self._conn.execute(query("events_tail_now"), {"thread_id": thread_id}).one()
+        return TailCursor(int(row.tx), 0, frozenset(row.skip))
+
+    def tail_after(self, event_id: int) -> TailCursor:
+        """A cursor just after the event ``event_id`` (resuming a reader that has seen it)."""
+        row = self._conn.execute(query("events_tail_after"), {"event_id": event_id}).one_or_none()
+        return TailCursor(0, 0) if row is None else TailCursor(int(row.tx), row.id)
+
+    def settled_threads(self, since: int | None) -> Settled:
+        """The threads with events settled since the horizon ``since`` (None: just the horizon)."""
+        row = self._conn.execute(
+            query("events_settled_threads"), {"since": None if since is None else str(since)}
+        ).one()
+        return Settled(horizon=int(row.horizon), thread_ids=frozenset(row.threads))

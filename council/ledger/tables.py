@@ -28,7 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
 from council.ledger.attempts import run_attempts as run_attempts  # re-exported with the other tables
-from council.ledger.table_helpers import TS, created, fk, id_column, metadata, transitions_table
+from council.ledger.table_helpers import TS, XID8, created, fk, id_column, metadata, transitions_table
 from council.ledger.tables_cascade import cascade_continuations as cascade_continuations
 from council.ledger.tables_evaluations import consolidation_evaluations as consolidation_evaluations
 from council.ledger.tables_evaluations import decision_reasons as decision_reasons
@@ -474,5 +474,14 @@ events = Table(
     Column("actor", Text, nullable=False),
     Column("payload", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
     created(clock=True),
+    # The inserting transaction (revision 0015; NULL before it): live readers tail by (tx, id).
+    Column("tx", XID8, server_default=func.pg_current_xact_id()),
     Index("events_thread_idx", "thread_id", "id"),
+    Index("events_tx_idx", "tx", postgresql_where=text("tx IS NOT NULL")),
+)
+Index(
+    "events_thread_tail_idx",
+    events.c.thread_id,
+    func.coalesce(events.c.tx, text("'0'::xid8")),
+    events.c.id,
 )

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from council.domain.results.events import EventList
     from council.domain.results.graph import ThreadGraph
     from council.domain.results.threads import ReviewSettings, ThreadCreated, ThreadShown
+    from council.domain.tail import Settled, TailCursor, TailPage
 
 
 def create_thread(
@@ -76,12 +77,25 @@ def list_events(
         return EventList(items=tx.events.of_thread(thread_id, after=after, limit=limit))
 
 
-def latest_event_id(uow: UnitOfWork, thread: str | UUID) -> int:
-    """The id of the thread's newest event (0 when it has none)."""
+def tail_from(uow: UnitOfWork, thread: str | UUID, *, after: int | None = None) -> TailCursor:
+    """Where a live reader of the thread's events starts: after the event ``after``
+    (one it has seen: its settled position), or, with None, from now."""
     with uow() as tx:
         thread_id = tx.resolve("thread", thread)
         tx.threads.get(thread_id)
-        return tx.events.latest_id(thread_id)
+        return tx.events.tail_now(thread_id) if after is None else tx.events.tail_after(after)
+
+
+def tail_events(uow: UnitOfWork, thread_id: UUID, cursor: TailCursor, *, limit: int = 500) -> TailPage:
+    """The thread's settled events after ``cursor``, in the order a live reader sends them."""
+    with uow() as tx:
+        return tx.events.tail(thread_id, cursor, limit=limit)
+
+
+def settled_threads(uow: UnitOfWork, since: int | None) -> Settled:
+    """The threads with events settled since the horizon ``since``, and the new horizon."""
+    with uow() as tx:
+        return tx.events.settled_threads(since)
 
 
 def thread_graph(uow: UnitOfWork, thread: str | UUID) -> ThreadGraph:

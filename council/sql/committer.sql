@@ -80,7 +80,7 @@ FROM jsonb_to_recordset(CAST(:decided AS jsonb)) AS x(version_id uuid, digest te
 -- The positive decisions of a batch (JSON array :items, one per version, at
 -- most one per logical node) in one statement: for each, the consolidation,
 -- its evidence index, the stable memory item, the version's `resolved`
--- transition and the event (the event trigger sends the NOTIFY).
+-- transition and the event.
 WITH x AS (
     SELECT * FROM jsonb_to_recordset(CAST(:items AS jsonb)) AS x(
         thread_id uuid, logical_node_id uuid, version_id uuid, rule_set_id text,

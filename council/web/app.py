@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from fastapi import FastAPI
 
-from council import __version__
+from council import __version__, config
 from council.bootstrap import Council, bootstrap
+from council.services.threads import settled_threads
 from council.web import (
     errors,
     observability,
@@ -42,17 +44,23 @@ def create_app(
     *,
     policy: Policy | None = None,
     keepalive_s: float = 15.0,
+    poll_s: float | None = None,
     actor: str = "api",
 ) -> FastAPI:
     """The application. Defaults: the configured dependencies (``bootstrap()``: the
     database of ``COUNCIL_DATABASE_URL`` or the embedded stack, Celery as the
     scheduler when a broker is configured) and the access policy of the
-    environment (tokens, hosts, body limit: :mod:`council.web.security`)."""
+    environment (tokens, hosts, body limit: :mod:`council.web.security`). ``poll_s``:
+    how often the event hub looks for settled events (default ``COUNCIL_EVENT_POLL_S``,
+    else 0.25 s)."""
     council = council or bootstrap()
     wired = Wiring(
         council=council,
         policy=policy if policy is not None else Policy.from_env(),
-        hub=EventHub(council.listen_url()),
+        hub=EventHub(
+            partial(settled_threads, council.uow),
+            poll_s=config.event_poll_s() if poll_s is None else poll_s,
+        ),
         actor=actor,
         keepalive_s=keepalive_s,
     )

@@ -1,25 +1,29 @@
-"""One LISTEN connection per process, fanned out to the streams of each thread.
+"""One poll of the event log per process, fanned out to the streams of each thread.
 
-Every insert into ``events`` sends ``NOTIFY council_events`` with the event's
-id, thread and kind (trigger ``council_notify_event_v1``). The hub only wakes
-the subscribers of that thread; they read the events themselves from the
-ledger, so a burst of notifications costs one read, and nothing is lost while
-the connection is down: after a reconnect every subscriber is woken to catch up.
+Writers notify nobody (a NOTIFY in the writer's transaction serializes every
+commit that sends one, revision 0015). Instead the hub asks the ledger, every
+``poll_s``, which threads have events that *settled* since its last look
+(:mod:`council.domain.tail`: one indexed range read of what settled since) and
+wakes only those threads' subscribers; they read their events themselves, so a
+burst of events costs one read. Nothing is lost while the database is away: the
+horizon stays where it was, and the first poll that answers reports everything
+since.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from uuid import UUID
 
-import psycopg
+from council.domain.tail import Settled
+from council.errors import CouncilError
 
-CHANNEL = "council_events"
 log = logging.getLogger(__name__)
+
+Poll = Callable[[int | None], Settled]  # council.services.threads.settled_threads, bound to its uow
 
 
 class Subscription:
@@ -44,11 +48,12 @@ class Subscription:
 
 
 class EventHub:
-    def __init__(self, conninfo: str, *, max_backoff_s: float = 10.0) -> None:
-        self._conninfo = conninfo  # holds a password: never logged
+    def __init__(self, poll: Poll, *, poll_s: float = 0.25, max_backoff_s: float = 10.0) -> None:
+        self._poll = poll
+        self._poll_s = poll_s
         self._max_backoff_s = max_backoff_s
         self._subscribers: dict[UUID, set[Subscription]] = {}
-        self._listening = asyncio.Event()
+        self._polling = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -56,10 +61,10 @@ class EventHub:
         return self._task is not None and not self._task.done()
 
     def start(self) -> None:
-        """Listen from a task of the running loop (an app may be started on several loops in turn)."""
+        """Poll from a task of the running loop (an app may be started on several loops in turn)."""
         if not self.running:
-            self._listening = asyncio.Event()
-            self._task = asyncio.get_running_loop().create_task(self._listen(), name="council-event-hub")
+            self._polling = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="council-event-hub")
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -67,13 +72,13 @@ class EventHub:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        self._listening.clear()
+        self._polling.clear()
 
     async def ready(self, timeout: float) -> bool:
-        """Wait until the LISTEN is in place (False if it is not within ``timeout``)."""
+        """Wait until the hub holds a horizon (False if it does not within ``timeout``)."""
         try:
             async with asyncio.timeout(timeout):
-                await self._listening.wait()
+                await self._polling.wait()
         except TimeoutError:
             return False
         return True
@@ -93,33 +98,28 @@ class EventHub:
     def subscriber_count(self) -> int:
         return sum(len(s) for s in self._subscribers.values())
 
-    def notify(self, payload: str) -> None:
-        """Wake the subscribers of the thread a notification names."""
-        try:
-            thread_id = UUID(str(json.loads(payload)["thread_id"]))
-        except (ValueError, KeyError, TypeError):
-            return  # an event of no thread, or a payload not ours
-        for subscription in self._subscribers.get(thread_id, ()):
-            subscription.wake()
-
-    def _wake_all(self) -> None:
-        for subscribers in self._subscribers.values():
-            for subscription in subscribers:
+    def wake(self, thread_ids: frozenset[UUID]) -> None:
+        """Wake the subscribers of the threads that have settled events."""
+        for thread_id in thread_ids:
+            for subscription in self._subscribers.get(thread_id, ()):
                 subscription.wake()
 
-    async def _listen(self) -> None:
+    async def _run(self) -> None:
+        horizon: int | None = None
         backoff = 0.5
         while True:
             try:
-                async with await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True) as conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    self._listening.set()
-                    backoff = 0.5
-                    self._wake_all()  # whatever happened while we were not listening
-                    async for note in conn.notifies():
-                        self.notify(note.payload)
-            except (psycopg.Error, OSError) as exc:
-                log.warning("event listener: %s; reconnecting in %.1f s", type(exc).__name__, backoff)
-            self._listening.clear()
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, self._max_backoff_s)
+                # Every poll after the first reads from the last horizon, subscribers or
+                # not: a stream that subscribes while a poll is under way is still woken
+                # for whatever settles after its own first read.
+                settled = await asyncio.to_thread(self._poll, horizon)
+            except CouncilError as exc:  # the database away: keep the horizon, report later
+                log.warning("event poll: %s; retrying in %.1f s", type(exc).__name__, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, self._max_backoff_s)
+                continue
+            backoff = 0.5
+            horizon = settled.horizon
+            self._polling.set()
+            self.wake(settled.thread_ids)
+            await asyncio.sleep(self._poll_s)

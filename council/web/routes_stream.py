@@ -1,10 +1,13 @@
 """`GET /threads/{id}/stream`: the thread's events as server-sent events.
 
 Each event is one SSE message whose ``id`` is the event id and whose data is
-the event as JSON. A client that reconnects sends ``Last-Event-ID`` (browsers
-do) and gets every event after it from the ledger first; a new client starts
-from now, or from ``?after=N``. Between events a keep-alive comment is sent,
-which is also when a stream notices its client has gone.
+the event as JSON. Events are sent once settled, in the log's settled order
+(:mod:`council.domain.tail`), which is not always id order: an event is never
+skipped for having committed after a later id. A client that reconnects sends
+``Last-Event-ID`` (browsers do) and gets every event after that one in the same
+order, from the ledger first; a new client starts from now (whatever is not yet
+visible when it connects), or after ``?after=N``. Between events a keep-alive
+comment is sent, which is also when a stream notices its client has gone.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from council.domain.results.events import Event
+from council.domain.tail import TailCursor
 from council.errors import ConfigError
-from council.services.threads import latest_event_id, list_events
+from council.services.threads import tail_events, tail_from
 from council.web.errors import documented
 from council.web.models import MAX_EVENT_ID
 from council.web.wiring import Wired, Wiring, require_read
@@ -54,32 +58,31 @@ async def stream(
         int | None, Header(ge=0, le=MAX_EVENT_ID, description="Resume after this event id.")
     ] = None,
 ) -> EventStreamResponse:
-    newest = await run_in_threadpool(latest_event_id, wired.uow, thread_id)  # 404 for an unknown thread
+    resume = last_event_id if last_event_id is not None else after
+    # 404 for an unknown thread
+    cursor = await run_in_threadpool(partial(tail_from, wired.uow, thread_id, after=resume))
     if not wired.hub.running:
         raise ConfigError("the event stream is not running (the app was started without its lifespan)")
-    cursor = last_event_id if last_event_id is not None else after if after is not None else newest
     return EventStreamResponse(
         _frames(wired, thread_id, cursor),
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-async def _frames(wired: Wiring, thread_id: UUID, cursor: int) -> AsyncIterator[str]:
+async def _frames(wired: Wiring, thread_id: UUID, cursor: TailCursor) -> AsyncIterator[str]:
     with wired.hub.subscribe(thread_id) as subscription:
         yield "retry: 3000\n\n"
-        # Listening before the first read: whatever lands after it wakes us.
+        # Subscribed, and the hub polling, before the first read: whatever settles after it wakes us.
         await wired.hub.ready(READY_TIMEOUT_S)
         yield ": listening\n\n"
         while True:
-            batch = await run_in_threadpool(
-                partial(list_events, wired.uow, thread_id, after=cursor, limit=PAGE)
-            )
-            for event in batch.items:
-                cursor = event.id
+            page = await run_in_threadpool(partial(tail_events, wired.uow, thread_id, cursor, limit=PAGE))
+            cursor = page.cursor
+            for event in page.events:
                 yield _frame(event)
-            if len(batch.items) == PAGE:
+            if page.full:
                 continue
-            # A timeout also re-reads: a notification lost to a reconnect is only late, never missing.
+            # A timeout also re-reads: a wake-up missed while the database was away is only late.
             if not await subscription.wait(wired.keepalive_s):
                 yield ": keep-alive\n\n"
 

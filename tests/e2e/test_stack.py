@@ -217,7 +217,7 @@ def test_the_stack_reaches_postgres_as_a_role_that_cannot_switch_triggers_off(
         environ = psutil.Process(stack["components"][name]["pid"]).environ()
         assert environ["COUNCIL_DATABASE_URL"] == state["database_url"], name
     with psycopg.connect(state["database_url"], autocommit=True) as conn:
-        # And every session of the stack's processes logs in as it (the web server listens from start)
+        # And every session of the stack's processes logs in as it (the web server polls events from start)
         def sessions() -> set[str]:
             rows = conn.execute(
                 "SELECT DISTINCT usename FROM pg_stat_activity WHERE datname = current_database() "
@@ -225,7 +225,7 @@ def test_the_stack_reaches_postgres_as_a_role_that_cannot_switch_triggers_off(
             ).fetchall()
             return {str(user) for (user,) in rows}
 
-        wait_for(lambda: bool(sessions()), 30, "the web server's listening session")
+        wait_for(lambda: bool(sessions()), 30, "the web server's polling session")
         assert sessions() == {"council_app"}
         # And that role can neither skip nor disable the ledger's triggers
         for statement in ("SET session_replication_role = replica", "ALTER TABLE claims DISABLE TRIGGER ALL"):

@@ -7,7 +7,6 @@ and tokens is tests/e2e/test_http_guard.py.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from council.services.threads import list_events
 from council.web.app import create_app
 from council.web.security import Policy
 from tests.builders import ACTOR, Ledger
+from tests.sse import read_messages
 
 TOKEN = "s3cret-token"
 READ_TOKEN = "r3ad-token"
@@ -375,27 +375,6 @@ def test_an_authorised_retraction_proposal_contests_the_memory(client: TestClien
 # ------------------------------------------------------------------- stream
 
 
-def _messages(lines: Iterator[str], until: Any, timeout: float = 10) -> list[dict[str, Any]]:
-    """Parse server-sent events until ``until(messages)`` holds; comments are kept as such."""
-    messages: list[dict[str, Any]] = []
-    current: dict[str, Any] = {}
-    deadline = time.monotonic() + timeout
-    for line in lines:
-        assert time.monotonic() < deadline, f"stream did not deliver in time: {messages}"
-        if line.startswith(":"):
-            messages.append({"comment": line[1:].strip()})
-        elif line.startswith("id: "):
-            current["id"] = int(line[4:])
-        elif line.startswith("data: "):
-            current["data"] = json.loads(line[6:])
-        elif line == "" and current:
-            messages.append(current)
-            current = {}
-        if until(messages):
-            return messages
-    raise AssertionError(f"stream ended: {messages}")
-
-
 def test_an_event_inserted_shows_up_on_the_stream(
     client: TestClient, uow: UnitOfWork, seeded: Seeded
 ) -> None:
@@ -404,19 +383,19 @@ def test_an_event_inserted_shows_up_on_the_stream(
     with client.stream("GET", f"/threads/{thread}/stream") as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         lines = response.iter_lines()
-        _messages(lines, lambda ms: {"comment": "listening"} in ms)
+        read_messages(lines, lambda ms: {"comment": "listening"} in ms)
         # When evidence is added to the thread by another writer
         with uow() as tx:
             added = tx.evidence.add(
                 thread_id=thread, source=from_text("fresh evidence"), title=None, actor=ACTOR
             )
         # Then its event arrives, with its id, and keep-alives flow while nothing happens
-        got = _messages(lines, lambda ms: any(m.get("data") for m in ms))
+        got = read_messages(lines, lambda ms: any(m.get("data") for m in ms))
         [event] = [m for m in got if m.get("data")]
         assert event["data"]["kind"] == "evidence.added"
         assert event["data"]["subject_id"] == str(added.id)
         assert event["id"] == event["data"]["id"] == _events(uow, seeded)[-1].id
-        quiet = _messages(lines, lambda ms: {"comment": "keep-alive"} in ms)
+        quiet = read_messages(lines, lambda ms: {"comment": "keep-alive"} in ms)
         assert not any(m.get("data") for m in quiet)
         hub = client.app.state.wiring.hub  # type: ignore[attr-defined]
         assert hub.subscriber_count() == 1
@@ -437,7 +416,7 @@ def test_a_reconnecting_client_gets_every_event_it_missed(
     with client.stream(
         "GET", f"/threads/{seeded.ledger.thread_id}/stream", headers={"Last-Event-ID": str(first)}
     ) as response:
-        got = _messages(
+        got = read_messages(
             response.iter_lines(), lambda ms: len([m for m in ms if m.get("data")]) == len(history) - 1
         )
     # Then it is sent everything after it, in order, from the ledger

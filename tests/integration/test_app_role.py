@@ -22,7 +22,7 @@ from tests.conftest import APP_ROLE
 
 # A table of each kind: append-only, guarded, the event log.
 TABLES = ("claims", "evidence", "events")
-TRIGGERS = {"claims": "claims_immutable", "evidence": "evidence_guard", "events": "events_notify"}
+TRIGGERS = {"claims": "claims_immutable", "evidence": "evidence_guard", "events": "events_immutable"}
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ Every trigger of migration 0001 is exercised against real Postgres: immutable
 tables refuse UPDATE, DELETE and TRUNCATE; tables with documented mutable
 columns refuse DELETE and any change outside those columns; "current" status
 columns move only when a transition row is appended; version rows move the
-logical node's head; events are announced with NOTIFY and never trimmed.
+logical node's head; events record their inserting transaction (revision 0015
+dropped the NOTIFY trigger) and are never trimmed.
 
 The triggers themselves are under test, so these tests run as the owner of the
 tables, whom no privilege stops (the application's role is refused earlier, by
@@ -622,10 +623,10 @@ def test_only_one_live_consolidation_per_logical_node(engine: Engine, fresh_ledg
 # ----------------------------------------------------------------------- events
 
 
-def test_event_insert_is_announced_on_council_events(
+def test_an_event_records_its_transaction_and_its_commit_notifies_nobody(
     db_url: str, engine: Engine, fresh_ledger: dict[str, Any]
 ) -> None:
-    # Given a listener on the council_events channel
+    # Given a listener on the channel events were announced on before revision 0015
     with psycopg.connect(db_url, autocommit=True) as listener:
         listener.execute("LISTEN council_events")
         # When an event is committed
@@ -635,15 +636,15 @@ def test_event_insert_is_announced_on_council_events(
                 "INSERT INTO events (thread_id, kind, actor) VALUES (:t, 'claim.added', 'tester')",
                 {"t": fresh_ledger["thread"]},
             )
-        # Then the listener receives its id, thread and kind
-        received = list(listener.notifies(timeout=10, stop_after=1))
-    assert len(received) == 1
-    assert received[0].channel == "council_events"
-    assert json.loads(received[0].payload) == {
-        "id": event_id,
-        "thread_id": str(fresh_ledger["thread"]),
-        "kind": "claim.added",
-    }
+            writer = conn.execute(text("SELECT CAST(pg_current_xact_id() AS text)")).scalar_one()
+        # Then the row holds the id of the transaction that inserted it
+        with unit_of_work(engine) as conn:
+            stored = conn.execute(
+                text("SELECT CAST(tx AS text) FROM events WHERE id = :id"), {"id": event_id}
+            ).scalar_one()
+        assert stored == writer
+        # And nothing was sent: writers hold no notify-queue lock at commit
+        assert list(listener.notifies(timeout=1, stop_after=1)) == []
 
 
 @pytest.mark.slow

@@ -102,20 +102,20 @@ function openThread(threadId) {
 }
 
 // The stream first: once it is open, whatever the JSON read then misses arrives as
-// events. It reconnects after the server's retry delay, resuming after the last event.
+// events. Opened without a Last-Event-ID the stream sends what was not yet visible
+// when it opened, and the history read after it holds the rest (events are sent in
+// settled order, not id order, so the history's last id names no position to resume
+// from); an event in both is shown once. It reconnects after the server's retry delay,
+// resuming after the last event the stream sent.
 async function follow(threadId, signal) {
   let lastEventId = null;
   let retryMs = 3000;
-  // Past events first (the stream then resumes after the last of them).
-  try {
-    const { items } = await getJSON(`/threads/${threadId}/events`);
-    if (signal.aborted) return;
-    for (const event of items.slice(-MAX_EVENTS_SHOWN)) onEvent(event, { past: true });
-    if (items.length) lastEventId = String(items[items.length - 1].id);
-  } catch (error) {
-    if (error instanceof Unauthorized) return askForToken();
-    console.warn(error);
-  }
+  const seen = new Set();
+  const show = (event, options) => {
+    if (seen.has(event.id)) return;
+    seen.add(event.id);
+    onEvent(event, options);
+  };
   while (!signal.aborted) {
     setStreamState("connecting");
     try {
@@ -124,17 +124,24 @@ async function follow(threadId, signal) {
       const response = await fetch(`/threads/${threadId}/stream`, { headers, signal, cache: "no-store" });
       if (response.status === 401) return askForToken();
       if (!response.ok || !response.body) throw new Error(`stream: ${response.status}`);
+      if (lastEventId === null) {
+        const { items } = await getJSON(`/threads/${threadId}/events`);
+        if (signal.aborted) return;
+        for (const event of items.slice(-MAX_EVENTS_SHOWN)) show(event, { past: true });
+        for (const event of items) seen.add(event.id);
+      }
       setStreamState("open");
       refreshAll();
       await readEvents(response.body, {
         event: (id, data) => {
           if (id !== null) lastEventId = id;
-          onEvent(JSON.parse(data));
+          show(JSON.parse(data));
         },
         retry: (ms) => (retryMs = ms),
       });
     } catch (error) {
       if (signal.aborted) return;
+      if (error instanceof Unauthorized) return askForToken();
       console.warn(error);
     }
     if (signal.aborted) return;
