@@ -53,6 +53,7 @@ LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 _lock = threading.Lock()
 _registered = False
+_priced: set[str] = set()  # simulated models entered in litellm's price map
 
 
 @dataclass(frozen=True)
@@ -146,13 +147,14 @@ def _prepare_litellm() -> None:
 
             def completion(self, *args: Any, **kwargs: Any) -> Any:
                 model = simulated.MODEL_PREFIX + str(kwargs["model"]).removeprefix(simulated.MODEL_PREFIX)
+                _price_as_free(model)
                 conformity = sim_params.conformity_of(kwargs.get("optional_params"))
                 reply = simulated.respond(model, kwargs["messages"], conformity=conformity)
                 # Simulated latency, spent waiting (COUNCIL_SIM_LATENCY: "2" or "2±0.5" seconds).
                 latency = sim_params.latency_s(sim_params.latency_spec(os.environ), reply.text)
                 if latency > 0:  # even sleep(0) gives the processor away
                     time.sleep(latency)
-                return litellm.ModelResponse(
+                response = litellm.ModelResponse(
                     model=model,
                     system_fingerprint="council-simulated",
                     choices=[{"index": 0, "finish_reason": "stop",
@@ -163,6 +165,11 @@ def _prepare_litellm() -> None:
                         total_tokens=reply.prompt_tokens + reply.completion_tokens,
                     ),
                 )  # fmt: skip
+                # The simulator is free, and says so: litellm then takes the stated cost instead of
+                # searching its price map for a model it cannot know (a fifth of its CPU a call).
+                # Set after construction: pydantic resets private attributes in __init__.
+                response._hidden_params = {**response._hidden_params, "response_cost": 0.0}
+                return response
 
             async def acompletion(self, *args: Any, **kwargs: Any) -> Any:
                 return await asyncio.to_thread(self.completion, *args, **kwargs)
@@ -178,6 +185,21 @@ def _prepare_litellm() -> None:
             {"provider": simulated.PROVIDER, "custom_handler": SimulatedLLM()},
         ]
         _registered = True
+
+
+def _price_as_free(model: str) -> None:
+    """Enter a simulated model in litellm's price map at zero, once: litellm prices every
+    answer (and explains a zero cost), and for a model it does not know it searches its
+    whole map for a resemblance first, each call."""
+    if model in _priced:
+        return
+    import litellm
+
+    with _lock:
+        free = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}
+        free |= {"cache_creation_input_token_cost": 0.0, "cache_read_input_token_cost": 0.0}
+        litellm.register_model({model: {**free, "litellm_provider": simulated.PROVIDER, "mode": "chat"}})
+        _priced.add(model)
 
 
 def _status(exc: BaseException) -> int | None:
@@ -240,6 +262,10 @@ def _completion(response: Any, model: str, is_simulated: bool) -> Completion:
 
 
 def _cost(response: Any) -> float | None:
+    """The cost litellm priced the call at as it returned it, else priced now."""
+    stated = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    if isinstance(stated, int | float):
+        return float(stated)
     import litellm
 
     try:

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from council.domain import commands
 from council.domain import source as sources
@@ -32,6 +32,7 @@ from council.ledger.claims import write_checked_claims
 from council.ledger.lookup import require, require_all_in_thread, require_in_thread, require_same_thread
 from council.ledger.nodes import Nodes
 from council.ledger.threads import main_branch_id
+from council.sql import query
 
 REF = "ref:"
 
@@ -268,17 +269,10 @@ def _claimable(
     foreign id (in the given order) raises NotFound."""
     if not version_ids:
         return {}
-    already = (
-        select(t.claims.c.claim_type)
-        .where(t.claims.c.run_id == run_id, t.claims.c.node_version_id == t.node_versions.c.id)
-        .limit(1)
-        .scalar_subquery()
-        .label("claimed_by_this_run")
-    )
     found = {
         row["id"]: row
         for row in conn.execute(
-            select(t.node_versions, already).where(t.node_versions.c.id.in_(list(set(version_ids))))
+            query("claimable_versions"), {"run_id": run_id, "ids": list(set(version_ids))}
         ).mappings()
     }
     for version_id in version_ids:

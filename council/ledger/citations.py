@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID, uuid4
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, insert
 
 from council.domain.commands import Cite
 from council.errors import NotFound
 from council.ledger import tables as t
 from council.ledger.lookup import resolve
+from council.sql import query
 
 
 def resolved(conn: Connection, cites: Sequence[Cite]) -> list[Cite]:
@@ -37,15 +38,8 @@ def attached_evidence(conn: Connection, thread_id: UUID, evidence_ids: Sequence[
     """Which of ``evidence_ids`` are attached to the thread (one query for any number)."""
     if not evidence_ids:
         return set()
-    return {
-        row[0]
-        for row in conn.execute(
-            select(t.thread_evidence.c.evidence_id).where(
-                t.thread_evidence.c.thread_id == thread_id,
-                t.thread_evidence.c.evidence_id.in_(list(set(evidence_ids))),
-            )
-        )
-    }
+    found = conn.execute(query("attached_evidence"), {"thread_id": thread_id, "ids": list(set(evidence_ids))})
+    return {row[0] for row in found}
 
 
 def require_attached(attached: set[UUID], evidence_ids: Sequence[UUID]) -> None:
