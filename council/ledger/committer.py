@@ -6,9 +6,10 @@ advisory lock; then "already live for this version?", then idempotency (same
 version + same snapshot hash → the existing result), then evaluate and write.
 The partial unique index ``consolidations_one_live_per_node`` backs the lock.
 How the lock is waited for is the caller's choice (``NodeLockWait``): the
-service first takes only free locks, then waits for a held one with a shared
-lock that answers repeats, and only then waits for the exclusive lock, so
-evaluators of one node do not queue behind each other one at a time.
+service first takes the free locks and waits for a held one with a shared
+lock, under which a repeat of what the holder decided is answered, and only
+then waits for the exclusive lock, so evaluators of one node do not queue
+behind each other one at a time.
 
 A transaction may decide a batch of versions (a commit-queue message is one,
 planned by weight by ``council.services.consolidation.plan_batches``): every node lock is taken first, in
@@ -48,8 +49,8 @@ COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 
 
 # How commit_begin takes a batch's node locks (see its comment in council/sql/committer.sql).
-NodeLockWait = Literal["try", "shared", "exclusive"]
-TRY, SHARED, EXCLUSIVE = get_args(NodeLockWait)
+NodeLockWait = Literal["try", "exclusive"]
+TRY, EXCLUSIVE = get_args(NodeLockWait)
 
 
 class Committer:
@@ -66,8 +67,8 @@ class Committer:
         write the outcomes (nothing is written for a dry run, whose caller rolls
         the transaction back). ``wait`` says which versions are answered (the
         others are absent): ``exclusive`` all of them, each node lock waited for;
-        ``try`` those whose node lock is free now; ``shared`` only repeats of a
-        version already live, read once whoever holds its node lock is done."""
+        ``try`` those whose node lock is free now, and of the others only repeats
+        of a version already live, read once whoever holds its lock is done."""
         return {
             version_id: Evaluated.model_validate(r)
             for version_id, r in _consolidate_batch(
@@ -103,15 +104,17 @@ def _consolidate_batch(
     missing = next((v for v in version_ids if v not in found), None)
     if missing is not None:
         raise NotFound(f"no node version with id {missing}")
-    if wait == SHARED:  # a shared lock decides nothing: it answers repeats of what was decided
-        repeats = ((v, _repeat(found[v], found[v].live, dry_run)) for v in dict.fromkeys(version_ids))
-        return {v: result for v, result in repeats if result is not None}
+    # A node `try` found held was waited for with a shared lock: that decides nothing, it
+    # answers a repeat of what the holder decided (the rest is left for the exclusive lock).
+    results: dict[UUID, dict[str, Any]] = {}
+    for v in dict.fromkeys(version_ids):
+        repeat = None if found[v].locked else _repeat(found[v], found[v].live, dry_run)
+        if repeat is not None:
+            results[v] = repeat
     # Now under the node locks: every statement from here sees what committed before it.
     # Versions of one logical node are decided in turn (one per node per round), so a
     # round writes at most one live consolidation per node and sees the round before.
-    # (A version whose lock `try` found taken is left for its caller to wait for.)
     held = [v for v in version_ids if found[v].locked]
-    results: dict[UUID, dict[str, Any]] = {}
     pending = held
     while pending:
         nodes: set[UUID] = set()

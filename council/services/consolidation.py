@@ -55,7 +55,7 @@ EVALUATION_BATCH = max(1, int(os.environ.get("COUNCIL_EVALUATION_BATCH", "50")))
 # Races between committers resolve in milliseconds: retry the transaction at once, briefly.
 COMMIT_RETRY = RetryPolicy(max_retries=5, base_s=0.1, cap_s=1.6)
 # A batch's transactions, in turn, each for what the one before left (``_decide``).
-NODE_LOCK_WAITS: tuple[NodeLockWait, ...] = ("try", "shared", "exclusive")
+NODE_LOCK_WAITS: tuple[NodeLockWait, ...] = ("try", "exclusive")
 
 
 class _DryRun(Exception):
@@ -129,11 +129,11 @@ def chunks(
 
 
 def _decide(uow: UnitOfWork, batch: list[UUID], actor: str, dry_run: bool) -> list[Evaluated]:
-    """Decide a batch in up to three transactions, so evaluators of one node never queue
+    """Decide a batch in one transaction, or two, so evaluators of one node never queue
     for its lock one behind another: the versions whose node lock is free are decided at
     once; a node another committer is deciding now is waited for with a shared lock,
     beside every other waiter, and a repeat of what it decided is answered then; only a
-    version still undecided after that waits for the exclusive lock."""
+    version still undecided after that waits, in a second transaction, for the exclusive lock."""
     started = time.monotonic()
     results: dict[UUID, Evaluated] = {}
     pending = batch

@@ -1,8 +1,8 @@
 """How the committer waits for a node lock another transaction holds
-(docs/architecture.md §4): it takes free locks without waiting, waits for a
-held one with a shared lock beside the other waiters and answers a repeat of
-what the holder decided, and waits for the exclusive lock only for what is
-still undecided."""
+(docs/architecture.md §4): it takes free locks, waits for a held one with a
+shared lock beside the other waiters and answers a repeat of what the holder
+decided, and waits for the exclusive lock, in a second transaction, only for
+what is still undecided."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from council.domain.results.consolidation import Evaluated
 from council.ledger import committer
 from council.ledger.locks import lock_node
 from council.ledger.unit import UnitOfWork
-from council.services.consolidation import consolidate
+from council.services.consolidation import consolidate_many
 from tests.builders import ACTOR, Ledger
 
 
@@ -41,11 +41,17 @@ def _await_blocked_shared_waiter(engine: Engine) -> None:
 
 
 def _race_a_holder(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, version_id: UUID, *, holder_decides: bool
-) -> tuple[Evaluated, list[str], dict[UUID, dict[str, Any]]]:
-    """A holder takes the version's node lock; then an evaluator consolidates the version
-    while the holder decides it (or, ``holder_decides`` false, ends deciding nothing).
-    Returns the evaluator's answer, the lock waits of its transactions, and the holder's results."""
+    engine: Engine,
+    monkeypatch: pytest.MonkeyPatch,
+    version_id: UUID,
+    *,
+    holder_decides: bool,
+    evaluated: list[UUID] | None = None,
+) -> tuple[list[Evaluated], list[str], dict[UUID, dict[str, Any]]]:
+    """A holder takes the node lock of ``version_id``; then an evaluator consolidates
+    ``evaluated`` (that version alone by default) while the holder decides the version
+    (or, ``holder_decides`` false, ends deciding nothing). Returns the evaluator's
+    answers, the lock waits of its transactions, and the holder's results."""
     real = committer._consolidate_batch
     waits: list[str] = []
 
@@ -64,13 +70,14 @@ def _race_a_holder(
             if holder_decides:
                 held.update(real(conn, [version_id], actor=ACTOR, dry_run=False))
 
-    answers: list[Evaluated] = []
+    answers: list[list[Evaluated]] = []
     holding = threading.Thread(target=holder)
     holding.start()
     assert locked.wait(10)
     monkeypatch.setattr(committer, "_consolidate_batch", recorded)
+    batch = evaluated or [version_id]
     evaluating = threading.Thread(
-        target=lambda: answers.append(consolidate(UnitOfWork(engine), version_id, actor=ACTOR))
+        target=lambda: answers.append(consolidate_many(UnitOfWork(engine), batch, actor=ACTOR))
     )
     evaluating.start()
     _await_blocked_shared_waiter(engine)
@@ -81,22 +88,27 @@ def _race_a_holder(
     return answers[0], waits, held
 
 
+def _live_ids(engine: Engine, version_id: UUID) -> list[UUID]:
+    with engine.connect() as conn:
+        sql = "SELECT id FROM consolidations WHERE node_version_id = :v AND status = 'live'"
+        return list(conn.execute(text(sql), {"v": version_id}).scalars())
+
+
 def test_a_repeat_of_what_the_lock_holder_decided_is_answered_under_the_shared_lock(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a ready node whose lock another committer holds while it decides the node
     version_id = Ledger.new(engine).ready_node()
     # When an evaluator consolidates the same version meanwhile
-    answer, waits, held = _race_a_holder(engine, monkeypatch, version_id, holder_decides=True)
-    # Then it found the lock taken, waited with a shared lock, and answered with the
+    [answer], waits, held = _race_a_holder(engine, monkeypatch, version_id, holder_decides=True)
+    # Then it waited with a shared lock in its one transaction and answered with the
     # holder's consolidation, never taking the exclusive lock
     assert held[version_id]["outcome"] == "committed"
-    assert waits == ["try", "shared"]
+    assert waits == ["try"]
     assert answer.outcome == "already_consolidated"
     assert answer.consolidation_id == held[version_id]["consolidation_id"]
     # And the ledger holds that one live consolidation
-    live = "SELECT count(*) FROM consolidations WHERE node_version_id = :v AND status = 'live'"
-    assert _scalar(engine, live, v=version_id) == 1
+    assert _live_ids(engine, version_id) == [answer.consolidation_id]
 
 
 def test_a_version_the_holder_left_undecided_waits_for_the_exclusive_lock_and_commits(
@@ -105,32 +117,30 @@ def test_a_version_the_holder_left_undecided_waits_for_the_exclusive_lock_and_co
     # Given a ready node whose lock another transaction holds and releases deciding nothing
     version_id = Ledger.new(engine).ready_node()
     # When an evaluator consolidates the version meanwhile
-    answer, waits, held = _race_a_holder(engine, monkeypatch, version_id, holder_decides=False)
-    # Then the shared pass answered nothing, and the exclusive one decided and committed
+    [answer], waits, held = _race_a_holder(engine, monkeypatch, version_id, holder_decides=False)
+    # Then the shared wait answered nothing, and a second transaction, exclusive, committed
     assert held == {}
-    assert waits == ["try", "shared", "exclusive"]
+    assert waits == ["try", "exclusive"]
     assert answer.outcome == "committed"
-    live = "SELECT id FROM consolidations WHERE node_version_id = :v AND status = 'live'"
-    assert _scalar(engine, live, v=version_id) == answer.consolidation_id
+    assert _live_ids(engine, version_id) == [answer.consolidation_id]
 
 
-def test_try_leaves_a_held_node_alone_and_decides_the_free_ones_of_its_batch(engine: Engine) -> None:
-    # Given two ready nodes, one of them locked by another transaction
+def test_a_batch_decides_its_free_nodes_and_answers_a_held_node_from_its_holder(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two ready nodes, one of them locked by a committer deciding it
     ledger = Ledger.new(engine)
     busy, free = ledger.ready_node("busy"), ledger.ready_node("free")
-    with engine.connect() as other, other.begin():
-        lock_node(other, _logical_node(engine, busy))
-        # When a batch of both is decided without waiting
-        with engine.connect() as conn, conn.begin():
-            started = time.monotonic()
-            results = committer._consolidate_batch(conn, [busy, free], actor=ACTOR, dry_run=False, wait="try")
-            waited = time.monotonic() - started
-            # Then the free one committed, the held one was left out, and nothing waited for it
-            # (a wait would last the lock timeout, 10 s, and fail)
-            assert {v: r["outcome"] for v, r in results.items()} == {free: "committed"}
-            assert waited < 2.0
-            # And a shared pass on the free one, already live, answers the repeat
-            shared = committer._consolidate_batch(conn, [free], actor=ACTOR, dry_run=False, wait="shared")
-            assert shared[free]["consolidation_id"] == results[free]["consolidation_id"]
-    count = "SELECT count(*) FROM consolidations WHERE node_version_id = :v"
-    assert (_scalar(engine, count, v=busy), _scalar(engine, count, v=free)) == (0, 1)
+    # When a batch of both is consolidated meanwhile
+    answers, waits, held = _race_a_holder(
+        engine, monkeypatch, busy, holder_decides=True, evaluated=[busy, free]
+    )
+    # Then one transaction committed the free one and answered the held one with the holder's
+    assert waits == ["try"]
+    assert [(a.node_version_id, a.outcome) for a in answers] == [
+        (busy, "already_consolidated"),
+        (free, "committed"),
+    ]
+    assert answers[0].consolidation_id == held[busy]["consolidation_id"]
+    assert _live_ids(engine, busy) == [answers[0].consolidation_id]
+    assert _live_ids(engine, free) == [answers[1].consolidation_id]
