@@ -33,7 +33,7 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from benchmarks.harness import bench_database, race
+from benchmarks.harness import bench_database, process_cpu_s, race
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import EVALUATION_BATCH, consolidate, consolidate_many
@@ -90,17 +90,6 @@ def _consolidate_all(
             server_after - server_cpu if server_cpu is not None and server_after is not None else None
         ),
     }
-
-
-def process_cpu_s(pid: int) -> float | None:
-    """CPU seconds a process on this machine has used (None when it cannot be read)."""
-    import psutil
-
-    try:
-        times = psutil.Process(pid).cpu_times()
-    except (psutil.Error, OSError):
-        return None
-    return float(times.user + times.system)
 
 
 def pgbench_binary() -> str:

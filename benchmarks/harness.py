@@ -3,8 +3,8 @@
 ``bench_database()`` uses the first admin URL set among ``ADMIN_URL_ENVS``,
 else an embedded pgserver started (and deleted) for the benchmark alone.
 ``race()`` starts one spawn-context process per argument set (or forkserver, for
-the tests), lets each prepare untimed, then releases them together and collects
-their answers.
+the tests), lets each prepare untimed, then releases them together at one moment
+of the clock and collects their answers.
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ from council.config import redact_url
 from council.ledger.db import dispose_all
 
 ADMIN_URL_ENVS = ("COUNCIL_BENCH_DATABASE_URL", "COUNCIL_TEST_DATABASE_URL")
+# The release moment is this far after the Event is set: waking the contenders
+# blocked on one Event is serial (each re-takes the Event's lock in turn), and
+# on a loaded machine takes tenths of a second; asleep until the moment, the
+# contenders start together instead, outside the timed window.
+RELEASE_MARGIN_S = 0.5
 
 
 @contextmanager
@@ -60,8 +65,9 @@ class Race:
     results: list[Any]  # one per contender, in order; None where it raised
     errors: list[str]  # tracebacks of contenders that raised after the release
     ready_s: float  # from the first start until every contender was prepared and waiting
-    elapsed_s: float  # from the release until every contender had answered
+    elapsed_s: float  # from the release moment until the last contender had its answer
     exitcodes: list[int | None]
+    release_lag_s: float = 0.0  # how late after the release moment the last contender began
 
 
 class RaceAborted(RuntimeError):
@@ -76,9 +82,10 @@ def race(
     start_method: str = "spawn",
 ) -> Race:
     """Start one spawned process per argument tuple, let each run ``prepare(*args)``
-    (connect, build its data) untimed, then release them all at once with one
-    Event and collect what each prepared action returns. ``timeout`` bounds
-    the whole race; a contender never released gives up after it too.
+    (connect, build its data) untimed, then release them all at once — one Event
+    names a moment of the wall clock, a little ahead, which every contender sleeps
+    until — and collect what each prepared action returns and when it had it.
+    ``timeout`` bounds the whole race; a contender never released gives up after it too.
 
     ``prepare`` must be a module-level function (spawn pickles it by name) and
     return a zero-argument callable; results must be picklable. ``start_method``
@@ -88,12 +95,13 @@ def race(
     """
     ctx = mp.get_context(start_method)
     ready: Queue[tuple[int, str | None]] = ctx.Queue()
-    answers: Queue[tuple[int, Any, str | None]] = ctx.Queue()
+    answers: Queue[tuple[int, Any, str | None, float, float]] = ctx.Queue()
     go = ctx.Event()
+    release_at = ctx.Value("d", 0.0, lock=False)  # written once, before go is set
     procs = [
         ctx.Process(
             target=_contender,
-            args=(i, prepare, args, ready, go, answers, timeout),
+            args=(i, prepare, args, ready, go, release_at, answers, timeout),
             name=f"contender-{i}",
             daemon=True,
         )
@@ -109,10 +117,9 @@ def race(
         if failures:
             raise RaceAborted("\n".join(failures))
         ready_s = time.perf_counter() - started
-        released = time.perf_counter()
+        release_at.value = time.time() + RELEASE_MARGIN_S
         go.set()
         answered = _collect(answers, procs, deadline)
-        elapsed_s = time.perf_counter() - released
         finished = True
     finally:
         for proc in procs:
@@ -123,11 +130,14 @@ def race(
                 proc.join()
     results: list[Any] = [None] * len(procs)
     errors = []
-    for i, result, error in answered:
+    for i, result, error, _, _ in answered:
         results[i] = result
         if error:
             errors.append(f"contender {i}: {error}")
-    return Race(results, errors, ready_s, elapsed_s, [proc.exitcode for proc in procs])
+    elapsed_s = max(done for *_, done in answered) - release_at.value
+    release_lag_s = max(began for *_, began, _ in answered) - release_at.value
+    exitcodes = [proc.exitcode for proc in procs]
+    return Race(results, errors, ready_s, elapsed_s, exitcodes, max(release_lag_s, 0.0))
 
 
 def _collect(source: Queue[Any], procs: list[Any], deadline: float) -> list[Any]:
@@ -161,7 +171,8 @@ def _contender(
     args: tuple[Any, ...],
     ready: Queue[tuple[int, str | None]],
     go: Event,
-    answers: Queue[tuple[int, Any, str | None]],
+    release_at: Any,
+    answers: Queue[tuple[int, Any, str | None, float, float]],
     timeout: float,
 ) -> None:
     try:
@@ -173,10 +184,13 @@ def _contender(
         ready.put((index, None))
         if not go.wait(timeout):
             return
+        time.sleep(max(0.0, release_at.value - time.time()))
+        began = time.time()  # the wall clock: one for every process of the machine
         try:
-            answers.put((index, act(), None))
+            result, error = act(), None
         except BaseException:
-            answers.put((index, None, traceback.format_exc()))
+            result, error = None, traceback.format_exc()
+        answers.put((index, result, error, began, time.time()))
     finally:
         dispose_all()
 
@@ -201,3 +215,14 @@ def postgres_cpu_s(engine: Any) -> float:
             continue
         total += times.user + times.system
     return total
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds a process on this machine has used (None when it cannot be read)."""
+    import psutil
+
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except (psutil.Error, OSError):
+        return None
+    return float(times.user + times.system)

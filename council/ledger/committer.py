@@ -5,6 +5,11 @@ One transaction at READ COMMITTED; the logical node's transaction-scoped
 advisory lock; then "already live for this version?", then idempotency (same
 version + same snapshot hash → the existing result), then evaluate and write.
 The partial unique index ``consolidations_one_live_per_node`` backs the lock.
+How the lock is waited for is the caller's choice (``NodeLockWait``): the
+service first takes the free locks and waits for a held one with a shared
+lock, under which a repeat of what the holder decided is answered, and only
+then waits for the exclusive lock, so evaluators of one node do not queue
+behind each other one at a time.
 
 A transaction may decide a batch of versions (a commit-queue message is one,
 planned by weight by ``council.services.consolidation.plan_batches``): every node lock is taken first, in
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 from uuid import UUID
 
 from sqlalchemy import Connection, insert, select
@@ -43,6 +48,11 @@ STATEMENT_TIMEOUT = "60s"
 COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 
 
+# How commit_begin takes a batch's node locks (see its comment in council/sql/committer.sql).
+NodeLockWait = Literal["try", "exclusive"]
+TRY, EXCLUSIVE = get_args(NodeLockWait)
+
+
 class Committer:
     """The committer's statements over one transaction (the service owns the
     transaction, its retries and the batching; see council.services.consolidation)."""
@@ -50,14 +60,21 @@ class Committer:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def decide(self, version_ids: list[UUID], *, actor: str, dry_run: bool) -> list[Evaluated]:
-        """Decide each version as a lone committer would, under every node lock of
-        the batch, and write the outcomes (nothing is written for a dry run, whose
-        caller rolls the transaction back)."""
-        return [
-            Evaluated.model_validate(r)
-            for r in _consolidate_batch(self._conn, version_ids, actor=actor, dry_run=dry_run)
-        ]
+    def decide(
+        self, version_ids: list[UUID], *, actor: str, dry_run: bool, wait: NodeLockWait = EXCLUSIVE
+    ) -> dict[UUID, Evaluated]:
+        """Decide each version as a lone committer would, under its node lock, and
+        write the outcomes (nothing is written for a dry run, whose caller rolls
+        the transaction back). ``wait`` says which versions are answered (the
+        others are absent): ``exclusive`` all of them, each node lock waited for;
+        ``try`` those whose node lock is free now, and of the others only repeats
+        of a version already live, read once whoever holds its lock is done."""
+        return {
+            version_id: Evaluated.model_validate(r)
+            for version_id, r in _consolidate_batch(
+                self._conn, version_ids, actor=actor, dry_run=dry_run, wait=wait
+            ).items()
+        }
 
     def weights(self, version_ids: Sequence[UUID]) -> dict[UUID, int]:
         """The claims on each version that exists (one read, before any lock)."""
@@ -68,13 +85,14 @@ class Committer:
 
 
 def _consolidate_batch(
-    conn: Connection, version_ids: list[UUID], *, actor: str, dry_run: bool
-) -> list[dict[str, Any]]:
+    conn: Connection, version_ids: list[UUID], *, actor: str, dry_run: bool, wait: NodeLockWait = EXCLUSIVE
+) -> dict[UUID, dict[str, Any]]:
     with metrics.lock_wait("node"):
         begun = conn.execute(
             query("commit_begin"),
             {
                 "version_ids": version_ids,
+                "wait": wait,
                 "lock_timeout": LOCK_TIMEOUT,
                 "statement_timeout": STATEMENT_TIMEOUT,
             },
@@ -86,11 +104,18 @@ def _consolidate_batch(
     missing = next((v for v in version_ids if v not in found), None)
     if missing is not None:
         raise NotFound(f"no node version with id {missing}")
+    # A node `try` found held was waited for with a shared lock: that decides nothing, it
+    # answers a repeat of what the holder decided (the rest is left for the exclusive lock).
+    results: dict[UUID, dict[str, Any]] = {}
+    for v in dict.fromkeys(version_ids):
+        repeat = None if found[v].locked else _repeat(found[v], found[v].live, dry_run)
+        if repeat is not None:
+            results[v] = repeat
     # Now under the node locks: every statement from here sees what committed before it.
     # Versions of one logical node are decided in turn (one per node per round), so a
     # round writes at most one live consolidation per node and sees the round before.
-    results: dict[UUID, dict[str, Any]] = {}
-    pending = version_ids
+    held = [v for v in version_ids if found[v].locked]
+    pending = held
     while pending:
         nodes: set[UUID] = set()
         this_round: list[Any] = []
@@ -104,10 +129,25 @@ def _consolidate_batch(
                 this_round.append(row)
         # The first round knows each node's live consolidation from commit_begin (read after
         # its lock); a later one reads it again, after the round before it wrote.
-        first = pending is version_ids
+        first = pending is held
         results.update(_decide(conn, this_round, actor=actor, dry_run=dry_run, fresh=first))
         pending = later
-    return [results[v] for v in version_ids]
+    return results
+
+
+def _repeat(version: Any, live: dict[str, Any] | None, dry_run: bool) -> dict[str, Any] | None:
+    """The answer to a version already live (its node's live consolidation ``live``), else None."""
+    if live is None or live["node_version_id"] != str(version.id):
+        return None
+    # Idempotent at the version level: committing changes the version's
+    # status, so a repeat sees a new snapshot hash but must get the same row.
+    return {
+        **_base(version, dry_run),
+        "snapshot_sha256": live["snapshot_sha256"],
+        "outcome": ALREADY,
+        "consolidation_id": UUID(live["id"]),
+        "reasons": live["reasons"],
+    }
 
 
 def _decide(
@@ -120,16 +160,9 @@ def _decide(
     todo = []
     for version in versions:
         live = version.live if state is None else state.live.get(str(version.logical_node_id))
-        if live is not None and live["node_version_id"] == str(version.id):
-            # Idempotent at the version level: committing changes the version's
-            # status, so a repeat sees a new snapshot hash but must get the same row.
-            results[version.id] = {
-                **_base(version, dry_run),
-                "snapshot_sha256": live["snapshot_sha256"],
-                "outcome": ALREADY,
-                "consolidation_id": UUID(live["id"]),
-                "reasons": live["reasons"],
-            }
+        repeat = _repeat(version, live, dry_run)
+        if repeat is not None:
+            results[version.id] = repeat
         else:
             todo.append(version)
     if not todo:

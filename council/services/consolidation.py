@@ -18,6 +18,7 @@ import os
 import random
 import time
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from council import metrics
@@ -42,6 +43,9 @@ from council.domain.vocabulary import MEMORY_STATUSES
 from council.errors import Duplicate, NotFound, TransientDatabaseError
 from council.ledger.unit import Tx, UnitOfWork
 
+if TYPE_CHECKING:  # the committer is imported by the first transaction that decides
+    from council.ledger.committer import NodeLockWait
+
 # A transaction decides versions until their snapshots hold about this many claims.
 CLAIMS_PER_TRANSACTION = 200
 # At most this many versions per commit-queue message (one committer transaction); a
@@ -50,20 +54,24 @@ CLAIMS_PER_TRANSACTION = 200
 EVALUATION_BATCH = max(1, int(os.environ.get("COUNCIL_EVALUATION_BATCH", "50")))
 # Races between committers resolve in milliseconds: retry the transaction at once, briefly.
 COMMIT_RETRY = RetryPolicy(max_retries=5, base_s=0.1, cap_s=1.6)
+# A batch's transactions, in turn, each for what the one before left (``_decide``).
+NODE_LOCK_WAITS: tuple[NodeLockWait, ...] = ("try", "exclusive")
 
 
 class _DryRun(Exception):
     """Raised inside the transaction to roll a dry run back with its results."""
 
-    def __init__(self, results: list[Evaluated]) -> None:
+    def __init__(self, results: dict[UUID, Evaluated]) -> None:
         self.results = results
 
 
 def consolidate(uow: UnitOfWork, version: IdRef, *, actor: str, dry_run: bool = False) -> Evaluated:
     """Evaluate a node version under its thread's pinned rules and commit its
     consolidation if they allow (``--dry-run``: decide, write nothing)."""
-    with uow() as tx:
-        version_id = tx.resolve("node version", version)
+    version_id = version
+    if not isinstance(version_id, UUID):  # a whole id needs no transaction of its own
+        with uow() as tx:
+            version_id = tx.resolve("node version", version)
     return consolidate_many(uow, [version_id], actor=actor, dry_run=dry_run)[0]
 
 
@@ -121,28 +129,47 @@ def chunks(
 
 
 def _decide(uow: UnitOfWork, batch: list[UUID], actor: str, dry_run: bool) -> list[Evaluated]:
+    """Decide a batch in one transaction, or two, so evaluators of one node never queue
+    for its lock one behind another: the versions whose node lock is free are decided at
+    once; a node another committer is deciding now is waited for with a shared lock,
+    beside every other waiter, and a repeat of what it decided is answered then; only a
+    version still undecided after that waits, in a second transaction, for the exclusive lock."""
     started = time.monotonic()
+    results: dict[UUID, Evaluated] = {}
+    pending = batch
+    for wait in NODE_LOCK_WAITS:
+        results.update(_transaction(uow, pending, actor, dry_run, wait))
+        pending = [v for v in pending if v not in results]
+        if not pending:
+            break
+    if not dry_run:  # a dry run is not a commit
+        elapsed = time.monotonic() - started
+        for result in results.values():
+            metrics.observe_commit(result.outcome, elapsed)
+    return [results[v] for v in batch]
+
+
+def _transaction(
+    uow: UnitOfWork, batch: list[UUID], actor: str, dry_run: bool, wait: NodeLockWait
+) -> dict[UUID, Evaluated]:
+    """One committer transaction, retried whole when it loses a race."""
     retries = 0
     while True:
         try:
             with uow() as tx:
-                results = tx.committer.decide(batch, actor=actor, dry_run=dry_run)
+                results = tx.committer.decide(batch, actor=actor, dry_run=dry_run, wait=wait)
                 if dry_run:
                     raise _DryRun(results)
-            break
+            return results
         except _DryRun as done:
             return done.results
         except (TransientDatabaseError, Duplicate):
-            wait = COMMIT_RETRY.delay(retries, random.random())  # noqa: S311 - jitter, not security
-            if wait is None:
+            delay = COMMIT_RETRY.delay(retries, random.random())  # noqa: S311 - jitter, not security
+            if delay is None:
                 raise
             retries += 1
             metrics.count_retry("commit_transaction")
-            time.sleep(wait)
-    elapsed = time.monotonic() - started
-    for result in results:
-        metrics.observe_commit(result.outcome, elapsed)
-    return results
+            time.sleep(delay)
 
 
 def groups(uow: UnitOfWork, version: IdRef) -> GroupsShown:

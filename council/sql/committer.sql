@@ -12,16 +12,23 @@ WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
 -- shapes never change; a custom plan for each batch size costs more to plan
 -- than to run), and report the isolation level (row s), then find the versions of
 -- :version_ids and take each one's logical-node lock, transaction-scoped, in
--- ascending key order (deadlock-free between batches). The lateral subquery
--- reads s, so the timeouts are set before any lock is waited for; the locks,
--- volatile, are taken after the sort. One row per version found (a single row
--- of NULLs but the isolation when none is). Nothing read by this statement's
--- own snapshot may be trusted for the decision (it predates the lock waits;
--- the version rows it reads are immutable), but `live`, each node's live
--- consolidation, is read right after that node's lock by a VOLATILE function,
--- with a fresh snapshot (revision 0014): a repeat of a consolidated version is
--- answered from this statement alone.
-SELECT s.isolation, v.id, v.logical_node_id, v.thread_id, v.content,
+-- ascending key order (deadlock-free between batches), as :wait says:
+-- 'exclusive' waits for each; 'try' takes the free ones without waiting and,
+-- where another transaction holds a lock (its node is being decided now),
+-- waits for a shared lock instead, granted to every such waiter at once when
+-- the holder ends, to read what the holder decided, never to decide
+-- (`locked` is false there: the shared lock's void result IS NOT NULL, and a
+-- constant false would be folded away with the call). Either way a wait is
+-- only ever for a key above every one held. The lateral subquery reads s, so
+-- the timeouts are set before any
+-- lock is waited for; the locks, volatile, are taken after the sort. One row
+-- per version found (a single row of NULLs but the isolation when none is).
+-- Nothing read by this statement's own snapshot may be trusted for the
+-- decision (it predates the lock waits; the version rows it reads are
+-- immutable), but `live`, each node's live consolidation, is read right after
+-- that node's lock by a VOLATILE function, with a fresh snapshot (revision
+-- 0014): a repeat of a consolidated version is answered from this statement alone.
+SELECT s.isolation, v.id, v.logical_node_id, v.thread_id, v.content, v.locked,
        CASE WHEN v.locked IS NOT NULL THEN council_live_consolidation_v1(v.logical_node_id) END AS live
 FROM (SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
              set_config('statement_timeout', :statement_timeout, true) AS statement_timeout,
@@ -29,8 +36,13 @@ FROM (SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
              current_setting('transaction_isolation') AS isolation) AS s
 LEFT JOIN LATERAL (
     SELECT nv.id, nv.logical_node_id, nv.thread_id, nv.content,
-           pg_advisory_xact_lock(hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0))
-               AS locked
+           CASE WHEN CAST(:wait AS text) <> 'try' THEN pg_advisory_xact_lock(
+                     hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0)) IS NOT NULL
+                WHEN pg_try_advisory_xact_lock(
+                     hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0)) THEN true
+                ELSE pg_advisory_xact_lock_shared(
+                     hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0)) IS NULL
+           END AS locked
     FROM node_versions nv
     WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
       AND s.lock_timeout IS NOT NULL AND s.statement_timeout IS NOT NULL
