@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 from uuid import UUID
 
 from sqlalchemy import Connection, insert, select
@@ -50,7 +50,7 @@ COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 
 # How commit_begin takes a batch's node locks (see its comment in council/sql/committer.sql).
 NodeLockWait = Literal["try", "exclusive"]
-TRY, EXCLUSIVE = get_args(NodeLockWait)
+EXCLUSIVE: NodeLockWait = "exclusive"
 
 
 class Committer:
