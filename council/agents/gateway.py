@@ -51,6 +51,10 @@ _OWNED_PARAMS = frozenset({"api_key", "api_base", "base_url", "num_retries", "ma
 _REASON_CHARS = 600
 LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
+# The model of the call preload() makes, and the call parameter that spares it the latency.
+WARM_UP_MODEL = simulated.MODEL_PREFIX + "warm-up"
+_WARM_UP = "council_warm_up"
+
 _lock = threading.Lock()
 _registered = False
 _priced: set[str] = set()  # simulated models entered in litellm's price map
@@ -126,9 +130,23 @@ def _refuse_if_offline(model: str, api_base: str | None, is_simulated: bool) -> 
 
 
 def preload() -> None:
-    """Import litellm and register the simulated provider now (a worker does it
-    before forking its pool, so no pool process pays the seconds of import)."""
+    """Import litellm, register the simulated provider and make one simulated call now,
+    without its latency. A worker does it before it takes work (before forking its pool):
+    litellm imports much of itself only on its first call (its tokenizer's encoding, its
+    proxy's file-id and spend-logging helpers), and a new worker's first wave of runs
+    would otherwise pay that together, in every pool process."""
     _prepare_litellm()
+    import litellm
+
+    litellm.completion(
+        model=WARM_UP_MODEL,
+        messages=[{"role": "user", "content": "warm-up"}],
+        num_retries=0,
+        max_retries=0,
+        drop_params=True,
+        timeout=DEFAULT_TIMEOUT_S,
+        **{_WARM_UP: True},
+    )
 
 
 def _prepare_litellm() -> None:
@@ -152,7 +170,8 @@ def _prepare_litellm() -> None:
                 reply = simulated.respond(model, kwargs["messages"], conformity=conformity)
                 # Simulated latency, spent waiting (COUNCIL_SIM_LATENCY: "2" or "2±0.5" seconds).
                 latency = sim_params.latency_s(sim_params.latency_spec(os.environ), reply.text)
-                if latency > 0:  # even sleep(0) gives the processor away
+                warm_up = (kwargs.get("optional_params") or {}).get(_WARM_UP)
+                if latency > 0 and not warm_up:  # even sleep(0) gives the processor away
                     time.sleep(latency)
                 response = litellm.ModelResponse(
                     model=model,

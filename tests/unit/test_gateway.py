@@ -391,3 +391,16 @@ def test_once_malformed_recovers_after_the_reprompt() -> None:
     recovered = AgentOutput.model_validate_json(gateway.complete(model, retry, {}).text)
     assert recovered.summary.startswith("[simulated codex]")
     assert {c.node_version_id for c in recovered.claims} == set(HEADS)
+
+
+def test_preloading_makes_one_simulated_call_that_spares_the_latency(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given simulated calls that wait 30 s, and a clock that records the waits instead
+    waits: list[float] = []
+    monkeypatch.setenv("COUNCIL_SIM_LATENCY", "30")
+    monkeypatch.setattr(gateway.time, "sleep", waits.append)
+    # When a worker preloads, then makes a run's call
+    gateway.preload()
+    assert waits == []
+    gateway.complete("council-sim/claude", MESSAGES, {})
+    # Then only the run's call waited
+    assert waits == [30.0]
