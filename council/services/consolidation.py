@@ -103,6 +103,8 @@ def plan_batches(uow: UnitOfWork, version_ids: Sequence[UUID], *, max_versions: 
     where another worker can take the next. (An unknown version weighs
     nothing here; the committer refuses it.)"""
     unique = list(dict.fromkeys(version_ids))
+    if len(unique) <= 1:  # one message whatever it weighs: no transaction (most runs touch one)
+        return [unique] if unique else []
     with uow() as tx:
         weights = tx.committer.weights(unique)
     return chunks(unique, weights, max_versions=max_versions)

@@ -415,3 +415,7 @@ def test_batches_are_planned_by_weight_light_nodes_together_heavy_ones_alone(
     )
     # Then light nodes share messages up to the version cap, the heavy one goes alone
     assert planned == [light[:2], [heavy], light[2:]]
+    # and one version (what most runs touch) is one message, planned without a transaction
+    monkeypatch.setattr(UnitOfWork, "__call__", None)
+    assert consolidation.plan_batches(UnitOfWork(engine), [heavy, heavy], max_versions=3) == [[heavy]]
+    assert consolidation.plan_batches(UnitOfWork(engine), [], max_versions=3) == []
