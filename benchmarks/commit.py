@@ -5,7 +5,7 @@ Eight committer processes, each with its own engine and connection, prepare
 them; the figure is consolidations / s from the release until the last one is
 done. The same run measures pgbench with eight clients doing the committer's
 skeleton — transaction-scoped advisory lock, a small read, an insert, commit —
-on the same database, and reports the ratio. Target: ratio ≥ 0.30.
+on the same database, and reports the ratio. Target: ratio ≥ 0.5 (issue 19; it was 0.30).
 
 The committers consolidate as the commit workers do, a batch of
 ``council.services.consolidation.EVALUATION_BATCH`` versions per transaction (the headline
@@ -42,7 +42,7 @@ from tests.builders import Ledger
 COMMITTERS = 8
 NODES_PER_COMMITTER = 500
 PGBENCH_SECONDS = 5
-TARGET_RATIO = 0.30
+TARGET_RATIO = 0.5  # issue 19 (was 0.30)
 
 # The committer's skeleton: lock a key, read a few rows, insert one, commit.
 PGBENCH_SCRIPT = """\

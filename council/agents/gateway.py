@@ -57,6 +57,7 @@ _WARM_UP = "council_warm_up"
 
 _lock = threading.Lock()
 _registered = False
+_warmed = False  # preload() made its call
 _priced: set[str] = set()  # simulated models entered in litellm's price map
 
 
@@ -134,8 +135,14 @@ def preload() -> None:
     without its latency. A worker does it before it takes work (before forking its pool):
     litellm imports much of itself only on its first call (its tokenizer's encoding, its
     proxy's file-id and spend-logging helpers), and a new worker's first wave of runs
-    would otherwise pay that together, in every pool process."""
+    would otherwise pay that together, in every pool process. Once a process: later
+    calls return at once."""
+    global _warmed
     _prepare_litellm()
+    with _lock:
+        if _warmed:
+            return
+        _warmed = True
     import litellm
 
     litellm.completion(

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, namedtuple_row
 
 from council import config
 from council.errors import (
@@ -104,3 +104,21 @@ def rows(conn: Connection, name: str, **params: Any) -> list[dict[str, Any]]:
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(driver_sql(name), params)  # a dict, even empty: `%%` is then read as `%`
         return cur.fetchall()
+
+
+def in_transaction(conn: Any, name: str, params: dict[str, Any], *, as_tuples: bool = False) -> list[Any]:
+    """The rows of the named query run on the psycopg connection under ``conn``, a
+    SQLAlchemy connection, in its open transaction: as dicts, or as named tuples
+    (``as_tuples``). What a run executes a few times per run on a busy worker skips
+    SQLAlchemy's per-statement machinery this way; the statement and its transaction are
+    the same. Driver errors leave translated, and a connection the server dropped is
+    invalidated in SQLAlchemy's pool, as its own execution would."""
+    driver: Connection = conn.connection.driver_connection
+    try:
+        with driver.cursor(row_factory=namedtuple_row if as_tuples else dict_row) as cur:
+            cur.execute(driver_sql(name), params)
+            return cur.fetchall() if cur.description is not None else []
+    except psycopg.Error as exc:
+        if driver.broken:
+            conn.invalidate(exc)
+        raise translate_driver(exc, invalidated=driver.broken) from exc

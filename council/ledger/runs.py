@@ -30,6 +30,7 @@ from council.ledger.attempts import attempts_of
 from council.ledger.events import append
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require, require_same_thread, resolve
+from council.ledger.pg import in_transaction
 from council.ledger.traces import Traces
 from council.sql import query
 
@@ -339,16 +340,18 @@ class Runs:
         """Take the run for a new attempt, or None when it is done or leased elsewhere;
         ``owner`` (the worker) is recorded as the attempt's. ``held_attempt``: the
         attempt this task held when a transient error cut it off, taken over at once."""
-        return self._conn.execute(
-            query("claim_run"),
+        found = in_transaction(
+            self._conn,
+            "claim_run",
             {"run_id": run_id, "owner": owner, "lease_s": lease_s, "held_attempt": held_attempt},
-        ).first()
+            as_tuples=True,
+        )
+        return found[0] if found else None
 
     def fence(self, run_id: UUID, attempt: int) -> Any | None:
         """The run's row, locked, if this attempt still owns it (None: fenced out)."""
-        return (
-            self._conn.execute(query("fence_run"), {"run_id": run_id, "attempt": attempt}).mappings().first()
-        )
+        found = in_transaction(self._conn, "fence_run", {"run_id": run_id, "attempt": attempt})
+        return found[0] if found else None
 
     def store_request(self, run_id: UUID, attempt: int, request: CompiledRequest) -> bool:
         """Record the canonical request, its hash and exposures before the call, with
@@ -356,8 +359,9 @@ class Runs:
         request is stored). One statement: the claim's transaction calls it."""
         canonical = request.canonical()
         sha256 = request.sha256
-        stored = self._conn.execute(
-            query("store_request"),
+        stored = in_transaction(
+            self._conn,
+            "store_request",
             {
                 "run_id": run_id,
                 "attempt": attempt,
@@ -369,8 +373,8 @@ class Runs:
                     {"attempt": attempt, "request_sha256": sha256, "exposures": len(request.exposures)}
                 ),
             },
-        ).first()
-        return stored is not None
+        )
+        return bool(stored)
 
     def finish(
         self,
@@ -396,8 +400,9 @@ class Runs:
                 "payload": {"attempt": attempt, **(event_payload or {})},
             },
         ]
-        self._conn.execute(
-            query("finish_run"),
+        in_transaction(
+            self._conn,
+            "finish_run",
             {
                 "run_id": run["id"],
                 "attempt": attempt,
@@ -413,7 +418,7 @@ class Runs:
     def release(self, run_id: UUID, attempt: int, reason: str) -> bool:
         """Give the run back to the queue for a later try (fenced); the attempt's record keeps the reason."""
         reason = " ".join(reason.split())[:2000] or "released"
-        found = self._conn.execute(
-            query("release_run"), {"run_id": run_id, "attempt": attempt, "reason": reason}
+        found = in_transaction(
+            self._conn, "release_run", {"run_id": run_id, "attempt": attempt, "reason": reason}
         )
-        return found.first() is not None
+        return bool(found)

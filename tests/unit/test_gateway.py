@@ -394,13 +394,22 @@ def test_once_malformed_recovers_after_the_reprompt() -> None:
 
 
 def test_preloading_makes_one_simulated_call_that_spares_the_latency(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given simulated calls that wait 30 s, and a clock that records the waits instead
+    # Given simulated calls that wait 30 s, a clock that records the waits instead, and a
+    # process that has not preloaded yet
+    gateway._prepare_litellm()
     waits: list[float] = []
+    answered: list[str] = []
+    respond = gateway.simulated.respond
     monkeypatch.setenv("COUNCIL_SIM_LATENCY", "30")
     monkeypatch.setattr(gateway.time, "sleep", waits.append)
-    # When a worker preloads, then makes a run's call
+    monkeypatch.setattr(
+        gateway.simulated, "respond", lambda m, *a, **k: answered.append(m) or respond(m, *a, **k)
+    )
+    monkeypatch.setattr(gateway, "_warmed", False)
+    # When a worker preloads (twice: a baseline task calls it per task), then makes a run's call
     gateway.preload()
-    assert waits == []
+    gateway.preload()
+    assert (answered, waits) == ([gateway.WARM_UP_MODEL], [])
     gateway.complete("council-sim/claude", MESSAGES, {})
-    # Then only the run's call waited
-    assert waits == [30.0]
+    # Then the preload called once, and only the run's call waited
+    assert (answered, waits) == ([gateway.WARM_UP_MODEL, "council-sim/claude"], [30.0])
