@@ -100,23 +100,23 @@ def test_marks_are_dropped_when_their_message_cannot_be_sent(
     from council.errors import TransientDatabaseError
     from council.ledger.db import dispose_all
 
-    # Given a database that refuses connections (planning an evaluation's batches reads it),
-    # and the scheduler a face is wired with, on this Redis
+    # Given a database that refuses connections (planning the batches of more than one
+    # version's evaluation reads it), and the scheduler a face is wired with, on this Redis
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
     monkeypatch.setenv("COUNCIL_BROKER_URL", redis_url)
     monkeypatch.setenv("COUNCIL_DATABASE_URL", "postgresql://postgres@127.0.0.1:1/refused")
-    version = uuid4()
+    versions = [uuid4(), uuid4()]
     try:
         scheduler = bootstrap().required_scheduler()
-        # When an evaluation is enqueued
+        # When the evaluations of two versions are enqueued
         with pytest.raises(TransientDatabaseError):
-            scheduler.enqueue_evaluations([version])
+            scheduler.enqueue_evaluations(versions)
     finally:
         dispose_all()
     # Then nothing was sent and no mark is left to keep the sweep away
     assert client.llen("commit") == 0
-    assert client.exists(EVALUATION + str(version)) == 0
+    assert [client.exists(EVALUATION + str(v)) for v in versions] == [0, 0]
 
 
 def test_a_worker_clears_the_marks_of_a_task_as_it_starts(redis_url: str) -> None:
