@@ -188,6 +188,6 @@ def _prepare_before_the_pool_forks(**_: Any) -> None:
     """In the worker's main process, before the pool forks: each pool process
     would otherwise spend seconds of CPU importing litellm on its first run.
     A malformed retry setting stops the worker here, not at its first retry."""
-    from council.services.execution import prepare
+    from council.services.preparation import prepare
 
     prepare()

@@ -54,6 +54,9 @@ LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 # The model of the call preload() makes, and the call parameter that spares it the latency.
 WARM_UP_MODEL = simulated.MODEL_PREFIX + "warm-up"
 _WARM_UP = "council_warm_up"
+# What litellm's success logging imports on its first call, on a thread of its own that the
+# warm-up call does not wait for.
+_LITELLM_LOGGING_MODULES = ("litellm.proxy.spend_tracking.savings",)
 
 _lock = threading.Lock()
 _registered = False
@@ -143,7 +146,12 @@ def preload() -> None:
         if _warmed:
             return
         _warmed = True
+    import importlib
+
     import litellm
+
+    for name in _LITELLM_LOGGING_MODULES:
+        importlib.import_module(name)
 
     litellm.completion(
         model=WARM_UP_MODEL,
