@@ -111,14 +111,20 @@ def in_transaction(conn: Any, name: str, params: dict[str, Any], *, as_tuples: b
     SQLAlchemy connection, in its open transaction: as dicts, or as named tuples
     (``as_tuples``). What a run executes a few times per run on a busy worker skips
     SQLAlchemy's per-statement machinery this way; the statement and its transaction are
-    the same. Driver errors leave translated, and a connection the server dropped is
-    invalidated in SQLAlchemy's pool, as its own execution would."""
+    the same. Driver errors leave translated. A connection the server dropped is
+    invalidated, and with it every connection the pool holds, as SQLAlchemy's own
+    execution does on a disconnect: after a restart they are all dead, and each would
+    otherwise cost a failed try."""
     driver: Connection = conn.connection.driver_connection
     try:
         with driver.cursor(row_factory=namedtuple_row if as_tuples else dict_row) as cur:
             cur.execute(driver_sql(name), params)
             return cur.fetchall() if cur.description is not None else []
     except psycopg.Error as exc:
-        if driver.broken:
+        lost = driver.broken
+        if lost:
+            # What SQLAlchemy's own handler does on a disconnect: every connection made before
+            # now is recycled at its next checkout, then this one is invalidated.
+            conn.engine.pool._invalidate(conn.connection, exc)
             conn.invalidate(exc)
-        raise translate_driver(exc, invalidated=driver.broken) from exc
+        raise translate_driver(exc, invalidated=lost) from exc
