@@ -394,14 +394,15 @@ def test_once_malformed_recovers_after_the_reprompt() -> None:
 
 
 def test_preloading_makes_one_simulated_call_that_spares_the_latency(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given simulated calls that wait 30 s, a clock that records the waits instead, and a
-    # process that has not preloaded yet
+    # Given simulated calls that wait 30 s, a clock that records such waits instead (the
+    # module is the process's own: litellm's threads may sleep briefly), and a process that
+    # has not preloaded yet
     gateway._prepare_litellm()
     waits: list[float] = []
     answered: list[str] = []
     respond = gateway.simulated.respond
     monkeypatch.setenv("COUNCIL_SIM_LATENCY", "30")
-    monkeypatch.setattr(gateway.time, "sleep", waits.append)
+    monkeypatch.setattr(gateway.time, "sleep", lambda s: s >= 1 and waits.append(s))
     monkeypatch.setattr(
         gateway.simulated, "respond", lambda m, *a, **k: answered.append(m) or respond(m, *a, **k)
     )
