@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
 # The tests' racing contenders (``benchmarks.harness.race``) fork from one server
 # process that has imported the ledger once, instead of spawning an interpreter
@@ -45,3 +46,19 @@ def stop_groups(procs: Sequence[subprocess.Popen[bytes]], grace_s: float) -> Non
 def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, sig)
+
+
+def worker_environment(db_url: str, redis_url: str, home: Path, **settings: str) -> dict[str, str]:
+    """The environment of a worker process a test starts: this process's, without any
+    ``COUNCIL_`` setting of its own, on the test's database, broker and home, simulated and
+    offline; ``settings`` add or override (``COUNCIL_RUN_LEASE_S="6"``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+    env.update(
+        COUNCIL_DATABASE_URL=db_url,
+        COUNCIL_BROKER_URL=redis_url,
+        COUNCIL_HOME=str(home),
+        COUNCIL_SIMULATE="1",
+        COUNCIL_OFFLINE="1",
+        **settings,
+    )
+    return env

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ import redis
 from sqlalchemy import Engine, text
 
 from council.ledger.db import unit_of_work
-from tests.processes import stop_groups
+from tests.processes import stop_groups, worker_environment
 from tests.published import validate_cli_output
 
 Workers = Callable[..., subprocess.Popen[bytes]]
@@ -26,19 +25,15 @@ Workers = Callable[..., subprocess.Popen[bytes]]
 @pytest.fixture
 def worker_env(db_url: str, redis_url: str, tmp_path: Path) -> dict[str, str]:
     redis.Redis.from_url(redis_url).flushdb()  # no message of an earlier test survives
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
-    env.update(
-        COUNCIL_DATABASE_URL=db_url,
-        COUNCIL_BROKER_URL=redis_url,
-        COUNCIL_HOME=str(tmp_path),
-        COUNCIL_SIMULATE="1",
-        COUNCIL_OFFLINE="1",
+    return worker_environment(
+        db_url,
+        redis_url,
+        tmp_path,
         COUNCIL_RUN_LEASE_S="6",
         COUNCIL_SWEEP_EVERY_S="2",
         COUNCIL_SWEEP_STALE_S="4",
         NO_COLOR="1",
     )
-    return env
 
 
 @pytest.fixture

@@ -8,22 +8,13 @@ from __future__ import annotations
 
 import uuid
 
-import psycopg
 import pytest
 from sqlalchemy import Engine, text
 
 from council.errors import TransientDatabaseError
 from council.ledger import db
 from council.ledger.unit import UnitOfWork
-
-
-def _end_every_other_connection(db_url: str) -> int:
-    with psycopg.connect(db_url, autocommit=True) as admin:
-        ended = admin.execute(
-            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchone()
-    return int(ended[0]) if ended else 0
+from tests.connections import end_every_other_connection
 
 
 def test_a_connection_lost_under_a_run_statement_recycles_the_whole_pool(
@@ -36,7 +27,7 @@ def test_a_connection_lost_under_a_run_statement_recycles_the_whole_pool(
         second.execute(text("SELECT 1"))
     uow = UnitOfWork(engine)
     # When Postgres ends them, and a run's fence runs on the driver path
-    assert _end_every_other_connection(db_url) >= 2
+    assert end_every_other_connection(db_url) >= 2
     with pytest.raises(TransientDatabaseError), uow() as tx:
         tx.runs.fence(uuid.uuid4(), 1)
     # Then the next two transactions, one holding its connection while the other opens,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
 from sqlalchemy import Engine, text
 
@@ -21,6 +20,7 @@ from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from council.services.runs import show_run
 from tests.builders import Ledger
+from tests.connections import end_every_other_connection
 
 
 @pytest.fixture
@@ -40,16 +40,6 @@ def task_env(monkeypatch: pytest.MonkeyPatch, db_url: str, redis_url: str) -> It
     tasks._council.cache_clear()
 
 
-def _end_every_other_connection(db_url: str) -> int:
-    """What a Postgres restart or a network cut does to a pool: every connection to the database ends."""
-    with psycopg.connect(db_url, autocommit=True) as admin:
-        ended = admin.execute(
-            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchone()
-    return int(ended[0]) if ended else 0
-
-
 def _lose_the_database_during_the_first_call(monkeypatch: pytest.MonkeyPatch, db_url: str) -> list[int]:
     real = gateway.complete
     ended: list[int] = []
@@ -57,7 +47,7 @@ def _lose_the_database_during_the_first_call(monkeypatch: pytest.MonkeyPatch, db
     def complete(*args: Any, **kwargs: Any) -> Any:
         answer = real(*args, **kwargs)
         if not ended:
-            ended.append(_end_every_other_connection(db_url))
+            ended.append(end_every_other_connection(db_url))
         return answer
 
     monkeypatch.setattr(gateway, "complete", complete)

@@ -10,7 +10,6 @@ the Celery tasks' own functions against the test's real Postgres."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from council.adapters.scheduler import Recorder
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from tests.builders import Ledger
+from tests.processes import worker_environment
 
 FIRST_RUN = """
 import gc, json, sys
@@ -46,14 +46,7 @@ def test_a_prepared_worker_imports_nothing_more_for_its_first_run(
         UnitOfWork(engine), created, ledger.thread_id, ["claude"], mode="independent", rounds=1, actor="t"
     )
     # When a fresh worker process prepares, then runs it and evaluates what it touched
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
-    env.update(
-        COUNCIL_DATABASE_URL=db_url,
-        COUNCIL_BROKER_URL=redis_url,
-        COUNCIL_HOME=str(tmp_path),
-        COUNCIL_SIMULATE="1",
-        COUNCIL_OFFLINE="1",
-    )
+    env = worker_environment(db_url, redis_url, tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", FIRST_RUN, str(created.runs[0])],
         env=env,
