@@ -258,6 +258,41 @@ END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_guard_update_v2() FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.council_guard_update_v3()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    o jsonb := to_jsonb(OLD);
+    n jsonb := to_jsonb(NEW);
+    arg text;
+    col text;
+    named text[] := '{}';
+BEGIN
+    FOREACH arg IN ARRAY TG_ARGV LOOP
+        IF arg LIKE 'once:%' THEN
+            col := substr(arg, 6);
+            IF (o -> col) <> 'null'::jsonb AND (o -> col) IS DISTINCT FROM (n -> col) THEN
+                RAISE EXCEPTION 'council: %.% is write-once', TG_TABLE_NAME, col
+                    USING ERRCODE = 'CN001';
+            END IF;
+        ELSIF arg LIKE '%:%' THEN
+            RAISE EXCEPTION 'council: council_guard_update_v3 does not know the argument %', arg;
+        ELSE
+            col := arg;
+        END IF;
+        named := named || col;
+    END LOOP;
+    IF (o - named) <> (n - named) THEN
+        RAISE EXCEPTION 'council: UPDATE on % is refused: only % may change',
+            TG_TABLE_NAME, array_to_string(TG_ARGV, ', ')
+            USING ERRCODE = 'CN001';
+    END IF;
+    RETURN NEW;
+END;
+$function$;
+REVOKE ALL ON FUNCTION public.council_guard_update_v3() FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION public.council_independence_links_v1(target uuid)
  RETURNS TABLE(run_id uuid, linked_run_id uuid, kind text)
  LANGUAGE sql
@@ -543,7 +578,7 @@ CREATE UNIQUE INDEX agent_runs_dispatch_round_agent ON public.agent_runs USING b
 CREATE INDEX agent_runs_parent_idx ON public.agent_runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE INDEX agent_runs_pending_idx ON public.agent_runs USING btree (status, created_at) WHERE (status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text]));
 CREATE INDEX agent_runs_thread_idx ON public.agent_runs USING btree (thread_id, created_at);
-CREATE TRIGGER agent_runs_guard BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('status', 'attempt', 'lease_owner', 'lease_expires_at', 'usage', 'cost_usd', 'error', 'lint_findings', 'started_at', 'finished_at', 'once:request_sha256', 'once:input_fingerprint', 'once:request');
+CREATE TRIGGER agent_runs_guard BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v3('status', 'attempt', 'lease_owner', 'lease_expires_at', 'usage', 'cost_usd', 'error', 'lint_findings', 'started_at', 'finished_at', 'once:request_sha256', 'once:input_fingerprint', 'once:request');
 CREATE TRIGGER agent_runs_no_delete BEFORE DELETE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER agent_runs_no_truncate BEFORE TRUNCATE ON public.agent_runs FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.agent_runs TO council_app;
@@ -620,7 +655,7 @@ CREATE TABLE public.cascade_continuations (
     CONSTRAINT cascade_continuations_pkey PRIMARY KEY (id)
 );
 CREATE INDEX cascade_continuations_unfinished_idx ON public.cascade_continuations USING btree (created_at) WHERE (continued_at IS NULL);
-CREATE TRIGGER cascade_continuations_guard BEFORE UPDATE ON public.cascade_continuations FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v1('once:continued_at');
+CREATE TRIGGER cascade_continuations_guard BEFORE UPDATE ON public.cascade_continuations FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v3('once:continued_at');
 CREATE TRIGGER cascade_continuations_no_delete BEFORE DELETE ON public.cascade_continuations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER cascade_continuations_no_truncate BEFORE TRUNCATE ON public.cascade_continuations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 COMMENT ON TABLE public.cascade_continuations IS 'What a bounded reversal cascade step cut off: [[version_id, depth_left], ...], until a later step continues it';

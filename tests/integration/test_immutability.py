@@ -426,6 +426,55 @@ def test_agent_run_identity_columns_cannot_be_updated(
     # Then the guard refuses it
 
 
+# A different value of each column type, whatever the row holds (NULL included).
+_CHANGED = {
+    "uuid": "gen_random_uuid()",
+    "text": "coalesce({c}, '') || 'x'",
+    "integer": "coalesce({c}, 0) + 1",
+    "smallint": "coalesce({c}, 0) + 1",
+    "boolean": "NOT coalesce({c}, false)",
+    "numeric": "coalesce({c}, 0) + 1",
+    "timestamp with time zone": "coalesce({c}, now()) + interval '1 second'",
+    "jsonb": "'{{\"changed\": true}}'::jsonb",
+}
+
+
+@pytest.mark.parametrize("table", ["agent_runs", "cascade_continuations"])
+def test_every_column_the_guard_does_not_name_is_refused(
+    engine: Engine, fresh_ledger: dict[str, Any], table: str
+) -> None:
+    # Given a row of a table guarded by council_guard_update_v3 (revision 0016), and the
+    # columns its trigger lets change, read from the catalog
+    with unit_of_work(engine) as conn:
+        if table == "cascade_continuations":
+            conn.execute(text("INSERT INTO cascade_continuations (pending, actor) VALUES ('[[\"x\", 1]]', 't')"))
+        function, args = conn.execute(
+            text(
+                "SELECT p.proname, encode(t.tgargs, 'escape') FROM pg_trigger t "
+                "JOIN pg_proc p ON p.oid = t.tgfoid WHERE t.tgrelid = CAST(:t AS regclass) "
+                "AND t.tgname = :t || '_guard'"
+            ),
+            {"t": table},
+        ).one()
+        columns = conn.execute(
+            text(
+                "SELECT attname, format_type(atttypid, NULL) FROM pg_attribute "
+                "WHERE attrelid = CAST(:t AS regclass) AND attnum > 0 AND NOT attisdropped ORDER BY attnum"
+            ),
+            {"t": table},
+        ).all()
+    named = {arg.removeprefix("once:") for arg in args.split("\\000") if arg}
+    assert function == "council_guard_update_v3"
+    unnamed = [(column, kind) for column, kind in columns if column not in named]
+    assert len(unnamed) >= 3  # its identity: id, created_at and more
+    for column, kind in unnamed:
+        # When any of the others is changed
+        changed = _CHANGED[kind].format(c=column)
+        with pytest.raises(ImmutableRow, match=f"UPDATE on {table} is refused"), unit_of_work(engine) as conn:
+            conn.execute(text(f"UPDATE {table} SET {column} = {changed}"))
+        # Then the guard refuses it
+
+
 def test_a_pinned_executor_agrees_with_the_run_and_never_changes(
     engine: Engine, fresh_ledger: dict[str, Any]
 ) -> None:
