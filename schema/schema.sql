@@ -125,6 +125,53 @@ END;
 REVOKE ALL ON FUNCTION public.council_evaluation_tail_v1(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_evaluation_tail_v1(uuid) TO council_app;
 
+CREATE OR REPLACE FUNCTION public.council_evaluation_tail_v2(version uuid)
+ RETURNS SETOF public.consolidation_evaluations
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE STRICT ROWS 1
+AS $function$
+DECLARE
+    lo integer;
+    hi integer;
+    mid integer;
+    compact consolidation_evaluations;
+    legacy consolidation_evaluations;
+BEGIN
+    -- The last checkpoint (every 64th compact row) or root: the chain has a row at
+    -- every seq from it to its tail, and the tail is within 63 of it.
+    SELECT greatest(
+               (SELECT max(k.seq) FROM consolidation_evaluations k
+                WHERE k.node_version_id = version AND k.link IS NOT NULL AND k.seq % 64 = 0),
+               (SELECT max(r.seq) FROM consolidation_evaluations r
+                WHERE r.node_version_id = version AND r.link IS NOT NULL AND r.rule_set_id IS NOT NULL))
+    INTO lo;
+    IF lo IS NOT NULL THEN
+        hi := lo + 63;
+        WHILE lo < hi LOOP  -- a row at lo, none after hi
+            mid := (lo + hi + 1) / 2;
+            IF EXISTS (SELECT 1 FROM consolidation_evaluations e
+                       WHERE e.id = council_evaluation_id_v1(version, mid)) THEN
+                lo := mid;
+            ELSE
+                hi := mid - 1;
+            END IF;
+        END LOOP;
+        SELECT * INTO compact FROM consolidation_evaluations e WHERE e.id = council_evaluation_id_v1(version, lo);
+    END IF;
+    -- A chain of revision 0013 (a compact root continues it at the next seq).
+    SELECT * INTO legacy FROM consolidation_evaluations o
+    WHERE o.node_version_id = version AND o.link IS NULL AND o.seq IS NOT NULL
+    ORDER BY o.seq DESC LIMIT 1;
+    IF compact.id IS NOT NULL AND (legacy.id IS NULL OR compact.seq > legacy.seq) THEN
+        RETURN NEXT compact;
+    ELSIF legacy.id IS NOT NULL THEN
+        RETURN NEXT legacy;
+    END IF;
+END;
+$function$;
+REVOKE ALL ON FUNCTION public.council_evaluation_tail_v2(version uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_evaluation_tail_v2(version uuid) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_event_horizon_v1()
  RETURNS xid8
  LANGUAGE sql

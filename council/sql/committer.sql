@@ -70,7 +70,7 @@ SELECT (SELECT coalesce(json_object_agg(c.logical_node_id, json_build_object(
 -- consolidation or recorded evaluation of that version with that exact
 -- snapshot hash. A chained evaluation can only be the chain's tail (an older
 -- snapshot of a version never recurs: its manifest only gains rows; revision
--- 0013), found by council_evaluation_tail_v1; a row written before 0013 is
+-- 0013), found by council_evaluation_tail_v2; a row written before 0013 is
 -- found by its hash.
 SELECT x.version_id,
        (SELECT json_build_object('id', c.id, 'reasons', c.decision -> 'reasons') FROM consolidations c
@@ -80,7 +80,7 @@ SELECT x.version_id,
                    FROM unnest(coalesce(e.reason_ids, council_reason_ids_v1(e.reason_refs)))
                         WITH ORDINALITY AS u(id, n)
                    JOIN decision_reasons dr ON dr.id = u.id)))
-        FROM council_evaluation_tail_v1(x.version_id) e
+        FROM council_evaluation_tail_v2(x.version_id) e
         WHERE coalesce(e.snapshot_sha256, encode(e.digest, 'hex')) = x.digest
         UNION ALL
         SELECT json_build_object('id', e.id, 'reasons', e.reasons) FROM consolidation_evaluations e

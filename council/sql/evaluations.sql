@@ -1,12 +1,12 @@
 -- evaluation_tails --
 -- Under the node locks, before a batch's not-ready evaluations are written:
 -- the tail of each of :version_ids that has a chained evaluation
--- (council_evaluation_tail_v1): its id, seq, snapshot hash and whether it is
+-- (council_evaluation_tail_v2): its id, seq, snapshot hash and whether it is
 -- compact (revision 0014; a 0013 tail is followed by a compact root).
 SELECT v.id AS node_version_id, x.id, x.seq, encode(x.digest, 'hex') AS digest,
        x.link IS NOT NULL AS compact
 FROM unnest(CAST(:version_ids AS uuid[])) AS v(id)
-CROSS JOIN LATERAL council_evaluation_tail_v1(v.id) AS x
+CROSS JOIN LATERAL council_evaluation_tail_v2(v.id) AS x
 
 -- evaluation_compact_records --
 -- Which of :record_ids are compact chained evaluations (revision 0014), and where.

@@ -6,7 +6,7 @@
 -- claim's evaluation is normally already on its way). Oldest first, at most
 -- :limit. Each head costs index lookups only: node_version_states_status_idx,
 -- claims_node_version_idx and, for the claims an evaluation saw, its chain's
--- tail (council_evaluation_tail_v1, revision 0014; the tail saw the most: it
+-- tail (council_evaluation_tail_v2, revisions 0014, 0017; the tail saw the most: it
 -- was decided last under the node lock, revision 0013)
 -- or a row from before 0013 (consolidation_evaluations_legacy_sha256_key); a
 -- consolidation's snapshot is read only for a head that was consolidated and
@@ -18,7 +18,7 @@ WITH unseen AS MATERIALIZED (
     JOIN logical_nodes ln ON ln.id = nv.logical_node_id AND ln.head_version_id = nv.id
     CROSS JOIN LATERAL (SELECT count(*) AS n FROM claims c WHERE c.node_version_id = s.id) k
     WHERE s.status IN ('open', 'tentative')
-      AND k.n > coalesce((SELECT e.claims_seen FROM council_evaluation_tail_v1(s.id) e), 0)
+      AND k.n > coalesce((SELECT e.claims_seen FROM council_evaluation_tail_v2(s.id) e), 0)
       AND k.n > coalesce((SELECT max(e.claims_seen) FROM consolidation_evaluations e
                           WHERE e.node_version_id = s.id AND e.seq IS NULL), 0)
       AND k.n > coalesce((SELECT max(jsonb_array_length(c.snapshot -> 'claims')) FROM consolidations c

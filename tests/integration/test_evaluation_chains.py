@@ -73,6 +73,19 @@ def _chain(engine: Engine, version_id: UUID) -> list[_Row]:
     return out
 
 
+def _tails(engine: Engine, version_id: UUID) -> list[tuple[UUID, int]]:
+    """The chain's tail (id, seq) as council_evaluation_tail_v1 and _v2 find it."""
+    with engine.connect() as conn:
+        return [
+            tuple(
+                conn.execute(
+                    text(f"SELECT id, seq FROM council_evaluation_tail_v{n}(:v)"), {"v": version_id}
+                ).one()
+            )
+            for n in (1, 2)
+        ]
+
+
 def _history(engine: Engine, version_id: UUID) -> list[Any]:
     with UnitOfWork(engine)() as tx:
         return list(tx.consolidations.history(version_id).evaluations)
@@ -100,6 +113,9 @@ def test_every_evaluation_of_a_hot_node_replays_from_one_root(engine: Engine, ow
         reasons[result.evaluation_id] = [r.model_dump() for r in result.reasons]
         with unit_of_work(engine) as conn:
             direct[result.evaluation_id] = chain.normal(manifest_of(current_snapshot(conn, version_id)))
+        # And the tail the committer and the sweep ask for is the row just written, by
+        # bisection (revision 0017) as by probing all 64 ids (0014), at every length
+        assert _tails(engine, version_id) == [(result.evaluation_id, i)] * 2
     # Then the evaluations form one chain: seq 0.., a root at 0, links after it
     rows = _chain(engine, version_id)
     assert [r.seq for r in rows] == list(range(chain.ROOT_EVERY + 3))

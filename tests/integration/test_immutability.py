@@ -447,7 +447,9 @@ def test_every_column_the_guard_does_not_name_is_refused(
     # columns its trigger lets change, read from the catalog
     with unit_of_work(engine) as conn:
         if table == "cascade_continuations":
-            conn.execute(text("INSERT INTO cascade_continuations (pending, actor) VALUES ('[[\"x\", 1]]', 't')"))
+            conn.execute(
+                text("INSERT INTO cascade_continuations (pending, actor) VALUES ('[[\"x\", 1]]', 't')")
+            )
         function, args = conn.execute(
             text(
                 "SELECT p.proname, encode(t.tgargs, 'escape') FROM pg_trigger t "
