@@ -31,8 +31,8 @@ from council.ledger.citations import attached_evidence, require_attached
 from council.ledger.claims import write_checked_claims
 from council.ledger.lookup import require, require_all_in_thread, require_in_thread, require_same_thread
 from council.ledger.nodes import Nodes
+from council.ledger.pg import in_transaction
 from council.ledger.threads import main_branch_id
-from council.sql import query
 
 REF = "ref:"
 
@@ -271,9 +271,9 @@ def _claimable(
         return {}
     found = {
         row["id"]: row
-        for row in conn.execute(
-            query("claimable_versions"), {"run_id": run_id, "ids": list(set(version_ids))}
-        ).mappings()
+        for row in in_transaction(
+            conn, "claimable_versions", {"run_id": run_id, "ids": list(set(version_ids))}
+        )
     }
     for version_id in version_ids:
         if version_id not in found:

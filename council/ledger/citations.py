@@ -16,7 +16,7 @@ from council.domain.commands import Cite
 from council.errors import NotFound
 from council.ledger import tables as t
 from council.ledger.lookup import resolve
-from council.sql import query
+from council.ledger.pg import in_transaction
 
 
 def resolved(conn: Connection, cites: Sequence[Cite]) -> list[Cite]:
@@ -38,7 +38,9 @@ def attached_evidence(conn: Connection, thread_id: UUID, evidence_ids: Sequence[
     """Which of ``evidence_ids`` are attached to the thread (one query for any number)."""
     if not evidence_ids:
         return set()
-    found = conn.execute(query("attached_evidence"), {"thread_id": thread_id, "ids": list(set(evidence_ids))})
+    found = in_transaction(
+        conn, "attached_evidence", {"thread_id": thread_id, "ids": list(set(evidence_ids))}, as_tuples=True
+    )
     return {row[0] for row in found}
 
 

@@ -39,8 +39,8 @@ from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
 from council.errors import CouncilError, NotFound
 from council.ledger import evaluation_chains, events
 from council.ledger import tables as t
+from council.ledger.pg import in_transaction
 from council.ledger.snapshots import locked_snapshots
-from council.sql import query
 
 LOCK_TIMEOUT = "10s"
 STATEMENT_TIMEOUT = "60s"
@@ -80,7 +80,9 @@ class Committer:
         """The claims on each version that exists (one read, before any lock)."""
         if not version_ids:
             return {}
-        rows = self._conn.execute(query("commit_weights"), {"version_ids": list(version_ids)})
+        rows = in_transaction(
+            self._conn, "commit_weights", {"version_ids": list(version_ids)}, as_tuples=True
+        )
         return {row.id: int(row.claims) for row in rows}
 
 
@@ -88,15 +90,17 @@ def _consolidate_batch(
     conn: Connection, version_ids: list[UUID], *, actor: str, dry_run: bool, wait: NodeLockWait = EXCLUSIVE
 ) -> dict[UUID, dict[str, Any]]:
     with metrics.lock_wait("node"):
-        begun = conn.execute(
-            query("commit_begin"),
+        begun = in_transaction(
+            conn,
+            "commit_begin",
             {
                 "version_ids": version_ids,
                 "wait": wait,
                 "lock_timeout": LOCK_TIMEOUT,
                 "statement_timeout": STATEMENT_TIMEOUT,
             },
-        ).all()
+            as_tuples=True,
+        )
     if begun[0].isolation != "read committed":
         # At a higher level the snapshot would predate the lock wait: stale.
         raise CouncilError(f"the committer needs READ COMMITTED, got {begun[0].isolation}")
@@ -175,9 +179,11 @@ def _decide(
     digests = {version_id: digest for version_id, (digest, _) in hashed.items()}
     decided = {
         row.version_id: row
-        for row in conn.execute(
-            query("commit_decided"),
+        for row in in_transaction(
+            conn,
+            "commit_decided",
             {"decided": json.dumps([{"version_id": str(v.id), "digest": digests[v.id]} for v in todo])},
+            as_tuples=True,
         )
     }
     positive: list[tuple[Any, Decision]] = []
@@ -223,13 +229,16 @@ def _live(conn: Connection, versions: list[Any]) -> Any:
     """Each node's live consolidation (by logical node id) and the shared locks on the
     evidence the versions cite, taken now (under the node locks)."""
     with metrics.lock_wait("evidence"):
-        return conn.execute(
-            query("commit_live"),
+        [live] = in_transaction(
+            conn,
+            "commit_live",
             {
                 "logical_node_ids": [v.logical_node_id for v in versions],
                 "version_ids": [v.id for v in versions],
             },
-        ).one()
+            as_tuples=True,
+        )
+        return live
 
 
 def _base(version: Any, dry_run: bool) -> dict[str, Any]:
@@ -276,7 +285,9 @@ def _record_not_ready(
     evaluation_chains.store_reasons(conn, [i["reasons"] for i in items])
     written = {
         row.version_id: row.evaluation_id
-        for row in conn.execute(query("commit_not_ready"), {"items": json.dumps(items), "actor": actor})
+        for row in in_transaction(
+            conn, "commit_not_ready", {"items": json.dumps(items), "actor": actor}, as_tuples=True
+        )
     }
     for (
         version,
@@ -346,7 +357,9 @@ def _commit(
         )
     written = {
         row.version_id: row
-        for row in conn.execute(query("commit_write"), {"items": json.dumps(items), "actor": actor})
+        for row in in_transaction(
+            conn, "commit_write", {"items": json.dumps(items), "actor": actor}, as_tuples=True
+        )
     }
     return {
         version.id: {

@@ -31,7 +31,7 @@ from sqlalchemy import Connection
 from council.domain import chain_codec
 from council.domain import manifests as chain
 from council.domain.snapshot import manifest_of, snapshot_digests
-from council.sql import query
+from council.ledger.pg import in_transaction
 
 
 @dataclass(frozen=True)
@@ -67,13 +67,13 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     ids = list(record_ids)
     out: dict[UUID, Stored] = {}
     wanted: dict[UUID, dict[int, UUID]] = {}
-    for compact in conn.execute(query("evaluation_compact_records"), {"record_ids": ids}):
+    for compact in in_transaction(conn, "evaluation_compact_records", {"record_ids": ids}, as_tuples=True):
         wanted.setdefault(compact.node_version_id, {})[compact.seq] = compact.id
     if wanted:
         chains: dict[UUID, list[dict[str, Any]]] = {}
         params = {"version_ids": list(wanted), "seqs": [min(s) for s in wanted.values()]}
         params["lasts"] = [max(s) for s in wanted.values()]
-        for row in conn.execute(query("evaluation_compact_chains"), params).mappings():
+        for row in in_transaction(conn, "evaluation_compact_chains", params):
             chains.setdefault(row["node_version_id"], []).append(_readable(row))
         for version_id, rows in chains.items():
             for seq, (manifest, sections) in chain.walk_at(rows, wanted[version_id]).items():
@@ -83,7 +83,7 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     if not rest:
         return out
     rows_of: dict[UUID, list[Any]] = {}
-    for row in conn.execute(query("evaluation_chains"), {"record_ids": rest}).mappings():
+    for row in in_transaction(conn, "evaluation_chains", {"record_ids": rest}):
         rows_of.setdefault(row["record_id"], []).append(dict(row))
     for record_id, found in rows_of.items():
         last = found[-1]
@@ -104,7 +104,7 @@ def _derive_runs(conn: Connection, out: dict[UUID, Stored]) -> None:
     claim_ids = sorted({c for s in out.values() for c in s.manifest["claims"]})
     run_of = {
         str(row.id): str(row.run_id)
-        for row in conn.execute(query("evaluation_claim_runs"), {"claim_ids": claim_ids})
+        for row in in_transaction(conn, "evaluation_claim_runs", {"claim_ids": claim_ids}, as_tuples=True)
     }
     for record_id, found in out.items():
         out[record_id] = Stored(chain_codec.derive_runs(found.manifest, run_of), found.sections, found.seq)
@@ -137,7 +137,7 @@ def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Position]
     statement, and one more walking the compact chains whose tail this process does not keep."""
     out: dict[UUID, Position] = {}
     walk: list[Any] = []
-    for end in conn.execute(query("evaluation_tails"), {"version_ids": list(version_ids)}):
+    for end in in_transaction(conn, "evaluation_tails", {"version_ids": list(version_ids)}, as_tuples=True):
         if not end.compact:
             out[end.node_version_id] = Position(end.seq, None)
         elif (kept := TAILS.get((end.id, end.digest))) is not None and kept.seq == end.seq:
@@ -148,7 +148,7 @@ def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Position]
         rows: dict[UUID, list[Any]] = {}
         params = {"version_ids": [r.node_version_id for r in walk], "lasts": [r.seq for r in walk]}
         params["seqs"] = params["lasts"]
-        for row in conn.execute(query("evaluation_compact_chains"), params).mappings():
+        for row in in_transaction(conn, "evaluation_compact_chains", params):
             rows.setdefault(row["node_version_id"], []).append(_readable(row))
         for r in walk:
             rebuilt = chain.tail(rows[r.node_version_id])
@@ -194,4 +194,6 @@ def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> 
     """Store each reason of the lists once, by content (call before the rows naming them)."""
     unique = {json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}
     if unique:
-        conn.execute(query("evaluation_reasons"), {"reasons": json.dumps(list(unique.values()))})
+        in_transaction(
+            conn, "evaluation_reasons", {"reasons": json.dumps(list(unique.values()))}, as_tuples=True
+        )

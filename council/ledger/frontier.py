@@ -7,7 +7,7 @@ from uuid import UUID
 
 from sqlalchemy import Connection
 
-from council.sql import query
+from council.ledger.pg import in_transaction
 
 DEPENDENCY_DEPTH = 3
 
@@ -19,8 +19,9 @@ class Frontier:
     def rows(self, thread_id: UUID, *, rows_cap: int) -> dict[str, Any]:
         """Everything the packet may show, in one recursive statement that fetches
         at most ``rows_cap`` items of each section (load lazily: the budget bounds it)."""
-        found: dict[str, Any] = self._conn.execute(
-            query("frontier"),
+        [(found,)] = in_transaction(
+            self._conn,
+            "frontier",
             {
                 "thread_id": thread_id,
                 "head_limit": rows_cap,
@@ -30,5 +31,6 @@ class Frontier:
                 "action_limit": rows_cap,
                 "memory_limit": rows_cap,
             },
-        ).scalar_one()
-        return found
+            as_tuples=True,
+        )
+        return dict(found)

@@ -8,12 +8,12 @@ from uuid import UUID
 from sqlalchemy import Connection
 
 from council.domain.epistemic import Category, Item
-from council.sql import query
+from council.ledger.pg import in_transaction
 
 
 def ledger_items(conn: Connection, thread_id: UUID) -> list[Item]:
     items = []
-    for row in conn.execute(query("lint_items"), {"thread_id": thread_id}).mappings():
+    for row in in_transaction(conn, "lint_items", {"thread_id": thread_id}):
         allowed: set[Category] = set()
         if row["settled"]:
             allowed.add("settled")

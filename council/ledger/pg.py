@@ -109,12 +109,14 @@ def rows(conn: Connection, name: str, **params: Any) -> list[dict[str, Any]]:
 def in_transaction(conn: Any, name: str, params: dict[str, Any], *, as_tuples: bool = False) -> list[Any]:
     """The rows of the named query run on the psycopg connection under ``conn``, a
     SQLAlchemy connection, in its open transaction: as dicts, or as named tuples
-    (``as_tuples``). What a run executes a few times per run on a busy worker skips
-    SQLAlchemy's per-statement machinery this way; the statement and its transaction are
-    the same. Driver errors leave translated. A connection the server dropped is
-    invalidated, and with it every connection the pool holds, as SQLAlchemy's own
-    execution does on a disconnect: after a restart they are all dead, and each would
-    otherwise cost a failed try."""
+    (``as_tuples``). What a run and the committer execute on a busy worker (the run's
+    statements, the briefing's frontier, the output check's reads, every committer
+    statement) skips SQLAlchemy's per-statement machinery this way, about 0.08 ms of
+    CPU a statement; the statement and its transaction are the same. Driver errors
+    leave translated. A connection the server dropped is invalidated, and with it
+    every connection the pool holds, as SQLAlchemy's own execution does on a
+    disconnect: after a restart they are all dead, and each would otherwise cost a
+    failed try."""
     driver: Connection = conn.connection.driver_connection
     try:
         with driver.cursor(row_factory=namedtuple_row if as_tuples else dict_row) as cur:

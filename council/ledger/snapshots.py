@@ -16,12 +16,12 @@ from sqlalchemy import Connection
 from council.domain.snapshot import build_snapshot
 from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
-from council.sql import query
+from council.ledger.pg import in_transaction
 
 
 def manifests(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
-    rows = conn.execute(query("snapshot_manifests"), {"version_ids": list(version_ids)})
+    rows = in_transaction(conn, "snapshot_manifests", {"version_ids": list(version_ids)}, as_tuples=True)
     return {row.version_id: dict(row.manifest) for row in rows}
 
 
@@ -41,7 +41,7 @@ def snapshots_from_manifests(conn: Connection, named: Sequence[dict[str, Any]]) 
     """The snapshot each manifest names, in order (one statement for all of them)."""
     if not named:
         return []
-    rows = conn.execute(query("snapshot_rows"), _flattened(named))
+    rows = in_transaction(conn, "snapshot_rows", _flattened(named), as_tuples=True)
     return [build_snapshot(row.rows) for row in rows]
 
 

@@ -52,8 +52,8 @@ WHERE x.id = ANY(CAST(:record_ids AS uuid[])) AND x.link IS NULL
 ORDER BY x.id, c.seq
 
 -- evaluation_claim_runs --
--- The run of each claim of :claim_ids: a compact chain's manifest names its
--- claims, and its runs are theirs (revision 0014).
+-- The run of each claim of :claim_ids (a compact chain's manifest names its
+-- claims, and its runs are theirs, revision 0014).
 SELECT c.id, c.run_id FROM claims c WHERE c.id = ANY(CAST(:claim_ids AS uuid[]))
 
 -- evaluation_reasons --

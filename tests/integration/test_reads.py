@@ -82,6 +82,17 @@ def test_driver_errors_map_to_the_same_project_errors_through_sqlalchemy_or_not(
     assert (type(direct), str(direct)) == (type(through_sqlalchemy.value), str(through_sqlalchemy.value))
 
 
+def test_no_named_query_has_a_bind_that_ends_in_a_colon() -> None:
+    # A ":ids:" (in a comment, say) is read by SQLAlchemy and for psycopg alike as the
+    # bind ":id" followed by "s:", a parameter nobody passes (it failed the committer once).
+    import re
+
+    from council.sql import _named, names
+
+    half = {n: m for n in names() for m in re.findall(r"(?<![:\w\\]):\w+:(?!:)", _named(n))}
+    assert half == {}
+
+
 @pytest.mark.parametrize(
     ("sql", "driver"),
     [
