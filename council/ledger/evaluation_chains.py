@@ -194,6 +194,4 @@ def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> 
     """Store each reason of the lists once, by content (call before the rows naming them)."""
     unique = {json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}
     if unique:
-        in_transaction(
-            conn, "evaluation_reasons", {"reasons": json.dumps(list(unique.values()))}, as_tuples=True
-        )
+        in_transaction(conn, "evaluation_reasons", {"reasons": json.dumps(list(unique.values()))})

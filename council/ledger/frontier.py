@@ -19,7 +19,7 @@ class Frontier:
     def rows(self, thread_id: UUID, *, rows_cap: int) -> dict[str, Any]:
         """Everything the packet may show, in one recursive statement that fetches
         at most ``rows_cap`` items of each section (load lazily: the budget bounds it)."""
-        [(found,)] = in_transaction(
+        [row] = in_transaction(
             self._conn,
             "frontier",
             {
@@ -33,4 +33,5 @@ class Frontier:
             },
             as_tuples=True,
         )
-        return dict(found)
+        found: dict[str, Any] = row[0]  # the one JSON column, already a dict
+        return found

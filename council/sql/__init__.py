@@ -4,7 +4,8 @@ Format (as in procrastinate): a line ``-- name --``, a comment line saying what
 the query is for, then the query up to the next name line. Queries use
 SQLAlchemy ``:param`` binds. Loaded once, referenced by name: :func:`query` as a
 SQLAlchemy text clause, :func:`driver_sql` as the same text in psycopg's
-``%(param)s`` style, for the reads that run on psycopg alone (``council.ledger.pg``;
+``%(param)s`` style, for what runs on psycopg: the reads that need no SQLAlchemy, and the
+run's and the committer's statements under a unit's transaction (``council.ledger.pg``;
 importing this module imports no SQLAlchemy).
 """
 
