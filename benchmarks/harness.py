@@ -217,6 +217,36 @@ def postgres_cpu_s(engine: Any) -> float:
     return total
 
 
+def server_cpu_s(engine: Any) -> float | None:
+    """CPU seconds so far of the whole Postgres server behind ``engine``: its postmaster,
+    every process it has now, and every one that has exited (the postmaster reaps its
+    backends, and the kernel adds their CPU to its children's). Unlike
+    :func:`postgres_cpu_s` this keeps what a backend spent after its connection closed: a
+    pool that opens and closes connections (overflow beyond its size) would otherwise hide
+    the CPU of every backend it closed. It counts the server's own processes (WAL writer,
+    checkpointer) too, so it belongs to a machine running one benchmark. None when the
+    server is not a process this machine can read (a remote server)."""
+    import psutil
+    from sqlalchemy import text
+
+    with engine.connect() as conn:
+        backend = int(conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    try:
+        postmaster = psutil.Process(psutil.Process(backend).ppid())
+        own = postmaster.cpu_times()
+        total = own.user + own.system + own.children_user + own.children_system
+        children = postmaster.children()
+    except (psutil.Error, OSError):
+        return None
+    for child in children:
+        try:
+            times = child.cpu_times()
+        except (psutil.Error, OSError):
+            continue  # exited between the listing and the reading: its CPU moved to the postmaster's
+        total += times.user + times.system
+    return float(total)
+
+
 def process_cpu_s(pid: int) -> float | None:
     """CPU seconds a process on this machine has used (None when it cannot be read)."""
     import psutil
