@@ -14,10 +14,25 @@ thread, one dispatch of 8 simulated agents per thread, every run claiming on
 its thread's node), so N runs stay in flight for about ``WAVES`` × L seconds;
 the clock runs from the send until every run is terminal. Reported: runs/s ÷
 (N / L) (keys ``ratio_n64``, ``ratio_n256``; targets ≥ 0.9 and ≥ 0.8), the
-worker processes' CPU and the benchmark database's Postgres backends' CPU per
-run (psutil), and p50/p95 from the send to a run's claims being visible
-(their transaction's time on the database clock). The commit queue is served
+worker processes' CPU and Postgres's CPU per run (psutil), and p50/p95 from
+the send to a run's claims being visible (their transaction's time on the
+database clock). The commit queue is served
 by the same workers; its drain time is reported beside.
+
+Postgres CPU is the whole server's when it runs on this machine (the postmaster,
+its processes, and the backends that exited: ``harness.server_cpu_s``), since a
+pool smaller than its threads opens and closes connections and the backends it
+closes took their CPU with them from a per-backend reading.
+
+A batch of ``WAVES`` × N runs also spends time filling (the first wave's runs
+all claim and compile at once) and draining (the last wave's answers all land
+at once), when fewer than N runs wait on the model. So each shape then sends a
+longer batch (``STEADY_WAVES`` × N) to the same workers and reads from its
+timeline the rate while every thread had a run in flight
+(:func:`steady_rate`): ``steady_ratio_n64`` and ``steady_ratio_n256`` are that
+rate ÷ (N / L), and ``fill_drain_s`` is what the short batch took beyond its
+runs at that rate (negative when the long batch ran slower than the short one:
+a disturbed long batch, whose steady figures then say nothing).
 ``COUNCIL_BENCH_LATENCY_S`` changes L; ``COUNCIL_BENCH_LATENCY_SHAPES`` (e.g.
 ``64``) runs fewer shapes.
 """
@@ -48,7 +63,7 @@ from benchmarks.dispatch import (
     _wait_for_workers,
     bench_redis,
 )
-from benchmarks.harness import bench_database, postgres_cpu_s
+from benchmarks.harness import bench_database, postgres_cpu_s, server_cpu_s
 from council.adapters.scheduler import Recorder
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
@@ -59,6 +74,8 @@ AGENTS = [f"lat{i}" for i in range(1, 9)]
 PROVIDERS = ("anthropic", "openai", "zhipu")
 LATENCY_S = 2.0
 WAVES = 3
+# The longer batch the steady rate is read from (its first and last wave are fill and drain).
+STEADY_WAVES = 8
 SHAPES = {64: 1, 256: 4}  # runs in flight: worker processes of 64 threads
 # Database connections per worker process, at most. A run holds one only inside its short
 # transactions, never across the model call, so fewer than its threads do. A pool may
@@ -138,17 +155,108 @@ def _create_runs(engine: Engine, threads: list[UUID]) -> list[UUID]:
     return list(created.runs)
 
 
-def _visible(engine: Engine, threads: list[UUID], sent_at: Any) -> list[float]:
-    """Seconds from the send to each run's claims (their transaction time, database clock)."""
+# Seconds from the send (:sent, the database clock) to each run's end, and to its claims
+# being visible (their transaction's time).
+ENDS = (
+    "SELECT extract(epoch FROM finished_at - :sent) FROM agent_runs "
+    "WHERE thread_id = ANY(:t) AND finished_at IS NOT NULL"
+)
+VISIBLE = (
+    "SELECT extract(epoch FROM min(c.created_at) - :sent) AS s FROM claims c "
+    "JOIN agent_runs r ON r.id = c.run_id WHERE r.thread_id = ANY(:t) GROUP BY r.id"
+)
+
+
+def _seconds(engine: Engine, query: str, threads: list[UUID], sent_at: Any) -> list[float]:
+    """One of the timelines above for the runs of ``threads``, sorted."""
     with engine.connect() as conn:
-        rows = conn.execute(
-            text(
-                "SELECT extract(epoch FROM min(c.created_at) - :sent) AS s FROM claims c "
-                "JOIN agent_runs r ON r.id = c.run_id WHERE r.thread_id = ANY(:t) GROUP BY r.id"
-            ),
-            {"t": threads, "sent": sent_at},
-        ).scalars()
+        rows = conn.execute(text(query), {"t": threads, "sent": sent_at}).scalars()
         return sorted(float(s) for s in rows)
+
+
+def steady_rate(ends: list[float], n: int) -> float | None:
+    """Runs ended per second while all ``n`` workers' threads had a run in flight: between
+    the n-th end (every thread has finished its first run and taken its next) and the
+    (M − n)-th end (after it the last waiting run has started, so threads start to fall
+    idle). None when the batch is too short to have such a window (M ≤ 2n)."""
+    m, ordered = len(ends), sorted(ends)
+    if m <= 2 * n:
+        return None
+    first, last = ordered[n - 1], ordered[m - n - 1]
+    return (m - 2 * n) / (last - first) if last > first else None
+
+
+class _Cpu:
+    """CPU readings of a shape: its worker processes, and Postgres — the whole server when it
+    runs on this machine (:func:`server_cpu_s`: backends that exited are counted), else the
+    benchmark database's backends alive at the reading. Which, is decided once, so that the
+    two readings of a difference are of the same thing."""
+
+    def __init__(self, engine: Engine, procs: list[subprocess.Popen[bytes]]) -> None:
+        self._engine, self._procs = engine, procs
+        self.server_wide = server_cpu_s(engine) is not None
+        self.worker, self.postgres = self._now()
+
+    def _postgres(self) -> float:
+        if not self.server_wide:
+            return postgres_cpu_s(self._engine)
+        reading = server_cpu_s(self._engine)
+        if reading is None:
+            raise RuntimeError("the Postgres server's processes could no longer be read")
+        return reading
+
+    def _now(self) -> tuple[float, float]:
+        return _tree_cpu_s(self._procs), self._postgres()
+
+    def spent(self) -> tuple[float, float]:
+        worker, postgres = self._now()
+        return worker - self.worker, postgres - self.postgres
+
+    @property
+    def scope(self) -> str:
+        if self.server_wide:
+            return "the Postgres server's processes, exited backends included"
+        return "the benchmark database's backends alive at each reading"
+
+
+def _batch(
+    engine: Engine,
+    scheduler: Any,
+    client: redis.Redis,
+    procs: list[subprocess.Popen[bytes]],
+    n: int,
+    waves: int,
+) -> dict[str, Any]:
+    """Send ``waves`` × n runs at once and time them to their end (then the commit queue's
+    drain): their timeline on the database clock, and the CPU they cost."""
+    threads = _seed(engine, waves * n // len(AGENTS))
+    run_ids = _create_runs(engine, threads)
+    cpu = _Cpu(engine, procs)
+    with engine.connect() as conn:
+        sent_at = conn.execute(text("SELECT clock_timestamp()")).scalar_one()
+    started = time.perf_counter()
+    scheduler.enqueue_runs(run_ids)
+    _until(lambda: _terminal(engine, threads) == len(run_ids), "runs", poll_s=0.05)
+    runs_s = time.perf_counter() - started
+    _until(lambda: _drained(client), "consolidations")
+    drained_s = time.perf_counter() - started
+    worker_cpu, db_cpu = cpu.spent()
+    with engine.connect() as conn:
+        failed = conn.execute(
+            text("SELECT count(*) FROM agent_runs WHERE thread_id = ANY(:t) AND status = 'failed'"),
+            {"t": threads},
+        ).scalar_one()
+    return {
+        "runs": len(run_ids),
+        "failed": int(failed),
+        "runs_s": runs_s,
+        "drained_s": drained_s,
+        "worker_cpu_s": worker_cpu,
+        "postgres_cpu_s": db_cpu,
+        "postgres_cpu_scope": cpu.scope,
+        "visible": _seconds(engine, VISIBLE, threads, sent_at),
+        "ends": _seconds(engine, ENDS, threads, sent_at),
+    }
 
 
 def _shape(
@@ -158,48 +266,49 @@ def _shape(
     from council.bootstrap import bootstrap
 
     workers = SHAPES[n]
-    threads = _seed(engine, WAVES * n // len(AGENTS))
     scheduler = bootstrap(engine.url.render_as_string(hide_password=False)).required_scheduler()
     client = redis.Redis.from_url(broker)
     pool, max_connections = _pool_size(engine, n)
     with _workers(env, home, workers, str(n), pool) as procs:
         _wait_for_workers(connect(broker), workers)
-        run_ids = _create_runs(engine, threads)
-        cpu, db_cpu = _tree_cpu_s(procs), postgres_cpu_s(engine)
-        with engine.connect() as conn:
-            sent_at = conn.execute(text("SELECT clock_timestamp()")).scalar_one()
-        started = time.perf_counter()
-        scheduler.enqueue_runs(run_ids)
-        _until(lambda: _terminal(engine, threads) == len(run_ids), "runs", poll_s=0.05)
-        runs_s = time.perf_counter() - started
-        _until(lambda: _drained(client), "consolidations")
-        drained_s = time.perf_counter() - started
-        cpu, db_cpu = _tree_cpu_s(procs) - cpu, postgres_cpu_s(engine) - db_cpu
-    visible = _visible(engine, threads, sent_at)
-    with engine.connect() as conn:
-        failed = conn.execute(
-            text("SELECT count(*) FROM agent_runs WHERE thread_id = ANY(:t) AND status = 'failed'"),
-            {"t": threads},
-        ).scalar_one()
-    m = len(run_ids)
-    ratio = (m / runs_s) / (n / latency)
+        batch = _batch(engine, scheduler, client, procs, n, WAVES)
+        long = _batch(engine, scheduler, client, procs, n, STEADY_WAVES)
+    m, runs_s, visible = batch["runs"], batch["runs_s"], batch["visible"]
+    limit = n / latency
+    rate = steady_rate(long["ends"], n)
+    cpu_ms = 1000 * (batch["worker_cpu_s"] + batch["postgres_cpu_s"]) / m
+    cores = os.cpu_count() or 1
     return {
         "in_flight": n,
         "workers": f"{workers} × `council worker --pool threads --concurrency {THREADS_PER_WORKER}`",
         "db_pool_per_worker": pool,
         "server_max_connections": max_connections,
         "runs": m,
-        "failed_runs": int(failed),
+        "failed_runs": batch["failed"],
         "runs_s": round(runs_s, 2),
         "runs_per_s": round(m / runs_s, 2),
-        "limit_runs_per_s": round(n / latency, 2),
-        "ratio": round(ratio, 3),
-        "commit_queue_drained_s": round(drained_s, 2),
-        "worker_cpu_ms_per_run": round(1000 * cpu / m, 2),
-        "postgres_cpu_ms_per_run": round(1000 * db_cpu / m, 2),
+        "limit_runs_per_s": round(limit, 2),
+        "ratio": round((m / runs_s) / limit, 3),
+        "commit_queue_drained_s": round(batch["drained_s"], 2),
+        "worker_cpu_ms_per_run": round(1000 * batch["worker_cpu_s"] / m, 2),
+        "postgres_cpu_ms_per_run": round(1000 * batch["postgres_cpu_s"] / m, 2),
+        "postgres_cpu_scope": batch["postgres_cpu_scope"],
+        # Runs/s this machine's cores allow at that CPU a run (workers and Postgres share them).
+        "cpu_ceiling_ratio": round(1000 * cores / cpu_ms / limit, 3),
         "claims_visible_p50_s": round(statistics.median(visible), 2) if visible else None,
         "claims_visible_p95_s": round(visible[int(0.95 * (len(visible) - 1))], 2) if visible else None,
         "target_ratio": TARGETS[n],
+        # The same workers, a longer batch: the rate while every thread has a run in flight,
+        # and what the short batch spent beyond its runs at that rate (filling and draining).
+        "steady_waves": STEADY_WAVES,
+        "steady_runs": long["runs"],
+        "steady_failed_runs": long["failed"],
+        "steady_runs_per_s": round(rate, 2) if rate else None,
+        "steady_ratio": round(rate / limit, 3) if rate else None,
+        "fill_drain_s": round(runs_s - m / rate, 2) if rate else None,
+        "steady_batch_ratio": round((long["runs"] / long["runs_s"]) / limit, 3),
+        "steady_worker_cpu_ms_per_run": round(1000 * long["worker_cpu_s"] / long["runs"], 2),
+        "steady_postgres_cpu_ms_per_run": round(1000 * long["postgres_cpu_s"] / long["runs"], 2),
     }
 
 
@@ -244,6 +353,7 @@ def run() -> dict[str, Any]:
     }
     for n, shape in shapes.items():
         result[f"ratio_n{n}"] = shape["ratio"]
+        result[f"steady_ratio_n{n}"] = shape["steady_ratio"]
     result["ok"] = all(shape["ratio"] >= TARGETS[n] for n, shape in shapes.items()) and len(shapes) == len(
         TARGETS
     )
