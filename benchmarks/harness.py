@@ -242,7 +242,7 @@ def server_cpu_s(engine: Any) -> float | None:
         try:
             times = child.cpu_times()
         except (psutil.Error, OSError):
-            continue  # exited between the listing and the reading: its CPU moved to the postmaster's
+            continue  # exited since the postmaster's reading: its CPU shows in the next reading
         total += times.user + times.system
     return float(total)
 

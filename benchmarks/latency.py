@@ -16,8 +16,8 @@ the clock runs from the send until every run is terminal. Reported: runs/s ÷
 (N / L) (keys ``ratio_n64``, ``ratio_n256``; targets ≥ 0.9 and ≥ 0.8), the
 worker processes' CPU and Postgres's CPU per run (psutil), and p50/p95 from
 the send to a run's claims being visible (their transaction's time on the
-database clock). The commit queue is served
-by the same workers; its drain time is reported beside.
+database clock). The commit queue is served by the same workers; its drain
+time is reported beside.
 
 Postgres CPU is the whole server's when it runs on this machine (the postmaster,
 its processes, and the backends that exited: ``harness.server_cpu_s``), since a
@@ -194,8 +194,10 @@ class _Cpu:
 
     def __init__(self, engine: Engine, procs: list[subprocess.Popen[bytes]]) -> None:
         self._engine, self._procs = engine, procs
-        self.server_wide = server_cpu_s(engine) is not None
-        self.worker, self.postgres = self._now()
+        first = server_cpu_s(engine)
+        self.server_wide = first is not None
+        self.worker = _tree_cpu_s(procs)
+        self.postgres = first if first is not None else postgres_cpu_s(engine)
 
     def _postgres(self) -> float:
         if not self.server_wide:
