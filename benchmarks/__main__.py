@@ -26,6 +26,7 @@ BENCHMARKS = {
     "cli": "benchmarks.cli",
     "latency": "benchmarks.latency",
     "events": "benchmarks.events",
+    "steps": "benchmarks.steps",
 }
 
 

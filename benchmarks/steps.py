@@ -1,0 +1,139 @@
+"""Where a run's CPU goes, step by step: the profile behind the latency benchmark's bound.
+
+One process, one thread, no Celery: runs of the latency benchmark's shape (a blind
+independent dispatch of 8 simulated agents per proposition, no model latency) are
+executed one after another through ``council.services.execution.execute_run``, after
+``WARM_UP`` untimed runs. The thread's own CPU (``time.thread_time``) is summed around
+each step — the claim, compiling the briefing, storing the request, the model call
+through litellm, and the check-and-apply transaction with its parts — and reported per
+run; then each touched version is evaluated once, and its CPU reported per evaluation.
+Postgres's CPU is the whole server's (``harness.server_cpu_s``) when it is local.
+
+Steps nest (the output check is inside the check-and-apply transaction), so they do not
+add up to the total; what no step names (the units of work, metrics, parsing the answer)
+is the rest. litellm also logs each call on a thread of its own, which the run's thread
+time leaves out: ``process_cpu_ms_per_run`` includes it. No target: it says where the
+time of ``latency``'s c goes (benchmarks/RESULTS.md, "Issue 19, session 8").
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from benchmarks.dispatch import _environ
+from benchmarks.harness import bench_database, postgres_cpu_s, server_cpu_s
+
+THREADS = 60  # propositions; 8 runs each
+WARM_UP = 40
+
+
+@contextmanager
+def _timed(steps: list[tuple[Any, str, str]], spent: Counter[str]) -> Iterator[None]:
+    """Sum the calling thread's CPU in each (owner, attribute) into ``spent[label]``."""
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in steps]
+
+    def wrap(function: Callable[..., Any], label: str) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            began = time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += time.thread_time() - began
+
+        return timed
+
+    for (owner, name, label), (_, _, function) in zip(steps, saved, strict=True):
+        setattr(owner, name, wrap(function, label))
+    try:
+        yield
+    finally:
+        for owner, name, function in saved:
+            setattr(owner, name, function)
+
+
+def run() -> dict[str, Any]:
+    from benchmarks.latency import _create_runs, _profiles, _seed
+
+    load = os.getloadavg()
+    with ExitStack() as stack:
+        home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="council-bench-steps-")))
+        url, server = stack.enter_context(bench_database())
+        stack.enter_context(
+            _environ(
+                {
+                    "COUNCIL_DATABASE_URL": url,
+                    "COUNCIL_HOME": str(home),
+                    "COUNCIL_PROFILES": str(_profiles(home)),
+                    "COUNCIL_SIMULATE": "1",
+                    "COUNCIL_OFFLINE": "1",
+                    "COUNCIL_SIM_LATENCY": "0",
+                }
+            )
+        )
+        import council.ledger.apply_output as apply_output
+        import council.services.execution as execution
+        from council.adapters.scheduler import Recorder
+        from council.agents import gateway
+        from council.ledger.db import engine_for
+        from council.ledger.runs import Runs
+        from council.ledger.unit import UnitOfWork
+        from council.services.consolidation import consolidate_many
+        from council.services.preparation import prepare
+
+        engine = engine_for(url)
+        runs = _create_runs(engine, _seed(engine, THREADS))
+        prepare()
+        uow, recorder = UnitOfWork(engine), Recorder()
+        for run_id in runs[:WARM_UP]:
+            execution.execute_run(uow, recorder, run_id)
+        recorder.evaluations.clear()
+        timed = runs[WARM_UP:]
+        steps = [
+            (Runs, "claim", "claim"),
+            (execution, "compile_for", "compile the briefing"),
+            (Runs, "store_request", "store the request"),
+            (gateway, "complete", "the model call (litellm)"),
+            (execution, "_apply", "check and apply, one transaction"),
+            (apply_output, "check_output", "— the output check"),
+            (execution, "lint_prose", "— lint"),
+            (Runs, "finish", "— the run's end"),
+        ]
+        spent: Counter[str] = Counter()
+        local = server_cpu_s(engine) is not None
+        postgres: Callable[[Any], float | None] = server_cpu_s if local else postgres_cpu_s
+        with _timed(steps, spent):
+            thread0, process0, db0 = time.thread_time(), time.process_time(), postgres(engine)
+            for run_id in timed:
+                execution.execute_run(uow, recorder, run_id)
+            thread_s, process_s = time.thread_time() - thread0, time.process_time() - process0
+            db_s = (postgres(engine) or 0.0) - (db0 or 0.0)
+        versions = list(dict.fromkeys(recorder.evaluations))
+        thread0, db0 = time.thread_time(), postgres(engine)
+        for version in versions:
+            consolidate_many(uow, [version], actor="bench:steps")
+        eval_s, eval_db_s = time.thread_time() - thread0, (postgres(engine) or 0.0) - (db0 or 0.0)
+    n = len(timed)
+    return {
+        "benchmark": "steps",
+        "runs": n,
+        "thread_cpu_ms_per_run": round(1000 * thread_s / n, 2),
+        "process_cpu_ms_per_run": round(1000 * process_s / n, 2),
+        "postgres_cpu_ms_per_run": round(1000 * db_s / n, 2),
+        "postgres_cpu_scope": "the whole server" if local else "the database's live backends",
+        "steps_ms_per_run": {label: round(1000 * spent[label] / n, 3) for _, _, label in steps},
+        "evaluations": len(versions),
+        "evaluation_cpu_ms": round(1000 * eval_s / max(1, len(versions)), 2),
+        "evaluation_postgres_cpu_ms": round(1000 * eval_db_s / max(1, len(versions)), 2),
+        "load": [round(x, 2) for x in load],
+        "server": server,
+        "ok": True,  # no target: a profile
+    }
