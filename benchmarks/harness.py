@@ -247,6 +247,23 @@ def server_cpu_s(engine: Any) -> float | None:
     return float(total)
 
 
+def postgres_cpu_reader(engine: Any) -> tuple[Callable[[], float], str]:
+    """A reading of Postgres's CPU seconds so far and what it covers, chosen once so that
+    both ends of a difference read the same thing: the whole server when it is a process
+    of this machine (:func:`server_cpu_s`), else the database's live backends
+    (:func:`postgres_cpu_s`)."""
+    if server_cpu_s(engine) is None:
+        return (lambda: postgres_cpu_s(engine)), "the benchmark database's backends alive at each reading"
+
+    def whole_server() -> float:
+        reading = server_cpu_s(engine)
+        if reading is None:
+            raise RuntimeError("the Postgres server's processes could no longer be read")
+        return reading
+
+    return whole_server, "the Postgres server's processes, exited backends included"
+
+
 def process_cpu_s(pid: int) -> float | None:
     """CPU seconds a process on this machine has used (None when it cannot be read)."""
     import psutil

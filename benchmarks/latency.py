@@ -63,7 +63,7 @@ from benchmarks.dispatch import (
     _wait_for_workers,
     bench_redis,
 )
-from benchmarks.harness import bench_database, postgres_cpu_s, server_cpu_s
+from benchmarks.harness import bench_database, postgres_cpu_reader
 from council.adapters.scheduler import Recorder
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
@@ -187,38 +187,15 @@ def steady_rate(ends: list[float], n: int) -> float | None:
 
 
 class _Cpu:
-    """CPU readings of a shape: its worker processes, and Postgres — the whole server when it
-    runs on this machine (:func:`server_cpu_s`: backends that exited are counted), else the
-    benchmark database's backends alive at the reading. Which, is decided once, so that the
-    two readings of a difference are of the same thing."""
+    """CPU readings of a shape: its worker processes, and Postgres (``postgres_cpu_reader``)."""
 
     def __init__(self, engine: Engine, procs: list[subprocess.Popen[bytes]]) -> None:
-        self._engine, self._procs = engine, procs
-        first = server_cpu_s(engine)
-        self.server_wide = first is not None
-        self.worker = _tree_cpu_s(procs)
-        self.postgres = first if first is not None else postgres_cpu_s(engine)
-
-    def _postgres(self) -> float:
-        if not self.server_wide:
-            return postgres_cpu_s(self._engine)
-        reading = server_cpu_s(self._engine)
-        if reading is None:
-            raise RuntimeError("the Postgres server's processes could no longer be read")
-        return reading
-
-    def _now(self) -> tuple[float, float]:
-        return _tree_cpu_s(self._procs), self._postgres()
+        self._postgres, self.scope = postgres_cpu_reader(engine)
+        self._procs = procs
+        self.worker, self.postgres = _tree_cpu_s(procs), self._postgres()
 
     def spent(self) -> tuple[float, float]:
-        worker, postgres = self._now()
-        return worker - self.worker, postgres - self.postgres
-
-    @property
-    def scope(self) -> str:
-        if self.server_wide:
-            return "the Postgres server's processes, exited backends included"
-        return "the benchmark database's backends alive at each reading"
+        return _tree_cpu_s(self._procs) - self.worker, self._postgres() - self.postgres
 
 
 def _batch(

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.dispatch import _environ
-from benchmarks.harness import bench_database, postgres_cpu_s, server_cpu_s
+from benchmarks.harness import bench_database, postgres_cpu_reader
 
 THREADS = 60  # propositions; 8 runs each
 WARM_UP = 40
@@ -108,19 +108,18 @@ def run() -> dict[str, Any]:
             (Runs, "finish", "— the run's end"),
         ]
         spent: Counter[str] = Counter()
-        local = server_cpu_s(engine) is not None
-        postgres: Callable[[Any], float | None] = server_cpu_s if local else postgres_cpu_s
+        postgres, scope = postgres_cpu_reader(engine)
         with _timed(steps, spent):
-            thread0, process0, db0 = time.thread_time(), time.process_time(), postgres(engine)
+            thread0, process0, db0 = time.thread_time(), time.process_time(), postgres()
             for run_id in timed:
                 execution.execute_run(uow, recorder, run_id)
             thread_s, process_s = time.thread_time() - thread0, time.process_time() - process0
-            db_s = (postgres(engine) or 0.0) - (db0 or 0.0)
+            db_s = postgres() - db0
         versions = list(dict.fromkeys(recorder.evaluations))
-        thread0, db0 = time.thread_time(), postgres(engine)
+        thread0, db0 = time.thread_time(), postgres()
         for version in versions:
             consolidate_many(uow, [version], actor="bench:steps")
-        eval_s, eval_db_s = time.thread_time() - thread0, (postgres(engine) or 0.0) - (db0 or 0.0)
+        eval_s, eval_db_s = time.thread_time() - thread0, postgres() - db0
     n = len(timed)
     return {
         "benchmark": "steps",
@@ -128,7 +127,7 @@ def run() -> dict[str, Any]:
         "thread_cpu_ms_per_run": round(1000 * thread_s / n, 2),
         "process_cpu_ms_per_run": round(1000 * process_s / n, 2),
         "postgres_cpu_ms_per_run": round(1000 * db_s / n, 2),
-        "postgres_cpu_scope": "the whole server" if local else "the database's live backends",
+        "postgres_cpu_scope": scope,
         "steps_ms_per_run": {label: round(1000 * spent[label] / n, 3) for _, _, label in steps},
         "evaluations": len(versions),
         "evaluation_cpu_ms": round(1000 * eval_s / max(1, len(versions)), 2),
