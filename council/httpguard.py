@@ -2,11 +2,18 @@
 who may use it, under which host name, with how large a body (docs/architecture.md §11).
 
 Tokens. ``COUNCIL_API_TOKEN`` grants reads and writes; ``COUNCIL_API_READ_TOKEN``
-grants reads only. With either set, every route needs ``Authorization: Bearer
+grants reads only. A token shorter than ``MIN_TOKEN_CHARS`` is refused at start-up,
+and an empty one counts as none. With either set, every route needs ``Authorization: Bearer
 TOKEN`` except ``/health`` and the page's own files (``/``, ``/static/…``,
 ``/openapi.json``), which hold no ledger data; with neither, reads are open (the
 server binds loopback by default) and writes are refused. Tokens are compared in
-constant time and never appear in a URL or a log line.
+constant time and never appear in a URL or a log line: a request whose query
+string carries a token-named parameter or a configured token's value is refused
+(400), and the access log drops every query string (``QueryFreeAccessLog``).
+
+Headers. Every answer carries a content security policy that allows only the
+server's own scripts, styles and connections and no framing, ``X-Frame-Options:
+DENY``, ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``.
 
 Hosts. A request whose ``Host`` header names no allowed host is refused (400)
 before anything else is looked at: a page elsewhere that points its own DNS name
@@ -26,10 +33,12 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import parse_qsl
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -45,6 +54,21 @@ MAX_BODY_ENV = "COUNCIL_API_MAX_BODY_BYTES"
 DEFAULT_MAX_BODY_BYTES = MAX_EVIDENCE_BYTES + 1024 * 1024
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # noqa: S104 (compared with, never bound: a wildcard names no host)
+MIN_TOKEN_CHARS = 16
+# Query parameters that name a credential: refused, whatever their value.
+_TOKEN_PARAMETERS = frozenset(
+    {"token", "access_token", "api_token", "api_key", "apikey", "key", "auth", "authorization", "bearer"}
+)
+SECURITY_HEADERS = (
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        b"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+)
 
 Grant = Literal["write", "read"]
 
@@ -70,8 +94,8 @@ class Policy:
     def from_env(cls, *, bound_host: str | None = None) -> Policy:
         """The policy the environment configures, for a server bound to ``bound_host``."""
         return cls(
-            write_token=config.api_token(),
-            read_token=os.environ.get(READ_TOKEN_ENV, "").strip() or None,
+            write_token=checked_token(TOKEN_ENV, config.api_token()),
+            read_token=checked_token(READ_TOKEN_ENV, os.environ.get(READ_TOKEN_ENV, "").strip() or None),
             allowed_hosts=allowed_hosts(os.environ.get(ALLOWED_HOSTS_ENV, "").split(","), bound_host),
             max_body_bytes=_max_body_bytes(os.environ.get(MAX_BODY_ENV, "")),
         )
@@ -105,10 +129,43 @@ class Policy:
             return Refusal(403, f"the read token cannot write; {TOKEN_ENV} can")
         return None
 
+    def token_in_query(self, query: bytes) -> bool:
+        """Whether a query string carries a credential: a token-named parameter, or a
+        configured token's value anywhere in it."""
+        text = query.decode("latin-1")
+        if not text:
+            return False
+        if any(
+            name.strip().lower() in _TOKEN_PARAMETERS for name, _ in parse_qsl(text, keep_blank_values=True)
+        ):
+            return True
+        return any(token and token in text for token in (self.write_token, self.read_token))
+
     def host_allowed(self, host: str | None) -> bool:
         if self.allowed_hosts is None:
             return True
         return host is not None and hostname(host) in self.allowed_hosts
+
+
+def checked_token(variable: str, token: str | None) -> str | None:
+    """A configured token, refused when it is too short to be one."""
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(
+            f"{variable} is {len(token)} characters: a token needs at least {MIN_TOKEN_CHARS} "
+            "(e.g. openssl rand -hex 32)"
+        )
+    return token
+
+
+class QueryFreeAccessLog(logging.Filter):
+    """uvicorn's access log line without the request's query string (no credential a
+    client put in a URL is ever written to a log)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], args[2].split("?", 1)[0], *args[3:])
+        return True
 
 
 def allowed_hosts(extra: Iterable[str], bound_host: str | None = None) -> frozenset[str] | None:
@@ -154,10 +211,16 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        send = _with_security_headers(send)
         headers = Headers(scope=scope)
         if not self.policy.host_allowed(headers.get("host")):
             await _answer(
                 send, Refusal(400, f"this server does not answer to that Host ({ALLOWED_HOSTS_ENV})")
+            )
+            return
+        if self.policy.token_in_query(scope.get("query_string", b"")):
+            await _answer(
+                send, Refusal(400, "a token goes in the Authorization header, never in a URL's query string")
             )
             return
         length = headers.get("content-length")
@@ -180,6 +243,17 @@ class Guard:
             await _answer(send, Refusal(413, too_large_reason(limit)))
             return
         await self.app(scope, _replay(body, receive), send)
+
+
+def _with_security_headers(send: Send) -> Send:
+    async def secured(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            present = {name.lower() for name, _ in message.get("headers", [])}
+            extra = [(name, value) for name, value in SECURITY_HEADERS if name not in present]
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return secured
 
 
 def _bearer(authorization: str | None) -> tuple[str, str]:

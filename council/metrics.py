@@ -14,12 +14,17 @@ process's files (``workers/metrics_server.py`` sets this up).
 
 from __future__ import annotations
 
+import hmac
 import os
+import socket
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import make_server
 
 import psutil
 from prometheus_client import (
@@ -30,9 +35,10 @@ from prometheus_client import (
     Histogram,
     Metric,
     generate_latest,
+    make_wsgi_app,
     multiprocess,
-    start_http_server,
 )
+from prometheus_client.exposition import ThreadingWSGIServer, _SilentHandler
 from prometheus_client.registry import Collector
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -152,9 +158,40 @@ def count_retry(kind: str) -> None:
     RETRIES.labels(kind=kind).inc()
 
 
-def serve(port: int, addr: str) -> None:
-    """Serve the exposition over HTTP from a daemon thread of this process."""
-    start_http_server(port, addr, registry=_exposed())
+LOOPBACK_ADDRESSES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def serve(port: int, addr: str, token: str | None = None) -> int:
+    """Serve the exposition over HTTP from a daemon thread of this process; the port bound.
+    Off loopback it needs a bearer token (the API's read token); with a token, a scrape
+    without it is refused (401)."""
+    if token is None and addr not in LOOPBACK_ADDRESSES:
+        raise ValueError(f"worker metrics on {addr} need a read token: set COUNCIL_API_READ_TOKEN")
+    app = make_wsgi_app(_exposed())
+    guarded = app if token is None else _bearer_only(app, token)
+    family = ThreadingWSGIServer
+    if ":" in addr:
+
+        class V6(ThreadingWSGIServer):
+            address_family = socket.AF_INET6
+
+        family = V6
+    server = make_server(addr, port, guarded, family, handler_class=_SilentHandler)
+    threading.Thread(target=server.serve_forever, name="council-metrics", daemon=True).start()
+    return int(server.server_address[1])
+
+
+def _bearer_only(app: Any, token: str) -> Any:
+    expected = f"Bearer {token}".encode()
+
+    def guarded(environ: dict[str, Any], start_response: Any) -> Any:
+        given = str(environ.get("HTTP_AUTHORIZATION", "")).encode("latin-1", "replace")
+        if not hmac.compare_digest(given, expected):
+            start_response("401 Unauthorized", [("WWW-Authenticate", "Bearer"), ("Content-Length", "0")])
+            return [b""]
+        return app(environ, start_response)
+
+    return guarded
 
 
 def forget_process(pid: int) -> None:

@@ -7,6 +7,8 @@ writing its own files under ``PROMETHEUS_MULTIPROC_DIR``, merged at each
 scrape. ``council worker`` defaults that directory to
 ``$COUNCIL_HOME/metrics/worker-<port>``; a bare ``celery worker`` needs it set.
 Unset port: nothing is served and no file is written. One directory per worker.
+Off loopback a scrape needs the API's read token (``COUNCIL_API_READ_TOKEN``, as
+``Authorization: Bearer``), and a worker told to serve there without one refuses to start.
 """
 
 from __future__ import annotations
@@ -39,11 +41,34 @@ def default_directory() -> None:
         os.environ[MULTIPROC_ENV] = str(config.council_home() / "metrics" / f"worker-{port}")
 
 
+def _token() -> str | None:
+    from council.httpguard import READ_TOKEN_ENV, checked_token
+
+    return checked_token(READ_TOKEN_ENV, os.environ.get(READ_TOKEN_ENV, "").strip() or None)
+
+
+def _addr() -> str:
+    return os.environ.get(ADDR_ENV, "127.0.0.1").strip() or "127.0.0.1"
+
+
 @signals.worker_init.connect
 def _prepare_directory(**_: Any) -> None:
-    """In the main process, before the pool forks: empty the directory of an earlier run's files."""
+    """In the main process, before the pool forks: refuse open metrics off loopback, and empty
+    the directory of an earlier run's files."""
     if _port() is None:
         return
+    from council import metrics
+    from council.errors import ConfigError
+
+    try:
+        token = _token()
+    except ConfigError as exc:
+        raise SystemExit(str(exc)) from None
+    if token is None and _addr() not in metrics.LOOPBACK_ADDRESSES:
+        raise SystemExit(
+            f"{PORT_ENV} serves on {_addr()} ({ADDR_ENV}): off loopback a scrape needs a token, "
+            "and COUNCIL_API_READ_TOKEN is not set"
+        )
     if not os.environ.get(MULTIPROC_ENV):
         # SystemExit: Celery only logs an Exception from a handler, and every pool process's counts
         # would be lost in silence.
@@ -61,7 +86,7 @@ def _serve(**_: Any) -> None:
     if port is not None:
         from council import metrics
 
-        metrics.serve(port, os.environ.get(ADDR_ENV, "127.0.0.1"))
+        metrics.serve(port, _addr(), _token())
 
 
 @signals.worker_process_shutdown.connect

@@ -51,6 +51,9 @@ def mcp_cmd(
     if token is None:
         raise ConfigError(f"council mcp --http needs {API_TOKEN_ENV}: every request must carry it")
     from council.domain.results.stack import Serving
+    from council.httpguard import Policy
+
+    Policy.from_env(bound_host=host)  # a token too short to be one is refused before anything starts
     from council.mcp import http as mcp_http
 
     sock = bind(host, port)

@@ -19,13 +19,22 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def serve_cmd(
     host: Annotated[str, typer.Option("--host", help="Address to bind (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port (0: any free one).", min=0, max=65535)] = 8787,
+    insecure_open: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-open",
+            help="Serve off loopback with no token: every read open to anyone who can reach it.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Serve the HTTP API, server-sent events and the live page until interrupted.
 
     Writes need the bearer token in COUNCIL_API_TOKEN and are refused when it is
-    unset; with it (or COUNCIL_API_READ_TOKEN) set, reads need a token too.
-    Requests must name this host (loopback, --host, or COUNCIL_ALLOWED_HOSTS).
+    unset; with it (or COUNCIL_API_READ_TOKEN) set, reads need a token too. Off
+    loopback the server refuses to start without a token unless --insecure-open
+    says, in so many words, that its reads are open. Tokens have at least 16
+    characters. Requests must name this host (loopback, --host, or COUNCIL_ALLOWED_HOSTS).
     """
     import uvicorn
 
@@ -34,16 +43,21 @@ def serve_cmd(
     from council.web.security import READ_TOKEN_ENV, TOKEN_ENV, Policy
 
     policy = Policy.from_env(bound_host=host)
+    if host not in LOOPBACK and not policy.reads_guarded:
+        if not insecure_open:
+            raise BadInput(
+                f"refusing to serve on {host} without {TOKEN_ENV} or {READ_TOKEN_ENV}: every read of the "
+                "ledger would be open to anyone who can reach it (set a token, or pass --insecure-open)"
+            )
+        warn(
+            f"serving on {host} without {TOKEN_ENV} or {READ_TOKEN_ENV} (--insecure-open): every read of "
+            "the ledger is open to anyone who can reach it, and writes are refused"
+        )
     app = create_app(policy=policy)
     sock = bind(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{bound_port}/"
-    if host not in LOOPBACK and not policy.reads_guarded:
-        warn(
-            f"serving on {host} without {TOKEN_ENV} or {READ_TOKEN_ENV}: every read of the ledger is "
-            "open to anyone who can reach it, and writes are refused"
-        )
     writes = "need the write token" if policy.write_token else f"off: no {TOKEN_ENV}"
     reads = "need a token" if policy.reads_guarded else "open"
     emit(
@@ -78,11 +92,14 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def log_to_stderr() -> dict[str, Any]:
-    """uvicorn's logging, all on stderr: stdout carries the --json document only."""
+    """uvicorn's logging, all on stderr (stdout carries the --json document only), and no
+    query string in an access line."""
     from uvicorn.config import LOGGING_CONFIG
 
     logging_config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
     logging_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    logging_config.setdefault("filters", {})["no_query"] = {"()": "council.httpguard.QueryFreeAccessLog"}
+    logging_config["handlers"]["access"]["filters"] = ["no_query"]
     return logging_config
 
 

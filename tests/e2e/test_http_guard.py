@@ -14,6 +14,8 @@ import json
 import os
 import select
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -182,3 +184,59 @@ def test_allowed_hosts_extend_by_environment_and_a_star_disables_the_check(
         with serving({**env, "COUNCIL_ALLOWED_HOSTS": allowed}, tmp_path / "serve.log") as started:
             got = httpx.get(f"{started['url']}threads", headers={"Host": host})
         assert got.status_code == status, (allowed, host)
+
+
+def test_a_token_in_a_query_string_is_refused_and_never_logged(
+    server: dict[str, Any], tmp_path: Path
+) -> None:
+    base = server["url"].rstrip("/")
+    read = {"Authorization": f"Bearer {READ_TOKEN}"}
+    # A token-named parameter, or a configured token's value under any name, is refused
+    for query in (f"token={READ_TOKEN}", "access_token=whatever", f"q={TOKEN}", "API_KEY=x"):
+        refused = httpx.get(f"{base}/threads?{query}", headers=read)
+        assert refused.status_code == 400, query
+        assert "Authorization header" in refused.json()["detail"]
+    # An ordinary query is answered
+    assert httpx.get(f"{base}/threads?limit=5", headers=read).status_code == 200
+    # And the access log holds no query string at all: the tokens never reached it
+    log = (tmp_path / "serve.log").read_text(encoding="utf-8")
+    assert '"GET /threads HTTP/1.1" 400' in log
+    assert TOKEN not in log and READ_TOKEN not in log and "limit=5" not in log
+
+
+def test_every_answer_carries_the_page_security_headers(server: dict[str, Any]) -> None:
+    base = server["url"].rstrip("/")
+    for path, headers in (
+        ("/", {}),
+        ("/health", {}),
+        ("/threads", {}),
+        ("/nowhere", {"Host": "evil.example"}),
+    ):
+        got = httpx.get(f"{base}{path}", headers=headers)
+        policy = got.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy, path
+        assert "unsafe-inline" not in policy
+        assert got.headers["x-frame-options"] == "DENY" and got.headers["x-content-type-options"] == "nosniff"
+
+
+def test_serve_off_loopback_refuses_to_start_without_a_token(db_url: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+    env.update(COUNCIL_DATABASE_URL=db_url, COUNCIL_HOME=str(tmp_path), COUNCIL_OFFLINE="1")
+    argv = [sys.executable, "-m", "council.cli", "serve", "--host", "0.0.0.0", "--port", "0", "--json"]
+    # Given no token, or an empty one (which counts as none)
+    for extra in ({}, {"COUNCIL_API_TOKEN": "", "COUNCIL_API_READ_TOKEN": " "}):
+        done = subprocess.run(argv, env={**env, **extra}, capture_output=True, text=True, timeout=60)
+        # Then it does not start: exit 2, one JSON document, a one-line reason
+        assert done.returncode == 2, done.stderr
+        assert "--insecure-open" in json.loads(done.stdout)["error"]
+        assert len(done.stderr.strip().splitlines()) == 1
+    # A token too short to be one is refused too
+    done = subprocess.run(
+        argv, env={**env, "COUNCIL_API_READ_TOKEN": "short"}, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "at least 16" in json.loads(done.stdout)["error"]
+    # And --insecure-open says, in so many words, that reads are open: it starts, and warns
+    with serving(env, tmp_path / "open.log", "--host", "0.0.0.0", "--insecure-open") as started:
+        assert started["reads_need_token"] is False
+        assert httpx.get(f"http://127.0.0.1:{started['port']}/health").status_code == 200
+    assert "--insecure-open" in (tmp_path / "open.log").read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ from tests.builders import Ledger
 from tests.e2e.conftest import Workers, serving
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-TOKEN = "live-page-token"
+TOKEN = "live-page-token-0123"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

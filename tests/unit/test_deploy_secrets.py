@@ -180,6 +180,7 @@ def test_kubernetes_secrets_are_templates_and_no_container_holds_a_literal_secre
     assert problems == []
     assert {name for kind, name in documents if kind == "Secret"} == {
         "council-secrets",
+        "council-provider-keys",
         "council-migrate",
         "council-flower",
     }

@@ -82,12 +82,16 @@ def test_a_policy_refuses_other_hosts_and_a_missing_header() -> None:
 
 
 def test_the_environment_configures_the_policy(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COUNCIL_API_TOKEN", " w ")
+    monkeypatch.setenv("COUNCIL_API_TOKEN", " write-token-0123456789 ")
     monkeypatch.setenv("COUNCIL_API_READ_TOKEN", "")
     monkeypatch.setenv("COUNCIL_ALLOWED_HOSTS", "council.example")
     monkeypatch.setenv("COUNCIL_API_MAX_BODY_BYTES", "1024")
     policy = Policy.from_env(bound_host="127.0.0.1")
-    assert (policy.write_token, policy.read_token, policy.max_body_bytes) == ("w", None, 1024)
+    assert (policy.write_token, policy.read_token, policy.max_body_bytes) == (
+        "write-token-0123456789",
+        None,
+        1024,
+    )
     assert policy.host_allowed("council.example")
     monkeypatch.delenv("COUNCIL_API_MAX_BODY_BYTES")
     assert Policy.from_env().max_body_bytes == DEFAULT_MAX_BODY_BYTES > 5 * 1024 * 1024
@@ -95,3 +99,52 @@ def test_the_environment_configures_the_policy(monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.setenv("COUNCIL_API_MAX_BODY_BYTES", bad)
         with pytest.raises(ConfigError, match="COUNCIL_API_MAX_BODY_BYTES"):
             Policy.from_env()
+
+
+def test_a_token_too_short_to_be_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("COUNCIL_API_TOKEN", "COUNCIL_API_READ_TOKEN"):
+        monkeypatch.setenv(variable, "fifteen-chars-x")
+        with pytest.raises(ConfigError, match=f"{variable} is 15 characters"):
+            Policy.from_env()
+        monkeypatch.setenv(variable, "sixteen-chars-xx")
+        assert Policy.from_env().reads_guarded
+        monkeypatch.setenv(variable, "   ")  # blank counts as none
+        assert not Policy.from_env().reads_guarded
+
+
+def test_a_query_string_carrying_a_credential_is_recognised() -> None:
+    policy = Policy(write_token="write-token-0123456789", read_token="read-token-0123456789")
+    assert policy.token_in_query(b"access_token=x")
+    assert policy.token_in_query(b"a=1&Token=")
+    assert policy.token_in_query(b"q=read-token-0123456789")
+    assert not policy.token_in_query(b"limit=5&thread=abc")
+    assert not policy.token_in_query(b"")
+
+
+def test_the_access_log_drops_query_strings() -> None:
+    import logging
+
+    from council.httpguard import QueryFreeAccessLog
+
+    record = logging.LogRecord(
+        "uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:1", "GET", "/threads?token=secret-value", "1.1", 400), None,
+    )  # fmt: skip
+    assert QueryFreeAccessLog().filter(record)
+    assert record.getMessage() == '127.0.0.1:1 - "GET /threads HTTP/1.1" 400'
+
+
+def test_worker_metrics_need_the_token_it_was_given_and_a_token_off_loopback() -> None:
+    import httpx
+
+    from council import metrics
+
+    with pytest.raises(ValueError, match="COUNCIL_API_READ_TOKEN"):
+        metrics.serve(0, "0.0.0.0")
+    token = "metrics-token-0123456789"
+    port = metrics.serve(0, "127.0.0.1", token)
+    url = f"http://127.0.0.1:{port}/metrics"
+    assert httpx.get(url).status_code == 401
+    assert httpx.get(url, headers={"Authorization": "Bearer wrong-token-0123456789"}).status_code == 401
+    scraped = httpx.get(url, headers={"Authorization": f"Bearer {token}"})
+    assert scraped.status_code == 200 and "council_runs" in scraped.text
