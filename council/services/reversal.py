@@ -139,9 +139,9 @@ def reverify(
     unstaffed: list[UUID] = []
     for row in awaiting:
         made = dispatch_review(uow, scheduler, row["id"], row["thread_id"], actor=actor)
-        if made.dispatch_id is None:
+        if made.unstaffed:
             unstaffed.append(made.proposal_id)
-        elif not made.already_dispatched:
+        elif made.dispatch_id is not None and not made.already_dispatched:
             dispatched.append(made.dispatch_id)
     return Reverified(
         reverified=[Reassessed(**r) for r in results], dispatched=dispatched, unstaffed=unstaffed

@@ -23,12 +23,14 @@ from council.services.dispatch import dispatch
 @dataclass(frozen=True)
 class ReviewDispatch:
     """One proposal's automatic review: its dispatch (None when nobody qualified),
-    whether it existed already, and who was chosen and left out."""
+    whether it existed already, who was chosen and left out, and — with nobody —
+    whether this call told so (``unstaffed``; a racing sweep may have told it first)."""
 
     proposal_id: UUID
     reviewers: Reviewers
     dispatch_id: UUID | None = None
     already_dispatched: bool = False
+    unstaffed: bool = False
 
 
 def dispatch_review(
@@ -44,8 +46,8 @@ def dispatch_review(
     reviewers, setting_id = _choose(uow, thread_id)
     if not reviewers.agents:
         with uow() as tx:
-            tx.reviews.record_unstaffed(proposal_id, thread_id, setting_id, reviewers, actor=actor)
-        return ReviewDispatch(proposal_id=proposal_id, reviewers=reviewers)
+            told = tx.reviews.record_unstaffed(proposal_id, thread_id, setting_id, reviewers, actor=actor)
+        return ReviewDispatch(proposal_id=proposal_id, reviewers=reviewers, unstaffed=told)
     made = dispatch(
         uow,
         scheduler,

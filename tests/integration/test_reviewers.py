@@ -8,6 +8,7 @@ qualified the proposal stays for a manual review and an event says why.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -235,3 +236,30 @@ def test_a_simulated_thread_is_reviewed_by_its_simulated_profiles(
     assert made["agents"] == ["claude", "codex"]
     assert all(r["simulated"] for r in runs)
     assert payload["reviewers"]["simulated"] is True and payload["reviewers"]["left_out"] == []
+
+
+def test_concurrent_sweeps_tell_once_that_a_proposal_has_no_reviewer(engine: Engine, uow: UnitOfWork) -> None:
+    # Given a proposal on a thread no profile worked
+    ledger = Ledger.new(engine)
+    proposal_id = _proposal(ledger)
+    # When eight sweeps look for its reviewers at once, each on its own connection
+    barrier = threading.Barrier(8)
+    told: list[UUID] = []
+    errors: list[BaseException] = []
+
+    def sweep() -> None:
+        try:
+            barrier.wait()
+            told.extend(reverify(uow, Recorder()).unstaffed)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sweep) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    # Then one of them told it, once, and none dispatched a review
+    assert errors == [] and told == [proposal_id]
+    assert len(_unstaffed(engine, proposal_id)) == 1
+    assert _rows(engine, t.dispatches, t.dispatches.c.proposal_id == proposal_id) == []
