@@ -945,6 +945,7 @@ CREATE TABLE public.events (
     CONSTRAINT events_pkey PRIMARY KEY (id),
     CONSTRAINT events_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
+CREATE INDEX events_review_unstaffed_idx ON public.events USING btree (subject_id) WHERE (kind = 'retraction.review_unstaffed'::text);
 CREATE INDEX events_thread_idx ON public.events USING btree (thread_id, id);
 CREATE INDEX events_thread_tail_idx ON public.events USING btree (thread_id, COALESCE(tx, '0'::xid8), id);
 CREATE INDEX events_tx_idx ON public.events USING btree (tx) WHERE (tx IS NOT NULL);
@@ -1462,6 +1463,8 @@ CREATE TABLE public.thread_review_settings (
     reason text DEFAULT ''::text NOT NULL,
     actor text NOT NULL,
     created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    agents text[],
+    CONSTRAINT thread_review_settings_agents_check CHECK (((agents IS NULL) OR (((cardinality(agents) >= 1) AND (cardinality(agents) <= 16)) AND (array_position(agents, NULL::text) IS NULL)))),
     CONSTRAINT thread_review_settings_check CHECK (((delay_s >= 0) AND ((review = 'delayed'::text) = (delay_s > 0)))),
     CONSTRAINT thread_review_settings_pkey PRIMARY KEY (id),
     CONSTRAINT thread_review_settings_review_check CHECK ((review = ANY (ARRAY['auto'::text, 'manual'::text, 'delayed'::text]))),
@@ -1471,6 +1474,7 @@ CREATE INDEX thread_review_settings_thread_idx ON public.thread_review_settings 
 CREATE TRIGGER thread_review_settings_immutable BEFORE DELETE OR UPDATE ON public.thread_review_settings FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER thread_review_settings_no_truncate BEFORE TRUNCATE ON public.thread_review_settings FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 COMMENT ON TABLE public.thread_review_settings IS 'How a thread''s opened retraction proposals are reviewed (auto, delayed, manual); the latest row is in force';
+COMMENT ON COLUMN public.thread_review_settings.agents IS 'The agent profiles that review the thread''s proposals; NULL: the profiles that worked the thread';
 GRANT INSERT ON public.thread_review_settings TO council_app;
 GRANT SELECT ON public.thread_review_settings TO council_app;
 

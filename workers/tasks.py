@@ -180,6 +180,7 @@ def reverify(self: Any, memory_item_ids: list[str] | None = None) -> dict[str, A
             for r in result.reverified
         ],
         "dispatched": [str(d) for d in result.dispatched],
+        "unstaffed": [str(p) for p in result.unstaffed],
     }
 
 

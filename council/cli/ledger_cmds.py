@@ -44,14 +44,20 @@ REVIEW_HELP = (
 )
 
 
+AGENTS_HELP = (
+    "Who reviews: agent profiles, comma-separated (a,b), or 'thread' (the default: the "
+    "profiles that worked the thread). Never a simulated voter beside real ones."
+)
+
+
 def _thread_record(title: str, keys: list[str]) -> Callable[[Any], None]:
     table = record(title, keys)
 
-    def render(data: Any) -> None:
+    def shown(data: Any) -> None:
         table(data)
-        console.print(f"review: {data['review']['description']}")
+        console.print(f"review: {render.escape(data['review']['description'])}")
 
-    return render
+    return shown
 
 
 @thread_app.command("review")
@@ -59,24 +65,28 @@ def _thread_record(title: str, keys: list[str]) -> Callable[[Any], None]:
 def thread_review(
     thread_id: str,
     set_to: Annotated[str | None, typer.Option("--set", help=REVIEW_HELP)] = None,
+    agents: Annotated[str | None, typer.Option("--agents", help=AGENTS_HELP)] = None,
     reason: Annotated[str, typer.Option("--reason", help="Why (recorded with the change).")] = "",
     as_json: JsonOpt = False,
 ) -> None:
-    """Show (or, with --set, change) how the thread's retraction proposals are reviewed, with its history."""
+    """Show (or, with --set or --agents, change) how the thread's retraction proposals
+    are reviewed and by whom, with its history."""
     from council.services.threads import review_settings, set_review
 
-    if set_to is None:
+    if set_to is None and agents is None:
         result = review_settings(uow(), thread_id)
     else:
-        result = set_review(uow(), thread_id, set_to, actor=actor(), reason=reason)
+        result = set_review(uow(), thread_id, set_to, agents=agents, actor=actor(), reason=reason)
 
-    def render(data: dict[str, Any]) -> None:
-        console.print(f"thread {data['thread_id']}: [bold]{data['current']['description']}[/]")
+    def shown(data: dict[str, Any]) -> None:
+        console.print(f"thread {data['thread_id']}: [bold]{render.escape(data['current']['description'])}[/]")
         for item in data["history"]:
             why = f" — {item['reason']}" if item["reason"] else ""
-            console.print(f"  {item['set_at']}  {item['review']:<8} {item['actor']}{why}")
+            who = ",".join(item["agents"]) if item["agents"] else "thread"
+            line = f"{item['review']:<8} {who:<16} {item['actor']}{why}"
+            console.print(f"  {item['set_at']}  {render.escape(line)}")
 
-    emit(result, as_json, render)
+    emit(result, as_json, shown)
 
 
 @thread_app.command("show")

@@ -132,6 +132,29 @@ class AgentOutput(_Strict):
         return self
 
 
+# What a review run may not write: everything but its vote lies outside its proposal.
+OUTSIDE_A_REVIEW = ("claims", "new_nodes", "new_versions", "forks", "pending_actions")
+
+
+def review_problem(output: AgentOutput, proposal_id: str) -> tuple[str, str] | None:
+    """Why ``output`` is no valid answer of a run reviewing ``proposal_id`` — (where,
+    reason) — or None. A review answers with its vote on its proposal (and a
+    summary), nothing else: no vote is no answer, and a review writes nothing
+    outside its proposal. (Whose proposal a vote names is checked against the ledger.)"""
+    for key in OUTSIDE_A_REVIEW:
+        if getattr(output, key):
+            return key, (
+                f"a review run writes nothing outside its proposal: only its vote on retraction "
+                f"proposal {proposal_id}, no {key.replace('_', ' ')}"
+            )
+    if not output.votes:
+        return "votes", (
+            f"a review run answers with its vote on retraction proposal {proposal_id} "
+            "(endorse = retract, dispute = keep, abstain); this answer has none"
+        )
+    return None
+
+
 def output_json_schema() -> dict[str, object]:
     schema = AgentOutput.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 from council.domain import commands
 from council.domain import source as sources
 from council.domain import validate as v
-from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNode
+from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNode, review_problem
 from council.domain.commands import Cite
 from council.domain.ids import parse_id
 from council.domain.results.runs import Applied
@@ -44,6 +44,8 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
     on (their rows, by id)."""
     thread_id = run["thread_id"]
     _check_no_nul(output.model_dump(), "")
+    if run.get("mode") == "review":
+        _check_review(run, output)
     refs = {node.ref for node in _creation_order(output.new_nodes)}
     _check_votes(conn, run, output)
     claimed = _check_claims(conn, run, output)
@@ -227,6 +229,14 @@ def _creation_order(new_nodes: Sequence[NewNode]) -> list[NewNode]:
         ordered.extend(ready)
         done.update(node.ref for node in ready)
     return ordered
+
+
+def _check_review(run: Mapping[Any, Any], output: AgentOutput) -> None:
+    """A review run's answer is its vote on its own proposal and nothing else."""
+    problem = review_problem(output, str(run.get("proposal_id")))
+    if problem is not None:
+        where, reason = problem
+        raise BadInput(f"{where}: {reason}")
 
 
 def _check_votes(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> None:

@@ -1,11 +1,16 @@
-"""A thread's review setting and its history (migration 0011; docs/architecture.md §5).
+"""A thread's review setting and its history (migrations 0011, 0021; docs/architecture.md §5),
+and what decides who reviews its proposals: the profiles that worked it.
 
 A setting is an appended row; the latest is in force, and a thread without
-one reviews automatically (``council.domain.review.DEFAULT``).
+one reviews automatically, by the profiles that worked it
+(``council.domain.review.DEFAULT``). A proposal found to have no reviewer is
+told by a ``retraction.review_unstaffed`` event naming the setting it was
+found under.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -14,19 +19,48 @@ from sqlalchemy import Connection, insert, select
 from council.domain import validate as v
 from council.domain.results.threads import ReviewSetting, ReviewSettings
 from council.domain.review import DEFAULT, Review
+from council.domain.reviewers import Reviewers
 from council.ledger import tables as t
 from council.ledger.events import append
+from council.ledger.locks import lock_proposal
+from council.sql import query
 
 _S = t.thread_review_settings
+
+
+UNSTAFFED = "retraction.review_unstaffed"
+
+
+@dataclass(frozen=True)
+class InForce:
+    """The setting in force and its row's id (None: the default, never set)."""
+
+    review: Review
+    setting_id: UUID | None
+
+
+@dataclass(frozen=True)
+class WorkedBy:
+    """The profiles pinned on the thread's runs that answered outside review (first
+    run first), and whether any run of it that answered outside review was real."""
+
+    profiles: tuple[str, ...]
+    real: bool
+
+
+def _review(row: Any) -> Review:
+    agents = row["agents"]
+    return Review(row["review"], int(row["delay_s"]), tuple(agents) if agents is not None else None)
 
 
 def shown(row: Any | None) -> ReviewSetting:
     if row is None:
         return ReviewSetting(review=DEFAULT.review, delay_s=DEFAULT.delay_s, description=DEFAULT.describe())
-    review = Review(row["review"], int(row["delay_s"]))
+    review = _review(row)
     return ReviewSetting(
         review=review.review,
         delay_s=review.delay_s,
+        agents=list(review.agents) if review.agents is not None else None,
         description=review.describe(),
         actor=row["actor"],
         reason=row["reason"],
@@ -51,6 +85,7 @@ class ReviewStore:
                     thread_id=thread_id,
                     review=review.review,
                     delay_s=review.delay_s,
+                    agents=list(review.agents) if review.agents is not None else None,
                     reason=reason,
                     actor=actor,
                 )
@@ -66,13 +101,55 @@ class ReviewStore:
                 actor=actor,
                 thread_id=thread_id,
                 subject_id=thread_id,
-                payload={"review": review.review, "delay_s": review.delay_s, "reason": reason},
+                payload={
+                    "review": review.review,
+                    "delay_s": review.delay_s,
+                    "agents": list(review.agents) if review.agents is not None else None,
+                    "reason": reason,
+                },
             )
         return shown(row)
 
     def current(self, thread_id: UUID) -> Review:
+        return self.in_force(thread_id).review
+
+    def in_force(self, thread_id: UUID) -> InForce:
         row = self._latest(thread_id)
-        return DEFAULT if row is None else Review(row["review"], int(row["delay_s"]))
+        return InForce(DEFAULT, None) if row is None else InForce(_review(row), row["id"])
+
+    def worked_by(self, thread_id: UUID) -> WorkedBy:
+        row = self._conn.execute(query("thread_profiles"), {"thread_id": thread_id}).mappings().one()
+        return WorkedBy(tuple(row["profiles"]), bool(row["real"]))
+
+    def record_unstaffed(
+        self, proposal_id: UUID, thread_id: UUID, setting_id: UUID | None, reviewers: Reviewers, *, actor: str
+    ) -> bool:
+        """Tell that the proposal has no reviewer under this setting and stays for a
+        manual review, once (under the proposal's lock; nothing when a review
+        dispatch or the same finding exists already). Whether it was recorded now."""
+        lock_proposal(self._conn, proposal_id)
+        dispatched = self._conn.execute(
+            select(t.dispatches.c.id).where(t.dispatches.c.proposal_id == proposal_id).limit(1)
+        ).first()
+        told = self._conn.execute(
+            query("review_unstaffed_under"),
+            {"proposal_id": str(proposal_id), "setting_id": str(setting_id) if setting_id else None},
+        ).scalar_one()
+        if dispatched is not None or told:
+            return False
+        append(
+            self._conn,
+            UNSTAFFED,
+            actor=actor,
+            thread_id=thread_id,
+            subject_id=proposal_id,
+            payload={
+                "setting_id": str(setting_id) if setting_id else None,
+                "reviewers": reviewers.document(),
+                "reason": reviewers.reason,
+            },
+        )
+        return True
 
     def settings(self, thread_id: UUID) -> ReviewSettings:
         rows = self._conn.execute(

@@ -23,6 +23,7 @@ from council.domain.profile import Profile
 from council.domain.providers import provider_family
 from council.domain.requests import CompiledRequest, Exposure
 from council.domain.results.runs import DispatchedRun, RunRecorded, RunShown, RunSummary
+from council.domain.reviewers import Reviewers
 from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger import tables as t
@@ -225,13 +226,15 @@ class Runs:
         actor: str,
         proposal_id: UUID | None = None,
         once_per_proposal: bool = False,
+        reviewers: Reviewers | None = None,
     ) -> tuple[UUID, list[UUID], bool]:
         """The dispatch and its first round of runs, each pinned to its executor and
         `created` (not yet enqueued): (dispatch id, run ids, already dispatched).
 
         ``once_per_proposal``: when a dispatch for ``proposal_id`` exists already,
         create nothing and return it (checked under the proposal's lock, so
-        concurrent sweeps dispatch one review between them)."""
+        concurrent sweeps dispatch one review between them). ``reviewers``: how an
+        automatic review's agents were chosen, for the event."""
         v.choice(mode, "mode", [m for m in RUN_MODES if m != "external"])
         if not profiles:
             raise BadInput("name at least one agent")
@@ -299,6 +302,7 @@ class Runs:
                 "rounds": rounds,
                 "agents": [p.name for p in profiles],
                 "simulated": [p.name for p in profiles if p.simulated],
+                **({"reviewers": reviewers.document()} if reviewers is not None else {}),
             },
         )
         return dispatch_id, run_ids, False

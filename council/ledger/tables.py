@@ -479,6 +479,12 @@ events = Table(
     Index("events_thread_idx", "thread_id", "id"),
     Index("events_tx_idx", "tx", postgresql_where=text("tx IS NOT NULL")),
 )
+# A proposal left without reviewers, found by the re-verification sweep (revision 0021).
+Index(
+    "events_review_unstaffed_idx",
+    events.c.subject_id,
+    postgresql_where=text("kind = 'retraction.review_unstaffed'::text"),
+)
 Index(
     "events_thread_tail_idx",
     events.c.thread_id,

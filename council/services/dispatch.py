@@ -28,6 +28,7 @@ from council.domain.results.runs import (
     Profiles,
     ProfileShown,
 )
+from council.domain.reviewers import Reviewers
 from council.errors import BadInput
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.reentry import read_packet
@@ -47,12 +48,14 @@ def dispatch(
     proposal: IdRef | None = None,
     once_per_proposal: bool = False,
     simulate: str | None = None,
+    reviewers: Reviewers | None = None,
 ) -> Dispatched:
     """Create the runs in Postgres first, each pinned to its executor, then
     enqueue them (nothing, when ``once_per_proposal`` finds the proposal's
     review already dispatched). ``simulate``: auto, always or never (else
     ``COUNCIL_SIMULATE``); under never, a dispatch that would simulate any
-    profile is refused and writes nothing."""
+    profile is refused and writes nothing. ``reviewers``: how an automatic
+    review's agents were chosen (recorded in the dispatch's event)."""
     simulation = simulation_mode(simulate)
     profiles = resolve_many(agents, simulation)
     refuse_simulation(profiles, simulation)
@@ -67,6 +70,7 @@ def dispatch(
             actor=actor,
             proposal_id=proposal_id,
             once_per_proposal=once_per_proposal,
+            reviewers=reviewers,
         )
     if run_ids:
         with uow() as tx:

@@ -17,7 +17,8 @@ it through :func:`request_reverification`) — first re-verifies provisional
 memory whose support is challenged (stable again when the decision holds
 without it, else contested with a retraction proposal, and its dependents
 provisional), then dispatches one review of every open proposal that has none
-yet; the last review run to end adjudicates it (``council.services.execution``).
+yet, to the profiles that worked its thread (``council.services.reviewers``); the
+last review run to end adjudicates it (``council.services.execution``).
 """
 
 from __future__ import annotations
@@ -32,13 +33,11 @@ from council.adapters.scheduler import Scheduler
 from council.domain import reassessment
 from council.domain.commands import IdRef
 from council.domain.results.reversal import CascadeHandOn, Reassessed, Reverified, ValidityChanged
-from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.ledger.retraction import Pins
 from council.ledger.reversal import Judge
 from council.ledger.unit import UnitOfWork
-from council.services.dispatch import dispatch
+from council.services.reviewers import dispatch_review
 
-REVIEWERS = DEFAULT_COUNCIL
 # Consolidations reassessed per transaction (their node locks held together), and
 # transactions in flight at once.
 REASSESS_BATCH = 100
@@ -111,7 +110,6 @@ def continue_cascade(
 def reverify(
     uow: UnitOfWork,
     scheduler: Scheduler,
-    agents: Sequence[str] = REVIEWERS,
     limit: int = 20,
     *,
     memory_item_ids: Sequence[UUID] | None = None,
@@ -119,7 +117,9 @@ def reverify(
 ) -> Reverified:
     """Re-verify challenged provisional memory (all, or ``memory_item_ids``), at
     most ``limit`` per call; cascade from what becomes contested; then dispatch
-    a one-round review of each open proposal no review was dispatched for yet.
+    a one-round review of each open proposal no review was dispatched for yet,
+    to its thread's reviewers — or, with none, leave it for a manual review with
+    the reason (``unstaffed``).
     Memory that is provisional only because it depends on a contested node waits
     for that node's adjudication."""
     with uow() as tx:
@@ -135,22 +135,17 @@ def reverify(
         _cascade(uow, scheduler, frontier, actor)
     with uow() as tx:
         awaiting = tx.retractions.awaiting_review(limit=limit)
-    dispatched = []
+    dispatched: list[UUID] = []
+    unstaffed: list[UUID] = []
     for row in awaiting:
-        made = dispatch(
-            uow,
-            scheduler,
-            row["thread_id"],
-            agents,
-            mode="review",
-            rounds=1,
-            actor=actor,
-            proposal=row["id"],
-            once_per_proposal=True,
-        )
-        if not made.already_dispatched:
+        made = dispatch_review(uow, scheduler, row["id"], row["thread_id"], actor=actor)
+        if made.unstaffed:
+            unstaffed.append(made.proposal_id)
+        elif made.dispatch_id is not None and not made.already_dispatched:
             dispatched.append(made.dispatch_id)
-    return Reverified(reverified=[Reassessed(**r) for r in results], dispatched=dispatched)
+    return Reverified(
+        reverified=[Reassessed(**r) for r in results], dispatched=dispatched, unstaffed=unstaffed
+    )
 
 
 def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, Any]]) -> list[UUID]:

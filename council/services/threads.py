@@ -33,15 +33,35 @@ def create_thread(
 
 
 def set_review(
-    uow: UnitOfWork, thread: str | UUID, review: str, *, actor: str, reason: str = ""
+    uow: UnitOfWork,
+    thread: str | UUID,
+    review: str | None = None,
+    *,
+    agents: str | None = None,
+    actor: str,
+    reason: str = "",
 ) -> ReviewSettings:
-    """Change how the thread's opened retraction proposals are reviewed (appended to its history)."""
-    from council.domain.review import parse_review
+    """Change how the thread's opened retraction proposals are reviewed — ``review``
+    (auto, manual or a delay) and/or who reviews them, ``agents`` (profile names,
+    comma-separated, each known here; or ``thread``: the profiles that worked the
+    thread) — keeping what is not given; appended to its history."""
+    from dataclasses import replace
 
-    setting = parse_review(review)
+    from council.agents.profiles import resolve_many
+    from council.domain.review import parse_agents, parse_review
+    from council.errors import BadInput
+
+    if review is None and agents is None:
+        raise BadInput("give the review setting, the reviewers (agents), or both")
+    mode = parse_review(review) if review is not None else None
+    reviewers = parse_agents(agents) if agents is not None else None
+    if reviewers:
+        resolve_many(reviewers)  # an unknown profile is refused, naming the known ones
     with uow() as tx:
         thread_id = tx.resolve("thread", thread)
         tx.threads.get(thread_id)
+        current = tx.reviews.current(thread_id)
+        setting = replace(mode or current, agents=reviewers if agents is not None else current.agents)
         tx.reviews.set(thread_id, setting, actor=actor, reason=reason)
         return tx.reviews.settings(thread_id)
 

@@ -31,6 +31,19 @@ def test_a_thread_is_created_for_manual_review_and_its_setting_changes_with_hist
     assert len(_ok(cli("thread", "review", thread["id"], "--json"))["history"]) == 2
 
 
+def test_a_thread_names_its_reviewers_and_an_unknown_one_is_refused(cli: Any) -> None:
+    thread = _ok(cli("thread", "create", "--title", "Parity", "--objective", "Enough?", "--json"))
+    assert thread["review"]["description"] == "automatic review by the profiles that worked the thread"
+    named = _ok(cli("thread", "review", thread["id"], "--agents", "claude,codex", "--reason", "two suffice"))
+    assert "automatic review by claude, codex" in named and "claude,codex" in named and "two suffice" in named
+    kept = _ok(cli("thread", "review", thread["id"], "--set", "10m", "--json"))
+    assert (kept["current"]["review"], kept["current"]["agents"]) == ("delayed", ["claude", "codex"])
+    bad = cli("thread", "review", thread["id"], "--agents", "claude,nobody", "--json")
+    assert bad.code == 2 and "unknown agent profile 'nobody'" in bad.json()["error"]
+    back = _ok(cli("thread", "review", thread["id"], "--agents", "thread", "--json"))
+    assert [h["agents"] for h in back["history"]] == [None, ["claude", "codex"], ["claude", "codex"], None]
+
+
 def test_people_vote_and_adjudicate_and_a_decided_proposal_says_so(cli: Any, engine: Engine) -> None:
     # Given a consolidated node in a manual thread
     ledger = Ledger.new(engine)

@@ -39,8 +39,9 @@ from tests.processes import stop_groups
 SWEEP_EVERY_S = 3
 RUN_LEASE_S = 6
 # What recovery takes beyond noticing (at most two sweep intervals): the work itself.
-# Two deliberative rounds of three 1.5 s runs on one slot and a review of three more,
-# their evaluations, five cascade steps' worth of marks, under a loaded 2-core machine.
+# Two deliberative rounds of three 1.5 s runs on one slot (the contested proposal's thread
+# has no worker runs, so no review is dispatched for it), their evaluations, five cascade
+# steps' worth of marks, under a loaded 2-core machine.
 MARGIN_S = 45
 BOUND_S = 2 * SWEEP_EVERY_S + MARGIN_S
 RUNS_MARGIN_S = 10  # for a runs worker to claim a re-enqueued run

@@ -6,6 +6,7 @@ consolidate again on new claims alone."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from uuid import UUID
 
 import pytest
@@ -23,6 +24,7 @@ from council.services.retraction import adjudicate, adjudicate_if_automatic, pro
 from council.services.reversal import reverify
 from council.services.threads import review_settings, set_review, show_thread
 from tests.builders import ACTOR, Ledger
+from tests.fakes.chat_model import NOWHERE, local_profiles
 
 
 def _retracted(ledger: Ledger) -> tuple[UUID, UUID, UUID]:
@@ -103,10 +105,12 @@ def test_in_a_manual_thread_no_review_is_dispatched_and_people_decide(
 
 
 def test_a_delayed_review_is_dispatched_only_once_the_delay_has_passed(
-    engine: Engine, uow: UnitOfWork
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    names = ("alpha", "beta", "gamma")
+    monkeypatch.setenv("COUNCIL_PROFILES", str(local_profiles(tmp_path / "p.toml", NOWHERE, *names)))
     ledger = Ledger.new(engine)
-    set_review(uow, ledger.thread_id, "2s", actor=ACTOR)
+    set_review(uow, ledger.thread_id, "2s", agents=",".join(names), actor=ACTOR)
     consolidation = consolidate(uow, ledger.ready_node(), actor=ACTOR).consolidation_id
     assert consolidation is not None
     propose_retraction(uow, consolidation, reason="doubtful", actor=ACTOR)

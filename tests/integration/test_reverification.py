@@ -5,9 +5,11 @@ what does not survive, and two sweeps never dispatch two reviews of one proposal
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import pytest
 from sqlalchemy import Engine, func, select
 
 from council.adapters.scheduler import Recorder
@@ -18,7 +20,23 @@ from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, memory_list
 from council.services.reversal import change_validity, request_reverification, reverify
+from council.services.threads import set_review
 from tests.builders import ACTOR, Ledger
+from tests.fakes.chat_model import NOWHERE, local_profiles
+
+REVIEWERS = ("alpha", "beta", "gamma")
+
+
+@pytest.fixture(autouse=True)
+def _real_reviewers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Real profiles a thread can name as its reviewers (dispatched, never executed here)."""
+    monkeypatch.setenv("COUNCIL_PROFILES", str(local_profiles(tmp_path / "p.toml", NOWHERE, *REVIEWERS)))
+
+
+def _reviewed_by_name(ledger: Ledger) -> Ledger:
+    """The thread's runs were recorded by hand: it names its reviewers."""
+    set_review(ledger.uow, ledger.thread_id, agents=",".join(REVIEWERS), actor=ACTOR)
+    return ledger
 
 
 def _memory(uow: UnitOfWork, consolidation_id: Any) -> MemoryItem:
@@ -63,7 +81,7 @@ def test_challenged_support_that_matters_is_contested_and_reviewed_once(
     engine: Engine, uow: UnitOfWork
 ) -> None:
     # Given a consolidation with exactly two supports, one of them challenged
-    ledger = Ledger.new(engine)
+    ledger = _reviewed_by_name(Ledger.new(engine))
     version = ledger.ready_node()
     consolidation = consolidate(uow, version, actor=ACTOR).consolidation_id
     change_validity(
@@ -103,7 +121,7 @@ def test_a_read_queues_re_verification_of_the_provisional_items_it_touched(
 
 def test_concurrent_sweeps_dispatch_one_review_per_proposal(engine: Engine, uow: UnitOfWork) -> None:
     # Given an open proposal awaiting review
-    ledger = Ledger.new(engine)
+    ledger = _reviewed_by_name(Ledger.new(engine))
     version = ledger.ready_node()
     consolidate(uow, version, actor=ACTOR)
     change_validity(uow, None, ledger.evidence[0], action="invalidate", reason="fabricated", actor=ACTOR)

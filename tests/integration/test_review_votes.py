@@ -12,7 +12,7 @@ from sqlalchemy import Engine, select
 
 from council.adapters.scheduler import Recorder
 from council.agents import gateway
-from council.domain.agent_output import AgentOutput, VoteOut
+from council.domain.agent_output import AgentOutput, ClaimOut, NewNode, VoteOut
 from council.errors import BadInput
 from council.ledger import tables as t
 from council.ledger.apply_output import check_output
@@ -184,3 +184,90 @@ def test_with_its_evidence_intact_the_council_votes_to_keep(engine: Engine, uow:
     assert set(votes) == set(AGENTS)
     assert "endorse" not in votes.values() and votes["codex"] == "dispute"
     assert results[-1].adjudication in ("restored", "pending")
+
+
+def _answering(monkeypatch: pytest.MonkeyPatch, *answers: AgentOutput) -> list[Any]:
+    """The model answers each call with the next of ``answers`` (the last repeats); the
+    messages of every call are kept."""
+    sent: list[Any] = []
+
+    def complete(model: str, messages: Any, params: Any, **_: Any) -> gateway.Completion:
+        answer = answers[min(len(sent), len(answers) - 1)]
+        sent.append(messages)
+        return gateway.Completion(answer.model_dump_json(), {"prompt_tokens": 1}, None, model, True)
+
+    monkeypatch.setattr(gateway, "complete", complete)
+    return sent
+
+
+def test_a_review_answer_without_a_vote_is_re_prompted_with_the_reason_then_fails(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a review run of one proposal
+    ledger, proposals = _two_contested(engine)
+    target = sorted(proposals, key=str)[0]
+    [run_id] = _review(uow, ledger, target, ("claude",))
+    # When its model answers with a summary and no vote, before and after the re-prompt
+    sent = _answering(monkeypatch, AgentOutput(summary="[test] I looked at it."))
+    result = execute_run(uow, Recorder(), run_id, owner="test")
+    # Then it was re-prompted once, with the reason, and failed with that reason
+    reason = f"votes: a review run answers with its vote on retraction proposal {target}"
+    assert len(sent) == 2 and reason in sent[1][-1]["content"]
+    run = _row(engine, t.agent_runs, t.agent_runs.c.id == run_id)
+    assert (result.status, run["status"], run["usage"]["calls"]) == ("failed", "failed", 2)
+    assert reason in run["error"] and "this answer has none" in run["error"]
+    # And nothing was written: no vote, no applied output; the dispatch ended and left it pending
+    assert _rows(engine, t.retraction_votes) == []
+    assert _rows(engine, t.events, t.events.c.kind == "run.output_applied") == []
+    assert result.adjudication == "pending"
+
+
+def test_a_review_answer_that_claims_on_another_node_is_refused_and_touches_nothing(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a review run (codex: openai) of one proposal, and an unrelated node one
+    # independent endorsement (anthropic) short of consolidating
+    ledger, proposals = _two_contested(engine)
+    target = sorted(proposals, key=str)[0]
+    unrelated = UUID(str(ledger.node("Nightly VACUUM keeps the WAL small")["version_id"]))
+    ledger.claim(ledger.run("anthropic"), unrelated, confidence=0.8, cites=[ledger.evidence[1]])
+    [run_id] = _review(uow, ledger, target, ("codex",))
+    # When its model answers, both times, with an endorsement of that node and no vote
+    stray = ClaimOut(node_version_id=str(unrelated), type="endorse", confidence=0.9, rationale="Fits.")
+    _answering(monkeypatch, AgentOutput(summary="[test] a claim instead of a vote.", claims=[stray]))
+    recorder = Recorder()
+    result = execute_run(uow, recorder, run_id, owner="test")
+    # Then the run failed with the reason; it wrote no claim and queued no evaluation
+    run = _row(engine, t.agent_runs, t.agent_runs.c.id == run_id)
+    assert (result.status, run["status"]) == ("failed", "failed")
+    assert "claims: a review run writes nothing outside its proposal" in run["error"]
+    assert _rows(engine, t.claims, t.claims.c.run_id == run_id) == []
+    assert _rows(engine, t.claims, t.claims.c.node_version_id == unrelated) != []  # the one before
+    assert len(_rows(engine, t.claims, t.claims.c.node_version_id == unrelated)) == 1
+    assert recorder.evaluations == [] and result.touched_versions == []
+    # And the unrelated node did not consolidate: it still has one support
+    assert consolidate(uow, unrelated, actor=ACTOR).outcome == "not_ready"
+    assert _rows(engine, t.consolidations, t.consolidations.c.node_version_id == unrelated) == []
+
+
+def test_a_review_answer_with_its_vote_and_more_is_re_prompted_and_only_the_vote_lands(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a review run of one proposal
+    ledger, proposals = _two_contested(engine)
+    target = sorted(proposals, key=str)[0]
+    [run_id] = _review(uow, ledger, target, ("glm",))
+    vote = VoteOut(proposal_id=str(target), vote="endorse", confidence=0.8, rationale="Its evidence fell.")
+    # When its model first votes and also proposes a node, then, re-prompted, only votes
+    sent = _answering(
+        monkeypatch,
+        AgentOutput(votes=[vote], new_nodes=[NewNode(ref="aside", content="SQLite needs WAL for this")]),
+        AgentOutput(votes=[vote]),
+    )
+    result = execute_run(uow, Recorder(), run_id, owner="test")
+    # Then the re-prompt named what lies outside its proposal, and only the vote was written
+    assert "new_nodes: a review run writes nothing outside its proposal" in sent[1][-1]["content"]
+    assert result.status == "succeeded"
+    [cast] = _rows(engine, t.retraction_votes, t.retraction_votes.c.run_id == run_id)
+    assert (cast["proposal_id"], cast["vote"]) == (target, "endorse")
+    assert _rows(engine, t.node_versions, t.node_versions.c.created_by_run_id == run_id) == []

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from pydantic import Field
+
 from council.domain.results.base import Result
 
 
@@ -37,10 +39,13 @@ class ValidityChanged(Result):
 
 
 class Reverified(Result):
-    """A re-verification pass: the memory it re-verified, and the review dispatches it created."""
+    """A re-verification pass: the memory it re-verified, the review dispatches it
+    created, and the proposals it found no reviewer for (left for a manual review;
+    the event ``retraction.review_unstaffed`` says why)."""
 
     reverified: list[Reassessed]
     dispatched: list[UUID]
+    unstaffed: list[UUID] = Field(default_factory=list)
 
 
 class CascadeStep(Result):

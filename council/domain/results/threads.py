@@ -10,11 +10,13 @@ from council.domain.results.base import Result, Row
 
 class ReviewSetting(Result):
     """How the thread's opened retraction proposals are reviewed: ``review`` is
-    auto | delayed | manual (``delay_s`` for delayed); ``set_at`` is None for the
-    default (a thread whose setting was never given)."""
+    auto | delayed | manual (``delay_s`` for delayed); ``agents`` the profiles a
+    review is dispatched to (None: the profiles that worked the thread); ``set_at``
+    is None for the default (a thread whose setting was never given)."""
 
     review: str
     delay_s: int
+    agents: list[str] | None = None
     description: str
     actor: str | None = None
     reason: str = ""
