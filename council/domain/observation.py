@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from council.domain.canonical import canonical_json
-from council.domain.independence import GroupingParams, RunFacts, group_runs
+from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
 from council.domain.rules import decide
 
 SUPPORT = frozenset({"endorse", "originate"})
@@ -101,7 +101,8 @@ def evaluate_records(
     The first rule set is the pinned one (cost is counted over its decided records)."""
     resolved = [r for r in records if r.resolved]
     params = GroupingParams.from_record(grouping)
-    decisions = {rs.id: {r.id: decided_nodes(r, rs.body, params) for r in resolved} for rs in rule_sets}
+    grouped = {r.id: node_groups(r, params) for r in resolved}  # the grouping does not depend on the rules
+    decisions = {rs.id: {r.id: decided_nodes(grouped[r.id], rs.body) for r in resolved} for rs in rule_sets}
     correlations = error_correlations(resolved)
     report: dict[str, Any] = {
         "records": len(records),
@@ -203,8 +204,9 @@ def majority_answer(turns: Sequence[TurnFacts]) -> tuple[str | None, bool]:
 
 
 def _round_majority(record: RecordFacts, *, first: bool) -> tuple[str | None, bool]:
+    position = {t.run_id: i for i, t in enumerate(record.turns)}
     chosen = [turns[0] if first else turns[-1] for turns in _by_agent(record).values()]
-    chosen.sort(key=lambda t: record.turns.index(t))
+    chosen.sort(key=lambda t: position[t.run_id])
     return majority_answer(chosen)
 
 
@@ -217,13 +219,13 @@ def _majority(records: Sequence[RecordFacts], *, first: bool) -> dict[str, Any]:
     return {"accuracy": _ratio(correct, len(records)), "ties": ties, "correct": correct}
 
 
-def decided_nodes(record: RecordFacts, rules: Mapping[str, Any], params: GroupingParams) -> tuple[str, ...]:
-    """The node versions the rules consolidate from the record's claims (sorted)."""
+def node_groups(record: RecordFacts, params: GroupingParams) -> dict[str, list[Group]]:
+    """The independence groups of each node version the record's claims name."""
     turns = {t.run_id: t for t in record.turns}
     by_node: dict[str, list[Claim]] = {}
     for claim in record.claims:
         by_node.setdefault(claim.node, []).append(claim)
-    decided = []
+    grouped = {}
     for node, claims in sorted(by_node.items()):
         facts = [
             RunFacts(
@@ -239,6 +241,17 @@ def decided_nodes(record: RecordFacts, rules: Mapping[str, Any], params: Groupin
             for c in claims
             if c.run_id in turns
         ]
+        grouped[node] = group_runs(facts, params)
+    return grouped
+
+
+def decided_nodes(groups: Mapping[str, list[Group]], rules: Mapping[str, Any]) -> tuple[str, ...]:
+    """The node versions the rules consolidate, given each one's groups (sorted): the rules
+    of replay's pure evaluation, each node taken as an open head on the main line with no
+    fork, pending action or challenged evidence (an imported record has none)."""
+    body = dict(rules)
+    decided = []
+    for node, node_groups_ in sorted(groups.items()):
         snapshot = {
             "node": {"status": "open", "head_version_id": node, "version_id": node},
             "objective_forks": [],
@@ -248,7 +261,7 @@ def decided_nodes(record: RecordFacts, rules: Mapping[str, Any], params: Groupin
             "pending_actions": [],
             "branch": {"kind": "main", "status": "active"},
         }
-        if decide(snapshot, dict(rules), group_runs(facts, params)).positive:
+        if decide(snapshot, body, node_groups_).positive:
             decided.append(node)
     return tuple(decided)
 

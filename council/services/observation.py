@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from typing import Any
-from uuid import UUID, uuid4
+from uuid import uuid4
 
 from council.domain import validate as v
 from council.domain.commands import IdRef
@@ -134,20 +134,20 @@ def evaluate(
 
 
 def _records(rows: dict[str, Any]) -> list[RecordFacts]:
-    saw: dict[UUID, list[str]] = {}
+    saw: dict[str, list[str]] = {}
     for e in rows["exposures"]:
         saw.setdefault(e["run_id"], []).append(str(e["exposed_to_run_id"]))
-    cited: dict[UUID, set[str]] = {}
+    cited: dict[str, set[str]] = {}
     for c in rows["citations"]:
         cited.setdefault(c["run_id"], set()).add(str(c["evidence_id"]))
-    claims_of: dict[UUID, list[dict[str, Any]]] = {}
+    claims_of: dict[str, list[dict[str, Any]]] = {}
     for c in rows["claims"]:
         claims_of.setdefault(c["run_id"], []).append(c)
-    truth: dict[UUID, dict[str, bool]] = {}
+    truth: dict[str, dict[str, bool]] = {}
     for r in rows["resolutions"]:
         truth.setdefault(r["thread_id"], {})[str(r["node_version_id"])] = bool(r["outcome"])
-    turns: dict[UUID, list[TurnFacts]] = {}
-    claims: dict[UUID, list[Claim]] = {}
+    turns: dict[str, list[TurnFacts]] = {}
+    claims: dict[str, list[Claim]] = {}
     for run in rows["runs"]:
         own = claims_of.get(run["id"], [])
         supported = [c for c in own if c["claim_type"] in ("endorse", "originate")]

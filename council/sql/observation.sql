@@ -76,7 +76,7 @@ SELECT id, outcome FROM council_v_resolutions WHERE node_version_id = :version_i
 -- eval_threads --
 -- The threads `council eval` reads: those with a resolution, narrowed by --thread and
 -- --tag (an imported record's tags), in a stable order.
-SELECT t.id
+SELECT t.id::text AS id
 FROM threads t
 WHERE EXISTS (SELECT 1 FROM resolutions r WHERE r.thread_id = t.id)
   AND (cardinality(CAST(:thread_ids AS uuid[])) = 0 OR t.id = ANY (CAST(:thread_ids AS uuid[])))
@@ -95,7 +95,8 @@ WHERE (cardinality(CAST(:thread_ids AS uuid[])) = 0 OR t.id = ANY (CAST(:thread_
 -- eval_runs --
 -- The runs of the threads in turn order (an imported run's turn index, else round then
 -- creation), with what the figures need.
-SELECT r.id, r.thread_id, r.agent, r.provider, r.parent_run_id, r.input_fingerprint,
+SELECT r.id::text AS id, r.thread_id::text AS thread_id, r.agent, r.provider,
+       r.parent_run_id::text AS parent_run_id, r.input_fingerprint,
        (r.usage ->> 'prompt_tokens')::bigint AS prompt_tokens,
        (r.usage ->> 'completion_tokens')::bigint AS completion_tokens,
        r.cost_usd, it.run_id IS NOT NULL AS imported, it.stated_confidence
@@ -106,28 +107,29 @@ ORDER BY r.thread_id, it.turn_index NULLS LAST, r.round, r.created_at, r.id
 
 -- eval_claims --
 -- The claims of those runs.
-SELECT c.run_id, c.node_version_id, c.claim_type, c.confidence
+SELECT c.run_id::text AS run_id, c.node_version_id::text AS node_version_id, c.claim_type,
+       c.confidence::float8 AS confidence
 FROM claims c JOIN agent_runs r ON r.id = c.run_id
 WHERE r.thread_id = ANY (CAST(:thread_ids AS uuid[])) AND r.mode <> 'review'
 ORDER BY c.run_id, c.node_version_id
 
 -- eval_exposures --
 -- Whose stance each run had seen.
-SELECT DISTINCT e.run_id, e.exposed_to_run_id
+SELECT DISTINCT e.run_id::text AS run_id, e.exposed_to_run_id::text AS exposed_to_run_id
 FROM run_exposures e JOIN agent_runs r ON r.id = e.run_id
 WHERE r.thread_id = ANY (CAST(:thread_ids AS uuid[])) AND e.exposed_to_run_id IS NOT NULL
-ORDER BY e.run_id, e.exposed_to_run_id
+ORDER BY 1, 2
 
 -- eval_citations --
 -- The evidence each run cited.
-SELECT DISTINCT c.run_id, c.evidence_id
+SELECT DISTINCT c.run_id::text AS run_id, c.evidence_id::text AS evidence_id
 FROM citations c JOIN agent_runs r ON r.id = c.run_id
 WHERE r.thread_id = ANY (CAST(:thread_ids AS uuid[]))
-ORDER BY c.run_id, c.evidence_id
+ORDER BY 1, 2
 
 -- eval_resolutions --
 -- The resolution in force of each resolved node of the threads.
-SELECT thread_id, node_version_id, outcome
+SELECT thread_id::text AS thread_id, node_version_id::text AS node_version_id, outcome
 FROM council_v_resolutions
 WHERE thread_id = ANY (CAST(:thread_ids AS uuid[])) AND in_force
 ORDER BY thread_id, node_version_id
