@@ -189,3 +189,11 @@ def test_du_debate_and_resolve(cli: Any, tmp_path: Path, engine: Engine) -> None
     # Record 0 now has no true node: agent-0's and agent-1's last answers there are wrong
     r = cli("eval", "--tag", "file:du.json", "--json").json()
     assert r["agents"]["agent-0"]["last_accuracy"] == 0.5
+
+
+def test_the_readme_example_is_this_debate() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Observe a council against ground truth") :]
+    block = section[section.index("```jsonl\n") + len("```jsonl\n") :]
+    block = block[: block.index("```")]
+    assert [json.loads(line) for line in block.splitlines() if line.strip()] == DEBATE
