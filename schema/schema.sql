@@ -1037,11 +1037,31 @@ CREATE TRIGGER grouping_algorithms_no_truncate BEFORE TRUNCATE ON public.groupin
 GRANT INSERT ON public.grouping_algorithms TO council_app;
 GRANT SELECT ON public.grouping_algorithms TO council_app;
 
+CREATE TABLE public.imported_propositions (
+    node_version_id uuid NOT NULL,
+    thread_id uuid NOT NULL,
+    key text NOT NULL,
+    ordinal integer NOT NULL,
+    label text NOT NULL,
+    body text NOT NULL,
+    CONSTRAINT imported_propositions_node_version_id_fkey FOREIGN KEY (node_version_id) REFERENCES public.node_versions(id),
+    CONSTRAINT imported_propositions_ordinal_check CHECK ((ordinal >= 0)),
+    CONSTRAINT imported_propositions_pkey PRIMARY KEY (node_version_id),
+    CONSTRAINT imported_propositions_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id),
+    CONSTRAINT imported_propositions_thread_id_key_key UNIQUE (thread_id, key)
+);
+CREATE TRIGGER imported_propositions_immutable BEFORE DELETE OR UPDATE ON public.imported_propositions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER imported_propositions_no_truncate BEFORE TRUNCATE ON public.imported_propositions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.imported_propositions IS 'The option (label, text) or free answer an imported node stands for, so a record exports as it came';
+GRANT INSERT ON public.imported_propositions TO council_app;
+GRANT SELECT ON public.imported_propositions TO council_app;
+
 CREATE TABLE public.imported_threads (
     thread_id uuid NOT NULL,
     import_id uuid NOT NULL,
     record_id text NOT NULL,
     tags text[] DEFAULT '{}'::text[] NOT NULL,
+    labelled boolean NOT NULL,
     CONSTRAINT imported_threads_import_id_fkey FOREIGN KEY (import_id) REFERENCES public.debate_imports(id),
     CONSTRAINT imported_threads_import_id_record_id_key UNIQUE (import_id, record_id),
     CONSTRAINT imported_threads_pkey PRIMARY KEY (thread_id),
@@ -1062,6 +1082,8 @@ CREATE TABLE public.imported_turns (
     turn_index integer NOT NULL,
     debate_round integer NOT NULL,
     stated_confidence double precision,
+    saw_given boolean DEFAULT false NOT NULL,
+    turn_text text,
     CONSTRAINT imported_turns_debate_round_check CHECK ((debate_round >= 0)),
     CONSTRAINT imported_turns_import_id_fkey FOREIGN KEY (import_id) REFERENCES public.debate_imports(id),
     CONSTRAINT imported_turns_import_id_record_id_turn_index_key UNIQUE (import_id, record_id, turn_index),

@@ -215,3 +215,38 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_cmd)
     app.command("resolve")(resolve_cmd)
     app.command("eval")(eval_cmd)
+    app.command("export")(export_cmd)
+
+
+@returns("council.domain.results.observation:DebateExport")
+def export_cmd(
+    thread: Annotated[str, typer.Option("--thread", help="The thread (id or unique prefix).")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="json: the thread as a council-debate-v1 record.")
+    ] = "json",
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the record to this new file.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Export a thread as a recorded debate (council-debate-v1): an imported thread as it came."""
+    from council.services.observation import export_debate
+
+    if fmt != "json":
+        raise BadInput(f"invalid --format: {fmt!r} (expected json)")
+    if out is not None and out.exists():
+        raise BadInput(f"{out} exists: export writes a new file")
+    result = export_debate(uow(), thread)
+    if out is not None:
+        line = json.dumps(result.record, ensure_ascii=False, sort_keys=True) + "\n"
+        try:
+            with out.open("x", encoding="utf-8") as handle:
+                handle.write(line)
+        except OSError as exc:
+            raise BadInput(f"cannot write {out}: {exc.strerror or exc}") from None
+        result = result.model_copy(update={"out": str(out)})
+    emit(
+        result,
+        as_json,
+        lambda data: (
+            console.print_json(json.dumps(data["record"])) if out is None else console.print(f"wrote {out}")
+        ),
+    )

@@ -352,3 +352,46 @@ def _bounded(value: str, limit: int, rid: str, field: str) -> str:
     if len(value) > limit:
         raise BadRecord(rid, f"{field} is too long: {len(value)} characters (limit {limit})")
     return value
+
+
+def record_document(record: Record) -> dict[str, Any]:
+    """The council-debate-v1 document of a record: what `council export --format json` emits.
+    Parsing it gives the record back (a truth of one answer is written as a string; a turn's
+    ``saw`` only when the record stated it)."""
+    label = dict(record.propositions)
+
+    def shown(key: str) -> str:
+        return key if record.labelled else label[key]
+
+    document: dict[str, Any] = {"id": record.id, "question": record.question}
+    if record.labelled:
+        document["options"] = dict(record.propositions)
+    truth = [shown(k) for k, _ in record.propositions if k in record.truth]
+    if truth:
+        document["truth"] = truth[0] if len(truth) == 1 else truth
+    document["agents"] = [
+        {
+            "name": a.name,
+            **({"model": a.model} if a.model else {}),
+            **({"provider": a.provider} if a.provider else {}),
+        }
+        for a in record.agents
+    ]
+    turns = []
+    for turn in record.turns:
+        item: dict[str, Any] = {
+            "round": turn.round,
+            "agent": turn.agent,
+            "answer": None if turn.answer is None else shown(turn.answer),
+        }
+        if turn.confidence is not None:
+            item["confidence"] = turn.confidence
+        if turn.text is not None:
+            item["text"] = turn.text
+        if turn.saw_given:
+            item["saw"] = list(turn.saw)
+        turns.append(item)
+    document["turns"] = turns
+    if record.tags:
+        document["tags"] = list(record.tags)
+    return document

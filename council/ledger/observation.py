@@ -91,6 +91,7 @@ class _Tables:
         self.claims: list[tuple[Any, ...]] = []
         self.exposures: list[tuple[Any, ...]] = []
         self.resolutions: list[tuple[Any, ...]] = []
+        self.propositions: list[tuple[Any, ...]] = []
         self.events: list[tuple[Any, ...]] = []
 
     def in_order(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
@@ -100,6 +101,7 @@ class _Tables:
             ("copy_imported_threads", self.imported),
             ("copy_logical_nodes", self.nodes),
             ("copy_node_versions", self.versions),
+            ("copy_imported_propositions", self.propositions),
             ("copy_imported_runs", self.runs),
             ("copy_imported_turns", self.turns),
             ("copy_claims", self.claims),
@@ -114,15 +116,18 @@ class _Tables:
         self.threads.append((thread, title, record.question, plan.rule_set_id, plan.grouping_algorithm_id))
         self.branches.append((branch, thread, "main", "main"))
         tags = [*record.tags, f"file:{plan.file_name}"]
-        self.imported.append((thread, plan.import_id, record.id, tags))
+        self.imported.append((thread, plan.import_id, record.id, tags, record.labelled))
         version_of: dict[str, UUID] = {}
-        for key, content in record.propositions:
+        for ordinal, (key, content) in enumerate(record.propositions):
             node, version = uuid4(), uuid4()
             version_of[key] = version
             text = f"{key}: {content}" if record.labelled else content
             self.nodes.append((node, thread, branch))
             digest = hashlib.sha256(text.encode()).hexdigest()
             self.versions.append((version, node, thread, branch, 1, text, digest, "open"))
+            self.propositions.append(
+                (version, thread, key, ordinal, key if record.labelled else content, content)
+            )
         models = {a.name: a for a in record.agents}
         run_of: dict[int, UUID] = {}
         claim_of: dict[int, tuple[UUID, UUID] | None] = {}
@@ -142,7 +147,18 @@ class _Tables:
                 )
             )  # fmt: skip
             last_of[turn.agent] = run
-            self.turns.append((run, plan.import_id, record.id, turn.index, turn.round, turn.confidence))
+            self.turns.append(
+                (
+                    run,
+                    plan.import_id,
+                    record.id,
+                    turn.index,
+                    turn.round,
+                    turn.confidence,
+                    turn.saw_given,
+                    turn.text,
+                )
+            )
             confidence = 0.5 if turn.confidence is None else round(turn.confidence, 3)
             rationale = (turn.text or "")[:8_000]
             if turn.answer is not None:
@@ -229,5 +245,18 @@ def eval_rows(conn: Any, thread_ids: Sequence[UUID] | None, tags: Sequence[str])
         "claims": in_transaction(conn, "eval_claims", scope),
         "exposures": in_transaction(conn, "eval_exposures", scope),
         "citations": in_transaction(conn, "eval_citations", scope),
+        "resolutions": in_transaction(conn, "eval_resolutions", scope),
+    }
+
+
+def export_rows(conn: Any, thread_id: UUID) -> dict[str, Any]:
+    """Everything a thread's council-debate-v1 record is made of."""
+    scope = {"thread_ids": [thread_id]}
+    return {
+        "thread": in_transaction(conn, "export_thread", {"thread_id": thread_id})[0],
+        "propositions": in_transaction(conn, "export_propositions", {"thread_id": thread_id}),
+        "runs": in_transaction(conn, "export_runs", {"thread_id": thread_id}),
+        "claims": in_transaction(conn, "eval_claims", scope),
+        "exposures": in_transaction(conn, "eval_exposures", scope),
         "resolutions": in_transaction(conn, "eval_resolutions", scope),
     }

@@ -33,6 +33,7 @@ from council.ledger.tables_cascade import cascade_continuations as cascade_conti
 from council.ledger.tables_evaluations import consolidation_evaluations as consolidation_evaluations
 from council.ledger.tables_evaluations import decision_reasons as decision_reasons
 from council.ledger.tables_observation import debate_imports as debate_imports
+from council.ledger.tables_observation import imported_propositions as imported_propositions
 from council.ledger.tables_observation import imported_threads as imported_threads
 from council.ledger.tables_observation import imported_turns as imported_turns
 from council.ledger.tables_observation import resolutions as resolutions

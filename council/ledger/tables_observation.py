@@ -31,6 +31,7 @@ imported_threads = Table(
     fk("import_id", "debate_imports.id"),
     Column("record_id", Text, nullable=False),
     Column("tags", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("labelled", Boolean, nullable=False),
     UniqueConstraint("import_id", "record_id"),
     Index("imported_threads_tags_idx", "tags", postgresql_using="gin"),
     comment="The thread an imported record became, with the record's id and tags",
@@ -45,8 +46,24 @@ imported_turns = Table(
     Column("turn_index", Integer, nullable=False),
     Column("debate_round", Integer, nullable=False),
     Column("stated_confidence", Float),
+    Column("saw_given", Boolean, nullable=False, server_default=text("false")),
+    Column("turn_text", Text),
     UniqueConstraint("import_id", "record_id", "turn_index"),
     comment="The provenance of an imported run: the file (by its import), the record and the turn it was",
+)
+
+imported_propositions = Table(
+    "imported_propositions",
+    metadata,
+    Column("node_version_id", UUID(as_uuid=True), ForeignKey("node_versions.id"), primary_key=True),
+    fk("thread_id", "threads.id"),
+    Column("key", Text, nullable=False),
+    Column("ordinal", Integer, nullable=False),
+    Column("label", Text, nullable=False),
+    Column("body", Text, nullable=False),
+    UniqueConstraint("thread_id", "key"),
+    comment="The option (label, text) or free answer an imported node stands for, so a record exports "
+    "as it came",
 )
 
 resolutions = Table(

@@ -17,9 +17,18 @@ from uuid import uuid4
 from council.domain import validate as v
 from council.domain.commands import IdRef
 from council.domain.counterfactual import parse_rule_set
-from council.domain.debates import FORMATS, BadRecord, Format, parse_file
+from council.domain.debates import (
+    FORMATS,
+    Agent,
+    BadRecord,
+    Format,
+    Record,
+    Turn,
+    parse_file,
+    record_document,
+)
 from council.domain.observation import Claim, RecordFacts, RuleSetUnderTest, TurnFacts, evaluate_records
-from council.domain.results.observation import EvalReport, Imported, Resolved
+from council.domain.results.observation import DebateExport, EvalReport, Imported, Resolved
 from council.errors import BadInput
 from council.ledger import observation as store
 from council.ledger.observation import ImportPlan, Progress
@@ -183,3 +192,75 @@ def _records(rows: dict[str, Any]) -> list[RecordFacts]:
     ]
     unresolved = [RecordFacts(f"unresolved-{i}", {}, ()) for i in range(rows["records"] - len(resolved))]
     return resolved + unresolved
+
+
+def export_debate(uow: UnitOfWork, thread: IdRef) -> DebateExport:
+    """A thread as one council-debate-v1 record: an imported one as it came (parsing the
+    export gives the imported record back); any other thread whose runs answer its nodes,
+    with each head version as an option labelled by its short id."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        rows = store.export_rows(tx.conn, thread_id)
+    record = _export_record(rows)
+    if not record.turns:
+        raise BadInput(f"thread {thread_id} has no runs to export as a debate")
+    return DebateExport(record=record_document(record))
+
+
+def _export_record(rows: dict[str, Any]) -> Record:
+    thread = rows["thread"]
+    keys: dict[str, str] = {}
+    propositions: list[tuple[str, str]] = []
+    labelled = bool(thread["labelled"])
+    for p in rows["propositions"]:
+        if p["key"] is not None:
+            keys[p["id"]] = p["key"]
+            propositions.append((p["key"], p["body"]))
+        else:
+            keys[p["id"]] = p["id"][:8]
+            propositions.append((p["id"][:8], p["content"]))
+    best: dict[str, tuple[float, str]] = {}
+    for c in rows["claims"]:
+        if c["claim_type"] in ("endorse", "originate") and c["node_version_id"] in keys:
+            candidate = (float(c["confidence"]), c["node_version_id"])
+            best[c["run_id"]] = max(best.get(c["run_id"], candidate), candidate)
+    index = {run["id"]: i for i, run in enumerate(rows["runs"])}
+    saw: dict[str, list[int]] = {}
+    for e in rows["exposures"]:
+        if e["exposed_to_run_id"] in index:
+            saw.setdefault(e["run_id"], []).append(index[e["exposed_to_run_id"]])
+    agents: dict[str, Agent] = {}
+    turns = []
+    for i, run in enumerate(rows["runs"]):
+        agents.setdefault(run["agent"], Agent(run["agent"], run["model"], run["provider"]))
+        chosen = best.get(run["id"])
+        confidence = run["stated_confidence"] if run["imported"] else (None if chosen is None else chosen[0])
+        given = bool(run["saw_given"]) if run["imported"] else True
+        turns.append(
+            Turn(
+                index=i,
+                round=run["debate_round"] if run["imported"] else int(run["round"]) - 1,
+                agent=run["agent"],
+                answer=None if chosen is None else keys[chosen[1]],
+                confidence=confidence,
+                text=run["turn_text"],
+                saw=tuple(sorted(saw.get(run["id"], ()))),
+                saw_given=given,
+            )
+        )
+    truth = frozenset(
+        keys[r["node_version_id"]]
+        for r in rows["resolutions"]
+        if r["outcome"] and r["node_version_id"] in keys
+    )
+    tags = tuple(t for t in (thread["tags"] or []) if not t.startswith("file:"))
+    return Record(
+        id=thread["record_id"] or thread["id"],
+        question=thread["objective"],
+        propositions=tuple(propositions),
+        truth=truth,
+        agents=tuple(agents.values()),
+        turns=tuple(turns),
+        tags=tags,
+        labelled=labelled,
+    )

@@ -19,7 +19,7 @@ COPY branches (id, thread_id, kind, label) FROM STDIN
 
 -- copy_imported_threads --
 -- Which record each thread was, with its tags.
-COPY imported_threads (thread_id, import_id, record_id, tags) FROM STDIN
+COPY imported_threads (thread_id, import_id, record_id, tags, labelled) FROM STDIN
 
 -- copy_logical_nodes --
 -- One logical node per proposition (an option, or a distinct free answer).
@@ -37,7 +37,12 @@ COPY agent_runs (id, thread_id, agent, model, provider, simulated, parent_run_id
 
 -- copy_imported_turns --
 -- Each run's provenance: the file (by its import), the record and the turn.
-COPY imported_turns (run_id, import_id, record_id, turn_index, debate_round, stated_confidence) FROM STDIN
+COPY imported_turns (run_id, import_id, record_id, turn_index, debate_round, stated_confidence, saw_given,
+                     turn_text) FROM STDIN
+
+-- copy_imported_propositions --
+-- What each imported node stands for: its option label and text, or its free answer.
+COPY imported_propositions (node_version_id, thread_id, key, ordinal, label, body) FROM STDIN
 
 -- copy_claims --
 -- Each turn's stance: endorse the node it answered, or abstain on every node (no answer).
@@ -133,3 +138,28 @@ SELECT thread_id::text AS thread_id, node_version_id::text AS node_version_id, o
 FROM council_v_resolutions
 WHERE thread_id = ANY (CAST(:thread_ids AS uuid[])) AND in_force
 ORDER BY thread_id, node_version_id
+
+-- export_thread --
+-- A thread as a recorded debate: its question, and the record it came from if imported.
+SELECT t.id::text AS id, t.objective, i.record_id, i.tags, coalesce(i.labelled, true) AS labelled
+FROM threads t LEFT JOIN imported_threads i ON i.thread_id = t.id
+WHERE t.id = :thread_id
+
+-- export_propositions --
+-- Its propositions: each logical node's head version, with the option or answer an
+-- imported node stands for, in the record's order (else in creation order).
+SELECT v.id::text AS id, v.content, p.key, p.label, p.body
+FROM logical_nodes n
+JOIN node_versions v ON v.id = n.head_version_id
+LEFT JOIN imported_propositions p ON p.node_version_id = v.id
+WHERE n.thread_id = :thread_id
+ORDER BY p.ordinal NULLS LAST, v.created_at, v.id
+
+-- export_runs --
+-- Its turns: the runs in turn order, with what an imported turn recorded.
+SELECT r.id::text AS id, r.agent, r.model, r.provider, r.round, it.debate_round, it.stated_confidence,
+       it.saw_given, it.turn_text, it.run_id IS NOT NULL AS imported
+FROM agent_runs r
+LEFT JOIN imported_turns it ON it.run_id = r.id
+WHERE r.thread_id = :thread_id AND r.mode <> 'review'
+ORDER BY it.turn_index NULLS LAST, r.round, r.created_at, r.id

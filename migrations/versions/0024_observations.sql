@@ -30,6 +30,7 @@ CREATE TABLE imported_threads (
     import_id uuid NOT NULL REFERENCES debate_imports (id),
     record_id text NOT NULL CHECK (length(record_id) BETWEEN 1 AND 200),
     tags text[] NOT NULL DEFAULT '{}',
+    labelled boolean NOT NULL,
     UNIQUE (import_id, record_id)
 );
 COMMENT ON TABLE imported_threads IS 'The thread an imported record became, with the record''s id and tags';
@@ -42,10 +43,24 @@ CREATE TABLE imported_turns (
     turn_index integer NOT NULL CHECK (turn_index >= 0),
     debate_round integer NOT NULL CHECK (debate_round >= 0),
     stated_confidence double precision CHECK (stated_confidence BETWEEN 0 AND 1),
+    saw_given boolean NOT NULL DEFAULT false,
+    turn_text text,
     UNIQUE (import_id, record_id, turn_index)
 );
 COMMENT ON TABLE imported_turns IS
     'The provenance of an imported run: the file (by its import), the record and the turn it was';
+
+CREATE TABLE imported_propositions (
+    node_version_id uuid PRIMARY KEY REFERENCES node_versions (id),
+    thread_id uuid NOT NULL REFERENCES threads (id),
+    key text NOT NULL,
+    ordinal integer NOT NULL CHECK (ordinal >= 0),
+    label text NOT NULL,
+    body text NOT NULL,
+    UNIQUE (thread_id, key)
+);
+COMMENT ON TABLE imported_propositions IS
+    'The option (label, text) or free answer an imported node stands for, so a record exports as it came';
 
 CREATE TABLE resolutions (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -65,7 +80,8 @@ CREATE INDEX resolutions_thread_idx ON resolutions (thread_id);
 DO $$
 DECLARE t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['debate_imports', 'imported_threads', 'imported_turns', 'resolutions'] LOOP
+    FOREACH t IN ARRAY ARRAY['debate_imports', 'imported_threads', 'imported_turns', 'imported_propositions',
+                             'resolutions'] LOOP
         EXECUTE format('CREATE TRIGGER %I BEFORE UPDATE OR DELETE ON %I '
                        'FOR EACH ROW EXECUTE FUNCTION council_refuse_mutation_v1()', t || '_immutable', t);
         EXECUTE format('CREATE TRIGGER %I BEFORE TRUNCATE ON %I '
@@ -82,5 +98,6 @@ SELECT r.id, r.thread_id, r.node_version_id, r.outcome, r.source, r.reason, r.ac
 FROM resolutions r
 WINDOW w AS (PARTITION BY r.node_version_id ORDER BY r.created_at, r.id);
 
-GRANT SELECT, INSERT ON debate_imports, imported_threads, imported_turns, resolutions TO council_app;
+GRANT SELECT, INSERT ON debate_imports, imported_threads, imported_turns, imported_propositions, resolutions
+    TO council_app;
 GRANT SELECT ON council_v_resolutions TO council_app, council_dashboard;

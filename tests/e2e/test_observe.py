@@ -197,3 +197,25 @@ def test_the_readme_example_is_this_debate() -> None:
     block = section[section.index("```jsonl\n") + len("```jsonl\n") :]
     block = block[: block.index("```")]
     assert [json.loads(line) for line in block.splitlines() if line.strip()] == DEBATE
+
+
+def test_an_imported_thread_exports_as_it_came(cli: Any, tmp_path: Path) -> None:
+    from council.domain.debates import parse_council_debate
+
+    # Given the debate imported
+    path = _write_jsonl(tmp_path / "toy.jsonl", DEBATE)
+    imported = cli("import", str(path), "--json").json()
+    # When each thread is exported as council-debate-v1
+    exported = []
+    for index, thread in enumerate(imported["thread_ids"]):
+        out = tmp_path / f"out-{index}.jsonl"
+        done = cli("export", "--thread", thread, "--format", "json", "--out", str(out), "--json")
+        assert done.code == 0, done.stderr
+        assert done.json()["out"] == str(out)
+        exported.append(out.read_text(encoding="utf-8"))
+    # Then parsing the export gives back the records that were imported
+    again = parse_council_debate("".join(exported).splitlines())
+    assert again == parse_council_debate(path.read_text(encoding="utf-8").splitlines())
+    # And an existing file is never overwritten, nor an unknown format accepted
+    assert cli("export", "--thread", imported["thread_ids"][0], "--out", str(path), "--json").code == 2
+    assert cli("export", "--thread", imported["thread_ids"][0], "--format", "xml", "--json").code == 2

@@ -54,3 +54,11 @@ class EvalReport(Result):
     calibration: dict[str, Any] | None
     cost: dict[str, Any] | None
     report_sha256: str
+
+
+class DebateExport(Result):
+    """`council export --format json`: the thread as one council-debate-v1 record (DESIGN §9);
+    ``out``: the file it was also written to (one JSON line), if any."""
+
+    record: dict[str, Any]
+    out: str | None = None
