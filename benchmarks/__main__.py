@@ -27,6 +27,8 @@ BENCHMARKS = {
     "latency": "benchmarks.latency",
     "events": "benchmarks.events",
     "steps": "benchmarks.steps",
+    "import": "benchmarks.imports",
+    "eval": "benchmarks.evaluation",
 }
 
 

@@ -608,7 +608,7 @@ CREATE TABLE public.agent_runs (
     CONSTRAINT agent_runs_attempt_check CHECK ((attempt >= 0)),
     CONSTRAINT agent_runs_dispatch_id_fkey FOREIGN KEY (dispatch_id) REFERENCES public.dispatches(id),
     CONSTRAINT agent_runs_executor_pinned CHECK (((executor IS NULL) OR ((jsonb_typeof(executor) = 'object'::text) AND ((executor ->> 'model'::text) = model) AND ((executor ->> 'provider'::text) = provider) AND ((executor -> 'simulated'::text) = to_jsonb(simulated))))),
-    CONSTRAINT agent_runs_mode_check CHECK ((mode = ANY (ARRAY['external'::text, 'independent'::text, 'deliberative'::text, 'review'::text]))),
+    CONSTRAINT agent_runs_mode_check CHECK ((mode = ANY (ARRAY['external'::text, 'independent'::text, 'deliberative'::text, 'review'::text, 'imported'::text]))),
     CONSTRAINT agent_runs_model_check CHECK (((length(model) >= 1) AND (length(model) <= 200))),
     CONSTRAINT agent_runs_parent_run_id_fkey FOREIGN KEY (parent_run_id) REFERENCES public.agent_runs(id),
     CONSTRAINT agent_runs_pkey PRIMARY KEY (id),
@@ -873,6 +873,28 @@ GRANT INSERT ON public.consolidations TO council_app;
 GRANT SELECT ON public.consolidations TO council_app;
 GRANT UPDATE ON public.consolidations TO council_app;
 
+CREATE TABLE public.debate_imports (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    file_sha256 text NOT NULL,
+    format text NOT NULL,
+    file_name text NOT NULL,
+    records integer NOT NULL,
+    turns integer NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT debate_imports_file_sha256_check CHECK ((file_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT debate_imports_file_sha256_key UNIQUE (file_sha256),
+    CONSTRAINT debate_imports_format_check CHECK ((format = ANY (ARRAY['council-debate-v1'::text, 'du-debate'::text]))),
+    CONSTRAINT debate_imports_pkey PRIMARY KEY (id),
+    CONSTRAINT debate_imports_records_check CHECK ((records >= 0)),
+    CONSTRAINT debate_imports_turns_check CHECK ((turns >= 0))
+);
+CREATE TRIGGER debate_imports_immutable BEFORE DELETE OR UPDATE ON public.debate_imports FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER debate_imports_no_truncate BEFORE TRUNCATE ON public.debate_imports FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.debate_imports IS 'A recorded-debate file imported once (its SHA-256 is unique): which format, how many records and turns';
+GRANT INSERT ON public.debate_imports TO council_app;
+GRANT SELECT ON public.debate_imports TO council_app;
+
 CREATE TABLE public.decision_reasons (
     id integer GENERATED ALWAYS AS IDENTITY NOT NULL,
     sha256 text,
@@ -1015,6 +1037,67 @@ CREATE TRIGGER grouping_algorithms_immutable BEFORE DELETE OR UPDATE ON public.g
 CREATE TRIGGER grouping_algorithms_no_truncate BEFORE TRUNCATE ON public.grouping_algorithms FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.grouping_algorithms TO council_app;
 GRANT SELECT ON public.grouping_algorithms TO council_app;
+
+CREATE TABLE public.imported_propositions (
+    node_version_id uuid NOT NULL,
+    thread_id uuid NOT NULL,
+    key text NOT NULL,
+    ordinal integer NOT NULL,
+    label text NOT NULL,
+    body text NOT NULL,
+    CONSTRAINT imported_propositions_node_version_id_fkey FOREIGN KEY (node_version_id) REFERENCES public.node_versions(id),
+    CONSTRAINT imported_propositions_ordinal_check CHECK ((ordinal >= 0)),
+    CONSTRAINT imported_propositions_pkey PRIMARY KEY (node_version_id),
+    CONSTRAINT imported_propositions_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id),
+    CONSTRAINT imported_propositions_thread_id_key_key UNIQUE (thread_id, key)
+);
+CREATE TRIGGER imported_propositions_immutable BEFORE DELETE OR UPDATE ON public.imported_propositions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER imported_propositions_no_truncate BEFORE TRUNCATE ON public.imported_propositions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.imported_propositions IS 'The option (label, text) or free answer an imported node stands for, so a record exports as it came';
+GRANT INSERT ON public.imported_propositions TO council_app;
+GRANT SELECT ON public.imported_propositions TO council_app;
+
+CREATE TABLE public.imported_threads (
+    thread_id uuid NOT NULL,
+    import_id uuid NOT NULL,
+    record_id text NOT NULL,
+    tags text[] DEFAULT '{}'::text[] NOT NULL,
+    labelled boolean NOT NULL,
+    CONSTRAINT imported_threads_import_id_fkey FOREIGN KEY (import_id) REFERENCES public.debate_imports(id),
+    CONSTRAINT imported_threads_import_id_record_id_key UNIQUE (import_id, record_id),
+    CONSTRAINT imported_threads_pkey PRIMARY KEY (thread_id),
+    CONSTRAINT imported_threads_record_id_check CHECK (((length(record_id) >= 1) AND (length(record_id) <= 200))),
+    CONSTRAINT imported_threads_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+);
+CREATE INDEX imported_threads_tags_idx ON public.imported_threads USING gin (tags);
+CREATE TRIGGER imported_threads_immutable BEFORE DELETE OR UPDATE ON public.imported_threads FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER imported_threads_no_truncate BEFORE TRUNCATE ON public.imported_threads FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.imported_threads IS 'The thread an imported record became, with the record''s id and tags';
+GRANT INSERT ON public.imported_threads TO council_app;
+GRANT SELECT ON public.imported_threads TO council_app;
+
+CREATE TABLE public.imported_turns (
+    run_id uuid NOT NULL,
+    import_id uuid NOT NULL,
+    record_id text NOT NULL,
+    turn_index integer NOT NULL,
+    debate_round integer NOT NULL,
+    stated_confidence double precision,
+    saw_given boolean DEFAULT false NOT NULL,
+    turn_text text,
+    CONSTRAINT imported_turns_debate_round_check CHECK ((debate_round >= 0)),
+    CONSTRAINT imported_turns_import_id_fkey FOREIGN KEY (import_id) REFERENCES public.debate_imports(id),
+    CONSTRAINT imported_turns_import_id_record_id_turn_index_key UNIQUE (import_id, record_id, turn_index),
+    CONSTRAINT imported_turns_pkey PRIMARY KEY (run_id),
+    CONSTRAINT imported_turns_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.agent_runs(id),
+    CONSTRAINT imported_turns_stated_confidence_check CHECK (((stated_confidence >= (0)::double precision) AND (stated_confidence <= (1)::double precision))),
+    CONSTRAINT imported_turns_turn_index_check CHECK ((turn_index >= 0))
+);
+CREATE TRIGGER imported_turns_immutable BEFORE DELETE OR UPDATE ON public.imported_turns FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER imported_turns_no_truncate BEFORE TRUNCATE ON public.imported_turns FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.imported_turns IS 'The provenance of an imported run: the file (by its import), the record and the turn it was';
+GRANT INSERT ON public.imported_turns TO council_app;
+GRANT SELECT ON public.imported_turns TO council_app;
 
 CREATE TABLE public.logical_nodes (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -1225,6 +1308,29 @@ CREATE TRIGGER pending_actions_no_truncate BEFORE TRUNCATE ON public.pending_act
 GRANT INSERT ON public.pending_actions TO council_app;
 GRANT SELECT ON public.pending_actions TO council_app;
 GRANT UPDATE ON public.pending_actions TO council_app;
+
+CREATE TABLE public.resolutions (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    node_version_id uuid NOT NULL,
+    thread_id uuid NOT NULL,
+    outcome boolean NOT NULL,
+    source text NOT NULL,
+    reason text NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT resolutions_node_version_id_fkey FOREIGN KEY (node_version_id) REFERENCES public.node_versions(id),
+    CONSTRAINT resolutions_pkey PRIMARY KEY (id),
+    CONSTRAINT resolutions_reason_check CHECK (((length(btrim(reason)) >= 1) AND (length(btrim(reason)) <= 2000))),
+    CONSTRAINT resolutions_source_check CHECK (((length(btrim(source)) >= 1) AND (length(btrim(source)) <= 500))),
+    CONSTRAINT resolutions_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+);
+CREATE INDEX resolutions_thread_idx ON public.resolutions USING btree (thread_id);
+CREATE INDEX resolutions_version_idx ON public.resolutions USING btree (node_version_id, created_at, id);
+CREATE TRIGGER resolutions_immutable BEFORE DELETE OR UPDATE ON public.resolutions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER resolutions_no_truncate BEFORE TRUNCATE ON public.resolutions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.resolutions IS 'An outside fact deciding a node version true or false; the latest of a version is in force';
+GRANT INSERT ON public.resolutions TO council_app;
+GRANT SELECT ON public.resolutions TO council_app;
 
 CREATE TABLE public.retraction_proposal_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -2079,6 +2185,22 @@ CREATE VIEW public.council_v_opened_evidence AS
      JOIN public.agent_runs r ON r.id = COALESCE(o.run_id, c.run_id);
 GRANT SELECT ON public.council_v_opened_evidence TO council_app;
 GRANT SELECT ON public.council_v_opened_evidence TO council_dashboard;
+
+CREATE VIEW public.council_v_resolutions AS
+ SELECT id,
+    thread_id,
+    node_version_id,
+    outcome,
+    source,
+    reason,
+    actor,
+    created_at,
+    lead(id) OVER w IS NULL AS in_force,
+    lead(id) OVER w AS superseded_by
+   FROM public.resolutions r
+  WINDOW w AS (PARTITION BY node_version_id ORDER BY created_at, id);
+GRANT SELECT ON public.council_v_resolutions TO council_app;
+GRANT SELECT ON public.council_v_resolutions TO council_dashboard;
 
 CREATE VIEW public.council_v_runs AS
  SELECT r.id AS run_id,

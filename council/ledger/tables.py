@@ -32,6 +32,11 @@ from council.ledger.table_helpers import TS, XID8, created, fk, id_column, metad
 from council.ledger.tables_cascade import cascade_continuations as cascade_continuations
 from council.ledger.tables_evaluations import consolidation_evaluations as consolidation_evaluations
 from council.ledger.tables_evaluations import decision_reasons as decision_reasons
+from council.ledger.tables_observation import debate_imports as debate_imports
+from council.ledger.tables_observation import imported_propositions as imported_propositions
+from council.ledger.tables_observation import imported_threads as imported_threads
+from council.ledger.tables_observation import imported_turns as imported_turns
+from council.ledger.tables_observation import resolutions as resolutions
 from council.ledger.tables_review import thread_review_settings as thread_review_settings
 from council.ledger.tables_rule_sets import rule_set_pins as rule_set_pins
 from council.ledger.tables_rule_sets import rule_set_provenance as rule_set_provenance

@@ -1,0 +1,252 @@
+"""`council import | resolve | eval`: observe real disagreement against ground truth (DESIGN §9)."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from council.cli.common import JsonOpt, actor, uow
+from council.cli.output import console, emit, err_console, returns
+from council.errors import BadInput
+
+MAX_IMPORT_BYTES = 512 * 1024 * 1024
+
+
+def read_regular_file(path: Path, what: str, limit: int) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them (a FIFO, a device or a directory is refused)."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise BadInput(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise BadInput(f"the {what} {path} is not a regular file")
+    if info.st_size > limit:
+        raise BadInput(f"the {what} {path} is {info.st_size} bytes (limit {limit})")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise BadInput(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise BadInput(f"the {what} {path} is larger than {limit} bytes")
+    return data
+
+
+@returns("council.domain.results.observation:Imported")
+def import_cmd(
+    file: Annotated[Path, typer.Argument(help="A recorded-debate file.")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="council-debate-v1 (JSON Lines) or du-debate (JSON).")
+    ] = "council-debate-v1",
+    answer_pattern: Annotated[
+        str | None,
+        typer.Option(
+            "--answer-pattern", help="du-debate: the regular expression of an answer (group 1 if any)."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import recorded debates: a thread per record, a run per turn (mode imported), the truth
+    as resolutions. The same file again writes nothing; a bad record refuses the whole file."""
+    from council.services.observation import import_debates
+
+    data = read_regular_file(file, "debate file", MAX_IMPORT_BYTES)
+    result = import_debates(
+        uow(),
+        data,
+        file_name=file.name,
+        fmt=fmt,
+        answer_pattern=answer_pattern,
+        actor=actor(),
+        progress=_progress(),
+    )
+
+    def render(data: dict[str, Any]) -> None:
+        if data["created"]:
+            console.print(
+                f"imported {data['records']} record(s), {data['turns']} turn(s) from {data['file_name']} "
+                f"(sha256 {data['file_sha256'][:12]}, import {data['import_id']})"
+            )
+            console.print("read them with: council eval --tag file:" + data["file_name"])
+        else:
+            console.print(
+                f"{data['file_name']} was imported before (import {data['import_id']}, "
+                f"{data['records']} record(s)): nothing written"
+            )
+
+    emit(result, as_json, render)
+
+
+def _progress() -> Any:
+    """Records written so far, on stderr: a line per step when piped, one updated line on a TTY."""
+    tty = sys.stderr.isatty()
+
+    def shown(done: int, total: int) -> None:
+        if total < 1_000:
+            return
+        if tty:
+            err_console.print(f"\rimported {done}/{total} records", end="")
+            if done == total:
+                err_console.print()
+        else:
+            err_console.print(f"imported {done}/{total} records")
+
+    return shown
+
+
+@returns("council.domain.results.observation:Resolved")
+def resolve_cmd(
+    node: Annotated[str, typer.Option("--node", help="The node version (id or unique prefix).")],
+    outcome: Annotated[str, typer.Option("--outcome", help="true or false.")],
+    source: Annotated[str, typer.Option("--source", help="Where the fact comes from.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why it decides the node.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Record an outside fact deciding a node version true or false (appended; a later one supersedes)."""
+    from council.services.observation import resolve
+
+    result = resolve(uow(), node, outcome=outcome, source=source, reason=reason, actor=actor())
+
+    def render(data: dict[str, Any]) -> None:
+        console.print(
+            f"node version {data['node_version_id']} resolved {str(data['outcome']).lower()} "
+            f"(resolution {data['id']})"
+            + (f", superseding {data['supersedes']}" if data["supersedes"] else "")
+        )
+
+    emit(result, as_json, render)
+
+
+@returns("council.domain.results.observation:EvalReport")
+def eval_cmd(
+    thread: Annotated[
+        list[str] | None, typer.Option("--thread", help="A thread to read (repeatable).")
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="An imported record's tag (repeatable).")
+    ] = None,
+    rule_set: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rule-set", help="A rule-set file or stored id (repeatable; default: the pinned one)."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """What a council added, against ground truth: accuracy, majority, flips by cause, the
+    council's decisions under each rule set, effective votes, the oracle gap, calibration
+    and cost (every figure as DESIGN §9 defines it). Writes nothing."""
+    from council.services.observation import evaluate
+
+    refs: list[dict[str, Any] | str] = [_rule_set(value) for value in rule_set or []]
+    result = evaluate(uow(), threads=thread or [], tags=tag or [], rule_sets=refs)
+    emit(result, as_json, _render_eval)
+
+
+def _rule_set(value: str) -> dict[str, Any] | str:
+    path = Path(value)
+    if path.exists():
+        try:
+            document = json.loads(read_regular_file(path, "rule-set file", 1_000_000))
+        except ValueError as exc:
+            raise BadInput(f"the rule-set file {path} is not JSON: {exc}") from None
+        if not isinstance(document, dict):
+            raise BadInput(f"the rule-set file {path} must hold a JSON object")
+        return document
+    if "/" in value or value.endswith(".json"):
+        raise BadInput(f"no rule-set file {value}")
+    return value
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.1f}%"
+
+
+def _render_eval(data: dict[str, Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    console.print(f"{data['resolved']} resolved record(s) of {data['records']}")
+    agents = Table("agent", "records", "first", "last", "c→w", "w→c", "w→w", box=None)
+    for name, figures in data["agents"].items():
+        flips = figures["flips"]
+        agents.add_row(
+            escape(name), str(figures["records"]),
+            _pct(figures["first_accuracy"]), _pct(figures["last_accuracy"]),
+            str(flips["correct_to_wrong"]), str(flips["wrong_to_correct"]), str(flips["wrong_to_wrong"]),
+        )  # fmt: skip
+    console.print(agents)
+    for which in ("first_round", "last_round"):
+        m = data["majority"][which]
+        console.print(f"majority, {which.replace('_', ' ')}: {_pct(m['accuracy'])} ({m['ties']} tie(s))")
+    for rule_set, c in data["council"].items():
+        console.print(
+            f"council under {escape(rule_set)}: decided {c['decided']} (coverage {_pct(c['coverage'])}), "
+            f"accuracy {_pct(c['accuracy'])}, wrong {c['wrong']}"
+        )
+    effective = data["effective_votes"]
+    if effective["mean_n_eff"] is not None:
+        console.print(
+            f"effective independent votes per decided node: {effective['mean_n_eff']:.2f} on average"
+        )
+    gap = data["oracle_gap"]
+    console.print(
+        f"oracle gap: {gap['oracle_correct']} record(s) had a correct turn; the last-round majority "
+        f"missed {gap['majority']}"
+    )
+    if data["calibration"]:
+        cal = data["calibration"]
+        console.print(
+            f"calibration over {cal['turns']} turn(s): Brier {cal['brier']:.3f}, ECE {cal['ece']:.3f}"
+        )
+    if data["cost"]:
+        cost = data["cost"]
+        console.print(f"cost of decided records: ${cost['usd']:.4f}, {cost['prompt_tokens']} + "
+                      f"{cost['completion_tokens']} tokens")  # fmt: skip
+    console.print(f"[dim]report {data['report_sha256']}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_cmd)
+    app.command("resolve")(resolve_cmd)
+    app.command("eval")(eval_cmd)
+    app.command("export")(export_cmd)
+
+
+@returns("council.domain.results.observation:DebateExport")
+def export_cmd(
+    thread: Annotated[str, typer.Option("--thread", help="The thread (id or unique prefix).")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="json: the thread as a council-debate-v1 record.")
+    ] = "json",
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the record to this new file.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Export a thread as a recorded debate (council-debate-v1): an imported thread as it came."""
+    from council.services.observation import export_debate
+
+    if fmt != "json":
+        raise BadInput(f"invalid --format: {fmt!r} (expected json)")
+    if out is not None and out.exists():
+        raise BadInput(f"{out} exists: export writes a new file")
+    result = export_debate(uow(), thread)
+    if out is not None:
+        line = json.dumps(result.record, ensure_ascii=False, sort_keys=True) + "\n"
+        try:
+            with out.open("x", encoding="utf-8") as handle:
+                handle.write(line)
+        except OSError as exc:
+            raise BadInput(f"cannot write {out}: {exc.strerror or exc}") from None
+        result = result.model_copy(update={"out": str(out)})
+    emit(
+        result,
+        as_json,
+        lambda data: (
+            console.print_json(json.dumps(data["record"])) if out is None else console.print(f"wrote {out}")
+        ),
+    )

@@ -1,0 +1,64 @@
+"""Observing real disagreement: an import, a resolution and `council eval`'s report, as the
+commands that make them return them (DESIGN §9 defines every figure of the report)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from council.domain.results.base import Result, Row
+
+
+class Imported(Result):
+    """`council import`: the file's import, or the earlier one (``created`` false: nothing written)."""
+
+    import_id: UUID
+    file_sha256: str
+    format: str
+    file_name: str
+    records: int
+    turns: int
+    created: bool
+    thread_ids: list[UUID]  # the records' threads, in file order (empty when nothing was written)
+
+
+class Resolved(Row):
+    """`council resolve`: the resolution appended, and the one it superseded (if any)."""
+
+    id: UUID
+    node_version_id: UUID
+    thread_id: UUID
+    outcome: bool
+    source: str
+    reason: str
+    actor: str
+    created_at: datetime
+    supersedes: UUID | None
+
+
+class EvalReport(Result):
+    """`council eval`: every figure DESIGN §9 defines, over the resolved records selected.
+    ``council`` and ``oracle_gap.council`` are keyed by rule set; the first of
+    ``rule_sets`` is the one cost is counted under. Same inputs, same bytes:
+    ``report_sha256`` is the SHA-256 of the canonical JSON of the rest."""
+
+    rule_sets: list[str]
+    records: int
+    resolved: int
+    agents: dict[str, Any]
+    majority: dict[str, Any]
+    council: dict[str, Any]
+    effective_votes: dict[str, Any]
+    oracle_gap: dict[str, Any]
+    calibration: dict[str, Any] | None
+    cost: dict[str, Any] | None
+    report_sha256: str
+
+
+class DebateExport(Result):
+    """`council export --format json`: the thread as one council-debate-v1 record (DESIGN §9);
+    ``out``: the file it was also written to (one JSON line), if any."""
+
+    record: dict[str, Any]
+    out: str | None = None

@@ -1,0 +1,262 @@
+"""Imported debates and resolutions (migration 0024; DESIGN §9): set-based writes of a
+parsed file, a resolution appended, and the rows `council eval` reads.
+
+Every statement is named SQL (council/sql/observation.sql) run on the unit's psycopg
+connection in its transaction. An import is written with COPY, table by table, in the
+order the foreign keys need; ids are made here, so the rows of one table can name the
+rows of another without reading them back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID, uuid4
+
+from council.domain.debates import Record
+from council.domain.providers import provider_family
+from council.ledger.pg import in_transaction
+from council.sql import driver_sql
+
+Progress = Callable[[int, int], None]  # (records written, records in all)
+CHUNK = 2_000  # records per COPY round: progress is reported between rounds
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    import_id: UUID
+    file_sha256: str
+    fmt: str
+    file_name: str
+    actor: str
+    rule_set_id: str
+    grouping_algorithm_id: str
+
+
+def find_import(conn: Any, file_sha256: str) -> dict[str, Any] | None:
+    found = in_transaction(conn, "debate_import_by_sha", {"file_sha256": file_sha256})
+    return found[0] if found else None
+
+
+def write_import(
+    conn: Any, plan: ImportPlan, records: Sequence[Record], progress: Progress | None
+) -> list[UUID]:
+    """Every record of the file, in the caller's transaction; the thread ids, in order."""
+    turns = sum(len(r.turns) for r in records)
+    in_transaction(
+        conn,
+        "debate_import_insert",
+        {
+            "id": plan.import_id,
+            "file_sha256": plan.file_sha256,
+            "format": plan.fmt,
+            "file_name": plan.file_name,
+            "records": len(records),
+            "turns": turns,
+            "actor": plan.actor,
+        },
+    )
+    driver = conn.connection.driver_connection
+    thread_ids: list[UUID] = []
+    for start in range(0, len(records), CHUNK):
+        tables = _Tables()
+        for record in records[start : start + CHUNK]:
+            thread_ids.append(tables.add(record, plan))
+        with driver.cursor() as cur:
+            for name, rows in tables.in_order():
+                if rows:
+                    with cur.copy(driver_sql(name)) as copy:
+                        for row in rows:
+                            copy.write_row(row)
+        if progress is not None:
+            progress(min(start + CHUNK, len(records)), len(records))
+    return thread_ids
+
+
+class _Tables:
+    """The rows of a chunk of records, table by table."""
+
+    def __init__(self) -> None:
+        self.threads: list[tuple[Any, ...]] = []
+        self.branches: list[tuple[Any, ...]] = []
+        self.imported: list[tuple[Any, ...]] = []
+        self.nodes: list[tuple[Any, ...]] = []
+        self.versions: list[tuple[Any, ...]] = []
+        self.runs: list[tuple[Any, ...]] = []
+        self.turns: list[tuple[Any, ...]] = []
+        self.claims: list[tuple[Any, ...]] = []
+        self.exposures: list[tuple[Any, ...]] = []
+        self.resolutions: list[tuple[Any, ...]] = []
+        self.propositions: list[tuple[Any, ...]] = []
+        self.events: list[tuple[Any, ...]] = []
+
+    def in_order(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
+        return [
+            ("copy_threads", self.threads),
+            ("copy_branches", self.branches),
+            ("copy_imported_threads", self.imported),
+            ("copy_logical_nodes", self.nodes),
+            ("copy_node_versions", self.versions),
+            ("copy_imported_propositions", self.propositions),
+            ("copy_imported_runs", self.runs),
+            ("copy_imported_turns", self.turns),
+            ("copy_claims", self.claims),
+            ("copy_exposures", self.exposures),
+            ("copy_resolutions", self.resolutions),
+            ("copy_events", self.events),
+        ]
+
+    def add(self, record: Record, plan: ImportPlan) -> UUID:
+        thread, branch = uuid4(), uuid4()
+        title = record.question if len(record.question) <= 300 else record.question[:299] + "…"
+        self.threads.append((thread, title, record.question, plan.rule_set_id, plan.grouping_algorithm_id))
+        self.branches.append((branch, thread, "main", "main"))
+        tags = [*record.tags, f"file:{plan.file_name}"]
+        self.imported.append((thread, plan.import_id, record.id, tags, record.labelled))
+        version_of: dict[str, UUID] = {}
+        for ordinal, (key, content) in enumerate(record.propositions):
+            node, version = uuid4(), uuid4()
+            version_of[key] = version
+            text = f"{key}: {content}" if record.labelled else content
+            self.nodes.append((node, thread, branch))
+            digest = hashlib.sha256(text.encode()).hexdigest()
+            self.versions.append((version, node, thread, branch, 1, text, digest, "open"))
+            self.propositions.append(
+                (version, thread, key, ordinal, key if record.labelled else content, content)
+            )
+        models = {a.name: a for a in record.agents}
+        run_of: dict[int, UUID] = {}
+        claim_of: dict[int, tuple[UUID, UUID] | None] = {}
+        last_of: dict[str, UUID] = {}
+        for turn in record.turns:
+            run = uuid4()
+            run_of[turn.index] = run
+            agent = models[turn.agent]
+            model = agent.model or UNKNOWN
+            provider = agent.provider or (provider_family(agent.model) if agent.model else UNKNOWN)
+            seen_claims = [claim_of[i] for i in turn.saw if claim_of.get(i) is not None]
+            features = sorted(f"stance:{claim}" for claim, _ in (c for c in seen_claims if c is not None))
+            self.runs.append(
+                (
+                    run, thread, turn.agent, model, provider or UNKNOWN, False, last_of.get(turn.agent),
+                    turn.round + 1, "imported", "succeeded", json.dumps(features), "now", "now",
+                )
+            )  # fmt: skip
+            last_of[turn.agent] = run
+            self.turns.append(
+                (
+                    run,
+                    plan.import_id,
+                    record.id,
+                    turn.index,
+                    turn.round,
+                    turn.confidence,
+                    turn.saw_given,
+                    turn.text,
+                )
+            )
+            confidence = 0.5 if turn.confidence is None else round(turn.confidence, 3)
+            rationale = (turn.text or "")[:8_000]
+            if turn.answer is not None:
+                claim = uuid4()
+                version = version_of[turn.answer]
+                self.claims.append((claim, run, version, "endorse", confidence, rationale))
+                claim_of[turn.index] = (claim, version)
+                self._claim_event(thread, claim, run, version, "endorse", confidence, plan.actor)
+            else:
+                claim_of[turn.index] = None
+                for version in version_of.values():
+                    claim = uuid4()
+                    self.claims.append((claim, run, version, "abstain", confidence, rationale))
+                    self._claim_event(thread, claim, run, version, "abstain", confidence, plan.actor)
+            channel = "explicit" if turn.saw_given else "previous_round"
+            for index in turn.saw:
+                seen = claim_of.get(index)
+                self.exposures.append(
+                    (
+                        run,
+                        "stance",
+                        channel,
+                        run_of[index],
+                        seen[0] if seen else None,
+                        seen[1] if seen else None,
+                    )
+                )
+        source = f"import:{plan.file_name}"
+        for key, version in version_of.items():
+            if record.truth:
+                reason = f"the recorded truth of record {record.id}"
+                self.resolutions.append((version, thread, key in record.truth, source, reason, plan.actor))
+        self.events.append(
+            (
+                thread, "thread.imported", str(thread), plan.actor,
+                json.dumps({"import_id": str(plan.import_id), "record_id": record.id,
+                            "file_sha256": plan.file_sha256, "turns": len(record.turns)}),
+            )
+        )  # fmt: skip
+        return thread
+
+    def _claim_event(
+        self, thread: UUID, claim: UUID, run: UUID, version: UUID, kind: str, confidence: float, actor: str
+    ) -> None:
+        payload = {"run_id": str(run), "node_version_id": str(version), "claim_type": kind,
+                   "confidence": confidence, "citations": 0}  # fmt: skip
+        self.events.append((thread, "claim.added", str(claim), actor, json.dumps(payload)))
+
+
+def add_resolution(
+    conn: Any, version_id: UUID, outcome: bool, source: str, reason: str, actor: str
+) -> dict[str, Any]:
+    """Append a resolution of ``version_id``; the row, with the one it superseded (if any)."""
+    target = in_transaction(conn, "resolution_target", {"version_id": version_id})
+    if not target:
+        from council.errors import NotFound
+
+        raise NotFound(f"no node version {version_id}")
+    previous = in_transaction(conn, "resolution_previous", {"version_id": version_id})
+    [row] = in_transaction(
+        conn,
+        "resolution_insert",
+        {"version_id": version_id, "thread_id": target[0]["thread_id"], "outcome": outcome,
+         "source": source, "reason": reason, "actor": actor},
+    )  # fmt: skip
+    return {**row, "supersedes": previous[0]["id"] if previous else None}
+
+
+def grouping_params(conn: Any, grouping_id: str) -> dict[str, Any]:
+    [row] = in_transaction(conn, "grouping_params", {"id": grouping_id})
+    return dict(row["params"])
+
+
+def eval_rows(conn: Any, thread_ids: Sequence[UUID] | None, tags: Sequence[str]) -> dict[str, Any]:
+    """Everything `council eval` reads, for the resolved threads of the selection."""
+    selection = {"thread_ids": list(thread_ids or []), "tags": list(tags)}
+    [count] = in_transaction(conn, "eval_counts", selection)
+    ids = [r["id"] for r in in_transaction(conn, "eval_threads", selection)]
+    scope = {"thread_ids": ids}
+    return {
+        "records": int(count["n"]),
+        "threads": ids,
+        "runs": in_transaction(conn, "eval_runs", scope),
+        "claims": in_transaction(conn, "eval_claims", scope),
+        "exposures": in_transaction(conn, "eval_exposures", scope),
+        "citations": in_transaction(conn, "eval_citations", scope),
+        "resolutions": in_transaction(conn, "eval_resolutions", scope),
+    }
+
+
+def export_rows(conn: Any, thread_id: UUID) -> dict[str, Any]:
+    """Everything a thread's council-debate-v1 record is made of."""
+    scope = {"thread_ids": [thread_id]}
+    return {
+        "thread": in_transaction(conn, "export_thread", {"thread_id": thread_id})[0],
+        "propositions": in_transaction(conn, "export_propositions", {"thread_id": thread_id}),
+        "runs": in_transaction(conn, "export_runs", {"thread_id": thread_id}),
+        "claims": in_transaction(conn, "eval_claims", scope),
+        "exposures": in_transaction(conn, "eval_exposures", scope),
+        "resolutions": in_transaction(conn, "eval_resolutions", scope),
+    }

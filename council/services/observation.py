@@ -1,0 +1,266 @@
+"""Use cases of observing real disagreement (DESIGN §9): import recorded debates, resolve a
+node against an outside fact, and measure what a council added (`council eval`).
+
+An import is validated whole before anything is written (a bad record refuses the file,
+naming the record), then written in one transaction; the same file again writes nothing.
+`eval` writes nothing: it reads the resolved threads and computes every figure in
+:mod:`council.domain.observation`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+from uuid import uuid4
+
+from council.domain import validate as v
+from council.domain.commands import IdRef
+from council.domain.counterfactual import parse_rule_set
+from council.domain.debates import (
+    FORMATS,
+    Agent,
+    BadRecord,
+    Format,
+    Record,
+    Turn,
+    parse_file,
+    record_document,
+)
+from council.domain.observation import Claim, RecordFacts, RuleSetUnderTest, TurnFacts, evaluate_records
+from council.domain.results.observation import DebateExport, EvalReport, Imported, Resolved
+from council.errors import BadInput
+from council.ledger import observation as store
+from council.ledger.observation import ImportPlan, Progress
+from council.ledger.threads import DEFAULT_GROUPING
+from council.ledger.unit import UnitOfWork
+
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+def import_debates(
+    uow: UnitOfWork,
+    data: bytes,
+    *,
+    file_name: str,
+    fmt: str = "council-debate-v1",
+    answer_pattern: str | None = None,
+    actor: str,
+    progress: Progress | None = None,
+) -> Imported:
+    """Import a recorded-debate file (`council-debate-v1` or `du-debate`)."""
+    v.choice(fmt, "--format", FORMATS)
+    if len(data) > MAX_FILE_BYTES:
+        raise BadInput(f"the file is {len(data)} bytes (limit {MAX_FILE_BYTES})")
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        records = parse_file(data, _format(fmt), answer_pattern=answer_pattern)
+    except BadRecord as exc:
+        raise BadInput(f"refused the whole file: {exc}") from None
+    name = v.text(file_name, "file name", v.MAX_NAME * 2)
+    with uow() as tx:
+        earlier = store.find_import(tx.conn, digest)
+        if earlier is not None:
+            return Imported(
+                import_id=earlier["id"],
+                file_sha256=digest,
+                format=earlier["format"],
+                file_name=earlier["file_name"],
+                records=earlier["records"],
+                turns=earlier["turns"],
+                created=False,
+                thread_ids=[],
+            )
+        plan = ImportPlan(
+            import_id=uuid4(),
+            file_sha256=digest,
+            fmt=fmt,
+            file_name=name,
+            actor=actor,
+            rule_set_id=tx.rule_sets.pinned(),
+            grouping_algorithm_id=DEFAULT_GROUPING,
+        )
+        threads = store.write_import(tx.conn, plan, records, progress)
+    return Imported(
+        import_id=plan.import_id,
+        file_sha256=digest,
+        format=fmt,
+        file_name=name,
+        records=len(records),
+        turns=sum(len(r.turns) for r in records),
+        created=True,
+        thread_ids=threads,
+    )
+
+
+def _format(fmt: str) -> Format:
+    return "du-debate" if fmt == "du-debate" else "council-debate-v1"
+
+
+def resolve(uow: UnitOfWork, node: IdRef, *, outcome: str, source: str, reason: str, actor: str) -> Resolved:
+    """Append an outside fact deciding a node version true or false; a later one supersedes it."""
+    truth = {"true": True, "false": False}.get(outcome.strip().lower())
+    if truth is None:
+        raise BadInput(f"invalid --outcome: {outcome!r} (expected true or false)")
+    source = v.text(source, "source", 500)
+    reason = v.text(reason, "reason", v.MAX_REASON)
+    with uow() as tx:
+        version_id = tx.resolve("node version", node)
+        row = store.add_resolution(tx.conn, version_id, truth, source, reason, actor)
+        tx.events.append(
+            "node.resolved",
+            actor=actor,
+            thread_id=row["thread_id"],
+            subject_id=version_id,
+            payload={"resolution_id": str(row["id"]), "outcome": truth, "source": source,
+                     "supersedes": None if row["supersedes"] is None else str(row["supersedes"])},
+        )  # fmt: skip
+        return Resolved.model_validate(row)
+
+
+def evaluate(
+    uow: UnitOfWork,
+    *,
+    threads: Sequence[IdRef] = (),
+    tags: Sequence[str] = (),
+    rule_sets: Sequence[dict[str, Any] | str] = (),
+) -> EvalReport:
+    """Every figure of DESIGN §9 over the resolved threads selected; nothing is written.
+    ``rule_sets``: documents or stored ids (default: the rule set pinned for new threads)."""
+    with uow() as tx:
+        thread_ids = [tx.resolve("thread", t) for t in threads]
+        chosen = [tx.rule_sets.pinned()] if not rule_sets else list(rule_sets)
+        under_test = []
+        for ref in chosen:
+            rule_set = tx.rule_sets.get(ref) if isinstance(ref, str) else parse_rule_set(ref)
+            under_test.append(RuleSetUnderTest(rule_set.id, rule_set.body))
+        if len({r.id for r in under_test}) != len(under_test):
+            raise BadInput("the same rule set is named twice")
+        grouping = store.grouping_params(tx.conn, DEFAULT_GROUPING)
+        rows = store.eval_rows(tx.conn, thread_ids, [str(t) for t in tags])
+    report = evaluate_records(_records(rows), under_test, grouping)
+    return EvalReport.model_validate({**report, "rule_sets": [r.id for r in under_test]})
+
+
+def _records(rows: dict[str, Any]) -> list[RecordFacts]:
+    saw: dict[str, list[str]] = {}
+    for e in rows["exposures"]:
+        saw.setdefault(e["run_id"], []).append(str(e["exposed_to_run_id"]))
+    cited: dict[str, set[str]] = {}
+    for c in rows["citations"]:
+        cited.setdefault(c["run_id"], set()).add(str(c["evidence_id"]))
+    claims_of: dict[str, list[dict[str, Any]]] = {}
+    for c in rows["claims"]:
+        claims_of.setdefault(c["run_id"], []).append(c)
+    truth: dict[str, dict[str, bool]] = {}
+    for r in rows["resolutions"]:
+        truth.setdefault(r["thread_id"], {})[str(r["node_version_id"])] = bool(r["outcome"])
+    turns: dict[str, list[TurnFacts]] = {}
+    claims: dict[str, list[Claim]] = {}
+    for run in rows["runs"]:
+        own = claims_of.get(run["id"], [])
+        supported = [c for c in own if c["claim_type"] in ("endorse", "originate")]
+        best = max(supported, key=lambda c: (c["confidence"], str(c["node_version_id"])), default=None)
+        # An imported turn's confidence is the one it stated, if any (its claim's default 0.5 is not).
+        stated = (
+            run["stated_confidence"] if run["imported"] else (None if best is None else best["confidence"])
+        )
+        turns.setdefault(run["thread_id"], []).append(
+            TurnFacts(
+                run_id=str(run["id"]),
+                agent=run["agent"],
+                provider=run["provider"],
+                answer=None if best is None else str(best["node_version_id"]),
+                confidence=None if best is None or stated is None else float(stated),
+                saw=tuple(saw.get(run["id"], ())),
+                parent_run_id=None if run["parent_run_id"] is None else str(run["parent_run_id"]),
+                input_features=frozenset(str(f) for f in (run["input_fingerprint"] or [])),
+                cited=frozenset(cited.get(run["id"], ())),
+                prompt_tokens=run["prompt_tokens"],
+                completion_tokens=run["completion_tokens"],
+                usd=None if run["cost_usd"] is None else float(run["cost_usd"]),
+            )
+        )
+        claims.setdefault(run["thread_id"], []).extend(
+            Claim(str(run["id"]), str(c["node_version_id"]), c["claim_type"], float(c["confidence"]))
+            for c in own
+        )
+    # Records the selection counted but that have no resolution are counted, not measured.
+    resolved = [
+        RecordFacts(str(t), truth.get(t, {}), tuple(turns.get(t, ())), tuple(claims.get(t, ())))
+        for t in rows["threads"]
+    ]
+    unresolved = [RecordFacts(f"unresolved-{i}", {}, ()) for i in range(rows["records"] - len(resolved))]
+    return resolved + unresolved
+
+
+def export_debate(uow: UnitOfWork, thread: IdRef) -> DebateExport:
+    """A thread as one council-debate-v1 record: an imported one as it came (parsing the
+    export gives the imported record back); any other thread whose runs answer its nodes,
+    with each head version as an option labelled by its short id."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        rows = store.export_rows(tx.conn, thread_id)
+    record = _export_record(rows)
+    if not record.turns:
+        raise BadInput(f"thread {thread_id} has no runs to export as a debate")
+    return DebateExport(record=record_document(record))
+
+
+def _export_record(rows: dict[str, Any]) -> Record:
+    thread = rows["thread"]
+    keys: dict[str, str] = {}
+    propositions: list[tuple[str, str]] = []
+    labelled = bool(thread["labelled"])
+    for p in rows["propositions"]:
+        if p["key"] is not None:
+            keys[p["id"]] = p["key"]
+            propositions.append((p["key"], p["body"]))
+        else:
+            keys[p["id"]] = p["id"][:8]
+            propositions.append((p["id"][:8], p["content"]))
+    best: dict[str, tuple[float, str]] = {}
+    for c in rows["claims"]:
+        if c["claim_type"] in ("endorse", "originate") and c["node_version_id"] in keys:
+            candidate = (float(c["confidence"]), c["node_version_id"])
+            best[c["run_id"]] = max(best.get(c["run_id"], candidate), candidate)
+    index = {run["id"]: i for i, run in enumerate(rows["runs"])}
+    saw: dict[str, list[int]] = {}
+    for e in rows["exposures"]:
+        if e["exposed_to_run_id"] in index:
+            saw.setdefault(e["run_id"], []).append(index[e["exposed_to_run_id"]])
+    agents: dict[str, Agent] = {}
+    turns = []
+    for i, run in enumerate(rows["runs"]):
+        agents.setdefault(run["agent"], Agent(run["agent"], run["model"], run["provider"]))
+        chosen = best.get(run["id"])
+        confidence = run["stated_confidence"] if run["imported"] else (None if chosen is None else chosen[0])
+        given = bool(run["saw_given"]) if run["imported"] else True
+        turns.append(
+            Turn(
+                index=i,
+                round=run["debate_round"] if run["imported"] else int(run["round"]) - 1,
+                agent=run["agent"],
+                answer=None if chosen is None else keys[chosen[1]],
+                confidence=confidence,
+                text=run["turn_text"],
+                saw=tuple(sorted(saw.get(run["id"], ()))),
+                saw_given=given,
+            )
+        )
+    truth = frozenset(
+        keys[r["node_version_id"]]
+        for r in rows["resolutions"]
+        if r["outcome"] and r["node_version_id"] in keys
+    )
+    tags = tuple(t for t in (thread["tags"] or []) if not t.startswith("file:"))
+    return Record(
+        id=thread["record_id"] or thread["id"],
+        question=thread["objective"],
+        propositions=tuple(propositions),
+        truth=truth,
+        agents=tuple(agents.values()),
+        turns=tuple(turns),
+        tags=tags,
+        labelled=labelled,
+    )

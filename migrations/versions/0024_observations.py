@@ -1,0 +1,23 @@
+"""Observing real disagreement: imported debates (their provenance) and resolutions.
+
+Revision ID: 0024
+Revises: 0017
+Create Date: 2026-12-03
+"""
+
+from __future__ import annotations
+
+from migrations.sqlfile import run_sql_beside
+
+revision = "0024"
+down_revision = "0017"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    run_sql_beside(__file__)
+
+
+def downgrade() -> None:
+    raise NotImplementedError("the ledger is append-only; restore from a backup instead")

@@ -1,0 +1,221 @@
+"""`council import | resolve | eval` on real Postgres (DESIGN §9): a small recorded debate,
+written here (not copied from any data set), with three agents, simultaneous and
+sequential rounds, a free-text record and truths, in both formats; `eval --json`
+against figures computed by hand; a second import writes no row; a bad record refuses
+the whole file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, text
+
+AGENTS = [
+    {"name": "alpha", "model": "openai/gpt-4o-mini", "provider": "openai"},
+    {"name": "beta", "model": "anthropic/claude-haiku", "provider": "anthropic"},
+    {"name": "gamma", "model": "zai/glm-4.6", "provider": "zhipu"},
+]
+
+
+def _turn(round_no: int, agent: str, answer: str | None, confidence: float | None = None) -> dict[str, Any]:
+    turn: dict[str, Any] = {"round": round_no, "agent": agent, "answer": answer}
+    if confidence is not None:
+        turn["confidence"] = confidence
+    return turn
+
+
+DEBATE = [
+    # q1: simultaneous rounds; alpha starts right and conforms to the others' B.
+    {"id": "q1", "question": "Which came first?", "options": {"A": "The hen.", "B": "The egg."},
+     "truth": "A", "agents": AGENTS, "tags": ["toy", "simultaneous"],
+     "turns": [_turn(0, "alpha", "A", 0.9), _turn(0, "beta", "B", 0.6), _turn(0, "gamma", "B", 0.7),
+               _turn(1, "alpha", "B", 0.8), _turn(1, "beta", "B", 0.7), _turn(1, "gamma", "B", 0.75)]},
+    # q2: a sequential debate: each speaker its own round, so each saw those before it.
+    {"id": "q2", "question": "Is the bridge safe?", "options": {"A": "Yes.", "B": "No."},
+     "truth": ["B"], "agents": AGENTS, "tags": ["toy", "sequential"],
+     "turns": [_turn(0, "alpha", "A"), _turn(1, "beta", "A"), _turn(2, "gamma", "B")]},
+    # q3: free answers (equal after trimming and case-folding are one); beta first abstains.
+    {"id": "q3", "question": "Capital of France?", "truth": "Paris", "agents": AGENTS, "tags": ["toy"],
+     "turns": [_turn(0, "alpha", "Paris"), _turn(0, "beta", None), _turn(0, "gamma", "Lyon"),
+               _turn(1, "alpha", " paris "), _turn(1, "beta", "PARIS"), _turn(1, "gamma", "Paris")]},
+    # q4: one blind round: alpha and beta independently right, gamma gives no answer.
+    {"id": "q4", "question": "2 + 2?", "options": {"A": "4", "B": "5"}, "truth": "A",
+     "agents": AGENTS, "tags": ["toy", "blind"],
+     "turns": [_turn(0, "alpha", "A"), _turn(0, "beta", "A"), _turn(0, "gamma", None)]},
+]  # fmt: skip
+
+
+def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _rows(engine: Engine) -> dict[str, int]:
+    with engine.connect() as conn:
+        return {
+            table: conn.execute(text(f"SELECT count(*) FROM {table}")).scalar_one()
+            for table in ("threads", "agent_runs", "claims", "run_exposures", "resolutions", "events")
+        }
+
+
+def test_import_then_eval_gives_the_hand_computed_figures(cli: Any, tmp_path: Path, engine: Engine) -> None:
+    # Given a recorded debate in council-debate-v1
+    path = _write_jsonl(tmp_path / "toy.jsonl", DEBATE)
+    before = _rows(engine)
+    # When it is imported
+    imported = cli("import", str(path), "--json")
+    assert imported.code == 0, imported.stderr
+    doc = imported.json()
+    assert (doc["created"], doc["records"], doc["turns"]) == (True, 4, 18)
+    after = _rows(engine)
+    # Then a thread per record, a run per turn, the truth as a resolution of every node
+    assert after["threads"] - before["threads"] == 4
+    assert after["agent_runs"] - before["agent_runs"] == 18
+    assert after["resolutions"] - before["resolutions"] == 2 + 2 + 2 + 2  # q3: paris and lyon
+    # And every imported run is marked as imported, never as run by Council
+    with engine.connect() as conn:
+        modes = conn.execute(text("SELECT DISTINCT mode, status FROM agent_runs")).all()
+    assert [tuple(m) for m in modes] == [("imported", "succeeded")]
+
+    # When the same file is imported again, nothing is written
+    again = cli("import", str(path), "--json")
+    assert again.code == 0 and again.json()["created"] is False
+    assert _rows(engine) == after
+
+    # When eval reads it, under the pinned rules and a lax rule set
+    lax = tmp_path / "lax.json"
+    lax.write_text(json.dumps({"id": "lax-1", "description": "one group", "body": {
+        "min_support_groups": 1, "min_support_providers": 1, "dispute_confidence_bar": 1.0}}))  # fmt: skip
+    report = cli("eval", "--tag", "toy", "--rule-set", "council-default-v1", "--rule-set", str(lax), "--json")
+    assert report.code == 0, report.stderr
+    r = report.json()
+    assert (r["records"], r["resolved"]) == (4, 4)
+    agents = r["agents"]
+    assert (agents["alpha"]["first_accuracy"], agents["alpha"]["last_accuracy"]) == (0.75, 0.5)
+    assert (agents["beta"]["first_accuracy"], agents["beta"]["last_accuracy"]) == (0.25, 0.5)
+    assert (agents["gamma"]["first_accuracy"], agents["gamma"]["last_accuracy"]) == (0.25, 0.5)
+    # alpha: right to wrong after seeing two B's; gamma: Lyon to Paris after seeing alpha's Paris
+    assert agents["alpha"]["flips"]["by_cause"]["toward_exposure"]["correct_to_wrong"] == 1
+    assert agents["gamma"]["flips"]["by_cause"]["toward_exposure"]["wrong_to_correct"] == 1
+    assert agents["beta"]["flips"]["correct_to_wrong"] + agents["beta"]["flips"]["wrong_to_correct"] == 0
+    # Majority: first round q3 ties Paris/Lyon (Paris was given first)
+    assert r["majority"]["first_round"] == {"accuracy": 0.5, "ties": 1, "correct": 2}
+    assert r["majority"]["last_round"] == {"accuracy": 0.5, "ties": 0, "correct": 2}
+    # The pinned rules consolidate only q4's A: two blind supporters of two providers
+    default = r["council"]["council-default-v1"]
+    assert (default["decided"], default["coverage"]) == (1, 0.25)
+    assert (default["accuracy"], default["wrong"]) == (1.0, 0)
+    # One group is enough under lax: every supported node consolidates (q1 A and B, ...)
+    assert r["council"]["lax-1"]["decided"] == 4 and r["council"]["lax-1"]["wrong"] == 3
+    # alpha and beta erred on the same records: fully correlated, so q4 has one effective vote
+    [node] = r["effective_votes"]["nodes"]
+    assert node["supporters"] == ["alpha", "beta"] and node["n_eff"] == 1.0
+    pair = next(p for p in r["effective_votes"]["pairs"] if p["agents"] == ["alpha", "beta"])
+    assert pair == {"agents": ["alpha", "beta"], "correlation": 1.0, "records": 4}
+    # Oracle gap: every record had a right turn; the last-round majority missed q1 and q2
+    gap = {"oracle_correct": 4, "majority": 2, "council": {"council-default-v1": 0, "lax-1": 3}}
+    assert r["oracle_gap"] == gap
+    # Calibration over q1's six stated confidences
+    cal = r["calibration"]
+    assert cal["turns"] == 6
+    assert cal["brier"] == pytest.approx(2.5525 / 6, abs=1e-6)
+    assert cal["ece"] == pytest.approx(3.65 / 6, abs=1e-6)
+    # And the same ledger gives the same bytes
+    assert cli("eval", "--tag", "toy", "--rule-set", "council-default-v1", "--rule-set", str(lax),
+               "--json").stdout == report.stdout  # fmt: skip
+
+
+def test_a_bad_record_refuses_the_whole_file(cli: Any, tmp_path: Path, engine: Engine) -> None:
+    bad = [DEBATE[0], {**DEBATE[1], "turns": [_turn(0, "alpha", "C")]}]
+    path = _write_jsonl(tmp_path / "bad.jsonl", bad)
+    before = _rows(engine)
+    refused = cli("import", str(path), "--json")
+    assert refused.code == 2
+    assert "record q2" in refused.json()["error"] and "not an option label" in refused.json()["error"]
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert _rows(engine) == before
+    # Not a regular file: refused, nothing written
+    assert cli("import", "/dev/zero", "--json").code == 2
+    assert cli("import", str(tmp_path), "--json").code == 2
+    assert _rows(engine) == before
+
+
+def test_du_debate_and_resolve(cli: Any, tmp_path: Path, engine: Engine) -> None:
+    # Given the JSON a published debate harness writes: answers in "(X)" form
+    def context(*answers: str) -> list[dict[str, str]]:
+        messages = [{"role": "user", "content": "Question..."}]
+        for answer in answers:
+            messages += [{"role": "assistant", "content": f"Thinking. The answer is ({answer})."},
+                         {"role": "user", "content": "Others said..."}]  # fmt: skip
+        return messages
+
+    du = [
+        {"question": "Which?", "answer": "(B)", "agent_contexts": [context("A", "B"), context("B", "B")]},
+        {"question": "Else?", "answer": "(A)", "agent_contexts": [context("A", "A"), context("B", "A")]},
+    ]
+    path = tmp_path / "du.json"
+    path.write_text(json.dumps(du), encoding="utf-8")
+    # A du-debate file needs its answer pattern
+    assert cli("import", str(path), "--format", "du-debate", "--json").code == 2
+    imported = cli("import", str(path), "--format", "du-debate", "--answer-pattern", r"\((\w)\)", "--json")
+    assert imported.code == 0, imported.stderr
+    assert (imported.json()["records"], imported.json()["turns"]) == (2, 8)
+    r = cli("eval", "--tag", "file:du.json", "--json").json()
+    assert r["resolved"] == 2
+    # agent-0: A then B (right) in record 0, A, A (right) in record 1: first 1/2, last 2/2
+    assert (r["agents"]["agent-0"]["first_accuracy"], r["agents"]["agent-0"]["last_accuracy"]) == (0.5, 1.0)
+    # agent-1: B, B (right); B then A (right): first 1/2, last 2/2
+    assert (r["agents"]["agent-1"]["first_accuracy"], r["agents"]["agent-1"]["last_accuracy"]) == (0.5, 1.0)
+    # Each flip came after seeing the other agent's previous round, which gave the new answer
+    assert r["agents"]["agent-0"]["flips"]["by_cause"]["toward_exposure"]["wrong_to_correct"] == 1
+    assert r["agents"]["agent-1"]["flips"]["by_cause"]["toward_exposure"]["wrong_to_correct"] == 1
+
+    # When a person resolves a node the other way, the later resolution supersedes the first
+    thread = imported.json()["thread_ids"][0]
+    with engine.connect() as conn:
+        version = conn.execute(
+            text("SELECT id FROM node_versions WHERE thread_id = :t AND content = 'B'"), {"t": thread}
+        ).scalar_one()
+    bad = cli("resolve", "--node", str(version), "--outcome", "maybe", "--source", "s", "--reason", "r",
+              "--json")  # fmt: skip
+    assert bad.code == 2
+    done = cli("resolve", "--node", str(version)[:8], "--outcome", "false", "--source", "errata",
+               "--reason", "the key was wrong", "--json")  # fmt: skip
+    assert done.code == 0, done.stderr
+    assert done.json()["supersedes"] is not None and done.json()["outcome"] is False
+    # Record 0 now has no true node: agent-0's and agent-1's last answers there are wrong
+    r = cli("eval", "--tag", "file:du.json", "--json").json()
+    assert r["agents"]["agent-0"]["last_accuracy"] == 0.5
+
+
+def test_the_readme_example_is_this_debate() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Observe a council against ground truth") :]
+    block = section[section.index("```jsonl\n") + len("```jsonl\n") :]
+    block = block[: block.index("```")]
+    assert [json.loads(line) for line in block.splitlines() if line.strip()] == DEBATE
+
+
+def test_an_imported_thread_exports_as_it_came(cli: Any, tmp_path: Path) -> None:
+    from council.domain.debates import parse_council_debate
+
+    # Given the debate imported
+    path = _write_jsonl(tmp_path / "toy.jsonl", DEBATE)
+    imported = cli("import", str(path), "--json").json()
+    # When each thread is exported as council-debate-v1
+    exported = []
+    for index, thread in enumerate(imported["thread_ids"]):
+        out = tmp_path / f"out-{index}.jsonl"
+        done = cli("export", "--thread", thread, "--format", "json", "--out", str(out), "--json")
+        assert done.code == 0, done.stderr
+        assert done.json()["out"] == str(out)
+        exported.append(out.read_text(encoding="utf-8"))
+    # Then parsing the export gives back the records that were imported
+    again = parse_council_debate("".join(exported).splitlines())
+    assert again == parse_council_debate(path.read_text(encoding="utf-8").splitlines())
+    # And an existing file is never overwritten, nor an unknown format accepted
+    assert cli("export", "--thread", imported["thread_ids"][0], "--out", str(path), "--json").code == 2
+    assert cli("export", "--thread", imported["thread_ids"][0], "--format", "xml", "--json").code == 2
