@@ -1,7 +1,7 @@
 """Observing real disagreement: imported debates (their provenance) and resolutions.
 
 Revision ID: 0024
-Revises: 0017
+Revises: 0021
 Create Date: 2026-12-03
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from migrations.sqlfile import run_sql_beside
 
 revision = "0024"
-down_revision = "0017"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
