@@ -10,8 +10,8 @@ Sources, later wins:
    — with ``[profiles.NAME]`` tables (keys: ``council.agents.profile_config``);
 3. ``COUNCIL_PROFILE_<NAME>_<FIELD>`` variables (NAME upper-cased, other
    characters as ``_``).
-A new model without a stated provider or key variable gets the ones its name
-implies; a profile that names its own ``api_base`` must state ``api_key_env``
+A new model without a stated provider, key variable or endpoint gets the ones its
+name implies (never the endpoint an earlier layer named for another model); a profile that names its own ``api_base`` must state ``api_key_env``
 (``""`` for none), so a provider's usual key is never sent to another server.
 
 Simulation (``COUNCIL_SIMULATE``, or ``council dispatch --simulate``): ``auto``
@@ -146,8 +146,11 @@ def _merge(
     if model is None and "model" not in spec:
         raise ConfigError(f"agent profile {name!r} has no model")
     if model is not None and model != spec.get("model"):
-        # Another model brings its own family and key variable unless they are stated too.
-        spec.update(model=model, provider=None, api_key_env=key_env_for_model(model))
+        # Another model brings its own family, key variable and endpoint (its provider's
+        # default) unless the same layer states them too: a key never follows a model to the
+        # endpoint an earlier layer named for another one.
+        spec.update(model=model, provider=None, api_key_env=key_env_for_model(model), api_base=None)
+        keyed[name] = True
     moved = override.get("runtime") not in (None, spec.get("runtime") or "litellm")
     if moved and override["runtime"] in CLI_RUNTIMES and "params" not in override:
         spec["params"] = {}  # a default's litellm call parameters mean nothing to an agent CLI
