@@ -11,8 +11,9 @@ Sources, later wins:
 3. ``COUNCIL_PROFILE_<NAME>_<FIELD>`` variables (NAME upper-cased, other
    characters as ``_``).
 A new model without a stated provider, key variable or endpoint gets the ones its
-name implies (never the endpoint an earlier layer named for another model); a profile that names its own ``api_base`` must state ``api_key_env``
-(``""`` for none), so a provider's usual key is never sent to another server.
+name implies (never the endpoint an earlier layer named for another model); a
+profile that names its own ``api_base`` must state ``api_key_env`` (``""`` for
+none), so a provider's usual key is never sent to another server.
 
 Simulation (``COUNCIL_SIMULATE``, or ``council dispatch --simulate``): ``auto``
 simulates a profile whose key variable is unset, ``always`` every profile,
