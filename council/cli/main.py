@@ -74,6 +74,7 @@ PANELS = {
     "up": STACK,
     "down": STACK,
     "status": STACK,
+    "restart": STACK,
     "db": STACK,
     "demo": STACK,
 }
@@ -117,7 +118,7 @@ def _panels() -> None:
 # run or MCP commands); `--help`, an option first or an unknown word load them all.
 # tests/unit/test_cli_registry.py checks this table against what the modules register.
 REGISTERS = {
-    "stack_cmds": ("up", "down", "status", "db"),
+    "stack_cmds": ("up", "down", "status", "restart", "db"),
     "ledger_cmds": ("thread", "evidence", "events"),
     "graph_cmds": ("node", "branch", "claim", "action"),
     "consolidation_cmds": ("consolidate", "replay", "groups", "history", "memory"),

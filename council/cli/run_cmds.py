@@ -14,7 +14,7 @@ from council.cli import render
 from council.cli.common import JsonOpt, actor, council, record, uow
 from council.cli.output import console, emit, err_console, returns, rich_console
 from council.domain.vocabulary import DEFAULT_COUNCIL, TERMINAL_RUN_STATUSES
-from council.errors import BadInput, CouncilError
+from council.errors import BadInput
 
 if TYPE_CHECKING:
     from council.domain.results.runs import Dispatched, DispatchedRun
@@ -68,14 +68,72 @@ def dispatch_cmd(
     )
     out = console if not as_json else err_console
     _say_what_runs(out, created)
-    if wait:
-        expected = len(names) * rounds
-        runs = _wait(created, expected, timeout, out)
-        complete = len(runs) == expected and all(r.status in TERMINAL for r in runs)
-        created = created.model_copy(update={"runs": runs, "complete": complete})
-    emit(created, as_json, lambda d: console.print(dispatch_summary(d), highlight=False))
-    if wait and not created.complete:
-        raise CouncilError(f"dispatch {created.dispatch_id} did not finish within {timeout:g} s")
+    if not wait:
+        emit(created, as_json, lambda d: console.print(dispatch_summary(d), highlight=False))
+        return
+    expected = len(names) * rounds
+    runs = _wait(created, expected, timeout, out)
+    complete = len(runs) == expected and all(r.status in TERMINAL for r in runs)
+    created = created.model_copy(update=waited(runs, complete))
+    emit(created, as_json, lambda d: _print_waited(d))
+    # Exit 1 when any run failed or the wait ran out: the document above says which and why;
+    # stderr gets the one-line reason.
+    if not complete:
+        err_console.print(
+            f"dispatch {created.dispatch_id} did not finish within {timeout:g} s "
+            f"({created.answered} of {len(names)} agents answered so far)",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(1)
+    if created.failed:
+        err_console.print(
+            f"{created.failed} run(s) failed: {created.answered} of {len(names)} agents answered",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(1)
+
+
+def waited(runs: list[DispatchedRun], complete: bool) -> dict[str, Any]:
+    """What --wait adds to a dispatch: its runs, whether all ended, how many failed, how many
+    agents had every run succeed, and the cost."""
+    from council.domain.results.runs import Cost
+
+    by_agent: dict[str, list[DispatchedRun]] = {}
+    for run in runs:
+        by_agent.setdefault(run.agent, []).append(run)
+    answered = sum(1 for own in by_agent.values() if all(r.status == "succeeded" for r in own))
+    return {
+        "runs": runs,
+        "complete": complete,
+        "failed": sum(1 for r in runs if r.status == "failed"),
+        "answered": answered,
+        "cost": Cost.of(runs),
+    }
+
+
+def _print_waited(data: dict[str, Any]) -> None:
+    """The summary line, each failed run with its reason, who answered, and the cost."""
+    console.print(dispatch_summary(data), highlight=False)
+    for run in data["runs"] or []:
+        if run["status"] == "failed":
+            console.print(
+                f"  failed: {run['agent']} round {run['round']} (run {str(run['id'])[:8]}): "
+                f"{run['error'] or 'no reason recorded'}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    agents = len(data["agents"])
+    console.print(f"{data['answered']} of {agents} agents answered", highlight=False)
+    cost = data["cost"]
+    if cost is not None:
+        console.print(
+            f"cost: ${cost['usd']:.4f}, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
+            "completion tokens",
+            highlight=False,
+        )
 
 
 def dispatch_summary(data: dict[str, Any]) -> str:
@@ -115,7 +173,20 @@ def _wait(created: Dispatched, expected: int, timeout: float, out: Any) -> list[
 
     deadline = time.monotonic() + timeout
     runs: list[DispatchedRun] = []
-    with Live(console=rich_console(out), refresh_per_second=4, transient=False) as live:
+    target = rich_console(out)
+    if not target.is_terminal:  # piped: plain lines as runs end, never a redrawn table
+        said = ""
+        while time.monotonic() < deadline:
+            runs = dispatch_runs(uow(), created.dispatch_id)
+            line = _progress_line(runs, expected)
+            if line != said:
+                out.print(line, markup=False, highlight=False)
+                said = line
+            if len(runs) == expected and all(r.status in TERMINAL for r in runs):
+                break
+            time.sleep(0.5)
+        return runs
+    with Live(console=target, refresh_per_second=4, transient=False) as live:
         while time.monotonic() < deadline:
             runs = dispatch_runs(uow(), created.dispatch_id)
             live.update(_table(runs, expected))
@@ -123,6 +194,15 @@ def _wait(created: Dispatched, expected: int, timeout: float, out: Any) -> list[
                 break
             time.sleep(0.5)
     return runs
+
+
+def _progress_line(runs: list[DispatchedRun], expected: int) -> str:
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run.status] = counts.get(run.status, 0) + 1
+    done = sum(n for status, n in counts.items() if status in TERMINAL)
+    states = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return f"runs: {done}/{expected} finished ({states or 'none created yet'})"
 
 
 def _table(runs: list[DispatchedRun], expected: int) -> Table:

@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
     app.command("up")(up)
     app.command("down")(down)
     app.command("status")(status)
+    app.command("restart")(restart)
     db = typer.Typer(help="Database maintenance and access.", no_args_is_help=True)
     db.command("upgrade")(db_upgrade)
     db.command("url")(db_url)
@@ -79,6 +80,25 @@ def up(as_json: JsonOpt = False) -> None:
     emit(data, as_json, _render_up)
 
 
+@returns("council.domain.results.stack:StackRestarted")
+def restart(as_json: JsonOpt = False) -> None:
+    """Restart the supervised workers, beat and web so they pick up the current environment
+    (provider keys, profiles); Postgres and Redis keep running."""
+    from council import stack
+    from council.domain.results.stack import StackRestarted
+
+    data = StackRestarted.model_validate(stack.restart(progress=None if as_json else _progress))
+
+    def render(shown: dict[str, Any]) -> None:
+        rows("stack restarted", ["component", "pid", "url"])(
+            [c for c in _component_rows(shown) if c["component"] != "supervisor"]
+        )
+        for change in shown["changed"]:
+            console.print(f"picked up: {change}", markup=False, highlight=False)
+
+    emit(data, as_json, render)
+
+
 @returns("council.domain.results.stack:StackDown")
 def down(as_json: JsonOpt = False) -> None:
     """Stop what `council up` started (supervisor and its processes, then Redis and
@@ -120,6 +140,8 @@ def _component_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _render_up(data: dict[str, Any]) -> None:
     rows("stack up", ["component", "pid", "reused", "url"])(_component_rows(data))
+    for change in data.get("workers_restarted") or []:
+        console.print(f"workers restarted: {change}", markup=False, highlight=False)
     console.print(f"database revision: [bold]{data['database_revision']}[/]")
     _render_web(data)
 
@@ -133,6 +155,12 @@ def _render_status(data: dict[str, Any]) -> None:
         console.print(f"stack is [bold]down[/] ({data['home']}): nothing runs; `council up` starts it")
         return
     console.print(f"stack is [bold]{data['state']}[/] ({data['home']})")
+    for change in data.get("stale_environment") or []:
+        console.print(
+            f"the workers run with an old environment ({change}): `council restart`",
+            markup=False,
+            highlight=False,
+        )
     rows(f"stack ({data['home']})", _COLUMNS)(_component_rows(data))
     console.print(f"database revision: [bold]{data['database_revision'] or 'unknown'}[/]")
     _render_web(data)

@@ -321,7 +321,7 @@ class Runs:
             .where(t.agent_runs.c.dispatch_id == dispatch_id)
             .order_by(t.agent_runs.c.round, t.agent_runs.c.agent)
         ).mappings()
-        return [DispatchedRun.model_validate({k: r[k] for k in DispatchedRun.model_fields}) for r in rows]
+        return [_dispatched(r) for r in rows]
 
     def next_round(self, dispatch_id: UUID, next_round_no: int) -> list[UUID]:
         """Create the next round's runs if the round before is complete (idempotent)."""
@@ -426,3 +426,25 @@ class Runs:
             self._conn, "release_run", {"run_id": run_id, "attempt": attempt, "reason": reason}
         )
         return bool(found)
+
+
+def _dispatched(row: Any) -> DispatchedRun:
+    usage = row["usage"] or {}
+
+    def count(key: str) -> int | None:
+        value = usage.get(key)
+        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    return DispatchedRun(
+        id=row["id"],
+        agent=row["agent"],
+        round=row["round"],
+        status=row["status"],
+        attempt=row["attempt"],
+        simulated=row["simulated"],
+        error=row["error"],
+        request_sha256=row["request_sha256"],
+        prompt_tokens=count("prompt_tokens"),
+        completion_tokens=count("completion_tokens"),
+        cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
+    )

@@ -36,7 +36,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from council import config
 from council.errors import StackError
 from council.files import PRIVATE_UMASK, home_mode, private_dir
-from council.stack import processes
+from council.stack import environment, processes
 
 Progress = Callable[[str], None]
 
@@ -122,6 +122,10 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
             config.write_state(state)
         say("database: migrating to head")
         result["database_revision"] = migrate_database()
+        stale = environment.drift(home) if processes.alive_supervisor(home) else []
+        if stale:
+            say("supervisor: restarting the workers, beat and web (" + "; ".join(stale) + ")")
+            processes.stop(home)
         say("supervisor: workers (runs, commit, maintenance), beat and web")
         supervised = processes.start(home)
         keep = supervised[processes.SUPERVISOR]
@@ -133,7 +137,28 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
             processes.await_web(home, web_port, restarts=earlier)
     result["components"] = {**records, **supervised}
     result["web_url"] = supervised["web"]["url"] if "web" in supervised else None
+    result["workers_restarted"] = stale
     return result
+
+
+def restart(progress: Progress | None = None) -> dict[str, Any]:
+    """Stop the supervised workers, beat and web and start them again, so they run with the
+    current environment (keys, profiles); Postgres and Redis keep running. Refused when the
+    stack is not up."""
+    say = progress or (lambda _message: None)
+    home = config.council_home()
+    with _locked(home):
+        if not processes.alive_supervisor(home):
+            raise StackError("the stack's workers are not running: `council up` starts them")
+        before = environment.drift(home)
+        say("supervisor: stopping the workers, beat and web")
+        processes.stop(home)
+        say("supervisor: starting them with the current environment")
+        supervised = processes.start(home)
+        port = (config.read_state() or {}).get("web_port")
+        if "web" in supervised and port:
+            processes.await_web(home, int(port))
+    return {"home": str(home), "changed": before, "components": supervised}
 
 
 def down() -> dict[str, Any]:
@@ -216,6 +241,7 @@ def status() -> dict[str, Any]:
     return {
         "home": str(home),
         "state": state,
+        "stale_environment": environment.drift(home) if processes.alive_supervisor(home) else [],
         "database_revision": revision,
         "web_url": web,
         "components": report,

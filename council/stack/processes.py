@@ -37,6 +37,7 @@ import psutil
 from council import config
 from council.errors import ConfigError, StackError
 from council.files import PRIVATE_UMASK, private_dir, private_tree, write_private
+from council.stack import environment
 
 WEB_HOST = "127.0.0.1"
 WEB_PORT_ENV = "COUNCIL_WEB_PORT"
@@ -187,6 +188,11 @@ def alive(pid: int | None, started: float | None) -> bool:
         return False
 
 
+def alive_supervisor(home: Path) -> bool:
+    state = read(home)
+    return alive(state.get("pid"), state.get("started"))
+
+
 def start(home: Path) -> dict[str, Any]:
     """Start the supervisor unless one runs; wait until it has started every child.
 
@@ -211,6 +217,7 @@ def start(home: Path) -> dict[str, Any]:
                 umask=PRIVATE_UMASK,  # inherited by everything it starts
             )
         state = _await_children(home, process)
+        environment.record(home, environment.current(home))
     records = report(home, state)
     for record in records.values():
         record["reused"] = reused

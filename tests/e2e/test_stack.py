@@ -320,6 +320,49 @@ def test_db_upgrade_is_idempotent(stack: dict[str, Any], council: Council) -> No
     assert council("db", "upgrade") == {"revision": HEAD}
 
 
+def _run(env: dict[str, str], *args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "council.cli", *args, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    validate_cli_output(args, result)
+    return result
+
+
+def test_workers_pick_up_a_key_exported_after_up(stack: dict[str, Any], env: dict[str, str]) -> None:
+    secret = "sk-exported-later-0123456789"
+    keyed = {**env, "COUNCIL_TEST_EXPORTED_API_KEY": secret}
+    before = _run(env, "status")
+    # Given a key exported after `up`: status says the workers run with an older environment,
+    # naming the variable, never its value
+    stale = _run(keyed, "status")
+    assert any("COUNCIL_TEST_EXPORTED_API_KEY" in change for change in stale["stale_environment"])
+    assert secret not in json.dumps(stale)
+    # When `up` runs again with it, the workers are restarted, and now hold it
+    again = _run(keyed, "up")
+    assert again["workers_restarted"] and secret not in json.dumps(again)
+    for name in SUPERVISED:
+        pid = again["components"][name]["pid"]
+        assert pid != before["components"][name]["pid"]
+        assert psutil.Process(pid).environ().get("COUNCIL_TEST_EXPORTED_API_KEY") == secret
+    assert _run(keyed, "status")["stale_environment"] == []
+    # And no file of the stack holds the value
+    home = Path(env["COUNCIL_HOME"])
+    for path in home.glob("*.json"):
+        assert secret not in path.read_text(), path
+    # When the key is gone and `council restart` runs, the workers lose it
+    restarted = _run(env, "restart")
+    assert any("COUNCIL_TEST_EXPORTED_API_KEY" in change for change in restarted["changed"])
+    runs = restarted["components"]["worker-runs"]["pid"]
+    assert "COUNCIL_TEST_EXPORTED_API_KEY" not in psutil.Process(runs).environ()
+    assert _run(env, "status")["stale_environment"] == []
+
+
 def test_down_stops_everything_and_data_survives(
     stack: dict[str, Any], council: Council, env: dict[str, str]
 ) -> None:

@@ -15,10 +15,13 @@ from sqlalchemy import Engine, text
 
 from council.domain import manifests as chain
 from council.domain.canonical import canonical_sha256
+from council.domain.results.threads import ReviewSetting
+from council.domain.review import Review
 from council.domain.rules import evaluate
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.ledger.db import dispose_all, engine_for, unit_of_work
 from council.ledger.migrate import upgrade
+from council.ledger.review import ReviewStore, shown
 from council.ledger.snapshots import current_snapshot
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, history, replay
@@ -93,10 +96,30 @@ def _record_as_0013(owner: Engine, version_id: UUID, before: Any) -> tuple[UUID,
     return evaluation_id, (seq, manifest, sections, reasons)
 
 
+def _review_setting_as_0013(
+    self: ReviewStore, thread_id: UUID, review: Review, *, actor: str, reason: str = "", event: bool = True
+) -> ReviewSetting:
+    """A thread's review setting written the way 0013's code did: that schema has no
+    reviewers column (0021 adds it), so today's writer cannot open a thread there."""
+    row = (
+        self._conn.execute(
+            text(
+                "INSERT INTO thread_review_settings (thread_id, review, delay_s, reason, actor) "
+                "VALUES (:t, :r, :d, :why, :a) RETURNING *"
+            ),
+            {"t": thread_id, "r": review.review, "d": review.delay_s, "why": reason, "a": actor},
+        )
+        .mappings()
+        .one()
+    )
+    return shown({**row, "agents": None})
+
+
 def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
-    at_0013: tuple[str, str],
+    at_0013: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     owner_url, app_url = at_0013
+    monkeypatch.setattr(ReviewStore, "set", _review_setting_as_0013)
     owner, engine = engine_for(owner_url), engine_for(app_url)
     # Given a hot node whose three evaluations were chained under 0013 (a root, two links)
     ledger = Ledger.new(engine)

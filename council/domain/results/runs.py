@@ -126,8 +126,27 @@ class DispatchedRun(Result):
     status: str
     attempt: int
     simulated: bool
-    error: str | None
+    error: str | None  # a failed run's reason
     request_sha256: str | None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class Cost(Result):
+    """Tokens and USD over runs that report them (a simulated run costs 0)."""
+
+    usd: float
+    prompt_tokens: int
+    completion_tokens: int
+
+    @classmethod
+    def of(cls, runs: list[DispatchedRun]) -> Cost:
+        return cls(
+            usd=round(sum(r.cost_usd or 0.0 for r in runs), 6),
+            prompt_tokens=sum(r.prompt_tokens or 0 for r in runs),
+            completion_tokens=sum(r.completion_tokens or 0 for r in runs),
+        )
 
 
 class Dispatched(Result):
@@ -144,6 +163,10 @@ class Dispatched(Result):
     already_dispatched: bool = False
     runs: list[DispatchedRun] | None = None
     complete: bool | None = None
+    # With --wait: runs that failed, agents whose every run succeeded, and what the runs cost.
+    failed: int | None = None
+    answered: int | None = None
+    cost: Cost | None = None
 
 
 class PreviewExposure(Result):

@@ -39,11 +39,24 @@ class StackReport(Result):
 
 
 class StackUp(StackReport):
+    """``workers_restarted``: why the running workers were restarted (their environment's keys
+    or profiles differed from the current one); empty when they were not."""
+
     home: str
     database_url: str
     broker_url: str
     database_revision: str
     web_url: str | None
+    components: dict[str, StackComponent]
+    workers_restarted: list[str] = Field(default_factory=list)
+
+
+class StackRestarted(StackReport):
+    """`council restart`: the workers, beat and web started again with the current
+    environment; ``changed``: how it differed from the one they had."""
+
+    home: str
+    changed: list[str]
     components: dict[str, StackComponent]
 
 
@@ -57,6 +70,7 @@ class StackStatus(StackReport):
 
     home: str
     state: Literal["up", "partial", "down"]
+    stale_environment: list[str] = Field(default_factory=list)  # how the workers differ from now
     database_revision: str | None
     web_url: str | None
     components: dict[str, StackComponent]

@@ -264,13 +264,16 @@ async function refreshRuns() {
       el("td", { class: `mode-${r.mode}` }, r.mode),
       el("td", { class: `run-${r.status}` }, r.status),
       el("td", {}, r.attempt),
-      el("td", { title: r.error || r.id }, short(r.id)),
+      el("td", { title: r.id }, short(r.id)),
+      // A failed run says why, as text (stored text is data, never markup).
+      el("td", { class: "run-reason" }, r.status === "failed" ? r.error || "no reason recorded" : ""),
     );
     return row;
   });
   $("runs").replaceChildren(...rows);
   const done = items.filter((r) => r.status === "succeeded" || r.status === "failed").length;
-  $("runs-summary").textContent = `${done}/${items.length} finished`;
+  const failed = items.filter((r) => r.status === "failed").length;
+  $("runs-summary").textContent = `${done}/${items.length} finished` + (failed ? `, ${failed} failed` : "");
   renderGroups(); // group members are shown with their agent and round
 }
 
