@@ -1604,6 +1604,24 @@ GRANT SELECT ON public.threads TO council_app;
 
 -- --------------------------------------------------------------------- views
 
+CREATE VIEW public.council_v_agent_accuracy AS
+ SELECT agent,
+    count(DISTINCT thread_id) AS records,
+    round(avg(
+        CASE
+            WHEN correct THEN 1.0
+            ELSE 0.0
+        END) FILTER (WHERE first_turn), 6)::double precision AS first_accuracy,
+    round(avg(
+        CASE
+            WHEN correct THEN 1.0
+            ELSE 0.0
+        END) FILTER (WHERE last_turn), 6)::double precision AS last_accuracy
+   FROM public.council_v_turn_answers
+  GROUP BY agent;
+GRANT SELECT ON public.council_v_agent_accuracy TO council_app;
+GRANT SELECT ON public.council_v_agent_accuracy TO council_dashboard;
+
 CREATE VIEW public.council_v_branch_divergence AS
  SELECT b.thread_id,
     b.id AS branch_id,
@@ -2423,6 +2441,54 @@ CREATE VIEW public.council_v_threads AS
      JOIN public.branches mb ON mb.thread_id = th.id AND mb.kind = 'main'::text;
 COMMENT ON VIEW public.council_v_threads IS 'Thread overview with counts (schema/views.md)';
 GRANT SELECT ON public.council_v_threads TO council_dashboard;
+
+CREATE VIEW public.council_v_turn_answers AS
+ WITH resolved AS (
+         SELECT DISTINCT resolutions.thread_id
+           FROM public.resolutions
+        ), turns AS (
+         SELECT r.id AS run_id,
+            r.thread_id,
+            r.agent,
+            r.provider,
+            r.model,
+            r.mode,
+            r.round,
+            it.turn_index,
+            row_number() OVER (PARTITION BY r.thread_id, r.agent ORDER BY it.turn_index, r.round, r.created_at, r.id) AS agent_turn,
+            count(*) OVER (PARTITION BY r.thread_id, r.agent) AS agent_turns
+           FROM public.agent_runs r
+             JOIN resolved USING (thread_id)
+             LEFT JOIN public.imported_turns it ON it.run_id = r.id
+          WHERE r.mode <> 'review'::text
+        ), answers AS (
+         SELECT DISTINCT ON (c.run_id) c.run_id,
+            c.node_version_id,
+            c.confidence
+           FROM public.claims c
+             JOIN turns t_1 ON t_1.run_id = c.run_id
+          WHERE c.claim_type = ANY (ARRAY['endorse'::text, 'originate'::text])
+          ORDER BY c.run_id, c.confidence DESC, (c.node_version_id::text) DESC
+        )
+ SELECT t.thread_id,
+    t.run_id,
+    t.agent,
+    t.provider,
+    t.model,
+    t.mode,
+    t.round,
+    t.turn_index,
+    t.agent_turn,
+    t.agent_turn = 1 AS first_turn,
+    t.agent_turn = t.agent_turns AS last_turn,
+    a.node_version_id AS answer_version_id,
+    a.confidence,
+    COALESCE(v.outcome, false) AND a.node_version_id IS NOT NULL AS correct
+   FROM turns t
+     LEFT JOIN answers a ON a.run_id = t.run_id
+     LEFT JOIN public.council_v_resolutions v ON v.node_version_id = a.node_version_id AND v.in_force;
+GRANT SELECT ON public.council_v_turn_answers TO council_app;
+GRANT SELECT ON public.council_v_turn_answers TO council_dashboard;
 
 -- --------------------------------------------------------- schema privileges
 

@@ -16,11 +16,14 @@ from council.domain.results.consolidation import (
 )
 from council.domain.results.evidence import EvidenceShown
 from council.domain.results.graph import VersionShown
+from council.domain.results.observation import EvalReport
 from council.domain.results.runs import RunShown
 from council.domain.vocabulary import MEMORY_STATUSES
+from council.errors import BadInput
 from council.services.consolidation import groups, history, memory_list, replay, show_consolidation
 from council.services.evidence import show_evidence
 from council.services.nodes import show_node
+from council.services.observation import evaluate
 from council.services.runs import show_run
 from council.web.errors import documented
 from council.web.wiring import Wired, require_read
@@ -123,3 +126,26 @@ def memory(
     result = memory_list(wired.uow, status=status, thread=thread)
     wired.touched_memory(result.json_document()["items"])
     return result
+
+
+@router.get(
+    "/eval",
+    response_model=EvalReport,
+    responses=KNOWN,
+    tags=["observation"],
+    summary="What a council added, against ground truth: every figure of `council eval` (writes nothing)",
+)
+def eval_report(
+    wired: Wired,
+    thread: Annotated[list[UUID] | None, Query(description="A thread to read (repeatable).")] = None,
+    tag: Annotated[
+        list[str] | None, Query(max_length=200, description="An imported record's tag (repeatable).")
+    ] = None,
+    rule_set: Annotated[
+        list[str] | None,
+        Query(max_length=200, description="A stored rule set's id (repeatable; default: the pinned one)."),
+    ] = None,
+) -> Any:
+    if len(thread or []) + len(tag or []) + len(rule_set or []) > 100:
+        raise BadInput("at most 100 threads, tags and rule sets in all")
+    return evaluate(wired.uow, threads=thread or [], tags=tag or [], rule_sets=list(rule_set or []))

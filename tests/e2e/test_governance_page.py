@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import Engine
 
 from council.services.consolidation import consolidate
+from council.services.observation import resolve
 from council.services.retraction import adjudicate, propose_retraction, vote
 from council.services.reversal import change_validity
 from council.services.threads import set_review
@@ -95,6 +96,8 @@ def test_the_page_shows_groups_merging_reasons_votes_and_adjudication(
             challenged = page.locator(f'.evidence[data-evidence-id="{ledger.evidence[2]}"]')
             expect(challenged).to_have_attribute("data-validity", "challenged")
             expect(challenged).to_contain_text("valid → challenged by alice: method doubted")
+            # And, with no resolution yet, the ground-truth panel says how to record one
+            expect(page.locator("#truth")).to_contain_text("no resolution recorded")
             before = tmp_path / "before.png"
             page.screenshot(path=str(before), full_page=True)
 
@@ -112,6 +115,11 @@ def test_the_page_shows_groups_merging_reasons_votes_and_adjudication(
             adjudicate(ledger.uow, proposal, actor="alice")
             expect(card).to_have_attribute("data-status", "retracted", timeout=20_000)
             expect(card.locator('.adjudication li[data-to="retracted"]')).to_contain_text("by alice")
+            # And once the open node is resolved true, live, the panel scores each agent on it
+            resolve(ledger.uow, open_node, outcome="true", source="rerun", reason="measured", actor="alice")
+            claude = page.locator('#truth tr[data-agent="claude"] td[data-figure="first"]')
+            expect(claude).to_have_text("100%", timeout=20_000)
+            expect(page.locator("#truth-summary")).to_have_text("1 resolved")
             assert page.evaluate("window.__sameDocument") is True
             after = ARTIFACTS / "governance-page.png"
             page.screenshot(path=str(after), full_page=True)

@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
+from council.ledger.db import engine_for
+from tests.dashboard import dashboard_url
+
 AGENTS = [
     {"name": "alpha", "model": "openai/gpt-4o-mini", "provider": "openai"},
     {"name": "beta", "model": "anthropic/claude-haiku", "provider": "anthropic"},
@@ -123,6 +126,16 @@ def test_import_then_eval_gives_the_hand_computed_figures(cli: Any, tmp_path: Pa
     assert cal["turns"] == 6
     assert cal["brier"] == pytest.approx(2.5525 / 6, abs=1e-6)
     assert cal["ece"] == pytest.approx(3.65 / 6, abs=1e-6)
+    # And the dashboards' view gives each agent the same first and last accuracy, as the
+    # dashboard role reads it
+    reader = engine_for(dashboard_url(engine.url.render_as_string(hide_password=False)))
+    with reader.connect() as conn:
+        viewed = conn.execute(
+            text("SELECT agent, records, first_accuracy, last_accuracy FROM council_v_agent_accuracy")
+        ).all()
+    assert {a: (n, f, la) for a, n, f, la in viewed} == {
+        a: (agents[a]["records"], agents[a]["first_accuracy"], agents[a]["last_accuracy"]) for a in agents
+    }
     # And the same ledger gives the same bytes
     assert cli("eval", "--tag", "toy", "--rule-set", "council-default-v1", "--rule-set", str(lax),
                "--json").stdout == report.stdout  # fmt: skip
@@ -219,3 +232,33 @@ def test_an_imported_thread_exports_as_it_came(cli: Any, tmp_path: Path) -> None
     # And an existing file is never overwritten, nor an unknown format accepted
     assert cli("export", "--thread", imported["thread_ids"][0], "--out", str(path), "--json").code == 2
     assert cli("export", "--thread", imported["thread_ids"][0], "--format", "xml", "--json").code == 2
+
+
+def test_the_api_serves_the_same_report_and_refuses_bad_selections(
+    cli: Any, tmp_path: Path, db_url: str
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from council.adapters.scheduler import Recorder
+    from council.bootstrap import bootstrap
+    from council.web.app import create_app
+    from council.web.security import Policy
+
+    # Given the toy debate imported, and the report the CLI gives under the pinned rules
+    assert cli("import", str(_write_jsonl(tmp_path / "toy.jsonl", DEBATE)), "--json").code == 0
+    expected = cli("eval", "--tag", "toy", "--json").json()
+    read = "r" * 20
+    app = create_app(bootstrap(db_url, scheduler=lambda uow: Recorder()), policy=Policy(read_token=read))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        # When the API is asked without the read token, it refuses
+        assert client.get("/eval").status_code == 401
+        auth = {"Authorization": f"Bearer {read}"}
+        # When it is asked for the same selection, it answers the same report (the same hash)
+        served = client.get("/eval", params={"tag": "toy"}, headers=auth)
+        assert served.status_code == 200, served.text
+        assert served.json() == expected
+        assert served.json()["report_sha256"] == expected["report_sha256"]
+        # And an unknown rule set is 404, a malformed thread id 422, each with a reason
+        unknown = client.get("/eval", params={"rule_set": "no-such-rules"}, headers=auth)
+        assert unknown.status_code == 404 and "no-such-rules" in unknown.text
+        assert client.get("/eval", params={"thread": "not-a-uuid"}, headers=auth).status_code == 422

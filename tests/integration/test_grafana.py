@@ -19,6 +19,7 @@ from council.domain.commands import NewFork
 from council.ledger.unit import UnitOfWork
 from council.services.branches import fork_branch
 from council.services.consolidation import consolidate
+from council.services.observation import resolve
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
 from tests.dashboard import DASHBOARD_ROLE, dashboard_url, fail_run, worker_run
@@ -111,11 +112,12 @@ def test_every_panel_query_runs_as_the_dashboard_role_and_shows_the_ledger(
     engine: Engine, db_url: str
 ) -> None:
     # Given a small ledger: a consolidation whose evidence was challenged, a node
-    # not ready, a run shown another's stance, a failed run and a fork
+    # not ready, a run shown another's stance, a failed run, a fork and a resolution
     uow = UnitOfWork(engine)
     ledger = Ledger.new(engine)
     committed = ledger.ready_node()
     consolidate(uow, committed, actor=ACTOR)
+    resolve(uow, committed, outcome="true", source="bench test", reason="measured", actor=ACTOR)
     change_validity(
         uow, None, ledger.evidence[0], action="challenge", reason="method questioned", actor=ACTOR
     )
