@@ -146,7 +146,12 @@ def test_a_planted_key_is_found_only_where_it_belongs(stack: Stack, key: str, tm
             f'api_key_env = "{KEY_VARIABLE}"\n'
         )
         # The provider echoes the key in its 401: the run fails, the key redacted from its reason
-        first = stack.run("dispatch", "--thread", thread, "--agents", "fake", "--wait", "--timeout", "120")
+        dispatched = stack.run(
+            "dispatch", "--thread", thread, "--agents", "fake", "--wait", "--timeout", "120", check=False
+        )  # fmt: skip
+        # A failed council exits 1, and still says what ran
+        assert dispatched.returncode == 1, dispatched.stderr
+        first = json.loads(dispatched.stdout)
         # The second run gets an answer
         second = stack.run("dispatch", "--thread", thread, "--agents", "fake", "--wait", "--timeout", "120")
     [failed] = first["runs"]
