@@ -198,6 +198,29 @@ def retry_policy() -> RetryPolicy:
     )
 
 
+# How long an attempt owns its run before the sweep may hand it to another worker; a
+# coalescing mark (council.adapters.coalesce) lives no longer than this by default.
+RUN_LEASE_ENV = "COUNCIL_RUN_LEASE_S"
+DEFAULT_RUN_LEASE_S = 300.0
+MARK_TTL_ENV = "COUNCIL_MARK_TTL_S"
+
+
+def run_lease_s() -> float:
+    value = _number(RUN_LEASE_ENV, DEFAULT_RUN_LEASE_S)
+    if value < 1:
+        raise ConfigError(f"{RUN_LEASE_ENV} must be at least 1 s")
+    return value
+
+
+def mark_ttl_s() -> int:
+    """How long a waiting message's coalescing mark holds the sweep off its work: the run
+    lease, unless ``COUNCIL_MARK_TTL_S`` says otherwise (at least 1 s)."""
+    value = _number(MARK_TTL_ENV, run_lease_s())
+    if value < 1:
+        raise ConfigError(f"{MARK_TTL_ENV} must be at least 1 s")
+    return math.ceil(value)
+
+
 # How often a web process's event hub polls the log for settled events (the live
 # stream's wake-up, council.web.hub); a stream's latency is about this much.
 EVENT_POLL_ENV = "COUNCIL_EVENT_POLL_S"

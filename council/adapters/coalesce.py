@@ -18,8 +18,14 @@ scheduler skips marked ids), and so must never outlive their message:
   (``RETRY_MARK_TTL_S``): the retry is a waiting message, and when it starts
   it unmarks them as any start does. If it never comes (its worker died), the
   mark expires and the sweep re-enqueues the work;
-- every other mark expires after ``MARK_TTL_S``, the broker's visibility
-  timeout, after which Redis hands an unacknowledged message out again.
+- every other mark expires after ``MARK_TTL_S``, a run's lease
+  (``COUNCIL_RUN_LEASE_S``, 300 s; ``COUNCIL_MARK_TTL_S`` sets it apart). A
+  message can be taken by a worker that dies before its task starts; Redis
+  would hand it out again only after its visibility timeout (30 min), so the
+  mark must not wait for that: once it expires the sweep sends the work again.
+  A message that was only slow to start (a long queue) is then sent twice,
+  which is harmless — a run's attempts are fenced, the committer is
+  idempotent, a continuation is taken once — and at most once per lifetime.
 
 A task whose retries are spent leaves its ids unmarked, so the sweep finds
 the work at once.
@@ -40,7 +46,7 @@ RUN = "council:run-waiting:"
 EVALUATION = "council:evaluation-waiting:"
 CASCADE = "council:cascade-waiting:"
 REVERIFICATION = "council:reverification-waiting:"
-MARK_TTL_S = 1800  # the broker's visibility timeout (workers/app.py)
+MARK_TTL_S = config.mark_ttl_s()
 RETRY_MARK_TTL_S = int(config.retry_policy().cap_s) + 60  # a retry's longest countdown, and time to start it
 
 

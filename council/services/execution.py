@@ -34,7 +34,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
-from council import metrics
+from council import config, metrics
 from council.adapters.scheduler import Scheduler
 from council.agents import gateway
 from council.agents.compiler import cli_reprompt, reprompt
@@ -53,7 +53,7 @@ from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate_if_automatic
 
 # How long an attempt owns its run before the sweep may hand it to another worker.
-LEASE_S = float(os.environ.get("COUNCIL_RUN_LEASE_S", "300"))
+LEASE_S = config.run_lease_s()
 REVIEW_ACTOR = "worker:review"
 # An agent CLI's deadline when its profile names none; it is always kept below the lease.
 CLI_TIMEOUT_S = 240.0
