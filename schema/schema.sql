@@ -918,12 +918,18 @@ CREATE TABLE public.dispatches (
     rounds integer NOT NULL,
     proposal_id uuid,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    idempotency_key text,
+    request_sha256 text,
+    CONSTRAINT dispatches_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 200))),
+    CONSTRAINT dispatches_key_has_request CHECK (((idempotency_key IS NULL) = (request_sha256 IS NULL))),
     CONSTRAINT dispatches_mode_check CHECK ((mode = ANY (ARRAY['independent'::text, 'deliberative'::text, 'review'::text]))),
     CONSTRAINT dispatches_pkey PRIMARY KEY (id),
     CONSTRAINT dispatches_proposal_id_fkey FOREIGN KEY (proposal_id) REFERENCES public.retraction_proposals(id),
+    CONSTRAINT dispatches_request_sha256_check CHECK ((request_sha256 ~ '^[0-9a-f]{64}$'::text)),
     CONSTRAINT dispatches_rounds_check CHECK (((rounds >= 1) AND (rounds <= 20))),
     CONSTRAINT dispatches_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
+CREATE UNIQUE INDEX dispatches_idempotency_key ON public.dispatches USING btree (idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE TRIGGER dispatches_immutable BEFORE DELETE OR UPDATE ON public.dispatches FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER dispatches_no_truncate BEFORE TRUNCATE ON public.dispatches FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.dispatches TO council_app;

@@ -12,9 +12,17 @@ import os
 from collections.abc import Callable, Sequence
 from uuid import UUID
 
+from kombu.exceptions import OperationalError
+from redis.exceptions import RedisError
+
 from council import config
 from council.adapters.celery_app import app, connect
 from council.adapters.coalesce import CASCADE, EVALUATION, REVERIFICATION, RUN, Marks, marks_for
+from council.adapters.scheduler import NotDelivered
+
+# What a broker that is down or unreachable raises when a message is sent to it (kombu wraps
+# most; redis-py, for the coalescing marks, and sockets raise their own).
+BROKER_ERRORS: tuple[type[BaseException], ...] = (OperationalError, RedisError, OSError)
 
 # How long an evaluation waits before it starts, so that more claims on the same
 # versions are decided together. Off by default: a later deliberative round can
@@ -29,9 +37,14 @@ class CeleryScheduler:
         self._plan = plan
 
     def enqueue_runs(self, run_ids: Sequence[UUID]) -> None:
-        with marks(RUN).sending([str(r) for r in run_ids]) as waiting:
-            for run_id in waiting:
-                app.send_task("council.execute_run", args=[run_id])
+        """Raises NotDelivered when the broker does not take them."""
+        try:
+            with marks(RUN).sending([str(r) for r in run_ids]) as waiting:
+                for run_id in waiting:
+                    app.send_task("council.execute_run", args=[run_id])
+        except BROKER_ERRORS as exc:
+            detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+            raise NotDelivered(f"the broker did not take the runs ({detail})") from exc
 
     def enqueue_evaluations(self, version_ids: Sequence[UUID]) -> None:
         with marks(EVALUATION).sending([str(v) for v in version_ids]) as waiting:

@@ -7,6 +7,11 @@ from typing import Protocol
 from uuid import UUID
 
 
+class NotDelivered(Exception):
+    """The queue did not take the work (its broker is down or unreachable); the message
+    says why in one line. The work stays in the ledger, where the sweep finds it."""
+
+
 class Scheduler(Protocol):
     def enqueue_runs(self, run_ids: Sequence[UUID]) -> None: ...
 

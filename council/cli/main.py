@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sys
+import traceback
 from typing import Annotated, Any
 
 import typer
@@ -185,4 +188,27 @@ def main(argv: list[str] | None = None) -> None:
         code = int(getattr(exc, "exit_code", 2))
         fail(exc.format_message() if hasattr(exc, "format_message") else str(exc), as_json=as_json, code=code)
         sys.exit(code)
+    except Exception as exc:  # the database or broker away, or a bug: still one line and one document
+        fail(unexpected(exc), as_json=as_json, code=1)
+        if os.environ.get("COUNCIL_DEBUG"):
+            traceback.print_exc()
+        sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def unexpected(exc: BaseException) -> str:
+    """One line for an exception the project did not map: what was unreachable, if that is
+    what it was, and never a URL's credentials."""
+    names = {type(c).__module__.split(".")[0] for c in type(exc).__mro__}
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    if "sqlalchemy" in names or "psycopg" in names:
+        what = "the database did not answer"
+        detail = " ".join(str(getattr(exc, "orig", None) or exc).split())
+    elif names & {"redis", "kombu", "amqp"}:
+        what = "the broker did not answer"
+    else:
+        what = f"unexpected {type(exc).__name__} (COUNCIL_DEBUG=1 prints the traceback)"
+    return f"{what}: {_URL_CREDENTIALS.sub('***@', detail)[:300]}"

@@ -43,10 +43,18 @@ def dispatch_cmd(
             "default: COUNCIL_SIMULATE, else auto.",
         ),
     ] = None,
+    key: Annotated[
+        str | None,
+        typer.Option(
+            "--key",
+            help="An idempotency key: a retry with the same key returns the first dispatch, creates nothing.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Create the runs in Postgres, each pinned to the profile it must run, enqueue
-    them, and optionally watch them finish."""
+    them, and optionally watch them finish. Should the broker be down, the dispatch
+    still stands (delivery "deferred") and the sweep sends its runs when it is back."""
     from council.services.dispatch import dispatch
 
     names = [a.strip() for a in agents.split(",") if a.strip()]
@@ -65,9 +73,12 @@ def dispatch_cmd(
         actor=actor(),
         proposal=proposal,
         simulate=simulate,
+        key=key,
     )
     out = console if not as_json else err_console
     _say_what_runs(out, created)
+    if created.delivery == "deferred":
+        err_console.print(f"delivery deferred: {created.deferred_reason}", markup=False, highlight=False)
     if not wait:
         emit(created, as_json, lambda d: console.print(dispatch_summary(d), highlight=False))
         return
@@ -144,6 +155,10 @@ def dispatch_summary(data: dict[str, Any]) -> str:
     )
     if data["already_dispatched"]:
         return f"{head}; already dispatched for this proposal, nothing new queued"
+    if data.get("replayed"):
+        head = f"{head}; the dispatch of key {data['idempotency_key']!r}, nothing new created"
+        if data["runs"] is None:
+            return head
     if data["runs"] is None:
         return f"{head}, {len(data['run_ids'])} queued now" + (
             "; later rounds are queued as each round ends" if data["rounds"] > 1 else ""

@@ -26,3 +26,7 @@ def lock_evidence_exclusive(conn: Connection, evidence_id: UUID | str) -> None:
 
 def lock_proposal(conn: Connection, proposal_id: UUID | str) -> None:
     conn.execute(query("lock_proposal"), {"proposal_id": str(proposal_id)})
+
+
+def lock_dispatch_key(conn: Connection, key: str) -> None:
+    conn.execute(query("lock_dispatch_key"), {"key": key})

@@ -10,6 +10,7 @@ Named SQL: council/sql/runs.sql.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +30,7 @@ from council.errors import BadInput, NotFound
 from council.ledger import tables as t
 from council.ledger.attempts import attempts_of
 from council.ledger.events import append
-from council.ledger.locks import lock_proposal
+from council.ledger.locks import lock_dispatch_key, lock_proposal
 from council.ledger.lookup import require, require_same_thread, resolve
 from council.ledger.pg import in_transaction
 from council.ledger.traces import Traces
@@ -227,6 +228,7 @@ class Runs:
         proposal_id: UUID | None = None,
         once_per_proposal: bool = False,
         reviewers: Reviewers | None = None,
+        key: str | None = None,
     ) -> tuple[UUID, list[UUID], bool]:
         """The dispatch and its first round of runs, each pinned to its executor and
         `created` (not yet enqueued): (dispatch id, run ids, already dispatched).
@@ -234,7 +236,9 @@ class Runs:
         ``once_per_proposal``: when a dispatch for ``proposal_id`` exists already,
         create nothing and return it (checked under the proposal's lock, so
         concurrent sweeps dispatch one review between them). ``reviewers``: how an
-        automatic review's agents were chosen, for the event."""
+        automatic review's agents were chosen, for the event. ``key``: the client's
+        idempotency key; when a dispatch with it exists, create nothing and return it with
+        its first round's runs (refused when it asked for something else)."""
         v.choice(mode, "mode", [m for m in RUN_MODES if m != "external"])
         if not profiles:
             raise BadInput("name at least one agent")
@@ -246,6 +250,26 @@ class Runs:
             raise BadInput("a review dispatch needs a retraction proposal")
         conn = self._conn
         require(conn, t.threads, thread_id, "thread")
+        asked = _request_sha256(thread_id, profiles, mode, rounds, proposal_id) if key is not None else None
+        if key is not None:
+            key = v.text(key, "the idempotency key", 200)
+            lock_dispatch_key(conn, key)
+            first = conn.execute(
+                select(t.dispatches.c.id, t.dispatches.c.request_sha256).where(
+                    t.dispatches.c.idempotency_key == key
+                )
+            ).first()
+            if first is not None:
+                if first.request_sha256 != asked:
+                    raise BadInput(
+                        f"key {key!r} was given to another dispatch, which asked for something else"
+                    )
+                runs = conn.execute(
+                    select(t.agent_runs.c.id)
+                    .where(t.agent_runs.c.dispatch_id == first.id, t.agent_runs.c.round == 1)
+                    .order_by(t.agent_runs.c.agent)
+                ).scalars()
+                return first.id, list(runs), True
         if proposal_id is not None:
             require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
             if once_per_proposal:
@@ -266,6 +290,8 @@ class Runs:
                 agents=[p.name for p in profiles],
                 rounds=rounds,
                 proposal_id=proposal_id,
+                idempotency_key=key,
+                request_sha256=asked,
             )
             .returning(t.dispatches.c.id)
         ).scalar_one()
@@ -314,6 +340,17 @@ class Runs:
                 .where(t.agent_runs.c.id.in_(list(run_ids)), t.agent_runs.c.status == "created")
                 .values(status="queued")
             )
+
+    def waiting_of_dispatch(self, dispatch_id: UUID) -> list[UUID]:
+        """The dispatch's runs still created or queued (not yet taken by a worker)."""
+        return list(
+            self._conn.execute(
+                select(t.agent_runs.c.id).where(
+                    t.agent_runs.c.dispatch_id == dispatch_id,
+                    t.agent_runs.c.status.in_(["created", "queued"]),
+                )
+            ).scalars()
+        )
 
     def of_dispatch(self, dispatch_id: UUID) -> list[DispatchedRun]:
         rows = self._conn.execute(
@@ -448,3 +485,17 @@ def _dispatched(row: Any) -> DispatchedRun:
         completion_tokens=count("completion_tokens"),
         cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
     )
+
+
+def _request_sha256(
+    thread_id: UUID, profiles: Sequence[Profile], mode: str, rounds: int, proposal_id: UUID | None
+) -> str:
+    """What a keyed dispatch asked for: its thread, agents (as named), mode, rounds and proposal."""
+    asked = {
+        "thread_id": str(thread_id),
+        "agents": [p.name for p in profiles],
+        "mode": mode,
+        "rounds": rounds,
+        "proposal_id": str(proposal_id) if proposal_id else None,
+    }
+    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()

@@ -85,6 +85,14 @@ dispatches = Table(
     # Added by ALTER TABLE in the migration: retraction_proposals is created later.
     Column("proposal_id", UUID(as_uuid=True), ForeignKey("retraction_proposals.id", use_alter=True)),
     created(),
+    Column("idempotency_key", Text),  # 0029
+    Column("request_sha256", Text),
+    Index(
+        "dispatches_idempotency_key",
+        "idempotency_key",
+        unique=True,
+        postgresql_where=text("idempotency_key IS NOT NULL"),
+    ),
 )
 
 agent_runs = Table(

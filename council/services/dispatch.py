@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from council.adapters.scheduler import Scheduler
+from council.adapters.scheduler import NotDelivered, Scheduler
 from council.agents.compiler import compile_request
 from council.agents.profiles import load_profiles, refuse_simulation, resolve, resolve_many, simulation_mode
 from council.domain.commands import IdRef
@@ -49,13 +49,19 @@ def dispatch(
     once_per_proposal: bool = False,
     simulate: str | None = None,
     reviewers: Reviewers | None = None,
+    key: str | None = None,
 ) -> Dispatched:
     """Create the runs in Postgres first, each pinned to its executor, then
     enqueue them (nothing, when ``once_per_proposal`` finds the proposal's
     review already dispatched). ``simulate``: auto, always or never (else
     ``COUNCIL_SIMULATE``); under never, a dispatch that would simulate any
     profile is refused and writes nothing. ``reviewers``: how an automatic
-    review's agents were chosen (recorded in the dispatch's event)."""
+    review's agents were chosen (recorded in the dispatch's event). ``key``: an
+    idempotency key; a retry with it returns the first dispatch and creates nothing.
+
+    The runs are committed before they are sent (the ledger is the outbox): when the
+    broker cannot take them, the dispatch still stands, ``delivery`` says ``deferred``
+    with the reason, and the sweep sends them once the broker is back."""
     simulation = simulation_mode(simulate)
     profiles = resolve_many(agents, simulation)
     refuse_simulation(profiles, simulation)
@@ -71,11 +77,24 @@ def dispatch(
             proposal_id=proposal_id,
             once_per_proposal=once_per_proposal,
             reviewers=reviewers,
+            key=key,
         )
+        replayed = already and key is not None
+        if replayed:  # a retry sends again what is still waiting (coalesced: never twice)
+            run_ids = tx.runs.waiting_of_dispatch(dispatch_id)
+    delivery, deferred_reason = "none", None
     if run_ids:
         with uow() as tx:
             tx.runs.mark_queued(run_ids)
-        scheduler.enqueue_runs(run_ids)
+        try:
+            scheduler.enqueue_runs(run_ids)
+            delivery = "sent"
+        except NotDelivered as exc:
+            delivery, deferred_reason = "deferred", f"{exc}; the sweep sends them when it is back"
+    if replayed:
+        with uow() as tx:
+            first_round = {r.agent: r.id for r in tx.runs.of_dispatch(dispatch_id) if r.round == 1}
+        run_ids = [first_round[p.name] for p in profiles if p.name in first_round]
     return Dispatched(
         dispatch_id=dispatch_id,
         run_ids=run_ids,
@@ -88,7 +107,11 @@ def dispatch(
         },
         mode=mode,
         rounds=rounds,
-        already_dispatched=already,
+        already_dispatched=already and not replayed,
+        idempotency_key=key,
+        replayed=replayed,
+        delivery=delivery,
+        deferred_reason=deferred_reason,
     )
 
 

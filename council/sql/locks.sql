@@ -23,3 +23,8 @@ SELECT pg_advisory_xact_lock(hashtextextended('council.evidence:' || CAST(:evide
 -- Serialise the review dispatches of one retraction proposal, so that two
 -- re-verification sweeps never both dispatch a review of it.
 SELECT pg_advisory_xact_lock(hashtextextended('council.proposal:' || CAST(:proposal_id AS text), 0))
+
+-- lock_dispatch_key --
+-- Serialise the dispatches that give one idempotency key, so that two retries racing
+-- each other create one dispatch between them.
+SELECT pg_advisory_xact_lock(hashtextextended('council.dispatch-key:' || CAST(:key AS text), 0))

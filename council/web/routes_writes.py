@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Header, Path
 
 from council.domain.results.retraction import Proposal
 from council.domain.results.reversal import ValidityChanged
@@ -29,7 +29,21 @@ router = APIRouter(dependencies=[Depends(require_write)], responses=documented(4
     tags=["writes"],
     summary="Create a council's runs in Postgres and enqueue them (like `council dispatch`)",
 )
-def dispatch(thread_id: UUID, body: DispatchIn, wired: Wired) -> Dispatched:
+def dispatch(
+    thread_id: UUID,
+    body: DispatchIn,
+    wired: Wired,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            min_length=1,
+            max_length=200,
+            description="A retry with the same key returns the first dispatch and creates nothing.",
+        ),
+    ] = None,
+) -> Dispatched:
+    """The runs are committed before they are sent: with the broker down the dispatch stands,
+    ``delivery`` is ``deferred`` and the sweep sends the runs when the broker is back."""
     return dispatch_runs(
         wired.uow,
         wired.required_scheduler(),
@@ -39,6 +53,7 @@ def dispatch(thread_id: UUID, body: DispatchIn, wired: Wired) -> Dispatched:
         rounds=body.rounds,
         actor=wired.actor,
         proposal=body.proposal_id,
+        key=idempotency_key,
     )
 
 

@@ -5,10 +5,13 @@ Real Celery workers, real Redis, real Postgres; the faults are real signals."""
 
 from __future__ import annotations
 
+import json
 import signal
+import socket
 import time
 
 import psutil
+import pytest
 import redis
 from sqlalchemy import Engine
 
@@ -56,3 +59,86 @@ def test_a_run_taken_by_a_worker_that_died_before_starting_it_starts_on_a_fresh_
     [run] = rows(engine, "SELECT attempt, status FROM agent_runs")
     assert run.status == "succeeded" and run.attempt == 1, run
     print(f"the run succeeded {waited:.1f} s after the fresh worker was started")
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_dispatch_with_the_broker_down_is_deferred_then_sent_and_a_retry_creates_nothing(
+    engine: Engine, workers: Workers, worker_env: dict[str, str]
+) -> None:
+    # Given a thread, and a broker nobody answers at
+    ledger = Ledger.new(engine, evidence_items=1)
+    ledger.node("WAL mode is safe for concurrent readers", cites=[ledger.evidence[0]])
+    down = {**worker_env, "COUNCIL_BROKER_URL": f"redis://127.0.0.1:{_closed_port()}/0"}
+    ask = (
+        "dispatch",
+        "--thread",
+        str(ledger.thread_id),
+        "--agents",
+        "claude,codex",
+        "--key",
+        "k-31",
+        "--json",
+    )
+    # When a keyed dispatch is made
+    first = council(down, *ask)
+    # Then it stands, says its delivery was deferred and why, in one JSON document, exit 0
+    assert first.returncode == 0, first.stderr
+    made = json.loads(first.stdout)
+    assert made["delivery"] == "deferred" and "broker" in made["deferred_reason"]
+    assert "delivery deferred" in first.stderr and "Traceback" not in first.stderr
+    # And a retry with the same key, broker still down, returns it and creates nothing
+    again = json.loads(council(down, *ask).stdout)
+    assert again["dispatch_id"] == made["dispatch_id"] and again["replayed"] is True
+    assert again["run_ids"] == made["run_ids"]
+    assert len(rows(engine, "SELECT 1 FROM dispatches")) == 1
+    assert len(rows(engine, "SELECT 1 FROM agent_runs")) == 2
+    # When workers and the sweep come up on the real broker
+    workers("--queues", "runs,commit,maintenance", "--beat")
+    # Then the sweep sends the deferred runs, and they run once each
+    wait_for(
+        lambda: len(rows(engine, "SELECT 1 FROM agent_runs WHERE status = 'succeeded'")) == 2,
+        90,
+        "the deferred runs to succeed",
+    )
+    assert {r.attempt for r in rows(engine, "SELECT attempt FROM agent_runs")} == {1}
+    # And a retry with the key, broker up, still creates nothing and sends nothing new
+    last = council(worker_env, *ask)
+    assert last.returncode == 0, last.stderr
+    assert json.loads(last.stdout)["dispatch_id"] == made["dispatch_id"]
+    assert len(rows(engine, "SELECT 1 FROM agent_runs")) == 2
+    # And the key asking for other agents is refused with a reason, nothing written
+    other = council(worker_env, *ask[:4], "glm", *ask[5:])
+    assert other.returncode == 2 and json.loads(other.stdout)["code"] == 2
+    assert "another dispatch" in other.stderr
+    assert len(rows(engine, "SELECT 1 FROM dispatches")) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("memory", "list"),
+        ("reentry", "--thread", "{thread}"),
+        ("evidence", "invalidate", "{evidence}", "--reason", "broker down"),
+        ("consolidate", "--node", "{version}"),
+        ("dispatch", "--thread", "{thread}", "--agents", "glm"),
+    ],
+)
+def test_every_json_command_prints_one_document_with_the_broker_down(
+    engine: Engine, worker_env: dict[str, str], args: tuple[str, ...]
+) -> None:
+    # Given a ledger, and a broker nobody answers at
+    ledger = Ledger.new(engine, evidence_items=1)
+    version = ledger.node("WAL mode is safe", cites=[ledger.evidence[0]])["version_id"]
+    down = {**worker_env, "COUNCIL_BROKER_URL": f"redis://127.0.0.1:{_closed_port()}/0"}
+    filled = [a.format(thread=ledger.thread_id, evidence=ledger.evidence[0], version=version) for a in args]
+    # When the command runs
+    done = council(down, *filled, "--json")
+    # Then stdout holds exactly one JSON document, and no traceback reaches stderr
+    assert done.returncode in (0, 1), done.stderr
+    json.loads(done.stdout)
+    assert "Traceback" not in done.stderr

@@ -337,6 +337,31 @@ def test_an_authorised_dispatch_creates_runs_and_enqueues_them(
     assert all(runs[r]["status"] == "queued" and runs[r]["round"] == 1 for r in created["run_ids"])
 
 
+def test_a_dispatch_retried_with_its_idempotency_key_creates_nothing_new(
+    client: TestClient, seeded: Seeded, recorder: Recorder
+) -> None:
+    # Given a dispatch made with an idempotency key
+    thread = seeded.ledger.thread_id
+    asked = {"agents": ["glm", "claude"]}
+    keyed = {**AUTH, "Idempotency-Key": "retry-me-1"}
+    first = client.post(f"/threads/{thread}/dispatch", json=asked, headers=keyed)
+    assert first.status_code == 202, first.text
+    runs_before = client.get(f"/threads/{thread}/runs").json()["items"]
+    # When the client retries it with the same key
+    again = client.post(f"/threads/{thread}/dispatch", json=asked, headers=keyed)
+    # Then it gets the first dispatch back, and nothing new exists
+    assert again.status_code == 202, again.text
+    assert again.json()["dispatch_id"] == first.json()["dispatch_id"]
+    assert again.json()["run_ids"] == first.json()["run_ids"]
+    assert again.json()["replayed"] is True and first.json()["replayed"] is False
+    assert client.get(f"/threads/{thread}/runs").json()["items"] == runs_before
+    # And the same key asking for something else is refused, writing nothing
+    other = client.post(f"/threads/{thread}/dispatch", json={"agents": ["codex"]}, headers=keyed)
+    assert other.status_code == 422, other.text
+    assert "another dispatch" in other.json()["detail"][0]["msg"]
+    assert client.get(f"/threads/{thread}/runs").json()["items"] == runs_before
+
+
 def test_a_dispatch_with_no_broker_is_503_and_writes_nothing(
     db_url: str, seeded: Seeded, monkeypatch: pytest.MonkeyPatch
 ) -> None:

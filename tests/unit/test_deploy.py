@@ -56,12 +56,15 @@ def _named(node: ast.AST, name: str) -> bool:
 
 def _variable_expressions(node: ast.AST) -> Iterator[ast.expr]:
     """The expression naming the variable in os.getenv(X), os.environ.get/setdefault/pop(X),
-    os.environ[X] and X in os.environ."""
+    os.environ[X], X in os.environ and council.config's _number(X, default)."""
     if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute):
         func = node.func
         if (func.attr == "getenv" and _named(func.value, "os")) or (
             func.attr in ("get", "setdefault", "pop") and _is_environ(func.value)
         ):
+            yield node.args[0]
+    elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name):
+        if node.func.id == "_number":  # council.config._number(VARIABLE, default) reads os.environ
             yield node.args[0]
     elif isinstance(node, ast.Subscript) and _is_environ(node.value):
         yield node.slice

@@ -155,6 +155,7 @@ def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None
     assert sorted(locking) == [
         "commit_begin",
         "commit_live",
+        "lock_dispatch_key",
         "lock_evidence_exclusive",
         "lock_evidence_shared",
         "lock_node",

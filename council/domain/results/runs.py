@@ -161,6 +161,13 @@ class Dispatched(Result):
     mode: str
     rounds: int
     already_dispatched: bool = False
+    # The client's idempotency key; replayed: a dispatch with this key existed, and this is it.
+    idempotency_key: str | None = None
+    replayed: bool = False
+    # sent: the broker took the runs; deferred: it did not (deferred_reason says why), and the
+    # sweep sends them once it is back; none: nothing new to send.
+    delivery: str = "sent"
+    deferred_reason: str | None = None
     runs: list[DispatchedRun] | None = None
     complete: bool | None = None
     # With --wait: runs that failed, agents whose every run succeeded, and what the runs cost.
