@@ -198,6 +198,8 @@ def _link_similar(
     for positions in holders.values():
         for position in positions[1:]:
             components.union(positions[0], position)
+    if len(holders) < 2:
+        return  # one distinct set (or none): nothing left to join
     if threshold <= 0 and min_shared <= 0:
         # Every pair of non-empty sets qualifies, even a disjoint one.
         distinct = [positions[0] for positions in holders.values()]

@@ -250,8 +250,11 @@ def decided_nodes(groups: Mapping[str, list[Group]], rules: Mapping[str, Any]) -
     of replay's pure evaluation, each node taken as an open head on the main line with no
     fork, pending action or challenged evidence (an imported record has none)."""
     body = dict(rules)
+    need = int(body["min_support_groups"])
     decided = []
     for node, node_groups_ in sorted(groups.items()):
+        if sum(1 for g in node_groups_ if g.kind == "support") < need:
+            continue  # the rule `independent_support` fails: decide() could not consolidate it
         snapshot = {
             "node": {"status": "open", "head_version_id": node, "version_id": node},
             "objective_forks": [],

@@ -27,7 +27,14 @@ from council.domain.debates import (
     parse_file,
     record_document,
 )
-from council.domain.observation import Claim, RecordFacts, RuleSetUnderTest, TurnFacts, evaluate_records
+from council.domain.observation import (
+    SUPPORT,
+    Claim,
+    RecordFacts,
+    RuleSetUnderTest,
+    TurnFacts,
+    evaluate_records,
+)
 from council.domain.results.observation import DebateExport, EvalReport, Imported, Resolved
 from council.errors import BadInput
 from council.ledger import observation as store
@@ -143,48 +150,55 @@ def evaluate(
 
 
 def _records(rows: dict[str, Any]) -> list[RecordFacts]:
+    """The facts of each selected record. Ids arrive as text and confidences as float8
+    (council/sql/observation.sql), so nothing is converted again here: 10,000 records
+    hold 120,000 runs."""
     saw: dict[str, list[str]] = {}
     for e in rows["exposures"]:
-        saw.setdefault(e["run_id"], []).append(str(e["exposed_to_run_id"]))
+        saw.setdefault(e["run_id"], []).append(e["exposed_to_run_id"])
     cited: dict[str, set[str]] = {}
     for c in rows["citations"]:
-        cited.setdefault(c["run_id"], set()).add(str(c["evidence_id"]))
-    claims_of: dict[str, list[dict[str, Any]]] = {}
+        cited.setdefault(c["run_id"], set()).add(c["evidence_id"])
+    claims_of: dict[str, list[Claim]] = {}
+    best_of: dict[str, tuple[float, str]] = {}  # the highest-confidence support (ties: greatest id)
     for c in rows["claims"]:
-        claims_of.setdefault(c["run_id"], []).append(c)
+        run_id, node, kind, confidence = c["run_id"], c["node_version_id"], c["claim_type"], c["confidence"]
+        claims_of.setdefault(run_id, []).append(Claim(run_id, node, kind, confidence))
+        if kind in SUPPORT:
+            candidate = (confidence, node)
+            held = best_of.get(run_id)
+            if held is None or candidate > held:
+                best_of[run_id] = candidate
     truth: dict[str, dict[str, bool]] = {}
     for r in rows["resolutions"]:
-        truth.setdefault(r["thread_id"], {})[str(r["node_version_id"])] = bool(r["outcome"])
+        truth.setdefault(r["thread_id"], {})[r["node_version_id"]] = bool(r["outcome"])
     turns: dict[str, list[TurnFacts]] = {}
     claims: dict[str, list[Claim]] = {}
+    no_set: frozenset[str] = frozenset()
     for run in rows["runs"]:
-        own = claims_of.get(run["id"], [])
-        supported = [c for c in own if c["claim_type"] in ("endorse", "originate")]
-        best = max(supported, key=lambda c: (c["confidence"], str(c["node_version_id"])), default=None)
+        run_id, thread_id = run["id"], run["thread_id"]
+        best = best_of.get(run_id)
         # An imported turn's confidence is the one it stated, if any (its claim's default 0.5 is not).
-        stated = (
-            run["stated_confidence"] if run["imported"] else (None if best is None else best["confidence"])
-        )
-        turns.setdefault(run["thread_id"], []).append(
+        stated = run["stated_confidence"] if run["imported"] else (None if best is None else best[0])
+        turns.setdefault(thread_id, []).append(
             TurnFacts(
-                run_id=str(run["id"]),
+                run_id=run_id,
                 agent=run["agent"],
                 provider=run["provider"],
-                answer=None if best is None else str(best["node_version_id"]),
+                answer=None if best is None else best[1],
                 confidence=None if best is None or stated is None else float(stated),
-                saw=tuple(saw.get(run["id"], ())),
-                parent_run_id=None if run["parent_run_id"] is None else str(run["parent_run_id"]),
-                input_features=frozenset(str(f) for f in (run["input_fingerprint"] or [])),
-                cited=frozenset(cited.get(run["id"], ())),
+                saw=tuple(saw.get(run_id, ())),
+                parent_run_id=run["parent_run_id"],
+                input_features=frozenset(run["input_fingerprint"]) if run["input_fingerprint"] else no_set,
+                cited=frozenset(cited[run_id]) if run_id in cited else no_set,
                 prompt_tokens=run["prompt_tokens"],
                 completion_tokens=run["completion_tokens"],
                 usd=None if run["cost_usd"] is None else float(run["cost_usd"]),
             )
         )
-        claims.setdefault(run["thread_id"], []).extend(
-            Claim(str(run["id"]), str(c["node_version_id"]), c["claim_type"], float(c["confidence"]))
-            for c in own
-        )
+        own = claims_of.get(run_id)
+        if own:
+            claims.setdefault(thread_id, []).extend(own)
     # Records the selection counted but that have no resolution are counted, not measured.
     resolved = [
         RecordFacts(str(t), truth.get(t, {}), tuple(turns.get(t, ())), tuple(claims.get(t, ())))

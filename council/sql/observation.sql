@@ -101,7 +101,11 @@ WHERE (cardinality(CAST(:thread_ids AS uuid[])) = 0 OR t.id = ANY (CAST(:thread_
 -- The runs of the threads in turn order (an imported run's turn index, else round then
 -- creation), with what the figures need.
 SELECT r.id::text AS id, r.thread_id::text AS thread_id, r.agent, r.provider,
-       r.parent_run_id::text AS parent_run_id, r.input_fingerprint,
+       r.parent_run_id::text AS parent_run_id,
+       -- a list of strings, as text[]: the client parses an array far faster than JSON
+       ARRAY(SELECT jsonb_array_elements_text(
+           CASE jsonb_typeof(r.input_fingerprint) WHEN 'array' THEN r.input_fingerprint END
+       )) AS input_fingerprint,
        (r.usage ->> 'prompt_tokens')::bigint AS prompt_tokens,
        (r.usage ->> 'completion_tokens')::bigint AS completion_tokens,
        r.cost_usd, it.run_id IS NOT NULL AS imported, it.stated_confidence
