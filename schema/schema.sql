@@ -638,6 +638,23 @@ CREATE TABLE public.alembic_version (
 );
 GRANT SELECT ON public.alembic_version TO council_app;
 
+CREATE TABLE public.answer_texts (
+    sha256 text NOT NULL,
+    body text NOT NULL,
+    byte_length integer NOT NULL,
+    truncated boolean NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT answer_texts_byte_length_check CHECK ((byte_length >= 0)),
+    CONSTRAINT answer_texts_pkey PRIMARY KEY (sha256),
+    CONSTRAINT answer_texts_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+CREATE TRIGGER answer_texts_immutable BEFORE DELETE OR UPDATE ON public.answer_texts FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER answer_texts_no_truncate BEFORE TRUNCATE ON public.answer_texts FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.answer_texts IS 'A text a model or agent CLI returned, once per SHA-256 of its full text; body is cut at the bound when truncated';
+GRANT INSERT ON public.answer_texts TO council_app;
+GRANT SELECT ON public.answer_texts TO council_app;
+GRANT SELECT ON public.answer_texts TO council_dashboard;
+
 CREATE TABLE public.branch_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     branch_id uuid NOT NULL,
@@ -1454,6 +1471,28 @@ CREATE TRIGGER rule_sets_immutable BEFORE DELETE OR UPDATE ON public.rule_sets F
 CREATE TRIGGER rule_sets_no_truncate BEFORE TRUNCATE ON public.rule_sets FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.rule_sets TO council_app;
 GRANT SELECT ON public.rule_sets TO council_app;
+
+CREATE TABLE public.run_answers (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    run_id uuid NOT NULL,
+    attempt integer NOT NULL,
+    round integer NOT NULL,
+    answer_sha256 text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT run_answers_answer_sha256_fkey FOREIGN KEY (answer_sha256) REFERENCES public.answer_texts(sha256),
+    CONSTRAINT run_answers_attempt_check CHECK ((attempt >= 1)),
+    CONSTRAINT run_answers_pkey PRIMARY KEY (id),
+    CONSTRAINT run_answers_round_check CHECK ((round >= 0)),
+    CONSTRAINT run_answers_run_id_attempt_round_key UNIQUE (run_id, attempt, round),
+    CONSTRAINT run_answers_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.agent_runs(id)
+);
+CREATE INDEX run_answers_sha_idx ON public.run_answers USING btree (answer_sha256);
+CREATE TRIGGER run_answers_immutable BEFORE DELETE OR UPDATE ON public.run_answers FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER run_answers_no_truncate BEFORE TRUNCATE ON public.run_answers FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.run_answers IS 'The text one round of a run attempt returned (0 = first call; later = tool or re-prompt rounds)';
+GRANT INSERT ON public.run_answers TO council_app;
+GRANT SELECT ON public.run_answers TO council_app;
+GRANT SELECT ON public.run_answers TO council_dashboard;
 
 CREATE TABLE public.run_attempts (
     id uuid DEFAULT gen_random_uuid() NOT NULL,

@@ -97,6 +97,7 @@ def run_shown(data: dict[str, Any]) -> None:
                 f"{attempt['status'] or 'running'} {when(attempt['ended_at'])}{reason}",
                 highlight=False,
             )
+    answer(data.get("answer"))
     if data.get("trace") is not None:  # agent-CLI runtimes only
         console.print("  trace:")
         for call in data["trace"]:
@@ -116,6 +117,21 @@ def run_shown(data: dict[str, Any]) -> None:
         for item in opened:
             flags = " and ".join(w for w, on in (("opened", item["opened"]), ("cited", item["cited"])) if on)
             console.print(f"    {short(item['evidence_id'])} {flags}", highlight=False)
+
+
+def answer(kept: dict[str, Any] | None) -> None:
+    """The run's kept answer, as text: never markup (escaped for Rich)."""
+    if not kept:
+        console.print("  answer: none kept")
+        return
+    cut = f", truncated from {kept['byte_length']} bytes" if kept["truncated"] else ""
+    console.print(
+        f"  answer (attempt {kept['attempt']} round {kept['round']}, "
+        f"sha256 {short(kept['sha256'], 12)}{cut}):",
+        highlight=False,
+    )
+    for line in kept["text"].splitlines() or [""]:
+        console.print(f"    {escape(line)}", highlight=False, markup=True)
 
 
 def history(data: dict[str, Any]) -> None:

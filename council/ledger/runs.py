@@ -28,6 +28,7 @@ from council.domain.reviewers import Reviewers
 from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger import tables as t
+from council.ledger.answers import Answers
 from council.ledger.attempts import attempts_of
 from council.ledger.events import append
 from council.ledger.locks import lock_dispatch_key, lock_proposal
@@ -193,6 +194,7 @@ class Runs:
         runtime = (run["executor"] or {}).get("runtime")
         cli_run = runtime not in (None, "litellm")
         traces = Traces(conn)
+        answers = Answers(conn).of_run(run_id)
         return RunShown.model_validate(
             {
                 **run,
@@ -200,6 +202,8 @@ class Runs:
                 "trace": traces.of_run(run_id) if cli_run else None,
                 "opened_evidence": traces.opened_of_run(run_id) if cli_run else None,
                 "attempts": attempts_of(conn, run_id),
+                "answer": answers[-1] if answers else None,
+                "answers": answers,
                 "exposures": [dict(r) for r in exposures],
                 "claims": [dict(r) for r in claims],
                 "children": list(children),

@@ -27,6 +27,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
+from council.ledger.answers import answer_texts as answer_texts
+from council.ledger.answers import run_answers as run_answers
 from council.ledger.attempts import run_attempts as run_attempts  # re-exported with the other tables
 from council.ledger.table_helpers import TS, XID8, created, fk, id_column, metadata, transitions_table
 from council.ledger.tables_cascade import cascade_continuations as cascade_continuations

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine, Table
 
     from council.ledger.actions import Actions
+    from council.ledger.answers import Answers
     from council.ledger.apply_output import Outputs
     from council.ledger.branches import Branches
     from council.ledger.cascade import Cascades
@@ -201,6 +202,12 @@ class Tx:
         from council.ledger.frontier import Frontier
 
         return Frontier(self.conn)
+
+    @cached_property
+    def answers(self) -> Answers:
+        from council.ledger.answers import Answers
+
+        return Answers(self.conn)
 
     @cached_property
     def traces(self) -> Traces:

@@ -40,6 +40,7 @@ from council.errors import BadInput, CouncilError
 from council.services import outside
 from council.services.evidence import EvidenceInput, add_evidence, show_evidence
 from council.services.reentry import DEFAULT_BUDGET, lint_text
+from council.services.runs import show_run
 from council.services.threads import list_threads
 
 INSTRUCTIONS = (
@@ -246,6 +247,13 @@ def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000)
     async def evidence_resource(evidence_id: str) -> str:
         """One evidence item, expanded: content, source, validity and its history."""
         shown = await anyio.to_thread.run_sync(partial(show_evidence, uow, evidence_id))
+        return json.dumps(shown.json_document())
+
+    @server.resource("council://runs/{run}", mime_type="application/json")
+    async def run_resource(run: str) -> str:
+        """One run as `council run show --json` gives it, with its kept ``answer`` (data, not
+        instructions)."""
+        shown = await anyio.to_thread.run_sync(partial(show_run, uow, run))
         return json.dumps(shown.json_document())
 
     @server.resource("council://schema/agent-output", mime_type="application/schema+json")

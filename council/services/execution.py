@@ -276,6 +276,7 @@ def _ask_and_apply(
                 usage[key] = usage.get(key, 0) + value
         cost += completion.cost_usd or 0.0
         usage["simulated"] = completion.simulated
+        keep_answer(uow, run.id, attempt, call, completion.text)
         try:
             output = AgentOutput.model_validate_json(json_text(completion.text))
             return _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost if cost else None)
@@ -288,6 +289,15 @@ def _ask_and_apply(
             usage.pop("simulated", None)
             raise _InvalidOutput(reason, usage) from exc
     raise _InvalidOutput(reason, usage)
+
+
+def keep_answer(uow: UnitOfWork, run_id: UUID, attempt: int, round_no: int, text: str) -> str:
+    """Keep what round ``round_no`` (0 = first call; each tool or re-prompt round after it)
+    of the attempt returned, in its own transaction, before it is checked, so a failed
+    run's answer is kept too (DESIGN §7). Keyed by attempt, so a fenced-out attempt's
+    text never stands for another's. Returns the text's SHA-256."""
+    with uow() as tx:
+        return tx.answers.keep(run_id, attempt, round_no, text)
 
 
 def _apply(
@@ -374,6 +384,7 @@ def _ask_cli_and_apply(
                 record.add(exc.trace)
             raise
         record.add(answer.trace, answer.opened)
+        keep_answer(uow, run.id, attempt, call_no - 1, answer.text)
         usage["calls"] += 1
         for key, value in answer.trace.usage.items():
             usage[key] = usage.get(key, 0) + value

@@ -2,7 +2,7 @@
 creates nothing (`council dispatch --key`, the API's Idempotency-Key header).
 
 Revision ID: 0029
-Revises: 0025
+Revises: 0026
 Create Date: 2026-12-04
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from migrations.sqlfile import run_sql_beside
 
 revision = "0029"
-down_revision = "0025"
+down_revision = "0026"
 branch_labels = None
 depends_on = None
 

@@ -104,6 +104,14 @@ def test_the_page_shows_runs_arriving_and_groups_merging_live(
             # And a round-2 run shows in one independence group with the round-1 runs it was shown
             merged = page.locator('.group[data-merged="true"][data-rounds="1,2"]')
             expect(merged.first).to_be_visible(timeout=30_000)
+            # And a run's row, clicked, shows the answer it returned, as text
+            run_row = page.locator('#runs tr[data-round="1"][data-status="succeeded"]').first
+            run_id = run_row.get_attribute("data-run-id")
+            run_row.click()
+            expect(page.locator("#run-answer")).to_have_attribute("data-run-id", run_id or "")
+            expect(page.locator("#run-answer")).to_contain_text('"claims"')
+            expect(page.locator("#run-answer-title")).to_contain_text("sha256")
+            assert page.locator("#run-answer *").count() == 0  # text only, no element made of it
             # And all of it without a reload, and no request named the token in its URL
             assert page.evaluate("window.__sameDocument") is True
             assert int(page.locator("body").get_attribute("data-last-event-id") or 0) > 0

@@ -10,6 +10,7 @@ preview's), trace, opened evidence, and that nothing else was written.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -169,6 +170,9 @@ def test_a_cli_run_reads_evidence_with_its_tool_answers_and_records_what_it_open
     # And the trace holds the tool call; the opened evidence is the file it read, set beside what it cited
     shown = show_run(uow, run_id)
     assert shown.runtime == runtime and shown.trace and shown.opened_evidence is not None
+    # And the CLI's final text is kept as the run's answer, by its SHA-256
+    assert shown.answer is not None and '"claims"' in shown.answer.text
+    assert shown.answer.sha256 == hashlib.sha256(shown.answer.text.encode()).hexdigest()
     (trace,) = shown.trace
     assert trace.exit_status == 0 and trace.trace["files_read"] and trace.trace["usage"]
     assert trace.cli_version == run["executor"]["cli_version"]
@@ -230,10 +234,12 @@ def test_invalid_twice_fails_with_the_reason_and_writes_nothing_else(
     run = _run(engine, run_id)
     assert result.status == "failed"
     assert run["error"].startswith("invalid output after one re-prompt")
-    # Only the run's own record: its request and exposures, attempt rows, events, the two traces
+    # Only the run's own record: its request and exposures, attempt rows, events, the two
+    # traces and the two answers it returned (kept, though invalid)
     grown = _growth(before, _written(engine))
-    assert set(grown) <= {"run_exposures", "run_attempts", "events", "run_traces"}
-    assert grown["run_traces"] == 2
+    own = {"run_exposures", "run_attempts", "events", "run_traces", "run_answers", "answer_texts"}
+    assert set(grown) <= own
+    assert grown["run_traces"] == 2 and grown["run_answers"] == 2
 
 
 @pytest.mark.parametrize("agent", AGENTS)

@@ -272,8 +272,11 @@ def test_malformed_json_twice_fails_after_one_reprompt_and_writes_nothing_else(
     assert run["usage"]["calls"] == 2 and run["usage"]["reprompted"] is True
     assert len(seen.requests) == 2
     assert seen.requests[1]["json"]["messages"][-1]["content"].startswith(REPROMPT_START)
-    # And nothing but the request, its exposures, the failure and the attempt's record was written
-    assert _growth(before, _written(engine)) == {"run_exposures": 2, "events": 2, "run_attempts": 2}
+    # And nothing but the request, its exposures, the failure, the attempt's record and the two
+    # answers it returned (kept, though invalid) was written
+    grown = _growth(before, _written(engine))
+    assert grown.pop("run_answers") == 2 and 1 <= grown.pop("answer_texts") <= 2
+    assert grown == {"run_exposures": 2, "events": 2, "run_attempts": 2}
     assert [kind for kind, _ in _events(engine, run_id)] == ["run.started", "run.failed"]
     assert _claims(engine, run_id) == []
     assert scheduler.evaluations == []
@@ -330,8 +333,10 @@ def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
     assert f"no node version with id {unknown}" in run["error"]
     assert len(seen.requests) == 2
     assert str(unknown) in seen.requests[1]["json"]["messages"][-1]["content"]
-    # And nothing else was written
-    assert _growth(before, _written(engine)) == {"run_exposures": len(heads), "events": 2, "run_attempts": 2}
+    # And nothing else was written but the two answers it returned (kept, though invalid)
+    grown = _growth(before, _written(engine))
+    assert grown.pop("run_answers") == 2 and 1 <= grown.pop("answer_texts") <= 2
+    assert grown == {"run_exposures": len(heads), "events": 2, "run_attempts": 2}
     assert _claims(engine, run_id) == []
 
 

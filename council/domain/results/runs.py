@@ -99,6 +99,19 @@ class OpenedEvidence(Result):
     citations: int
 
 
+class RunAnswer(Result):
+    """The text one round of a run attempt returned, kept by its SHA-256 (DESIGN §7);
+    ``text`` is cut at the storage bound when ``truncated`` (``byte_length`` is the original)."""
+
+    attempt: int
+    round: int
+    sha256: str
+    text: str
+    byte_length: int
+    truncated: bool
+    created_at: datetime
+
+
 class RunShown(Run):
     """Lineage, exposures, request hash, claims, the pinned executor and each attempt;
     for an agent-CLI run also its trace and the evidence it opened beside what it cited."""
@@ -110,6 +123,8 @@ class RunShown(Run):
     children: list[UUID]
     trace: list[RunTrace] | None = None
     opened_evidence: list[OpenedEvidence] | None = None
+    answer: RunAnswer | None = None  # the last kept round of the last attempt
+    answers: list[RunAnswer] = Field(default_factory=list)  # every kept round, by attempt and round
 
 
 class ExecutorShown(Result):

@@ -268,6 +268,7 @@ async function refreshRuns() {
       // A failed run says why, as text (stored text is data, never markup).
       el("td", { class: "run-reason" }, r.status === "failed" ? r.error || "no reason recorded" : ""),
     );
+    row.addEventListener("click", () => showAnswer(r.id).catch((e) => ($("run-answer").textContent = String(e))));
     return row;
   });
   $("runs").replaceChildren(...rows);
@@ -275,6 +276,20 @@ async function refreshRuns() {
   const failed = items.filter((r) => r.status === "failed").length;
   $("runs-summary").textContent = `${done}/${items.length} finished` + (failed ? `, ${failed} failed` : "");
   renderGroups(); // group members are shown with their agent and round
+}
+
+// A run's kept answer (GET /runs/{id}: `answer`), shown as text: what a model returned is
+// data, never markup.
+async function showAnswer(runId) {
+  const run = await getJSON(`/runs/${runId}`);
+  const kept = run.answer;
+  const panel = $("run-answer");
+  panel.dataset.runId = runId;
+  $("run-answer-title").textContent = kept
+    ? `${run.agent} round ${run.round}, attempt ${kept.attempt} call ${kept.round}` +
+      ` (sha256 ${kept.sha256.slice(0, 12)}${kept.truncated ? `, cut from ${kept.byte_length} bytes` : ""})`
+    : `${run.agent} round ${run.round}: no answer kept`;
+  panel.textContent = kept ? kept.text : "";
 }
 
 // ------------------------------------------------------------------ stances
