@@ -142,7 +142,9 @@ def test_a_long_answer_is_cut_with_its_length_and_the_rows_are_immutable_as_the_
     assert show_run(uow, run_id).answers == [kept]
 
 
-def test_the_api_and_mcp_give_the_answer(engine: Engine, uow: UnitOfWork, db_url: str) -> None:
+def test_the_api_mcp_and_run_show_give_the_answer_as_data(
+    engine: Engine, uow: UnitOfWork, db_url: str, cli: CliRunner
+) -> None:
     ledger = Ledger.new(engine, evidence_items=1)
     ledger.node("A proposition", cites=[ledger.evidence[0]])
     created = dispatch(
@@ -167,3 +169,7 @@ def test_the_api_and_mcp_give_the_answer(engine: Engine, uow: UnitOfWork, db_url
     server = build_server(council)
     (content,) = anyio.run(server.read_resource, f"council://runs/{run_id}")
     assert json.loads(content.content)["answer"]["text"] == kept
+    # And the human `run show` prints the markup as text (Rich does not interpret it)
+    human = cli("run", "show", str(run_id), env={"NO_COLOR": "1", "COLUMNS": "400"})
+    assert human.code == 0, human.stderr
+    assert kept in human.stdout
