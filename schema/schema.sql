@@ -575,6 +575,27 @@ END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_refuse_mutation_v1() FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.council_run_moves_forward_v1()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF OLD.status IN ('succeeded', 'failed') AND NEW IS DISTINCT FROM OLD THEN
+        RAISE EXCEPTION 'run % is %: a finished run is never rewritten', OLD.id, OLD.status
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    IF NEW.status = 'created' AND OLD.status <> 'created' THEN
+        RAISE EXCEPTION 'run % cannot move from % back to created', OLD.id, OLD.status
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    IF NEW.attempt < OLD.attempt THEN
+        RAISE EXCEPTION 'run % attempt cannot fall from % to %', OLD.id, OLD.attempt, NEW.attempt
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NEW;
+END;
+$function$;
+
 -- -------------------------------------------------------------------- tables
 
 CREATE TABLE public.agent_runs (
@@ -626,6 +647,7 @@ CREATE INDEX agent_runs_parent_idx ON public.agent_runs USING btree (parent_run_
 CREATE INDEX agent_runs_pending_idx ON public.agent_runs USING btree (status, created_at) WHERE (status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text]));
 CREATE INDEX agent_runs_thread_idx ON public.agent_runs USING btree (thread_id, created_at);
 CREATE TRIGGER agent_runs_guard BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v3('status', 'attempt', 'lease_owner', 'lease_expires_at', 'usage', 'cost_usd', 'error', 'lint_findings', 'started_at', 'finished_at', 'once:request_sha256', 'once:input_fingerprint', 'once:request');
+CREATE TRIGGER agent_runs_move_forward BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_run_moves_forward_v1();
 CREATE TRIGGER agent_runs_no_delete BEFORE DELETE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER agent_runs_no_truncate BEFORE TRUNCATE ON public.agent_runs FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.agent_runs TO council_app;

@@ -87,7 +87,7 @@ dispatches = Table(
     # Added by ALTER TABLE in the migration: retraction_proposals is created later.
     Column("proposal_id", UUID(as_uuid=True), ForeignKey("retraction_proposals.id", use_alter=True)),
     created(),
-    Column("idempotency_key", Text),  # 0029
+    Column("idempotency_key", Text),  # 0027
     Column("request_sha256", Text),
     Index(
         "dispatches_idempotency_key",

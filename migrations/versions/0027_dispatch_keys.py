@@ -1,7 +1,7 @@
 """A dispatch's idempotency key: a retry with the same key returns the first dispatch and
 creates nothing (`council dispatch --key`, the API's Idempotency-Key header).
 
-Revision ID: 0029
+Revision ID: 0027
 Revises: 0026
 Create Date: 2026-12-04
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from migrations.sqlfile import run_sql_beside
 
-revision = "0029"
+revision = "0027"
 down_revision = "0026"
 branch_labels = None
 depends_on = None

@@ -1,0 +1,167 @@
+"""Claims only from where they should come (issue 29 part 5, DESIGN §7): `claim add` and
+``POST /runs/{id}/claims`` take claims only on a run recorded by hand; a worker's run, a
+failed run and a run held by an MCP session are refused with a reason, nothing written;
+and in the database a run's status moves only forward, a finished run never changes.
+Real Postgres; the CLI in its own process; the API through its app."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
+
+from council.adapters.scheduler import Recorder
+from council.bootstrap import bootstrap
+from council.domain.commands import RecordedRun
+from council.ledger.db import unit_of_work
+from council.ledger.unit import UnitOfWork
+from council.services.dispatch import dispatch
+from council.services.execution import execute_run
+from council.services.outside import begin_run, end_sessions, submit_output
+from council.web.app import create_app
+from council.web.security import Policy
+from tests.builders import Ledger
+from tests.conftest import CliRunner
+
+TOKEN = "claims-write-token-0123456789"
+
+
+def _count(engine: Engine, sql: str) -> int:
+    with unit_of_work(engine) as conn:
+        return int(conn.execute(text(sql)).scalar_one())
+
+
+def _runs(engine: Engine, uow: UnitOfWork) -> tuple[Ledger, str, dict[str, UUID]]:
+    """A thread with one node, and a run of each kind that must take no claim by hand."""
+    ledger = Ledger.new(engine, evidence_items=1)
+    version = str(ledger.node("A proposition", cites=[ledger.evidence[0]])["version_id"])
+    [worker_run] = dispatch(
+        uow,
+        Recorder(),
+        ledger.thread_id,
+        ["claude"],
+        mode="independent",
+        rounds=1,
+        actor="t",
+        simulate="always",
+    ).run_ids
+    assert execute_run(uow, Recorder(), worker_run).status == "succeeded"
+    [queued_run] = dispatch(
+        uow,
+        Recorder(),
+        ledger.thread_id,
+        ["codex"],
+        mode="independent",
+        rounds=1,
+        actor="t",
+        simulate="always",
+    ).run_ids
+    held = begin_run(
+        uow, RecordedRun(ledger.thread_id, "outside", "openai/gpt-5"), holder="session-a", actor="t"
+    )
+    gone = begin_run(
+        uow, RecordedRun(ledger.thread_id, "vanished", "openai/gpt-5"), holder="session-b", actor="t"
+    )
+    end_sessions(uow, ["session-b"])
+    runs = {
+        "succeeded worker": worker_run,
+        "queued worker": queued_run,
+        "MCP-held": held.id,
+        "failed": gone.id,
+    }
+    return ledger, version, runs
+
+
+def test_claims_by_hand_are_refused_on_worker_failed_and_mcp_held_runs_on_the_cli_and_the_api(
+    engine: Engine, uow: UnitOfWork, db_url: str, cli: CliRunner
+) -> None:
+    # Given runs a person must not claim for
+    ledger, version, runs = _runs(engine, uow)
+    before = _count(engine, "SELECT count(*) FROM claims"), _count(engine, "SELECT count(*) FROM events")
+    app = create_app(bootstrap(db_url, scheduler=lambda uow: Recorder()), policy=Policy(write_token=TOKEN))
+    with TestClient(app, base_url="http://127.0.0.1", headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        for what, run_id in runs.items():
+            # When a claim is added by hand, on the CLI and over HTTP
+            done = cli("claim", "add", "--run", str(run_id), "--node", version, "--type", "endorse", "--json")
+            posted = client.post(
+                f"/runs/{run_id}/claims", json={"node_version_id": version, "type": "endorse"}
+            )
+            # Then each is refused with its reason, exit 2 / HTTP 422
+            assert done.code == 2, (what, done.stdout, done.stderr)
+            assert str(run_id) in done.stderr and "\n" not in done.stderr.strip(), what
+            assert posted.status_code == 422, (what, posted.text)
+    # And nothing was written
+    after = _count(engine, "SELECT count(*) FROM claims"), _count(engine, "SELECT count(*) FROM events")
+    assert after == before
+    # While a run recorded by hand still takes its claims
+    recorded = cli(
+        "run", "record", "--thread", str(ledger.thread_id), "--agent", "me", "--model", "m", "--json"
+    )
+    ok = cli("claim", "add", "--run", recorded.json()["id"], "--node", version, "--type", "endorse", "--json")
+    assert ok.code == 0, ok.stderr
+
+
+def test_an_mcp_run_takes_its_output_only_from_the_session_that_holds_it(
+    engine: Engine, uow: UnitOfWork
+) -> None:
+    _, version, runs = _runs(engine, uow)
+    output: dict[str, Any] = {
+        "summary": "endorse",
+        "claims": [{"node_version_id": version, "type": "endorse", "confidence": 0.7, "rationale": "r"}],
+    }
+    before = _count(engine, "SELECT count(*) FROM claims")
+    for holder, run_id in (("session-x", runs["MCP-held"]), ("session-b", runs["failed"])):
+        with pytest.raises(Exception) as refused:
+            submit_output(uow, Recorder(), run_id, output, holder=holder)
+        assert str(run_id) in str(refused.value)
+    assert _count(engine, "SELECT count(*) FROM claims") == before
+
+
+@pytest.mark.parametrize(
+    ("status", "to"),
+    [("succeeded", "running"), ("succeeded", "failed"), ("failed", "succeeded"), ("queued", "created")],
+)
+def test_a_run_status_never_moves_backwards_as_the_app_role(
+    engine: Engine, uow: UnitOfWork, status: str, to: str
+) -> None:
+    # Given a run in `status`
+    _, _, runs = _runs(engine, uow)
+    run_id = {
+        "succeeded": runs["succeeded worker"],
+        "failed": runs["failed"],
+        "queued": runs["queued worker"],
+    }[status]
+    with unit_of_work(engine) as conn:
+        assert (
+            conn.execute(text("SELECT status FROM agent_runs WHERE id = :id"), {"id": run_id}).scalar()
+            == status
+        )
+    # When the application role moves it backwards, then it is refused by the database
+    with pytest.raises(DBAPIError) as refused, engine.begin() as conn:
+        conn.execute(text("UPDATE agent_runs SET status = :to WHERE id = :id"), {"to": to, "id": run_id})
+    assert isinstance(refused.value.orig, psycopg.Error)
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    [
+        "usage = '{\"calls\": 99}'::jsonb",
+        "cost_usd = 0",
+        'lint_findings = \'[{"word": "x"}]\'::jsonb',
+        "error = 'x'",
+    ],
+)
+def test_a_finished_run_is_never_rewritten_as_the_app_role(
+    engine: Engine, uow: UnitOfWork, assignment: str
+) -> None:
+    _, _, runs = _runs(engine, uow)
+    with pytest.raises(DBAPIError) as refused, engine.begin() as conn:
+        conn.execute(
+            text(f"UPDATE agent_runs SET {assignment} WHERE id = :id"), {"id": runs["succeeded worker"]}
+        )
+    assert isinstance(refused.value.orig, psycopg.Error)
