@@ -27,9 +27,14 @@ run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=Tru
 @returns("council.domain.results.runs:Dispatched")
 def dispatch_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
-    agents: Annotated[str, typer.Option("--agents", help="Comma-separated profile names.")] = ",".join(
-        DEFAULT_COUNCIL
-    ),
+    agents: Annotated[
+        str | None,
+        typer.Option(
+            "--agents",
+            help="Comma-separated profile names (default: claude,codex,glm; for --mode review, "
+            "the agents that worked the thread, or its review setting's).",
+        ),
+    ] = None,
     mode: Annotated[str, typer.Option("--mode", help="independent, deliberative or review.")] = "independent",
     rounds: Annotated[int, typer.Option("--rounds", help="Rounds (deliberative: round r sees r-1).")] = 1,
     proposal: Annotated[str | None, typer.Option("--proposal", help="Retraction proposal (review).")] = None,
@@ -57,12 +62,17 @@ def dispatch_cmd(
     still stands (delivery "deferred") and the sweep sends its runs when it is back."""
     from council.services.dispatch import dispatch
 
-    names = [a.strip() for a in agents.split(",") if a.strip()]
+    wired = council()
+    if agents is None and mode == "review":
+        from council.services.reviewers import review_agents
+
+        names = review_agents(wired.uow, thread)  # as the automatic review would choose them
+    else:
+        names = [a.strip() for a in (agents or ",".join(DEFAULT_COUNCIL)).split(",") if a.strip()]
     if not names:
         raise BadInput("--agents names no agent")
     if not math.isfinite(timeout) or timeout <= 0:
         raise BadInput(f"--timeout must be a positive number of seconds, got {timeout}")
-    wired = council()
     created = dispatch(
         wired.uow,
         wired.required_scheduler(),

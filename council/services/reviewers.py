@@ -15,7 +15,9 @@ from uuid import UUID
 
 from council.adapters.scheduler import Scheduler
 from council.agents.profiles import load_profiles, simulation_mode
+from council.domain.commands import IdRef
 from council.domain.reviewers import SETTING, THREAD, Candidate, Reviewers, choose
+from council.errors import BadInput
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 
@@ -89,3 +91,14 @@ def _choose(uow: UnitOfWork, thread_id: UUID) -> tuple[Reviewers, UUID | None]:
         simulation_refused=mode == "never",
     )
     return reviewers, setting.setting_id
+
+
+def review_agents(uow: UnitOfWork, thread: IdRef) -> list[str]:
+    """The agents a review of ``thread``'s proposals goes to (what `council dispatch --mode
+    review` takes when no --agents is named); BadInput when nobody qualifies."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+    reviewers, _ = _choose(uow, thread_id)
+    if not reviewers.agents:
+        raise BadInput(f"nobody qualifies to review on thread {thread_id}: name the reviewers with --agents")
+    return list(reviewers.agents)

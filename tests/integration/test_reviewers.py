@@ -8,6 +8,7 @@ qualified the proposal stays for a manual review and an event says why.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,7 @@ from council.services.retraction import propose_retraction
 from council.services.reversal import reverify
 from council.services.threads import review_settings, set_review
 from tests.builders import ACTOR, Ledger
+from tests.conftest import CliRunner
 from tests.fakes.chat_model import chat_model, local_profiles
 
 UNSTAFFED = "retraction.review_unstaffed"
@@ -263,3 +265,23 @@ def test_concurrent_sweeps_tell_once_that_a_proposal_has_no_reviewer(engine: Eng
     assert errors == [] and told == [proposal_id]
     assert len(_unstaffed(engine, proposal_id)) == 1
     assert _rows(engine, t.dispatches, t.dispatches.c.proposal_id == proposal_id) == []
+
+
+def test_a_review_dispatched_by_hand_goes_to_the_threads_reviewers_by_default(
+    engine: Engine, uow: UnitOfWork, cli: CliRunner, redis_url: str
+) -> None:
+    # Given a thread worked by alpha and beta (real) and glm (simulated here), and a proposal
+    ledger = Ledger.new(engine)
+    proposal_id = _proposal(ledger)
+    _work(uow, ledger, ("alpha", "beta", "glm"))
+    # When a person dispatches its review without naming agents
+    env = {"COUNCIL_PROFILES": os.environ["COUNCIL_PROFILES"], "COUNCIL_BROKER_URL": redis_url}
+    done = cli(
+        "dispatch", "--thread", str(ledger.thread_id), "--mode", "review", "--proposal", str(proposal_id),
+        "--json", env=env,
+    )  # fmt: skip
+    # Then it goes to the agents the automatic review would choose, never claude, codex and glm
+    assert done.code == 0, done.stderr
+    assert done.json()["agents"] == ["alpha", "beta"]
+    made, _, _ = _review_dispatch(engine, proposal_id)
+    assert made["agents"] == ["alpha", "beta"]
