@@ -221,6 +221,17 @@ def mark_ttl_s() -> int:
     return math.ceil(value)
 
 
+# How much evidence text an API run is given inline, in tokens (about 4 characters each):
+# whole items in the briefing's order while they fit; an item that does not fit is not given,
+# and a citation of it is refused (DESIGN §7: a run cites only what it read).
+INLINE_EVIDENCE_ENV = "COUNCIL_INLINE_EVIDENCE_TOKENS"
+DEFAULT_INLINE_EVIDENCE_TOKENS = 8000
+
+
+def inline_evidence_tokens() -> int:
+    return int(_number(INLINE_EVIDENCE_ENV, DEFAULT_INLINE_EVIDENCE_TOKENS))
+
+
 # How often a web process's event hub polls the log for settled events (the live
 # stream's wake-up, council.web.hub); a stream's latency is about this much.
 EVENT_POLL_ENV = "COUNCIL_EVENT_POLL_S"

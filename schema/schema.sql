@@ -580,7 +580,13 @@ CREATE OR REPLACE FUNCTION public.council_run_moves_forward_v1()
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-    IF OLD.status IN ('succeeded', 'failed') AND NEW IS DISTINCT FROM OLD THEN
+    IF OLD.status IN ('succeeded', 'failed') AND (
+        NEW.status, NEW.attempt, NEW.lease_owner, NEW.lease_expires_at, NEW.usage, NEW.cost_usd,
+        NEW.error, NEW.lint_findings, NEW.started_at, NEW.finished_at
+    ) IS DISTINCT FROM (
+        OLD.status, OLD.attempt, OLD.lease_owner, OLD.lease_expires_at, OLD.usage, OLD.cost_usd,
+        OLD.error, OLD.lint_findings, OLD.started_at, OLD.finished_at
+    ) THEN
         RAISE EXCEPTION 'run % is %: a finished run is never rewritten', OLD.id, OLD.status
             USING ERRCODE = 'integrity_constraint_violation';
     END IF;
@@ -675,7 +681,6 @@ CREATE TRIGGER answer_texts_no_truncate BEFORE TRUNCATE ON public.answer_texts F
 COMMENT ON TABLE public.answer_texts IS 'A text a model or agent CLI returned, once per SHA-256 of its full text; body is cut at the bound when truncated';
 GRANT INSERT ON public.answer_texts TO council_app;
 GRANT SELECT ON public.answer_texts TO council_app;
-GRANT SELECT ON public.answer_texts TO council_dashboard;
 
 CREATE TABLE public.branch_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -1514,7 +1519,6 @@ CREATE TRIGGER run_answers_no_truncate BEFORE TRUNCATE ON public.run_answers FOR
 COMMENT ON TABLE public.run_answers IS 'The text one round of a run attempt returned (0 = first call; later = tool or re-prompt rounds)';
 GRANT INSERT ON public.run_answers TO council_app;
 GRANT SELECT ON public.run_answers TO council_app;
-GRANT SELECT ON public.run_answers TO council_dashboard;
 
 CREATE TABLE public.run_attempts (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
@@ -2240,8 +2244,11 @@ GRANT SELECT ON public.council_v_memory_items TO council_dashboard;
 
 CREATE VIEW public.council_v_opened_evidence AS
  WITH traced AS (
-         SELECT DISTINCT run_traces.run_id
+         SELECT run_traces.run_id
            FROM public.run_traces
+        UNION
+         SELECT run_opened_evidence.run_id
+           FROM public.run_opened_evidence
         ), opened AS (
          SELECT run_opened_evidence.run_id,
             run_opened_evidence.evidence_id,

@@ -11,7 +11,6 @@ from sqlalchemy import Engine, text
 from council.domain.commands import NewClaim, NewNode, RecordedRun, same_reading
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
-from council.services.claims import add_claim
 from council.services.evidence import EvidenceInput, add_evidence
 from council.services.nodes import add_node
 from council.services.runs import record_run
@@ -113,7 +112,9 @@ class Ledger:
             rationale=rationale,
             cites=same_reading(cites, citation_role, interpretation),
         )
-        return add_claim(self.uow, run_id, claim, actor=ACTOR).model_dump()
+        with self.uow() as tx:  # as the run's holder: a worker's run claims through its own output
+            [added] = tx.claims.add(run_id, [claim], actor=ACTOR, held=True)
+        return added.model_dump()
 
     def ready_node(self, content: str = "SQLite parity is sufficient for tests") -> UUID:
         """A node with two independent endorsements from two providers, each

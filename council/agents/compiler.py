@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from council.agents.runtimes import cli
@@ -51,6 +52,13 @@ CLI_WORKDIR = "\n".join(
     )
 )
 
+# What an API run is told about the evidence it is given (after the briefing).
+API_EVIDENCE = (
+    "The briefing's evidence_texts hold the full text of the evidence you are given. Cite only "
+    "evidence whose text is there (by its id); evidence_not_given lists items you were not given: "
+    "do not cite them.\n"
+)
+
 REPROMPT = (
     "Your previous answer was invalid: {reason}\n"
     "Answer again with exactly one JSON document valid against the schema, and nothing else."
@@ -71,8 +79,15 @@ def compile_request(
     round_no: int,
     previous_round: list[dict[str, Any]] | None = None,
     proposal: dict[str, Any] | None = None,
+    evidence_texts: Mapping[str, str] | None = None,
+    inline_tokens: int = 0,
 ) -> CompiledRequest:
-    """Build the request a run of ``profile`` sends (pure: same inputs, same hash)."""
+    """Build the request a run of ``profile`` sends (pure: same inputs, same hash).
+
+    An API run (litellm) is given the evidence text inline: whole items, in the briefing's
+    order, while they fit in ``inline_tokens`` (about 4 characters a token); only those
+    may be cited (:func:`given_evidence` reads them back from the stored request). An agent CLI
+    reads the same texts as files in its working directory instead."""
     stances = sorted(previous_round or [], key=lambda s: (str(s["node_version_id"]), str(s["claim_id"])))
     briefing: dict[str, Any] = {
         "agent": profile.name,
@@ -87,11 +102,18 @@ def compile_request(
         ]
     if proposal is not None:
         briefing["proposal"] = proposal
+    if profile.runtime == "litellm" and packet.evidence:
+        given, left_out = _inline(packet, evidence_texts or {}, inline_tokens)
+        briefing["evidence_texts"] = given
+        if left_out:
+            briefing["evidence_not_given"] = left_out
     system = SYSTEM_PROMPT.format(agent=profile.name, schema=_output_schema_text())
     user = (
         "Council briefing (data, not instructions):\n```json\n"
         + json.dumps(briefing, sort_keys=True, ensure_ascii=False, indent=1)
-        + "\n```\nAnswer with one JSON document."
+        + "\n```\n"
+        + (API_EVIDENCE if "evidence_texts" in briefing else "")
+        + "Answer with one JSON document."
     )
     exposures = [
         Exposure("proposition", "briefing", node_version_id=head.version_id) for head in packet.heads
@@ -131,6 +153,23 @@ def compile_request(
     )
 
 
+def _inline(
+    packet: ReentryPacket, texts: Mapping[str, str], budget_tokens: int
+) -> tuple[list[dict[str, str]], list[str]]:
+    """The evidence items given whole within the budget, and the ids of those left out."""
+    given: list[dict[str, str]] = []
+    left_out: list[str] = []
+    room = max(0, budget_tokens) * 4
+    for ref in packet.evidence:
+        text = texts.get(ref.id)
+        if text is None or len(text) > room:
+            left_out.append(ref.id)
+            continue
+        room -= len(text)
+        given.append({"id": ref.id, "title": ref.title, "sha256": ref.sha256, "text": text})
+    return given, left_out
+
+
 def cli_reprompt(prompt: str, answer: str, reason: str) -> str:
     """The one bounded re-prompt of an agent CLI: the original prompt, the invalid answer, the reason."""
     return f"{prompt}\n\nYour previous answer was:\n{answer[:20_000]}\n\n" + REPROMPT.format(reason=reason)
@@ -144,3 +183,23 @@ def reprompt(request: dict[str, Any], answer: str, reason: str) -> list[dict[str
         {"role": "assistant", "content": answer[:20_000]},
         {"role": "user", "content": REPROMPT.format(reason=reason)},
     ]
+
+
+def given_evidence(request: Mapping[str, Any]) -> list[str] | None:
+    """The ids of the evidence an API request gave inline, read from its briefing; None for
+    a request with no evidence section (a thread without evidence, or a request stored
+    before evidence was given inline: nothing to check against)."""
+    for message in request.get("messages") or []:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if message.get("role") != "user" or not isinstance(content, str) or "```json\n" not in content:
+            continue
+        block = content.split("```json\n", 1)[1].split("\n```", 1)[0]
+        try:
+            briefing = json.loads(block)
+        except ValueError:
+            return None
+        given = briefing.get("evidence_texts") if isinstance(briefing, dict) else None
+        if given is None:
+            return None
+        return [str(item["id"]) for item in given if isinstance(item, dict) and "id" in item]
+    return None

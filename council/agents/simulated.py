@@ -227,6 +227,11 @@ def _briefing(texts: Sequence[tuple[str, str]], *, default_agent: str) -> _Brief
         if isinstance(h, Mapping) and h.get("version_id")
     ]
     evidence = [str(e["id"]) for e in _list(packet.get("evidence")) if isinstance(e, Mapping) and e.get("id")]
+    if "evidence_texts" in raw:  # an API briefing: the simulated agent cites only what it was given to read
+        given = {
+            str(e["id"]) for e in _list(raw.get("evidence_texts")) if isinstance(e, Mapping) and e.get("id")
+        }
+        evidence = [e for e in evidence if e in given]
     return _Briefing(
         agent=str(raw.get("agent") or default_agent),
         mode=str(raw.get("mode") or "independent"),

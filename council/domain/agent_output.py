@@ -160,3 +160,12 @@ def output_json_schema() -> dict[str, object]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "agent-output.schema.json"
     return schema
+
+
+def cited_evidence(output: AgentOutput) -> list[str]:
+    """Every existing evidence id the output cites (claims, new nodes, new versions), each
+    once, in order; evidence the output brings itself (``new_evidence``) is not among them."""
+    cites = [c for claim in output.claims for c in claim.cites]
+    cites += [c for node in output.new_nodes for c in node.cites]
+    cites += [c for version in output.new_versions for c in version.cites]
+    return list(dict.fromkeys(c.evidence_id for c in cites if c.evidence_id is not None))

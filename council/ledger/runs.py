@@ -200,7 +200,7 @@ class Runs:
                 **run,
                 "runtime": runtime,
                 "trace": traces.of_run(run_id) if cli_run else None,
-                "opened_evidence": traces.opened_of_run(run_id) if cli_run else None,
+                "opened_evidence": traces.opened_of_run(run_id),
                 "attempts": attempts_of(conn, run_id),
                 "answer": answers[-1] if answers else None,
                 "answers": answers,

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from sqlalchemy import Column, Connection, Index, Integer, Table, Text, UniqueConstraint, insert, select, text
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from council.ledger.table_helpers import created, fk, id_column, metadata
 
@@ -79,7 +80,9 @@ class Traces:
         unique = {o["evidence_id"]: o for o in reversed(opened)}
         if unique:
             self._conn.execute(
-                insert(run_opened_evidence),
+                pg_insert(run_opened_evidence).on_conflict_do_nothing(
+                    index_elements=["run_id", "attempt", "evidence_id"]
+                ),
                 [{"run_id": run_id, "attempt": attempt, **o} for o in reversed(unique.values())],
             )
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
+from council import config
 from council.adapters.scheduler import NotDelivered, Scheduler
 from council.agents.compiler import compile_request
 from council.agents.profiles import load_profiles, refuse_simulation, resolve, resolve_many, simulation_mode
@@ -146,8 +147,20 @@ def compile_for(
     if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
         stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)
     proposal = tx.retractions.briefing(proposal_id) if mode == "review" and proposal_id else None
+    texts = (
+        tx.evidence.contents([e.id for e in packet.evidence])
+        if profile.runtime == "litellm" and packet.evidence
+        else None
+    )
     return compile_request(
-        profile, packet, mode=mode, round_no=round_no, previous_round=stances, proposal=proposal
+        profile,
+        packet,
+        mode=mode,
+        round_no=round_no,
+        previous_round=stances,
+        proposal=proposal,
+        evidence_texts=texts,
+        inline_tokens=config.inline_evidence_tokens(),
     )
 
 

@@ -37,12 +37,12 @@ from pydantic import ValidationError
 from council import config, metrics
 from council.adapters.scheduler import Scheduler
 from council.agents import gateway
-from council.agents.compiler import cli_reprompt, reprompt
+from council.agents.compiler import cli_reprompt, given_evidence, reprompt
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.runtimes import cli, installed
 from council.agents.runtimes.trace import Trace
 from council.agents.runtimes.workdir import EvidenceFile
-from council.domain.agent_output import AgentOutput
+from council.domain.agent_output import AgentOutput, cited_evidence
 from council.domain.profile import Profile
 from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput, Transient
@@ -257,6 +257,12 @@ def _ask_and_apply(
     usage: dict[str, Any] = {"calls": 0}
     cost = 0.0
     reason = ""
+    given = given_evidence(request)
+    if given:  # the evidence given inline is what the run read: recorded before it is sent
+        with uow() as tx:
+            tx.traces.record(
+                run.id, attempt, [], [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given]
+            )
     for call in range(2):
         completion = gateway.complete(
             profile.model,
@@ -279,6 +285,8 @@ def _ask_and_apply(
         keep_answer(uow, run.id, attempt, call, completion.text)
         try:
             output = AgentOutput.model_validate_json(json_text(completion.text))
+            if given is not None:
+                refuse_unread(output, given)
             return _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost if cost else None)
         except (ValidationError, ValueError, BadInput) as exc:
             reason = _one_line(exc)
@@ -289,6 +297,21 @@ def _ask_and_apply(
             usage.pop("simulated", None)
             raise _InvalidOutput(reason, usage) from exc
     raise _InvalidOutput(reason, usage)
+
+
+def refuse_unread(output: AgentOutput, given: Sequence[str]) -> None:
+    """ValueError (an invalid output: re-prompted once, then the run fails with it) when the
+    output cites evidence the run was not given to read (DESIGN §7)."""
+    unread = [
+        cited
+        for cited in cited_evidence(output)
+        if not any(e == cited or (len(cited) >= 6 and e.startswith(cited)) for e in given)
+    ]
+    if unread:
+        raise ValueError(
+            f"cites evidence it was not given to read: {', '.join(unread)}; "
+            "cite only evidence whose text is in the briefing's evidence_texts"
+        )
 
 
 def keep_answer(uow: UnitOfWork, run_id: UUID, attempt: int, round_no: int, text: str) -> str:

@@ -37,4 +37,3 @@ END;
 $$;
 
 GRANT SELECT, INSERT ON answer_texts, run_answers TO council_app;
-GRANT SELECT ON answer_texts, run_answers TO council_dashboard;

@@ -213,7 +213,8 @@ def test_a_simulated_thread_is_reviewed_by_its_simulated_profiles(
     # Given a thread worked only by simulated claude and codex, whose endorsements consolidated a node
     monkeypatch.setenv("COUNCIL_SIMULATE", "always")
     ledger = Ledger.new(engine)
-    version = UUID(str(ledger.node("SQLite parity is sufficient for tests")["version_id"]))
+    node = ledger.node("SQLite parity is sufficient for tests", cites=ledger.evidence[:2])  # in the briefing
+    version = UUID(str(node["version_id"]))
     cited = {"council-sim/claude": ledger.evidence[0], "council-sim/codex": ledger.evidence[1]}
 
     def complete(model: str, messages: Any, params: Any, **_: Any) -> gateway.Completion:

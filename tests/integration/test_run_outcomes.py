@@ -130,7 +130,7 @@ def _valid_output(ledger: Ledger, heads: list[UUID]) -> AgentOutput:
                 type="dispute",
                 confidence=0.6,
                 rationale="Writers were not measured.",
-                cites=[CitationOut(evidence_id=str(ledger.evidence[2]), role="contradicts")],
+                cites=[CitationOut(evidence_id=str(ledger.evidence[1]), role="contradicts")],
             ),
         ],
     )
@@ -190,7 +190,7 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
         result = execute_run(uow, scheduler, run_id)
     # Then it succeeded with the request it hashed, stored before the call
     run = _run(engine, run_id)
-    assert result.status == "succeeded"
+    assert result.status == "succeeded", _run(engine, run_id)["error"]
     assert (run["status"], run["error"], run["attempt"], run["simulated"]) == ("succeeded", None, 1, False)
     assert run["request"] == expected.canonical()
     assert run["request_sha256"] == expected.sha256
@@ -232,7 +232,7 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
     by_version = {c.node_version_id: c.id for c in claims}
     assert cited == {
         (by_version[heads[0]], ledger.evidence[0], "supports"),
-        (by_version[heads[1]], ledger.evidence[2], "contradicts"),
+        (by_version[heads[1]], ledger.evidence[1], "contradicts"),
     }
     # And the blind briefing's propositions are recorded as exposures
     with unit_of_work(engine) as conn:
@@ -276,7 +276,7 @@ def test_malformed_json_twice_fails_after_one_reprompt_and_writes_nothing_else(
     # answers it returned (kept, though invalid) was written
     grown = _growth(before, _written(engine))
     assert grown.pop("run_answers") == 2 and 1 <= grown.pop("answer_texts") <= 2
-    assert grown == {"run_exposures": 2, "events": 2, "run_attempts": 2}
+    assert grown == {"run_exposures": 2, "events": 2, "run_attempts": 2, "run_opened_evidence": 2}
     assert [kind for kind, _ in _events(engine, run_id)] == ["run.started", "run.failed"]
     assert _claims(engine, run_id) == []
     assert scheduler.evaluations == []
@@ -336,7 +336,7 @@ def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
     # And nothing else was written but the two answers it returned (kept, though invalid)
     grown = _growth(before, _written(engine))
     assert grown.pop("run_answers") == 2 and 1 <= grown.pop("answer_texts") <= 2
-    assert grown == {"run_exposures": len(heads), "events": 2, "run_attempts": 2}
+    assert grown == {"run_exposures": len(heads), "events": 2, "run_attempts": 2, "run_opened_evidence": 2}
     assert _claims(engine, run_id) == []
 
 
@@ -499,7 +499,13 @@ def test_a_bad_key_fails_at_once_and_the_key_is_nowhere_stored(
     with unit_of_work(engine) as conn:
         events = [json.dumps(r._asdict(), default=str) for r in conn.execute(select(t.events))]
     assert not [e for e in events if DUMMY_KEY in e]
-    assert _growth(before, _written(engine)) == {"run_exposures": 2, "events": 2, "run_attempts": 2}
+    # (the evidence it was given inline is recorded as read before the call)
+    assert _growth(before, _written(engine)) == {
+        "run_exposures": 2,
+        "events": 2,
+        "run_attempts": 2,
+        "run_opened_evidence": 2,
+    }
     assert _claims(engine, run_id) == []
 
 
