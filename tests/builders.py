@@ -73,6 +73,18 @@ class Ledger:
         )
         return add_node(self.uow, node, actor=ACTOR).model_dump()
 
+    def dispatched(self, agent: str = "claude") -> UUID:
+        """One run of ``agent`` dispatched (simulated) on the thread, queued, not executed."""
+        from council.adapters.scheduler import Recorder
+        from council.services.dispatch import dispatch
+
+        made = dispatch(
+            self.uow, Recorder(), self.thread_id, [agent], mode="independent", rounds=1, actor=ACTOR,
+            simulate="always",
+        )  # fmt: skip
+        [run_id] = made.run_ids
+        return run_id
+
     def run(
         self,
         provider: str = "anthropic",

@@ -101,8 +101,3 @@ class Answers:
             .order_by(a.attempt, a.round)
         ).mappings()
         return [dict(r) for r in rows]
-
-    def final(self, run_id: UUID) -> dict[str, Any] | None:
-        """The run's answer: the last round of its last attempt, or None."""
-        rows = self.of_run(run_id)
-        return rows[-1] if rows else None

@@ -10,7 +10,6 @@ Named SQL: council/sql/runs.sql.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -30,8 +29,9 @@ from council.errors import BadInput, NotFound
 from council.ledger import tables as t
 from council.ledger.answers import Answers
 from council.ledger.attempts import attempts_of
+from council.ledger.dispatch_keys import first_of_key, request_sha256
 from council.ledger.events import append
-from council.ledger.locks import lock_dispatch_key, lock_proposal
+from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require, require_same_thread, resolve
 from council.ledger.pg import in_transaction
 from council.ledger.traces import Traces
@@ -254,26 +254,14 @@ class Runs:
             raise BadInput("a review dispatch needs a retraction proposal")
         conn = self._conn
         require(conn, t.threads, thread_id, "thread")
-        asked = _request_sha256(thread_id, profiles, mode, rounds, proposal_id) if key is not None else None
+        asked = None
         if key is not None:
             key = v.text(key, "the idempotency key", 200)
-            lock_dispatch_key(conn, key)
-            first = conn.execute(
-                select(t.dispatches.c.id, t.dispatches.c.request_sha256).where(
-                    t.dispatches.c.idempotency_key == key
-                )
-            ).first()
-            if first is not None:
-                if first.request_sha256 != asked:
-                    raise BadInput(
-                        f"key {key!r} was given to another dispatch, which asked for something else"
-                    )
-                runs = conn.execute(
-                    select(t.agent_runs.c.id)
-                    .where(t.agent_runs.c.dispatch_id == first.id, t.agent_runs.c.round == 1)
-                    .order_by(t.agent_runs.c.agent)
-                ).scalars()
-                return first.id, list(runs), True
+            names = [p.name for p in profiles]
+            asked = request_sha256(thread_id, names, mode, rounds, proposal_id)
+            keyed = first_of_key(conn, key, asked, names)
+            if keyed is not None:
+                return keyed[0], keyed[1], True
         if proposal_id is not None:
             require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
             if once_per_proposal:
@@ -489,17 +477,3 @@ def _dispatched(row: Any) -> DispatchedRun:
         completion_tokens=count("completion_tokens"),
         cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
     )
-
-
-def _request_sha256(
-    thread_id: UUID, profiles: Sequence[Profile], mode: str, rounds: int, proposal_id: UUID | None
-) -> str:
-    """What a keyed dispatch asked for: its thread, agents (as named), mode, rounds and proposal."""
-    asked = {
-        "thread_id": str(thread_id),
-        "agents": [p.name for p in profiles],
-        "mode": mode,
-        "rounds": rounds,
-        "proposal_id": str(proposal_id) if proposal_id else None,
-    }
-    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()

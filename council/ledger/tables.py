@@ -39,6 +39,9 @@ from council.ledger.tables_observation import imported_propositions as imported_
 from council.ledger.tables_observation import imported_threads as imported_threads
 from council.ledger.tables_observation import imported_turns as imported_turns
 from council.ledger.tables_observation import resolutions as resolutions
+from council.ledger.tables_review import retraction_proposal_transitions as retraction_proposal_transitions
+from council.ledger.tables_review import retraction_proposals as retraction_proposals
+from council.ledger.tables_review import retraction_votes as retraction_votes
 from council.ledger.tables_review import thread_review_settings as thread_review_settings
 from council.ledger.tables_rule_sets import rule_set_pins as rule_set_pins
 from council.ledger.tables_rule_sets import rule_set_provenance as rule_set_provenance
@@ -435,49 +438,6 @@ memory_transitions = transitions_table(
     "memory_transitions", "memory_item_id", "memory_items.id", details=True
 )
 Index("memory_transitions_item_idx", memory_transitions.c.memory_item_id, memory_transitions.c.created_at)
-
-retraction_proposals = Table(
-    "retraction_proposals",
-    metadata,
-    id_column(),
-    fk("thread_id", "threads.id"),
-    fk("consolidation_id", "consolidations.id"),
-    Column("reason", Text, nullable=False),
-    Column("rule_set_id", Text, ForeignKey("rule_sets.id"), nullable=False),
-    Column("grouping_algorithm_id", Text, ForeignKey("grouping_algorithms.id"), nullable=False),
-    Column("opened_by", Text, nullable=False),
-    Column("status", Text, nullable=False, server_default=text("'open'::text")),
-    Column("status_changed_at", TS, nullable=False, server_default=func.now()),
-    created(),
-    Index(
-        "retraction_proposals_one_open",
-        "consolidation_id",
-        unique=True,
-        postgresql_where=text("status = 'open'::text"),
-    ),
-)
-
-retraction_proposal_transitions = transitions_table(
-    "retraction_proposal_transitions", "proposal_id", "retraction_proposals.id", details=True
-)
-Index(
-    "retraction_proposal_transitions_idx",
-    retraction_proposal_transitions.c.proposal_id,
-    retraction_proposal_transitions.c.created_at,
-)
-
-retraction_votes = Table(
-    "retraction_votes",
-    metadata,
-    id_column(),
-    fk("proposal_id", "retraction_proposals.id"),
-    fk("run_id", "agent_runs.id"),
-    Column("vote", Text, nullable=False),
-    Column("confidence", Numeric(4, 3), nullable=False, server_default=text("0.5")),
-    Column("rationale", Text, nullable=False, server_default=text("''::text")),
-    created(),
-    UniqueConstraint("proposal_id", "run_id"),
-)
 
 events = Table(
     "events",

@@ -81,21 +81,17 @@ def dispatch(
             key=key,
         )
         replayed = already and key is not None
-        if replayed:  # a retry sends again what is still waiting (coalesced: never twice)
-            run_ids = tx.runs.waiting_of_dispatch(dispatch_id)
+        # A retry sends again what is still waiting (coalesced: never twice).
+        to_send = tx.runs.waiting_of_dispatch(dispatch_id) if replayed else run_ids
     delivery, deferred_reason = "none", None
-    if run_ids:
+    if to_send:
         with uow() as tx:
-            tx.runs.mark_queued(run_ids)
+            tx.runs.mark_queued(to_send)
         try:
-            scheduler.enqueue_runs(run_ids)
+            scheduler.enqueue_runs(to_send)
             delivery = "sent"
         except NotDelivered as exc:
             delivery, deferred_reason = "deferred", f"{exc}; the sweep sends them when it is back"
-    if replayed:
-        with uow() as tx:
-            first_round = {r.agent: r.id for r in tx.runs.of_dispatch(dispatch_id) if r.round == 1}
-        run_ids = [first_round[p.name] for p in profiles if p.name in first_round]
     return Dispatched(
         dispatch_id=dispatch_id,
         run_ids=run_ids,

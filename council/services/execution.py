@@ -118,8 +118,16 @@ def _prepare(tx: Tx, run: Any, worker: str) -> _Prepared:
         profile = _runnable(run, worker)
     except _Unrunnable as exc:
         return _Prepared(unrunnable=str(exc))
-    if run.request is not None:
-        return _Prepared(profile=profile, request=run.request)
+    request = run.request if run.request is not None else _compiled_and_stored(tx, run, profile)
+    if profile.runtime == "litellm" and (given := given_evidence(request)):
+        # The evidence given inline is what an API run reads: recorded before the request is sent.
+        opened = [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given]
+        tx.traces.record(run.id, int(run.attempt), [], opened)
+    return _Prepared(profile=profile, request=request)
+
+
+def _compiled_and_stored(tx: Tx, run: Any, profile: Profile) -> dict[str, Any]:
+    """The request compiled now, stored with its hash and exposures (the first attempt)."""
     compiled = compile_for(
         tx,
         profile,
@@ -132,7 +140,7 @@ def _prepare(tx: Tx, run: Any, worker: str) -> _Prepared:
     )
     if not tx.runs.store_request(run.id, int(run.attempt), compiled):
         raise RuntimeError(f"run {run.id}: its claim's transaction could not store its request")
-    return _Prepared(profile=profile, request=compiled.canonical())
+    return compiled.canonical()
 
 
 def _attempt(
@@ -257,12 +265,7 @@ def _ask_and_apply(
     usage: dict[str, Any] = {"calls": 0}
     cost = 0.0
     reason = ""
-    given = given_evidence(request)
-    if given:  # the evidence given inline is what the run read: recorded before it is sent
-        with uow() as tx:
-            tx.traces.record(
-                run.id, attempt, [], [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given]
-            )
+    given = given_evidence(request)  # recorded as the attempt's opened evidence when it was claimed
     for call in range(2):
         completion = gateway.complete(
             profile.model,

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from council.adapters.scheduler import Recorder
-from council.services.dispatch import dispatch
 from council.services.execution import keep_answer
 from tests.builders import Ledger
 from tests.e2e.conftest import serving
@@ -34,17 +32,7 @@ def test_the_page_shows_a_runs_answer_as_text(engine: Engine, served: str) -> No
     # Given a run whose kept answer holds markup
     ledger = Ledger.new(engine, evidence_items=1)
     ledger.node("A proposition", cites=[ledger.evidence[0]])
-    created = dispatch(
-        ledger.uow,
-        Recorder(),
-        ledger.thread_id,
-        ["claude"],
-        mode="independent",
-        rounds=1,
-        actor="test",
-        simulate="always",
-    )
-    (run_id,) = created.run_ids
+    run_id = ledger.dispatched("claude")
     sha = keep_answer(ledger.uow, run_id, 1, 0, ANSWER)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)

@@ -20,7 +20,6 @@ from council.bootstrap import bootstrap
 from council.domain.commands import RecordedRun
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
-from council.services.dispatch import dispatch
 from council.services.execution import execute_run
 from council.services.outside import begin_run, end_sessions, submit_output
 from council.web.app import create_app
@@ -40,27 +39,9 @@ def _runs(engine: Engine, uow: UnitOfWork) -> tuple[Ledger, str, dict[str, UUID]
     """A thread with one node, and a run of each kind that must take no claim by hand."""
     ledger = Ledger.new(engine, evidence_items=1)
     version = str(ledger.node("A proposition", cites=[ledger.evidence[0]])["version_id"])
-    [worker_run] = dispatch(
-        uow,
-        Recorder(),
-        ledger.thread_id,
-        ["claude"],
-        mode="independent",
-        rounds=1,
-        actor="t",
-        simulate="always",
-    ).run_ids
+    worker_run = ledger.dispatched("claude")
     assert execute_run(uow, Recorder(), worker_run).status == "succeeded"
-    [queued_run] = dispatch(
-        uow,
-        Recorder(),
-        ledger.thread_id,
-        ["codex"],
-        mode="independent",
-        rounds=1,
-        actor="t",
-        simulate="always",
-    ).run_ids
+    queued_run = ledger.dispatched("codex")
     held = begin_run(
         uow, RecordedRun(ledger.thread_id, "outside", "openai/gpt-5"), holder="session-a", actor="t"
     )

@@ -23,7 +23,6 @@ from council.ledger.answers import MAX_ANSWER_BYTES
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.mcp.server import build_server
-from council.services.dispatch import dispatch
 from council.services.execution import execute_run, keep_answer
 from council.services.runs import show_run
 from council.web.app import create_app
@@ -87,17 +86,7 @@ def test_a_failed_run_keeps_its_answers_and_equal_texts_are_stored_once(
 def test_a_simulated_run_keeps_its_answer(engine: Engine, uow: UnitOfWork, cli: CliRunner) -> None:
     ledger = Ledger.new(engine, evidence_items=1)
     ledger.node("A proposition", cites=[ledger.evidence[0]])
-    created = dispatch(
-        uow,
-        Recorder(),
-        ledger.thread_id,
-        ["claude"],
-        mode="independent",
-        rounds=1,
-        actor="test",
-        simulate="always",
-    )
-    (run_id,) = created.run_ids
+    run_id = ledger.dispatched("claude")
     assert execute_run(uow, Recorder(), run_id).status == "succeeded"
     doc = cli("run", "show", str(run_id), "--json")
     assert doc.code == 0, doc.stderr
@@ -111,17 +100,7 @@ def test_a_long_answer_is_cut_with_its_length_and_the_rows_are_immutable_as_the_
 ) -> None:
     ledger = Ledger.new(engine, evidence_items=1)
     ledger.node("A proposition", cites=[ledger.evidence[0]])
-    created = dispatch(
-        uow,
-        Recorder(),
-        ledger.thread_id,
-        ["claude"],
-        mode="independent",
-        rounds=1,
-        actor="test",
-        simulate="always",
-    )
-    (run_id,) = created.run_ids
+    run_id = ledger.dispatched("claude")
     long = "é" * (MAX_ANSWER_BYTES // 2 + 10)  # two bytes each: over the bound
     sha = keep_answer(uow, run_id, 1, 0, long)
     assert keep_answer(uow, run_id, 1, 0, long) == sha  # the same round again: a no-op
@@ -147,17 +126,7 @@ def test_the_api_mcp_and_run_show_give_the_answer_as_data(
 ) -> None:
     ledger = Ledger.new(engine, evidence_items=1)
     ledger.node("A proposition", cites=[ledger.evidence[0]])
-    created = dispatch(
-        uow,
-        Recorder(),
-        ledger.thread_id,
-        ["claude"],
-        mode="independent",
-        rounds=1,
-        actor="test",
-        simulate="always",
-    )
-    (run_id,) = created.run_ids
+    run_id = ledger.dispatched("claude")
     kept = "<b>not markup</b> [bold]nor this[/bold]"
     keep_answer(uow, run_id, 1, 0, kept)
     council = bootstrap(db_url, scheduler=lambda uow: Recorder())
