@@ -309,7 +309,7 @@ def run_record(
     round_no: Annotated[int, typer.Option("--round", help="Round number.")] = 1,
     as_json: JsonOpt = False,
 ) -> None:
-    """Record a run made outside the workers, with its lineage."""
+    """Record a run made outside the workers, with its lineage; add its claims, then close it."""
     from council.domain.commands import RecordedRun
     from council.services.runs import record_run
 
@@ -327,6 +327,19 @@ def run_record(
         result,
         as_json,
         record("run recorded", ["id", "agent", "model", "provider", "parent_run_id", "exposed_to"]),
+    )
+
+
+@run_app.command("close")
+@returns("council.domain.results.runs:RunClosed")
+def run_close(run_id: str, as_json: JsonOpt = False) -> None:
+    """Close a run you recorded: it ends succeeded and takes no more claims."""
+    from council.services.runs import close_run
+
+    emit(
+        close_run(uow(), run_id, actor=actor()),
+        as_json,
+        record("run closed", ["id", "agent", "status", "claims"]),
     )
 
 
