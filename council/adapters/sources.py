@@ -8,6 +8,7 @@ source, the title and every message name the URL without them.
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
 import math
 import os
@@ -19,14 +20,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from council.domain.source import Source
 from council.domain.validate import MAX_EVIDENCE_BYTES
-from council.errors import BadInput, ConfigError, CouncilError
+from council.errors import BadInput, ConfigError, FetchError, UnreadableFetch
 
 FETCH_TIMEOUT_S = 15.0
 FETCH_TIMEOUT_ENV = "COUNCIL_FETCH_TIMEOUT_S"
-
-
-class FetchError(CouncilError):
-    """The URL could not be fetched (deadline, network, status, size or encoding)."""
 
 
 def from_file(path_text: str) -> Source:
@@ -124,18 +121,39 @@ def from_url(url: str, *, timeout_s: float = FETCH_TIMEOUT_S, allow_private: boo
         )
     except httpx.HTTPStatusError as exc:
         raise FetchError(f"fetching {shown} failed: HTTP {exc.response.status_code}") from None
+    except httpx.DecodingError as exc:  # a content coding not undone (url_fetch)
+        raise UnreadableFetch(f"fetching {shown} failed: {exc}") from None
     except httpx.TimeoutException:
         raise FetchError(f"fetching {shown} failed: no complete answer within {timeout_s:g} s") from None
     except (httpx.HTTPError, url_fetch.TooLarge) as exc:
         reason = _CREDENTIALS.sub("//", str(exc))
         raise FetchError(f"fetching {shown} failed: {type(exc).__name__}: {reason}") from None
-    try:
-        content = fetched.body.decode(fetched.encoding)
-    except (UnicodeDecodeError, LookupError):
-        raise FetchError(f"fetching {shown} failed: the body is not text") from None
+    content = _text(fetched.body, fetched.encoding, shown)
     return Source("url", content, shown, fetched.media_type, datetime.now(UTC), shown)
 
 
+def _text(body: bytes, charset: str, shown: str) -> str:
+    """The body as text, in one of the charsets text is sent in: another charset (UTF-7
+    turns bytes into lone surrogates, ``rot13`` is no text encoding) is refused."""
+    try:
+        codec = codecs.lookup(charset).name
+    except LookupError:
+        codec = ""
+    if codec not in TEXT_CHARSETS:
+        raise UnreadableFetch(
+            f"fetching {shown} failed: charset {charset[:40]!r} is not supported "
+            f"(UTF-8, UTF-16, ASCII, ISO-8859-1/15 and Windows-1252 are)"
+        )
+    try:
+        return body.decode(codec)
+    except UnicodeDecodeError:
+        raise UnreadableFetch(f"fetching {shown} failed: the body is not {codec} text") from None
+
+
+# Python's names (codecs.lookup) of the charsets a text body is decoded from.
+TEXT_CHARSETS = frozenset(
+    {"utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "ascii", "iso8859-1", "iso8859-15", "cp1252"}
+)
 # The userinfo of any URL inside a message (a redirect's, say).
 _CREDENTIALS = re.compile(r"//[^/@\s]*@")
 _HOSTNAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?", re.IGNORECASE)

@@ -12,7 +12,11 @@
   resolution cannot swap in another (DNS rebinding).
 - No proxy from the environment and no .netrc: what is fetched is what was asked.
 
-httpx does the HTTP (redirects, decoding); its connections are made through
+- The body is capped as it streams, after its content codings are undone a step at a
+  time (``council.adapters.content_coding``): a small body that inflates to
+  gigabytes is cut off at the cap, having held little more than the cap.
+
+httpx does the HTTP (redirects); its connections are made through
 the network backend below, which is where both rules are enforced.
 """
 
@@ -23,13 +27,14 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpcore
 import httpx
 
+from council.adapters import content_coding
 from council.errors import BadInput
 
 MAX_REDIRECTS = 5
@@ -67,15 +72,39 @@ def fetch(url: str, *, timeout_s: float, allow_private: bool, max_bytes: int) ->
         client.stream("GET", url) as response,
     ):
         response.raise_for_status()
-        chunks: list[bytes] = []
-        total = 0
-        for chunk in response.iter_bytes():
-            total += len(chunk)
-            if total > max_bytes:
-                raise TooLarge(f"the body exceeds {max_bytes} bytes")
-            chunks.append(chunk)
+        body = _bounded_body(response, deadline, max_bytes)
         media_type = response.headers.get("content-type", "text/plain").split(";")[0].strip()
-        return Fetched(b"".join(chunks), media_type, response.encoding or "utf-8")
+        return Fetched(body, media_type, response.charset_encoding or "utf-8")
+
+
+def _bounded_body(response: httpx.Response, deadline: _Deadline, max_bytes: int) -> bytes:
+    """The body with its content codings undone, counted as it streams: the bytes sent and
+    the bytes they decode to each stop at ``max_bytes``, and the deadline holds throughout
+    (decoding included)."""
+    sent = 0
+
+    def raw() -> Iterator[bytes]:
+        nonlocal sent
+        for chunk in response.iter_raw():
+            sent += len(chunk)
+            if sent > max_bytes:
+                raise TooLarge(f"the body exceeds {max_bytes} bytes as sent")
+            yield chunk
+
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        for piece in content_coding.decoded(raw(), response.headers.get("content-encoding")):
+            deadline.left()
+            total += len(piece)
+            if total > max_bytes:
+                raise TooLarge(f"the body exceeds {max_bytes} bytes once decoded")
+            chunks.append(piece)
+    except content_coding.UnsupportedCoding as exc:
+        raise httpx.DecodingError(str(exc)) from None
+    except httpcore.ReadTimeout as exc:  # the deadline passed while decoding
+        raise httpx.ReadTimeout(str(exc)) from None
+    return b"".join(chunks)
 
 
 class _Deadline:

@@ -39,6 +39,7 @@ def thread_create(body: ThreadIn, wired: Wired) -> ThreadCreated:
     status_code=201,
     response_model=EvidenceAdded,
     summary="Attach evidence (text, or a URL fetched within a deadline); same content, same row",
+    responses=documented(502),
 )
 def evidence_add(thread_id: UUID, body: EvidenceIn, wired: Wired) -> EvidenceAdded:
     given = EvidenceInput(text=body.text, url=body.url, fetch=body.fetch, title=body.title)
