@@ -7,8 +7,9 @@
   deadline, not after a per-read timeout that each byte renews.
 - Every host — the first and each redirect's — is resolved here and every
   address it resolves to must be public (not loopback, private, link-local,
-  shared, reserved, multicast or unspecified) unless private addresses are
-  allowed; the connection then goes to the checked address, so a second
+  shared, reserved, multicast or unspecified, nor an IPv6 address carrying
+  such an IPv4 one: mapped, compatible, NAT64, 6to4, Teredo) unless private
+  addresses are allowed; the connection then goes to the checked address, so a second
   resolution cannot swap in another (DNS rebinding).
 - No proxy from the environment and no .netrc: what is fetched is what was asked.
 
@@ -220,7 +221,31 @@ def _resolve(host: str, port: int, timeout: float) -> list[str]:
 
 
 def _public(address: str) -> bool:
+    """Whether ``address`` is public. An IPv6 address that carries an IPv4 one (mapped,
+    compatible, NAT64, 6to4, Teredo) is public only if every IPv4 address it carries is:
+    a gateway would otherwise take the request to a private IPv4 address."""
     ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
+    if not (ip.is_global and not ip.is_multicast):
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        return all(_public(str(v4)) for v4 in _embedded(ip))
+    return True
+
+
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries, by the standard embeddings."""
+    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    found: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip in _IPV4_COMPATIBLE or any(ip in net for net in _NAT64):
+        found.append(low32)
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    return found
