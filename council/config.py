@@ -245,6 +245,28 @@ def event_poll_s() -> float:
     return value
 
 
+# How long Council's HTTP servers (`council serve`, `council mcp --http`) wait for a
+# connection's request head, from when it opens or its last answer ends, however
+# slowly its bytes come (council.httpserver); and how long an idle keep-alive
+# connection stays open.
+HEADER_TIMEOUT_ENV = "COUNCIL_HTTP_HEADER_TIMEOUT_S"
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+IDLE_TIMEOUT_ENV = "COUNCIL_HTTP_IDLE_TIMEOUT_S"
+DEFAULT_IDLE_TIMEOUT_S = 5.0
+# How long an MCP HTTP session may go without a request before it is ended and its
+# unanswered runs fail (council.mcp.http).
+MCP_SESSION_IDLE_ENV = "COUNCIL_MCP_SESSION_IDLE_S"
+DEFAULT_MCP_SESSION_IDLE_S = 600.0
+
+
+def positive_seconds(variable: str, default: float) -> float:
+    """A number of seconds above 0 from ``variable``, else ``default``; ConfigError names it."""
+    value = _number(variable, default)
+    if value <= 0:
+        raise ConfigError(f"{variable} must be more than 0 s")
+    return value
+
+
 def _number(variable: str, default: float) -> float:
     raw = os.environ.get(variable, "").strip()
     if not raw:
