@@ -13,7 +13,6 @@ import ipaddress
 import math
 import os
 import re
-import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -21,37 +20,20 @@ from urllib.parse import urlsplit, urlunsplit
 from council.domain.source import Source
 from council.domain.validate import MAX_EVIDENCE_BYTES
 from council.errors import BadInput, ConfigError, FetchError, UnreadableFetch
+from council.files import read_regular
 
 FETCH_TIMEOUT_S = 15.0
 FETCH_TIMEOUT_ENV = "COUNCIL_FETCH_TIMEOUT_S"
 
 
 def from_file(path_text: str) -> Source:
-    """A regular UTF-8 file, read once through one descriptor (no check-then-open race).
-    Opened non-blocking, so a FIFO cannot hang the command before it is refused."""
+    """A regular UTF-8 file of at most the evidence cap (``council.files.read_regular``)."""
     path = Path(path_text).expanduser()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except FileNotFoundError:
-        raise BadInput(f"no such file: {path_text}") from None
-    except OSError as exc:
-        raise BadInput(f"cannot open {path_text}: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise BadInput(f"cannot read {path_text}: {kind}")
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            data = handle.read(MAX_EVIDENCE_BYTES + 1)  # a /proc file's size says 0: count what is read
-        except OSError as exc:
-            raise BadInput(f"cannot read {path_text}: {exc.strerror or exc}") from None
-    if len(data) > MAX_EVIDENCE_BYTES:
-        raise BadInput(f"file is too large (limit {MAX_EVIDENCE_BYTES} bytes): {path_text}")
+    data = read_regular(path_text, "file", MAX_EVIDENCE_BYTES)
     try:
         content = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise BadInput(f"file is not UTF-8 text: {path_text}") from None
+        raise BadInput(f"cannot read the file {path_text}: not UTF-8 text") from None
     return Source("file", content, str(path.resolve()), _media_type(path.suffix), None, path.name)
 
 

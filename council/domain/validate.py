@@ -18,6 +18,7 @@ MAX_REASON = 2_000
 MAX_NAME = 100
 MAX_EVIDENCE_BYTES = 5 * 1024 * 1024
 MAX_REFERENCES = 200
+MAX_LINT_CHARS = 200_000  # the longest prose `lint` reads (the evidence cap: no summary is longer)
 
 
 def text(value: str | None, field: str, limit: int, *, allow_empty: bool = False) -> str:

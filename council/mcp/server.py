@@ -35,7 +35,7 @@ from council.bootstrap import Council, UnitOfWork
 from council.domain.agent_output import output_json_schema
 from council.domain.commands import RecordedRun
 from council.domain.results.base import Result
-from council.domain.validate import MAX_EVIDENCE_BYTES, first_error
+from council.domain.validate import MAX_EVIDENCE_BYTES, MAX_LINT_CHARS, first_error
 from council.errors import BadInput, CouncilError
 from council.services import outside
 from council.services.evidence import EvidenceInput, add_evidence, show_evidence
@@ -52,8 +52,6 @@ INSTRUCTIONS = (
 )
 # A request holds at most one evidence item at its cap, and JSON around it (as `council serve`).
 MAX_BODY_BYTES = MAX_EVIDENCE_BYTES + 1024 * 1024
-# The longest text `lint` reads (the evidence cap: a summary is never longer).
-MAX_LINT_CHARS = 200_000
 
 Id = Annotated[str, Field(description="a whole id or a unique prefix of at least 6 hex digits")]
 
