@@ -32,6 +32,31 @@ def text(value: str | None, field: str, limit: int, *, allow_empty: bool = False
     return cleaned
 
 
+def lone_surrogate_at(value: object, where: str = "") -> str | None:
+    """Where in ``value`` (a JSON-shaped document: dicts, lists, text) a text holds a lone
+    surrogate — which JSON can spell (``"\\ud800"``) and an argument decoded from invalid
+    UTF-8 carries, but which no stored text can hold; None if nowhere."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "value"
+        return None
+    if isinstance(value, dict):
+        items: Iterable[tuple[object, object]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = lone_surrogate_at(key, where) or lone_surrogate_at(
+            item, f"{where}.{key}" if where else str(key)
+        )
+        if found:
+            return found
+    return None
+
+
 def choice(value: str, field: str, allowed: Iterable[str]) -> str:
     options = tuple(allowed)
     if value not in options:

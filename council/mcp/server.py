@@ -35,7 +35,7 @@ from council.bootstrap import Council, UnitOfWork
 from council.domain.agent_output import output_json_schema
 from council.domain.commands import RecordedRun
 from council.domain.results.base import Result
-from council.domain.validate import MAX_EVIDENCE_BYTES, MAX_LINT_CHARS, first_error
+from council.domain.validate import MAX_EVIDENCE_BYTES, MAX_LINT_CHARS, first_error, lone_surrogate_at
 from council.errors import BadInput, CouncilError
 from council.services import outside
 from council.services.evidence import EvidenceInput, add_evidence, show_evidence
@@ -70,6 +70,9 @@ class CouncilMCP(FastMCP[Any]):
         return outside.end_sessions(self.uow, self.holders.given())
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        where = lone_surrogate_at(arguments)
+        if where is not None:  # JSON can spell one; no stored text can hold it
+            return _error(BadInput(f"{name}: {where}: text holds a lone surrogate (not Unicode text)"))
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:
@@ -79,7 +82,15 @@ class CouncilMCP(FastMCP[Any]):
                 return _error(BadInput(f"{name}: {first_error(cause)}"))
             if cause is None:  # an unknown tool
                 return _error(BadInput(str(exc)))
-            raise
+            if isinstance(cause, CouncilError):
+                return _error(cause)
+            # Never an answer without the contract's document, nor one that says nothing.
+            said = " ".join(str(cause).split())
+            return _error(
+                CouncilError(
+                    f"{name} failed: unexpected {type(cause).__name__}" + (f": {said}" if said else "")
+                )
+            )
 
 
 # The holder names made in one MCP session's run of the protocol (set by ``_end_each_session``).

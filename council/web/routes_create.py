@@ -22,10 +22,12 @@ from council.services.runs import record_run
 from council.services.threads import create_thread
 from council.web.errors import documented
 from council.web.models_create import ClaimIn, EdgeIn, EvidenceIn, NodeIn, RunIn, ThreadIn, VersionIn
-from council.web.wiring import Wired, require_write
+from council.web.wiring import Wired, require_write, unicode_body
 
 router = APIRouter(
-    dependencies=[Depends(require_write)], tags=["writes"], responses=documented(401, 403, 404, 409, 413, 503)
+    dependencies=[Depends(require_write), Depends(unicode_body)],
+    tags=["writes"],
+    responses=documented(401, 403, 404, 409, 413, 503),
 )
 
 
