@@ -31,6 +31,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, ValidationError
 
+from council import config
 from council.bootstrap import Council, UnitOfWork
 from council.domain.agent_output import output_json_schema
 from council.domain.commands import RecordedRun
@@ -142,13 +143,22 @@ def _end_each_session(server: CouncilMCP) -> None:
     low_level.run = run_then_end  # type: ignore[method-assign]
 
 
-def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000) -> CouncilMCP:
-    """The server with its tools and resources, over the wired dependencies."""
+def build_server(
+    council: Council, *, host: str = "127.0.0.1", port: int = 8000, session_idle_s: float | None = None
+) -> CouncilMCP:
+    """The server with its tools and resources, over the wired dependencies. Over HTTP a
+    session with no request in flight for ``session_idle_s`` (default
+    ``COUNCIL_MCP_SESSION_IDLE_S``, else 600 s) is ended, and so are its unanswered runs."""
+    if session_idle_s is None:
+        session_idle_s = config.positive_seconds(
+            config.MCP_SESSION_IDLE_ENV, config.DEFAULT_MCP_SESSION_IDLE_S
+        )
     server = CouncilMCP(
         "council",
         instructions=INSTRUCTIONS,
         host=host,
         port=port,
+        session_idle_timeout=session_idle_s,
         max_request_body_size=MAX_BODY_BYTES,
         log_level="WARNING",  # on stderr; stdout is the protocol's (stdio)
     )
