@@ -150,10 +150,12 @@ def read_only_database_url(required: bool = True) -> str | None:
 
 def migrate_database_url(required: bool = True) -> str | None:
     """The owner's URL, for migrations: the environment's, else the embedded stack's."""
-    for variable in ("COUNCIL_MIGRATE_DATABASE_URL", "COUNCIL_DATABASE_URL"):
-        url = os.environ.get(variable)
-        if url:
-            return checked_database_url(variable, url)
+    url = os.environ.get("COUNCIL_MIGRATE_DATABASE_URL")
+    if url:
+        return checked_database_url("COUNCIL_MIGRATE_DATABASE_URL", url)
+    url = os.environ.get("COUNCIL_DATABASE_URL")
+    if url:
+        return checked_database_url("COUNCIL_DATABASE_URL", url)
     state = read_state() or {}
     # A state file of a release before the application role has only database_url.
     url = state.get("migrate_database_url") or state.get("database_url")
