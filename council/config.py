@@ -78,12 +78,33 @@ def sqlalchemy_url(url: str) -> str:
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
-    raise ConfigError(f"not a Postgres URL: {redact_url(url)}")
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    shown = f" (scheme {scheme[:20]!r})" if scheme and "@" not in scheme else ""
+    raise ConfigError(f"not a Postgres URL{shown}: it must start with postgresql://")
 
 
 def libpq_url(url: str) -> str:
     """The same Postgres URL for psycopg itself (libpq's ``postgresql://`` form)."""
     return "postgresql://" + sqlalchemy_url(url).removeprefix("postgresql+psycopg://")
+
+
+def checked_database_url(variable: str, url: str) -> str:
+    """A database URL from ``variable``, refused when libpq cannot read it or its port is
+    not one; the reason never repeats the URL (it may hold a password)."""
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(libpq_url(url))
+    except ConfigError:
+        raise ConfigError(f"{variable} is not a Postgres URL: it must start with postgresql://") from None
+    except ProgrammingError as exc:
+        reason = str(exc).split(" in URI:", 1)[0].split(': "', 1)[0].strip()
+        raise ConfigError(f"{variable} is malformed: {redact_url(reason)}") from None
+    ports = [p for p in str(parts.get("port") or "").split(",") if p]
+    if any(not port.isdigit() or not 0 < int(port) < 65536 for port in ports):
+        raise ConfigError(f"{variable} is malformed: its port is not a number from 1 to 65535")
+    return url
 
 
 def redact_url(url: str) -> str:
@@ -100,7 +121,7 @@ def redact_url(url: str) -> str:
 def database_url(required: bool = True) -> str | None:
     url = os.environ.get("COUNCIL_DATABASE_URL")
     if url:
-        return url
+        return checked_database_url("COUNCIL_DATABASE_URL", url)
     state = read_state()
     if state and state.get("database_url"):
         return str(state["database_url"])
@@ -118,7 +139,7 @@ def read_only_database_url(required: bool = True) -> str | None:
     is not the role's)."""
     url = os.environ.get("COUNCIL_DASHBOARD_DATABASE_URL")
     if url:
-        return url
+        return checked_database_url("COUNCIL_DASHBOARD_DATABASE_URL", url)
     app_url = database_url(required=required)
     if app_url is None:
         return None
@@ -129,9 +150,12 @@ def read_only_database_url(required: bool = True) -> str | None:
 
 def migrate_database_url(required: bool = True) -> str | None:
     """The owner's URL, for migrations: the environment's, else the embedded stack's."""
-    url = os.environ.get("COUNCIL_MIGRATE_DATABASE_URL") or os.environ.get("COUNCIL_DATABASE_URL")
+    url = os.environ.get("COUNCIL_MIGRATE_DATABASE_URL")
     if url:
-        return url
+        return checked_database_url("COUNCIL_MIGRATE_DATABASE_URL", url)
+    url = os.environ.get("COUNCIL_DATABASE_URL")
+    if url:
+        return checked_database_url("COUNCIL_DATABASE_URL", url)
     state = read_state() or {}
     # A state file of a release before the application role has only database_url.
     url = state.get("migrate_database_url") or state.get("database_url")
@@ -257,6 +281,28 @@ def event_poll_s() -> float:
     value = _number(EVENT_POLL_ENV, DEFAULT_EVENT_POLL_S)
     if value <= 0:
         raise ConfigError(f"{EVENT_POLL_ENV} must be more than 0 s")
+    return value
+
+
+# How long Council's HTTP servers (`council serve`, `council mcp --http`) wait for a
+# connection's request head, from when it opens or its last answer ends, however
+# slowly its bytes come (council.httpserver); and how long an idle keep-alive
+# connection stays open.
+HEADER_TIMEOUT_ENV = "COUNCIL_HTTP_HEADER_TIMEOUT_S"
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+IDLE_TIMEOUT_ENV = "COUNCIL_HTTP_IDLE_TIMEOUT_S"
+DEFAULT_IDLE_TIMEOUT_S = 5.0
+# How long an MCP HTTP session may go without a request before it is ended and its
+# unanswered runs fail (council.mcp.http).
+MCP_SESSION_IDLE_ENV = "COUNCIL_MCP_SESSION_IDLE_S"
+DEFAULT_MCP_SESSION_IDLE_S = 600.0
+
+
+def positive_seconds(variable: str, default: float) -> float:
+    """A number of seconds above 0 from ``variable``, else ``default``; ConfigError names it."""
+    value = _number(variable, default)
+    if value <= 0:
+        raise ConfigError(f"{variable} must be more than 0 s")
     return value
 
 

@@ -49,6 +49,15 @@ class TransientDatabaseError(Transient):
     workers' tasks) is idempotent or fenced, so asking again is safe."""
 
 
+class FetchError(CouncilError):
+    """A URL could not be fetched (deadline, network, status, size): exit 1, HTTP 502."""
+
+
+class UnreadableFetch(FetchError, BadInput):
+    """A URL answered with a body that is not text Council reads (an unknown charset or
+    content coding): exit 2, HTTP 422."""
+
+
 class StackError(CouncilError):
     """The embedded stack could not be started, found or stopped."""
 

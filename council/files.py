@@ -1,5 +1,15 @@
-"""The embedded stack's files are its user's alone (docs/architecture.md §11).
+"""Files Council reads and writes: what a user names is read only if it is a regular
+file, within a size cap; the embedded stack's files are its user's alone
+(docs/architecture.md §11).
 
+Reading. Every file a command takes (evidence, a rule set, a report, a debate
+record, prose to lint) is read through ``read_regular``: opened once,
+non-blocking (a FIFO cannot hang the command), checked to be a regular file on
+the descriptor it is read from (no check-then-open race), and read up to its
+cap plus one byte (``/dev/zero`` or a ``/proc`` file, whose size says nothing,
+cannot grow past it). Anything else is ``BadInput``: one line, exit 2.
+
+Writing.
 The state file holds the broker's password; logs, the Redis snapshot and the
 ledger's data hold what the ledger holds. So the home directory and everything
 the stack writes under it are private: directories 0700, files 0600, and the
@@ -16,7 +26,10 @@ others may pass through it to ``pgdata`` (which Postgres keeps 0700, owned by
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
+
+from council.errors import BadInput
 
 PRIVATE_UMASK = 0o077
 PRIVATE_DIR = 0o700
@@ -55,3 +68,29 @@ def write_private(path: Path, text: str) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
     tmp.replace(path)
+
+
+def read_regular(path: str | Path, what: str, limit: int) -> bytes:
+    """The bytes of the regular file ``path`` (the ``what`` a command was given), at most
+    ``limit`` of them; a directory, FIFO, device or socket, a missing or unreadable file,
+    or a larger one is refused with a one-line reason."""
+    shown = str(path)
+    try:
+        fd = os.open(Path(path).expanduser(), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise BadInput(f"cannot read the {what} {shown}: no such file") from None
+    except OSError as exc:
+        raise BadInput(f"cannot read the {what} {shown}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise BadInput(f"cannot read the {what} {shown}: {kind}")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise BadInput(f"cannot read the {what} {shown}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise BadInput(f"cannot read the {what} {shown}: larger than {limit} bytes")
+    return data

@@ -106,10 +106,18 @@ def exposition() -> tuple[bytes, str]:
     return generate_latest(_exposed()), CONTENT_TYPE_LATEST
 
 
+# Every label value comes from a fixed set, so no request can add a series of its own:
+# the method is one of these or "other", the route a template, the status a real one.
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 def observe_http(method: str, route: str, status: int, seconds: float) -> None:
-    """Count one answered request; ``route`` is the template (``/runs/{run_id}``), never a raw path."""
-    HTTP_REQUESTS.labels(method=method, route=route, status=str(status)).inc()
-    HTTP_SECONDS.labels(method=method, route=route).observe(seconds)
+    """Count one answered request; ``route`` is the template (``/runs/{run_id}``), never a raw path;
+    a method outside ``HTTP_METHODS`` counts as ``other``."""
+    shown_method = method if method in HTTP_METHODS else "other"
+    shown_status = str(status) if 100 <= status <= 599 else "other"
+    HTTP_REQUESTS.labels(method=shown_method, route=route, status=shown_status).inc()
+    HTTP_SECONDS.labels(method=shown_method, route=route).observe(seconds)
 
 
 @dataclass

@@ -8,53 +8,32 @@ source, the title and every message name the URL without them.
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
 import math
 import os
 import re
-import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from council.domain.source import Source
 from council.domain.validate import MAX_EVIDENCE_BYTES
-from council.errors import BadInput, ConfigError, CouncilError
+from council.errors import BadInput, ConfigError, FetchError, UnreadableFetch
+from council.files import read_regular
 
 FETCH_TIMEOUT_S = 15.0
 FETCH_TIMEOUT_ENV = "COUNCIL_FETCH_TIMEOUT_S"
 
 
-class FetchError(CouncilError):
-    """The URL could not be fetched (deadline, network, status, size or encoding)."""
-
-
 def from_file(path_text: str) -> Source:
-    """A regular UTF-8 file, read once through one descriptor (no check-then-open race).
-    Opened non-blocking, so a FIFO cannot hang the command before it is refused."""
+    """A regular UTF-8 file of at most the evidence cap (``council.files.read_regular``)."""
     path = Path(path_text).expanduser()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except FileNotFoundError:
-        raise BadInput(f"no such file: {path_text}") from None
-    except OSError as exc:
-        raise BadInput(f"cannot open {path_text}: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise BadInput(f"cannot read {path_text}: {kind}")
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            data = handle.read(MAX_EVIDENCE_BYTES + 1)  # a /proc file's size says 0: count what is read
-        except OSError as exc:
-            raise BadInput(f"cannot read {path_text}: {exc.strerror or exc}") from None
-    if len(data) > MAX_EVIDENCE_BYTES:
-        raise BadInput(f"file is too large (limit {MAX_EVIDENCE_BYTES} bytes): {path_text}")
+    data = read_regular(path_text, "file", MAX_EVIDENCE_BYTES)
     try:
         content = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise BadInput(f"file is not UTF-8 text: {path_text}") from None
+        raise BadInput(f"cannot read the file {path_text}: not UTF-8 text") from None
     return Source("file", content, str(path.resolve()), _media_type(path.suffix), None, path.name)
 
 
@@ -124,18 +103,39 @@ def from_url(url: str, *, timeout_s: float = FETCH_TIMEOUT_S, allow_private: boo
         )
     except httpx.HTTPStatusError as exc:
         raise FetchError(f"fetching {shown} failed: HTTP {exc.response.status_code}") from None
+    except httpx.DecodingError as exc:  # a content coding not undone (url_fetch)
+        raise UnreadableFetch(f"fetching {shown} failed: {exc}") from None
     except httpx.TimeoutException:
         raise FetchError(f"fetching {shown} failed: no complete answer within {timeout_s:g} s") from None
     except (httpx.HTTPError, url_fetch.TooLarge) as exc:
         reason = _CREDENTIALS.sub("//", str(exc))
         raise FetchError(f"fetching {shown} failed: {type(exc).__name__}: {reason}") from None
-    try:
-        content = fetched.body.decode(fetched.encoding)
-    except (UnicodeDecodeError, LookupError):
-        raise FetchError(f"fetching {shown} failed: the body is not text") from None
+    content = _text(fetched.body, fetched.encoding, shown)
     return Source("url", content, shown, fetched.media_type, datetime.now(UTC), shown)
 
 
+def _text(body: bytes, charset: str, shown: str) -> str:
+    """The body as text, in one of the charsets text is sent in: another charset (UTF-7
+    turns bytes into lone surrogates, ``rot13`` is no text encoding) is refused."""
+    try:
+        codec = codecs.lookup(charset).name
+    except LookupError:
+        codec = ""
+    if codec not in TEXT_CHARSETS:
+        raise UnreadableFetch(
+            f"fetching {shown} failed: charset {charset[:40]!r} is not supported "
+            f"(UTF-8, UTF-16, ASCII, ISO-8859-1/15 and Windows-1252 are)"
+        )
+    try:
+        return body.decode(codec)
+    except UnicodeDecodeError:
+        raise UnreadableFetch(f"fetching {shown} failed: the body is not {codec} text") from None
+
+
+# Python's names (codecs.lookup) of the charsets a text body is decoded from.
+TEXT_CHARSETS = frozenset(
+    {"utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "ascii", "iso8859-1", "iso8859-15", "cp1252"}
+)
 # The userinfo of any URL inside a message (a redirect's, say).
 _CREDENTIALS = re.compile(r"//[^/@\s]*@")
 _HOSTNAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?", re.IGNORECASE)

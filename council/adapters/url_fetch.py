@@ -7,12 +7,17 @@
   deadline, not after a per-read timeout that each byte renews.
 - Every host — the first and each redirect's — is resolved here and every
   address it resolves to must be public (not loopback, private, link-local,
-  shared, reserved, multicast or unspecified) unless private addresses are
-  allowed; the connection then goes to the checked address, so a second
+  shared, reserved, multicast or unspecified, nor an IPv6 address carrying
+  such an IPv4 one: mapped, compatible, NAT64, 6to4, Teredo) unless private
+  addresses are allowed; the connection then goes to the checked address, so a second
   resolution cannot swap in another (DNS rebinding).
 - No proxy from the environment and no .netrc: what is fetched is what was asked.
 
-httpx does the HTTP (redirects, decoding); its connections are made through
+- The body is capped as it streams, after its content codings are undone a step at a
+  time (``council.adapters.content_coding``): a small body that inflates to
+  gigabytes is cut off at the cap, having held little more than the cap.
+
+httpx does the HTTP (redirects); its connections are made through
 the network backend below, which is where both rules are enforced.
 """
 
@@ -23,13 +28,14 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpcore
 import httpx
 
+from council.adapters import content_coding
 from council.errors import BadInput
 
 MAX_REDIRECTS = 5
@@ -67,15 +73,39 @@ def fetch(url: str, *, timeout_s: float, allow_private: bool, max_bytes: int) ->
         client.stream("GET", url) as response,
     ):
         response.raise_for_status()
-        chunks: list[bytes] = []
-        total = 0
-        for chunk in response.iter_bytes():
-            total += len(chunk)
-            if total > max_bytes:
-                raise TooLarge(f"the body exceeds {max_bytes} bytes")
-            chunks.append(chunk)
+        body = _bounded_body(response, deadline, max_bytes)
         media_type = response.headers.get("content-type", "text/plain").split(";")[0].strip()
-        return Fetched(b"".join(chunks), media_type, response.encoding or "utf-8")
+        return Fetched(body, media_type, response.charset_encoding or "utf-8")
+
+
+def _bounded_body(response: httpx.Response, deadline: _Deadline, max_bytes: int) -> bytes:
+    """The body with its content codings undone, counted as it streams: the bytes sent and
+    the bytes they decode to each stop at ``max_bytes``, and the deadline holds throughout
+    (decoding included)."""
+    sent = 0
+
+    def raw() -> Iterator[bytes]:
+        nonlocal sent
+        for chunk in response.iter_raw():
+            sent += len(chunk)
+            if sent > max_bytes:
+                raise TooLarge(f"the body exceeds {max_bytes} bytes as sent")
+            yield chunk
+
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        for piece in content_coding.decoded(raw(), response.headers.get("content-encoding")):
+            deadline.left()
+            total += len(piece)
+            if total > max_bytes:
+                raise TooLarge(f"the body exceeds {max_bytes} bytes once decoded")
+            chunks.append(piece)
+    except content_coding.UnsupportedCoding as exc:
+        raise httpx.DecodingError(str(exc)) from None
+    except httpcore.ReadTimeout as exc:  # the deadline passed while decoding
+        raise httpx.ReadTimeout(str(exc)) from None
+    return b"".join(chunks)
 
 
 class _Deadline:
@@ -191,7 +221,31 @@ def _resolve(host: str, port: int, timeout: float) -> list[str]:
 
 
 def _public(address: str) -> bool:
+    """Whether ``address`` is public. An IPv6 address that carries an IPv4 one (mapped,
+    compatible, NAT64, 6to4, Teredo) is public only if every IPv4 address it carries is:
+    a gateway would otherwise take the request to a private IPv4 address."""
     ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
+    if not (ip.is_global and not ip.is_multicast):
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        return all(_public(str(v4)) for v4 in _embedded(ip))
+    return True
+
+
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries, by the standard embeddings."""
+    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    found: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        found.append(ip.ipv4_mapped)
+    if ip in _IPV4_COMPATIBLE or any(ip in net for net in _NAT64):
+        found.append(low32)
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    return found

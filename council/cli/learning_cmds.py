@@ -12,6 +12,7 @@ import typer
 from council.cli.common import JsonOpt, actor, rows, uow
 from council.cli.output import console, emit, returns
 from council.errors import BadInput
+from council.files import read_regular
 
 rule_set_app = typer.Typer(
     help="Rule sets: store one (with the counterfactual report that motivated it), pin it for new threads.",
@@ -22,20 +23,19 @@ MAX_FILE_BYTES = 1_000_000
 
 
 def _json_file(path: Path, what: str) -> Any:
+    data = read_regular(path, what, MAX_FILE_BYTES)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise BadInput(f"the {what} {path} is larger than {MAX_FILE_BYTES} bytes")
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read the {what} {path}: {exc}") from None
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadInput(f"cannot read the {what} {path}: not UTF-8 text") from None
     except ValueError as exc:
         raise BadInput(f"the {what} {path} is not JSON: {exc}") from None
 
 
-def _rule_set_ref(value: str) -> dict[str, Any] | str:
+def rule_set_ref(value: str) -> dict[str, Any] | str:
     """A rule-set file's document, or the id of a stored rule set."""
     path = Path(value)
-    if path.is_file():
+    if path.exists():  # a directory, a FIFO or a device is refused by name, not taken for an id
         document = _json_file(path, "rule-set file")
         if not isinstance(document, dict):
             raise BadInput(f"the rule-set file {path} must hold a JSON object")
@@ -61,7 +61,7 @@ def counterfactual_replay(rule_set: str, thread: str | None, since: str | None, 
     """`council replay --rule-set`: the body of the replay command in counterfactual mode."""
     from council.services.counterfactual import counterfactual
 
-    result = counterfactual(uow(), _rule_set_ref(rule_set), thread=thread, since=_since(since))
+    result = counterfactual(uow(), rule_set_ref(rule_set), thread=thread, since=_since(since))
 
     def render(data: dict[str, Any]) -> None:
         console.print(

@@ -172,12 +172,20 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     as_json = "--json" in args
+    for position, arg in enumerate(args, start=1):
+        # Bytes that are not UTF-8 reach Python as lone surrogates, which no output or row can hold.
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            fail(f"argument {position} is not UTF-8 text: {shown[:80]}", as_json=as_json, code=2)
+            sys.exit(2)
     register_commands(args[0] if args else None)
     try:
         # Outside standalone mode click returns a raised Exit's code instead of exiting.
         code = app(args=args, standalone_mode=False)
     except CouncilError as exc:
-        fail(str(exc), as_json=as_json, code=exc.exit_code)
+        fail(_URL_CREDENTIALS.sub("***@", str(exc)), as_json=as_json, code=exc.exit_code)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

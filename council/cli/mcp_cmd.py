@@ -54,7 +54,10 @@ def mcp_cmd(
     from council.httpguard import Policy
 
     Policy.from_env(bound_host=host)  # a token too short to be one is refused before anything starts
+    from council import httpserver
     from council.mcp import http as mcp_http
+
+    timeouts = httpserver.Timeouts.from_env()
 
     sock = bind(host, port)
     bound_port = sock.getsockname()[1]
@@ -67,7 +70,7 @@ def mcp_cmd(
         lambda d: console.print(f"MCP over streamable HTTP at {d['url']} (bearer token {API_TOKEN_ENV})"),
     )
     try:
-        mcp_http.serve(server, sock, token, log_to_stderr(), bound_host=host)
+        mcp_http.serve(server, sock, token, log_to_stderr(), timeouts, bound_host=host)
     finally:
         server.end_sessions()
 

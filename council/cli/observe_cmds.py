@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import stat
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,30 +10,12 @@ from typing import Annotated, Any
 import typer
 
 from council.cli.common import JsonOpt, actor, uow
+from council.cli.learning_cmds import rule_set_ref
 from council.cli.output import console, emit, err_console, returns
 from council.errors import BadInput
+from council.files import read_regular
 
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
-
-
-def read_regular_file(path: Path, what: str, limit: int) -> bytes:
-    """A regular file's bytes, at most ``limit`` of them (a FIFO, a device or a directory is refused)."""
-    try:
-        info = path.stat()
-    except OSError as exc:
-        raise BadInput(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise BadInput(f"the {what} {path} is not a regular file")
-    if info.st_size > limit:
-        raise BadInput(f"the {what} {path} is {info.st_size} bytes (limit {limit})")
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise BadInput(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise BadInput(f"the {what} {path} is larger than {limit} bytes")
-    return data
 
 
 @returns("council.domain.results.observation:Imported")
@@ -55,7 +36,7 @@ def import_cmd(
     as resolutions. The same file again writes nothing; a bad record refuses the whole file."""
     from council.services.observation import import_debates
 
-    data = read_regular_file(file, "debate file", MAX_IMPORT_BYTES)
+    data = read_regular(file, "debate file", MAX_IMPORT_BYTES)
     result = import_debates(
         uow(),
         data,
@@ -143,24 +124,9 @@ def eval_cmd(
     and cost (every figure as DESIGN §9 defines it). Writes nothing."""
     from council.services.observation import evaluate
 
-    refs: list[dict[str, Any] | str] = [_rule_set(value) for value in rule_set or []]
+    refs: list[dict[str, Any] | str] = [rule_set_ref(value) for value in rule_set or []]
     result = evaluate(uow(), threads=thread or [], tags=tag or [], rule_sets=refs)
     emit(result, as_json, _render_eval)
-
-
-def _rule_set(value: str) -> dict[str, Any] | str:
-    path = Path(value)
-    if path.exists():
-        try:
-            document = json.loads(read_regular_file(path, "rule-set file", 1_000_000))
-        except ValueError as exc:
-            raise BadInput(f"the rule-set file {path} is not JSON: {exc}") from None
-        if not isinstance(document, dict):
-            raise BadInput(f"the rule-set file {path} must hold a JSON object")
-        return document
-    if "/" in value or value.endswith(".json"):
-        raise BadInput(f"no rule-set file {value}")
-    return value
 
 
 def _pct(value: float | None) -> str:

@@ -9,7 +9,9 @@ import typer
 
 from council.cli.common import JsonOpt, touched_memory, uow
 from council.cli.output import console, emit, fetch_command, returns
+from council.domain.validate import MAX_LINT_CHARS
 from council.errors import BadInput
+from council.files import read_regular
 
 
 @returns("council.domain.reentry:ReentryPacket")
@@ -45,12 +47,16 @@ def lint_cmd(
 
     from council.services.reentry import lint_text
 
+    limit = 4 * MAX_LINT_CHARS  # bytes: UTF-8 takes at most 4 a character
     if str(text_file) == "-":
-        text = sys.stdin.read()
-    elif text_file.is_file():
-        text = text_file.read_text(encoding="utf-8", errors="replace")
+        data = sys.stdin.buffer.read(limit + 1)
+        if len(data) > limit:
+            raise BadInput(f"the text on stdin is larger than {limit} bytes")
     else:
-        raise BadInput(f"no such file: {text_file}")
+        data = read_regular(text_file, "text file", limit)
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_LINT_CHARS:
+        raise BadInput(f"the text is too long: {len(text)} characters (limit {MAX_LINT_CHARS})")
     result = lint_text(uow(), thread, text)
 
     def render(data: dict[str, Any]) -> None:

@@ -35,14 +35,16 @@ def serve_cmd(
     loopback the server refuses to start without a token unless --insecure-open
     says, in so many words, that its reads are open. Tokens have at least 16
     characters. Requests must name this host (loopback, --host, or COUNCIL_ALLOWED_HOSTS).
+    A connection's request head must arrive within COUNCIL_HTTP_HEADER_TIMEOUT_S (10 s)
+    and an idle keep-alive connection is closed after COUNCIL_HTTP_IDLE_TIMEOUT_S (5 s).
     """
-    import uvicorn
-
+    from council import httpserver
     from council.domain.results.stack import Serving
     from council.web.app import create_app
     from council.web.security import READ_TOKEN_ENV, TOKEN_ENV, Policy
 
     policy = Policy.from_env(bound_host=host)
+    timeouts = httpserver.Timeouts.from_env()
     if host not in LOOPBACK and not policy.reads_guarded:
         if not insecure_open:
             raise BadInput(
@@ -71,10 +73,7 @@ def serve_cmd(
         as_json,
         lambda d: console.print(f"serving {d['url']}  (reads {reads}; writes {writes})"),
     )
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_config=log_to_stderr(), timeout_graceful_shutdown=5, proxy_headers=False)
-    )
-    server.run(sockets=[sock])
+    httpserver.serve(app, sock, log_to_stderr(), timeouts)
 
 
 def bind(host: str, port: int) -> socket.socket:

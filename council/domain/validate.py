@@ -18,6 +18,7 @@ MAX_REASON = 2_000
 MAX_NAME = 100
 MAX_EVIDENCE_BYTES = 5 * 1024 * 1024
 MAX_REFERENCES = 200
+MAX_LINT_CHARS = 200_000  # the longest prose `lint` reads (the evidence cap: no summary is longer)
 
 
 def text(value: str | None, field: str, limit: int, *, allow_empty: bool = False) -> str:
@@ -29,6 +30,31 @@ def text(value: str | None, field: str, limit: int, *, allow_empty: bool = False
     if "\x00" in cleaned:
         raise BadInput(f"{field} contains a NUL character")
     return cleaned
+
+
+def lone_surrogate_at(value: object, where: str = "") -> str | None:
+    """Where in ``value`` (a JSON-shaped document: dicts, lists, text) a text holds a lone
+    surrogate — which JSON can spell (``"\\ud800"``) and an argument decoded from invalid
+    UTF-8 carries, but which no stored text can hold; None if nowhere."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "value"
+        return None
+    if isinstance(value, dict):
+        items: Iterable[tuple[object, object]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = lone_surrogate_at(key, where) or lone_surrogate_at(
+            item, f"{where}.{key}" if where else str(key)
+        )
+        if found:
+            return found
+    return None
 
 
 def choice(value: str, field: str, allowed: Iterable[str]) -> str:

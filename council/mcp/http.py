@@ -20,7 +20,7 @@ from typing import Any
 from mcp.server.fastmcp import FastMCP
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from council import httpguard
+from council import httpguard, httpserver
 
 
 class BearerGuard:
@@ -61,12 +61,15 @@ def guarded(app: ASGIApp, token: str, *, bound_host: str) -> ASGIApp:
 
 
 def serve(
-    server: FastMCP, sock: socket.socket, token: str, log_config: dict[str, Any], *, bound_host: str
+    server: FastMCP,
+    sock: socket.socket,
+    token: str,
+    log_config: dict[str, Any],
+    timeouts: httpserver.Timeouts,
+    *,
+    bound_host: str,
 ) -> None:
-    """Serve streamable HTTP on the bound socket until interrupted."""
-    import uvicorn
-
+    """Serve streamable HTTP on the bound socket until interrupted, every connection
+    bounded in time (``council.httpserver``)."""
     app = guarded(server.streamable_http_app(), token, bound_host=bound_host)
-    uvicorn.Server(
-        uvicorn.Config(app, log_config=log_config, timeout_graceful_shutdown=5, proxy_headers=False)
-    ).run(sockets=[sock])
+    httpserver.serve(app, sock, log_config, timeouts)

@@ -31,11 +31,12 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, ValidationError
 
+from council import config
 from council.bootstrap import Council, UnitOfWork
 from council.domain.agent_output import output_json_schema
 from council.domain.commands import RecordedRun
 from council.domain.results.base import Result
-from council.domain.validate import MAX_EVIDENCE_BYTES, first_error
+from council.domain.validate import MAX_EVIDENCE_BYTES, MAX_LINT_CHARS, first_error, lone_surrogate_at
 from council.errors import BadInput, CouncilError
 from council.services import outside
 from council.services.evidence import EvidenceInput, add_evidence, show_evidence
@@ -52,8 +53,6 @@ INSTRUCTIONS = (
 )
 # A request holds at most one evidence item at its cap, and JSON around it (as `council serve`).
 MAX_BODY_BYTES = MAX_EVIDENCE_BYTES + 1024 * 1024
-# The longest text `lint` reads (the evidence cap: a summary is never longer).
-MAX_LINT_CHARS = 200_000
 
 Id = Annotated[str, Field(description="a whole id or a unique prefix of at least 6 hex digits")]
 
@@ -72,6 +71,9 @@ class CouncilMCP(FastMCP[Any]):
         return outside.end_sessions(self.uow, self.holders.given())
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        where = lone_surrogate_at(arguments)
+        if where is not None:  # JSON can spell one; no stored text can hold it
+            return _error(BadInput(f"{name}: {where}: text holds a lone surrogate (not Unicode text)"))
         try:
             return await super().call_tool(name, arguments)
         except ToolError as exc:
@@ -81,7 +83,15 @@ class CouncilMCP(FastMCP[Any]):
                 return _error(BadInput(f"{name}: {first_error(cause)}"))
             if cause is None:  # an unknown tool
                 return _error(BadInput(str(exc)))
-            raise
+            if isinstance(cause, CouncilError):
+                return _error(cause)
+            # Never an answer without the contract's document, nor one that says nothing.
+            said = " ".join(str(cause).split())
+            return _error(
+                CouncilError(
+                    f"{name} failed: unexpected {type(cause).__name__}" + (f": {said}" if said else "")
+                )
+            )
 
 
 # The holder names made in one MCP session's run of the protocol (set by ``_end_each_session``).
@@ -133,13 +143,22 @@ def _end_each_session(server: CouncilMCP) -> None:
     low_level.run = run_then_end  # type: ignore[method-assign]
 
 
-def build_server(council: Council, *, host: str = "127.0.0.1", port: int = 8000) -> CouncilMCP:
-    """The server with its tools and resources, over the wired dependencies."""
+def build_server(
+    council: Council, *, host: str = "127.0.0.1", port: int = 8000, session_idle_s: float | None = None
+) -> CouncilMCP:
+    """The server with its tools and resources, over the wired dependencies. Over HTTP a
+    session with no request in flight for ``session_idle_s`` (default
+    ``COUNCIL_MCP_SESSION_IDLE_S``, else 600 s) is ended, and so are its unanswered runs."""
+    if session_idle_s is None:
+        session_idle_s = config.positive_seconds(
+            config.MCP_SESSION_IDLE_ENV, config.DEFAULT_MCP_SESSION_IDLE_S
+        )
     server = CouncilMCP(
         "council",
         instructions=INSTRUCTIONS,
         host=host,
         port=port,
+        session_idle_timeout=session_idle_s,
         max_request_body_size=MAX_BODY_BYTES,
         log_level="WARNING",  # on stderr; stdout is the protocol's (stdio)
     )

@@ -19,6 +19,7 @@ from uuid import UUID
 
 from pydantic import ValidationError
 
+from council import config
 from council.adapters.scheduler import Scheduler
 from council.domain import validate as v
 from council.domain.agent_output import AgentOutput
@@ -47,7 +48,11 @@ def end_sessions(uow: UnitOfWork, holders: Sequence[str]) -> list[UUID]:
     """The sessions of ``holders`` ended: every run they began and never answered
     ends failed, with the reason, so no begun run stays in flight forever."""
     with uow() as tx:
-        return tx.runs.abandon(holders, "the MCP session that began it ended before it submitted an output")
+        return tx.runs.abandon(
+            holders,
+            "the MCP session that began it ended (closed, dropped, or idle longer than "
+            f"{config.MCP_SESSION_IDLE_ENV}) before it submitted an output",
+        )
 
 
 def packet_for_run(

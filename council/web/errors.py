@@ -2,7 +2,8 @@
 
 Unknown ids are 404, other bad input 422 (shaped like FastAPI's own
 validation errors, so every 422 reads the same), a refused state change 409,
-a retryable database condition or missing configuration 503.
+a URL that could not be fetched 502 (one whose body is not readable text 422), a
+retryable database condition or missing configuration 503.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from council.errors import (
     ConfigError,
     Conflict,
     CouncilError,
+    FetchError,
     ImmutableRow,
     NotFound,
     StackError,
@@ -33,6 +35,7 @@ _STATUS: tuple[tuple[type[CouncilError], int], ...] = (
     (TransientDatabaseError, 503),
     (ConfigError, 503),
     (StackError, 503),
+    (FetchError, 502),
 )
 
 
@@ -64,6 +67,7 @@ def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
         403: "The read token, where a write needs the write token.",
         404: "An id that names nothing of the expected kind.",
         409: "The ledger refused the change in its current state.",
+        502: "A URL to fetch could not be fetched (deadline, network, its status, the size cap).",
         413: "The request body exceeds COUNCIL_API_MAX_BODY_BYTES; the connection is closed.",
         503: "Not available now (no broker configured, a retryable database condition).",
     }

@@ -41,7 +41,7 @@ def metrics_page() -> Response:
 class HttpMetrics:
     """Pure ASGI (it must not buffer a server-sent event stream); the route
     template, never the raw path, labels the observation, so ids do not
-    become label values."""
+    become label values (nor does a made-up method: ``metrics.observe_http``)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -22,10 +22,12 @@ from council.services.runs import close_run, record_run
 from council.services.threads import create_thread
 from council.web.errors import documented
 from council.web.models_create import ClaimIn, EdgeIn, EvidenceIn, NodeIn, RunIn, ThreadIn, VersionIn
-from council.web.wiring import Wired, require_write
+from council.web.wiring import Wired, require_write, unicode_body
 
 router = APIRouter(
-    dependencies=[Depends(require_write)], tags=["writes"], responses=documented(401, 403, 404, 409, 413, 503)
+    dependencies=[Depends(require_write), Depends(unicode_body)],
+    tags=["writes"],
+    responses=documented(401, 403, 404, 409, 413, 503),
 )
 
 
@@ -39,6 +41,7 @@ def thread_create(body: ThreadIn, wired: Wired) -> ThreadCreated:
     status_code=201,
     response_model=EvidenceAdded,
     summary="Attach evidence (text, or a URL fetched within a deadline); same content, same row",
+    responses=documented(502),
 )
 def evidence_add(thread_id: UUID, body: EvidenceIn, wired: Wired) -> EvidenceAdded:
     given = EvidenceInput(text=body.text, url=body.url, fetch=body.fetch, title=body.title)

@@ -17,9 +17,12 @@ from council.services.retraction import propose_retraction
 from council.services.reversal import change_validity
 from council.web.errors import documented
 from council.web.models import DispatchIn, ReasonIn
-from council.web.wiring import Wired, require_write
+from council.web.wiring import Wired, require_write, unicode_body
 
-router = APIRouter(dependencies=[Depends(require_write)], responses=documented(401, 403, 404, 409, 413, 503))
+router = APIRouter(
+    dependencies=[Depends(require_write), Depends(unicode_body)],
+    responses=documented(401, 403, 404, 409, 413, 503),
+)
 
 
 @router.post(

@@ -2,7 +2,7 @@
 
 Built once by :func:`council.web.app.create_app` and kept on ``app.state``;
 routes reach it through :func:`wiring`; read routes are guarded by
-:func:`require_read`, write routes by :func:`require_write`.
+:func:`require_read`, write routes by :func:`require_write` and :func:`unicode_body`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from council.bootstrap import Council, Scheduler, UnitOfWork
+from council.domain.validate import lone_surrogate_at
+from council.errors import BadInput
 from council.services.reversal import request_reverification
 from council.web.hub import EventHub
 from council.web.security import Policy
@@ -80,6 +82,21 @@ def require_read(wired: Wired, credentials: Credentials) -> None:
 def require_write(wired: Wired, credentials: Credentials) -> None:
     """Writes need the write token; with none configured they are refused."""
     _enforce(wired.policy, credentials, write=True)
+
+
+async def unicode_body(request: Request) -> None:
+    """A write's JSON body holds Unicode text only: a lone surrogate (``"\\ud800"``) is
+    refused, naming where, before any route reads it (FastAPI has parsed the body once
+    already; this reads its cached parse)."""
+    if not (await request.body()):
+        return
+    try:
+        document = await request.json()
+    except ValueError:
+        return  # not JSON: the route's own validation says so
+    where = lone_surrogate_at(document)
+    if where is not None:
+        raise BadInput(f"{where}: text holds a lone surrogate (not Unicode text)")
 
 
 def _enforce(policy: Policy, credentials: HTTPAuthorizationCredentials | None, *, write: bool) -> None:

@@ -4,6 +4,7 @@ every file or URL that cannot be read — with nothing written (docs/architectur
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -260,3 +261,20 @@ def test_dispatch_refuses_a_timeout_that_is_not_a_positive_number(
     with unit_of_work(engine) as conn:
         assert conn.execute(text("SELECT count(*) FROM dispatches")).scalar_one() == 0
         assert conn.execute(text("SELECT count(*) FROM agent_runs")).scalar_one() == 0
+
+
+def test_a_gzip_bomb_and_a_utf_7_page_are_one_line_each_and_write_nothing(
+    cli: CliRunner, engine: Engine, thread: str
+) -> None:
+    # Given a page of 64 MiB of zeros gzipped twice (a few kilobytes) and a page in UTF-7
+    bomb = gzip.compress(gzip.compress(bytes(64 * 1024 * 1024), 9), 9)
+    answers = {
+        "/bomb": ({"Content-Type": "text/plain", "Content-Encoding": "gzip, gzip"}, bomb),
+        "/utf-7": ({"Content-Type": "text/plain; charset=utf-7"}, b"a lone +2AA- surrogate"),
+    }
+    with serving(Site(answers=answers)) as base:
+        add = ("evidence", "add", "--thread", thread, "--allow-private", "--json", "--url")
+        # When each is added as evidence, then: the bomb stops at the cap (exit 1), UTF-7 is refused (exit 2)
+        assert "exceeds 5242880 bytes once decoded" in _one_line(cli(*add, base + "/bomb"), code=1)
+        assert "charset 'utf-7' is not supported" in _one_line(cli(*add, base + "/utf-7"), code=2)
+    assert _evidence_rows(engine) == 0

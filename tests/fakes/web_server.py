@@ -17,6 +17,8 @@ class Site:
 
     pages: dict[str, bytes] = field(default_factory=dict)
     redirects: dict[str, str] = field(default_factory=dict)
+    # Answers with headers of their own: path -> (headers, body as sent).
+    answers: dict[str, tuple[dict[str, str], bytes]] = field(default_factory=dict)
     requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Authorization)
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -40,6 +42,13 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
                 self._drip(b"x" * 10**6)
             elif self.path == "/drip-headers":  # not even the status line at once
                 self._drip(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Padding: " + b"y" * 10**6)
+            elif self.path in site.answers:
+                headers, sent = site.answers[self.path]
+                self.send_response(200)
+                for name, value in {**headers, "Content-Length": str(len(sent))}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(sent)
             elif self.path in site.pages:
                 body = site.pages[self.path]
                 self.send_response(200)

@@ -465,6 +465,26 @@ def test_metrics_count_requests_by_route_template(client: TestClient, seeded: Se
     assert str(seeded.run_id) not in body
 
 
+def _series(exposition: str) -> set[str]:
+    return {line.split(" ")[0] for line in exposition.splitlines() if line.startswith("council_http_")}
+
+
+def test_made_up_methods_and_paths_leave_the_metrics_series_bounded(client: TestClient) -> None:
+    # Given the series the metrics hold now (this process's earlier requests included)
+    before = _series(client.get("/metrics").text)
+    # When 3,000 requests come with made-up methods and paths, none authenticated
+    for i in range(1000):
+        client.request(f"BREW{i}", f"/threads/{i}", headers={"Authorization": ""})
+        client.request(f"X-{i}", "/health", headers={"Authorization": ""})
+        client.get(f"/made/up/{i}", headers={"Authorization": ""})
+    # Then at most a handful of series were added: method "other", route templates only
+    after = _series(client.get("/metrics").text)
+    added = after - before
+    assert len(added) <= 40, sorted(added)[:10]
+    assert not any("BREW" in series or "X-" in series or "/made/" in series for series in after)
+    assert any('method="other"' in series for series in added)
+
+
 def test_the_page_and_its_assets_are_served_from_the_package(client: TestClient) -> None:
     page = client.get("/")
     script = client.get("/static/app.js")

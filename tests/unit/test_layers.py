@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # Importable from every layer but the domain: errors, settings, the metrics registry and
-# the HTTP faces' guard.
+# the HTTP faces' guard and server.
 KERNEL = {
     "council",
     "council.errors",
@@ -24,6 +24,7 @@ KERNEL = {
     "council.files",
     "council.metrics",
     "council.httpguard",
+    "council.httpserver",
 }
 LAYER_OF = (  # first match wins: module prefix -> layer
     ("council.domain", "domain"),
