@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -30,7 +31,8 @@ class _LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(stderr=self._stderr)
+            # emoji off: a stored ":warning:" is shown as written, not as a picture
+            self._console = Console(stderr=self._stderr, emoji=False)
         return self._console
 
     def __getattr__(self, name: str) -> Any:
@@ -81,6 +83,32 @@ def declared_result(command: Callable[..., Any]) -> type | None:
 
 err_console = cast("Console", _LazyConsole(stderr=True))
 
+# Terminal control in stored text (docs/architecture.md §11: stored text is data
+# wherever it is shown): whole escape sequences first (CSI, OSC such as an OSC-8
+# hyperlink, DCS/SOS/PM/APC strings, in their 7-bit and C1 forms), then every
+# other C0/C1 control but newline and tab, and the bidirectional overrides.
+_SEQUENCES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI
+    r"|(?:\x1b[\]P^_X]|[\x90\x98\x9d-\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS, SOS, PM, APC
+    r"|\x1b[ -/]*[0-~]?"  # any other escape
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def without_controls(text: str) -> str:
+    """``text`` with terminal escape sequences and control characters removed
+    (newline and tab kept)."""
+    return _CONTROLS.sub("", _SEQUENCES.sub("", text))
+
+
+def inert(value: object) -> str:
+    """Stored text made safe to interpolate into a Rich markup string or a table
+    cell: control and escape sequences removed, markup escaped. Every human view
+    passes what it did not write itself through here."""
+    from rich.markup import escape
+
+    return escape(without_controls("" if value is None else str(value)))
+
 
 def _default(value: Any) -> Any:
     if isinstance(value, UUID):
@@ -109,15 +137,15 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) 
         return
     if render is not None:
         render(data)
-    else:
-        console.print_json(to_json(data))
+    else:  # json.dumps escapes C0 controls; a raw C1 control inside a string goes here
+        console.print_json(without_controls(to_json(data)))
 
 
 def fail(message: str, *, as_json: bool = False, code: int = 1) -> None:
     """One line on stderr (the caller exits with ``code``); under ``--json`` also the
     error document on stdout, so a script reading stdout always gets one document."""
     first_line = message.strip().splitlines()[0] if message.strip() else "error"
-    err_console.print(f"[bold red]error:[/] {first_line}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {inert(first_line)}", highlight=False, soft_wrap=True)
     if as_json:
         sys.stdout.write(to_json({"error": first_line, "code": code}) + "\n")
         sys.stdout.flush()
@@ -125,7 +153,7 @@ def fail(message: str, *, as_json: bool = False, code: int = 1) -> None:
 
 def warn(message: str) -> None:
     """One line on stderr that does not change the outcome."""
-    err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold yellow]warning:[/] {inert(message)}", highlight=False, soft_wrap=True)
 
 
 def fetch_command(thread_id: str, fetch: Any) -> str:
