@@ -46,6 +46,7 @@ from council.domain.agent_output import AgentOutput, cited_evidence
 from council.domain.profile import Profile
 from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput, Transient
+from council.known_secrets import redact
 from council.ledger.runs import TERMINAL
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.dispatch import compile_for
@@ -285,9 +286,10 @@ def _ask_and_apply(
                 usage[key] = usage.get(key, 0) + value
         cost += completion.cost_usd or 0.0
         usage["simulated"] = completion.simulated
-        keep_answer(uow, run.id, attempt, call, completion.text)
+        text = redact(completion.text, [])  # before anything of it is stored
+        keep_answer(uow, run.id, attempt, call, text)
         try:
-            output = AgentOutput.model_validate_json(json_text(completion.text))
+            output = AgentOutput.model_validate_json(json_text(text))
             if given is not None:
                 refuse_unread(output, given)
             return _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost if cost else None)
@@ -295,7 +297,7 @@ def _ask_and_apply(
             reason = _one_line(exc)
             if call == 0:
                 usage["reprompted"] = True
-                messages = reprompt(request, completion.text, reason)
+                messages = reprompt(request, text, reason)
                 continue
             usage.pop("simulated", None)
             raise _InvalidOutput(reason, usage) from exc
