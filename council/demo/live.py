@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from council.bootstrap import UnitOfWork
-from council.cli.output import inert, without_controls
+from council.domain.terminal import inert, without_controls
 from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import CouncilError
 from council.services.consolidation import groups_among

@@ -28,11 +28,11 @@ from uuid import UUID
 from rich.console import Console
 
 from council.bootstrap import Scheduler, UnitOfWork
-from council.cli.output import inert, without_controls
 from council.demo import scenario
 from council.demo.live import StepFailed, Watcher, finished
 from council.domain.commands import NewAction, NewNode, same_reading
 from council.domain.reentry_markdown import FetchHint, render_markdown
+from council.domain.terminal import inert, without_controls
 from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import CouncilError
 from council.services.claims import add_action

@@ -10,8 +10,11 @@ Postgres."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +47,47 @@ NOT_VIEWS = {
     "mcp": "a long-running MCP server",
     "demo": "starts a stack and runs a fixed scenario",
 }
+
+
+def _through_mcp(db_url: str, cwd: Path, thread: str, version: str) -> str:
+    """An outside agent whose name and model are hostile, over `council mcp` (stdio), claims
+    with a hostile rationale and forks with a hostile label; its run's id."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    env = {
+        "COUNCIL_DATABASE_URL": db_url,
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "council.cli", "mcp"], env=env, cwd=cwd
+    )
+
+    async def session() -> str:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+
+            async def call(tool: str, **arguments: Any) -> dict[str, Any]:
+                result = await client.call_tool(tool, arguments)
+                assert not result.isError, (tool, result.content)
+                return dict(json.loads(result.content[0].text))  # type: ignore[union-attr]
+
+            run = str(
+                (await call("begin_run", thread=thread, agent=HOSTILE, model=HOSTILE, provider="zhipu"))["id"]
+            )
+            output = {
+                "summary": HOSTILE,
+                "claims": [
+                    {"node_version_id": version, "type": "dispute", "confidence": 0.4, "rationale": HOSTILE}
+                ],
+                "forks": [
+                    {"kind": "node", "label": HOSTILE, "divergence_type": "claim", "at_version_id": version}
+                ],
+            }
+            await call("submit_output", run=run, output=output)
+            return run
+
+    return asyncio.run(session())
 
 
 def _app_commands() -> set[str]:
@@ -95,7 +139,7 @@ class Shown:
 
 
 def test_every_human_view_shows_hostile_text_literally(
-    cli: Any, engine: Engine, tmp_path: Path, redis_url: str
+    cli: Any, engine: Engine, db_url: str, tmp_path: Path, redis_url: str
 ) -> None:
     views = Shown(cli)
     # Given hostile text written through the CLI, in every field a person reads back
@@ -133,6 +177,8 @@ def test_every_human_view_shows_hostile_text_literally(
         HOSTILE,
         literal=False,
     )
+    # an outside agent over MCP: its name, model, rationale and fork label
+    outside = _through_mcp(db_url, tmp_path, thread, version)
     # a committed consolidation, its memory and a retraction proposal with a hostile reason
     ledger = Ledger(engine, UUID(thread))
     ledger.add_evidence("a first independent source")
@@ -288,6 +334,7 @@ def test_every_human_view_shows_hostile_text_literally(
     assert SHOWN[:40] in briefing
     views.human("profiles", literal=False)
     views.human("run show", run)
+    views.human("run show", outside)
     views.human("replay", str(consolidation), literal=False)
     views.human("replay", "--rule-set", stored, "--thread", thread, literal=False)
     for _ in range(2):  # the second names its idempotency key (quoted: controls shown escaped)

@@ -24,6 +24,7 @@ KERNEL = {
     "council.files",
     "council.metrics",
     "council.httpguard",
+    "council.known_secrets",
 }
 LAYER_OF = (  # first match wins: module prefix -> layer
     ("council.domain", "domain"),
