@@ -83,3 +83,23 @@ def redactor(extra: Iterable[str] = ()) -> Redactor:
 
 def redact(text: str, extra: Iterable[str] = ()) -> str:
     return redactor(extra).redact(text)
+
+
+@functools.cache
+def process_redactor() -> Redactor:
+    """The redactor of the secrets this process knew when it first wrote (the ledger's:
+    a changed environment is picked up by a restart, as `council restart` does)."""
+    return redactor()
+
+
+def redact_parameters(parameters: Any, redactor: Redactor) -> Any:
+    """A statement's bound parameters with every string (or JSON text) redacted."""
+    if isinstance(parameters, dict):
+        return {key: redact_parameters(value, redactor) for key, value in parameters.items()}
+    if isinstance(parameters, list | tuple):
+        return type(parameters)(redact_parameters(value, redactor) for value in parameters)
+    if isinstance(parameters, str):
+        return redactor.redact(parameters)
+    if hasattr(parameters, "obj") and hasattr(parameters, "dumps"):  # psycopg's Json / Jsonb
+        return type(parameters)(redact_parameters(parameters.obj, redactor), parameters.dumps)
+    return parameters
