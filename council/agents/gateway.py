@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 
 from council.agents import sim_params, simulated
 from council.agents.errors import PermanentLLMError, TransientLLMError
+from council.known_secrets import redact
 
 DEFAULT_TIMEOUT_S = 300.0
 NO_KEY = "council-no-key"  # sent to a profile's own api_base when it names no key variable
@@ -304,8 +305,7 @@ def _is_provider_error(exc: BaseException) -> bool:
 def _reason(exc: BaseException, secret: str) -> str:
     status = _status(exc)
     text = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
-    if secret:
-        text = text.replace(secret, "***")
+    text = redact(text, [secret])  # the key, and every other known secret, in any encoding
     text = re.sub(r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"',]+", r"\1***", text)
     return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 1] + "…"
 

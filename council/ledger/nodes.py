@@ -15,6 +15,7 @@ from council.domain.commands import IdRef, NewNode, NewVersion
 from council.domain.results.graph import StatusChanged, VersionCreated, VersionShown
 from council.domain.vocabulary import MANUAL_NODE_MOVES
 from council.errors import BadInput
+from council.known_secrets import process_redactor
 from council.ledger import tables as t
 from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
@@ -224,6 +225,7 @@ def _insert_version(
     status: str,
     run_id: UUID | None,
 ) -> Any:
+    content = process_redactor().redact(content)  # before its hash: the row and its address agree
     return (
         conn.execute(
             insert(t.node_versions)

@@ -28,7 +28,7 @@ import os
 import socket
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
@@ -46,6 +46,7 @@ from council.domain.agent_output import AgentOutput
 from council.domain.profile import Profile
 from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput, Transient
+from council.known_secrets import redact
 from council.ledger.runs import TERMINAL
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.dispatch import compile_for
@@ -291,7 +292,9 @@ def _ask_and_apply(
                 f"{profile.model}: the answer says simulated={completion.simulated}, "
                 f"the pinned executor simulated={profile.simulated}"
             )
-        keep_answer(uow, run.id, attempt, usage["calls"], kept_text(completion))
+        # Redacted before anything of it is stored or parsed (a key the model echoed).
+        completion = replace(completion, text=redact(completion.text, []))
+        keep_answer(uow, run.id, attempt, usage["calls"], redact(kept_text(completion), []))
         usage["calls"] += 1
         for key, value in (completion.usage or {}).items():
             if isinstance(value, int | float):

@@ -29,6 +29,7 @@ from council.agents.runtimes.trace import Trace, cut, opened
 from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
 from council.domain.agent_output import output_json_schema
 from council.domain.profile import Profile
+from council.known_secrets import redact
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR")
@@ -197,4 +198,5 @@ def _refuse_if_offline(profile: Profile) -> None:
 
 
 def _redacted(text: str, key: str) -> str:
-    return text.replace(key, "***") if key else text
+    """The key, and every other known secret, in any common encoding, taken out."""
+    return redact(text, [key])
