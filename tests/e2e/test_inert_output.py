@@ -177,6 +177,7 @@ def test_every_human_view_shows_hostile_text_literally(
         HOSTILE,
         literal=False,
     )
+    views.human("run close", run)  # its recorder closes it: it names the hostile agent
     # an outside agent over MCP: its name, model, rationale and fork label
     outside = _through_mcp(db_url, tmp_path, thread, version)
     # a committed consolidation, its memory and a retraction proposal with a hostile reason
