@@ -32,7 +32,18 @@ QUIET = {
     "DISABLE_ERROR_REPORTING": "1",
 }
 TOOLS = ("Read",)
-SETTINGS = {"sandbox": "read tools only, permission mode dontAsk", "allowed_tools": list(TOOLS)}
+SETTINGS_BY_SANDBOX = {
+    "landlock": {
+        "sandbox": "read tools only, permission mode dontAsk",
+        "council_sandbox": "landlock",
+        "allowed_tools": list(TOOLS),
+    },
+    "off": {
+        "sandbox": "read tools only, permission mode dontAsk",
+        "council_sandbox": "off",
+        "allowed_tools": list(TOOLS),
+    },
+}
 
 
 def command(executable: Path, model: str, settings: Mapping[str, Any], prompt: str) -> list[str]:

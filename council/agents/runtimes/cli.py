@@ -23,8 +23,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from council.agents.errors import PermanentLLMError, TransientLLMError
-from council.agents.runtimes import claude, codex, installed
+from council.agents.runtimes import claude, codex, confinement, installed
 from council.agents.runtimes.process import run_guarded
+from council.agents.runtimes.proxy import DUMMY_KEY
 from council.agents.runtimes.trace import Trace, cut, opened
 from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
 from council.domain.agent_output import output_json_schema
@@ -71,7 +72,8 @@ def output_schema() -> dict[str, Any]:
 
 
 def settings(profile: Profile, files: Sequence[EvidenceFile]) -> dict[str, Any]:
-    own = codex.SETTINGS if profile.runtime == "codex-cli" else claude.SETTINGS
+    table = codex.SETTINGS_BY_SANDBOX if profile.runtime == "codex-cli" else claude.SETTINGS_BY_SANDBOX
+    own = table[confinement.compiled()]
     return {
         **own,
         "max_turns": profile.max_turns,
@@ -99,6 +101,9 @@ def call(
     if missing:
         raise CliFailed(missing, trace)
     _refuse_if_offline(profile)
+    refused = confinement.refusal(request["settings"].get("council_sandbox"))
+    if refused:
+        raise CliFailed(refused, trace)
     key = ""
     if profile.api_key_env:
         key = os.environ.get(profile.api_key_env, "")
@@ -126,20 +131,24 @@ def _run(
     settings_ = request["settings"]
     login = not profile.api_key_env and not profile.api_base
     executable = installed.executable(runtime)
-    with attempt_dir(files, contents) as attempt:
+    confined = confinement.mode()
+    with attempt_dir(files, contents) as attempt, confinement.proxy_for(profile, key, login) as proxy:
+        api_base = proxy.base_url if proxy is not None else profile.api_base
         base = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         if runtime == "codex-cli":
             argv = codex.command(
-                executable, profile.model, settings_, profile.api_base, profile.api_key_env, prompt, attempt
+                executable, profile.model, settings_, api_base, profile.api_key_env, prompt, attempt
             )
             env = {**base, **codex.environment(attempt, profile.api_key_env, login)}
             if profile.api_key_env:
-                env[profile.api_key_env] = key
+                env[profile.api_key_env] = DUMMY_KEY if proxy is not None else key
             watch = codex.turn_watch(attempt.out / "events.jsonl", settings_.get("max_turns"))
         else:
             argv = claude.command(executable, profile.model, settings_, prompt)
-            env = {**base, **claude.environment(attempt, profile.api_base, key or None, login)}
+            cli_key = DUMMY_KEY if proxy is not None else key or None
+            env = {**base, **claude.environment(attempt, api_base, cli_key, login)}
             watch = claude.auth_watch(attempt.out / "events.jsonl")
+        argv, env["TMPDIR"], trace.sandbox = confinement.wrap(confined, argv, attempt, executable, proxy)
         finished = run_guarded(
             argv,
             cwd=attempt.work,
@@ -147,7 +156,7 @@ def _run(
             deadline_s=deadline_s,
             stdout=attempt.out / "events.jsonl",
             stderr=attempt.out / "stderr.txt",
-            watch=watch,
+            watch=confinement.watching(watch, proxy),
         )
         stdout = _redacted((attempt.out / "events.jsonl").read_text("utf-8", "replace"), key)
         stderr = _redacted((attempt.out / "stderr.txt").read_text("utf-8", "replace"), key)
@@ -158,6 +167,11 @@ def _run(
             text, failure = codex.read(stdout, attempt, trace), None
         else:
             text, failure = claude.read(stdout, trace)
+        if proxy is not None:
+            trace.errors += [f"council proxy refused {r}" for r in proxy.refused]
+            if proxy.failure:
+                trace.errors.insert(0, _redacted(proxy.failure, key))
+                failure = failure or confinement.UNREACHABLE
     answer = CliAnswer(text=_redacted(text or "", key), trace=trace, opened=opened(trace.files_read, files))
     _raise_for_failure(answer, failure, profile, deadline_s)
     return answer
@@ -173,6 +187,8 @@ def _raise_for_failure(answer: CliAnswer, failure: str | None, profile: Profile,
             + (f" (last said: {cut(said, 300)})" if said else ""),
             trace,
         )
+    if trace.stopped == confinement.UNREACHABLE or failure == confinement.UNREACHABLE:
+        raise CliTransient(f"{name}: {cut(trace.errors[0], 400)}", trace)
     if trace.stopped == "authentication refused":
         raise CliFailed(f"{name}: authentication refused: {cut(said, 400)}", trace)
     if trace.stopped == "turn limit" or failure == "error_max_turns":
