@@ -9,8 +9,9 @@ opened — or raises, with the trace: ``CliTimedOut`` (transient, the deadline
 passed: a server that never answers makes both CLIs retry forever) or
 ``CliFailed`` (permanent: not installed, authentication refused, turn limit,
 non-zero exit). Whether the answer is valid is Council's to decide, never the
-CLI's. The key is passed in the CLI's environment only, by the variable's name
-the profile gives; the worker's other variables are not passed on.
+CLI's. The key stays in this process, with the attempt's provider proxy
+(``confinement``); the CLI gets the proxy's URL and a dummy key, runs under
+Council's sandbox, and none of the worker's other variables.
 """
 
 from __future__ import annotations
