@@ -31,10 +31,16 @@ from sqlalchemy import Engine
 
 from tests.agent_clis import profiles_toml, require_agent_clis
 from tests.builders import Ledger
-from tests.e2e.conftest import Workers, council, serving
+from tests.e2e.conftest import Workers, council, rows, serving
 from tests.fakes.agent_model import LOOT, Recorder
 from tests.fakes.anthropic_server import fake_anthropic, hostile
 from tests.fakes.responses_server import fake_responses
+
+_CONFINED = (
+    "SELECT r.request->>'runtime', r.request->'settings'->>'council_sandbox', "
+    "r.request->'settings'->>'sandbox', t.trace->>'sandbox' LIKE 'landlock ABI %' "
+    "FROM agent_runs r JOIN run_traces t ON t.run_id = r.id"
+)
 
 
 def _pg_dump() -> str:
@@ -202,6 +208,11 @@ def test_a_hostile_model_finds_no_secret_through_either_cli(
     assert "council-no-key" in codex_sent
     sent = {"to codex's model": codex_sent.encode(), "to claude's model": claude_sent.encode()}
     assert _leaks(secrets, sent) == []
+    # And the request and the trace say what confined each CLI
+    assert sorted(tuple(r) for r in rows(engine, _CONFINED)) == [
+        ("claude-code", "landlock", "read tools only, permission mode dontAsk", True),
+        ("codex-cli", "landlock", "danger-full-access", True),
+    ]
     # And nothing stored, logged, printed or served holds one, though the loot itself was stored
     places = _everything_stored(owner_db_url, tmp_path)
     assert LOOT.encode() in places["pg_dump"]
@@ -229,3 +240,8 @@ def test_without_the_sandbox_the_same_hostile_model_finds_them(
     leaked = {name for name, _ in _leaks(secrets, sent)}
     assert {"redis", "postgres"} <= leaked, leaked
     assert result["runs"]
+    # And the request and the trace say the CLIs ran unsandboxed, Codex in its own read-only
+    assert sorted((r[0], r[1], r[2]) for r in rows(engine, _CONFINED)) == [
+        ("claude-code", "off", "read tools only, permission mode dontAsk"),
+        ("codex-cli", "off", "read-only"),
+    ]

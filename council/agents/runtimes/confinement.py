@@ -9,8 +9,9 @@ Two parts, put together for each attempt by ``cli``:
 - ``wrap``: the command run under Council's Landlock sandbox (``sandbox.py``):
   reads limited to the attempt's working directory, its home, the CLIs' install
   folder, Node's and a minimal system set; writes to its home and output
-  folder; TCP only to its proxy's port. ``COUNCIL_AGENT_SANDBOX=off`` runs it
-  without, logged as a warning on every attempt and recorded in its trace.
+  folder; TCP only to its proxy's port (to port 443 for a CLI on its own
+  login). ``COUNCIL_AGENT_SANDBOX=off`` runs it without, logged as a warning
+  on every attempt and recorded in its request and trace.
 """
 
 from __future__ import annotations
@@ -89,9 +90,10 @@ def wrap(
     reads = [str(attempt.work), *_install_dirs(executable)]
     reads += [os.environ[v] for v in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(v)]
     writes = [str(attempt.home), str(attempt.out)]
-    connect = [proxy.port] if proxy is not None else []
+    # a CLI on its own login reaches its provider over HTTPS itself: port 443, nothing local
+    connect = [proxy.port] if proxy is not None else [443]
     prefix = sandbox.wrapper(reads, writes, connect)
-    network = f"TCP only to its proxy (port {proxy.port})" if proxy is not None else "any TCP (its own login)"
+    network = f"TCP only to its proxy (port {proxy.port})" if proxy is not None else "TCP to port 443 only"
     described = (
         f"landlock ABI {sandbox.abi()}: reads its working directory, home, the CLI and Node installs and a "
         f"minimal system set; writes its home and output folder; {network}; no signals or ptrace outside"
