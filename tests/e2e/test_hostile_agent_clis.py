@@ -240,6 +240,9 @@ def test_without_the_sandbox_the_same_hostile_model_finds_them(
     leaked = {name for name, _ in _leaks(secrets, sent)}
     assert {"redis", "postgres"} <= leaked, leaked
     assert result["runs"]
+    # And the workers said so, loudly
+    logged = "".join(p.read_text(errors="replace") for p in tmp_path.glob("worker-*.log"))
+    assert "WITHOUT Council's sandbox" in logged
     # And the request and the trace say the CLIs ran unsandboxed, Codex in its own read-only
     assert sorted((r[0], r[1], r[2]) for r in rows(engine, _CONFINED)) == [
         ("claude-code", "off", "read tools only, permission mode dontAsk"),

@@ -70,7 +70,6 @@ class ProviderProxy:
         self.credential = credential
         self.refused: list[str] = []
         self.failure: str | None = None
-        self.forwarded = 0
         self._lock = threading.Lock()
         self._client = httpx.Client(timeout=_TIMEOUT, follow_redirects=False, trust_env=False)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -164,7 +163,6 @@ def _handler(proxy: ProviderProxy) -> type[BaseHTTPRequestHandler]:
                 self._error(502, f"council proxy: {reason}")
                 return
             try:
-                proxy.forwarded += 1
                 self.send_response(upstream.status_code)
                 for name, value in upstream.headers.multi_items():
                     if name.lower() not in _HOP:
