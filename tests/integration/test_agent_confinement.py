@@ -88,6 +88,33 @@ def test_the_sandbox_keeps_other_processes_environment_signals_and_ports_out_of_
         assert "signalled" not in done.stdout
 
 
+@needs_landlock
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="needs /usr/bin/python3 inside the sandbox")
+def test_the_sandbox_cannot_reach_a_unix_socket_by_its_path_but_keeps_its_own_pipes(
+    dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # Given a Unix socket listening outside the sandbox (as a database's does)
+    path = tmp_path / "db.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen(1)
+        script = (
+            "import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode()); "
+            f"c = socket.socket(socket.AF_UNIX); c.connect({str(path)!r}); print('connected')"
+        )
+        argv = [
+            *sandbox.wrapper([str(dirs["work"])], [str(dirs["home"])], []),
+            "--",
+            "/usr/bin/python3",
+            "-c",
+            script,
+        ]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    # Then its own socket pair works and the listening socket is out of reach
+    assert done.stdout.split() == ["pair"], done.stderr
+    assert "PermissionError" in done.stderr
+
+
 def test_a_kernel_without_landlock_refuses_cli_runs_unless_the_sandbox_is_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

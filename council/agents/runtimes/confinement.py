@@ -10,8 +10,9 @@ Two parts, put together for each attempt by ``cli``:
   reads limited to the attempt's working directory, its home, the CLIs' install
   folder, Node's and a minimal system set; writes to its home and output
   folder; TCP only to its proxy's port (to port 443 for a CLI on its own
-  login). ``COUNCIL_AGENT_SANDBOX=off`` runs it without, logged as a warning
-  on every attempt and recorded in its request and trace.
+  login); no Unix socket of its own making (seccomp).
+  ``COUNCIL_AGENT_SANDBOX=off`` runs it without, logged as a warning on every
+  attempt and recorded in its request and trace.
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ def wrap(
     prefix = sandbox.wrapper(reads, writes, connect)
     network = f"TCP only to its proxy (port {proxy.port})" if proxy is not None else "TCP to port 443 only"
     described = (
-        f"landlock ABI {sandbox.abi()}: reads its working directory, home, the CLI and Node installs and a "
-        f"minimal system set; writes its home and output folder; {network}; no signals or ptrace outside"
+        f"landlock ABI {sandbox.abi()} and seccomp: reads its working directory, home, the CLI and Node "
+        f"installs and a minimal system set; writes its home and output folder; {network}; no Unix "
+        "sockets; no signals or ptrace outside"
     )
     return [*prefix, "--", *argv], str(tmp), described
 

@@ -16,7 +16,9 @@ be lifted. Under it a process may
 - connect over TCP only to the ``--connect`` ports (kernel ABI 4 and later);
 - not send signals to, connect to the abstract Unix sockets of, or ptrace
   any process outside it (ABI 6 and later; ptrace is refused on every ABI),
-  which also keeps it from ``/proc/<pid>/environ`` of Council's processes.
+  which also keeps it from ``/proc/<pid>/environ`` of Council's processes;
+- not create a Unix socket (a seccomp filter: Landlock does not govern
+  connecting to one by its path, such as a database's), nor use io_uring.
 
 It does not hide what every process may see: ``uname``, the process list's
 ids, UDP (DNS). Standard library only (``ctypes`` syscalls), so it starts in
@@ -40,6 +42,7 @@ _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _RULESET_VERSION = 1  # LANDLOCK_CREATE_RULESET_VERSION
 _RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _ALL_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
@@ -167,7 +170,56 @@ def restrict(read: Sequence[str], write: Sequence[str], connect: Sequence[int]) 
             raise SandboxError(f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
     finally:
         os.close(fd)
+    _no_unix_sockets(libc)
     return version
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+# (AUDIT_ARCH, socket's syscall number) of the architectures the filter knows
+_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+_IO_URING_SETUP = 425
+_AF_UNIX = 1
+
+
+def _no_unix_sockets(libc: ctypes.CDLL) -> None:
+    """A seccomp filter: ``socket(AF_UNIX, …)`` fails with EACCES. Landlock does not govern
+    connecting to a Unix socket by its path (a database's, say), so the CLI may not make one
+    to connect with; ``socketpair`` (its own pipes) still works. ``io_uring_setup`` fails
+    too (its operations pass by seccomp), and so does every syscall of another ABI."""
+    arch = _ARCHES.get(platform.machine())
+    if arch is None:
+        raise SandboxError(f"no seccomp filter for {platform.machine()}")
+    audit_arch, socket_nr = arch
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, deny = 0x7FFF0000, 0x00050000 | 13  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EACCES
+    program = [
+        (ld, 0, 0, 4),  # 0: arch
+        (jeq, 0, 7, audit_arch),  # 1: another ABI -> deny
+        (ld, 0, 0, 0),  # 2: syscall number
+        (jge, 5, 0, 0x40000000),  # 3: x32 -> deny
+        (jeq, 4, 0, _IO_URING_SETUP),  # 4: -> deny
+        (jeq, 0, 2, socket_nr),  # 5: not socket -> allow
+        (ld, 0, 0, 16),  # 6: socket's domain (args[0], low half)
+        (jeq, 1, 0, _AF_UNIX),  # 7: AF_UNIX -> deny
+        (ret, 0, 0, allow),  # 8
+        (ret, 0, 0, deny),  # 9
+    ]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*i) for i in program])
+    fprog = _SockFprog(len(program), filters)
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise SandboxError(f"prctl(seccomp): {os.strerror(ctypes.get_errno())}")
 
 
 def _allow_path(libc: ctypes.CDLL, ruleset: int, path: str, access: int) -> None:
