@@ -133,7 +133,7 @@ def test_a_kernel_without_landlock_refuses_cli_runs_unless_the_sandbox_is_off(
 # ------------------------------------------------------------------ the provider proxy
 
 
-def test_the_proxy_adds_the_key_and_forwards_only_the_providers_routes() -> None:
+def test_the_proxy_adds_the_key_for_its_attempt_only_and_forwards_only_the_providers_routes() -> None:
     with (
         fake_anthropic("answer") as (upstream, seen),
         provider_proxy("claude-code", upstream, ("x-api-key", "sk-real")) as proxy,
@@ -142,25 +142,27 @@ def test_the_proxy_adds_the_key_and_forwards_only_the_providers_routes() -> None
         head = httpx.head(base + "/", timeout=10)
         call = httpx.post(
             base + "/v1/messages?beta=true",
-            headers={"x-api-key": DUMMY_KEY, "authorization": f"Bearer {DUMMY_KEY}"},
+            headers={"x-api-key": proxy.cli_key, "authorization": f"Bearer {DUMMY_KEY}"},
             json={"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": []},
             timeout=10,
         )
         others = [
+            httpx.post(base + "/v1/messages", json={}, timeout=10),  # another local process: no key
+            httpx.post(base + "/v1/messages", headers={"x-api-key": DUMMY_KEY}, json={}, timeout=10),
             httpx.get(base + "/v1/models", timeout=10),
             httpx.post(base + "/v1/complete", json={}, timeout=10),
             httpx.post(base + "/v1/messages/../../admin", json={}, timeout=10),
         ]
     assert head.status_code == 200
     assert call.status_code == 200 and "message_start" in call.text
-    assert [o.status_code for o in others] == [404, 404, 404]
+    assert [o.status_code for o in others] == [401, 401, 404, 404, 404]
     assert [(r["method"], r["path"]) for r in seen.requests] == [
         ("HEAD", "/"),
         ("POST", "/v1/messages?beta=true"),
     ]
     posted = seen.requests[1]["headers"]
     assert posted["x-api-key"] == "sk-real" and "authorization" not in posted
-    assert len(proxy.refused) == 3
+    assert len(proxy.refused) == 5 and proxy.cli_key.startswith(DUMMY_KEY + "-")
 
 
 def test_the_proxy_keeps_the_base_urls_path_and_sends_a_bearer_key_to_a_responses_server() -> None:
@@ -169,8 +171,9 @@ def test_the_proxy_keeps_the_base_urls_path_and_sends_a_bearer_key_to_a_response
         provider_proxy("codex-cli", upstream, ("authorization", "Bearer sk-real")) as proxy,
     ):
         assert proxy.base_url.endswith("/v1")
-        ok = httpx.post(proxy.base_url + "/responses", json={"input": []}, timeout=10)
-        refused = httpx.post(proxy.base_url + "/chat/completions", json={}, timeout=10)
+        key = {"authorization": f"Bearer {proxy.cli_key}"}
+        ok = httpx.post(proxy.base_url + "/responses", headers=key, json={"input": []}, timeout=10)
+        refused = httpx.post(proxy.base_url + "/chat/completions", headers=key, json={}, timeout=10)
     assert ok.status_code == 200 and "response.completed" in ok.text
     assert refused.status_code == 404
     assert [r["headers"]["authorization"] for r in seen.requests] == ["Bearer sk-real"]
@@ -226,7 +229,9 @@ def test_an_unreachable_provider_gets_a_502_at_once_and_the_reason() -> None:
         nowhere = f"http://127.0.0.1:{s.getsockname()[1]}"
     with provider_proxy("claude-code", nowhere, ("x-api-key", "sk-real")) as proxy:
         began = time.monotonic()
-        answer = httpx.post(proxy.base_url + "/v1/messages", json={}, timeout=30)
+        answer = httpx.post(
+            proxy.base_url + "/v1/messages", headers={"x-api-key": proxy.cli_key}, json={}, timeout=30
+        )
         took = time.monotonic() - began
     assert answer.status_code == 502 and took < 5
     assert "provider unreachable" in answer.json()["error"]["message"]

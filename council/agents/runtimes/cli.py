@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.runtimes import claude, codex, confinement, installed
 from council.agents.runtimes.process import run_guarded
-from council.agents.runtimes.proxy import DUMMY_KEY
 from council.agents.runtimes.trace import Trace, cut, opened
 from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
 from council.domain.agent_output import output_json_schema
@@ -142,11 +141,11 @@ def _run(
             )
             env = {**base, **codex.environment(attempt, profile.api_key_env, login)}
             if profile.api_key_env:
-                env[profile.api_key_env] = DUMMY_KEY if proxy is not None else key
+                env[profile.api_key_env] = proxy.cli_key if proxy is not None else key
             watch = codex.turn_watch(attempt.out / "events.jsonl", settings_.get("max_turns"))
         else:
             argv = claude.command(executable, profile.model, settings_, prompt)
-            cli_key = DUMMY_KEY if proxy is not None else key or None
+            cli_key = proxy.cli_key if proxy is not None else key or None
             env = {**base, **claude.environment(attempt, api_base, cli_key, login)}
             watch = claude.auth_watch(attempt.out / "events.jsonl")
         argv, env["TMPDIR"], trace.sandbox = confinement.wrap(confined, argv, attempt, executable, proxy)
@@ -159,8 +158,9 @@ def _run(
             stderr=attempt.out / "stderr.txt",
             watch=confinement.watching(watch, proxy),
         )
-        stdout = _redacted((attempt.out / "events.jsonl").read_text("utf-8", "replace"), key)
-        stderr = _redacted((attempt.out / "stderr.txt").read_text("utf-8", "replace"), key)
+        hidden = (key, proxy.cli_key if proxy is not None else "")
+        stdout = _redacted((attempt.out / "events.jsonl").read_text("utf-8", "replace"), *hidden)
+        stderr = _redacted((attempt.out / "stderr.txt").read_text("utf-8", "replace"), *hidden)
         trace.exit_status, trace.stopped = finished.exit_code, finished.stopped
         trace.duration_ms = int(finished.elapsed_s * 1000)
         trace.stderr_tail = cut(stderr.strip()[-1500:])
@@ -173,7 +173,9 @@ def _run(
             if proxy.failure:
                 trace.errors.insert(0, _redacted(proxy.failure, key))
                 failure = failure or confinement.UNREACHABLE
-    answer = CliAnswer(text=_redacted(text or "", key), trace=trace, opened=opened(trace.files_read, files))
+    answer = CliAnswer(
+        text=_redacted(text or "", *hidden), trace=trace, opened=opened(trace.files_read, files)
+    )
     _raise_for_failure(answer, failure, profile, deadline_s)
     return answer
 
@@ -213,5 +215,7 @@ def _refuse_if_offline(profile: Profile) -> None:
     raise CliFailed(f"offline: refusing to run {profile.runtime} for {profile.model} away from localhost")
 
 
-def _redacted(text: str, key: str) -> str:
-    return text.replace(key, "***") if key else text
+def _redacted(text: str, *secrets: str) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "***") if secret else text
+    return text

@@ -9,7 +9,9 @@ routes (``ROUTES``: the Responses call for the Codex CLI; the Messages call,
 its token count and the ``HEAD`` connectivity check for Claude Code) to the
 real base URL, with the CLI's own credential headers replaced by the real
 one, and streams the answer back as it comes (SSE included). Anything else
-gets a 404 and is noted. A provider it cannot reach gets a 502 saying so at
+gets a 404 and is noted; a request without the attempt's own dummy key (a
+random one when there is a real key to add) gets a 401, so no other local
+process can spend the key while the attempt runs. A provider it cannot reach gets a 502 saying so at
 once, and ``failure`` holds the reason, so the attempt stops instead of
 letting the CLI retry for minutes. The key stays in this process: the CLI's
 environment holds a dummy one.
@@ -17,7 +19,9 @@ environment holds a dummy one.
 
 from __future__ import annotations
 
+import hmac
 import json
+import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +31,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-DUMMY_KEY = "council-no-key"  # what the CLI holds instead of a key
+DUMMY_KEY = "council-no-key"  # what the CLI holds instead of a key (with a key: and a per-attempt suffix)
 MAX_BODY = 32 * 1024 * 1024
 ROUTES: dict[str, frozenset[tuple[str, str]]] = {
     # (method, path below the base URL's own path)
@@ -68,6 +72,9 @@ class ProviderProxy:
         self.prefix = parts.path.rstrip("/")
         self.routes = ROUTES[runtime]
         self.credential = credential
+        # With a real key to add, only the attempt's CLI may use it: another local process does
+        # not know this (worthless elsewhere) dummy. Without one there is nothing to guard.
+        self.cli_key = f"{DUMMY_KEY}-{secrets.token_hex(16)}" if credential is not None else DUMMY_KEY
         self.refused: list[str] = []
         self.failure: str | None = None
         self._lock = threading.Lock()
@@ -95,6 +102,13 @@ class ProviderProxy:
         if (method, path[len(self.prefix) :]) not in self.routes:
             return None
         return self.upstream_root + path + (f"?{query}" if query else "")
+
+    def admits(self, method: str, headers: Any) -> bool:
+        """Whether the request carries the attempt's dummy key (a HEAD check needs none)."""
+        if self.credential is None or method == "HEAD":
+            return True
+        given = headers.get("x-api-key") or (headers.get("authorization") or "").removeprefix("Bearer ")
+        return hmac.compare_digest(given.strip().encode(), self.cli_key.encode())
 
     def note_refused(self, method: str, target: str) -> None:
         with self._lock:
@@ -146,6 +160,10 @@ def _handler(proxy: ProviderProxy) -> type[BaseHTTPRequestHandler]:
                 self._error(
                     404, f"council proxy: {self.command} {self.path.partition('?')[0]} is not forwarded"
                 )
+                return
+            if not proxy.admits(self.command, self.headers):
+                proxy.note_refused(self.command, self.path + " (without the attempt's key)")
+                self._error(401, "council proxy: this endpoint serves one agent attempt only")
                 return
             body = self._body()
             if body is None:
