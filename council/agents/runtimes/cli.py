@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.runtimes import claude, codex, confinement, installed
 from council.agents.runtimes.process import run_guarded
+from council.agents.runtimes.proxy import BadUpstream
 from council.agents.runtimes.trace import Trace, cut, opened
 from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
 from council.domain.agent_output import output_json_schema
@@ -112,7 +113,7 @@ def call(
     files = [EvidenceFile(**f) for f in request["settings"].get("evidence_files") or []]
     try:
         return _run(request, profile, contents, files, trace, key, prompt=prompt, deadline_s=deadline_s)
-    except EvidenceMismatch as exc:
+    except (EvidenceMismatch, BadUpstream) as exc:
         raise CliFailed(str(exc), trace) from None
 
 

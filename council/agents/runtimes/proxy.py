@@ -59,6 +59,10 @@ _CREDENTIALS = frozenset({"authorization", "x-api-key", "api-key", "cookie"})
 _TIMEOUT = httpx.Timeout(connect=10.0, read=600.0, write=60.0, pool=10.0)
 
 
+class BadUpstream(ValueError):
+    """The profile's base URL is not one the proxy can forward to."""
+
+
 class ProviderProxy:
     """A running proxy: ``base_url`` for the CLI, ``port`` for the sandbox, what it refused,
     and ``failure`` once the provider could not be reached."""
@@ -66,9 +70,11 @@ class ProviderProxy:
     def __init__(self, runtime: str, upstream: str, credential: tuple[str, str] | None) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) base URL: {upstream!r}")
+            raise BadUpstream(f"the profile's api_base is not an http(s) URL (scheme {parts.scheme!r})")
         self.runtime = runtime
         self.upstream_root = f"{parts.scheme}://{parts.netloc}"
+        port = f":{parts.port}" if parts.port else ""
+        self.shown = f"{parts.scheme}://{parts.hostname}{port}"  # without any user-info, for reasons
         self.prefix = parts.path.rstrip("/")
         self.routes = ROUTES[runtime]
         self.credential = credential
@@ -176,7 +182,7 @@ def _handler(proxy: ProviderProxy) -> type[BaseHTTPRequestHandler]:
                 request = proxy._client.build_request(self.command, url, headers=headers, content=body)
                 upstream = proxy._client.send(request, stream=True)
             except httpx.HTTPError as exc:
-                reason = f"provider unreachable at {proxy.upstream_root}: {type(exc).__name__}: {exc}"
+                reason = f"provider unreachable at {proxy.shown}: {type(exc).__name__}: {exc}"
                 proxy.note_failure(reason)
                 self._error(502, f"council proxy: {reason}")
                 return
