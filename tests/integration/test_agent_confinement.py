@@ -171,6 +171,9 @@ def test_the_proxy_keeps_the_base_urls_path_and_sends_a_bearer_key_to_a_response
         provider_proxy("codex-cli", upstream, ("authorization", "Bearer sk-real")) as proxy,
     ):
         assert proxy.base_url.endswith("/v1")
+        assert (
+            httpx.head(proxy.base_url.removesuffix("/v1") + "/", timeout=10).status_code == 404
+        )  # not Codex's
         key = {"authorization": f"Bearer {proxy.cli_key}"}
         ok = httpx.post(proxy.base_url + "/responses", headers=key, json={"input": []}, timeout=10)
         refused = httpx.post(proxy.base_url + "/chat/completions", headers=key, json={}, timeout=10)
@@ -236,3 +239,22 @@ def test_an_unreachable_provider_gets_a_502_at_once_and_the_reason() -> None:
     assert answer.status_code == 502 and took < 5
     assert "provider unreachable" in answer.json()["error"]["message"]
     assert proxy.failure and nowhere in proxy.failure and "sk-real" not in proxy.failure
+
+
+def test_a_base_url_with_a_path_keeps_it_and_its_host_check_still_passes() -> None:
+    with (
+        fake_anthropic("answer") as (upstream, seen),
+        provider_proxy("claude-code", upstream + "/api/anthropic", ("x-api-key", "sk-real")) as proxy,
+    ):
+        assert proxy.base_url.endswith("/api/anthropic")
+        head = httpx.head(proxy.base_url.removesuffix("/api/anthropic") + "/", timeout=10)
+        key = {"x-api-key": proxy.cli_key}
+        call = httpx.post(proxy.base_url + "/v1/messages", headers=key, json={}, timeout=10)
+        outside = httpx.post(
+            proxy.base_url.removesuffix("/api/anthropic") + "/v1/messages", headers=key, json={}
+        )
+    assert head.status_code == 200 and call.status_code == 200 and outside.status_code == 404
+    assert [(r["method"], r["path"]) for r in seen.requests] == [
+        ("HEAD", "/"),
+        ("POST", "/api/anthropic/v1/messages"),
+    ]

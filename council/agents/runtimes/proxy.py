@@ -103,6 +103,8 @@ class ProviderProxy:
     def route(self, method: str, target: str) -> str | None:
         """The upstream URL for a request, or None when it is not one of the provider's routes."""
         path, _, query = target.partition("?")
+        if method == "HEAD" and path == "/" and ("HEAD", "/") in self.routes:
+            return self.upstream_root + "/"  # a connectivity check of the host, whatever the base path
         if not path.startswith(self.prefix):
             return None
         if (method, path[len(self.prefix) :]) not in self.routes:
