@@ -26,6 +26,7 @@ from sqlalchemy import Engine, func, select
 
 from council.adapters.scheduler import Recorder
 from council.agents.profiles import resolve
+from council.agents.runtimes import sandbox
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
@@ -299,6 +300,22 @@ def test_an_unreachable_provider_fails_the_run_at_once_with_the_reason(
     assert took < 30, took
     (trace,) = show_run(uow, run_id).trace or []
     assert trace.stopped in ("provider unreachable", None), trace.stopped
+
+
+def test_a_kernel_without_landlock_fails_the_run_saying_so_and_runs_no_cli(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a worker whose kernel has no Landlock (as this one would say), the sandbox on
+    ledger, _ = _thread(engine)
+    with _servers(monkeypatch, tmp_path, "answer") as seen:
+        run_id = _dispatch(uow, ledger.thread_id, "claude")
+        monkeypatch.setattr(sandbox, "abi", lambda: 0)
+        result = execute_run(uow, Recorder(), run_id)
+    # Then the run failed with the reason and how to opt out, and no CLI called the model
+    run = _run(engine, run_id)
+    assert result.status == "failed"
+    assert "no Landlock" in run["error"] and "COUNCIL_AGENT_SANDBOX=off" in run["error"], run["error"]
+    assert seen["claude"].requests == []
 
 
 def test_a_missing_cli_fails_the_run_saying_how_to_install_it(
