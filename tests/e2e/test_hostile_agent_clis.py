@@ -17,6 +17,7 @@ leak; before the provider proxy, ``env`` alone printed the key.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import uuid
@@ -218,6 +219,10 @@ def test_a_hostile_model_finds_no_secret_through_either_cli(
     assert LOOT.encode() in places["pg_dump"]
     places.update({f"printed {n}": text.encode() for n, text in enumerate(printed)})
     assert _leaks(secrets, places) == []
+    # And the attempt's own dummy key (worthless once the attempt ended) was redacted all the same
+    attempt_key = re.compile(rb"council-no-key-[0-9a-f]{32}")
+    assert attempt_key.search(codex_sent.encode())
+    assert [where for where, data in places.items() if attempt_key.search(data)] == []
 
 
 def test_without_the_sandbox_the_same_hostile_model_finds_them(
