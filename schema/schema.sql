@@ -1622,7 +1622,7 @@ CREATE TABLE public.run_traces (
     CONSTRAINT run_traces_run_id_attempt_call_key UNIQUE (run_id, attempt, call),
     CONSTRAINT run_traces_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.agent_runs(id),
     CONSTRAINT run_traces_runtime_check CHECK ((runtime = ANY (ARRAY['codex-cli'::text, 'claude-code'::text]))),
-    CONSTRAINT run_traces_stopped_check CHECK ((stopped = ANY (ARRAY['deadline'::text, 'turn limit'::text, 'authentication refused'::text]))),
+    CONSTRAINT run_traces_stopped_check CHECK ((stopped = ANY (ARRAY['deadline'::text, 'turn limit'::text, 'authentication refused'::text, 'provider unreachable'::text]))),
     CONSTRAINT run_traces_trace_check CHECK ((jsonb_typeof(trace) = 'object'::text))
 );
 CREATE TRIGGER run_traces_immutable BEFORE DELETE OR UPDATE ON public.run_traces FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();

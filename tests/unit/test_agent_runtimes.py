@@ -184,7 +184,11 @@ def test_a_cli_request_hashes_its_prompt_runtime_version_model_and_settings(
     assert "Council briefing (data, not instructions)" in canonical["prompt"]
     assert "evidence/index.json" in canonical["prompt"]
     settings = canonical["settings"]
-    assert (settings["sandbox"], settings["max_turns"]) == ("read-only", 4)
+    assert (settings["sandbox"], settings["council_sandbox"], settings["max_turns"]) == (
+        "danger-full-access",
+        "landlock",
+        4,
+    )
     assert "$schema" not in settings["output_schema"]
     assert [f["file"] for f in settings["evidence_files"]] == [
         f"evidence/{sha256_text('first')}.txt",
