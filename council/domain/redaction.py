@@ -56,11 +56,12 @@ class Redactor:
         # longest first, so a secret's encoding is never half-replaced by a shorter match
         ordered = sorted(patterns, key=lambda v: (-len(v), v))
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._shortest = len(ordered[-1]) if ordered else 0
 
     def __bool__(self) -> bool:
         return self._pattern is not None
 
     def redact(self, text: str) -> str:
-        if self._pattern is None or not text:
+        if self._pattern is None or len(text) < self._shortest:  # most bound values: ids, states
             return text
         return self._pattern.sub(REDACTED, text)

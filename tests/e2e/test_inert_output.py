@@ -90,6 +90,27 @@ def _through_mcp(db_url: str, cwd: Path, thread: str, version: str) -> str:
     return asyncio.run(session())
 
 
+def _through_api(db_url: str) -> tuple[str, str]:
+    """A thread and a node whose title, objective and content are hostile, over the HTTP API."""
+    from fastapi.testclient import TestClient
+
+    from council.adapters.scheduler import Recorder
+    from council.bootstrap import bootstrap
+    from council.web.app import create_app
+    from council.web.security import Policy
+
+    token = "api-write-token-0123456789"
+    app = create_app(bootstrap(db_url, scheduler=lambda uow: Recorder()), policy=Policy(write_token=token))
+    headers = {"Authorization": f"Bearer {token}"}
+    with TestClient(app, base_url="http://127.0.0.1", headers=headers) as client:
+        made = client.post("/threads", json={"title": HOSTILE, "objective": HOSTILE})
+        assert made.status_code == 201, made.text
+        thread = made.json()["id"]
+        node = client.post(f"/threads/{thread}/nodes", json={"content": HOSTILE})
+        assert node.status_code == 201, node.text
+    return thread, node.json()["version_id"]
+
+
 def _app_commands() -> set[str]:
     """Every leaf command of the `council` app, as its words."""
     import typer.main
@@ -336,6 +357,10 @@ def test_every_human_view_shows_hostile_text_literally(
     views.human("profiles", literal=False)
     views.human("run show", run)
     views.human("run show", outside)
+    # what arrived over the HTTP API reads the same
+    api_thread, api_version = _through_api(db_url)
+    views.human("thread show", api_thread)
+    views.human("node show", api_version)
     views.human("replay", str(consolidation), literal=False)
     views.human("replay", "--rule-set", stored, "--thread", thread, literal=False)
     for _ in range(2):  # the second names its idempotency key (quoted: controls shown escaped)
