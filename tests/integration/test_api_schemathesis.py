@@ -6,6 +6,8 @@ so the writes' bodies are exercised rather than refused at the door.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +24,8 @@ from council.web.security import Policy, allowed_hosts
 from tests.builders import ACTOR, Ledger
 
 TOKEN = "schemathesis-token"
-EXAMPLES = 8
+# Examples per operation; a deeper run: COUNCIL_SCHEMATHESIS_EXAMPLES=200 pytest this file.
+EXAMPLES = int(os.environ.get("COUNCIL_SCHEMATHESIS_EXAMPLES", "8"))
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE], ids=str)
