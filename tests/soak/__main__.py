@@ -129,6 +129,12 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             "with_runs_in_flight": sum(1 for f in fs if f["runs_after"]),
             "recovery_s": _spread([f["recovery_s"] for f in fs if f["runs_after"]]),
         }
+    quiet_by_kind: dict[str, list[float]] = {}
+    for r in results:
+        kinds = r.get("fault_kinds", [])
+        key = kinds[0] if len(kinds) == 1 else "mixed"
+        if r.get("quiescence_s") is not None:
+            quiet_by_kind.setdefault(key, []).append(r["quiescence_s"])
     heal = [
         r["stats"]["runs_done_after_heal_s"]
         for r in results
@@ -162,6 +168,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         "faults": dict(sorted(faults.items())),
         "faults_total": sum(faults.values()),
         "recovery_by_fault_kind": recovery,
+        "quiescent_after_heal_by_schedule_kind": {k: _spread(v) for k, v in sorted(quiet_by_kind.items())},
         "runs_done_after_heal_s": _spread(heal),
         "quiescent_after_heal_s": _spread(quiet),
         "unexpected_exits": sum(len(r.get("unexpected_exits", [])) for r in results),
