@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.soak.cluster import Cluster
+from tests.soak.faults import FAULT_WEIGHTS
 from tests.soak.schedule import Schedule
 
 
@@ -188,10 +189,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lease-s", type=float, default=6, help="COUNCIL_RUN_LEASE_S for the soak")
     p.add_argument("--sweep-s", type=float, default=2, help="COUNCIL_SWEEP_EVERY_S for the soak")
     p.add_argument("--time-budget-s", type=float, default=0, help="start no schedule after this long")
+    p.add_argument(
+        "--kinds",
+        default="",
+        help="the faults of every schedule, comma-separated, a kind once per fault (default: the seed's)",
+    )
     p.add_argument("--workdir", type=Path, default=None, help="default: a new temporary directory")
     args = p.parse_args(argv)
     if args.schedules < 1 or args.phase_s <= 0 or args.lease_s <= 0 or args.sweep_s <= 0:
         print("soak: --schedules, --phase-s, --lease-s and --sweep-s must be positive", file=sys.stderr)
+        return 2
+    kinds = [k for k in args.kinds.split(",") if k] or None
+    unknown = sorted(set(kinds or []) - set(FAULT_WEIGHTS))
+    if unknown:
+        print(f"soak: unknown fault kind(s) {unknown}; known: {sorted(FAULT_WEIGHTS)}", file=sys.stderr)
         return 2
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="council-soak-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -213,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             sweep_s=args.sweep_s,
             time_budget_s=args.time_budget_s,
             log=log,
+            kinds=kinds,
         )
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
