@@ -158,8 +158,11 @@ class Cluster:
         user = self._pg_user()
         if user:
             os.chown(self.pgdata, *user)
-            for p in (self.workdir, *self.workdir.parents):
-                os.chmod(p, os.stat(p).st_mode | 0o001)
+            os.chmod(self.workdir, os.stat(self.workdir).st_mode | 0o001)  # Postgres's user passes through
+            closed = [str(p) for p in self.workdir.parents if not os.stat(p).st_mode & 0o001]
+            if closed:  # never open up a directory the soak did not make
+                raise RuntimeError(f"Postgres runs as uid {user[0]} and cannot reach {self.workdir} "
+                                   f"through {closed[0]}: choose a --workdir under /tmp")  # fmt: skip
         subprocess.run(
             [
                 str(self.pg_bin() / "initdb"),
