@@ -13,7 +13,7 @@ CODEX_VERSION       := 0.171.0
 CLAUDE_CODE_VERSION := 2.1.197
 AGENT_CLIS_STAMP    := $(AGENT_CLIS)/.installed-codex-$(CODEX_VERSION)-claude-code-$(CLAUDE_CODE_VERSION)
 
-.PHONY: demo test check lint typecheck unit schema clean agent-clis agent-clis-if-npm
+.PHONY: demo test check lint typecheck unit schema clean agent-clis agent-clis-if-npm soak
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,13 @@ demo: $(STAMP)
 
 test: $(STAMP) check agent-clis-if-npm
 	$(BIN)/python -m pytest -q
+
+# The fault campaign as a standing test (tests/soak): SCHEDULES seeded schedules of faults against
+# Council as real processes on a private Postgres and Redis, each checked from the ledger.
+SCHEDULES ?= 50
+SEED      ?= 1
+soak: $(STAMP)
+	$(BIN)/python -m tests.soak --schedules $(SCHEDULES) --seed $(SEED) $(SOAK_ARGS)
 
 agent-clis: $(AGENT_CLIS_STAMP)
 

@@ -15,7 +15,8 @@ scheduler skips marked ids), and so must never outlive their message:
 
 - a mark is dropped again when its message could not be sent;
 - a task that retries marks its ids again, for as long as its retry can wait
-  (``RETRY_MARK_TTL_S``): the retry is a waiting message, and when it starts
+  (``RETRY_MARK_TTL_S``: the retry cap, plus a minute or one ``MARK_TTL_S``
+  when that is shorter): the retry is a waiting message, and when it starts
   it unmarks them as any start does. If it never comes (its worker died), the
   mark expires and the sweep re-enqueues the work;
 - every other mark expires after ``MARK_TTL_S``, a run's lease
@@ -47,7 +48,9 @@ EVALUATION = "council:evaluation-waiting:"
 CASCADE = "council:cascade-waiting:"
 REVERIFICATION = "council:reverification-waiting:"
 MARK_TTL_S = config.mark_ttl_s()
-RETRY_MARK_TTL_S = int(config.retry_policy().cap_s) + 60  # a retry's longest countdown, and time to start it
+# a retry's longest countdown, and time to start it: a minute, or one mark lifetime when that is shorter
+# (a retry whose worker died is then sent again as soon as any other orphaned work would be)
+RETRY_MARK_TTL_S = int(config.retry_policy().cap_s) + min(60, MARK_TTL_S)
 
 
 class Marks:
