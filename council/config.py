@@ -246,14 +246,29 @@ def mark_ttl_s() -> int:
 
 
 # How much evidence text an API run is given inline, in tokens (about 4 characters each):
-# whole items in the briefing's order while they fit; an item that does not fit is not given,
-# and a citation of it is refused (DESIGN §7: a run cites only what it read).
+# whole items in the briefing's order while they fit; an item that does not fit is read through
+# the read_evidence tool, and a citation of evidence neither given nor read is refused
+# (DESIGN §7: a run cites only what it read).
 INLINE_EVIDENCE_ENV = "COUNCIL_INLINE_EVIDENCE_TOKENS"
 DEFAULT_INLINE_EVIDENCE_TOKENS = 8000
+# How many tool rounds (answers that call read_evidence) an API run may take before its
+# final answer; each round may read several items.
+EVIDENCE_TOOL_TURNS_ENV = "COUNCIL_EVIDENCE_TOOL_TURNS"
+DEFAULT_EVIDENCE_TOOL_TURNS = 4
 
 
 def inline_evidence_tokens() -> int:
-    return int(_number(INLINE_EVIDENCE_ENV, DEFAULT_INLINE_EVIDENCE_TOKENS))
+    value = _number(INLINE_EVIDENCE_ENV, DEFAULT_INLINE_EVIDENCE_TOKENS)
+    if value < 0:
+        raise ConfigError(f"{INLINE_EVIDENCE_ENV} must be 0 or more")
+    return int(value)
+
+
+def evidence_tool_turns() -> int:
+    value = _number(EVIDENCE_TOOL_TURNS_ENV, DEFAULT_EVIDENCE_TOOL_TURNS)
+    if not 1 <= value <= 16:
+        raise ConfigError(f"{EVIDENCE_TOOL_TURNS_ENV} must be between 1 and 16")
+    return int(value)
 
 
 # How often a web process's event hub polls the log for settled events (the live

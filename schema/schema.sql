@@ -34,6 +34,19 @@ END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_apply_transition_v1() FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.council_claim_has_event_v1()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM events WHERE kind = 'claim.added' AND subject_id = NEW.id::text) THEN
+        RAISE EXCEPTION 'claim % has no claim.added event: a claim is written with its event', NEW.id
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NULL;
+END;
+$function$;
+
 CREATE OR REPLACE FUNCTION public.council_evaluation_id_v1(uuid, integer)
  RETURNS uuid
  LANGUAGE sql
@@ -797,6 +810,7 @@ CREATE TABLE public.claims (
     CONSTRAINT claims_run_id_node_version_id_key UNIQUE (run_id, node_version_id)
 );
 CREATE INDEX claims_node_version_idx ON public.claims USING btree (node_version_id, claim_type);
+CREATE CONSTRAINT TRIGGER claims_have_their_event AFTER INSERT ON public.claims DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.council_claim_has_event_v1();
 CREATE TRIGGER claims_immutable BEFORE DELETE OR UPDATE ON public.claims FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER claims_no_truncate BEFORE TRUNCATE ON public.claims FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.claims TO council_app;
@@ -1017,6 +1031,7 @@ CREATE TABLE public.events (
     CONSTRAINT events_pkey PRIMARY KEY (id),
     CONSTRAINT events_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
+CREATE INDEX events_claim_added_idx ON public.events USING btree (subject_id) WHERE (kind = 'claim.added'::text);
 CREATE INDEX events_review_unstaffed_idx ON public.events USING btree (subject_id) WHERE (kind = 'retraction.review_unstaffed'::text);
 CREATE INDEX events_thread_idx ON public.events USING btree (thread_id, id);
 CREATE INDEX events_thread_tail_idx ON public.events USING btree (thread_id, COALESCE(tx, '0'::xid8), id);
@@ -1607,7 +1622,7 @@ CREATE TABLE public.run_traces (
     CONSTRAINT run_traces_run_id_attempt_call_key UNIQUE (run_id, attempt, call),
     CONSTRAINT run_traces_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.agent_runs(id),
     CONSTRAINT run_traces_runtime_check CHECK ((runtime = ANY (ARRAY['codex-cli'::text, 'claude-code'::text]))),
-    CONSTRAINT run_traces_stopped_check CHECK ((stopped = ANY (ARRAY['deadline'::text, 'turn limit'::text, 'authentication refused'::text]))),
+    CONSTRAINT run_traces_stopped_check CHECK ((stopped = ANY (ARRAY['deadline'::text, 'turn limit'::text, 'authentication refused'::text, 'provider unreachable'::text]))),
     CONSTRAINT run_traces_trace_check CHECK ((jsonb_typeof(trace) = 'object'::text))
 );
 CREATE TRIGGER run_traces_immutable BEFORE DELETE OR UPDATE ON public.run_traces FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();

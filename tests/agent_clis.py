@@ -1,4 +1,5 @@
-"""The pinned agent CLIs in tests: skip (saying why) when they are not installed,
+"""The pinned agent CLIs in tests: skip (saying why) when they are not installed
+or the kernel has no Landlock for Council's sandbox,
 fail instead under ``COUNCIL_REQUIRE_AGENT_CLIS=1`` (set by ``.ci/run``); and the
 profiles that point them at the fake model servers of ``tests/fakes``."""
 
@@ -8,6 +9,7 @@ import os
 
 import pytest
 
+from council.agents.runtimes import sandbox
 from council.agents.runtimes.installed import PINNED, install_hint, installed_version
 
 REQUIRE_ENV = "COUNCIL_REQUIRE_AGENT_CLIS"
@@ -20,9 +22,11 @@ KEYS = {
 
 def missing() -> str | None:
     absent = [f"{p.package}@{p.version}" for r, p in PINNED.items() if installed_version(r) != p.version]
-    if not absent:
+    if absent:
+        return f"agent CLIs not installed: {', '.join(absent)}; {install_hint('codex-cli')}"
+    if os.environ.get(sandbox.MODE_ENV, "").lower() == "off":
         return None
-    return f"agent CLIs not installed: {', '.join(absent)}; {install_hint('codex-cli')}"
+    return sandbox.unavailable_reason()  # a CLI run needs Council's sandbox (Landlock)
 
 
 def require_agent_clis() -> None:

@@ -94,6 +94,27 @@ class Ledger:
         exposed_to: list[UUID] | tuple[UUID, ...] = (),
         round_no: int = 1,
     ) -> UUID:
+        """A run recorded by hand and closed by its recorder at once (``succeeded``); the
+        builder's :meth:`claim` still adds its claims, as its holder would have."""
+        from council.services.runs import close_run
+
+        run_id = self.open_run(
+            provider, agent, parent_run_id=parent_run_id, exposed_to=exposed_to, round_no=round_no
+        )
+        close_run(self.uow, run_id, actor=ACTOR)
+        return run_id
+
+    def open_run(
+        self,
+        provider: str = "anthropic",
+        agent: str | None = None,
+        *,
+        parent_run_id: UUID | None = None,
+        exposed_to: list[UUID] | tuple[UUID, ...] = (),
+        round_no: int = 1,
+        actor: str = ACTOR,
+    ) -> UUID:
+        """A run recorded by hand by ``actor``, still open: it takes its recorder's claims."""
         recorded = RecordedRun(
             thread=self.thread_id,
             agent=agent or provider,
@@ -103,7 +124,7 @@ class Ledger:
             exposed_to=tuple(exposed_to),
             round_no=round_no,
         )
-        return record_run(self.uow, recorded, actor=ACTOR).id
+        return record_run(self.uow, recorded, actor=actor).id
 
     def claim(
         self,

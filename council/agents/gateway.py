@@ -27,6 +27,7 @@ from the installed package, never fetched. The simulated provider
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
@@ -38,6 +39,7 @@ from urllib.parse import urlsplit
 
 from council.agents import sim_params, simulated
 from council.agents.errors import PermanentLLMError, TransientLLMError
+from council.known_secrets import redact
 
 DEFAULT_TIMEOUT_S = 300.0
 NO_KEY = "council-no-key"  # sent to a profile's own api_base when it names no key variable
@@ -65,12 +67,23 @@ _priced: set[str] = set()  # simulated models entered in litellm's price map
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One tool call a model asked for: its call id, the tool's name and its JSON arguments
+    as the model wrote them (data: the caller parses and checks them)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
 class Completion:
     text: str
     usage: dict[str, int] | None  # prompt_tokens, completion_tokens, total_tokens
     cost_usd: float | None  # None when litellm cannot price the model
     model: str  # as the provider reported it
     simulated: bool
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 def complete(
@@ -80,10 +93,13 @@ def complete(
     *,
     api_base: str | None = None,
     api_key_env: str = "",
+    tools: list[dict[str, Any]] | None = None,
 ) -> Completion:
     """One chat completion, one attempt. ``params`` go to litellm as they are
     (temperature, max_tokens, timeout, …); the endpoint is ``api_base`` and the
-    key the value of the variable ``api_key_env`` names."""
+    key the value of the variable ``api_key_env`` names. ``tools`` (OpenAI function
+    tools; litellm translates them for Anthropic and others) may be called: the calls
+    come back in ``Completion.tool_calls``."""
     is_simulated = model.startswith(simulated.MODEL_PREFIX)
     owned = sorted(_OWNED_PARAMS & set(params))
     if owned:
@@ -102,6 +118,8 @@ def complete(
         elif api_base:
             call["api_key"] = NO_KEY
     call.setdefault("timeout", DEFAULT_TIMEOUT_S)
+    if tools:
+        call["tools"] = tools
     _prepare_litellm()
     import litellm
 
@@ -181,8 +199,14 @@ def _prepare_litellm() -> None:
             def completion(self, *args: Any, **kwargs: Any) -> Any:
                 model = simulated.MODEL_PREFIX + str(kwargs["model"]).removeprefix(simulated.MODEL_PREFIX)
                 _price_as_free(model)
-                conformity = sim_params.conformity_of(kwargs.get("optional_params"))
-                reply = simulated.respond(model, kwargs["messages"], conformity=conformity)
+                optional = kwargs.get("optional_params") or {}
+                conformity = sim_params.conformity_of(optional)
+                reply = simulated.respond(
+                    model,
+                    kwargs["messages"],
+                    conformity=conformity,
+                    tools_offered=bool(optional.get("tools")),
+                )
                 # Simulated latency, spent waiting (COUNCIL_SIM_LATENCY: "2" or "2±0.5" seconds).
                 latency = sim_params.latency_s(sim_params.latency_spec(os.environ), reply.text)
                 warm_up = (kwargs.get("optional_params") or {}).get(_WARM_UP)
@@ -191,8 +215,7 @@ def _prepare_litellm() -> None:
                 response = litellm.ModelResponse(
                     model=model,
                     system_fingerprint="council-simulated",
-                    choices=[{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": reply.text}}],
+                    choices=[_simulated_choice(reply)],
                     usage=litellm.Usage(
                         prompt_tokens=reply.prompt_tokens,
                         completion_tokens=reply.completion_tokens,
@@ -219,6 +242,19 @@ def _prepare_litellm() -> None:
             {"provider": simulated.PROVIDER, "custom_handler": SimulatedLLM()},
         ]
         _registered = True
+
+
+def _simulated_choice(reply: simulated.SimulatedReply) -> dict[str, Any]:
+    """The simulated answer as a choice: its text, or its reads as read_evidence calls."""
+    if not reply.reads:
+        return {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply.text}}
+    calls = [
+        {"id": f"call_sim_{n}", "type": "function",
+         "function": {"name": "read_evidence", "arguments": json.dumps({"id": evidence_id})}}
+        for n, evidence_id in enumerate(reply.reads)
+    ]  # fmt: skip
+    message = {"role": "assistant", "content": None, "tool_calls": calls}
+    return {"index": 0, "finish_reason": "tool_calls", "message": message}
 
 
 def _price_as_free(model: str) -> None:
@@ -269,8 +305,7 @@ def _is_provider_error(exc: BaseException) -> bool:
 def _reason(exc: BaseException, secret: str) -> str:
     status = _status(exc)
     text = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
-    if secret:
-        text = text.replace(secret, "***")
+    text = redact(text, [secret])  # the key, and every other known secret, in any encoding
     text = re.sub(r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"',]+", r"\1***", text)
     return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 1] + "…"
 
@@ -292,7 +327,23 @@ def _completion(response: Any, model: str, is_simulated: bool) -> Completion:
         cost_usd=0.0 if is_simulated else _cost(response),
         model=str(getattr(response, "model", None) or model),
         simulated=is_simulated,
+        tool_calls=_tool_calls(choice.message if choice is not None else None),
     )
+
+
+def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    calls = getattr(message, "tool_calls", None) or []
+    found = []
+    for n, call in enumerate(calls):
+        function = getattr(call, "function", None)
+        found.append(
+            ToolCall(
+                id=str(getattr(call, "id", None) or f"call_{n}"),
+                name=str(getattr(function, "name", None) or ""),
+                arguments=str(getattr(function, "arguments", None) or ""),
+            )
+        )
+    return tuple(found)
 
 
 def _cost(response: Any) -> float | None:

@@ -28,6 +28,30 @@ FIELDS = ("runtime", "model", "provider", "api_base", "api_key_env", "params", "
 # Call parameters the gateway owns: the endpoint and key come from the profile's own keys,
 # and the one retry policy is the task's (litellm's and the SDK's retries stay off).
 RESERVED_PARAMS = frozenset({"model", "messages", "api_base", "base_url", "num_retries", "max_retries"})
+# The call parameters a profile may set, by the type of their value (docs/architecture.md
+# §11: secrets are recognised by an allow-list, not a deny-list of names): litellm's
+# sampling and length parameters, the simulated provider's conformity, and the Codex
+# CLI's reasoning overrides (its `-c key=value`). Anything else is refused by name.
+_NUMBER, _WHOLE, _WORD, _WORDS = "a number", "a whole number", "a word", "a string or a list of strings"
+PARAMS = {
+    "temperature": _NUMBER,
+    "top_p": _NUMBER,
+    "top_k": _WHOLE,
+    "max_tokens": _WHOLE,
+    "max_completion_tokens": _WHOLE,
+    "seed": _WHOLE,
+    "presence_penalty": _NUMBER,
+    "frequency_penalty": _NUMBER,
+    "stop": _WORDS,
+    "reasoning_effort": _WORD,
+    "timeout": _NUMBER,
+    "conformity": _NUMBER,
+    "model_reasoning_effort": _WORD,
+    "model_reasoning_summary": _WORD,
+    "model_verbosity": _WORD,
+}
+_A_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
+MAX_STOP = 4
 MAX_TURNS = 1000
 MAX_TIMEOUT_S = 86_400.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -156,6 +180,32 @@ def _check_params(where: str, params: Any) -> None:
     bad = _non_json(params, "params")
     if bad:
         raise ConfigError(f"{where}: {bad} must be a string, number, boolean, array or table")
+    unknown = sorted(str(name) for name in params if name not in PARAMS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: params.{', params.'.join(unknown)} refused: not a known non-secret call parameter "
+            f"(allowed: {', '.join(PARAMS)})"
+        )
+    for name, value in params.items():
+        if not _param_fits(PARAMS[name], value):
+            raise ConfigError(f"{where}: params.{name} must be {PARAMS[name]}")
+
+
+def _param_fits(kind: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if kind == _NUMBER:
+        return isinstance(value, int | float)
+    if kind == _WHOLE:
+        return isinstance(value, int)
+    if kind == _WORD:
+        return isinstance(value, str) and bool(_A_WORD.match(value))
+    items = [value] if isinstance(value, str) else value
+    return (
+        isinstance(items, list)
+        and len(items) <= MAX_STOP
+        and all(isinstance(item, str) and 0 < len(item) <= 64 for item in items)
+    )
 
 
 def _non_json(value: Any, path: str) -> str | None:

@@ -112,6 +112,8 @@ class SimulatedReply:
     text: str
     prompt_tokens: int
     completion_tokens: int
+    # A tool round instead of an answer: the evidence ids to read with read_evidence.
+    reads: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -167,11 +169,24 @@ class _Briefing:
 
 
 def respond(
-    model: str, messages: Sequence[Mapping[str, Any]], *, conformity: float | None = None
+    model: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    conformity: float | None = None,
+    tools_offered: bool = False,
 ) -> SimulatedReply:
     """The simulated answer to one chat request (pure and deterministic;
-    ``conformity`` as in the module's docstring)."""
+    ``conformity`` as in the module's docstring). Offered the ``read_evidence`` tool with
+    evidence left out of its briefing, the simulated agent first reads it (up to 8 items,
+    one tool round), then answers citing only what it was given or read."""
     texts = [(str(m.get("role")), _text(m.get("content"))) for m in messages]
+    if tools_offered and not any(role == "tool" for role, _ in texts):
+        raw = next((f for role, t in reversed(texts) if role == "user" and (f := _fenced_json(t))), {})
+        unread = [str(e) for e in _list(raw.get("evidence_not_given"))][:8]
+        if unread:
+            return SimulatedReply(
+                "", sum(estimate_tokens(t) for _, t in texts), 8 * len(unread), tuple(unread)
+            )
     rng = random.Random(int(canonical_sha256({"model": model, "messages": texts}), 16))  # noqa: S311
     name = model.removeprefix(MODEL_PREFIX)
     briefing = _briefing(texts, default_agent=name)
@@ -212,6 +227,16 @@ def _fenced_json(text: str) -> dict[str, Any] | None:
     return None
 
 
+def _read_id(tool_result: str) -> str | None:
+    """The evidence id a read_evidence result carries, if it is one."""
+    try:
+        document = json.loads(tool_result)
+    except ValueError:
+        return None
+    found = document.get("evidence_id") if isinstance(document, dict) else None
+    return str(found) if found else None
+
+
 def _briefing(texts: Sequence[tuple[str, str]], *, default_agent: str) -> _Briefing:
     raw: dict[str, Any] = {}
     for role, text in reversed(texts):
@@ -227,10 +252,11 @@ def _briefing(texts: Sequence[tuple[str, str]], *, default_agent: str) -> _Brief
         if isinstance(h, Mapping) and h.get("version_id")
     ]
     evidence = [str(e["id"]) for e in _list(packet.get("evidence")) if isinstance(e, Mapping) and e.get("id")]
-    if "evidence_texts" in raw:  # an API briefing: the simulated agent cites only what it was given to read
+    if "evidence_texts" in raw:  # an API briefing: the simulated agent cites only what it read
         given = {
             str(e["id"]) for e in _list(raw.get("evidence_texts")) if isinstance(e, Mapping) and e.get("id")
         }
+        given |= {read for role, text in texts if role == "tool" and (read := _read_id(text))}
         evidence = [e for e in evidence if e in given]
     return _Briefing(
         agent=str(raw.get("agent") or default_agent),

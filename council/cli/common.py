@@ -13,7 +13,7 @@ import typer
 if TYPE_CHECKING:
     from council.bootstrap import Council, UnitOfWork
 
-from council.cli.output import console
+from council.cli.output import console, inert
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
 
@@ -65,12 +65,12 @@ def record(title: str, keys: list[str]) -> Callable[[Any], None]:
     def render(data: Any) -> None:
         from rich.table import Table
 
-        table = Table(title=title, show_header=False, title_justify="left")
+        table = Table(title=inert(title), show_header=False, title_justify="left")
         table.add_column(style="bold cyan")
         table.add_column(overflow="fold")
         for key in keys:
             if key in data and data[key] is not None:
-                table.add_row(key, _short(data[key]))
+                table.add_row(inert(key), inert(_short(data[key])))
         console.print(table)
 
     return render
@@ -83,11 +83,11 @@ def rows(title: str, columns: list[str], key: str = "items") -> Callable[[Any], 
         from rich.table import Table
 
         items = data[key] if isinstance(data, dict) else data
-        table = Table(title=title, title_justify="left")
+        table = Table(title=inert(title), title_justify="left")
         for column in columns:
-            table.add_column(column, overflow="fold")
+            table.add_column(inert(column), overflow="fold")
         for item in items:
-            table.add_row(*(_short(item.get(column)) for column in columns))
+            table.add_row(*(inert(_short(item.get(column))) for column in columns))
         console.print(table)
         if not items:
             console.print("[dim](none)[/]")

@@ -8,7 +8,7 @@ import typer
 
 from council.cli import render
 from council.cli.common import JsonOpt, actor, rows, touched_memory, uow
-from council.cli.output import console, emit, returns
+from council.cli.output import console, emit, inert, returns
 from council.errors import BadInput
 
 memory_app = typer.Typer(help="Stable memory projected from consolidations.", no_args_is_help=True)
@@ -18,12 +18,13 @@ def _render_decision(data: dict[str, Any]) -> None:
     colour = {"committed": "green", "already_consolidated": "cyan", "would_commit": "green"}.get(
         data["outcome"], "yellow"
     )
-    console.print(f"[bold {colour}]{data['outcome']}[/]  node version {data['node_version_id']}")
+    version = inert(data["node_version_id"])
+    console.print(f"[bold {colour}]{inert(data['outcome'])}[/]  node version {version}")
     if data.get("consolidation_id"):
-        console.print(f"consolidation {data['consolidation_id']}")
+        console.print(f"consolidation {inert(data['consolidation_id'])}")
     for reason in data.get("reasons", []):
         mark = "[green]✓[/]" if reason["ok"] else "[red]✗[/]"
-        console.print(f"  {mark} {reason['rule']}: {reason['detail']}")
+        console.print(f"  {mark} {inert(reason['rule'])}: {inert(reason['detail'])}")
 
 
 @returns("council.domain.results.consolidation:Evaluated")
@@ -72,11 +73,11 @@ def replay_cmd(
 
     def render(data: dict[str, Any]) -> None:
         verdict = "[green]match[/]" if data["match"] else "[red]MISMATCH[/]"
-        console.print(f"{verdict}  {data['kind']} {data['id']}")
-        console.print(f"  stored   {data['snapshot_sha256']}  ({data['stored_outcome']})")
-        console.print(f"  replayed {data['replayed_sha256']}  ({data['replayed_outcome']})")
+        console.print(f"{verdict}  {inert(data['kind'])} {inert(data['id'])}")
+        console.print(f"  stored   {data['snapshot_sha256']}  ({inert(data['stored_outcome'])})")
+        console.print(f"  replayed {data['replayed_sha256']}  ({inert(data['replayed_outcome'])})")
         if data["differences"]:
-            console.print(f"  differs in: {', '.join(data['differences'])}")
+            console.print(f"  differs in: {inert(', '.join(data['differences']))}")
 
     emit(result, as_json, render)
     if not result.match:

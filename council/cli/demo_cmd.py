@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from council.cli.common import JsonOpt
-from council.cli.output import console, emit, err_console, fetch_command, returns
+from council.cli.output import console, emit, err_console, fetch_command, inert, returns, without_controls
 
 COST_PAUSE_S = 5
 
@@ -34,7 +34,7 @@ def demo_cmd(
     if real:
         _warn_cost(out, [f"{p.name} ({p.model})" for p in real], pause=not as_json and sys.stdin.isatty())
 
-    started = stack.up(progress=lambda message: out.print(f"[dim]·[/] {message}", highlight=False))
+    started = stack.up(progress=lambda message: out.print(f"[dim]·[/] {inert(message)}", highlight=False))
     ours = [c for c in started["components"].values() if c.get("started_by_us")]
     already_running = all(c.get("reused") for c in ours)
     stop = not keep and not already_running
@@ -61,7 +61,7 @@ def demo_cmd(
 
 def _warn_cost(out: Console, models: list[str], *, pause: bool) -> None:
     out.print(
-        f"[yellow]cost:[/] real models will be called — {', '.join(models)} — for about 12 runs, "
+        f"[yellow]cost:[/] real models will be called — {inert(', '.join(models))} — for about 12 runs, "
         "billed to your API keys. COUNCIL_SIMULATE=always runs the offline simulated provider instead."
     )
     if pause:
@@ -88,23 +88,24 @@ def _render(data: dict[str, Any]) -> None:
     for step in data["steps"]:
         mark = "[green]✓[/]" if step["ok"] else "[red]✗[/]"
         console.print(
-            f"{mark} {step['name']} ({step['seconds']} s)" + (f": {step['error']}" if step["error"] else "")
+            f"{mark} {inert(step['name'])} ({step['seconds']} s)"
+            + (f": {inert(step['error'])}" if step["error"] else "")
         )
     if data["simulated"]:
-        console.print(f"[yellow]simulated:[/] {', '.join(data['simulated'])} (no API key set)")
+        console.print(f"[yellow]simulated:[/] {inert(', '.join(data['simulated']))} (no API key set)")
     verdict = "[green]demo succeeded[/]" if data["ok"] else "[red]demo failed[/]"
     console.print(f"{verdict} (its steps took {data['elapsed_s']} s)")
     if data["page_url"] and data["stack"]["left_running"]:
-        console.print(f"live page: {data['page_url']}")
+        console.print(f"live page: {inert(data['page_url'])}")
     where = "the stack is still running" if data["stack"]["left_running"] else "after `council up`"
     console.print(f"Look closer ({where}):")
     for command in data["look_closer"]:
-        console.print(f"  {command}", highlight=False)
+        console.print(f"  {inert(command)}", highlight=False)
     told = memory_section(data["reentry_markdown"] or "")
     if told:
         console.print("What the next session is told (the reentry packet's memory):")
         for line in told:
-            console.print(f"  {line}", markup=False, highlight=False)
+            console.print(f"  {without_controls(line)}", markup=False, highlight=False)
 
 
 def memory_section(markdown: str) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from council.cli.common import JsonOpt, actor, rows, uow
-from council.cli.output import console, emit, returns
+from council.cli.output import console, emit, inert, returns
 from council.errors import BadInput
 from council.files import read_regular
 
@@ -65,23 +65,25 @@ def counterfactual_replay(rule_set: str, thread: str | None, since: str | None, 
 
     def render(data: dict[str, Any]) -> None:
         console.print(
-            f"[bold]{data['rule_set_id']}[/]: {len(data['changed'])} of {data['compared']} stored "
+            f"[bold]{inert(data['rule_set_id'])}[/]: {len(data['changed'])} of {data['compared']} stored "
             f"decision(s) would change ({data['reproduced']} reproduced under their pinned rules)"
         )
         for change in data["changed"]:
             console.print(
-                f"  {change['kind']} {change['id']}  version {change['node_version_id']}: "
-                f"{change['stored_outcome']} → [bold]{change['counterfactual_outcome']}[/]"
+                f"  {inert(change['kind'])} {inert(change['id'])}  "
+                f"version {inert(change['node_version_id'])}: "
+                f"{inert(change['stored_outcome'])} → [bold]{inert(change['counterfactual_outcome'])}[/]"
             )
             after = {r["rule"]: r for r in change["counterfactual_reasons"]}
             for rule in change["rules_changed"]:
                 reason = after.get(rule)
                 mark = "[green]✓[/]" if reason and reason["ok"] else "[red]✗[/]"
-                console.print(f"      {mark} {rule}: {reason['detail'] if reason else 'not applied'}")
+                detail = inert(reason["detail"] if reason else "not applied")
+                console.print(f"      {mark} {inert(rule)}: {detail}")
         if data["not_reproduced"]:
             console.print(
                 f"[red]{len(data['not_reproduced'])} decision(s) did not reproduce[/] "
-                "(see `council replay ID`): " + ", ".join(data["not_reproduced"])
+                "(see `council replay ID`): " + inert(", ".join(data["not_reproduced"]))
             )
         console.print(f"[dim]report {data['report_sha256']}[/]")
 
@@ -117,7 +119,7 @@ def rule_set_add_cmd(
 
     def render(data: dict[str, Any]) -> None:
         shown = data["rule_set"]
-        console.print(f"rule set {shown['id']} " + ("stored" if data["created"] else "already stored"))
+        console.print(f"rule set {inert(shown['id'])} " + ("stored" if data["created"] else "already stored"))
         if shown["provenance"]:
             console.print(f"  motivated by report {shown['provenance']['report_sha256']}")
         if shown["pinned"]:
@@ -158,7 +160,8 @@ def stances_cmd(
 
     def render(data: dict[str, Any]) -> None:
         console.print(
-            "  ".join(f"{name} [bold]{count}[/]" for name, count in data["counts"].items()), highlight=False
+            "  ".join(f"{inert(name)} [bold]{count}[/]" for name, count in data["counts"].items()),
+            highlight=False,
         )
         rows(
             "stance changes",
@@ -197,7 +200,7 @@ def calibration_cmd(
                 )
                 for b in model["reliability"]
             ]
-            console.print(f"  {model['model']}  " + "  ".join(cells), highlight=False)
+            console.print(f"  {inert(model['model'])}  " + "  ".join(cells), highlight=False)
 
     emit(result, as_json, render)
 

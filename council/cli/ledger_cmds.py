@@ -9,7 +9,7 @@ import typer
 
 from council.cli import render
 from council.cli.common import JsonOpt, actor, record, rows, uow
-from council.cli.output import console, emit, returns
+from council.cli.output import console, emit, inert, returns
 
 thread_app = typer.Typer(
     help="Open and inspect threads (a question and its objective).", no_args_is_help=True
@@ -55,7 +55,7 @@ def _thread_record(title: str, keys: list[str]) -> Callable[[Any], None]:
 
     def shown(data: Any) -> None:
         table(data)
-        console.print(f"review: {render.escape(data['review']['description'])}")
+        console.print(f"review: {inert(data['review']['description'])}")
 
     return shown
 
@@ -79,12 +79,12 @@ def thread_review(
         result = set_review(uow(), thread_id, set_to, agents=agents, actor=actor(), reason=reason)
 
     def shown(data: dict[str, Any]) -> None:
-        console.print(f"thread {data['thread_id']}: [bold]{render.escape(data['current']['description'])}[/]")
+        console.print(f"thread {data['thread_id']}: [bold]{inert(data['current']['description'])}[/]")
         for item in data["history"]:
             why = f" — {item['reason']}" if item["reason"] else ""
             who = ",".join(item["agents"]) if item["agents"] else "thread"
             line = f"{item['review']:<8} {who:<16} {item['actor']}{why}"
-            console.print(f"  {item['set_at']}  {render.escape(line)}")
+            console.print(f"  {item['set_at']}  {inert(line)}")
 
     emit(result, as_json, shown)
 

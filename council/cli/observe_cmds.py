@@ -11,7 +11,7 @@ import typer
 
 from council.cli.common import JsonOpt, actor, uow
 from council.cli.learning_cmds import rule_set_ref
-from council.cli.output import console, emit, err_console, returns
+from council.cli.output import console, emit, err_console, inert, returns, without_controls
 from council.errors import BadInput
 from council.files import read_regular
 
@@ -50,13 +50,14 @@ def import_cmd(
     def render(data: dict[str, Any]) -> None:
         if data["created"]:
             console.print(
-                f"imported {data['records']} record(s), {data['turns']} turn(s) from {data['file_name']} "
+                f"imported {data['records']} record(s), {data['turns']} turn(s) "
+                f"from {inert(data['file_name'])} "
                 f"(sha256 {data['file_sha256'][:12]}, import {data['import_id']})"
             )
-            console.print("read them with: council eval --tag file:" + data["file_name"])
+            console.print("read them with: council eval --tag file:" + inert(data["file_name"]))
         else:
             console.print(
-                f"{data['file_name']} was imported before (import {data['import_id']}, "
+                f"{inert(data['file_name'])} was imported before (import {data['import_id']}, "
                 f"{data['records']} record(s)): nothing written"
             )
 
@@ -95,9 +96,9 @@ def resolve_cmd(
 
     def render(data: dict[str, Any]) -> None:
         console.print(
-            f"node version {data['node_version_id']} resolved {str(data['outcome']).lower()} "
-            f"(resolution {data['id']})"
-            + (f", superseding {data['supersedes']}" if data["supersedes"] else "")
+            f"node version {inert(data['node_version_id'])} resolved {inert(str(data['outcome']).lower())} "
+            f"(resolution {inert(data['id'])})"
+            + (f", superseding {inert(data['supersedes'])}" if data["supersedes"] else "")
         )
 
     emit(result, as_json, render)
@@ -134,7 +135,6 @@ def _pct(value: float | None) -> str:
 
 
 def _render_eval(data: dict[str, Any]) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     console.print(f"{data['resolved']} resolved record(s) of {data['records']}")
@@ -142,7 +142,7 @@ def _render_eval(data: dict[str, Any]) -> None:
     for name, figures in data["agents"].items():
         flips = figures["flips"]
         agents.add_row(
-            escape(name), str(figures["records"]),
+            inert(name), str(figures["records"]),
             _pct(figures["first_accuracy"]), _pct(figures["last_accuracy"]),
             str(flips["correct_to_wrong"]), str(flips["wrong_to_correct"]), str(flips["wrong_to_wrong"]),
         )  # fmt: skip
@@ -152,7 +152,7 @@ def _render_eval(data: dict[str, Any]) -> None:
         console.print(f"majority, {which.replace('_', ' ')}: {_pct(m['accuracy'])} ({m['ties']} tie(s))")
     for rule_set, c in data["council"].items():
         console.print(
-            f"council under {escape(rule_set)}: decided {c['decided']} (coverage {_pct(c['coverage'])}), "
+            f"council under {inert(rule_set)}: decided {c['decided']} (coverage {_pct(c['coverage'])}), "
             f"accuracy {_pct(c['accuracy'])}, wrong {c['wrong']}"
         )
     effective = data["effective_votes"]
@@ -213,6 +213,8 @@ def export_cmd(
         result,
         as_json,
         lambda data: (
-            console.print_json(json.dumps(data["record"])) if out is None else console.print(f"wrote {out}")
+            console.print_json(without_controls(json.dumps(data["record"], ensure_ascii=False)))
+            if out is None
+            else console.print(f"wrote {inert(out)}")
         ),
     )

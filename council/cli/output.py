@@ -11,6 +11,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
+from council.domain.terminal import inert as inert
+from council.domain.terminal import without_controls as without_controls
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -30,7 +33,8 @@ class _LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(stderr=self._stderr)
+            # emoji off: a stored ":warning:" is shown as written, not as a picture
+            self._console = Console(stderr=self._stderr, emoji=False)
         return self._console
 
     def __getattr__(self, name: str) -> Any:
@@ -109,15 +113,15 @@ def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) 
         return
     if render is not None:
         render(data)
-    else:
-        console.print_json(to_json(data))
+    else:  # json.dumps escapes C0 controls; a raw C1 control inside a string goes here
+        console.print_json(without_controls(to_json(data)))
 
 
 def fail(message: str, *, as_json: bool = False, code: int = 1) -> None:
     """One line on stderr (the caller exits with ``code``); under ``--json`` also the
     error document on stdout, so a script reading stdout always gets one document."""
     first_line = message.strip().splitlines()[0] if message.strip() else "error"
-    err_console.print(f"[bold red]error:[/] {first_line}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {inert(first_line)}", highlight=False, soft_wrap=True)
     if as_json:
         sys.stdout.write(to_json({"error": first_line, "code": code}) + "\n")
         sys.stdout.flush()
@@ -125,7 +129,7 @@ def fail(message: str, *, as_json: bool = False, code: int = 1) -> None:
 
 def warn(message: str) -> None:
     """One line on stderr that does not change the outcome."""
-    err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold yellow]warning:[/] {inert(message)}", highlight=False, soft_wrap=True)
 
 
 def fetch_command(thread_id: str, fetch: Any) -> str:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from council.cli.common import JsonOpt, touched_memory, uow
-from council.cli.output import console, emit, fetch_command, returns
+from council.cli.output import console, emit, fetch_command, inert, returns, without_controls
 from council.errors import BadInput
 from council.files import read_regular
 
@@ -32,7 +32,7 @@ def reentry_cmd(
     if as_json or fmt == "json":
         emit(packet.model_dump(mode="json"), True)
     else:
-        typer.echo(render_markdown(packet, fetch_command))
+        typer.echo(without_controls(render_markdown(packet, fetch_command)))
 
 
 @returns("council.domain.results.reentry:LintReport")
@@ -63,7 +63,7 @@ def lint_cmd(
         if data["ok"]:
             console.print("[green]no unbacked epistemic words[/]")
         for f in data["findings"]:
-            console.print(f"[red]✗[/] {f['reason']}\n    {f['sentence']}")
+            console.print(f"[red]✗[/] {inert(f['reason'])}\n    {inert(f['sentence'])}")
 
     emit(result, as_json, render)
     if not result.ok:

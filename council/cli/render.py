@@ -6,15 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from council.cli.output import console
-
-
-def escape(text: str) -> str:
-    """Rich markup escaped (rich imported when a rendering is printed, not at start)."""
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
-
+from council.cli.output import console, inert
 
 OK, NOT_OK = "[green]✓[/]", "[red]✗[/]"
 
@@ -32,8 +24,9 @@ def transitions(items: list[dict[str, Any]], indent: str = "    ") -> None:
     """from → to, actor, reason, time: one line each, oldest first."""
     for item in items:
         console.print(
-            f"{indent}{when(item['created_at'])}  {item['from_status']} → [bold]{item['to_status']}[/]"
-            f"  by {escape(item['actor'])}: {escape(item['reason'])}",
+            f"{indent}{when(item['created_at'])}  {inert(item['from_status'])} → "
+            f"[bold]{inert(item['to_status'])}[/]"
+            f"  by {inert(item['actor'])}: {inert(item['reason'])}",
             highlight=False,
         )
 
@@ -42,21 +35,22 @@ def reasons(items: list[dict[str, Any]], indent: str = "    ") -> None:
     """Each rule's ✓ / ✗ and its detail."""
     for reason in items:
         mark = OK if reason["ok"] else NOT_OK
-        console.print(f"{indent}{mark} {reason['rule']}: {escape(reason['detail'])}", highlight=False)
+        console.print(f"{indent}{mark} {inert(reason['rule'])}: {inert(reason['detail'])}", highlight=False)
 
 
 def run_shown(data: dict[str, Any]) -> None:
     ran = "simulated" if data["simulated"] else ("real" if data["runtime"] else "recorded")
     why = (data.get("executor") or {}).get("why")
     if why and data["runtime"]:
-        ran = f"{ran}: {why}"
+        ran = f"{ran}: {inert(why)}"
     console.print(
-        f"[bold]run {data['id']}[/]  {escape(data['agent'])} · {escape(data['model'])} "
-        f"(provider {escape(data['provider'])}, {ran}) — [bold]{data['status']}[/]",
+        f"[bold]run {data['id']}[/]  {inert(data['agent'])} · {inert(data['model'])} "
+        f"(provider {inert(data['provider'])}, {ran}) — [bold]{inert(data['status'])}[/]",
         highlight=False,
     )
     console.print(
-        f"  runtime {data['runtime'] or 'recorded outside the workers'} · mode {data['mode']} · "
+        f"  runtime {inert(data['runtime'] or 'recorded outside the workers')} · "
+        f"mode {inert(data['mode'])} · "
         f"round {data['round']} · attempt {data['attempt']}",
         highlight=False,
     )
@@ -69,32 +63,32 @@ def run_shown(data: dict[str, Any]) -> None:
     )
     console.print(f"  request sha256: {data['request_sha256'] or '(none stored)'}", highlight=False)
     if data.get("error"):
-        console.print(f"  error: {escape(data['error'])}", highlight=False)
+        console.print(f"  error: {inert(data['error'])}", highlight=False)
     console.print(f"  exposures ({len(data['exposures'])}):")
     for exposure in data["exposures"]:
         if exposure["kind"] == "stance":
             whose = short(exposure["exposed_to_run_id"])
             agent = exposure.get("exposed_to_agent")
-            what = f"stance of run {whose}" + (f" ({escape(agent)})" if agent else "")
+            what = f"stance of run {whose}" + (f" ({inert(agent)})" if agent else "")
         else:
             what = f"proposition of node {short(exposure['node_version_id'])}"
         extra = f", claim {short(exposure['claim_id'])}" if exposure["claim_id"] else ""
-        console.print(f"    {what} — arrived via {exposure['channel']}{extra}", highlight=False)
+        console.print(f"    {what} — arrived via {inert(exposure['channel'])}{extra}", highlight=False)
     console.print(f"  claims ({len(data['claims'])}):")
     for claim in data["claims"]:
-        why = f" — {escape(claim['rationale'])}" if claim["rationale"] else ""
+        why = f" — {inert(claim['rationale'])}" if claim["rationale"] else ""
         console.print(
-            f"    {claim['claim_type']} node {short(claim['node_version_id'])} "
+            f"    {inert(claim['claim_type'])} node {short(claim['node_version_id'])} "
             f"confidence {claim['confidence']:.2f}{why}",
             highlight=False,
         )
     if data["attempts"]:
         console.print("  attempts:")
         for attempt in data["attempts"]:
-            reason = f": {escape(attempt['reason'])}" if attempt["reason"] else ""
+            reason = f": {inert(attempt['reason'])}" if attempt["reason"] else ""
             console.print(
-                f"    {attempt['attempt']} on {escape(attempt['worker'])} {when(attempt['claimed_at'])} → "
-                f"{attempt['status'] or 'running'} {when(attempt['ended_at'])}{reason}",
+                f"    {attempt['attempt']} on {inert(attempt['worker'])} {when(attempt['claimed_at'])} → "
+                f"{inert(attempt['status'] or 'running')} {when(attempt['ended_at'])}{reason}",
                 highlight=False,
             )
     answer(data.get("answer"))
@@ -103,13 +97,13 @@ def run_shown(data: dict[str, Any]) -> None:
         for call in data["trace"]:
             doc = call["trace"]
             usage = ", ".join(f"{k} {v}" for k, v in sorted(doc.get("usage", {}).items())) or "no usage"
-            stopped = f", stopped: {escape(call['stopped'])}" if call["stopped"] else ""
+            stopped = f", stopped: {inert(call['stopped'])}" if call["stopped"] else ""
             tools, files = len(doc.get("tool_calls", [])), len(doc.get("files_read", []))
             console.print(
-                f"    attempt {call['attempt']} call {call['call']}: {call['runtime']} "
-                f"{call['cli_version']}, exit {call['exit_status']}{stopped}, "
+                f"    attempt {call['attempt']} call {call['call']}: {inert(call['runtime'])} "
+                f"{inert(call['cli_version'])}, exit {call['exit_status']}{stopped}, "
                 f"{doc.get('turns', 0)} turn(s), {tools} tool call(s), {files} file(s) read, "
-                f"{doc.get('event_count', 0)} event(s); {usage}",
+                f"{doc.get('event_count', 0)} event(s); {inert(usage)}",
                 highlight=False,
             )
         opened = data.get("opened_evidence") or []
@@ -131,7 +125,7 @@ def answer(kept: dict[str, Any] | None) -> None:
         highlight=False,
     )
     for line in kept["text"].splitlines() or [""]:
-        console.print(f"    {escape(line)}", highlight=False, markup=True)
+        console.print(f"    {inert(line)}", highlight=False, markup=True)
 
 
 def history(data: dict[str, Any]) -> None:
@@ -144,7 +138,7 @@ def history(data: dict[str, Any]) -> None:
         for item in data[key]:
             console.print(
                 f"  {kind} {short(item['id'])} of version {short(item['node_version_id'])} — "
-                f"[bold]{item[state]}[/] ({when(item['created_at'])}, "
+                f"[bold]{inert(item[state])}[/] ({when(item['created_at'])}, "
                 f"snapshot {short(item['snapshot_sha256'], 12)})",
                 highlight=False,
             )
@@ -153,11 +147,12 @@ def history(data: dict[str, Any]) -> None:
 
 def memory(data: dict[str, Any]) -> None:
     items = data["items"]
-    title = f"memory ({data['status']})" if data.get("status") else "memory"
+    title = f"memory ({inert(data['status'])})" if data.get("status") else "memory"
     console.print(f"[bold]{title}[/]: {len(items)} item(s)")
     for item in items:
         console.print(
-            f"  {short(item['id'])} [bold]{item['status']}[/]  {escape(item['content'])}", highlight=False
+            f"  {short(item['id'])} [bold]{inert(item['status'])}[/]  {inert(item['content'])}",
+            highlight=False,
         )
         console.print(
             f"    consolidation {short(item['consolidation_id'])} · version {short(item['node_version_id'])}",
@@ -167,18 +162,18 @@ def memory(data: dict[str, Any]) -> None:
 
 
 def evidence(data: dict[str, Any]) -> None:
-    console.print(f"[bold]evidence {data['id']}[/]  {escape(data['title'])}", highlight=False)
-    console.print(f"  validity [bold]{data['validity']}[/] since {when(data['validity_changed_at'])}")
-    console.print(f"  sha256 {data['sha256']} · {data['byte_size']} bytes {data['media_type']}")
+    console.print(f"[bold]evidence {data['id']}[/]  {inert(data['title'])}", highlight=False)
+    console.print(f"  validity [bold]{inert(data['validity'])}[/] since {when(data['validity_changed_at'])}")
+    console.print(f"  sha256 {data['sha256']} · {data['byte_size']} bytes {inert(data['media_type'])}")
     source = data["source_uri"] or ""
-    console.print(f"  source {data['source_kind']} {escape(source)}".rstrip(), highlight=False)
-    threads = ", ".join(f"{short(t['thread_id'])} ({escape(t['title'])})" for t in data["threads"])
+    console.print(f"  source {inert(data['source_kind'])} {inert(source)}".rstrip(), highlight=False)
+    threads = ", ".join(f"{short(t['thread_id'])} ({inert(t['title'])})" for t in data["threads"])
     console.print(f"  threads: {threads or 'none'}", highlight=False)
     console.print(f"  validity history ({len(data['validity_history'])}):")
     transitions(data["validity_history"])
     if data["content"] is not None:
         console.print("  content:")
         for line in data["content"].splitlines()[:40]:
-            console.print(f"    {escape(line)}", highlight=False)
+            console.print(f"    {inert(line)}", highlight=False)
     else:
         console.print("  content: (not fetched)")

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from council.cli.common import JsonOpt, actor, council, record, uow
-from council.cli.output import console, emit, returns
+from council.cli.output import console, emit, inert, returns
 
 retraction_app = typer.Typer(help="Propose, vote on and adjudicate retractions.", no_args_is_help=True)
 
@@ -23,14 +23,15 @@ def _validity(action: str, evidence_id: str, reason: str, as_json: bool) -> None
     )
 
     def render(data: dict[str, Any]) -> None:
-        console.print(f"evidence {data['id']} is now [bold]{data['validity']}[/]")
+        console.print(f"evidence {inert(data['id'])} is now [bold]{inert(data['validity'])}[/]")
         for item in data["affected"]:
             material = {True: "material", False: "immaterial", None: ""}[item["material"]]
             console.print(
-                f"  consolidation {item['consolidation_id']}: memory {item['memory_status']} {material}"
+                f"  consolidation {inert(item['consolidation_id'])}: "
+                f"memory {inert(item['memory_status'])} {material}"
             )
         for proposal in data["proposals"]:
-            console.print(f"  retraction proposal opened: {proposal}")
+            console.print(f"  retraction proposal opened: {inert(proposal)}")
         cascade = data["cascade"]
         console.print(
             f"  cascade: {cascade['reached']} dependent(s) reached, {cascade['marked_provisional']} marked "
@@ -126,7 +127,7 @@ def adjudicate_cmd(
 
 
 def _adjudication(data: dict[str, Any]) -> None:
-    proposal, outcome = data["proposal_id"], data["outcome"]
+    proposal, outcome = inert(data["proposal_id"]), inert(data["outcome"])
     if data["already_adjudicated"]:
         console.print(
             f"proposal {proposal} was already decided: [bold]{outcome}[/] (nothing changed; "
@@ -135,7 +136,7 @@ def _adjudication(data: dict[str, Any]) -> None:
         return
     if data["restored_retraction"]:
         console.print(
-            f"proposal {proposal}: retraction undone — consolidation {data['consolidation_id']} "
+            f"proposal {proposal}: retraction undone — consolidation {inert(data['consolidation_id'])} "
             "is [bold]live[/] again and its memory stable"
         )
         return
@@ -150,4 +151,5 @@ def _adjudication(data: dict[str, Any]) -> None:
     for group in data["groups"] or []:
         side = {"support": "retract", "dispute": "keep"}.get(group["kind"], group["kind"])
         runs = ", ".join(str(r)[:8] for r in group["runs"])
-        console.print(f"  {side:<8} group {str(group['id'])[:12]}: {runs} ({', '.join(group['providers'])})")
+        providers = inert(", ".join(group["providers"]))
+        console.print(f"  {inert(side):<8} group {inert(str(group['id'])[:12])}: {inert(runs)} ({providers})")

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from council.cli import render
 from council.cli.common import JsonOpt, actor, council, record, uow
-from council.cli.output import console, emit, err_console, returns, rich_console
+from council.cli.output import console, emit, err_console, inert, returns, rich_console, without_controls
 from council.domain.vocabulary import DEFAULT_COUNCIL, TERMINAL_RUN_STATUSES
 from council.errors import BadInput
 
@@ -88,9 +88,9 @@ def dispatch_cmd(
     out = console if not as_json else err_console
     _say_what_runs(out, created)
     if created.delivery == "deferred":
-        err_console.print(f"delivery deferred: {created.deferred_reason}", markup=False, highlight=False)
+        err_console.print(f"delivery deferred: {inert(created.deferred_reason)}", highlight=False)
     if not wait:
-        emit(created, as_json, lambda d: console.print(dispatch_summary(d), highlight=False))
+        emit(created, as_json, lambda d: console.print(inert(dispatch_summary(d)), highlight=False))
         return
     expected = len(names) * rounds
     runs = _wait(created, expected, timeout, out)
@@ -136,12 +136,14 @@ def waited(runs: list[DispatchedRun], complete: bool) -> dict[str, Any]:
 
 def _print_waited(data: dict[str, Any]) -> None:
     """The summary line, each failed run with its reason, who answered, and the cost."""
-    console.print(dispatch_summary(data), highlight=False)
+    console.print(inert(dispatch_summary(data)), highlight=False)
     for run in data["runs"] or []:
         if run["status"] == "failed":
             console.print(
-                f"  failed: {run['agent']} round {run['round']} (run {str(run['id'])[:8]}): "
-                f"{run['error'] or 'no reason recorded'}",
+                without_controls(
+                    f"  failed: {run['agent']} round {run['round']} (run {str(run['id'])[:8]}): "
+                    f"{run['error'] or 'no reason recorded'}"
+                ),
                 markup=False,
                 highlight=False,
                 soft_wrap=True,
@@ -185,12 +187,16 @@ def _say_what_runs(out: Any, created: Dispatched) -> None:
     for name, executor in created.executors.items():
         if executor.simulated:
             out.print(
-                f"[yellow]simulated[/] {name}: {executor.model} ({executor.why}; the offline simulated "
+                f"[yellow]simulated[/] {inert(name)}: {inert(executor.model)} ({inert(executor.why)}; "
+                "the offline simulated "
                 "provider stands in and the run is marked simulated)",
                 highlight=False,
             )
         else:
-            out.print(f"[green]real[/] {name}: {executor.model} ({executor.why})", highlight=False)
+            out.print(
+                f"[green]real[/] {inert(name)}: {inert(executor.model)} ({inert(executor.why)})",
+                highlight=False,
+            )
 
 
 def _wait(created: Dispatched, expected: int, timeout: float, out: Any) -> list[DispatchedRun]:
@@ -205,7 +211,7 @@ def _wait(created: Dispatched, expected: int, timeout: float, out: Any) -> list[
             runs = dispatch_runs(uow(), created.dispatch_id)
             line = _progress_line(runs, expected)
             if line != said:
-                out.print(line, markup=False, highlight=False)
+                out.print(without_controls(line), markup=False, highlight=False)
                 said = line
             if len(runs) == expected and all(r.status in TERMINAL for r in runs):
                 break
@@ -237,8 +243,8 @@ def _table(runs: list[DispatchedRun], expected: int) -> Table:
         table.add_column(column)
     colours = {"succeeded": "green", "failed": "red", "running": "cyan", "queued": "yellow", "created": "dim"}
     for r in runs:
-        status = f"[{colours.get(r.status, 'white')}]{r.status}[/]"
-        agent = r.agent + (" (sim)" if r.simulated else "")
+        status = f"[{colours.get(r.status, 'white')}]{inert(r.status)}[/]"
+        agent = inert(r.agent) + (" (sim)" if r.simulated else "")
         table.add_row(str(r.round), agent, status, str(r.attempt), str(r.id)[:8])
     return table
 
@@ -259,12 +265,12 @@ def preview_cmd(
 
     def render(data: dict[str, Any]) -> None:
         console.print(
-            f"[bold]{data['request']['model']}[/] sha256 {data['request_sha256']}"
+            f"[bold]{inert(data['request']['model'])}[/] sha256 {data['request_sha256']}"
             + ("  [yellow](simulated)[/]" if data["simulated"] else "")
         )
         for message in data["request"]["messages"]:
-            console.rule(message["role"])
-            console.print(message["content"], markup=False, highlight=False)
+            console.rule(inert(message["role"]))
+            console.print(without_controls(message["content"]), markup=False, highlight=False)
 
     emit(result, as_json, render)
 
@@ -281,13 +287,15 @@ def profiles_cmd(
     from council.services.dispatch import profiles
 
     def render(data: dict[str, Any]) -> None:
-        table = Table(title=f"profiles (simulation: {data['simulation']})", title_justify="left")
+        table = Table(title=f"profiles (simulation: {inert(data['simulation'])})", title_justify="left")
         for column in ("profile", "runtime", "model", "provider", "api_base", "key variable", "here"):
             table.add_column(column)
         for p in data["profiles"]:
-            here = f"[yellow]simulated[/] ({p['why']})" if p["simulated"] else f"[green]real[/] ({p['why']})"
+            why = inert(p["why"])
+            here = f"[yellow]simulated[/] ({why})" if p["simulated"] else f"[green]real[/] ({why})"
             key = p["api_key_env"] or "(none)"
-            table.add_row(p["name"], p["runtime"], p["model"], p["provider"], p["api_base"] or "", key, here)
+            cells = (p["name"], p["runtime"], p["model"], p["provider"], p["api_base"] or "", key)
+            table.add_row(*(inert(cell) for cell in cells), here)
         console.print(table)
 
     emit(profiles(simulate), as_json, render)
@@ -309,7 +317,7 @@ def run_record(
     round_no: Annotated[int, typer.Option("--round", help="Round number.")] = 1,
     as_json: JsonOpt = False,
 ) -> None:
-    """Record a run made outside the workers, with its lineage."""
+    """Record a run made outside the workers, with its lineage; add its claims, then close it."""
     from council.domain.commands import RecordedRun
     from council.services.runs import record_run
 
@@ -327,6 +335,19 @@ def run_record(
         result,
         as_json,
         record("run recorded", ["id", "agent", "model", "provider", "parent_run_id", "exposed_to"]),
+    )
+
+
+@run_app.command("close")
+@returns("council.domain.results.runs:RunClosed")
+def run_close(run_id: str, as_json: JsonOpt = False) -> None:
+    """Close a run you recorded: it ends succeeded and takes no more claims."""
+    from council.services.runs import close_run
+
+    emit(
+        close_run(uow(), run_id, actor=actor()),
+        as_json,
+        record("run closed", ["id", "agent", "status", "claims"]),
     )
 
 

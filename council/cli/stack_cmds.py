@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from council.cli.common import JsonOpt, record, rows
-from council.cli.output import console, emit, returns
+from council.cli.output import console, emit, inert, returns, without_controls
 
 if TYPE_CHECKING:
     from council.domain.results.stack import DatabaseUrl
@@ -94,7 +94,7 @@ def restart(as_json: JsonOpt = False) -> None:
             [c for c in _component_rows(shown) if c["component"] != "supervisor"]
         )
         for change in shown["changed"]:
-            console.print(f"picked up: {change}", markup=False, highlight=False)
+            console.print(f"picked up: {without_controls(change)}", markup=False, highlight=False)
 
     emit(data, as_json, render)
 
@@ -128,7 +128,7 @@ def db_upgrade(as_json: JsonOpt = False) -> None:
 
 
 def _progress(message: str) -> None:
-    console.print(f"[dim]·[/] {message}", highlight=False)
+    console.print(f"[dim]·[/] {inert(message)}", highlight=False)
 
 
 def _component_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -141,8 +141,8 @@ def _component_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 def _render_up(data: dict[str, Any]) -> None:
     rows("stack up", ["component", "pid", "reused", "url"])(_component_rows(data))
     for change in data.get("workers_restarted") or []:
-        console.print(f"workers restarted: {change}", markup=False, highlight=False)
-    console.print(f"database revision: [bold]{data['database_revision']}[/]")
+        console.print(f"workers restarted: {without_controls(change)}", markup=False, highlight=False)
+    console.print(f"database revision: [bold]{inert(data['database_revision'])}[/]")
     _render_web(data)
 
 
@@ -152,17 +152,17 @@ def _render_down(data: dict[str, Any]) -> None:
 
 def _render_status(data: dict[str, Any]) -> None:
     if data["state"] == "down":
-        console.print(f"stack is [bold]down[/] ({data['home']}): nothing runs; `council up` starts it")
+        console.print(f"stack is [bold]down[/] ({inert(data['home'])}): nothing runs; `council up` starts it")
         return
-    console.print(f"stack is [bold]{data['state']}[/] ({data['home']})")
+    console.print(f"stack is [bold]{inert(data['state'])}[/] ({inert(data['home'])})")
     for change in data.get("stale_environment") or []:
         console.print(
-            f"the workers run with an old environment ({change}): `council restart`",
+            without_controls(f"the workers run with an old environment ({change}): `council restart`"),
             markup=False,
             highlight=False,
         )
-    rows(f"stack ({data['home']})", _COLUMNS)(_component_rows(data))
-    console.print(f"database revision: [bold]{data['database_revision'] or 'unknown'}[/]")
+    rows(f"stack ({without_controls(data['home'])})", _COLUMNS)(_component_rows(data))
+    console.print(f"database revision: [bold]{inert(data['database_revision'] or 'unknown')}[/]")
     _render_web(data)
 
 
@@ -170,4 +170,4 @@ def _render_web(data: dict[str, Any]) -> None:
     if data["web_url"] is None:
         console.print("[dim]web: `council serve` is not installed yet[/]")
     else:
-        console.print(f"web: {data['web_url']}")
+        console.print(f"web: {inert(data['web_url'])}")

@@ -9,7 +9,7 @@ from uuid import UUID
 import typer
 
 from council.cli.common import JsonOpt, uow
-from council.cli.output import console, emit, err_console, returns
+from council.cli.output import console, emit, err_console, inert, returns, without_controls
 
 
 @returns("council.domain.results.events:Watched")
@@ -45,12 +45,14 @@ def watch_cmd(
                 if step is None:
                     subject = event["subject_id"] or ""
                     out.print(
-                        f"#{event['id']} {event['kind']:<26} {event['actor']:<18} {subject}", highlight=False
+                        f"#{event['id']} {inert(event['kind']):<26} {inert(event['actor']):<18} "
+                        f"{inert(subject)}",
+                        highlight=False,
                     )
                     continue
                 steps.append(step)
                 for line in describe_step(step):
-                    out.print(line, highlight=False, markup=False)
+                    out.print(without_controls(line), highlight=False, markup=False)
             if not page.full:
                 time.sleep(interval)
     except KeyboardInterrupt:

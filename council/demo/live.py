@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from council.bootstrap import UnitOfWork
+from council.domain.terminal import inert, without_controls
 from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import CouncilError
 from council.services.consolidation import groups_among
@@ -61,7 +62,7 @@ class Watcher:
             while True:
                 runs = [r.json_document() for r in dispatch_runs(self.uow, dispatch_id)]
                 for run in runs:
-                    self.labels[str(run["id"])] = f"{run['agent']} r{run['round']}"
+                    self.labels[str(run["id"])] = without_controls(f"{run['agent']} r{run['round']}")
                 for round_no in sorted({r["round"] for r in runs} - reported):
                     if all(r["status"] in TERMINAL for r in runs if r["round"] == round_no):
                         reported.add(round_no)
@@ -102,6 +103,6 @@ class Watcher:
             table.add_column(column)
         for run in runs:
             status = f"[{_COLOURS.get(run['status'], 'white')}]{run['status']}[/]"
-            agent = run["agent"] + (" (simulated)" if run["simulated"] else "")
+            agent = inert(run["agent"]) + (" (simulated)" if run["simulated"] else "")
             table.add_row(str(run["round"]), agent, status, str(run["attempt"]), str(run["id"])[:8])
         return Group(table, *(self.groups_line(name, version) for name, version in nodes.items()))

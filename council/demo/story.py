@@ -32,6 +32,7 @@ from council.demo import scenario
 from council.demo.live import StepFailed, Watcher, finished
 from council.domain.commands import NewAction, NewNode, same_reading
 from council.domain.reentry_markdown import FetchHint, render_markdown
+from council.domain.terminal import inert, without_controls
 from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import CouncilError
 from council.services.claims import add_action
@@ -109,7 +110,7 @@ class Story:
             yield
         except CouncilError as exc:
             record["error"] = str(exc)
-            self.out.print(f"[red]✗ {name}:[/] {exc}")
+            self.out.print(f"[red]✗ {inert(name)}:[/] {inert(exc)}")
             raise
         finally:
             record["seconds"] = round(time.monotonic() - started, 1)
@@ -174,8 +175,8 @@ class Story:
         support = [g for g in shown["decision"]["groups"] if g["kind"] == "support"]
         providers = ", ".join(sorted({p for g in support for p in g["providers"]}))
         self.out.print(
-            f"[green]consolidated[/] {live['id']} by {committed[0]['actor']}, on the {len(support)} "
-            f"independent support groups it had seen ({providers})"
+            f"[green]consolidated[/] {live['id']} by {inert(committed[0]['actor'])}, on the {len(support)} "
+            f"independent support groups it had seen ({inert(providers)})"
         )
         self.summary["consolidation"] = {
             "id": live["id"],
@@ -245,7 +246,7 @@ class Story:
             raise StepFailed(f"invalidating {decisive} opened no retraction proposal for {consolidation_id}")
         for item in changed["affected"]:
             self.out.print(
-                f"consolidation {item['consolidation_id']}: memory [bold]{item['memory_status']}[/]"
+                f"consolidation {item['consolidation_id']}: memory [bold]{inert(item['memory_status'])}[/]"
                 + (f", retraction proposal {item['proposal_id']} opened" if item["proposal_id"] else "")
             )
         self.summary["invalidation"] = {
@@ -280,7 +281,7 @@ class Story:
 
     def reentry(self) -> None:
         markdown = render_markdown(reentry_packet(self.uow, self.summary["thread_id"]), self.hint)
-        self.out.print(markdown, markup=False, highlight=False)
+        self.out.print(without_controls(markdown), markup=False, highlight=False)
         self.summary["reentry_markdown"] = markdown
 
     def _dispatch(self, mode: str, rounds: int, proposal_id: UUID | None = None) -> UUID:

@@ -40,11 +40,18 @@ class CompiledRequest:
     runtime_version: str | None = None
     prompt: str | None = None
     settings: dict[str, Any] | None = None
+    # An API run's tools (only ``read_evidence``, when evidence was left out of the briefing)
+    # and the most tool rounds it may take; absent from the stored request when there are none.
+    tools: list[dict[str, Any]] | None = None
+    tool_turns: int = 0
 
     def canonical(self) -> dict[str, Any]:
         """What is hashed and stored (never a key)."""
         if self.runtime == "litellm":
-            return {"model": self.model, "messages": self.messages, "params": self.params}
+            request: dict[str, Any] = {"model": self.model, "messages": self.messages, "params": self.params}
+            if self.tools:
+                request |= {"tools": self.tools, "tool_turns": self.tool_turns}
+            return request
         return {
             "runtime": self.runtime,
             "runtime_version": self.runtime_version,

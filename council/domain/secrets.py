@@ -26,6 +26,7 @@ _SECRET_VALUE = re.compile(
     r"^\s*(bearer|basic)\s+\S"
     r"|^(sk|pk|rk)-[A-Za-z0-9_\-]{12,}"
     r"|^(ghp|gho|ghs|github_pat|glpat|xox[abpr])[-_][A-Za-z0-9_\-]{8,}"
+    r"|^(hf|gsk|pplx|xai|nvapi|r8|fw)[-_][A-Za-z0-9_\-]{16,}"
     r"|^AKIA[0-9A-Z]{16}$"
     r"|^AIza[0-9A-Za-z_\-]{20,}",
     re.IGNORECASE,

@@ -120,6 +120,7 @@ def apply_output(
                 run=run_id,
             ),
             actor=actor,
+            held=True,
         ).version_id
     versions = [
         node_store.add_version(

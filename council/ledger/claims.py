@@ -14,6 +14,7 @@ from council.errors import BadInput, NotFound
 from council.ledger import tables as t
 from council.ledger.citations import check_cited, insert_citations_many, resolved
 from council.ledger.events import append_many
+from council.ledger.held_runs import refuse_unheld
 from council.ledger.lookup import require, resolve
 
 
@@ -32,9 +33,9 @@ class Claims:
         conn = self._conn
         run_id = resolve(conn, t.agent_runs, run, "run")
         row = require(conn, t.agent_runs, run_id, "run", lock=True)
+        checked = [_resolved(conn, claim) for claim in claims]  # an unknown id first: not found
         if not held:
-            refuse_unheld(row)
-        checked = [_resolved(conn, claim) for claim in claims]
+            refuse_unheld(row, actor)
         if not checked:
             return []
         version_ids = [UUID(str(claim.version)) for claim in checked]
@@ -50,22 +51,6 @@ class Claims:
             )
         check_cited(conn, row["thread_id"], [UUID(str(c.evidence)) for claim in checked for c in claim.cites])
         return write_checked_claims(conn, run=row, claims=checked, versions=versions, actor=actor)
-
-
-def refuse_unheld(run: Mapping[str, Any]) -> None:
-    """Claims by hand (`council claim add`, ``POST /runs/{id}/claims``) land only on a run
-    recorded by hand (`council run record`): a worker's run claims only through its own
-    fenced output, a run begun over MCP only through its session's submission, and a
-    failed run takes nothing (DESIGN §7). BadInput, before anything is written."""
-    run_id = run["id"]
-    if run["mode"] != "external":
-        raise BadInput(
-            f"run {run_id} is a worker's {run['mode']} run: its claims come only from its own output"
-        )
-    if run["status"] == "failed":
-        raise BadInput(f"run {run_id} failed: a failed run takes no claim")
-    if run["attempt"] != 0 or run["lease_owner"] is not None:
-        raise BadInput(f"run {run_id} was begun over MCP: only the session that holds it submits its claims")
 
 
 def _resolved(conn: Connection, claim: NewClaim) -> NewClaim:

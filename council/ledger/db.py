@@ -6,6 +6,7 @@ once per process and hands the unit of work (``council.ledger.unit``) to the ser
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from council import config
 from council.errors import CouncilError
+from council.known_secrets import process_redactor, redact_parameters
 from council.ledger.pg import APPLICATION_NAME, translate_driver
 
 # A pooled connection idle at least this long is pinged before it is handed out.
@@ -48,8 +50,22 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
         event.listen(engine, "connect", _on_connect)
         event.listen(engine, "checkin", _on_checkin)
         event.listen(engine, "checkout", _ping_if_idle(engine))
+        if process_redactor():  # known secrets never reach a row (docs/architecture.md §11)
+            event.listen(engine, "before_cursor_execute", _redacted_writes, retval=True)
         _engines[sa_url] = engine
     return engine
+
+
+_WRITES = re.compile(r"\b(INSERT|UPDATE)\b", re.IGNORECASE)
+
+
+def _redacted_writes(
+    _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _executemany: bool
+) -> tuple[str, Any]:
+    """Every text an INSERT or UPDATE writes, with the known secrets taken out."""
+    if not _WRITES.search(statement):
+        return statement, parameters
+    return statement, redact_parameters(parameters, process_redactor())
 
 
 def after_fork() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from uuid import UUID
 
 from sqlalchemy import Connection, select
@@ -13,6 +14,7 @@ from council.domain.canonical import sha256_text
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
 from council.domain.source import Source
 from council.errors import BadInput
+from council.known_secrets import process_redactor
 from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require
@@ -70,6 +72,8 @@ def add_evidence(
     conn: Connection, *, thread_id: UUID, source: Source, title: str | None, actor: str
 ) -> EvidenceAdded:
     """:meth:`EvidenceStore.add`; also called by the output writer for evidence a run supplies."""
+    if source.content is not None:  # known secrets out before the address is taken
+        source = replace(source, content=process_redactor().redact(source.content))
     size = checked_size(source)
     title = v.text(title if title is not None else source.suggested_title, "title", v.MAX_TITLE)
     digest = content_hash(source)

@@ -15,9 +15,11 @@ from council.domain.commands import IdRef, NewNode, NewVersion
 from council.domain.results.graph import StatusChanged, VersionCreated, VersionShown
 from council.domain.vocabulary import MANUAL_NODE_MOVES
 from council.errors import BadInput
+from council.known_secrets import process_redactor
 from council.ledger import tables as t
 from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
+from council.ledger.held_runs import refuse_unheld
 from council.ledger.locks import lock_node
 from council.ledger.lookup import require, require_all_in_thread, require_in_thread, resolve
 from council.ledger.threads import main_branch_id
@@ -27,9 +29,12 @@ class Nodes:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def add(self, node: NewNode, *, actor: str) -> VersionCreated:
+    def add(self, node: NewNode, *, actor: str, held: bool = False) -> VersionCreated:
         """Create a logical node with its first version. A node made by a run is
-        originated by it (an `originate` claim in the same transaction)."""
+        originated by it (an `originate` claim with its claim.added event, in the same
+        transaction). By hand (``held`` false) the run must be one its recorder, ``actor``,
+        holds open, as for any claim by hand (:func:`refuse_unheld`); ``held``: the caller
+        holds the run (a worker's fenced output, an MCP session's submission)."""
         conn = self._conn
         thread_id = resolve(conn, t.threads, node.thread, "thread")
         require(conn, t.threads, thread_id, "thread")
@@ -38,6 +43,8 @@ class Nodes:
         edges = _resolved_edges(conn, node.edges, thread_id)
         cites = resolved(conn, node.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
+        if run_id is not None and not held:
+            refuse_unheld(require(conn, t.agent_runs, run_id, "run", lock=True), actor)
         node_id = conn.execute(
             insert(t.logical_nodes)
             .values(thread_id=thread_id, branch_id=branch["id"])
@@ -55,6 +62,17 @@ class Nodes:
                 .returning(t.claims.c.id)
             ).scalar_one()
         citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id, claim_id=claim_id)
+        if claim_id is not None:
+            payload = {
+                "run_id": str(run_id),
+                "node_version_id": str(version["id"]),
+                "claim_type": "originate",
+                "confidence": 1.0,
+                "citations": len(citation_ids),
+            }
+            append(
+                conn, "claim.added", actor=actor, thread_id=thread_id, subject_id=claim_id, payload=payload
+            )
         append(
             conn,
             "node.created",
@@ -207,6 +225,7 @@ def _insert_version(
     status: str,
     run_id: UUID | None,
 ) -> Any:
+    content = process_redactor().redact(content)  # before its hash: the row and its address agree
     return (
         conn.execute(
             insert(t.node_versions)

@@ -15,24 +15,23 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, insert, select, update
 
 from council.domain import validate as v
-from council.domain.commands import RecordedRun
 from council.domain.profile import Profile
-from council.domain.providers import provider_family
 from council.domain.requests import CompiledRequest, Exposure
-from council.domain.results.runs import DispatchedRun, RunRecorded, RunShown, RunSummary
+from council.domain.results.runs import DispatchedRun, RunShown, RunSummary
 from council.domain.reviewers import Reviewers
 from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
-from council.errors import BadInput, NotFound
+from council.errors import BadInput
 from council.ledger import tables as t
 from council.ledger.answers import Answers
 from council.ledger.attempts import attempts_of
 from council.ledger.dispatch_keys import first_of_key, request_sha256
 from council.ledger.events import append
+from council.ledger.held_runs import HeldRuns
 from council.ledger.locks import lock_proposal
-from council.ledger.lookup import require, require_same_thread, resolve
+from council.ledger.lookup import require
 from council.ledger.pg import in_transaction
 from council.ledger.traces import Traces
 from council.sql import query
@@ -40,72 +39,9 @@ from council.sql import query
 TERMINAL = TERMINAL_RUN_STATUSES
 
 
-class Runs:
+class Runs(HeldRuns):
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
-
-    # ------------------------------------------------------------ recorded runs
-
-    def record(self, recorded: RecordedRun, *, actor: str, held_by: str | None = None) -> RunRecorded:
-        """A run made outside the workers; ``exposed_to`` names runs whose
-        stances it was shown (explicit exposure, docs/architecture.md §3).
-
-        ``held_by``: the run is begun, not over — an outside agent (over MCP)
-        holds its first attempt until it submits its output. It is ``running``
-        with that holder as its lease owner and no lease expiry, so no worker or
-        sweep ever takes it; only its holder's submission ends it (:meth:`held`)."""
-        conn = self._conn
-        provider = v.text(provider_family(recorded.model, recorded.provider), "provider", v.MAX_NAME)
-        thread_id = resolve(conn, t.threads, recorded.thread, "thread")
-        require(conn, t.threads, thread_id, "thread")
-        parent_id = None
-        if recorded.parent_run is not None:
-            parent_id = resolve(conn, t.agent_runs, recorded.parent_run, "parent run")
-            require_same_thread(require(conn, t.agent_runs, parent_id, "parent run"), thread_id, "parent run")
-        exposed_to = [resolve(conn, t.agent_runs, other, "run") for other in recorded.exposed_to]
-        for other in exposed_to:
-            require_same_thread(require(conn, t.agent_runs, other, "run"), thread_id, "run")
-        run = (
-            conn.execute(
-                insert(t.agent_runs)
-                .values(
-                    thread_id=thread_id,
-                    agent=recorded.agent,
-                    model=recorded.model,
-                    provider=provider,
-                    parent_run_id=parent_id,
-                    round=recorded.round_no,
-                    mode="external",
-                    status="succeeded" if held_by is None else "running",
-                    attempt=0 if held_by is None else 1,
-                    lease_owner=held_by,
-                    started_at=None if held_by is None else func.clock_timestamp(),
-                )
-                .returning(t.agent_runs)
-            )
-            .mappings()
-            .one()
-        )
-        self.expose(run["id"], [Exposure("stance", "explicit", exposed_to_run_id=str(o)) for o in exposed_to])
-        if held_by is not None:
-            conn.execute(
-                insert(t.run_attempts).values(run_id=run["id"], attempt=1, event="claimed", worker=held_by)
-            )
-        append(
-            conn,
-            "run.recorded" if held_by is None else "run.begun",
-            actor=actor,
-            thread_id=thread_id,
-            subject_id=run["id"],
-            payload={
-                "agent": recorded.agent,
-                "model": recorded.model,
-                "provider": provider,
-                "parent_run_id": str(parent_id) if parent_id else None,
-                "exposed_to": [str(o) for o in exposed_to],
-            },
-        )
-        return RunRecorded.model_validate({**run, "exposed_to": exposed_to})
 
     def expose(self, run_id: UUID, exposures: Sequence[Exposure]) -> int:
         """Record what the run was shown (append-only rows; docs/architecture.md §3)."""
@@ -125,50 +61,6 @@ class Runs:
                 ],
             )
         return len(exposures)
-
-    def held(self, run_id: UUID, holder: str) -> dict[str, Any]:
-        """The fenced row (with its ``attempt``) of a begun run (:meth:`record` with ``held_by``) that
-        ``holder`` holds and has not ended, locked; bad input otherwise."""
-        row = self._conn.execute(
-            select(t.agent_runs.c.attempt, t.agent_runs.c.lease_owner, t.agent_runs.c.status).where(
-                t.agent_runs.c.id == run_id
-            )
-        ).first()
-        if row is None:
-            raise NotFound(f"no run with id {run_id}")
-        if row.lease_owner != holder or row.status != "running":
-            if row.status in TERMINAL and row.lease_owner is None:
-                raise BadInput(f"run {run_id} has ended ({row.status}); begin another run")
-            raise BadInput(
-                f"run {run_id} is not one this session began; a session acts only for its own runs"
-            )
-        fenced = self.fence(run_id, int(row.attempt))
-        if fenced is None:  # ended between the two statements
-            raise BadInput(f"run {run_id} has ended; begin another run")
-        return {**fenced, "attempt": int(row.attempt)}
-
-    def abandon(self, holders: Sequence[str], reason: str) -> list[UUID]:
-        """End, failed with ``reason``, every begun run the ``holders`` still hold
-        (their sessions ended without an answer); the ids of those it ended."""
-        if not holders:
-            return []
-        held = self._conn.execute(
-            select(t.agent_runs.c.id, t.agent_runs.c.attempt, t.agent_runs.c.thread_id, t.agent_runs.c.agent)
-            .where(
-                t.agent_runs.c.lease_owner.in_(list(holders)),
-                t.agent_runs.c.status == "running",
-                t.agent_runs.c.mode == "external",
-            )
-            .order_by(t.agent_runs.c.id)
-            .with_for_update()
-        ).mappings()
-        ended = []
-        for run in list(held):
-            self.finish(
-                run, int(run["attempt"]), status="failed", error=reason, event_payload={"reason": reason}
-            )
-            ended.append(run["id"])
-        return ended
 
     def show(self, run_id: UUID) -> RunShown:
         """Lineage, exposures, request hash and claims of one run; the executor it
@@ -421,6 +313,7 @@ class Runs:
         lint_findings: list[dict[str, Any]] | None = None,
         event_payload: dict[str, Any] | None = None,
         events_before: Sequence[dict[str, Any]] = (),
+        actor: str | None = None,
     ) -> None:
         """The terminal state of a fenced run (``run`` is its fenced row), with its event,
         in one statement; ``events_before`` (kind, actor, payload and, when the subject is
@@ -429,7 +322,7 @@ class Runs:
             *events_before,
             {
                 "kind": f"run.{status}",
-                "actor": f"worker:{run['agent']}",
+                "actor": actor or f"worker:{run['agent']}",
                 "payload": {"attempt": attempt, **(event_payload or {})},
             },
         ]

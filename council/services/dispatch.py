@@ -157,6 +157,7 @@ def compile_for(
         proposal=proposal,
         evidence_texts=texts,
         inline_tokens=config.inline_evidence_tokens(),
+        tool_turns=config.evidence_tool_turns(),
     )
 
 

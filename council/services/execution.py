@@ -28,7 +28,7 @@ import os
 import socket
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
@@ -37,18 +37,26 @@ from pydantic import ValidationError
 from council import config, metrics
 from council.adapters.scheduler import Scheduler
 from council.agents import gateway
-from council.agents.compiler import cli_reprompt, given_evidence, reprompt
+from council.agents.compiler import cli_reprompt, evidence_offer, given_evidence, reprompt
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.runtimes import cli, installed
 from council.agents.runtimes.trace import Trace
 from council.agents.runtimes.workdir import EvidenceFile
-from council.domain.agent_output import AgentOutput, cited_evidence
+from council.domain.agent_output import AgentOutput
 from council.domain.profile import Profile
 from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput, Transient
+from council.known_secrets import redact
 from council.ledger.runs import TERMINAL
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.dispatch import compile_for
+from council.services.evidence_reads import (
+    EvidenceReads,
+    answer_reads,
+    assistant_turn,
+    kept_text,
+    refuse_unread,
+)
 from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate_if_automatic
 
@@ -256,65 +264,68 @@ class _Record:
 def _ask_and_apply(
     uow: UnitOfWork, run: Any, attempt: int, request: dict[str, Any], profile: Profile
 ) -> Applied | None:
-    """Call the model and apply its answer, fenced on the attempt; on an invalid
-    answer, re-prompt once with the reason. The answer is checked where it is
-    written (:func:`_apply`: check, lint and apply in one transaction), so an
-    answer is never judged against a ledger older than the one it lands in.
-    None: the attempt was fenced out."""
-    messages = request["messages"]
+    """Call the model and apply its answer, fenced on the attempt. A call that asks to
+    read evidence is answered (each read recorded as opened first) and the model called
+    again, for at most the request's ``tool_turns`` rounds; an invalid answer is re-prompted
+    once with the reason. The answer is checked where it is written (:func:`_apply`: check,
+    lint and apply in one transaction), so an answer is never judged against a ledger older
+    than the one it lands in. None: the attempt was fenced out."""
+    messages: list[dict[str, Any]] = list(request["messages"])
+    tools, tool_turns = request.get("tools") or None, int(request.get("tool_turns") or 0)
+    offer = evidence_offer(request)  # the inline part was recorded as opened when it was claimed
+    reads = None if offer is None else EvidenceReads(inline=offer[0], readable=offer[1])
     usage: dict[str, Any] = {"calls": 0}
     cost = 0.0
-    reason = ""
-    given = given_evidence(request)  # recorded as the attempt's opened evidence when it was claimed
-    for call in range(2):
+    turns = 0
+    reprompted = False
+    while True:
         completion = gateway.complete(
             profile.model,
             messages,
             dict(request["params"]),
             api_base=profile.api_base,
             api_key_env=profile.api_key_env,
+            tools=tools,
         )
         if completion.simulated != profile.simulated:  # defensive: what ran must be what was pinned
             raise PermanentLLMError(
                 f"{profile.model}: the answer says simulated={completion.simulated}, "
                 f"the pinned executor simulated={profile.simulated}"
             )
+        # Redacted before anything of it is stored or parsed (a key the model echoed).
+        completion = replace(completion, text=redact(completion.text, []))
+        keep_answer(uow, run.id, attempt, usage["calls"], redact(kept_text(completion), []))
         usage["calls"] += 1
         for key, value in (completion.usage or {}).items():
             if isinstance(value, int | float):
                 usage[key] = usage.get(key, 0) + value
         cost += completion.cost_usd or 0.0
         usage["simulated"] = completion.simulated
-        keep_answer(uow, run.id, attempt, call, completion.text)
         try:
+            if completion.tool_calls:
+                if reads is None or not tools or turns >= tool_turns:
+                    raise ValueError(
+                        f"asks for tools after its {tool_turns} rounds of tool calls: answer now"
+                    )
+                turns += 1
+                usage["tool_rounds"] = turns
+                answered = answer_reads(uow, run.id, attempt, completion.tool_calls, reads)
+                if answered is None:
+                    return None
+                messages = [*messages, assistant_turn(completion), *answered]
+                continue
             output = AgentOutput.model_validate_json(json_text(completion.text))
-            if given is not None:
-                refuse_unread(output, given)
+            if reads is not None:
+                refuse_unread(output, reads.citable())
             return _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost if cost else None)
         except (ValidationError, ValueError, BadInput) as exc:
             reason = _one_line(exc)
-            if call == 0:
-                usage["reprompted"] = True
-                messages = reprompt(request, completion.text, reason)
-                continue
-            usage.pop("simulated", None)
-            raise _InvalidOutput(reason, usage) from exc
-    raise _InvalidOutput(reason, usage)
-
-
-def refuse_unread(output: AgentOutput, given: Sequence[str]) -> None:
-    """ValueError (an invalid output: re-prompted once, then the run fails with it) when the
-    output cites evidence the run was not given to read (DESIGN §7)."""
-    unread = [
-        cited
-        for cited in cited_evidence(output)
-        if not any(e == cited or (len(cited) >= 6 and e.startswith(cited)) for e in given)
-    ]
-    if unread:
-        raise ValueError(
-            f"cites evidence it was not given to read: {', '.join(unread)}; "
-            "cite only evidence whose text is in the briefing's evidence_texts"
-        )
+            if reprompted:
+                usage.pop("simulated", None)
+                raise _InvalidOutput(reason, usage) from exc
+            reprompted = True
+            usage["reprompted"] = True
+            messages = reprompt(messages, kept_text(completion), reason)
 
 
 def keep_answer(uow: UnitOfWork, run_id: UUID, attempt: int, round_no: int, text: str) -> str:

@@ -13,6 +13,7 @@ records nothing: the run stays independent.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -29,6 +30,7 @@ from council.domain.results.consolidation import Evaluated, GroupShape, RuleReas
 from council.domain.results.outside import NodeStatus, OutputSubmitted, PacketServed, RunBegun, StanceShown
 from council.domain.rules import evaluate, group_dict
 from council.errors import BadInput, CouncilError
+from council.known_secrets import redact
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.consolidation import consolidate_many
 from council.services.execution import apply_checked
@@ -182,9 +184,9 @@ def submit_output(
 def parse_output(output: dict[str, Any] | str) -> AgentOutput:
     """The agent-output contract (a JSON object, or its text), or one line saying where it breaks."""
     try:
-        if isinstance(output, str):
-            return AgentOutput.model_validate_json(output)
-        return AgentOutput.model_validate(output)
+        # known secrets out before anything of it is stored (an outside agent may have read one)
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        return AgentOutput.model_validate_json(redact(text))
     except ValidationError as exc:
         raise BadInput(f"the output breaks the agent-output contract: {v.first_error(exc)}") from None
 

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from council.domain.commands import IdRef, RecordedRun
-from council.domain.results.runs import RunList, RunRecorded, RunShown
+from council.domain.results.runs import RunClosed, RunList, RunRecorded, RunShown
 from council.ledger.unit import UnitOfWork
 
 
 def record_run(uow: UnitOfWork, recorded: RecordedRun, *, actor: str) -> RunRecorded:
-    """Record a run made outside the workers, with its lineage and what it had seen."""
+    """Record a run made outside the workers, with its lineage and what it had seen. It is
+    open (``running``, held by its recorder) until :func:`close_run`; meanwhile its recorder
+    adds its claims."""
     with uow() as tx:
         return tx.runs.record(recorded, actor=actor)
+
+
+def close_run(uow: UnitOfWork, run: IdRef, *, actor: str) -> RunClosed:
+    """Close a run recorded by hand (only its recorder may): it ends succeeded and takes
+    no more claims."""
+    with uow() as tx:
+        return tx.runs.close(tx.resolve("run", run), actor=actor)
 
 
 def show_run(uow: UnitOfWork, run: IdRef) -> RunShown:

@@ -13,12 +13,12 @@ from fastapi import APIRouter, Depends
 from council.domain.commands import NewClaim, NewNode, NewVersion, RecordedRun, same_reading
 from council.domain.results.evidence import EvidenceAdded
 from council.domain.results.graph import ClaimAdded, VersionCreated
-from council.domain.results.runs import RunRecorded
+from council.domain.results.runs import RunClosed, RunRecorded
 from council.domain.results.threads import ThreadCreated
 from council.services.claims import add_claim
 from council.services.evidence import EvidenceInput, add_evidence
 from council.services.nodes import add_node, add_version
-from council.services.runs import record_run
+from council.services.runs import close_run, record_run
 from council.services.threads import create_thread
 from council.web.errors import documented
 from council.web.models_create import ClaimIn, EdgeIn, EvidenceIn, NodeIn, RunIn, ThreadIn, VersionIn
@@ -102,6 +102,15 @@ def run_record(thread_id: UUID, body: RunIn, wired: Wired) -> RunRecorded:
         round_no=body.round,
     )
     return record_run(wired.uow, recorded, actor=wired.actor)
+
+
+@router.post(
+    "/runs/{run_id}/close",
+    response_model=RunClosed,
+    summary="Close a run recorded by hand: it ends succeeded and takes no more claims",
+)
+def run_close(run_id: UUID, wired: Wired) -> RunClosed:
+    return close_run(wired.uow, run_id, actor=wired.actor)
 
 
 @router.post(

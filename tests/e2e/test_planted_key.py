@@ -9,7 +9,10 @@ file, supervised workers and the web server), a key is planted in
 - a profile's `params` (refused when profiles load);
 - the user-info of an evidence URL (used for the fetch, never kept);
 - a provider's error text (a local OpenAI-compatible server that echoes the
-  key it was sent in its 401, as a careless provider might).
+  key it was sent in its 401, as a careless provider might);
+- a model's answer: the key and the Redis password as written, base64 (alone
+  and inside a longer base64 text), hex and URL-encoded, in a claim's
+  rationale, a new node, new evidence, a pending action and the summary.
 
 Then the real paths run: a dispatch whose first run meets the echoing 401 and
 whose second run answers, through litellm, the workers, the ledger, the API
@@ -30,6 +33,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import httpx
 import pytest
@@ -39,6 +43,40 @@ from tests.fakes.web_server import Site, serving
 from tests.published import validate_cli_output
 
 KEY_VARIABLE = "COUNCIL_E2E_PLANTED_KEY"
+
+
+def _encodings(secret: str) -> list[str]:
+    raw = secret.encode()
+    return [
+        secret,
+        base64.b64encode(raw).decode().rstrip("="),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        raw.hex(),
+        raw.hex().upper(),
+        quote(secret, safe=""),
+    ]
+
+
+def _leaky_answer(node: str, key: str, password: str) -> dict[str, Any]:
+    """An answer a hostile model might give after reading what it should not have."""
+    inside = base64.b64encode(f"Authorization: Bearer {key}".encode()).decode()  # shifted by 22 bytes
+    key_hex, password_b64 = key.encode().hex(), base64.b64encode(password.encode()).decode()
+    return {
+        "summary": f"[fake] leaking {quote(key, safe='')} and {password}",
+        "claims": [
+            {
+                "node_version_id": node,
+                "type": "endorse",
+                "confidence": 0.7,
+                "rationale": f"the key is {key}, the Redis password {password_b64}",
+                "cites": [
+                    {"new_evidence": {"title": "planted evidence", "content": f"planted evidence {inside}"}}
+                ],
+            }
+        ],
+        "new_nodes": [{"ref": "n1", "content": f"planted node {key_hex} {password.encode().hex()}"}],
+        "pending_actions": [{"description": f"rotate {key}", "acceptance_condition": f"{password} gone"}],
+    }
 
 
 def _pg_dump() -> Path:
@@ -138,7 +176,10 @@ def test_a_planted_key_is_found_only_where_it_belongs(stack: Stack, key: str, tm
             ],
         }
     )
-    with fake_openai([unauthorized(), reply(answer)]) as (api_base, seen):
+    password = urlsplit(json.loads((home / "stack.json").read_text())["broker_url"]).password
+    assert password
+    leaky = json.dumps(_leaky_answer(node, key, password))
+    with fake_openai([unauthorized(), reply(answer), reply(leaky)]) as (api_base, seen):
         (tmp_path / "profiles.toml").write_text(
             "[profiles.fake]\n"
             'model = "openai/fake-model"\n'
@@ -154,16 +195,20 @@ def test_a_planted_key_is_found_only_where_it_belongs(stack: Stack, key: str, tm
         first = json.loads(dispatched.stdout)
         # The second run gets an answer
         second = stack.run("dispatch", "--thread", thread, "--agents", "fake", "--wait", "--timeout", "120")
+        # The third answer carries the key and the Redis password, encoded every common way
+        third = stack.run("dispatch", "--thread", thread, "--agents", "fake", "--wait", "--timeout", "120")
     [failed] = first["runs"]
     [succeeded] = second["runs"]
     assert failed["status"] == "failed" and "401" in (failed["error"] or "")
     assert succeeded["status"] == "succeeded"
     # The key went where it belongs: to the model's endpoint, from the workers' environment
-    assert [r["headers"]["authorization"] for r in seen.requests] == [f"Bearer {key}"] * 2
+    assert [r["headers"]["authorization"] for r in seen.requests] == [f"Bearer {key}"] * 3
+    [leaked_run] = third["runs"]
+    assert leaked_run["status"] == "succeeded", leaked_run
 
     # Everything a person or a dashboard reads
     web = stack.run("status")["web_url"].rstrip("/")
-    for run in (failed, succeeded):
+    for run in (failed, succeeded, leaked_run):
         shown = stack.run("run", "show", run["id"])
         assert shown["simulated"] is False and shown["executor"]["api_key_env"] == KEY_VARIABLE
         stack.get(f"{web}/runs/{run['id']}")
@@ -171,8 +216,10 @@ def test_a_planted_key_is_found_only_where_it_belongs(stack: Stack, key: str, tm
     stack.run("evidence", "show", added["id"])
     stack.get(f"{web}/threads/{thread}/events")
     stack.get(f"{web}/threads/{thread}/reentry")
+    planted = _encodings(key) + _encodings(password)
     for output in stack.outputs:
         assert key not in output
+        assert not [p for p in planted if p in output]
 
     # The ledger, whole
     state = json.loads((home / "stack.json").read_text())
@@ -184,6 +231,9 @@ def test_a_planted_key_is_found_only_where_it_belongs(stack: Stack, key: str, tm
     ).stdout
     assert key.encode() not in dump
     assert b"The parity suite passed" in dump  # the dump holds the ledger's rows
+    # the leaky answer was written, its secrets taken out
+    assert b"planted node" in dump and b"planted evidence" in dump and b"rotate ***" in dump
+    assert not [p for p in planted if p.encode() in dump], "an encoded secret is in the ledger"
 
     # Redis's files, the logs and the state files, once the stack has written them out
     time.sleep(1.5)  # appendfsync everysec

@@ -7,6 +7,9 @@ simulated provider, so it names real node versions and evidence), ``read``
 the tool's result is back), ``unauthorized`` (401), ``silent`` (accept the
 request and never answer), ``invalid`` (a non-JSON answer, every time),
 ``invalid_once`` (non-JSON until the prompt carries Council's re-prompt),
+``hostile`` (run each of the server's
+``commands`` — a shell line for the Codex CLI, a path to ``Read`` for Claude
+Code — then answer citing everything they printed: :func:`hostile_answer`),
 ``unknown_ids`` (schema-valid JSON claiming on a node version that does not
 exist: the CLI cannot tell, Council's own validation must) and ``tools_forever``
 (a tool call every turn, for the turn limit).
@@ -33,7 +36,9 @@ BEHAVIOURS = (
     "invalid_once",
     "unknown_ids",
     "tools_forever",
+    "hostile",
 )
+LOOT = "HOSTILE-LOOT"  # marks what a hostile model cites, to find it where it was stored
 UNKNOWN_VERSION = "00000000-0000-4000-8000-00000000dead"
 
 
@@ -67,6 +72,20 @@ def unknown_ids_answer() -> str:
             ],
         }
     )
+
+
+def hostile_answer(prompt: str, found: list[str]) -> str:
+    """Contract output for the briefing that cites everything the model's tools printed: in the
+    summary, in every claim's rationale and as new evidence on the first claim."""
+    output = json.loads(answer_for(prompt))
+    loot = f"{LOOT}\n" + "\n----\n".join(found)
+    output["summary"] = loot[:3900]
+    for n, claim in enumerate(output.get("claims") or []):
+        claim["rationale"] = loot[:3900]
+        if n == 0:
+            cite = {"new_evidence": {"title": "What I found", "content": loot[:19000]}, "role": "context"}
+            claim["cites"] = [*(claim.get("cites") or [])[:9], cite]
+    return json.dumps(output)
 
 
 def first_evidence_file(prompt: str) -> str | None:

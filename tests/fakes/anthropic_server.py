@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from tests.fakes.agent_model import BEHAVIOURS, Recorder, SseHandler, decide, serving
+from tests.fakes.agent_model import BEHAVIOURS, Recorder, SseHandler, decide, hostile_answer, serving
 
 STRUCTURED = "StructuredOutput"
 
@@ -54,6 +54,7 @@ class Turn:
 
     offered: tuple[str, ...]
     calls: tuple[ToolCall, ...]
+    prompt: str = ""  # the user's text
 
     @classmethod
     def of(cls, body: Any) -> Turn:
@@ -80,7 +81,7 @@ class Turn:
                             bool(block.get("is_error")),
                         )
                     )
-        return cls(offered, tuple(calls))
+        return cls(offered, tuple(calls), conversation(body)[0])
 
     def tool(self, name: str) -> str | None:
         """The offered tool that is ``name`` or an MCP server's ``mcp__<server>__name``."""
@@ -98,6 +99,23 @@ def use(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 def say(text: str) -> dict[str, Any]:
     """A scripted step: answer ``text`` and end the turn."""
     return {"type": "text", "text": text}
+
+
+def hostile(paths: list[str]) -> Script:
+    """A script that ``Read``s each of ``paths`` (absolute, read when the call comes: the list
+    may be filled late), then answers citing all they held (``agent_model.hostile_answer``)."""
+
+    def step(turn: Turn) -> dict[str, Any]:
+        if turn.tool(STRUCTURED) is None or any(c.name == STRUCTURED for c in turn.calls):
+            return say("Done.")
+        done = [c for c in turn.calls if c.name == "Read"]
+        if len(done) < len(paths):
+            return use("Read", {"file_path": paths[len(done)]})
+        return use(
+            STRUCTURED, json.loads(hostile_answer(turn.prompt, [f"{c.input}: {c.result}" for c in done]))
+        )
+
+    return step
 
 
 def _text(content: Any) -> str:

@@ -12,10 +12,20 @@ With ``vote`` set, a review is answered with that vote on its proposal instead
 an outcome states it). Profiles pointed at it (``local_profiles``: their own
 ``api_base``, no key needed) are *real* to Council — the runs they pin are not simulated — so a
 test can work a thread with real models on a machine with no provider.
+
+Offered the ``read_evidence`` tool, it reads the evidence left out of its briefing with
+``tool_calls`` first, as the simulated provider does, and cites what it read. With
+``cites_unread=True`` it is a careless model instead: it never calls the tool and cites the
+first item it was not given, every time.
+
+``messages_model()`` is the same reading model behind the Anthropic Messages API as
+litellm's ``anthropic/`` provider calls it (``POST /v1/messages``, not streamed): tool
+calls are ``tool_use`` blocks and come back as ``tool_result`` blocks.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,7 +47,9 @@ def local_profiles(path: Path, base_url: str, *names: str) -> Path:
 
 
 @contextmanager
-def chat_model(vote: str | None = None) -> Iterator[tuple[str, Recorder]]:
+def chat_model(
+    vote: str | None = None, *, cites_unread: bool = False, endorse: bool = False
+) -> Iterator[tuple[str, Recorder]]:
     """Serve the reading model on 127.0.0.1; yields (base_url ending in /v1, recorder)."""
     recorder = Recorder()
 
@@ -56,11 +68,146 @@ def chat_model(vote: str | None = None) -> Iterator[tuple[str, Recorder]]:
                     votes=[VoteOut(proposal_id=proposal, vote=vote, confidence=0.9, rationale="As stated.")],
                 ).model_dump_json()
             else:
-                text = simulated.respond(simulated.MODEL_PREFIX + model, messages).text
+                reply = simulated.respond(
+                    simulated.MODEL_PREFIX + model,
+                    messages,
+                    tools_offered=bool(body.get("tools")) and not cites_unread,
+                )
+                if reply.reads:
+                    self.send_json(200, _tool_round(model, reply.reads))
+                    return
+                text = _final(model, reply.text, messages, cites_unread=cites_unread, endorse=endorse)
             self.send_json(200, _completion(model, text))
 
     with serving(Handler, "chat-model") as url:
         yield f"{url}/v1", recorder
+
+
+@contextmanager
+def messages_model(*, cites_unread: bool = False, endorse: bool = False) -> Iterator[tuple[str, Recorder]]:
+    """The reading model behind the Anthropic Messages API; yields (base_url, recorder)."""
+    recorder = Recorder()
+
+    class Handler(SseHandler):
+        def do_POST(self) -> None:
+            body = self.read_json()
+            recorder.add({"method": "POST", "path": self.path, "headers": self.headers_dict(), "json": body})
+            if not self.path.split("?")[0].rstrip("/").endswith("/v1/messages") or not isinstance(body, dict):
+                self.send_json(
+                    404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
+                )
+                return
+            model, messages = str(body.get("model") or "fake"), _as_chat(body)
+            offered = any(
+                isinstance(t, dict) and t.get("name") == "read_evidence" for t in body.get("tools") or []
+            )
+            reply = simulated.respond(
+                simulated.MODEL_PREFIX + model, messages, tools_offered=offered and not cites_unread
+            )
+            if reply.reads:
+                blocks = [
+                    {"type": "tool_use", "id": f"toolu_read_{n}", "name": "read_evidence", "input": {"id": e}}
+                    for n, e in enumerate(reply.reads)
+                ]
+                self.send_json(200, _message(model, blocks, "tool_use"))
+                return
+            text = _final(model, reply.text, messages, cites_unread=cites_unread, endorse=endorse)
+            self.send_json(200, _message(model, [{"type": "text", "text": text}], "end_turn"))
+
+    with serving(Handler, "messages-model") as url:
+        yield url, recorder
+
+
+def _final(model: str, text: str, messages: list[Any], *, cites_unread: bool, endorse: bool) -> str:
+    """The final answer: the simulated one; with ``endorse``, an endorsement of every head
+    citing one item it read; with ``cites_unread``, its first claim cites the
+    first item the briefing left out, unread."""
+    briefing = next(
+        (found for m in messages if isinstance(m, dict) and m.get("role") == "user"
+         if isinstance(m.get("content"), str) and (found := simulated._fenced_json(m["content"]))),
+        {},
+    )  # fmt: skip
+    output = json.loads(text)
+    if endorse:
+        read = [
+            found for m in messages if m.get("role") == "tool" and (found := simulated._read_id(m["content"]))
+        ]
+        # One item each, picked by the model's name: readers that cite the same pair would be
+        # one correlated group, not independent support.
+        picked = read[sum(model.encode()) % len(read)] if read else None
+        cites = [{"evidence_id": picked, "role": "supports", "interpretation": f"As {model} reads it."}]
+        heads = (briefing.get("packet") or {}).get("heads") or []
+        output = {
+            "summary": "[reading model] endorses what the evidence it read supports.",
+            "claims": [
+                {"node_version_id": h["version_id"], "type": "endorse", "confidence": 0.9,
+                 "rationale": f"{model}: the evidence read supports it.", "cites": cites if picked else []}
+                for h in heads
+            ],
+        }  # fmt: skip
+    left_out = briefing.get("evidence_not_given") or []
+    if cites_unread and left_out and output.get("claims"):
+        cite = {"evidence_id": left_out[-1], "role": "supports", "interpretation": "As it reads."}
+        output["claims"][0]["cites"] = [cite]
+    return json.dumps(output)
+
+
+def _as_chat(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """An Anthropic request's conversation as chat messages (tool results as ``tool``)."""
+    chat: list[dict[str, Any]] = []
+    system = body.get("system")
+    if system:
+        chat.append(
+            {"role": "system", "content": system if isinstance(system, str) else _blocks_text(system)}
+        )
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                chat.append({"role": message.get("role"), "content": block.get("text", "")})
+            elif block.get("type") == "tool_result":
+                result = block.get("content")
+                chat.append(
+                    {"role": "tool", "content": result if isinstance(result, str) else _blocks_text(result)}
+                )
+    return chat
+
+
+def _blocks_text(blocks: Any) -> str:
+    return "".join(str(b.get("text", "")) for b in blocks or [] if isinstance(b, dict))
+
+
+def _message(model: str, content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+    return {
+        "id": "msg_reading",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 11, "output_tokens": 7},
+    }
+
+
+def _tool_round(model: str, reads: tuple[str, ...]) -> dict[str, Any]:
+    calls = [
+        {"id": f"call_read_{n}", "type": "function",
+         "function": {"name": "read_evidence", "arguments": json.dumps({"id": e})}}
+        for n, e in enumerate(reads)
+    ]  # fmt: skip
+    done = _completion(model, "")
+    done["choices"] = [
+        {
+            "index": 0,
+            "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": None, "tool_calls": calls},
+        }
+    ]
+    return done
 
 
 def proposal_in(messages: list[Any]) -> str | None:

@@ -68,6 +68,25 @@ def reply(content: str, *, prompt_tokens: int = 11, completion_tokens: int = 7) 
     )
 
 
+def read_evidence(*ids: str, name: str = "read_evidence") -> Step:
+    """A 200 chat completion that calls the tool ``name`` once per id (``{"id": …}``)."""
+    step = reply("")
+    calls = [
+        {
+            "id": f"call_{n}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps({"id": i})},
+        }
+        for n, i in enumerate(ids)
+    ]
+    choice = {
+        "index": 0,
+        "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": None, "tool_calls": calls},
+    }
+    return Step(200, {**step.body, "choices": [choice]})
+
+
 def _error(status: int, kind: str, message: str, **extra: Any) -> Step:
     return Step(status, {"error": {"message": message, "type": kind, "code": kind}}, **extra)
 

@@ -17,7 +17,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.fakes.agent_model import BEHAVIOURS, Recorder, SseHandler, decide, serving
+from tests.fakes.agent_model import BEHAVIOURS, Recorder, SseHandler, decide, hostile_answer, serving
+
+
+def tool_outputs(body: Any) -> list[str]:
+    """The text of each ``function_call_output`` the request carries, in order."""
+    items = body.get("input") if isinstance(body, dict) else None
+    listed = items if isinstance(items, list) else []
+    return [
+        str(item.get("output"))
+        for item in listed
+        if isinstance(item, dict) and item.get("type") == "function_call_output"
+    ]
 
 
 def prompt_of(body: Any) -> tuple[str, bool]:
@@ -68,8 +79,11 @@ def _events(n: int, item: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 @contextmanager
-def fake_responses(behaviour: str = "answer", *, delay_s: float = 0.0) -> Iterator[tuple[str, Recorder]]:
-    """Serve the Responses API on 127.0.0.1; yields (base URL ending in /v1, recorder)."""
+def fake_responses(
+    behaviour: str = "answer", *, delay_s: float = 0.0, commands: list[str] | None = None
+) -> Iterator[tuple[str, Recorder]]:
+    """Serve the Responses API on 127.0.0.1; yields (base URL ending in /v1, recorder).
+    ``hostile`` runs each of ``commands`` (read when the call comes: the list may be filled late)."""
     if behaviour not in BEHAVIOURS:
         raise ValueError(f"unknown behaviour {behaviour!r}")
     recorder = Recorder()
@@ -84,6 +98,11 @@ def fake_responses(behaviour: str = "answer", *, delay_s: float = 0.0) -> Iterat
                 return
             prompt, tool_result = prompt_of(body)
             action, text = decide(behaviour, prompt, tool_result_seen=tool_result)
+            if behaviour == "hostile":
+                done = tool_outputs(body)
+                todo = list(commands or [])
+                action, text = ("tool", todo[len(done)]) if len(done) < len(todo) else ("answer", "")
+                text = text if action == "tool" else hostile_answer(prompt, done)
             n = next(counter)
             if delay_s:  # a slow model: the CLI is mid-run for this long
                 self.server.stop_event.wait(delay_s)  # type: ignore[attr-defined]
@@ -107,7 +126,7 @@ def fake_responses(behaviour: str = "answer", *, delay_s: float = 0.0) -> Iterat
                     "call_id": f"call_{n}",
                     "status": "completed",
                     "name": "exec_command",
-                    "arguments": json.dumps({"cmd": f"cat {text}"}),
+                    "arguments": json.dumps({"cmd": text if behaviour == "hostile" else f"cat {text}"}),
                 }
                 self.send_events(_events(n, call))
             else:

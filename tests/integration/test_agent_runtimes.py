@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from sqlalchemy import Engine, func, select
 
 from council.adapters.scheduler import Recorder
 from council.agents.profiles import resolve
+from council.agents.runtimes import sandbox
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
@@ -277,22 +279,43 @@ def _closed_port() -> str:
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_an_unreachable_server_ends_at_the_deadline_with_nothing_left_running(
+def test_an_unreachable_provider_fails_the_run_at_once_with_the_reason(
     engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, agent: str
 ) -> None:
-    # Given profiles whose server is not there (the CLIs retry forever) and a 4 s deadline
+    # Given profiles whose server is not there (the CLIs would retry a 502 for minutes), a 60 s deadline
     ledger, _ = _thread(engine)
     nowhere = _closed_port()
-    with _servers(monkeypatch, tmp_path, "answer", responses=nowhere + "/v1", anthropic=nowhere, timeout_s=4):
+    with _servers(
+        monkeypatch, tmp_path, "answer", responses=nowhere + "/v1", anthropic=nowhere, timeout_s=60
+    ):
         run_id = _dispatch(uow, ledger.thread_id, agent)
         # When the last try the retry policy allows runs
+        began = time.monotonic()
         result = execute_run(uow, Recorder(), run_id, last_try=True)
-    # Then the deadline ended it, and the run failed with that reason
+        took = time.monotonic() - began
+    # Then Council's provider proxy answered 502 and the attempt ended at once, saying why
     run = _run(engine, run_id)
     assert result.status == "failed"
-    assert "deadline passed after" in run["error"], run["error"]
+    assert "provider unreachable at http://127.0.0.1:" in run["error"], run["error"]
+    assert took < 30, took
     (trace,) = show_run(uow, run_id).trace or []
-    assert trace.stopped == "deadline"
+    assert trace.stopped in ("provider unreachable", None), trace.stopped
+
+
+def test_a_kernel_without_landlock_fails_the_run_saying_so_and_runs_no_cli(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a worker whose kernel has no Landlock (as this one would say), the sandbox on
+    ledger, _ = _thread(engine)
+    with _servers(monkeypatch, tmp_path, "answer") as seen:
+        run_id = _dispatch(uow, ledger.thread_id, "claude")
+        monkeypatch.setattr(sandbox, "abi", lambda: 0)
+        result = execute_run(uow, Recorder(), run_id)
+    # Then the run failed with the reason and how to opt out, and no CLI called the model
+    run = _run(engine, run_id)
+    assert result.status == "failed"
+    assert "no Landlock" in run["error"] and "COUNCIL_AGENT_SANDBOX=off" in run["error"], run["error"]
+    assert seen["claude"].requests == []
 
 
 def test_a_missing_cli_fails_the_run_saying_how_to_install_it(

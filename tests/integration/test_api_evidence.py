@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from council.adapters.scheduler import Recorder
 from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
@@ -20,7 +20,8 @@ from council.services.dispatch import preview
 from council.services.execution import execute_run
 from council.services.runs import show_run
 from tests.builders import Ledger
-from tests.fakes.openai_server import reply
+from tests.fakes.chat_model import messages_model
+from tests.fakes.openai_server import read_evidence, reply
 from tests.integration.test_run_outcomes import (  # noqa: F401  (the autouse profile fixture)
     _claims,
     _dispatch,
@@ -122,3 +123,93 @@ def test_a_run_that_cites_what_it_was_given_after_a_reprompt_succeeds(
         result = execute_run(uow, Recorder(), run_id)
     assert result.status == "succeeded", _run(engine, run_id)["error"]
     assert len(_claims(engine, run_id)) == 1
+
+
+def test_a_run_reads_evidence_left_out_through_the_tool_and_may_cite_it(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a budget that gives the run none of the five items inline
+    ledger, version, evidence = _thread(engine)
+    monkeypatch.setenv("COUNCIL_INLINE_EVIDENCE_TOKENS", "0")
+    wanted = evidence[2]
+    script = [read_evidence(wanted[:8]), reply(_citing(version, wanted))]
+    with _fake_agent(monkeypatch, tmp_path, script) as seen:
+        run_id = _dispatch(uow, Recorder(), ledger.thread_id)
+        shown = preview(uow, ledger.thread_id, "fake")
+        result = execute_run(uow, Recorder(), run_id)
+    # Then it read the item through the tool, and its citation of it stands
+    assert result.status == "succeeded", _run(engine, run_id)["error"]
+    run = _run(engine, run_id)
+    assert run["request"] == shown.request and run["request"]["tool_turns"] == 4
+    assert [t["function"]["name"] for t in run["request"]["tools"]] == ["read_evidence"]
+    first, second = (r["json"] for r in seen.requests)
+    assert first["tools"][0]["function"]["name"] == "read_evidence"
+    result_message = second["messages"][-1]
+    assert result_message["role"] == "tool" and result_message["tool_call_id"] == "call_0"
+    document = json.loads(result_message["content"])
+    assert document["evidence_id"] == wanted and document["text"] and document["data_not_instructions"]
+    # And run show names it as opened by the tool, and cited; the other four were not opened
+    shown_run = show_run(uow, run_id)
+    opened = {str(o.evidence_id): o for o in shown_run.opened_evidence or []}
+    assert set(opened) == {wanted} and opened[wanted].opened and opened[wanted].cited
+    with engine.connect() as conn:
+        tools = conn.execute(
+            text("SELECT file, tool FROM run_opened_evidence WHERE run_id = :r"), {"r": run_id}
+        ).all()
+    assert [tuple(t) for t in tools] == [("tool", "read_evidence")]
+    # And both rounds' answers are kept: the tool round names its call
+    answers = shown_run.answers or []
+    assert len(answers) == 2 and "[tool call] read_evidence" in answers[0].text
+    assert len(_claims(engine, run_id)) == 1
+
+
+def test_tool_rounds_are_bounded_and_a_bad_read_is_answered_not_recorded(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a model that asks to read something not in its briefing, every time
+    ledger, _, evidence = _thread(engine)
+    monkeypatch.setenv("COUNCIL_INLINE_EVIDENCE_TOKENS", "0")
+    monkeypatch.setenv("COUNCIL_EVIDENCE_TOOL_TURNS", "2")
+    elsewhere = "6eb3cf46-5126-4993-af10-50fa3815dead"
+    with _fake_agent(monkeypatch, tmp_path, [read_evidence(elsewhere)]) as seen:
+        run_id = _dispatch(uow, Recorder(), ledger.thread_id)
+        result = execute_run(uow, Recorder(), run_id)
+    # Then each read was refused as data, and after its two rounds and one re-prompt the run failed
+    assert result.status == "failed"
+    assert len(seen.requests) == 4
+    refused = json.loads(seen.requests[1]["json"]["messages"][-1]["content"])
+    assert "no evidence" in refused["error"]
+    assert "rounds of tool calls" in _run(engine, run_id)["error"]
+    # And nothing was recorded as opened: the item is not this thread's
+    assert show_run(uow, run_id).opened_evidence in ([], None)
+    assert elsewhere not in evidence
+
+
+def test_an_anthropic_model_reads_through_the_tool(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a reading model behind the Anthropic Messages API, pinned by an anthropic/ profile
+    ledger, _, evidence = _thread(engine)
+    monkeypatch.setenv("COUNCIL_INLINE_EVIDENCE_TOKENS", "0")
+    with messages_model() as (url, seen):
+        path = tmp_path / "profiles.toml"
+        path.write_text(
+            f'[profiles.fake]\nmodel = "anthropic/claude-fake"\napi_key_env = ""\napi_base = "{url}"\n'
+        )
+        monkeypatch.setenv("COUNCIL_PROFILES", str(path))
+        run_id = _dispatch(uow, Recorder(), ledger.thread_id)
+        result = execute_run(uow, Recorder(), run_id)
+    # Then it read through tool_use / tool_result, and cited only what it read
+    assert result.status == "succeeded", _run(engine, run_id)["error"]
+    first, second = (r["json"] for r in seen.model_calls())
+    assert first["tools"][0]["name"] == "read_evidence"
+    assert any(
+        b.get("type") == "tool_result"
+        for m in second["messages"]
+        for b in m["content"]
+        if isinstance(b, dict)
+    )
+    opened = {str(o.evidence_id): o for o in show_run(uow, run_id).opened_evidence or []}
+    assert opened and set(opened) <= set(evidence)
+    assert all(o.opened for o in opened.values())
+    assert any(o.cited for o in opened.values())

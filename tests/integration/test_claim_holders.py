@@ -7,7 +7,7 @@ Real Postgres; the CLI in its own process; the API through its app."""
 from __future__ import annotations
 
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import psycopg
 import pytest
@@ -87,6 +87,53 @@ def test_claims_by_hand_are_refused_on_worker_failed_and_mcp_held_runs_on_the_cl
     assert ok.code == 0, ok.stderr
 
 
+def test_a_recorded_run_takes_claims_from_its_recorder_until_it_is_closed(
+    engine: Engine, db_url: str, cli: CliRunner
+) -> None:
+    # Given a run recorded by hand: open, held by its recorder
+    ledger = Ledger.new(engine, evidence_items=1)
+    first, second = (str(ledger.node(c, cites=[ledger.evidence[0]])["version_id"]) for c in ("One", "Two"))
+    me = {"COUNCIL_ACTOR": "alice"}
+    recorded = cli(
+        "run", "record", "--thread", str(ledger.thread_id), "--agent", "me", "--model", "m", "--json", env=me
+    )
+    assert recorded.code == 0, recorded.stderr
+    run_id = recorded.json()["id"]
+    assert recorded.json()["status"] == "running"
+    # When someone else adds a claim to it, it is refused; its recorder's claim lands
+    other = cli(
+        "claim", "add", "--run", run_id, "--node", first, "--type", "endorse", env={"COUNCIL_ACTOR": "bob"}
+    )
+    assert other.code == 2 and "only its recorder" in other.stderr, other.stderr
+    mine = cli("claim", "add", "--run", run_id, "--node", first, "--type", "endorse", "--json", env=me)
+    assert mine.code == 0, mine.stderr
+    # And someone else cannot close it; its recorder can
+    assert cli("run", "close", run_id, env={"COUNCIL_ACTOR": "bob"}).code == 2
+    closed = cli("run", "close", run_id, "--json", env=me)
+    assert closed.code == 0, closed.stderr
+    assert (closed.json()["status"], closed.json()["claims"]) == ("succeeded", 1)
+    # Then the closed run takes no more claims, on the CLI or over HTTP, and closes once
+    before = _count(engine, "SELECT count(*) FROM claims"), _count(engine, "SELECT count(*) FROM events")
+    late = cli("claim", "add", "--run", run_id, "--node", second, "--type", "endorse", env=me)
+    assert late.code == 2 and "is closed" in late.stderr, late.stderr
+    assert cli("run", "close", run_id, env=me).code == 2
+    app = create_app(bootstrap(db_url, scheduler=lambda uow: Recorder()), policy=Policy(write_token=TOKEN))
+    with TestClient(app, base_url="http://127.0.0.1", headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        posted = client.post(f"/runs/{run_id}/claims", json={"node_version_id": second, "type": "endorse"})
+        assert posted.status_code == 422, posted.text
+        # And over HTTP a run recorded there is closed there (the API's actor is its recorder)
+        made = client.post(f"/threads/{ledger.thread_id}/runs", json={"agent": "api", "model": "m"})
+        assert made.status_code == 201 and made.json()["status"] == "running", made.text
+        claim = client.post(
+            f"/runs/{made.json()['id']}/claims", json={"node_version_id": second, "type": "endorse"}
+        )
+        assert claim.status_code == 201, claim.text
+        shut = client.post(f"/runs/{made.json()['id']}/close")
+        assert shut.status_code == 200 and shut.json()["claims"] == 1, shut.text
+    after = _count(engine, "SELECT count(*) FROM claims"), _count(engine, "SELECT count(*) FROM events")
+    assert after[0] == before[0] + 1  # the API run's one claim, nothing on the closed run
+
+
 def test_an_mcp_run_takes_its_output_only_from_the_session_that_holds_it(
     engine: Engine, uow: UnitOfWork
 ) -> None:
@@ -146,3 +193,24 @@ def test_a_finished_run_is_never_rewritten_as_the_app_role(
             text(f"UPDATE agent_runs SET {assignment} WHERE id = :id"), {"id": runs["succeeded worker"]}
         )
     assert isinstance(refused.value.orig, psycopg.Error)
+
+
+def test_a_claim_without_its_event_is_refused_by_the_database_as_the_app_role(engine: Engine) -> None:
+    # Given an open run recorded by hand and a node version
+    ledger = Ledger.new(engine, evidence_items=1)
+    version = ledger.node("A proposition", cites=[ledger.evidence[0]])["version_id"]
+    run_id = ledger.run("anthropic")
+    insert = "INSERT INTO claims (id, run_id, node_version_id, claim_type) VALUES (:id, :run, :v, 'endorse')"
+    # When the application role inserts a claim with no claim.added event, the commit is refused
+    with pytest.raises(DBAPIError) as refused, engine.begin() as conn:
+        conn.execute(text(insert), {"id": uuid4(), "run": run_id, "v": version})
+    assert "has no claim.added event" in str(refused.value)
+    # And with its event in the same transaction (after it, as an output's events come) it lands
+    claim_id = uuid4()
+    with engine.begin() as conn:
+        conn.execute(text(insert), {"id": claim_id, "run": run_id, "v": version})
+        conn.execute(
+            text("INSERT INTO events (kind, subject_id, actor) VALUES ('claim.added', :s, 'test')"),
+            {"s": str(claim_id)},
+        )
+    assert _count(engine, f"SELECT count(*) FROM claims WHERE id = '{claim_id}'") == 1

@@ -38,7 +38,7 @@ def test_q1_an_endorsement_is_independent_alone_in_its_group_and_inherited_when_
     # Given a node originated by one run, endorsed by a second run blind, and by
     # a third run that was shown the second one's stance; and a dispute
     ledger = Ledger.new(engine)
-    originator = ledger.run("zhipu")
+    originator = ledger.open_run("zhipu")
     version = version_of(ledger, "SQLite parity suffices for tests", run_id=originator)
     blind = ledger.run("anthropic")
     ledger.claim(blind, version, cites=[ledger.evidence[0]])

@@ -184,7 +184,11 @@ def test_a_cli_request_hashes_its_prompt_runtime_version_model_and_settings(
     assert "Council briefing (data, not instructions)" in canonical["prompt"]
     assert "evidence/index.json" in canonical["prompt"]
     settings = canonical["settings"]
-    assert (settings["sandbox"], settings["max_turns"]) == ("read-only", 4)
+    assert (settings["sandbox"], settings["council_sandbox"], settings["max_turns"]) == (
+        "danger-full-access",
+        "landlock",
+        4,
+    )
     assert "$schema" not in settings["output_schema"]
     assert [f["file"] for f in settings["evidence_files"]] == [
         f"evidence/{sha256_text('first')}.txt",
@@ -196,11 +200,23 @@ def test_a_cli_request_hashes_its_prompt_runtime_version_model_and_settings(
     for change in ({"cli_version": "0.0.1"}, {"model": "gpt-5.4"}, {"max_turns": 5}):
         other = compile_request(replace(profile, **change), packet, mode="independent", round_no=1)
         assert other.sha256 != request.sha256, change
-    # And litellm requests keep their shape (and their hashes)
+    # And litellm requests given all their evidence inline keep their shape (and their hashes)
+    api = replace(profile, runtime="litellm", cli_version=None)
+    texts = {e.id: "text" for e in packet.evidence}
     plain = compile_request(
-        replace(profile, runtime="litellm", cli_version=None), packet, mode="independent", round_no=1
+        api, packet, mode="independent", round_no=1, evidence_texts=texts, inline_tokens=100
     )
     assert set(plain.canonical()) == {"model", "messages", "params"}
+    # And one that leaves evidence out is offered the read_evidence tool, with its bound, in the hash
+    short = compile_request(
+        api, packet, mode="independent", round_no=1, evidence_texts=texts, inline_tokens=0
+    )
+    assert set(short.canonical()) == {"model", "messages", "params", "tools", "tool_turns"}
+    assert short.canonical()["tools"][0]["function"]["name"] == "read_evidence"
+    bounded = compile_request(
+        api, packet, mode="independent", round_no=1, evidence_texts=texts, inline_tokens=0, tool_turns=2
+    )
+    assert bounded.sha256 != short.sha256
 
 
 def test_opened_evidence_comes_from_what_the_cli_read_never_from_the_prompt() -> None:

@@ -25,6 +25,7 @@ KERNEL = {
     "council.metrics",
     "council.httpguard",
     "council.httpserver",
+    "council.known_secrets",
 }
 LAYER_OF = (  # first match wins: module prefix -> layer
     ("council.domain", "domain"),

@@ -302,6 +302,51 @@ def test_a_key_in_the_endpoint_or_in_place_of_a_variable_name_is_refused(
     assert "pw@" not in reason and "key=abc" not in reason and "sk-live" not in reason
 
 
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [  # what the deny-list let through (issue 30 §6): each refused by name, its value never repeated
+        ('params = { extra_headers = { X-Auth = "q8Zt0pW3" } }', "params.extra_headers"),
+        ('params = { extra_headers = { Authentication = "q8Zt0pW3" } }', "params.extra_headers"),
+        ('params = { extra_headers = { X-Api-Keys = "q8Zt0pW3" } }', "params.extra_headers"),
+        ('params = { extra_body = { auth_info = "q8Zt0pW3" } }', "params.extra_body"),
+        ('params = { user = "hf_q8Zt0pW3q8Zt0pW3q8Zt0pW3" }', "params.user"),
+        ('params = { metadata = "gsk_q8Zt0pW3q8Zt0pW3q8Zt0pW3" }', "params.metadata"),
+        ('params = { reasoning_effort = "gsk_q8Zt0pW3q8Zt0pW3" }', "params.reasoning_effort"),
+        ("params = { temperature = true }", "params.temperature must be a number"),
+        ('params = { stop = ["a", "b", "c", "d", "e"] }', "params.stop must be a string or a list"),
+    ],
+)
+def test_params_are_an_allow_list_of_known_non_secret_parameters(
+    env: pytest.MonkeyPatch, tmp_path: Path, line: str, name: str
+) -> None:
+    reason = refusal(tmp_path, f'[profiles.leaky]\nmodel = "openai/gpt-5.5"\n{line}\n')
+    assert name in reason and "q8Zt0pW3" not in reason
+
+
+def test_known_parameters_are_kept(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        '[profiles.tuned]\nmodel = "openai/gpt-5.5"\n'
+        'params = { temperature = 0.2, top_p = 0.9, max_tokens = 512, seed = 7, stop = ["END"], '
+        'reasoning_effort = "low", timeout = 30 }\n',
+    )
+    assert profiles.load_profiles()["tuned"].params["reasoning_effort"] == "low"
+
+
+def test_an_unknown_parameter_is_exit_2_from_the_cli(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "profiles.toml").write_text('[profiles.x]\nmodel = "openai/m"\nparams = { X-Auth = "v" }\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")}
+    env["COUNCIL_HOME"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "council.cli", "profiles"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "params.X-Auth refused" in done.stderr, done.stderr
+
+
 # ------------------------------------------------------------ the variables
 
 

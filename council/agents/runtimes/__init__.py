@@ -3,7 +3,9 @@
 
 ``installed`` finds the pinned CLIs; ``workdir`` builds an attempt's fresh,
 read-only working directory and isolated homes; ``process`` runs a CLI in its
-own process group under a guard (``guard.py``) with a hard deadline; ``codex``
+own process group under a guard (``guard.py``) with a hard deadline; ``proxy``
+holds the provider key for an attempt and ``sandbox`` confines the CLI
+(Landlock), put together by ``confinement``; ``codex``
 and ``claude`` know each CLI's flags and event stream; ``cli`` is the one
 entry point the execution service calls.
 """

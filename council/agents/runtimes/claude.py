@@ -4,10 +4,10 @@
         --permission-mode dontAsk --strict-mcp-config --no-session-persistence
         --tools Read --allowedTools Read --json-schema SCHEMA PROMPT  < /dev/null
 
-``HOME`` and ``CLAUDE_CONFIG_DIR`` are fresh per attempt. A profile's
-``api_base`` becomes ``ANTHROPIC_BASE_URL`` (GLM through Z.ai's
-Anthropic-compatible endpoint, or any such server) and its key variable's
-value ``ANTHROPIC_API_KEY``; with neither, the CLI's login is copied from
+``HOME`` and ``CLAUDE_CONFIG_DIR`` are fresh per attempt. ``ANTHROPIC_BASE_URL``
+is the attempt's provider proxy for the profile's ``api_base`` (GLM through
+Z.ai's Anthropic-compatible endpoint, or any such server) and
+``ANTHROPIC_API_KEY`` a dummy: the proxy adds the real key; with neither, the CLI's login is copied from
 ``~/.claude/.credentials.json``. The schema handed to ``--json-schema`` has no
 ``"$schema"`` key (Claude Code 2.1.197 drops structured output when it has
 one). The answer is the final event's ``structured_output``.
@@ -32,7 +32,18 @@ QUIET = {
     "DISABLE_ERROR_REPORTING": "1",
 }
 TOOLS = ("Read",)
-SETTINGS = {"sandbox": "read tools only, permission mode dontAsk", "allowed_tools": list(TOOLS)}
+SETTINGS_BY_SANDBOX = {
+    "landlock": {
+        "sandbox": "read tools only, permission mode dontAsk",
+        "council_sandbox": "landlock",
+        "allowed_tools": list(TOOLS),
+    },
+    "off": {
+        "sandbox": "read tools only, permission mode dontAsk",
+        "council_sandbox": "off",
+        "allowed_tools": list(TOOLS),
+    },
+}
 
 
 def command(executable: Path, model: str, settings: Mapping[str, Any], prompt: str) -> list[str]:

@@ -9,8 +9,9 @@ opened — or raises, with the trace: ``CliTimedOut`` (transient, the deadline
 passed: a server that never answers makes both CLIs retry forever) or
 ``CliFailed`` (permanent: not installed, authentication refused, turn limit,
 non-zero exit). Whether the answer is valid is Council's to decide, never the
-CLI's. The key is passed in the CLI's environment only, by the variable's name
-the profile gives; the worker's other variables are not passed on.
+CLI's. The key stays in this process, with the attempt's provider proxy
+(``confinement``); the CLI gets the proxy's URL and a dummy key, runs under
+Council's sandbox, and none of the worker's other variables.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from council.agents.errors import PermanentLLMError, TransientLLMError
-from council.agents.runtimes import claude, codex, installed
+from council.agents.runtimes import claude, codex, confinement, installed
 from council.agents.runtimes.process import run_guarded
+from council.agents.runtimes.proxy import BadUpstream
 from council.agents.runtimes.trace import Trace, cut, opened
 from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
 from council.domain.agent_output import output_json_schema
 from council.domain.profile import Profile
+from council.known_secrets import redact
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR")
@@ -71,7 +74,8 @@ def output_schema() -> dict[str, Any]:
 
 
 def settings(profile: Profile, files: Sequence[EvidenceFile]) -> dict[str, Any]:
-    own = codex.SETTINGS if profile.runtime == "codex-cli" else claude.SETTINGS
+    table = codex.SETTINGS_BY_SANDBOX if profile.runtime == "codex-cli" else claude.SETTINGS_BY_SANDBOX
+    own = table[confinement.compiled()]
     return {
         **own,
         "max_turns": profile.max_turns,
@@ -99,6 +103,9 @@ def call(
     if missing:
         raise CliFailed(missing, trace)
     _refuse_if_offline(profile)
+    refused = confinement.refusal(request["settings"].get("council_sandbox"))
+    if refused:
+        raise CliFailed(refused, trace)
     key = ""
     if profile.api_key_env:
         key = os.environ.get(profile.api_key_env, "")
@@ -107,7 +114,7 @@ def call(
     files = [EvidenceFile(**f) for f in request["settings"].get("evidence_files") or []]
     try:
         return _run(request, profile, contents, files, trace, key, prompt=prompt, deadline_s=deadline_s)
-    except EvidenceMismatch as exc:
+    except (EvidenceMismatch, BadUpstream) as exc:
         raise CliFailed(str(exc), trace) from None
 
 
@@ -126,20 +133,24 @@ def _run(
     settings_ = request["settings"]
     login = not profile.api_key_env and not profile.api_base
     executable = installed.executable(runtime)
-    with attempt_dir(files, contents) as attempt:
+    confined = confinement.mode()
+    with attempt_dir(files, contents) as attempt, confinement.proxy_for(profile, key, login) as proxy:
+        api_base = proxy.base_url if proxy is not None else profile.api_base
         base = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         if runtime == "codex-cli":
             argv = codex.command(
-                executable, profile.model, settings_, profile.api_base, profile.api_key_env, prompt, attempt
+                executable, profile.model, settings_, api_base, profile.api_key_env, prompt, attempt
             )
             env = {**base, **codex.environment(attempt, profile.api_key_env, login)}
             if profile.api_key_env:
-                env[profile.api_key_env] = key
+                env[profile.api_key_env] = proxy.cli_key if proxy is not None else key
             watch = codex.turn_watch(attempt.out / "events.jsonl", settings_.get("max_turns"))
         else:
             argv = claude.command(executable, profile.model, settings_, prompt)
-            env = {**base, **claude.environment(attempt, profile.api_base, key or None, login)}
+            cli_key = proxy.cli_key if proxy is not None else key or None
+            env = {**base, **claude.environment(attempt, api_base, cli_key, login)}
             watch = claude.auth_watch(attempt.out / "events.jsonl")
+        argv, env["TMPDIR"], trace.sandbox = confinement.wrap(confined, argv, attempt, executable, proxy)
         finished = run_guarded(
             argv,
             cwd=attempt.work,
@@ -147,10 +158,11 @@ def _run(
             deadline_s=deadline_s,
             stdout=attempt.out / "events.jsonl",
             stderr=attempt.out / "stderr.txt",
-            watch=watch,
+            watch=confinement.watching(watch, proxy),
         )
-        stdout = _redacted((attempt.out / "events.jsonl").read_text("utf-8", "replace"), key)
-        stderr = _redacted((attempt.out / "stderr.txt").read_text("utf-8", "replace"), key)
+        hidden = (key, proxy.cli_key if proxy is not None else "")
+        stdout = _redacted((attempt.out / "events.jsonl").read_text("utf-8", "replace"), *hidden)
+        stderr = _redacted((attempt.out / "stderr.txt").read_text("utf-8", "replace"), *hidden)
         trace.exit_status, trace.stopped = finished.exit_code, finished.stopped
         trace.duration_ms = int(finished.elapsed_s * 1000)
         trace.stderr_tail = cut(stderr.strip()[-1500:])
@@ -158,7 +170,14 @@ def _run(
             text, failure = codex.read(stdout, attempt, trace), None
         else:
             text, failure = claude.read(stdout, trace)
-    answer = CliAnswer(text=_redacted(text or "", key), trace=trace, opened=opened(trace.files_read, files))
+        if proxy is not None:
+            trace.errors += [f"council proxy refused {r}" for r in proxy.refused]
+            if proxy.failure:
+                trace.errors.insert(0, _redacted(proxy.failure, key))
+                failure = failure or confinement.UNREACHABLE
+    answer = CliAnswer(
+        text=_redacted(text or "", *hidden), trace=trace, opened=opened(trace.files_read, files)
+    )
     _raise_for_failure(answer, failure, profile, deadline_s)
     return answer
 
@@ -173,6 +192,8 @@ def _raise_for_failure(answer: CliAnswer, failure: str | None, profile: Profile,
             + (f" (last said: {cut(said, 300)})" if said else ""),
             trace,
         )
+    if trace.stopped == confinement.UNREACHABLE or failure == confinement.UNREACHABLE:
+        raise CliTransient(f"{name}: {cut(trace.errors[0], 400)}", trace)
     if trace.stopped == "authentication refused":
         raise CliFailed(f"{name}: authentication refused: {cut(said, 400)}", trace)
     if trace.stopped == "turn limit" or failure == "error_max_turns":
@@ -196,5 +217,7 @@ def _refuse_if_offline(profile: Profile) -> None:
     raise CliFailed(f"offline: refusing to run {profile.runtime} for {profile.model} away from localhost")
 
 
-def _redacted(text: str, key: str) -> str:
-    return text.replace(key, "***") if key else text
+def _redacted(text: str, *secrets: str) -> str:
+    """The given secrets (the key, the attempt's dummy key), and every other known secret, in
+    any common encoding, taken out."""
+    return redact(text, [s for s in secrets if s])

@@ -1,6 +1,6 @@
-"""The Codex CLI as a runtime: ``codex exec`` in a read-only sandbox (README "Agent runtimes").
+"""The Codex CLI as a runtime: ``codex exec``, sandboxed (README "Agent runtimes", "Security").
 
-    codex exec --skip-git-repo-check --sandbox read-only --ephemeral --disable plugins
+    codex exec --skip-git-repo-check --sandbox MODE --ephemeral --disable plugins
         -c analytics.enabled=false -c model=M [-c model_provider=council
         -c model_providers.council={base_url=…, wire_api="responses", env_key=VAR, …}]
         --output-schema SCHEMA -o LAST --json PROMPT  < /dev/null
@@ -9,7 +9,9 @@ A profile with an ``api_base`` (or a key variable) gets its own provider
 block: local models served by any Responses-API server work the same way.
 Without either the CLI uses its own login, copied from ``~/.codex/auth.json``
 into the fresh ``CODEX_HOME``. The final message is read from ``-o``; the
-JSONL events (``--json``) are the trace. Codex has no turn limit of its own:
+JSONL events (``--json``) are the trace. MODE is ``danger-full-access`` inside
+Council's Landlock sandbox (``sandbox.py``; Codex's own cannot nest in it) and
+Codex's ``read-only`` when that is off (``COUNCIL_AGENT_SANDBOX=off``). Codex has no turn limit of its own:
 the watch counts its tool steps and stops it at ``max_turns``.
 """
 
@@ -26,10 +28,22 @@ from council.agents.runtimes.workdir import Attempt, copy_login
 
 PROVIDER = "council"
 DEFAULT_BASE = "https://api.openai.com/v1"
-SETTINGS = {
-    "sandbox": "read-only",
-    "allowed_tools": ["exec_command (read-only sandbox)"],
-    "approval": "never",
+# Codex's own read-only sandbox (bubblewrap, which mounts) cannot run inside Council's
+# Landlock sandbox (no mounts under Landlock): there Codex runs with its own switched off,
+# and the request says so.
+SETTINGS_BY_SANDBOX = {
+    "landlock": {
+        "sandbox": "danger-full-access",
+        "council_sandbox": "landlock",
+        "allowed_tools": ["exec_command (Council's Landlock sandbox; Codex's own sandbox off)"],
+        "approval": "never",
+    },
+    "off": {
+        "sandbox": "read-only",
+        "council_sandbox": "off",
+        "allowed_tools": ["exec_command (Codex's read-only sandbox)"],
+        "approval": "never",
+    },
 }
 
 
@@ -49,7 +63,7 @@ def command(
         "exec",
         "--skip-git-repo-check",
         "--sandbox",
-        "read-only",
+        str(settings["sandbox"]),
         "--ephemeral",
         "--disable",
         "plugins",

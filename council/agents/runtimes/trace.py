@@ -40,6 +40,7 @@ class Trace:
     events: list[Any] = field(default_factory=list)
     event_count: int = 0
     stderr_tail: str = ""
+    sandbox: str = ""  # what confined the CLI (confinement.wrap), or that nothing did
 
     def document(self) -> dict[str, Any]:
         """The stored form (bounded: at most MAX_EVENTS events, long strings cut)."""
@@ -60,6 +61,7 @@ class Trace:
             "event_count": self.event_count,
             "truncated": self.event_count > MAX_EVENTS,
             "stderr_tail": self.stderr_tail,
+            "sandbox": self.sandbox,
         }
 
     def add_usage(self, counts: Mapping[str, Any]) -> None:

@@ -7,8 +7,10 @@
         home/                  HOME, and the CLI's own config home inside it
         out/                   what the CLI writes: its event stream, stderr, last message
 
-Everything under ``work/`` is made read-only; the sandbox (Codex's read-only
-sandbox, Claude Code's read tools only) is what actually stops writes. The
+Everything under ``work/`` is made read-only; the sandbox (Council's Landlock
+sandbox, ``sandbox.py``, which lets the CLI write only ``home/`` and ``out/``;
+Codex's read-only sandbox when that is off; Claude Code's read tools only) is
+what actually stops writes. The
 whole directory is removed when the attempt ends. A logged-in CLI (a profile
 with no key variable) gets a copy of its login file in the fresh home, and
 nothing else of the user's configuration.

@@ -54,6 +54,15 @@ class RunRecorded(Run):
     exposed_to: list[UUID]
 
 
+class RunClosed(Result):
+    """A run recorded by hand, closed by its recorder: it takes no more claims."""
+
+    id: UUID
+    agent: str
+    status: str
+    claims: int
+
+
 class RunExposure(Row):
     id: UUID
     run_id: UUID

@@ -1,0 +1,210 @@
+"""Runs begun outside the workers and held until they end (DESIGN §7): a run recorded by
+hand (`council run record`), held by its recorder until it closes it, adding claims
+meanwhile; and a run begun by an outside agent over MCP, held by its session until it
+submits its output or the session ends. Neither is ever taken by a worker or the sweep:
+it is ``running`` with its holder as lease owner and no lease expiry. Part of
+:class:`council.ledger.runs.Runs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from sqlalchemy import Connection, func, insert, select
+
+from council.domain import validate as v
+from council.domain.commands import RecordedRun
+from council.domain.providers import provider_family
+from council.domain.requests import Exposure
+from council.domain.results.runs import RunClosed, RunRecorded
+from council.domain.vocabulary import TERMINAL_RUN_STATUSES
+from council.errors import BadInput, NotFound
+from council.ledger import tables as t
+from council.ledger.events import append
+from council.ledger.lookup import require, require_same_thread, resolve
+
+# The lease owner of a run recorded by hand: its recorder, until it closes the run.
+RECORDER_PREFIX = "record:"
+
+
+def recorder(actor: str) -> str:
+    return RECORDER_PREFIX + actor
+
+
+def refuse_unheld(run: Mapping[str, Any], actor: str) -> None:
+    """Claims by hand (`council claim add`, ``POST /runs/{id}/claims``) land only on a run
+    recorded by hand (`council run record`) that its recorder, ``actor``, has not closed:
+    a worker's run claims only through its own fenced output, a run begun over MCP only
+    through its session's submission, and a closed or failed run takes nothing (DESIGN §7).
+    BadInput, before anything is written."""
+    run_id = run["id"]
+    if run["mode"] != "external":
+        raise BadInput(
+            f"run {run_id} is a worker's {run['mode']} run: its claims come only from its own output"
+        )
+    if run["status"] == "failed":
+        raise BadInput(f"run {run_id} failed: a failed run takes no claim")
+    if run["status"] != "running":
+        raise BadInput(
+            f"run {run_id} is closed ({run['status']}): it takes no more claims; record another run"
+        )
+    holder = run["lease_owner"] or ""
+    if not holder.startswith(RECORDER_PREFIX):
+        raise BadInput(f"run {run_id} was begun over MCP: only the session that holds it submits its claims")
+    if holder != recorder(actor):
+        raise BadInput(
+            f"run {run_id} was recorded by {holder.removeprefix(RECORDER_PREFIX)}, not {actor}: "
+            "only its recorder adds its claims"
+        )
+
+
+class HeldRuns:
+    _conn: Connection
+
+    if TYPE_CHECKING:
+
+        def expose(self, run_id: UUID, exposures: Sequence[Exposure]) -> int: ...
+
+        def fence(self, run_id: UUID, attempt: int) -> Any | None: ...
+
+        def finish(
+            self,
+            run: Any,
+            attempt: int,
+            *,
+            status: str,
+            usage: dict[str, Any] | None = None,
+            cost_usd: float | None = None,
+            error: str | None = None,
+            lint_findings: list[dict[str, Any]] | None = None,
+            event_payload: dict[str, Any] | None = None,
+            events_before: Sequence[dict[str, Any]] = (),
+            actor: str | None = None,
+        ) -> None: ...
+
+    def record(self, recorded: RecordedRun, *, actor: str, held_by: str | None = None) -> RunRecorded:
+        """A run made outside the workers; ``exposed_to`` names runs whose
+        stances it was shown (explicit exposure, docs/architecture.md §3).
+
+        The run is begun, not over: its holder holds its first attempt — an outside
+        agent's MCP session (``held_by``) until it submits its output, or, recorded by
+        hand, its recorder (:func:`recorder`) until it closes it (:meth:`close`), adding
+        claims meanwhile. It is ``running`` with that holder as its lease owner and no
+        lease expiry, so no worker or sweep ever takes it (:meth:`held`)."""
+        hand = held_by is None
+        held_by = held_by or recorder(actor)
+        conn = self._conn
+        provider = v.text(provider_family(recorded.model, recorded.provider), "provider", v.MAX_NAME)
+        thread_id = resolve(conn, t.threads, recorded.thread, "thread")
+        require(conn, t.threads, thread_id, "thread")
+        parent_id = None
+        if recorded.parent_run is not None:
+            parent_id = resolve(conn, t.agent_runs, recorded.parent_run, "parent run")
+            require_same_thread(require(conn, t.agent_runs, parent_id, "parent run"), thread_id, "parent run")
+        exposed_to = [resolve(conn, t.agent_runs, other, "run") for other in recorded.exposed_to]
+        for other in exposed_to:
+            require_same_thread(require(conn, t.agent_runs, other, "run"), thread_id, "run")
+        run = (
+            conn.execute(
+                insert(t.agent_runs)
+                .values(
+                    thread_id=thread_id,
+                    agent=recorded.agent,
+                    model=recorded.model,
+                    provider=provider,
+                    parent_run_id=parent_id,
+                    round=recorded.round_no,
+                    mode="external",
+                    status="running",
+                    attempt=1,
+                    lease_owner=held_by,
+                    started_at=func.clock_timestamp(),
+                )
+                .returning(t.agent_runs)
+            )
+            .mappings()
+            .one()
+        )
+        self.expose(run["id"], [Exposure("stance", "explicit", exposed_to_run_id=str(o)) for o in exposed_to])
+        conn.execute(
+            insert(t.run_attempts).values(run_id=run["id"], attempt=1, event="claimed", worker=held_by)
+        )
+        append(
+            conn,
+            "run.recorded" if hand else "run.begun",
+            actor=actor,
+            thread_id=thread_id,
+            subject_id=run["id"],
+            payload={
+                "agent": recorded.agent,
+                "model": recorded.model,
+                "provider": provider,
+                "parent_run_id": str(parent_id) if parent_id else None,
+                "exposed_to": [str(o) for o in exposed_to],
+            },
+        )
+        return RunRecorded.model_validate({**run, "exposed_to": exposed_to})
+
+    def held(self, run_id: UUID, holder: str) -> dict[str, Any]:
+        """The fenced row (with its ``attempt``) of a begun run (:meth:`record` with ``held_by``) that
+        ``holder`` holds and has not ended, locked; bad input otherwise."""
+        row = self._conn.execute(
+            select(t.agent_runs.c.attempt, t.agent_runs.c.lease_owner, t.agent_runs.c.status).where(
+                t.agent_runs.c.id == run_id
+            )
+        ).first()
+        if row is None:
+            raise NotFound(f"no run with id {run_id}")
+        if row.lease_owner != holder or row.status != "running":
+            if row.status in TERMINAL_RUN_STATUSES and row.lease_owner is None:
+                raise BadInput(f"run {run_id} has ended ({row.status}); begin another run")
+            raise BadInput(
+                f"run {run_id} is not one this session began; a session acts only for its own runs"
+            )
+        fenced = self.fence(run_id, int(row.attempt))
+        if fenced is None:  # ended between the two statements
+            raise BadInput(f"run {run_id} has ended; begin another run")
+        return {**fenced, "attempt": int(row.attempt)}
+
+    def close(self, run_id: UUID, *, actor: str) -> RunClosed:
+        """End a run recorded by hand, succeeded: from now on it takes no claim. Only its
+        recorder closes it; bad input for anyone else's run or one already over."""
+        found = require(self._conn, t.agent_runs, run_id, "run", lock=True)
+        refuse_unheld(found, actor)
+        run = self.fence(run_id, int(found["attempt"]))
+        claims = self._conn.execute(
+            select(func.count()).select_from(t.claims).where(t.claims.c.run_id == run_id)
+        ).scalar_one()
+        self.finish(
+            run,
+            int(found["attempt"]),
+            status="succeeded",
+            actor=actor,
+            event_payload={"closed": True, "claims": claims},
+        )
+        return RunClosed(id=run_id, agent=found["agent"], status="succeeded", claims=int(claims))
+
+    def abandon(self, holders: Sequence[str], reason: str) -> list[UUID]:
+        """End, failed with ``reason``, every begun run the ``holders`` still hold
+        (their sessions ended without an answer); the ids of those it ended."""
+        if not holders:
+            return []
+        held = self._conn.execute(
+            select(t.agent_runs.c.id, t.agent_runs.c.attempt, t.agent_runs.c.thread_id, t.agent_runs.c.agent)
+            .where(
+                t.agent_runs.c.lease_owner.in_(list(holders)),
+                t.agent_runs.c.status == "running",
+                t.agent_runs.c.mode == "external",
+            )
+            .order_by(t.agent_runs.c.id)
+            .with_for_update()
+        ).mappings()
+        ended = []
+        for run in list(held):
+            self.finish(
+                run, int(run["attempt"]), status="failed", error=reason, event_payload={"reason": reason}
+            )
+            ended.append(run["id"])
+        return ended

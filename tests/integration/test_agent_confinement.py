@@ -1,0 +1,260 @@
+"""Council's confinement of an agent CLI (README "Security"), on this machine's kernel:
+the Landlock exec wrapper (``sandbox.py``) run as a real process, and the per-attempt
+provider proxy (``proxy.py``) between a real HTTP client and a real upstream.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from council.agents.runtimes import confinement, sandbox
+from council.agents.runtimes.proxy import DUMMY_KEY, provider_proxy
+from tests.fakes.anthropic_server import fake_anthropic
+from tests.fakes.responses_server import fake_responses
+
+needs_landlock = pytest.mark.skipif(sandbox.abi() == 0, reason="this kernel has no Landlock")
+
+
+def _confined(
+    read: list[Path], write: list[Path], connect: list[int], script: str
+) -> subprocess.CompletedProcess[str]:
+    argv = [
+        *sandbox.wrapper([str(p) for p in read], [str(p) for p in write], connect),
+        "--",
+        "bash",
+        "-c",
+        script,
+    ]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> dict[str, Path]:
+    made = {name: tmp_path / name for name in ("work", "home", "council_home")}
+    for path in made.values():
+        path.mkdir()
+    (made["work"] / "evidence.txt").write_text("the evidence")
+    (made["council_home"] / "stack.json").write_text('{"password": "hunter2"}')
+    return made
+
+
+@needs_landlock
+def test_the_sandbox_reads_its_workdir_writes_its_home_and_nothing_else(dirs: dict[str, Path]) -> None:
+    done = _confined(
+        [dirs["work"]],
+        [dirs["home"]],
+        [],
+        f"cat {dirs['work']}/evidence.txt; echo ok > {dirs['home']}/note && cat {dirs['home']}/note; "
+        f"cat {dirs['council_home']}/stack.json; echo x > {dirs['work']}/planted; ls /root; cat /etc/shadow",
+    )
+    assert "the evidence" in done.stdout and "ok" in done.stdout
+    assert "hunter2" not in done.stdout
+    assert done.stderr.count("Permission denied") == 4, done.stderr
+    assert not (dirs["work"] / "planted").exists()
+
+
+@needs_landlock
+def test_the_sandbox_keeps_other_processes_environment_signals_and_ports_out_of_reach(
+    dirs: dict[str, Path],
+) -> None:
+    with socket.socket() as allowed, socket.socket() as other:
+        for s in (allowed, other):
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+        ok, refused = allowed.getsockname()[1], other.getsockname()[1]
+        done = _confined(
+            [dirs["work"]],
+            [dirs["home"]],
+            [ok],
+            f"cat /proc/{os.getpid()}/environ; cat /proc/*/environ; kill -0 {os.getpid()} && echo signalled; "
+            f"(echo > /dev/tcp/127.0.0.1/{ok}) && echo connected-allowed; "
+            f"(echo > /dev/tcp/127.0.0.1/{refused}) && echo connected-other",
+        )
+    assert "PATH=" not in done.stdout and "Permission denied" in done.stderr
+    assert "connected-allowed" in done.stdout and "connected-other" not in done.stdout
+    if sandbox.abi() >= 6:
+        assert "signalled" not in done.stdout
+
+
+@needs_landlock
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="needs /usr/bin/python3 inside the sandbox")
+def test_the_sandbox_cannot_reach_a_unix_socket_by_its_path_but_keeps_its_own_pipes(
+    dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    # Given a Unix socket listening outside the sandbox (as a database's does)
+    path = tmp_path / "db.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen(1)
+        script = (
+            "import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode()); "
+            f"c = socket.socket(socket.AF_UNIX); c.connect({str(path)!r}); print('connected')"
+        )
+        argv = [
+            *sandbox.wrapper([str(dirs["work"])], [str(dirs["home"])], []),
+            "--",
+            "/usr/bin/python3",
+            "-c",
+            script,
+        ]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    # Then its own socket pair works and the listening socket is out of reach
+    assert done.stdout.split() == ["pair"], done.stderr
+    assert "PermissionError" in done.stderr
+
+
+def test_a_kernel_without_landlock_refuses_cli_runs_unless_the_sandbox_is_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sandbox, "abi", lambda: 0)
+    monkeypatch.delenv(sandbox.MODE_ENV, raising=False)
+    reason = confinement.refusal("landlock")
+    assert reason and "no Landlock" in reason and "COUNCIL_AGENT_SANDBOX=off" in reason
+    monkeypatch.setenv(sandbox.MODE_ENV, "off")
+    assert confinement.refusal("off") is None
+    # A request compiled under one setting is never run under the other
+    assert "compiled with council_sandbox=landlock" in (confinement.refusal("landlock") or "")
+    monkeypatch.setenv(sandbox.MODE_ENV, "maybe")
+    assert "must be on or off" in (confinement.refusal("landlock") or "")
+
+
+# ------------------------------------------------------------------ the provider proxy
+
+
+def test_the_proxy_adds_the_key_for_its_attempt_only_and_forwards_only_the_providers_routes() -> None:
+    with (
+        fake_anthropic("answer") as (upstream, seen),
+        provider_proxy("claude-code", upstream, ("x-api-key", "sk-real")) as proxy,
+    ):
+        base = proxy.base_url
+        head = httpx.head(base + "/", timeout=10)
+        call = httpx.post(
+            base + "/v1/messages?beta=true",
+            headers={"x-api-key": proxy.cli_key, "authorization": f"Bearer {DUMMY_KEY}"},
+            json={"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": []},
+            timeout=10,
+        )
+        others = [
+            httpx.post(base + "/v1/messages", json={}, timeout=10),  # another local process: no key
+            httpx.post(base + "/v1/messages", headers={"x-api-key": DUMMY_KEY}, json={}, timeout=10),
+            httpx.get(base + "/v1/models", timeout=10),
+            httpx.post(base + "/v1/complete", json={}, timeout=10),
+            httpx.post(base + "/v1/messages/../../admin", json={}, timeout=10),
+        ]
+    assert head.status_code == 200
+    assert call.status_code == 200 and "message_start" in call.text
+    assert [o.status_code for o in others] == [401, 401, 404, 404, 404]
+    assert [(r["method"], r["path"]) for r in seen.requests] == [
+        ("HEAD", "/"),
+        ("POST", "/v1/messages?beta=true"),
+    ]
+    posted = seen.requests[1]["headers"]
+    assert posted["x-api-key"] == "sk-real" and "authorization" not in posted
+    assert len(proxy.refused) == 5 and proxy.cli_key.startswith(DUMMY_KEY + "-")
+
+
+def test_the_proxy_keeps_the_base_urls_path_and_sends_a_bearer_key_to_a_responses_server() -> None:
+    with (
+        fake_responses("answer") as (upstream, seen),
+        provider_proxy("codex-cli", upstream, ("authorization", "Bearer sk-real")) as proxy,
+    ):
+        assert proxy.base_url.endswith("/v1")
+        assert (
+            httpx.head(proxy.base_url.removesuffix("/v1") + "/", timeout=10).status_code == 404
+        )  # not Codex's
+        key = {"authorization": f"Bearer {proxy.cli_key}"}
+        ok = httpx.post(proxy.base_url + "/responses", headers=key, json={"input": []}, timeout=10)
+        refused = httpx.post(proxy.base_url + "/chat/completions", headers=key, json={}, timeout=10)
+    assert ok.status_code == 200 and "response.completed" in ok.text
+    assert refused.status_code == 404
+    assert [r["headers"]["authorization"] for r in seen.requests] == ["Bearer sk-real"]
+
+
+@contextmanager
+def _slow_stream() -> Iterator[str]:
+    """An upstream that sends one SSE event, waits a second, then sends another."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.write(b"event: first\ndata: {}\n\n")
+            self.wfile.flush()
+            time.sleep(1.0)
+            self.wfile.write(b"event: second\ndata: {}\n\n")
+            self.wfile.flush()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_proxy_streams_events_as_they_come() -> None:
+    with _slow_stream() as upstream, provider_proxy("claude-code", upstream, None) as proxy:
+        began = time.monotonic()
+        arrivals: list[tuple[str, float]] = []
+        with httpx.stream("POST", proxy.base_url + "/v1/messages", json={}, timeout=10) as answer:
+            for line in answer.iter_lines():
+                if line.startswith("event:"):
+                    arrivals.append((line, time.monotonic() - began))
+    assert [a[0] for a in arrivals] == ["event: first", "event: second"]
+    assert arrivals[0][1] < 0.8 <= arrivals[1][1]
+
+
+def test_an_unreachable_provider_gets_a_502_at_once_and_the_reason() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{s.getsockname()[1]}"
+    with provider_proxy("claude-code", nowhere, ("x-api-key", "sk-real")) as proxy:
+        began = time.monotonic()
+        answer = httpx.post(
+            proxy.base_url + "/v1/messages", headers={"x-api-key": proxy.cli_key}, json={}, timeout=30
+        )
+        took = time.monotonic() - began
+    assert answer.status_code == 502 and took < 5
+    assert "provider unreachable" in answer.json()["error"]["message"]
+    assert proxy.failure and nowhere in proxy.failure and "sk-real" not in proxy.failure
+
+
+def test_a_base_url_with_a_path_keeps_it_and_its_host_check_still_passes() -> None:
+    with (
+        fake_anthropic("answer") as (upstream, seen),
+        provider_proxy("claude-code", upstream + "/api/anthropic", ("x-api-key", "sk-real")) as proxy,
+    ):
+        assert proxy.base_url.endswith("/api/anthropic")
+        head = httpx.head(proxy.base_url.removesuffix("/api/anthropic") + "/", timeout=10)
+        key = {"x-api-key": proxy.cli_key}
+        call = httpx.post(proxy.base_url + "/v1/messages", headers=key, json={}, timeout=10)
+        outside = httpx.post(
+            proxy.base_url.removesuffix("/api/anthropic") + "/v1/messages", headers=key, json={}
+        )
+    assert head.status_code == 200 and call.status_code == 200 and outside.status_code == 404
+    assert [(r["method"], r["path"]) for r in seen.requests] == [
+        ("HEAD", "/"),
+        ("POST", "/api/anthropic/v1/messages"),
+    ]
