@@ -9,7 +9,6 @@ import typer
 
 from council.cli.common import JsonOpt, touched_memory, uow
 from council.cli.output import console, emit, fetch_command, inert, returns, without_controls
-from council.domain.validate import MAX_LINT_CHARS
 from council.errors import BadInput
 from council.files import read_regular
 
@@ -45,6 +44,7 @@ def lint_cmd(
     """Flag concluded / rejected / settled / preferred / set aside without a durable transition."""
     import sys
 
+    from council.domain.validate import MAX_LINT_CHARS
     from council.services.reentry import lint_text
 
     limit = 4 * MAX_LINT_CHARS  # bytes: UTF-8 takes at most 4 a character
