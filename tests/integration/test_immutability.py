@@ -282,6 +282,13 @@ def _build_ledger(conn: Connection) -> dict[str, Any]:
         "VALUES (:t, 'thread.created', CAST(:t AS text), 'lead')",
         {"t": t},
     )
+    for key in ("claim_a", "claim_b"):  # every claim is written with its event (migration 0030)
+        _insert(
+            conn,
+            "INSERT INTO events (thread_id, kind, subject_id, actor) "
+            "VALUES (:t, 'claim.added', CAST(:c AS text), 'lead')",
+            {"t": t, "c": ids[key]},
+        )
     return ids
 
 

@@ -19,6 +19,12 @@ RUN_SUCCEEDED = (
     "AND mode <> 'review'"
 )
 LIVE = "SELECT id FROM consolidations WHERE thread_id = %(t)s AND status = 'live' ORDER BY created_at LIMIT 1"
+# The claims that reached a live consolidation's version after it (a later dispute may make the
+# version no longer ready; removing them restores what the consolidation decided on).
+LATER_CLAIMS = (
+    f"SELECT cl.id FROM claims cl JOIN consolidations c ON c.node_version_id = cl.node_version_id "
+    f"WHERE c.id = ({LIVE}) AND cl.created_at > c.created_at"
+)
 
 PLANTS: dict[str, tuple[set[str], str]] = {
     # name: (the anomaly kinds that report it (any one), SQL; %(t)s is the thread)
@@ -59,7 +65,11 @@ PLANTS: dict[str, tuple[set[str], str]] = {
     ),
     "ready version left unconsolidated (its consolidation removed)": (
         {"ready_not_consolidated"},
-        f"""UPDATE node_version_states SET status = 'open'
+        f"""WITH later AS ({LATER_CLAIMS}),
+                 cited AS (DELETE FROM citations WHERE claim_id IN (SELECT id FROM later)),
+                 shown AS (DELETE FROM run_exposures WHERE claim_id IN (SELECT id FROM later)),
+                 gone AS (DELETE FROM claims WHERE id IN (SELECT id FROM later))
+            UPDATE node_version_states SET status = 'open'
               WHERE id = (SELECT node_version_id FROM consolidations WHERE id = ({LIVE}));
             DELETE FROM node_status_transitions WHERE consolidation_id = ({LIVE});
             DELETE FROM memory_items WHERE consolidation_id = ({LIVE});
