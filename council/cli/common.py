@@ -43,20 +43,14 @@ def uow() -> UnitOfWork:
 
 
 def touched_memory(items: list[dict[str, Any]]) -> None:
-    """A read showed these memory items: queue re-verification of the provisional
-    ones (docs/architecture.md §5, lazy). The read never fails for it; without a broker the
-    periodic sweep does the work."""
+    """A read showed these memory items: the one re-verification on read
+    (:func:`council.services.reversal.reverify_touched`); a warning when it was not queued."""
     from council.cli.output import warn
-    from council.services.reversal import request_reverification
+    from council.services.reversal import reverify_touched
 
-    if not any(item.get("status") == "provisional" for item in items):
-        return
-    try:
-        scheduler = council().scheduler()
-        if scheduler is not None:
-            request_reverification(scheduler, items)
-    except Exception as exc:  # the broker is down: the sweep will get to them
-        warn(f"re-verification of provisional memory not queued ({type(exc).__name__}); the sweep will do it")
+    reason = reverify_touched(council().scheduler, items)
+    if reason is not None:
+        warn(reason)
 
 
 def record(title: str, keys: list[str]) -> Callable[[Any], None]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import logging
 import secrets
 from collections.abc import Callable
 from functools import partial
@@ -41,6 +42,7 @@ from council.errors import BadInput, CouncilError
 from council.services import outside
 from council.services.evidence import EvidenceInput, add_evidence, show_evidence
 from council.services.reentry import DEFAULT_BUDGET, lint_text
+from council.services.reversal import reverify_touched
 from council.services.runs import show_run
 from council.services.threads import list_threads
 
@@ -143,6 +145,9 @@ def _end_each_session(server: CouncilMCP) -> None:
     low_level.run = run_then_end  # type: ignore[method-assign]
 
 
+log = logging.getLogger("council.mcp")
+
+
 def build_server(
     council: Council, *, host: str = "127.0.0.1", port: int = 8000, session_idle_s: float | None = None
 ) -> CouncilMCP:
@@ -168,6 +173,12 @@ def build_server(
 
     def holder(ctx: Context[Any, Any, Any]) -> str:
         return holders.of(ctx.session)
+
+    def _reverify(memory: list[dict[str, Any]]) -> None:
+        """The one re-verification on read, as the CLI and the HTTP API do it."""
+        reason = reverify_touched(council.scheduler, memory)
+        if reason is not None:
+            log.warning("%s", reason)
 
     @server.tool(name="list_threads")
     async def list_threads_tool() -> CallToolResult:
@@ -203,11 +214,15 @@ def build_server(
     ) -> CallToolResult:
         """What is open, contested or awaiting evidence on a thread, within a token budget.
         Not blind: the stances it carries are recorded as your run's exposures."""
-        return await _answer(
-            partial(
-                outside.packet_for_run, uow, thread, run=run, holder=holder(ctx), blind=blind, budget=budget
+
+        def read() -> Result:
+            served = outside.packet_for_run(
+                uow, thread, run=run, holder=holder(ctx), blind=blind, budget=budget
             )
-        )
+            _reverify([item.model_dump() for item in served.packet.memory])
+            return served
+
+        return await _answer(read)
 
     @server.tool()
     async def submit_output(
@@ -260,6 +275,7 @@ def build_server(
         served = await anyio.to_thread.run_sync(
             partial(outside.packet_for_run, uow, thread, run=None, holder="", blind=True)
         )
+        await anyio.to_thread.run_sync(_reverify, [item.model_dump() for item in served.packet.memory])
         return json.dumps(served.packet.model_dump(mode="json"))
 
     @server.resource("council://evidence/{evidence_id}", mime_type="application/json")

@@ -23,7 +23,7 @@ last review run to end adjudicates it (``council.services.execution``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from uuid import UUID
@@ -154,6 +154,26 @@ def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, A
     if provisional:
         scheduler.enqueue_reverification(provisional)
     return provisional
+
+
+def reverify_touched(
+    scheduler_of: Callable[[], Scheduler | None], memory: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """The one re-verification on read (docs/architecture.md §5, lazily), for every face
+    (CLI, HTTP API, MCP): a read showed these memory items, so queue re-verification of the
+    provisional ones. The read never fails for it: with no broker, or the broker down, the
+    periodic sweep does the work, and the reason it was not queued is returned for the face
+    to say (None: queued, or nothing to queue)."""
+    if not any(item.get("status") == "provisional" for item in memory):
+        return None
+    try:
+        scheduler = scheduler_of()
+        if scheduler is not None:
+            request_reverification(scheduler, memory)
+    except Exception as exc:  # the broker is down: the sweep will get to them
+        name = type(exc).__name__
+        return f"re-verification of provisional memory not queued ({name}); the sweep will do it"
+    return None
 
 
 def _cascade(uow: UnitOfWork, scheduler: Scheduler | None, frontier: list[UUID], actor: str) -> CascadeHandOn:

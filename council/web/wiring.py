@@ -19,7 +19,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from council.bootstrap import Council, Scheduler, UnitOfWork
 from council.domain.validate import lone_surrogate_at
 from council.errors import BadInput
-from council.services.reversal import request_reverification
+from council.services.reversal import reverify_touched
 from council.web.hub import EventHub
 from council.web.security import Policy
 
@@ -48,12 +48,9 @@ class Wiring:
         """A read showed these memory items: queue re-verification of the provisional
         ones (docs/architecture.md §5, lazily). The read never fails for it: with no broker, or
         the broker down, the periodic sweep does the work."""
-        try:
-            scheduler = self.scheduler()
-            if scheduler is not None:
-                request_reverification(scheduler, items)
-        except Exception as exc:
-            log.warning("re-verification not queued (%s); the sweep will do it", type(exc).__name__)
+        reason = reverify_touched(self.scheduler, items)
+        if reason is not None:
+            log.warning("%s", reason)
 
 
 def wiring(request: Request) -> Wiring:
