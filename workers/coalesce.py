@@ -9,6 +9,7 @@ from typing import Any
 
 from celery import signals
 
+from council.adapters import task_names
 from council.adapters.coalesce import (
     CASCADE,
     EVALUATION,
@@ -30,10 +31,10 @@ def _listed(args: Sequence[Any]) -> list[str]:
 
 # The marks each task clears when it starts and sets again when it retries: the ids in its arguments.
 _TASK_MARKS: dict[str, tuple[str, Callable[[Sequence[Any]], list[str]]]] = {
-    "council.execute_run": (RUN, _first),
-    "council.evaluate_nodes": (EVALUATION, _listed),
-    "council.cascade": (CASCADE, _listed),
-    "council.reverify": (REVERIFICATION, _listed),
+    task_names.EXECUTE_RUN: (RUN, _first),
+    task_names.EVALUATE_NODES: (EVALUATION, _listed),
+    task_names.CASCADE: (CASCADE, _listed),
+    task_names.REVERIFY: (REVERIFICATION, _listed),
 }
 
 

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from celery.signals import worker_init
 
+from council.adapters import task_names
 from council.adapters.celery_app import SWEEP_EVERY_S, app
 from council.bootstrap import Council, bootstrap
 from council.domain.retry import is_transient
@@ -38,7 +39,7 @@ def _worker_name(task: Any) -> str | None:
     return f"{node}:{os.getpid()}" if node else None
 
 
-@app.task(name="council.execute_run", bind=True, max_retries=None)
+@app.task(name=task_names.EXECUTE_RUN, bind=True, max_retries=None)
 def execute_run(self: Any, run_id: str, held_attempt: int | None = None) -> dict[str, Any]:
     """One try of a run. A transient error is retried here and nowhere
     else, after the policy's backoff; the last try the policy allows fails the
@@ -70,7 +71,7 @@ def execute_run(self: Any, run_id: str, held_attempt: int | None = None) -> dict
     return result.json_document()
 
 
-@app.task(name="council.evaluate_nodes", bind=True, max_retries=POLICY.max_retries)
+@app.task(name=task_names.EVALUATE_NODES, bind=True, max_retries=POLICY.max_retries)
 def evaluate_nodes(self: Any, version_ids: list[str]) -> dict[str, Any]:
     """Evaluate the versions in one committer transaction; should that fail for a
     reason of one version's own, each on its own, so that one does not keep the
@@ -104,7 +105,7 @@ def evaluate_nodes(self: Any, version_ids: list[str]) -> dict[str, Any]:
     return {"outcomes": outcomes}
 
 
-@app.task(name="council.sweep", bind=True, max_retries=POLICY.max_retries)
+@app.task(name=task_names.SWEEP, bind=True, max_retries=POLICY.max_retries)
 def sweep(self: Any) -> dict[str, Any]:
     """Re-enqueue unfinished work of every kind (council.services.sweep)."""
     from council.adapters.celery import marks
@@ -138,7 +139,7 @@ def noop() -> None:
     """Does nothing: the dispatch benchmark's baseline Celery round trip (benchmarks/dispatch.py)."""
 
 
-@app.task(name="council.cascade", bind=True, max_retries=POLICY.max_retries)
+@app.task(name=task_names.CASCADE, bind=True, max_retries=POLICY.max_retries)
 def cascade(self: Any, continuation_ids: list[str]) -> dict[str, Any]:
     """One bounded step of a reversal cascade; queues its own continuation."""
     from council.services.reversal import continue_cascade
@@ -152,7 +153,7 @@ def cascade(self: Any, continuation_ids: list[str]) -> dict[str, Any]:
     return step.json_document()
 
 
-@app.task(name="council.reverify", bind=True, max_retries=POLICY.max_retries)
+@app.task(name=task_names.REVERIFY, bind=True, max_retries=POLICY.max_retries)
 def reverify(self: Any, memory_item_ids: list[str] | None = None) -> dict[str, Any]:
     """Re-verification: of the given provisional memory items (a read touched
     them) or, from the beat sweep, of all; then a review dispatch for each open

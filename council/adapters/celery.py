@@ -16,6 +16,7 @@ from kombu.exceptions import OperationalError
 from redis.exceptions import RedisError
 
 from council import config
+from council.adapters import task_names
 from council.adapters.celery_app import app, connect
 from council.adapters.coalesce import CASCADE, EVALUATION, REVERIFICATION, RUN, Marks, marks_for
 from council.adapters.scheduler import NotDelivered
@@ -41,7 +42,7 @@ class CeleryScheduler:
         try:
             with marks(RUN).sending([str(r) for r in run_ids]) as waiting:
                 for run_id in waiting:
-                    app.send_task("council.execute_run", args=[run_id])
+                    app.send_task(task_names.EXECUTE_RUN, args=[run_id])
         except BROKER_ERRORS as exc:
             detail = " ".join(str(exc).split())[:200] or type(exc).__name__
             raise NotDelivered(f"the broker did not take the runs ({detail})") from exc
@@ -52,7 +53,7 @@ class CeleryScheduler:
                 return
             for batch in self._plan([UUID(v) for v in waiting]):
                 app.send_task(
-                    "council.evaluate_nodes",
+                    task_names.EVALUATE_NODES,
                     args=[[str(v) for v in batch]],
                     countdown=EVALUATION_DELAY_S or None,
                 )
@@ -60,12 +61,12 @@ class CeleryScheduler:
     def enqueue_cascade(self, continuation_ids: Sequence[UUID]) -> None:
         with marks(CASCADE).sending([str(c) for c in continuation_ids]) as waiting:
             if waiting:
-                app.send_task("council.cascade", args=[waiting])
+                app.send_task(task_names.CASCADE, args=[waiting])
 
     def enqueue_reverification(self, memory_item_ids: Sequence[UUID]) -> None:
         with marks(REVERIFICATION).sending([str(i) for i in memory_item_ids]) as waiting:
             if waiting:
-                app.send_task("council.reverify", args=[waiting])
+                app.send_task(task_names.REVERIFY, args=[waiting])
 
 
 def marks(prefix: str) -> Marks:

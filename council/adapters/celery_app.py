@@ -19,6 +19,7 @@ from celery import Celery
 from kombu import Queue  # type: ignore[attr-defined]
 
 from council import config
+from council.adapters import task_names
 from council.domain.vocabulary import QUEUES
 
 # The hard time limit of a task; the broker's visibility timeout must exceed it,
@@ -47,23 +48,17 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
         broker_connection_retry_on_startup=True,
         task_default_queue="runs",
         task_queues=tuple(Queue(name) for name in QUEUES),
-        task_routes={
-            "council.execute_run": {"queue": "runs"},
-            "council.evaluate_nodes": {"queue": "commit"},
-            "council.sweep": {"queue": "maintenance"},
-            "council.cascade": {"queue": "maintenance"},
-            "council.reverify": {"queue": "maintenance"},
-        },
+        task_routes={name: {"queue": queue} for name, queue in task_names.QUEUE_OF.items()},
         beat_schedule={
             # A sweep still queued (or waiting to retry) when the next is due is dropped,
             # so sweeps do not pile up while the database is away.
             "sweep": {
-                "task": "council.sweep",
+                "task": task_names.SWEEP,
                 "schedule": SWEEP_EVERY_S,
                 "options": {"expires": SWEEP_EVERY_S},
             },
             "reverify": {
-                "task": "council.reverify",
+                "task": task_names.REVERIFY,
                 "schedule": REVERIFY_EVERY_S,
                 "options": {"expires": REVERIFY_EVERY_S},
             },
