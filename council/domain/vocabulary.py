@@ -1,47 +1,70 @@
 """The ledger's vocabulary (docs/architecture.md §2): every enumerated value, in one place.
 
-The migration's CHECK constraints enforce the same sets; a unit test keeps the
-two in step.
+Each set is a ``Literal`` type (for annotations) and the tuple of its values derived from it;
+the migration's CHECK constraints enforce the same sets; a unit test keeps the two in step.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, get_args
 
-NODE_STATUSES: Final = ("open", "tentative", "resolved", "killed", "orphaned")
-NEW_NODE_STATUSES: Final = ("open", "tentative")
-EDGE_KINDS: Final = ("supports", "contradicts", "depends_on", "refines", "supersedes")
-CLAIM_TYPES: Final = ("originate", "endorse", "dispute", "abstain")
-SUPPORT_CLAIMS: Final = ("originate", "endorse")
-CITATION_ROLES: Final = ("supports", "contradicts", "context", "method")
-BRANCH_KINDS: Final = ("main", "objective", "node")
-BRANCH_STATUSES: Final = ("active", "merged", "killed", "abandoned")
-DIVERGENCE_TYPES: Final = ("objective", "claim", "evidence_interpretation", "acceptance_condition")
-EVIDENCE_VALIDITY: Final = ("valid", "challenged", "invalidated", "reaffirmed")
+NodeStatus = Literal["open", "tentative", "resolved", "killed", "orphaned"]
+NODE_STATUSES: Final[tuple[NodeStatus, ...]] = get_args(NodeStatus)
+NewNodeStatus = Literal["open", "tentative"]
+NEW_NODE_STATUSES: Final[tuple[NewNodeStatus, ...]] = get_args(NewNodeStatus)
+EdgeKind = Literal["supports", "contradicts", "depends_on", "refines", "supersedes"]
+EDGE_KINDS: Final[tuple[EdgeKind, ...]] = get_args(EdgeKind)
+ClaimType = Literal["originate", "endorse", "dispute", "abstain"]
+CLAIM_TYPES: Final[tuple[ClaimType, ...]] = get_args(ClaimType)
+SupportClaim = Literal["originate", "endorse"]
+SUPPORT_CLAIMS: Final[tuple[SupportClaim, ...]] = get_args(SupportClaim)
+CitationRole = Literal["supports", "contradicts", "context", "method"]
+CITATION_ROLES: Final[tuple[CitationRole, ...]] = get_args(CitationRole)
+BranchKind = Literal["main", "objective", "node"]
+BRANCH_KINDS: Final[tuple[BranchKind, ...]] = get_args(BranchKind)
+BranchStatus = Literal["active", "merged", "killed", "abandoned"]
+BRANCH_STATUSES: Final[tuple[BranchStatus, ...]] = get_args(BranchStatus)
+DivergenceType = Literal["objective", "claim", "evidence_interpretation", "acceptance_condition"]
+DIVERGENCE_TYPES: Final[tuple[DivergenceType, ...]] = get_args(DivergenceType)
+EvidenceValidity = Literal["valid", "challenged", "invalidated", "reaffirmed"]
+EVIDENCE_VALIDITY: Final[tuple[EvidenceValidity, ...]] = get_args(EvidenceValidity)
 # A validity move: the validity it may start from, and where it goes.
 VALIDITY_ACTIONS: Final = {
     "challenge": (("valid", "reaffirmed"), "challenged"),
     "invalidate": (("valid", "reaffirmed", "challenged"), "invalidated"),
     "reaffirm": (("challenged",), "reaffirmed"),
 }
-RUNTIMES: Final = ("litellm", "codex-cli", "claude-code")
-RUN_MODES: Final = ("external", "independent", "deliberative", "review")
-RUN_STATUSES: Final = ("created", "queued", "running", "succeeded", "failed")
-TERMINAL_RUN_STATUSES: Final = ("succeeded", "failed")
-QUEUES: Final = ("runs", "commit", "maintenance")
+RuntimeName = Literal["litellm", "codex-cli", "claude-code"]
+RUNTIMES: Final[tuple[RuntimeName, ...]] = get_args(RuntimeName)
+RunMode = Literal["external", "independent", "deliberative", "review"]
+RUN_MODES: Final[tuple[RunMode, ...]] = get_args(RunMode)
+RunStatus = Literal["created", "queued", "running", "succeeded", "failed"]
+RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
+TerminalRunStatus = Literal["succeeded", "failed"]
+TERMINAL_RUN_STATUSES: Final[tuple[TerminalRunStatus, ...]] = get_args(TerminalRunStatus)
+QueueName = Literal["runs", "commit", "maintenance"]
+QUEUES: Final[tuple[QueueName, ...]] = get_args(QueueName)
 # The council a dispatch (and a retraction's review) calls when none is named.
 DEFAULT_COUNCIL: Final = ("claude", "codex", "glm")
 # What the committer answers for one node version.
-CONSOLIDATION_OUTCOMES: Final = ("committed", "already_consolidated", "not_ready", "would_commit")
-EXPOSURE_KINDS: Final = ("stance", "proposition")
-EXPOSURE_CHANNELS: Final = ("briefing", "previous_round", "explicit")
+ConsolidationOutcome = Literal["committed", "already_consolidated", "not_ready", "would_commit"]
+CONSOLIDATION_OUTCOMES: Final[tuple[ConsolidationOutcome, ...]] = get_args(ConsolidationOutcome)
+ExposureKind = Literal["stance", "proposition"]
+EXPOSURE_KINDS: Final[tuple[ExposureKind, ...]] = get_args(ExposureKind)
+ExposureChannel = Literal["briefing", "previous_round", "explicit"]
+EXPOSURE_CHANNELS: Final[tuple[ExposureChannel, ...]] = get_args(ExposureChannel)
 # How a stance served over MCP arrived: the tool that served it (migration 0010).
 MCP_EXPOSURE_CHANNELS: Final = ("mcp:reentry_packet", "mcp:node_status")
-PENDING_ACTION_STATUSES: Final = ("open", "satisfied", "cancelled")
-CONSOLIDATION_STATUSES: Final = ("live", "superseded", "retracted")
-MEMORY_STATUSES: Final = ("stable", "provisional", "contested", "retracted", "superseded")
-PROPOSAL_STATUSES: Final = ("open", "retracted", "restored", "superseded")
-VOTES: Final = ("endorse", "dispute", "abstain")
+PendingActionStatus = Literal["open", "satisfied", "cancelled"]
+PENDING_ACTION_STATUSES: Final[tuple[PendingActionStatus, ...]] = get_args(PendingActionStatus)
+ConsolidationStatus = Literal["live", "superseded", "retracted"]
+CONSOLIDATION_STATUSES: Final[tuple[ConsolidationStatus, ...]] = get_args(ConsolidationStatus)
+MemoryStatus = Literal["stable", "provisional", "contested", "retracted", "superseded"]
+MEMORY_STATUSES: Final[tuple[MemoryStatus, ...]] = get_args(MemoryStatus)
+ProposalStatus = Literal["open", "retracted", "restored", "superseded"]
+PROPOSAL_STATUSES: Final[tuple[ProposalStatus, ...]] = get_args(ProposalStatus)
+Vote = Literal["endorse", "dispute", "abstain"]
+VOTES: Final[tuple[Vote, ...]] = get_args(Vote)
 
 # Node status moves a person or agent may make directly. `resolved` is only
 # ever written by the committer (invariant 7); `orphaned` by branch handling.

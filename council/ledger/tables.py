@@ -460,6 +460,12 @@ Index(
     events.c.subject_id,
     postgresql_where=text("kind = 'retraction.review_unstaffed'::text"),
 )
+# Each claim's claim.added event, probed by the check that no claim lacks it (revision 0030).
+Index(
+    "events_claim_added_idx",
+    events.c.subject_id,
+    postgresql_where=text("kind = 'claim.added'::text"),
+)
 Index(
     "events_thread_tail_idx",
     events.c.thread_id,

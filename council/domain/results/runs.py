@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import Field
@@ -242,11 +242,16 @@ class Profiles(Result):
     profiles: list[ProfileShown]
 
 
+# How an attempt ended: it wrote the run's end (succeeded, failed), a newer attempt owned the
+# run by then (fenced), or the run was done or leased by a live attempt already (skipped).
+ExecutedStatus = Literal["succeeded", "failed", "fenced", "skipped"]
+
+
 class Executed(Result):
     """How one attempt at a run ended (what a runs-queue task reports)."""
 
     run_id: UUID
-    status: str  # succeeded | failed | fenced | skipped
+    status: ExecutedStatus
     error: str | None = None
     touched_versions: list[UUID] = Field(default_factory=list)
     lint_findings: int = 0
