@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query
@@ -39,7 +39,7 @@ KNOWN = documented(404)
     tags=["runs"],
     summary="Lineage, exposures, request hash and claims of a run",
 )
-def run(run_id: UUID, wired: Wired) -> Any:
+def run(run_id: UUID, wired: Wired) -> RunShown:
     return show_run(wired.uow, run_id)
 
 
@@ -61,7 +61,7 @@ def evidence(evidence_id: UUID, wired: Wired) -> EvidenceShown:
     tags=["nodes"],
     summary="A node version with status, edges, claims, citations and history",
 )
-def node(version_id: UUID, wired: Wired) -> Any:
+def node(version_id: UUID, wired: Wired) -> VersionShown:
     return show_node(wired.uow, version_id)
 
 
@@ -72,7 +72,7 @@ def node(version_id: UUID, wired: Wired) -> Any:
     tags=["nodes"],
     summary="Independence groups of the runs that claimed on a node version",
 )
-def node_groups(version_id: UUID, wired: Wired) -> Any:
+def node_groups(version_id: UUID, wired: Wired) -> GroupsShown:
     return groups(wired.uow, version_id)
 
 
@@ -83,7 +83,7 @@ def node_groups(version_id: UUID, wired: Wired) -> Any:
     tags=["consolidations"],
     summary="Every consolidation and recorded evaluation of the version's logical node",
 )
-def node_history(version_id: UUID, wired: Wired) -> Any:
+def node_history(version_id: UUID, wired: Wired) -> History:
     return history(wired.uow, version_id)
 
 
@@ -94,7 +94,7 @@ def node_history(version_id: UUID, wired: Wired) -> Any:
     tags=["consolidations"],
     summary="A consolidation as stored: snapshot, hash, decision, status history, evidence, memory",
 )
-def consolidation(consolidation_id: UUID, wired: Wired) -> Any:
+def consolidation(consolidation_id: UUID, wired: Wired) -> ConsolidationShown:
     return show_consolidation(wired.uow, consolidation_id)
 
 
@@ -105,7 +105,7 @@ def consolidation(consolidation_id: UUID, wired: Wired) -> Any:
     tags=["consolidations"],
     summary="Rebuild a consolidation (or recorded evaluation) from the rows it names and compare",
 )
-def consolidation_replay(consolidation_id: UUID, wired: Wired) -> Any:
+def consolidation_replay(consolidation_id: UUID, wired: Wired) -> Replayed:
     return replay(wired.uow, consolidation_id)
 
 
@@ -122,7 +122,7 @@ def memory(
         str | None, Query(json_schema_extra={"enum": list(MEMORY_STATUSES)}, description="Only this status.")
     ] = None,
     thread: Annotated[UUID | None, Query(description="Only this thread.")] = None,
-) -> Any:
+) -> MemoryList:
     result = memory_list(wired.uow, status=status, thread=thread)
     wired.touched_memory(result.json_document()["items"])
     return result
@@ -145,7 +145,7 @@ def eval_report(
         list[str] | None,
         Query(max_length=200, description="A stored rule set's id (repeatable; default: the pinned one)."),
     ] = None,
-) -> Any:
+) -> EvalReport:
     if len(thread or []) + len(tag or []) + len(rule_set or []) > 100:
         raise BadInput("at most 100 threads, tags and rule sets in all")
     return evaluate(wired.uow, threads=thread or [], tags=tag or [], rule_sets=list(rule_set or []))

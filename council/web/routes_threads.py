@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query
@@ -40,12 +40,12 @@ class MarkdownResponse(PlainTextResponse):
 
 
 @router.get("", response_model=ThreadList, summary="Every thread, oldest first")
-def threads(wired: Wired) -> Any:
+def threads(wired: Wired) -> ThreadList:
     return list_threads(wired.uow)
 
 
 @router.get("/{thread_id}", response_model=ThreadShown, responses=KNOWN, summary="A thread with counts")
-def thread(thread_id: UUID, wired: Wired) -> Any:
+def thread(thread_id: UUID, wired: Wired) -> ThreadShown:
     return show_thread(wired.uow, thread_id)
 
 
@@ -55,7 +55,7 @@ def thread(thread_id: UUID, wired: Wired) -> Any:
     responses=KNOWN,
     summary="Nodes with their versions, edges, branches, consolidations and memory",
 )
-def graph(thread_id: UUID, wired: Wired) -> Any:
+def graph(thread_id: UUID, wired: Wired) -> ThreadGraph:
     return thread_graph(wired.uow, thread_id)
 
 
@@ -65,7 +65,7 @@ def graph(thread_id: UUID, wired: Wired) -> Any:
     responses=KNOWN,
     summary="Each claim with its node's groups as they were then, and the links that joined them",
 )
-def formation_of(thread_id: UUID, wired: Wired) -> Any:
+def formation_of(thread_id: UUID, wired: Wired) -> Formation:
     return formation(wired.uow, thread_id)
 
 
@@ -75,12 +75,12 @@ def formation_of(thread_id: UUID, wired: Wired) -> Any:
     responses=KNOWN,
     summary="Why each open head is or is not consolidated; evidence with history; proposals with votes",
 )
-def governance(thread_id: UUID, wired: Wired) -> Any:
+def governance(thread_id: UUID, wired: Wired) -> Governance:
     return thread_governance(wired.uow, thread_id)
 
 
 @router.get("/{thread_id}/runs", response_model=RunList, responses=KNOWN, summary="The thread's runs")
-def runs(thread_id: UUID, wired: Wired) -> Any:
+def runs(thread_id: UUID, wired: Wired) -> RunList:
     return thread_runs(wired.uow, thread_id)
 
 
@@ -90,7 +90,7 @@ def runs(thread_id: UUID, wired: Wired) -> Any:
     responses=KNOWN,
     summary="Stance changes: held, toward or against what a run was shown, after evidence, no recorded cause",
 )
-def stances(thread_id: UUID, wired: Wired) -> Any:
+def stances(thread_id: UUID, wired: Wired) -> StancesShown:
     return stance_changes(wired.uow, thread_id)
 
 
@@ -105,7 +105,7 @@ def events(
     wired: Wired,
     after: Annotated[int, Query(ge=0, le=MAX_EVENT_ID, description="Only events with a larger id.")] = 0,
     limit: Annotated[int | None, Query(ge=1, le=10_000, description="Page size (default: all).")] = None,
-) -> Any:
+) -> EventList:
     return list_events(wired.uow, thread_id, after=after, limit=limit)
 
 
@@ -115,7 +115,9 @@ def events(
     responses=KNOWN,
     summary="The reentry packet as JSON (schema/reentry-packet.schema.json)",
 )
-def reentry(thread_id: UUID, wired: Wired, budget: Budget = DEFAULT_BUDGET, blind: Blind = False) -> Any:
+def reentry(
+    thread_id: UUID, wired: Wired, budget: Budget = DEFAULT_BUDGET, blind: Blind = False
+) -> ReentryPacket:
     return _packet(wired, thread_id, budget, blind)
 
 
