@@ -65,6 +65,7 @@ from council.agents.sim_params import LATENCY_ENV_FIXED as LATENCY_ENV_FIXED
 from council.agents.sim_params import conformity_of as conformity_of
 from council.agents.sim_params import latency_s as latency_s
 from council.agents.sim_params import latency_spec as latency_spec
+from council.agents.sim_reads import first_reads, read_id
 from council.domain.agent_output import (
     AgentOutput,
     CitationOut,
@@ -180,13 +181,9 @@ def respond(
     evidence left out of its briefing, the simulated agent first reads it (up to 8 items,
     one tool round), then answers citing only what it was given or read."""
     texts = [(str(m.get("role")), _text(m.get("content"))) for m in messages]
-    if tools_offered and not any(role == "tool" for role, _ in texts):
-        raw = next((f for role, t in reversed(texts) if role == "user" and (f := _fenced_json(t))), {})
-        unread = [str(e) for e in _list(raw.get("evidence_not_given"))][:8]
-        if unread:
-            return SimulatedReply(
-                "", sum(estimate_tokens(t) for _, t in texts), 8 * len(unread), tuple(unread)
-            )
+    unread = first_reads(texts, _fenced_json) if tools_offered else ()
+    if unread:
+        return SimulatedReply("", sum(estimate_tokens(t) for _, t in texts), 8 * len(unread), unread)
     rng = random.Random(int(canonical_sha256({"model": model, "messages": texts}), 16))  # noqa: S311
     name = model.removeprefix(MODEL_PREFIX)
     briefing = _briefing(texts, default_agent=name)
@@ -227,16 +224,6 @@ def _fenced_json(text: str) -> dict[str, Any] | None:
     return None
 
 
-def _read_id(tool_result: str) -> str | None:
-    """The evidence id a read_evidence result carries, if it is one."""
-    try:
-        document = json.loads(tool_result)
-    except ValueError:
-        return None
-    found = document.get("evidence_id") if isinstance(document, dict) else None
-    return str(found) if found else None
-
-
 def _briefing(texts: Sequence[tuple[str, str]], *, default_agent: str) -> _Briefing:
     raw: dict[str, Any] = {}
     for role, text in reversed(texts):
@@ -256,7 +243,7 @@ def _briefing(texts: Sequence[tuple[str, str]], *, default_agent: str) -> _Brief
         given = {
             str(e["id"]) for e in _list(raw.get("evidence_texts")) if isinstance(e, Mapping) and e.get("id")
         }
-        given |= {read for role, text in texts if role == "tool" and (read := _read_id(text))}
+        given |= {read for role, text in texts if role == "tool" and (read := read_id(text))}
         evidence = [e for e in evidence if e in given]
     return _Briefing(
         agent=str(raw.get("agent") or default_agent),

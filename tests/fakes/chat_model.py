@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from council.agents import simulated
+from council.agents.sim_reads import read_id
 from council.domain.agent_output import AgentOutput, VoteOut
 from tests.fakes.agent_model import Recorder, SseHandler, serving
 
@@ -129,9 +130,7 @@ def _final(model: str, text: str, messages: list[Any], *, cites_unread: bool, en
     )  # fmt: skip
     output = json.loads(text)
     if endorse:
-        read = [
-            found for m in messages if m.get("role") == "tool" and (found := simulated._read_id(m["content"]))
-        ]
+        read = [found for m in messages if m.get("role") == "tool" and (found := read_id(m["content"]))]
         # One item each, picked by the model's name: readers that cite the same pair would be
         # one correlated group, not independent support.
         picked = read[sum(model.encode()) % len(read)] if read else None
