@@ -4,6 +4,7 @@ and their GET routes, against real Postgres."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from uuid import UUID
@@ -163,3 +164,10 @@ def test_the_routes_list_through_the_same_services(db_url: str, listed: Listed) 
         assert client.get("/proposals", params={"status": "closed"}).status_code == 422
         assert client.get("/runs", params={"limit": 0}).status_code == 422
         assert client.get(f"/threads/{uuid.uuid4()}/nodes").status_code == 404
+
+
+def test_node_show_lists_the_claims_on_the_version(cli: CliRunner, listed: Listed) -> None:
+    shown = cli("node", "show", str(listed.consolidated), env={"COLUMNS": "80"})
+    assert shown.code == 0, shown.stderr
+    claim_lines = [line for line in shown.stdout.splitlines() if re.match(r"^ {4}[0-9a-f]{8} endorse ", line)]
+    assert "claims (2):" in shown.stdout and len(claim_lines) == 2, shown.stdout
