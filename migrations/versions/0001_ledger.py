@@ -1,4 +1,4 @@
-"""The whole ledger data model (DESIGN §2) and its seed rule records.
+"""The whole ledger data model (docs/architecture.md §2) and its seed rule records.
 
 Revision ID: 0001
 Revises:

@@ -1,4 +1,4 @@
-"""Indexes for the reentry packet's frontier query (DESIGN §6).
+"""Indexes for the reentry packet's frontier query (docs/architecture.md §6).
 
 Revision ID: 0002
 Revises: 0001

@@ -1,4 +1,4 @@
-"""The stored request of a run and one run per agent and round (DESIGN §7).
+"""The stored request of a run and one run per agent and round (docs/architecture.md §7).
 
 Revision ID: 0003
 Revises: 0002

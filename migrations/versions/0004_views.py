@@ -1,4 +1,4 @@
-"""Documented views for dashboards and the read-only role that reads them (DESIGN §8).
+"""Documented views for dashboards and the read-only role that reads them (docs/architecture.md §8).
 
 Revision ID: 0004
 Revises: 0003

@@ -1,4 +1,5 @@
-"""A not-ready evaluation keeps its manifest and section hashes, not its whole snapshot (DESIGN §4).
+"""A not-ready evaluation keeps its manifest and section hashes, not its whole snapshot
+(docs/architecture.md §4).
 
 Revision ID: 0005
 Revises: 0004

@@ -1,4 +1,5 @@
-"""Each run pins the executor it must run; each attempt records the worker that ran it (DESIGN §7).
+"""Each run pins the executor it must run; each attempt records the worker that ran it
+(docs/architecture.md §7).
 
 Revision ID: 0006
 Revises: 0005

@@ -1,4 +1,5 @@
-"""The application's role, which owns nothing, and a derived-column guard that trusts history (DESIGN §11).
+"""The application's role, which owns nothing, and a derived-column guard that trusts history
+(docs/architecture.md §11).
 
 Revision ID: 0007
 Revises: 0005

@@ -1,4 +1,5 @@
-"""Exposures served over MCP say so: `mcp:reentry_packet` and `mcp:node_status` channels (DESIGN §3, §7).
+"""Exposures served over MCP say so: `mcp:reentry_packet` and `mcp:node_status` channels
+(docs/architecture.md §3 and §7).
 
 Revision ID: 0010
 Revises: 0009

@@ -1,5 +1,5 @@
 """The figures of `council eval` a dashboard reads: each turn's answer against the truth,
-and each agent's first and last accuracy (the same definitions as DESIGN §9).
+and each agent's first and last accuracy (the same definitions as docs/guide/observe.md).
 
 Revision ID: 0025
 Revises: 0024

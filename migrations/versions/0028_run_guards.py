@@ -1,4 +1,4 @@
-"""A run's status moves only forward, and a finished run is never rewritten (DESIGN §7:
+"""A run's status moves only forward, and a finished run is never rewritten (docs/architecture.md §7:
 the record of what ran cannot be edited after the fact, even by the application role).
 
 Revision ID: 0028

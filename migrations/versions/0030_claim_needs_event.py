@@ -1,4 +1,4 @@
-"""A claim is never without its event (DESIGN §7: what the record says happened, happened
+"""A claim is never without its event (docs/architecture.md §7: what the record says happened, happened
 with its trace in the log), even as the application role.
 
 Revision ID: 0030

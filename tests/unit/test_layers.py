@@ -64,7 +64,6 @@ STARTS = {
     "council.cli.mcp_cmd": {"mcp"},
     "council.cli.stack_cmds": {"stack"},
     "council.cli.demo_cmd": {"demo", "stack"},
-    "council.demo.runner": {"stack"},
 }
 
 
