@@ -13,7 +13,7 @@ import json
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0001"
 down_revision = None
