@@ -359,10 +359,10 @@ def test_the_scan_finds_variables_read_literally_and_through_constants() -> None
         (["council", "db", "upgarde"], "upgarde"),
         (["council", "serve", "--port", "eighty"], "eighty"),
         (["celery", "-A", "workers.nope", "worker"], "workers.nope"),
-        (["celery", "-A", "workers.app", "wroker"], "wroker"),
-        (["celery", "-A", "workers.app", "worker", "--concurency", "2"], "--concurency"),
-        (["celery", "-A", "workers.app", "flower", "--port", "5555"], "'5555'"),
-        (["celery", "-A", "workers.app", "flower", "--adress=0.0.0.0"], "--adress"),
+        (["celery", "-A", "council.workers.app", "wroker"], "wroker"),
+        (["celery", "-A", "council.workers.app", "worker", "--concurency", "2"], "--concurency"),
+        (["celery", "-A", "council.workers.app", "flower", "--port", "5555"], "'5555'"),
+        (["celery", "-A", "council.workers.app", "flower", "--adress=0.0.0.0"], "--adress"),
         (["celery", "worker"], "-A"),
         (["python", "-m", "council.cli", "worker"], "neither"),
     ],
@@ -377,8 +377,8 @@ def test_the_checker_accepts_real_invocations() -> None:
         ["council", "db", "upgrade", "--json"],
         ["council", "worker", "--queues", "runs", "--concurrency", "4", "--beat"],
         ["council", "--help"],
-        ["celery", "--app=workers.app", "inspect", "ping", "-d", "runs@host"],
-        ["celery", "-A", "workers.app", "flower", "--basic-auth=user:password"],
+        ["celery", "--app=council.workers.app", "inspect", "ping", "-d", "runs@host"],
+        ["celery", "-A", "council.workers.app", "flower", "--basic-auth=user:password"],
     ):
         assert check_command(argv) == [], argv
 

@@ -94,7 +94,7 @@ def missing_paths(path: Path, text: str) -> list[str]:
 def task_names() -> frozenset[str]:
     """The Celery task names the code defines (``council.execute_run``): names, not modules."""
     names: set[str] = set()
-    for source in [*(ROOT / "council").rglob("*.py"), *(ROOT / "workers").rglob("*.py")]:
+    for source in (ROOT / "council").rglob("*.py"):
         names.update(re.findall(r"[\"'](council\.[a-z_]+)[\"']", source.read_text(encoding="utf-8")))
     return frozenset(names)
 
@@ -231,14 +231,14 @@ def variables_read(where: list[Path]) -> set[str]:
 
 def test_every_variable_the_code_reads_is_in_the_configuration_page() -> None:
     documented = set(VARIABLE.findall(CONFIGURATION.read_text(encoding="utf-8")))
-    read = variables_read([ROOT / "council", ROOT / "workers"])
+    read = variables_read([ROOT / "council"])
     # COUNCIL_PROFILE_ is the prefix of the per-profile variables, documented as a pattern
     undocumented = sorted(v for v in read - documented if not v.startswith("COUNCIL_PROFILE"))
     assert not undocumented, f"read by the code, missing from {CONFIGURATION.name}: {undocumented}"
 
 
 def test_every_variable_the_docs_name_is_read_somewhere() -> None:
-    tree = [ROOT / d for d in ("council", "workers", "tests", "benchmarks", "deploy", ".ci")]
+    tree = [ROOT / d for d in ("council", "tests", "benchmarks", "deploy", ".ci")]
     read = variables_read([d for d in tree if d.exists()]) | set(
         VARIABLE.findall((ROOT / "Makefile").read_text(encoding="utf-8"))
     )

@@ -16,8 +16,8 @@ import pytest
 from celery import signals
 
 from council import metrics
+from council.workers import metrics_server
 from tests.scrape import sample
-from workers import metrics_server
 
 
 def scrape() -> bytes:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from council.errors import BadInput, TransientDatabaseError
-from workers.retrying import POLICY, retry_or_leave
+from council.workers.retrying import POLICY, retry_or_leave
 
 
 class _Retry(Exception):

@@ -19,7 +19,7 @@ from council.adapters.celery_app import SWEEP_EVERY_S, app
 from council.bootstrap import Council, bootstrap
 from council.domain.retry import is_transient
 from council.errors import Transient
-from workers.retrying import POLICY, retry_or_leave
+from council.workers.retrying import POLICY, retry_or_leave
 
 # Without coalescing marks (a broker other than Redis) the sweep cannot tell a lost run
 # message from one still waiting in a long queue: it waits this long before re-enqueueing.
