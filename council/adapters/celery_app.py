@@ -1,6 +1,6 @@
 """The Celery application: configuration and routing only (no SQL, no prompts).
 
-The workers (``workers/``) define their tasks on this app; the scheduler
+The workers (``council/workers/``) define their tasks on this app; the scheduler
 (``council.adapters.celery``) sends them by name, so nothing that enqueues
 work imports a task.
 

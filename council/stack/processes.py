@@ -52,7 +52,7 @@ _WEB_TIMEOUT_S = 60  # `council serve` imports the web stack before it binds
 _STOP_TIMEOUT_S = 60  # the supervisor gives its children a warm shutdown first
 
 
-METRICS_PORT_ENV = "COUNCIL_METRICS_PORT"  # read by workers/metrics_server.py
+METRICS_PORT_ENV = "COUNCIL_METRICS_PORT"  # read by council/workers/metrics_server.py
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Thin Celery tasks: decode ids, call a service, map the outcome.
 
 Each task gets its dependencies from the one bootstrap (per process), and
-retries transient errors by the one policy (``workers/retrying.py``).
+retries transient errors by the one policy (``council/workers/retrying.py``).
 """
 
 from __future__ import annotations

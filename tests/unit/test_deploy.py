@@ -41,7 +41,7 @@ PROVIDER_KEYS = {name for name in ALLOWED_ELSEWHERE if name.endswith("_API_KEY")
 
 
 def _source_trees() -> Iterator[ast.Module]:
-    for package in ("council", "workers"):
+    for package in ("council",):
         for path in sorted((ROOT / package).rglob("*.py")):
             yield ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
@@ -74,7 +74,7 @@ def _variable_expressions(node: ast.AST) -> Iterator[ast.expr]:
 
 @functools.cache
 def variables_the_project_reads() -> frozenset[str]:
-    """Every variable read through os.environ / os.getenv in council/ and workers/, by
+    """Every variable read through os.environ / os.getenv in council/ (the Celery tasks included), by
     its literal name or through a module constant (``TOKEN_ENV = "COUNCIL_API_TOKEN"``)."""
     trees = list(_source_trees())
     constants: dict[str, set[str]] = {}
