@@ -82,12 +82,21 @@ def missing_paths(path: Path, text: str) -> list[str]:
             if not (ROOT / one).exists():
                 missing.append(f"{path.relative_to(ROOT)}: path {one}")
     for target in LINK.findall(text):
-        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+        if re.match(r"^[a-z]+:", target):
             continue
-        file = target.split("#", 1)[0]
-        if not (path.parent / file).exists():
+        file, _, anchor = target.partition("#")
+        linked = (path.parent / file) if file else path
+        if not linked.exists():
             missing.append(f"{path.relative_to(ROOT)}: link {target}")
+        elif anchor and linked.suffix == ".md" and anchor not in anchors(linked.read_text(encoding="utf-8")):
+            missing.append(f"{path.relative_to(ROOT)}: link {target} (no such heading)")
     return missing
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as -."""
+    headings = [line.lstrip("#").strip() for line in text.splitlines() if re.match(r"^#{1,6} ", line)]
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
 
 
 @cache
@@ -259,6 +268,7 @@ def test_every_variable_the_docs_name_is_read_somewhere() -> None:
         ("The demo is `council.demo.runner`.", "module"),
         ("Run `council thread frobnicate --json`.", "command"),
         ("[the guide](guide/nowhere.md)", "path"),
+        ("[profiles](guide/agent-runs.md#no-such-heading)", "path"),
     ],
 )
 def test_a_stale_name_is_caught(text: str, kind: str) -> None:
