@@ -52,8 +52,8 @@ agent-clis-if-npm:
 check: lint typecheck
 
 lint: $(STAMP)
-	$(BIN)/ruff check council workers tests benchmarks migrations
-	$(BIN)/ruff format --check council workers tests benchmarks migrations
+	$(BIN)/ruff check council tests benchmarks migrations
+	$(BIN)/ruff format --check council tests benchmarks migrations
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

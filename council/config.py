@@ -1,6 +1,6 @@
 """Configuration: environment first, then the embedded stack's state file.
 
-Variables (documented in the README):
+Variables (documented in docs/operations/configuration.md):
 
 - ``COUNCIL_DATABASE_URL`` — Postgres URL (``postgresql://…``) the application
   uses (as the role ``council_app``, migration 0007); when unset the embedded
@@ -248,7 +248,7 @@ def mark_ttl_s() -> int:
 # How much evidence text an API run is given inline, in tokens (about 4 characters each):
 # whole items in the briefing's order while they fit; an item that does not fit is read through
 # the read_evidence tool, and a citation of evidence neither given nor read is refused
-# (DESIGN §7: a run cites only what it read).
+# (docs/architecture.md §7: a run cites only what it read).
 INLINE_EVIDENCE_ENV = "COUNCIL_INLINE_EVIDENCE_TOKENS"
 DEFAULT_INLINE_EVIDENCE_TOKENS = 8000
 # How many tool rounds (answers that call read_evidence) an API run may take before its

@@ -9,7 +9,7 @@ prefork worker's pool processes share nothing, so a worker runs in
 prometheus_client's multiprocess mode: with ``PROMETHEUS_MULTIPROC_DIR`` set
 (before prometheus_client is first imported — it picks its value store then),
 each process writes its samples to files there and the exposition merges every
-process's files (``workers/metrics_server.py`` sets this up).
+process's files (``council/workers/metrics_server.py`` sets this up).
 """
 
 from __future__ import annotations

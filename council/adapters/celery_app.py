@@ -1,6 +1,6 @@
 """The Celery application: configuration and routing only (no SQL, no prompts).
 
-The workers (``workers/``) define their tasks on this app; the scheduler
+The workers (``council/workers/``) define their tasks on this app; the scheduler
 (``council.adapters.celery``) sends them by name, so nothing that enqueues
 work imports a task.
 
@@ -68,10 +68,15 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
     return app
 
 
-# Creating the app object connects to nothing; `celery -A workers.app` finds it here.
+# Creating the app object connects to nothing; `celery -A council.workers.app` finds it here.
 # A worker imports the included modules: the tasks, and the signal handlers that clear
 # coalescing marks as a task starts (and set them while it retries) and serve its metrics.
-app = configure(Celery("council", include=["workers.tasks", "workers.coalesce", "workers.metrics_server"]))
+app = configure(
+    Celery(
+        "council",
+        include=["council.workers.tasks", "council.workers.coalesce", "council.workers.metrics_server"],
+    )
+)
 
 
 def connect(broker_url: str | None = None) -> Celery:

@@ -5,7 +5,7 @@ Every run enqueues an evaluation of each version it touched, and a council's
 runs touch the same versions: without coalescing the commit queue fills with
 copies of the same work. An id is *marked* in Redis (``SET NX`` with an
 expiry) when its message is enqueued, and unmarked when its task *starts*,
-before it reads anything (``task_prerun``, in ``workers/coalesce.py``). A claim that lands after
+before it reads anything (``task_prerun``, in ``council/workers/coalesce.py``). A claim that lands after
 the start finds no mark and enqueues a fresh evaluation, so no change goes
 unevaluated. With a broker other than Redis nothing is coalesced (every
 request is enqueued, as before).

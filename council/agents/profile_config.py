@@ -1,7 +1,7 @@
 """Reading profile configuration: the TOML file and the ``COUNCIL_PROFILE_*``
-variables, each key and type checked, secrets refused (README "Profiles
-file", §11). What a profile *means* (defaults, merging, simulation) is in
-``council.agents.profiles``; this module only says whether what was written is
+variables, each key and type checked, secrets refused (docs/guide/agent-runs.md
+"Profiles", docs/operations/security.md). What a profile *means* (defaults, merging,
+simulation) is in ``council.agents.profiles``; this module only says whether what was written is
 well-formed, in one line naming the file, the table and the key.
 """
 

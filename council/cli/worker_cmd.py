@@ -35,8 +35,8 @@ def worker_cmd(
     name: Annotated[str | None, typer.Option("--name", help="Celery node name, e.g. runs@%h.")] = None,
 ) -> None:
     """A Celery worker with the project's configuration."""
-    from workers.app import connect
-    from workers.metrics_server import default_directory
+    from council.workers.app import connect
+    from council.workers.metrics_server import default_directory
 
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
     unknown = sorted(set(wanted) - set(QUEUES))

@@ -1,6 +1,6 @@
 """`council mcp`: the Model Context Protocol face (docs/architecture.md §7, outside agents).
 
-Tools and their arguments are the interface contract (DESIGN §9): each parses
+Tools and their arguments are the interface contract (docs/reference/mcp.md): each parses
 its arguments, calls one service (``council.services.outside`` and the
 shared ones) in a worker thread, and answers with the result's JSON document
 — or, on bad input, the contract's error, ``{"error": "<reason>", "code": 2}``,

@@ -331,7 +331,7 @@ def _ask_and_apply(
 def keep_answer(uow: UnitOfWork, run_id: UUID, attempt: int, round_no: int, text: str) -> str:
     """Keep what round ``round_no`` (0 = first call; each tool or re-prompt round after it)
     of the attempt returned, in its own transaction, before it is checked, so a failed
-    run's answer is kept too (DESIGN §7). Keyed by attempt, so a fenced-out attempt's
+    run's answer is kept too (docs/architecture.md §7). Keyed by attempt, so a fenced-out attempt's
     text never stands for another's. Returns the text's SHA-256."""
     with uow() as tx:
         return tx.answers.keep(run_id, attempt, round_no, text)

@@ -17,7 +17,7 @@ finds them again. Everything under the home is private (``council/files.py``).
 
 Above the services, ``up`` starts a supervisor (``council/stack/supervisor.py``)
 that runs and restarts the Celery workers, beat and the web server
-(``council/processes.py``); its pid is in the state file too. ``down``
+(``council/stack/processes.py``); its pid is in the state file too. ``down``
 stops it first — it stops its children — then Redis, then Postgres.
 """
 

@@ -1,7 +1,7 @@
 """The processes `council up` supervises, and how the stack starts, stops and reads them.
 
 One Celery worker per queue (``council worker --queues Q``), the beat
-scheduler (``celery -A workers.app beat``: workers.app holds its schedule) and,
+scheduler (``celery -A council.workers.app beat``: council.workers.app holds its schedule) and,
 when the ``serve`` command is installed, the HTTP API and live page on
 127.0.0.1 at the port `up` chose (:func:`choose_web_port`: ``COUNCIL_WEB_PORT``,
 which must be free, else 8787 when free, else any free port) and recorded in the
@@ -52,7 +52,7 @@ _WEB_TIMEOUT_S = 60  # `council serve` imports the web stack before it binds
 _STOP_TIMEOUT_S = 60  # the supervisor gives its children a warm shutdown first
 
 
-METRICS_PORT_ENV = "COUNCIL_METRICS_PORT"  # read by workers/metrics_server.py
+METRICS_PORT_ENV = "COUNCIL_METRICS_PORT"  # read by council/workers/metrics_server.py
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,18 @@ def specs(home: Path) -> tuple[ProcessSpec, ...]:
     found.append(
         ProcessSpec(
             "beat",
-            (sys.executable, "-m", "celery", "-A", "workers.app", "beat", "-s", schedule, "-l", "INFO"),
+            (
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "council.workers.app",
+                "beat",
+                "-s",
+                schedule,
+                "-l",
+                "INFO",
+            ),
         )
     )
     if importlib.util.find_spec("council.cli.serve_cmd") is not None:
@@ -150,7 +161,7 @@ def web_url(port: int) -> str:
 
 def child_env(home: Path) -> dict[str, str]:
     """The supervisor's environment, with the home and the stack's URLs made explicit
-    (beat reads the broker from the environment; see workers.app)."""
+    (beat reads the broker from the environment; see council.workers.app)."""
     env = dict(os.environ, COUNCIL_HOME=str(home), PYTHONUNBUFFERED="1")
     for variable, url in (
         ("COUNCIL_DATABASE_URL", config.database_url(required=False)),

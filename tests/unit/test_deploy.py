@@ -41,7 +41,7 @@ PROVIDER_KEYS = {name for name in ALLOWED_ELSEWHERE if name.endswith("_API_KEY")
 
 
 def _source_trees() -> Iterator[ast.Module]:
-    for package in ("council", "workers"):
+    for package in ("council",):
         for path in sorted((ROOT / package).rglob("*.py")):
             yield ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
@@ -74,7 +74,7 @@ def _variable_expressions(node: ast.AST) -> Iterator[ast.expr]:
 
 @functools.cache
 def variables_the_project_reads() -> frozenset[str]:
-    """Every variable read through os.environ / os.getenv in council/ and workers/, by
+    """Every variable read through os.environ / os.getenv in council/ (the Celery tasks included), by
     its literal name or through a module constant (``TOKEN_ENV = "COUNCIL_API_TOKEN"``)."""
     trees = list(_source_trees())
     constants: dict[str, set[str]] = {}
@@ -359,10 +359,10 @@ def test_the_scan_finds_variables_read_literally_and_through_constants() -> None
         (["council", "db", "upgarde"], "upgarde"),
         (["council", "serve", "--port", "eighty"], "eighty"),
         (["celery", "-A", "workers.nope", "worker"], "workers.nope"),
-        (["celery", "-A", "workers.app", "wroker"], "wroker"),
-        (["celery", "-A", "workers.app", "worker", "--concurency", "2"], "--concurency"),
-        (["celery", "-A", "workers.app", "flower", "--port", "5555"], "'5555'"),
-        (["celery", "-A", "workers.app", "flower", "--adress=0.0.0.0"], "--adress"),
+        (["celery", "-A", "council.workers.app", "wroker"], "wroker"),
+        (["celery", "-A", "council.workers.app", "worker", "--concurency", "2"], "--concurency"),
+        (["celery", "-A", "council.workers.app", "flower", "--port", "5555"], "'5555'"),
+        (["celery", "-A", "council.workers.app", "flower", "--adress=0.0.0.0"], "--adress"),
         (["celery", "worker"], "-A"),
         (["python", "-m", "council.cli", "worker"], "neither"),
     ],
@@ -377,8 +377,8 @@ def test_the_checker_accepts_real_invocations() -> None:
         ["council", "db", "upgrade", "--json"],
         ["council", "worker", "--queues", "runs", "--concurrency", "4", "--beat"],
         ["council", "--help"],
-        ["celery", "--app=workers.app", "inspect", "ping", "-d", "runs@host"],
-        ["celery", "-A", "workers.app", "flower", "--basic-auth=user:password"],
+        ["celery", "--app=council.workers.app", "inspect", "ping", "-d", "runs@host"],
+        ["celery", "-A", "council.workers.app", "flower", "--basic-auth=user:password"],
     ):
         assert check_command(argv) == [], argv
 

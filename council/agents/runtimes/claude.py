@@ -1,4 +1,4 @@
-"""Claude Code as a runtime: ``claude -p`` with read tools only (README "Agent runtimes").
+"""Claude Code as a runtime: ``claude -p`` with read tools only (docs/guide/agent-runtimes.md).
 
     claude -p --output-format stream-json --verbose --model M --max-turns N
         --permission-mode dontAsk --strict-mcp-config --no-session-persistence

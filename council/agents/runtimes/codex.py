@@ -1,4 +1,5 @@
-"""The Codex CLI as a runtime: ``codex exec``, sandboxed (README "Agent runtimes", "Security").
+"""The Codex CLI as a runtime: ``codex exec``, sandboxed (docs/guide/agent-runtimes.md,
+docs/operations/security.md).
 
     codex exec --skip-git-repo-check --sandbox MODE --ephemeral --disable plugins
         -c analytics.enabled=false -c model=M [-c model_provider=council

@@ -1,4 +1,4 @@
-"""How an agent CLI is kept from every secret (README "Security", docs/architecture.md §7).
+"""How an agent CLI is kept from every secret (docs/operations/security.md, docs/architecture.md §7).
 
 Two parts, put together for each attempt by ``cli``:
 

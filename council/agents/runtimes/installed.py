@@ -1,4 +1,4 @@
-"""Where the agent CLIs live and which versions are pinned (README "Agent runtimes").
+"""Where the agent CLIs live and which versions are pinned (docs/guide/agent-runtimes.md).
 
 `make agent-clis` installs the pinned packages from npm into a project-local,
 git-ignored folder, ``.tools/agent-clis`` at the repository's root, once;

@@ -1,7 +1,7 @@
 """Thin Celery tasks: decode ids, call a service, map the outcome.
 
 Each task gets its dependencies from the one bootstrap (per process), and
-retries transient errors by the one policy (``workers/retrying.py``).
+retries transient errors by the one policy (``council/workers/retrying.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from council.adapters.celery_app import SWEEP_EVERY_S, app
 from council.bootstrap import Council, bootstrap
 from council.domain.retry import is_transient
 from council.errors import Transient
-from workers.retrying import POLICY, retry_or_leave
+from council.workers.retrying import POLICY, retry_or_leave
 
 # Without coalescing marks (a broker other than Redis) the sweep cannot tell a lost run
 # message from one still waiting in a long queue: it waits this long before re-enqueueing.
