@@ -44,6 +44,7 @@ THREADS, RUNS, CONSOLIDATION, REVERSAL, READING, STACK = (
     "Stack",
 )
 PANELS = {
+    "ask": THREADS,
     "thread": THREADS,
     "evidence": THREADS,
     "node": THREADS,
@@ -122,6 +123,7 @@ def _panels() -> None:
 # run or MCP commands); `--help`, an option first or an unknown word load them all.
 # tests/unit/test_cli_registry.py checks this table against what the modules register.
 REGISTERS = {
+    "ask_cmd": ("ask",),
     "stack_cmds": ("up", "down", "status", "restart", "db"),
     "ledger_cmds": ("thread", "evidence", "events"),
     "graph_cmds": ("node", "branch", "claim", "action"),

@@ -104,7 +104,7 @@ def dispatch_cmd(
         emit(created, as_json, lambda d: console.print(inert(dispatch_summary(d)), highlight=False))
         return
     expected = len(names) * rounds
-    runs = _wait(created, expected, timeout, out)
+    runs = wait_for_runs(created, expected, timeout, out)
     complete = len(runs) == expected and all(r.status in TERMINAL for r in runs)
     created = created.model_copy(update=waited(runs, complete))
     emit(created, as_json, lambda d: _print_waited(d))
@@ -210,7 +210,9 @@ def _say_what_runs(out: Any, created: Dispatched) -> None:
             )
 
 
-def _wait(created: Dispatched, expected: int, timeout: float, out: Any) -> list[DispatchedRun]:
+def wait_for_runs(created: Dispatched, expected: int, timeout: float, out: Any) -> list[DispatchedRun]:
+    """Poll the dispatch's runs until all ended or ``timeout``: a live table on a terminal, plain
+    lines as runs end when piped (the progress `dispatch --wait` and `ask` show)."""
     from council.services.dispatch import dispatch_runs
 
     deadline = time.monotonic() + timeout

@@ -59,10 +59,12 @@ from council.services.evidence_reads import (
 )
 from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate_if_automatic
+from council.services.rounds import open_next_round
 
 # How long an attempt owns its run before the sweep may hand it to another worker.
 LEASE_S = config.run_lease_s()
 REVIEW_ACTOR = "worker:review"
+ROUND_ACTOR = "worker:round"  # decides a closing round's versions before the next round
 # An agent CLI's deadline when its profile names none; it is always kept below the lease.
 CLI_TIMEOUT_S = 240.0
 LEASE_SHARE = 0.8
@@ -444,11 +446,7 @@ def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) ->
     following: list[UUID] = []
     rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
     if rounds is None or int(run.round) < int(rounds):  # else no round can follow: no transaction
-        with uow() as tx:
-            following = tx.runs.next_round(run.dispatch_id, int(run.round) + 1)
-            tx.runs.mark_queued(following)
-    if following:
-        scheduler.enqueue_runs(following)
+        following = open_next_round(uow, scheduler, run.dispatch_id, int(run.round) + 1, actor=ROUND_ACTOR)
     adjudication = None
     if run.mode == "review" and run.proposal_id is not None and not following:
         adjudication = _adjudicate_when_reviewed(uow, run.dispatch_id, run.proposal_id)
