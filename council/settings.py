@@ -93,6 +93,7 @@ class Settings:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Settings:
         """Every variable parsed and checked; ConfigError names the first bad one."""
+        environ = dict(environ)  # one copy: os.environ decodes at every lookup
         env = _Reader(environ)
         default = RetryPolicy()
         retries = env.number("COUNCIL_RETRY_MAX", default.max_retries)
@@ -159,7 +160,7 @@ class Settings:
             codex_home=env.path("CODEX_HOME"),
             ssl_cert_paths=tuple(v for v in (environ.get("SSL_CERT_FILE"), environ.get("SSL_CERT_DIR")) if v),
             litellm_log=env.text("LITELLM_LOG"),
-            environ=MappingProxyType(dict(environ)),
+            environ=MappingProxyType(environ),
         )
 
     def variable(self, name: str) -> str:
@@ -248,11 +249,19 @@ class _Reader:
 
 
 _installed: Settings | None = None
+_last_read: tuple[tuple[tuple[str, str], ...], Settings] | None = None  # before any install
 
 
 def settings() -> Settings:
-    """The settings ``bootstrap()`` installed; before that, the environment's as it is now."""
-    return _installed if _installed is not None else Settings.from_environ(os.environ)
+    """The settings ``bootstrap()`` installed; before that, the environment's as it is now
+    (parsed again only when it has changed since the last call)."""
+    global _last_read
+    if _installed is not None:
+        return _installed
+    items = tuple(os.environ.items())
+    if _last_read is None or _last_read[0] != items:
+        _last_read = (items, Settings.from_environ(dict(items)))
+    return _last_read[1]
 
 
 def load() -> Settings:

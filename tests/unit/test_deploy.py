@@ -101,27 +101,19 @@ def variables_the_project_reads() -> frozenset[str]:
 
 
 def _settings_reads() -> set[str]:
-    """Every variable council.settings.Settings.from_environ asks its environment for."""
-    from council.settings import Settings
-
-    class Recording(dict[str, str]):
-        asked: set[str] = set()
-
-        def get(self, key: str, default: object = None) -> Any:
-            self.asked.add(key)
-            return super().get(key, default)
-
-        def __getitem__(self, key: str) -> str:
-            self.asked.add(key)
-            return super().__getitem__(key)
-
-        def __contains__(self, key: object) -> bool:
-            self.asked.add(str(key))
-            return super().__contains__(key)
-
-    recording = Recording()
-    Settings.from_environ(recording)
-    return recording.asked
+    """Every variable council.settings.Settings.from_environ names: each upper-case string
+    a call inside it is given (``env.number("COUNCIL_RUN_LEASE_S", …)``, ``environ.get(…)``)."""
+    tree = ast.parse((ROOT / "council" / "settings.py").read_text(encoding="utf-8"))
+    parse = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "from_environ")
+    return {
+        argument.value
+        for node in ast.walk(parse)
+        if isinstance(node, ast.Call)
+        for argument in node.args
+        if isinstance(argument, ast.Constant)
+        and isinstance(argument.value, str)
+        and re.fullmatch(r"[A-Z][A-Z0-9_]+", argument.value)
+    }
 
 
 def unknown_variables(names: set[str]) -> list[str]:
