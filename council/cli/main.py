@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import traceback
@@ -12,6 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from council.errors import CouncilError
+from council.settings import debug_requested
 
 
 class _ByJob(TyperGroup):
@@ -107,6 +107,9 @@ def _root(
     ] = False,
 ) -> None:
     """A governed reasoning ledger with a council of LLM agents on top of it."""
+    from council.bootstrap import bootstrap_settings
+
+    bootstrap_settings()  # once per command: a bad variable is refused here, naming it (exit 2)
 
 
 def _panels() -> None:
@@ -203,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(code)
     except Exception as exc:  # the database or broker away, or a bug: still one line and one document
         fail(unexpected(exc), as_json=as_json, code=1)
-        if os.environ.get("COUNCIL_DEBUG"):
+        if debug_requested():
             traceback.print_exc()
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

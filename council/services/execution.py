@@ -60,9 +60,10 @@ from council.services.evidence_reads import (
 from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate_if_automatic
 from council.services.rounds import open_next_round
+from council.settings import settings
 
-# How long an attempt owns its run before the sweep may hand it to another worker.
-LEASE_S = config.run_lease_s()
+# How long an attempt owns its run before the sweep may hand it to another worker:
+# config.run_lease_s() (COUNCIL_RUN_LEASE_S), read at each claim.
 REVIEW_ACTOR = "worker:review"
 ROUND_ACTOR = "worker:round"  # decides a closing round's versions before the next round
 # An agent CLI's deadline when its profile names none; it is always kept below the lease.
@@ -93,7 +94,7 @@ def execute_run(
     attempt from releasing the run."""
     worker = owner or worker_id()
     with uow() as tx:
-        run = tx.runs.claim(run_id, owner=worker, lease_s=LEASE_S, held_attempt=held_attempt)
+        run = tx.runs.claim(run_id, owner=worker, lease_s=config.run_lease_s(), held_attempt=held_attempt)
         # In the claim's transaction (one round trip fewer, and the row is locked by the
         # claim): check the pinned executor can run here, and store the request before the call.
         prepared = None if run is None else _prepare(tx, run, worker)
@@ -211,7 +212,7 @@ def _runnable(run: Any, worker: str) -> Profile:
         missing = installed.missing_reason(profile.runtime, profile.cli_version)
         if missing:
             raise _Unrunnable(f"worker {worker} cannot run the profile {label}: {missing}")
-    if not profile.simulated and profile.api_key_env and not os.environ.get(profile.api_key_env):
+    if not profile.simulated and profile.api_key_env and not settings().variable(profile.api_key_env):
         raise _Unrunnable(f"worker {worker} has no {profile.api_key_env} for the real profile {label}")
     return profile
 
@@ -404,7 +405,7 @@ def _ask_cli_and_apply(
     files = request["settings"].get("evidence_files") or []
     with uow() as tx:
         contents = tx.evidence.contents([f["evidence_id"] for f in files])
-    deadline = time.monotonic() + min(profile.timeout_s or CLI_TIMEOUT_S, LEASE_S * LEASE_SHARE)
+    deadline = time.monotonic() + min(profile.timeout_s or CLI_TIMEOUT_S, config.run_lease_s() * LEASE_SHARE)
     prompt = request["prompt"]
     usage: dict[str, Any] = {"calls": 0, "runtime": profile.runtime, "simulated": False}
     reason = ""

@@ -35,8 +35,9 @@ from typing import Any
 import psutil
 
 from council import config
-from council.errors import ConfigError, StackError
+from council.errors import StackError
 from council.files import PRIVATE_UMASK, private_dir, private_tree, write_private
+from council.settings import child_environment, settings
 from council.stack import environment
 
 WEB_HOST = "127.0.0.1"
@@ -65,7 +66,7 @@ class ProcessSpec:
 
 def specs(home: Path) -> tuple[ProcessSpec, ...]:
     council = (sys.executable, "-m", "council.cli")
-    metrics = _port(METRICS_PORT_ENV)
+    metrics = settings().metrics_port
     found: list[ProcessSpec] = []
     for i, (queue, pool, size) in enumerate(WORKER_QUEUES):
         pool_args = ("--pool", pool, "--concurrency", str(size))
@@ -106,7 +107,7 @@ def web_port() -> int | None:
 def choose_web_port(home: Path) -> int:
     """The running web server's port; else ``COUNCIL_WEB_PORT``, refused when another
     process holds it; else 8787 when free, else any free port."""
-    explicit = _port(WEB_PORT_ENV)
+    explicit = settings().web_port
     state = read(home)
     running = web_port() if alive(state.get("pid"), state.get("started")) else None
     if running is not None:
@@ -146,15 +147,6 @@ def is_free(host: str, port: int) -> bool:
         return True
 
 
-def _port(variable: str) -> int | None:
-    raw = os.environ.get(variable, "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise ConfigError(f"{variable} must be a TCP port number, got {raw!r}")
-    return int(raw)
-
-
 def web_url(port: int) -> str:
     return f"http://{WEB_HOST}:{port}/"
 
@@ -162,7 +154,7 @@ def web_url(port: int) -> str:
 def child_env(home: Path) -> dict[str, str]:
     """The supervisor's environment, with the home and the stack's URLs made explicit
     (beat reads the broker from the environment; see council.workers.app)."""
-    env = dict(os.environ, COUNCIL_HOME=str(home), PYTHONUNBUFFERED="1")
+    env = child_environment(COUNCIL_HOME=str(home), PYTHONUNBUFFERED="1")
     for variable, url in (
         ("COUNCIL_DATABASE_URL", config.database_url(required=False)),
         ("COUNCIL_BROKER_URL", config.broker_url(required=False)),
@@ -219,7 +211,7 @@ def start(home: Path) -> dict[str, Any]:
         with os.fdopen(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "council.stack.supervisor"],
-                env=dict(os.environ, COUNCIL_HOME=str(home)),
+                env=child_environment(COUNCIL_HOME=str(home)),
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -21,6 +21,7 @@ KERNEL = {
     "council",
     "council.errors",
     "council.config",
+    "council.settings",
     "council.files",
     "council.metrics",
     "council.httpguard",

@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from council.settings import settings
+
 TOOLS_ENV = "COUNCIL_AGENT_CLIS"
 
 
@@ -32,9 +34,9 @@ PINNED = {
 
 
 def tools_dir() -> Path:
-    explicit = os.environ.get(TOOLS_ENV, "").strip()
+    explicit = settings().agent_clis
     if explicit:
-        return Path(explicit).expanduser()
+        return explicit
     return Path(__file__).resolve().parents[3] / ".tools" / "agent-clis"
 
 
