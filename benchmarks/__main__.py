@@ -29,6 +29,7 @@ BENCHMARKS = {
     "steps": "benchmarks.steps",
     "import": "benchmarks.imports",
     "eval": "benchmarks.evaluation",
+    "worker-profile": "benchmarks.worker_profile",
 }
 
 
