@@ -30,6 +30,7 @@ BENCHMARKS = {
     "import": "benchmarks.imports",
     "eval": "benchmarks.evaluation",
     "worker-profile": "benchmarks.worker_profile",
+    "peer": "benchmarks.peer",
 }
 
 
