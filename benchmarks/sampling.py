@@ -72,8 +72,9 @@ LIBRARIES = {
     "psutil": "psutil",
 }
 # Thread roles, from what a thread's stacks run (first match wins).
+RUN_THREADS = "run threads (the task pool: the run itself)"
 ROLES = (
-    ("run threads (the task pool: the run itself)", ("celery/app/trace.py", "council/services/execution.py")),
+    (RUN_THREADS, ("celery/app/trace.py", "council/services/execution.py")),
     ("celery main thread (consumer, event loop, timers)", ("celery/worker/", "kombu/", "celery/bootsteps")),
     ("litellm's own threads (logging, callbacks, cost)", ("litellm/",)),
     ("kombu/redis threads", ("redis/", "kombu/")),
@@ -211,6 +212,37 @@ def role_of(name: str, stacks: list[Stack]) -> str:
         if any(marker in text for marker in markers):
             return role
     return f"other threads ({name or 'unnamed'})" if name != "MainThread" else "main thread (other)"
+
+
+def by_step(
+    stacks: list[Stack], role: str, role_ms: float, steps: tuple[tuple[str, str, str], ...]
+) -> dict[str, float]:
+    """The ``role`` threads' ``role_ms`` split by step, in the proportions of their samples: a
+    sample is the first step (label, function — a method's name matches ``Class.name`` —,
+    path fragment) with a frame on its stack, else
+    ``other``. Stacks py-spy could not unwind to the task are ``other`` too."""
+    per_tid: dict[int, list[Stack]] = defaultdict(list)
+    for stack in stacks:
+        per_tid[stack.tid].append(stack)
+    counts: Counter[str] = Counter()
+    for found in per_tid.values():
+        if role_of(found[0].thread, found) != role:
+            continue
+        for stack in found:
+            label = next(
+                (
+                    label
+                    for label, function, fragment in steps
+                    if any(
+                        (f == function or f.endswith("." + function)) and fragment in path
+                        for f, path in stack.frames
+                    )
+                ),
+                "other",
+            )
+            counts[label] += stack.count
+    total = sum(counts.values())
+    return {k: round(role_ms * n / total, 3) for k, n in counts.most_common()} if total else {}
 
 
 def breakdown(

@@ -59,6 +59,17 @@ LATENCY_S = 0.2
 RATE = 100
 TARGET_WORKER_MS = 12.0
 TARGET_POSTGRES_MS = 6.0
+# The steps of a run (``council.services.execution``), first match on a sample's stack wins.
+STEPS = (
+    ("the model call (gateway.complete: litellm, openai, httpx)", "complete", "council/agents/gateway.py"),
+    ("claim, compile and store the request (one transaction)", "_prepare", "council/services/execution.py"),
+    ("keep the answer (its own transaction)", "keep_answer", "council/services/execution.py"),
+    ("check and apply (one transaction)", "_apply", "council/services/execution.py"),
+    ("enqueue evaluations (Redis marks, Celery send)", "enqueue_evaluations", "council/adapters/celery.py"),
+    ("next round (query, mark queued, Celery send)", "_after", "council/services/execution.py"),
+    ("the rest of execute_run (metrics, redaction…)", "execute_run", "council/services/execution.py"),
+    ("Celery's task trace (ack, signals, marks)", "trace_task", "celery/app/trace.py"),
+)
 TERMINAL = (
     "SELECT count(*) FILTER (WHERE status IN ('succeeded', 'failed')), count(*), "
     "count(*) FILTER (WHERE status = 'failed') FROM agent_runs WHERE thread_id = ANY(:t)"
@@ -100,6 +111,14 @@ def _councils(engine: Engine, count: int) -> tuple[list[UUID], list[UUID], float
         )
         spent += time.thread_time() - began
     return threads, list(created.runs), spent
+
+
+TRANSACTIONS = "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"
+
+
+def _transactions(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.execute(text(TRANSACTIONS)).scalar_one())
 
 
 def _progress(engine: Engine, threads: list[UUID]) -> tuple[int, int, int]:
@@ -155,6 +174,7 @@ def _measure(
             worker0, split0 = sampling.process_cpu_s(pid), sampling.user_system_s(pid)
             commit0, db0 = sampling.process_cpu_s(commit_worker.pid), postgres()
             spy0 = sampling.process_cpu_s(spy.pid) if spy is not None else 0.0
+            xacts0 = _transactions(engine)
             started = time.perf_counter()
             scheduler.enqueue_runs(first)
             _until(lambda: (p := _progress(engine, threads))[0] == p[1], "runs", poll_s=0.05)
@@ -164,6 +184,8 @@ def _measure(
             commit_s, db_s = sampling.process_cpu_s(commit_worker.pid) - commit0, postgres() - db0
             spy_s = sampling.process_cpu_s(spy.pid) - spy0 if spy is not None else 0.0
             threads_now = sampling.thread_count(pid)
+        time.sleep(1.1)  # Postgres's statistics reach pg_stat_database within a second
+        xacts = _transactions(engine) - xacts0
         _, total, failed = _progress(engine, threads)
     stacks = sampling.parse_raw(out.read_text()) if sample and out.exists() else []
     if sample and out.exists() and os.environ.get("COUNCIL_BENCH_PROFILE_RAW"):
@@ -181,9 +203,21 @@ def _measure(
         "dispatch_cpu_ms_per_run": round(1000 * dispatch_s / total, 2),
         "postgres_cpu_ms_per_run": round(1000 * db_s / total, 2),
         "postgres_cpu_scope": scope,
+        # Every transaction committed or rolled back in the database over the batch (workers,
+        # this process's polling and readings included): the round trips' upper structure.
+        "transactions_per_run": round(xacts / total, 1),
         "py_spy": {"sampling": sample, "rate": rate, "cpu_ms_per_run": round(1000 * spy_s / total, 2)},
-        "profile": sampling.breakdown(stacks, before, after, worker_s, total) if sample else None,
+        "profile": _profile(stacks, before, after, worker_s, total) if sample else None,
     }
+
+
+def _profile(
+    stacks: list[sampling.Stack], before: dict[int, float], after: dict[int, float], cpu_s: float, runs: int
+) -> dict[str, Any]:
+    profile = sampling.breakdown(stacks, before, after, cpu_s, runs)
+    run_ms = profile["by_thread_ms_per_run"].get(sampling.RUN_THREADS, 0.0)
+    profile["run_threads_by_step_ms_per_run"] = sampling.by_step(stacks, sampling.RUN_THREADS, run_ms, STEPS)
+    return profile
 
 
 def run() -> dict[str, Any]:

@@ -8,7 +8,7 @@ import sysconfig
 
 import pytest
 
-from benchmarks.sampling import breakdown, charged_to, parse_raw
+from benchmarks.sampling import RUN_THREADS, breakdown, by_step, charged_to, parse_raw
 
 SITE = "/venv/lib/python3.11/site-packages"
 STDLIB = sysconfig.get_paths()["stdlib"]
@@ -53,3 +53,10 @@ def test_roles_and_libraries_add_up_to_the_total() -> None:
     # the run threads' 80 ms split 30:10 between litellm and psycopg by their samples
     run = result["by_thread_and_library_ms_per_run"]["run threads (the task pool: the run itself)"]
     assert run == {"litellm": pytest.approx(60.0), "psycopg": pytest.approx(20.0)}
+
+
+def test_the_run_threads_split_by_step_in_the_proportions_of_their_samples() -> None:
+    steps = (("the model call", "completion", "litellm/main.py"), ("a query", "Cursor.execute", "psycopg/"))
+    raw = RAW.replace("execute (", "Cursor.execute (")
+    split = by_step(parse_raw(raw), RUN_THREADS, 80.0, steps)
+    assert split == {"the model call": pytest.approx(60.0), "a query": pytest.approx(20.0)}
