@@ -31,6 +31,7 @@ BENCHMARKS = {
     "eval": "benchmarks.evaluation",
     "worker-profile": "benchmarks.worker_profile",
     "peer": "benchmarks.peer",
+    "model-call": "benchmarks.model_call",
 }
 
 
