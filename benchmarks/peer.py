@@ -129,9 +129,7 @@ def _installed(module: str) -> bool:
 
 
 def run() -> dict[str, Any]:
-    missing = [
-        m for m in ("langgraph", "langgraph.checkpoint.postgres") if importlib.util.find_spec(m) is None
-    ]
+    missing = [m for m in ("langgraph", "langgraph.checkpoint.postgres") if not _installed(m)]
     if missing:
         return {
             "benchmark": "peer",
