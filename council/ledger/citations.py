@@ -2,15 +2,17 @@
 
 Module functions over the caller's connection: the node, claim and output
 writers attach citations inside their own statements' transaction.
+Named SQL: council/sql/claim_store.sql and council/sql/outputs.sql.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID, uuid4
 
-from sqlalchemy import Connection, insert
+from sqlalchemy import Connection
 
 from council.domain.commands import Cite
 from council.errors import NotFound
@@ -85,6 +87,6 @@ def insert_citations_many(
         for cite in cites
     ]
     if rows:  # ids are made here, so nothing needs to come back from the batch
-        conn.execute(insert(t.citations), rows)
+        in_transaction(conn, "add_citations", {"citations": json.dumps(rows, default=str)})
     ids = iter(row["id"] for row in rows)
     return [[next(ids) for _ in cites] for _, cites, _ in groups]
