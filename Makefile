@@ -27,7 +27,7 @@ demo: $(STAMP)
 	$(BIN)/council demo
 
 test: $(STAMP) check agent-clis-if-npm
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=30
 
 # The fault campaign as a standing test (tests/soak): SCHEDULES seeded schedules of faults against
 # Council as real processes on a private Postgres and Redis, each checked from the ledger.

@@ -61,6 +61,7 @@ PANELS = {
     "replay": CONSOLIDATION,
     "memory": CONSOLIDATION,
     "retraction": REVERSAL,
+    "proposal": REVERSAL,
     "watch": READING,
     "events": READING,
     "reentry": READING,
@@ -135,6 +136,8 @@ REGISTERS = {
     "demo_cmd": ("demo",),
     "serve_cmd": ("serve",),
     "mcp_cmd": ("mcp",),
+    # after the modules whose groups it adds to (evidence, node, run, dispatch)
+    "list_cmds": ("evidence", "node", "run", "dispatch", "proposal"),
 }
 # What each registered module added: (commands, groups), kept in REGISTERS order.
 _added: dict[str, tuple[list[Any], list[Any]]] = {}

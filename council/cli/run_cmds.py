@@ -24,9 +24,15 @@ TERMINAL = TERMINAL_RUN_STATUSES
 run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=True)
 
 
+dispatch_app = typer.Typer(
+    help="Create a dispatch (with --thread), or list and show dispatches.", invoke_without_command=True
+)
+
+
 @returns("council.domain.results.runs:Dispatched")
 def dispatch_cmd(
-    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    ctx: typer.Context,
+    thread: Annotated[str | None, typer.Option("--thread", help="Thread id.")] = None,
     agents: Annotated[
         str | None,
         typer.Option(
@@ -59,9 +65,14 @@ def dispatch_cmd(
 ) -> None:
     """Create the runs in Postgres, each pinned to the profile it must run, enqueue
     them, and optionally watch them finish. Should the broker be down, the dispatch
-    still stands (delivery "deferred") and the sweep sends its runs when it is back."""
+    still stands (delivery "deferred") and the sweep sends its runs when it is back.
+    `dispatch list --thread ID` and `dispatch show ID` read dispatches."""
     from council.services.dispatch import dispatch
 
+    if ctx.invoked_subcommand is not None:
+        return
+    if thread is None:
+        raise BadInput("--thread is required to dispatch (or: dispatch list --thread ID, dispatch show ID)")
     wired = council()
     if agents is None and mode == "review":
         from council.services.reviewers import review_agents
@@ -362,7 +373,8 @@ def run_show(run_id: str, as_json: JsonOpt = False) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("dispatch")(dispatch_cmd)
+    dispatch_app.callback()(dispatch_cmd)
+    app.add_typer(dispatch_app, name="dispatch")
     app.command("preview")(preview_cmd)
     app.command("profiles")(profiles_cmd)
     app.add_typer(run_app, name="run")
