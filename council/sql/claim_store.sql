@@ -26,3 +26,15 @@ SELECT c.id, c.node_version_id, c.evidence_id, c.branch_id, c.claim_id, c.run_id
 FROM jsonb_to_recordset(CAST(:citations AS jsonb))
     AS c(id uuid, node_version_id uuid, evidence_id uuid, branch_id uuid, claim_id uuid, run_id uuid, role text,
          interpretation text)
+
+-- branch_facts_by_id --
+-- What the output check needs of the branches an output names (:branch_ids): thread and status.
+SELECT id, thread_id, status FROM branches WHERE id = ANY(CAST(:branch_ids AS uuid[]))
+
+-- logical_node_threads_by_id --
+-- The thread of each logical node an output names (:node_ids).
+SELECT id, thread_id FROM logical_nodes WHERE id = ANY(CAST(:node_ids AS uuid[]))
+
+-- version_branch --
+-- The thread and branch of one node version (the branch a fork leaves).
+SELECT id, thread_id, branch_id FROM node_versions WHERE id = :version_id
