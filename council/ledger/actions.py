@@ -1,8 +1,10 @@
-"""Pending actions and their acceptance conditions."""
+"""Pending actions and their acceptance conditions. Named SQL: council/sql/action_store.sql."""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, insert
+from typing import Any
+
+from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.commands import IdRef, NewAction
@@ -11,6 +13,7 @@ from council.errors import BadInput
 from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require, require_in_thread, resolve
+from council.ledger.pg import in_transaction
 from council.ledger.threads import main_branch_id
 
 
@@ -34,22 +37,18 @@ class Actions:
         if action.run is not None:
             run_id = resolve(conn, t.agent_runs, action.run, "run")
             require_in_thread(conn, t.agent_runs, run_id, thread_id, "run")
-        row = (
-            conn.execute(
-                insert(t.pending_actions)
-                .values(
-                    thread_id=thread_id,
-                    branch_id=branch_id,
-                    node_version_id=version_id,
-                    description=action.description,
-                    acceptance_condition=action.acceptance_condition,
-                    created_by_run_id=run_id,
-                )
-                .returning(t.pending_actions)
-            )
-            .mappings()
-            .one()
-        )
+        row: dict[str, Any] = in_transaction(
+            conn,
+            "add_action",
+            {
+                "thread_id": thread_id,
+                "branch_id": branch_id,
+                "node_version_id": version_id,
+                "description": action.description,
+                "acceptance_condition": action.acceptance_condition,
+                "run_id": run_id,
+            },
+        )[0]
         append(
             conn,
             "action.added",
@@ -58,7 +57,7 @@ class Actions:
             subject_id=row["id"],
             payload={"node_version_id": str(version_id) if version_id else None},
         )
-        return Action.model_validate(dict(row))
+        return Action.model_validate(row)
 
     def close(self, action: IdRef, *, status: str, reason: str, actor: str) -> Closed:
         """Record that the acceptance condition was met (satisfied) or the action dropped."""
@@ -69,10 +68,8 @@ class Actions:
         row = require(conn, t.pending_actions, action_id, "pending action", lock=True)
         if row["status"] != "open":
             raise BadInput(f"pending action {action_id} is already {row['status']}")
-        conn.execute(
-            insert(t.pending_action_transitions).values(
-                pending_action_id=action_id, from_status="open", to_status=status, reason=reason, actor=actor
-            )
+        in_transaction(
+            conn, "close_action", {"action_id": action_id, "status": status, "reason": reason, "actor": actor}
         )
         append(
             conn,
