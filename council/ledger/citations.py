@@ -16,7 +16,6 @@ from sqlalchemy import Connection
 
 from council.domain.commands import Cite
 from council.errors import NotFound
-from council.ledger import tables as t
 from council.ledger.lookup import resolve
 from council.ledger.pg import in_transaction
 
@@ -26,7 +25,7 @@ def resolved(conn: Connection, cites: Sequence[Cite]) -> list[Cite]:
     return [
         cite
         if isinstance(cite.evidence, UUID)
-        else Cite(resolve(conn, t.evidence, cite.evidence, "evidence"), cite.role, cite.interpretation)
+        else Cite(resolve(conn, "evidence", cite.evidence, "evidence"), cite.role, cite.interpretation)
         for cite in cites
     ]
 

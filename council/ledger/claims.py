@@ -13,7 +13,6 @@ from sqlalchemy import Connection
 from council.domain.commands import IdRef, NewClaim
 from council.domain.results.graph import ClaimAdded
 from council.errors import BadInput, NotFound
-from council.ledger import tables as t
 from council.ledger.citations import check_cited, insert_citations_many, resolved
 from council.ledger.events import append_many
 from council.ledger.held_runs import refuse_unheld
@@ -34,8 +33,8 @@ class Claims:
         (``held`` false) only on a run recorded by hand (:func:`refuse_unheld`); ``held``:
         the caller holds the run as its worker would (tests that stand in for one)."""
         conn = self._conn
-        run_id = resolve(conn, t.agent_runs, run, "run")
-        row = require(conn, t.agent_runs, run_id, "run", lock=True)
+        run_id = resolve(conn, "agent_runs", run, "run")
+        row = require(conn, "agent_runs", run_id, "run", lock=True)
         checked = [_resolved(conn, claim) for claim in claims]  # an unknown id first: not found
         if not held:
             refuse_unheld(row, actor)
@@ -57,7 +56,7 @@ class Claims:
 
 
 def _resolved(conn: Connection, claim: NewClaim) -> NewClaim:
-    version = resolve(conn, t.node_versions, claim.version, "node version")
+    version = resolve(conn, "node_versions", claim.version, "node version")
     return NewClaim(
         version, claim.claim_type, claim.confidence, claim.rationale, tuple(resolved(conn, claim.cites))
     )

@@ -16,7 +16,6 @@ from council.domain.results.evidence import EvidenceAdded, EvidenceShown
 from council.domain.source import Source, checked_size
 from council.errors import NotFound
 from council.known_secrets import process_redactor
-from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require
 from council.ledger.pg import in_transaction
@@ -76,7 +75,7 @@ def add_evidence(
     size = checked_size(source)
     title = v.text(title if title is not None else source.suggested_title, "title", v.MAX_TITLE)
     digest = content_hash(source)
-    require(conn, t.threads, thread_id, "thread")
+    require(conn, "threads", thread_id, "thread")
     stored = in_transaction(
         conn,
         "add_evidence",

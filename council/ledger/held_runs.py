@@ -21,7 +21,6 @@ from council.domain.requests import Exposure
 from council.domain.results.runs import RunClosed, RunRecorded
 from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
-from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require, require_same_thread, resolve
 from council.ledger.pg import in_transaction
@@ -99,15 +98,15 @@ class HeldRuns:
         held_by = held_by or recorder(actor)
         conn = self._conn
         provider = v.text(provider_family(recorded.model, recorded.provider), "provider", v.MAX_NAME)
-        thread_id = resolve(conn, t.threads, recorded.thread, "thread")
-        require(conn, t.threads, thread_id, "thread")
+        thread_id = resolve(conn, "threads", recorded.thread, "thread")
+        require(conn, "threads", thread_id, "thread")
         parent_id = None
         if recorded.parent_run is not None:
-            parent_id = resolve(conn, t.agent_runs, recorded.parent_run, "parent run")
-            require_same_thread(require(conn, t.agent_runs, parent_id, "parent run"), thread_id, "parent run")
-        exposed_to = [resolve(conn, t.agent_runs, other, "run") for other in recorded.exposed_to]
+            parent_id = resolve(conn, "agent_runs", recorded.parent_run, "parent run")
+            require_same_thread(require(conn, "agent_runs", parent_id, "parent run"), thread_id, "parent run")
+        exposed_to = [resolve(conn, "agent_runs", other, "run") for other in recorded.exposed_to]
         for other in exposed_to:
-            require_same_thread(require(conn, t.agent_runs, other, "run"), thread_id, "run")
+            require_same_thread(require(conn, "agent_runs", other, "run"), thread_id, "run")
         run: dict[str, Any] = in_transaction(
             conn,
             "add_held_run",
@@ -159,7 +158,7 @@ class HeldRuns:
     def close(self, run_id: UUID, *, actor: str) -> RunClosed:
         """End a run recorded by hand, succeeded: from now on it takes no claim. Only its
         recorder closes it; bad input for anyone else's run or one already over."""
-        found = require(self._conn, t.agent_runs, run_id, "run", lock=True)
+        found = require(self._conn, "agent_runs", run_id, "run", lock=True)
         refuse_unheld(found, actor)
         run = self.fence(run_id, int(found["attempt"]))
         assert run is not None  # locked above, running and held by its recorder

@@ -17,7 +17,6 @@ from council.domain.results.graph import StatusChanged, VersionCreated, VersionS
 from council.domain.vocabulary import MANUAL_NODE_MOVES
 from council.errors import BadInput
 from council.known_secrets import process_redactor
-from council.ledger import tables as t
 from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
 from council.ledger.held_runs import refuse_unheld
@@ -38,15 +37,15 @@ class Nodes:
         holds open, as for any claim by hand (:func:`refuse_unheld`); ``held``: the caller
         holds the run (a worker's fenced output, an MCP session's submission)."""
         conn = self._conn
-        thread_id = resolve(conn, t.threads, node.thread, "thread")
-        require(conn, t.threads, thread_id, "thread")
+        thread_id = resolve(conn, "threads", node.thread, "thread")
+        require(conn, "threads", thread_id, "thread")
         branch = _branch(conn, thread_id, node.branch)
         run_id = _run(conn, node.run, thread_id)
         edges = _resolved_edges(conn, node.edges, thread_id)
         cites = resolved(conn, node.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
         if run_id is not None and not held:
-            refuse_unheld(require(conn, t.agent_runs, run_id, "run", lock=True), actor)
+            refuse_unheld(require(conn, "agent_runs", run_id, "run", lock=True), actor)
         node_id = in_transaction(
             conn, "add_logical_node", {"thread_id": thread_id, "branch_id": branch["id"]}, as_tuples=True
         )[0].id
@@ -94,9 +93,9 @@ class Nodes:
     def add_version(self, new: NewVersion, *, actor: str) -> VersionCreated:
         """A content change is a new version (never an edit); the head moves by trigger."""
         conn = self._conn
-        logical_node_id = resolve(conn, t.logical_nodes, new.logical_node, "logical node")
+        logical_node_id = resolve(conn, "logical_nodes", new.logical_node, "logical node")
         # Locking the logical node serialises version numbering.
-        node = require(conn, t.logical_nodes, logical_node_id, "logical node", lock=True)
+        node = require(conn, "logical_nodes", logical_node_id, "logical node", lock=True)
         thread_id = node["thread_id"]
         run_id = _run(conn, new.run, thread_id)
         edges = _resolved_edges(conn, new.edges, thread_id)
@@ -134,8 +133,8 @@ class Nodes:
         the committer alone (invariant 7)."""
         reason = v.text(reason, "reason", v.MAX_REASON)
         conn = self._conn
-        version_id = resolve(conn, t.node_versions, version, "node version")
-        row = require(conn, t.node_versions, version_id, "node version")
+        version_id = resolve(conn, "node_versions", version, "node version")
+        row = require(conn, "node_versions", version_id, "node version")
         # Status moves serialise with the committer on the node's lock.
         lock_node(conn, row["logical_node_id"])
         current = self.status_of(version_id)
@@ -172,7 +171,7 @@ class Nodes:
 
     def get(self, version_id: UUID) -> Any:
         """The version's row (NotFound for an unknown id)."""
-        return require(self._conn, t.node_versions, version_id, "node version")
+        return require(self._conn, "node_versions", version_id, "node version")
 
     def show(self, version_id: UUID) -> VersionShown:
         """A version with its status, edges, claims, citations and status history."""
@@ -193,9 +192,9 @@ class Nodes:
 
 def _branch(conn: Connection, thread_id: UUID, branch: IdRef | None) -> Any:
     branch_id = (
-        main_branch_id(conn, thread_id) if branch is None else resolve(conn, t.branches, branch, "branch")
+        main_branch_id(conn, thread_id) if branch is None else resolve(conn, "branches", branch, "branch")
     )
-    row = require_in_thread(conn, t.branches, branch_id, thread_id, "branch")
+    row = require_in_thread(conn, "branches", branch_id, thread_id, "branch")
     if row["status"] != "active":
         raise BadInput(f"branch {branch_id} is {row['status']}; new nodes go on an active branch")
     return row
@@ -204,16 +203,16 @@ def _branch(conn: Connection, thread_id: UUID, branch: IdRef | None) -> Any:
 def _run(conn: Connection, run: IdRef | None, thread_id: UUID) -> UUID | None:
     if run is None:
         return None
-    run_id = resolve(conn, t.agent_runs, run, "run")
-    require_in_thread(conn, t.agent_runs, run_id, thread_id, "run")
+    run_id = resolve(conn, "agent_runs", run, "run")
+    require_in_thread(conn, "agent_runs", run_id, thread_id, "run")
     return run_id
 
 
 def _resolved_edges(
     conn: Connection, edges: Sequence[tuple[str, IdRef]], thread_id: UUID
 ) -> list[tuple[str, UUID]]:
-    found = [(kind, resolve(conn, t.node_versions, target, "node version")) for kind, target in edges]
-    require_all_in_thread(conn, t.node_versions, [target for _, target in found], thread_id, "node version")
+    found = [(kind, resolve(conn, "node_versions", target, "node version")) for kind, target in edges]
+    require_all_in_thread(conn, "node_versions", [target for _, target in found], thread_id, "node version")
     return found
 
 

@@ -25,7 +25,6 @@ from council.domain.results.runs import DispatchedRun, RunShown, RunSummary
 from council.domain.reviewers import Reviewers
 from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
-from council.ledger import tables as t
 from council.ledger.answers import Answers
 from council.ledger.attempts import attempts_of
 from council.ledger.dispatch_keys import first_of_key, request_sha256
@@ -125,7 +124,7 @@ class Runs(HeldRuns):
         if mode == "review" and proposal_id is None:
             raise BadInput("a review dispatch needs a retraction proposal")
         conn = self._conn
-        require(conn, t.threads, thread_id, "thread")
+        require(conn, "threads", thread_id, "thread")
         asked = None
         if key is not None:
             key = v.text(key, "the idempotency key", 200)
@@ -135,7 +134,7 @@ class Runs(HeldRuns):
             if keyed is not None:
                 return keyed[0], keyed[1], True
         if proposal_id is not None:
-            require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
+            require(conn, "retraction_proposals", proposal_id, "retraction proposal")
             if once_per_proposal:
                 lock_proposal(conn, proposal_id)
                 existing = in_transaction(
