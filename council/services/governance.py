@@ -13,25 +13,32 @@ from council.ledger.unit import UnitOfWork
 
 
 def thread_governance(uow: UnitOfWork, thread: IdRef) -> Governance:
-    """Read only: the decisions are evaluated on each head's current snapshot, not recorded."""
+    """Read only: a consolidated head shows the decision that consolidated it (its rules all
+    held then); any other head is evaluated on its current snapshot, not recorded."""
     with uow() as tx:
         thread_id = tx.resolve("thread", thread)
         tx.threads.get(thread_id)
         graph = tx.graph.of_thread(thread_id)
-        live = {c.node_version_id for c in graph.consolidations if c.status == "live"}
+        live = {c.node_version_id: c.id for c in graph.consolidations if c.status == "live"}
         decisions = []
         for node in graph.nodes:
             head = next((v for v in node.versions if v.version_id == node.head_version_id), None)
             if head is None or head.claims == 0:
                 continue
-            decision = evaluate(tx.consolidations.current_snapshot(head.version_id))
+            stored = live.get(head.version_id)
+            if stored is not None:  # consolidated: the rules as they decided, so labels cannot disagree
+                decided = tx.consolidations.show(stored).decision
+                outcome, reasons = "consolidate", [RuleReason(**r) for r in decided["reasons"]]
+            else:
+                decision = evaluate(tx.consolidations.current_snapshot(head.version_id))
+                outcome, reasons = decision.outcome, [RuleReason(**r.as_dict()) for r in decision.reasons]
             decisions.append(
                 NodeDecision(
                     node_version_id=head.version_id,
                     content=head.content,
-                    outcome=decision.outcome,
-                    consolidated=head.version_id in live,
-                    reasons=[RuleReason(**r.as_dict()) for r in decision.reasons],
+                    outcome=outcome,
+                    consolidated=stored is not None,
+                    reasons=reasons,
                 )
             )
         evidence = [tx.evidence.show(e) for e in sorted(tx.evidence.ids_of_thread(thread_id), key=str)]

@@ -19,6 +19,7 @@ from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, memory_list, replay
+from council.services.governance import thread_governance
 from council.services.nodes import add_version
 from council.services.retraction import adjudicate, adjudicate_if_automatic, propose_retraction, vote
 from council.services.reversal import reverify
@@ -184,3 +185,20 @@ def test_an_explicit_restore_through_adjudication_makes_a_retracted_version_stab
     # A proposal that is not retracted cannot be restored
     with pytest.raises(BadInput, match="only a retracted one"):
         adjudicate(uow, proposal, actor="alice", restore=True, reason="again")
+
+
+def test_a_consolidated_head_shows_the_decision_that_consolidated_it_not_one_that_contradicts_the_label(
+    engine: Engine, uow: UnitOfWork
+) -> None:
+    # Given a consolidated head that a strong independent dispute reached afterwards
+    ledger = Ledger.new(engine)
+    version = ledger.ready_node("Consolidated, then disputed")
+    assert consolidate(uow, version, actor=ACTOR).outcome == "committed"
+    ledger.claim(ledger.run("zhipu", agent="glm"), version, "dispute", confidence=0.95)
+    # When the governance read shows it
+    [decision] = [
+        d for d in thread_governance(uow, ledger.thread_id).decisions if d.node_version_id == version
+    ]
+    # Then it is consolidated with the rules as they held when it consolidated (every one ✓)
+    assert decision.consolidated and decision.outcome == "consolidate"
+    assert decision.reasons and all(r.ok for r in decision.reasons)

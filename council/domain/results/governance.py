@@ -16,7 +16,8 @@ from council.domain.results.threads import ReviewSetting
 
 
 class NodeDecision(Result):
-    """The decision a node version would get now, from its current snapshot (read only)."""
+    """Why a head is or is not consolidated: for a consolidated one, the stored decision that
+    consolidated it; for any other, the decision it would get now (read only)."""
 
     node_version_id: UUID
     content: str
