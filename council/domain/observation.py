@@ -31,11 +31,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from council.domain.canonical import canonical_json
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
 from council.domain.rules import decide
+from council.domain.snapshot import Snapshot
 
 SUPPORT = frozenset({"endorse", "originate"})
 BINS = 10
@@ -255,7 +256,8 @@ def decided_nodes(groups: Mapping[str, list[Group]], rules: Mapping[str, Any]) -
     for node, node_groups_ in sorted(groups.items()):
         if sum(1 for g in node_groups_ if g.kind == "support") < need:
             continue  # the rule `independent_support` fails: decide() could not consolidate it
-        snapshot = {
+        # Only what decide() reads for an open head with no forks, evidence or actions.
+        snapshot: Mapping[str, object] = {
             "node": {"status": "open", "head_version_id": node, "version_id": node},
             "objective_forks": [],
             "evidence": [],
@@ -264,7 +266,7 @@ def decided_nodes(groups: Mapping[str, list[Group]], rules: Mapping[str, Any]) -
             "pending_actions": [],
             "branch": {"kind": "main", "status": "active"},
         }
-        if decide(snapshot, body, node_groups_).positive:
+        if decide(cast(Snapshot, snapshot), body, node_groups_).positive:
             decided.append(node)
     return tuple(decided)
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
-from council.domain.snapshot import support_evidence
+from council.domain.snapshot import NodeRetraction, Snapshot, support_evidence
 
 CONSOLIDATE = "consolidate"
 NOT_READY = "not_ready"
@@ -60,7 +60,7 @@ def group_dict(group: Group) -> dict[str, Any]:
     }
 
 
-def run_facts(snapshot: dict[str, Any]) -> list[RunFacts]:
+def run_facts(snapshot: Snapshot) -> list[RunFacts]:
     """One RunFacts per run that claimed on the node version."""
     runs = {r["id"]: r for r in snapshot["runs"]}
     exposed: dict[str, set[str]] = {}
@@ -89,7 +89,7 @@ def run_facts(snapshot: dict[str, Any]) -> list[RunFacts]:
     return facts
 
 
-def groups_of(snapshot: dict[str, Any]) -> list[Group]:
+def groups_of(snapshot: Snapshot) -> list[Group]:
     return group_runs(run_facts(snapshot), GroupingParams.from_record(snapshot["grouping"]["params"]))
 
 
@@ -111,12 +111,12 @@ def distinct_provider_groups(groups: list[Group]) -> int:
     return sum(1 for index in range(len(groups)) if assign(index, set()))
 
 
-def evaluate(snapshot: dict[str, Any]) -> Decision:
+def evaluate(snapshot: Snapshot) -> Decision:
     """Apply the snapshot's pinned rule set to it."""
     return decide(snapshot, snapshot["rule_set"]["body"], groups_of(snapshot))
 
 
-def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group]) -> Decision:
+def decide(snapshot: Snapshot, rules: dict[str, Any], groups: list[Group]) -> Decision:
     """Apply the rule-set body ``rules`` to a snapshot whose groups are already
     known (a counterfactual decides one snapshot under two rule sets, and the
     grouping does not depend on the rules)."""
@@ -207,7 +207,7 @@ def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group])
     return Decision(outcome, tuple(reasons), tuple(groups))
 
 
-def _not_retracted(retraction: dict[str, Any]) -> Reason:
+def _not_retracted(retraction: NodeRetraction) -> Reason:
     """A version whose consolidation was retracted does not consolidate again on
     new claims alone: that takes a new version (a revision or a fork) or an
     explicit restore through adjudication (docs/architecture.md §5)."""

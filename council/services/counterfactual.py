@@ -25,6 +25,7 @@ from council.domain.results.learning import (
     RuleSetShown,
     RuleSetStored,
 )
+from council.domain.snapshot import Snapshot
 from council.errors import BadInput
 from council.ledger.unit import Tx, UnitOfWork
 
@@ -83,7 +84,7 @@ def counterfactual(
     return report.model_copy(update={"report_sha256": report_digest(report.json_document())})
 
 
-def _rebuilt(uow: UnitOfWork, chunk: list[tuple[UUID, StoredDecision]]) -> list[dict[str, Any]]:
+def _rebuilt(uow: UnitOfWork, chunk: list[tuple[UUID, StoredDecision]]) -> list[Snapshot]:
     """The snapshots of a chunk of stored decisions, rebuilt from the rows they name."""
     with uow() as tx:
         named = tx.consolidations.manifests([UUID(d.id) for _, d in chunk])
