@@ -44,6 +44,7 @@ from council.agents.runtimes.trace import Trace
 from council.agents.runtimes.workdir import EvidenceFile
 from council.domain.agent_output import AgentOutput
 from council.domain.profile import Profile
+from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput, Transient
 from council.known_secrets import redact
@@ -114,7 +115,7 @@ class _Prepared:
     or why the run cannot run here."""
 
     profile: Profile | None = None
-    request: dict[str, Any] | None = None
+    request: StoredRequest | None = None
     unrunnable: str | None = None
 
 
@@ -134,7 +135,7 @@ def _prepare(tx: Tx, run: Any, worker: str) -> _Prepared:
     return _Prepared(profile=profile, request=request)
 
 
-def _compiled_and_stored(tx: Tx, run: Any, profile: Profile) -> dict[str, Any]:
+def _compiled_and_stored(tx: Tx, run: Any, profile: Profile) -> StoredRequest:
     """The request compiled now, stored with its hash and exposures (the first attempt)."""
     compiled = compile_for(
         tx,
@@ -262,7 +263,7 @@ class _Record:
 
 
 def _ask_and_apply(
-    uow: UnitOfWork, run: Any, attempt: int, request: dict[str, Any], profile: Profile
+    uow: UnitOfWork, run: Any, attempt: int, request: StoredRequest, profile: Profile
 ) -> Applied | None:
     """Call the model and apply its answer, fenced on the attempt. A call that asks to
     read evidence is answered (each read recorded as opened first) and the model called
@@ -393,7 +394,7 @@ def apply_checked(
 
 
 def _ask_cli_and_apply(
-    uow: UnitOfWork, run: Any, attempt: int, request: dict[str, Any], profile: Profile, record: _Record
+    uow: UnitOfWork, run: Any, attempt: int, request: StoredRequest, profile: Profile, record: _Record
 ) -> Applied | None:
     """Run the agent CLI on the stored prompt in a fresh working directory holding the
     briefing's evidence, then check and apply its answer as for any run (one bounded

@@ -31,6 +31,7 @@ from council.agents.runtimes.trace import Trace, cut, opened
 from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
 from council.domain.agent_output import output_json_schema
 from council.domain.profile import Profile
+from council.domain.requests import CliSettings, StoredRequest
 from council.known_secrets import redact
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -73,7 +74,7 @@ def output_schema() -> dict[str, Any]:
     return schema
 
 
-def settings(profile: Profile, files: Sequence[EvidenceFile]) -> dict[str, Any]:
+def settings(profile: Profile, files: Sequence[EvidenceFile]) -> CliSettings:
     table = codex.SETTINGS_BY_SANDBOX if profile.runtime == "codex-cli" else claude.SETTINGS_BY_SANDBOX
     own = table[confinement.compiled()]
     return {
@@ -86,7 +87,7 @@ def settings(profile: Profile, files: Sequence[EvidenceFile]) -> dict[str, Any]:
 
 
 def call(
-    request: Mapping[str, Any],
+    request: StoredRequest,
     profile: Profile,
     contents: Mapping[str, str],
     *,
@@ -119,7 +120,7 @@ def call(
 
 
 def _run(
-    request: Mapping[str, Any],
+    request: StoredRequest,
     profile: Profile,
     contents: Mapping[str, str],
     files: Sequence[EvidenceFile],

@@ -25,13 +25,14 @@ from typing import Any
 
 from council.agents.runtimes.trace import Trace, follow, json_lines
 from council.agents.runtimes.workdir import Attempt, copy_login
+from council.domain.requests import SandboxRow
 
 PROVIDER = "council"
 DEFAULT_BASE = "https://api.openai.com/v1"
 # Codex's own read-only sandbox (bubblewrap, which mounts) cannot run inside Council's
 # Landlock sandbox (no mounts under Landlock): there Codex runs with its own switched off,
 # and the request says so.
-SETTINGS_BY_SANDBOX = {
+SETTINGS_BY_SANDBOX: dict[str, SandboxRow] = {
     "landlock": {
         "sandbox": "danger-full-access",
         "council_sandbox": "landlock",
