@@ -27,7 +27,7 @@ from council.domain.results.learning import (
 )
 from council.domain.snapshot import Snapshot
 from council.errors import BadInput
-from council.ledger.unit import Tx, UnitOfWork
+from council.services.ports import Tx, UnitOfWork
 
 # Stored decisions rebuilt per statement: large enough to amortise the round trip,
 # small enough that one statement's arrays stay modest.

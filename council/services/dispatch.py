@@ -31,7 +31,7 @@ from council.domain.results.runs import (
 )
 from council.domain.reviewers import Reviewers
 from council.errors import BadInput
-from council.ledger.unit import Tx, UnitOfWork
+from council.services.ports import Tx, UnitOfWork
 from council.services.reentry import read_packet
 
 BRIEFING_BUDGET = 6000

@@ -49,7 +49,6 @@ from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput, Transient
 from council.known_secrets import redact
 from council.ledger.runs import TERMINAL
-from council.ledger.unit import Tx, UnitOfWork
 from council.services.dispatch import compile_for
 from council.services.evidence_reads import (
     EvidenceReads,
@@ -58,6 +57,7 @@ from council.services.evidence_reads import (
     kept_text,
     refuse_unread,
 )
+from council.services.ports import Tx, UnitOfWork
 from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate_if_automatic
 

@@ -8,7 +8,7 @@ from council.domain.commands import IdRef
 from council.domain.results.consolidation import RuleReason
 from council.domain.results.governance import Governance, NodeDecision
 from council.domain.rules import evaluate
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def thread_governance(uow: UnitOfWork, thread: IdRef) -> Governance:

@@ -32,9 +32,9 @@ from council.domain.rules import evaluate, group_dict
 from council.domain.snapshot import Snapshot
 from council.errors import BadInput, CouncilError
 from council.known_secrets import redact
-from council.ledger.unit import Tx, UnitOfWork
 from council.services.consolidation import consolidate_many
 from council.services.execution import apply_checked
+from council.services.ports import Tx, UnitOfWork
 from council.services.reentry import DEFAULT_BUDGET, check_budget, read_packet
 
 
