@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from council.agents.runtimes import cli
+from council.agents.runtimes.registry import is_api
 from council.agents.runtimes.workdir import INDEX, EvidenceFile
 from council.domain.agent_output import output_json_schema
 from council.domain.canonical import canonical_json
@@ -126,7 +127,7 @@ def compile_request(
         ]
     if proposal is not None:
         briefing["proposal"] = proposal
-    if profile.runtime == "litellm" and packet.evidence:
+    if is_api(profile.runtime) and packet.evidence:
         given, left_out = _inline(packet, evidence_texts or {}, inline_tokens)
         briefing["evidence_texts"] = given
         if left_out:
@@ -159,7 +160,7 @@ def compile_request(
     ]
     # Run-specific input: what this run saw beyond the shared briefing.
     features = sorted({f"stance:{s['claim_id']}" for s in stances})
-    if profile.runtime != "litellm":
+    if not is_api(profile.runtime):
         files = [EvidenceFile.named(e.id, e.title, e.sha256) for e in packet.evidence]
         return CompiledRequest(
             model=profile.model,

@@ -17,6 +17,7 @@ from council import config
 from council.adapters.scheduler import NotDelivered, Scheduler
 from council.agents.compiler import compile_request
 from council.agents.profiles import load_profiles, refuse_simulation, resolve, resolve_many, simulation_mode
+from council.agents.runtimes.registry import is_api
 from council.domain.commands import IdRef
 from council.domain.profile import Profile
 from council.domain.requests import CompiledRequest
@@ -145,7 +146,7 @@ def compile_for(
     proposal = tx.retractions.briefing(proposal_id) if mode == "review" and proposal_id else None
     texts = (
         tx.evidence.contents([e.id for e in packet.evidence])
-        if profile.runtime == "litellm" and packet.evidence
+        if is_api(profile.runtime) and packet.evidence
         else None
     )
     return compile_request(

@@ -40,6 +40,7 @@ from council.agents import gateway
 from council.agents.compiler import cli_reprompt, evidence_offer, given_evidence, reprompt
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.runtimes import cli, installed
+from council.agents.runtimes.registry import cli_driver, is_api
 from council.agents.runtimes.trace import Trace
 from council.agents.runtimes.workdir import EvidenceFile
 from council.domain.agent_output import AgentOutput
@@ -128,7 +129,7 @@ def _prepare(tx: Tx, run: Any, worker: str) -> _Prepared:
     except _Unrunnable as exc:
         return _Prepared(unrunnable=str(exc))
     request = run.request if run.request is not None else _compiled_and_stored(tx, run, profile)
-    if profile.runtime == "litellm" and (given := given_evidence(request)):
+    if is_api(profile.runtime) and (given := given_evidence(request)):
         # The evidence given inline is what an API run reads: recorded before the request is sent.
         opened = [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given]
         tx.traces.record(run.id, int(run.attempt), [], opened)
@@ -166,7 +167,7 @@ def _attempt(
         return _failed(uow, scheduler, run, attempt, reason)
     record = _Record()
     try:
-        if profile.runtime == "litellm":
+        if is_api(profile.runtime):
             applied = _ask_and_apply(uow, run, attempt, request, profile)
         else:
             applied = _ask_cli_and_apply(uow, run, attempt, request, profile, record)
@@ -206,7 +207,7 @@ def _runnable(run: Any, worker: str) -> Profile:
     except ValueError as exc:
         raise _Unrunnable(f"{exc}; dispatch it again") from None
     label = f"{profile.name} ({profile.model})"
-    if profile.runtime != "litellm":
+    if not is_api(profile.runtime):
         missing = installed.missing_reason(profile.runtime, profile.cli_version)
         if missing:
             raise _Unrunnable(f"worker {worker} cannot run the profile {label}: {missing}")
@@ -258,7 +259,7 @@ class _Record:
 
     def add(self, trace: Trace, opened: Sequence[EvidenceFile] = ()) -> None:
         self.traces.append(trace.document())
-        tool = "exec_command" if trace.runtime == "codex-cli" else "Read"
+        tool = cli_driver(trace.runtime).read_tool
         self.opened += [{"evidence_id": f.evidence_id, "file": f.file, "tool": tool} for f in opened]
 
 
