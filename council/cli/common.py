@@ -89,7 +89,7 @@ def rows(title: str, columns: list[str], key: str = "items") -> Callable[[Any], 
     return render
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, list):

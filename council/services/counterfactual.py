@@ -10,6 +10,7 @@ decides each twice in memory.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,7 @@ from uuid import UUID
 
 from council.domain.canonical import canonical_sha256
 from council.domain.commands import IdRef
-from council.domain.counterfactual import RuleSet, StoredDecision, parse_rule_set, redecide
+from council.domain.counterfactual import Redecided, RuleSet, StoredDecision, parse_rule_set, redecide
 from council.domain.results.learning import (
     ChangedDecision,
     Counterfactual,
@@ -91,7 +92,7 @@ def _rebuilt(uow: UnitOfWork, chunk: list[tuple[UUID, StoredDecision]]) -> list[
         return tx.consolidations.rebuild_many([named[UUID(d.id)] for _, d in chunk])
 
 
-def report_digest(document: dict[str, Any]) -> str:
+def report_digest(document: Mapping[str, object]) -> str:
     """The digest of a counterfactual report: of its JSON document without the digest."""
     return canonical_sha256({k: v for k, v in document.items() if k != "report_sha256"})
 
@@ -100,7 +101,7 @@ def _candidate(tx: Tx, rule_set: dict[str, Any] | str) -> RuleSet:
     return tx.rule_sets.get(rule_set) if isinstance(rule_set, str) else parse_rule_set(rule_set)
 
 
-def _changed(thread_id: UUID, decision: StoredDecision, again: Any) -> ChangedDecision:
+def _changed(thread_id: UUID, decision: StoredDecision, again: Redecided) -> ChangedDecision:
     return ChangedDecision.model_validate(
         {
             "id": decision.id,

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from council.bootstrap import Council, Scheduler, UnitOfWork
@@ -100,8 +99,3 @@ def _enforce(policy: Policy, credentials: HTTPAuthorizationCredentials | None, *
     refusal = policy.refusal(credentials.credentials if credentials else None, write=write)
     if refusal is not None:
         raise HTTPException(refusal.status, refusal.detail, refusal.headers or None)
-
-
-def jsonable(data: Any) -> Any:
-    """Plain JSON values (UUID, datetime, Decimal as number), as the CLI prints them."""
-    return jsonable_encoder(data)
