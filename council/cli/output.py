@@ -102,7 +102,7 @@ def to_json(data: object) -> str:
     return json.dumps(data, default=_default, sort_keys=True, ensure_ascii=False)
 
 
-def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
+def emit(data: object, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
     """Print exactly one JSON document on stdout, or a human rendering (renderers
     receive the document as plain JSON values, whatever the result type)."""
     if hasattr(data, "json_document"):

@@ -151,6 +151,6 @@ def _message(event: Mapping[str, Any]) -> str:
     return str(event.get("message", error or event))
 
 
-def _toml(value: Any) -> str:
+def _toml(value: object) -> str:
     """A TOML literal for a ``-c`` override (JSON's strings, numbers and booleans are TOML's)."""
     return json.dumps(value)
