@@ -96,7 +96,7 @@ class _Flips:
 
 
 def evaluate_records(
-    records: Sequence[RecordFacts], rule_sets: Sequence[RuleSetUnderTest], grouping: Mapping[str, Any]
+    records: Sequence[RecordFacts], rule_sets: Sequence[RuleSetUnderTest], grouping: Mapping[str, object]
 ) -> dict[str, object]:
     """The whole report; ``report_sha256`` is the SHA-256 of its canonical JSON without that key.
     The first rule set is the pinned one (cost is counted over its decided records)."""

@@ -20,7 +20,7 @@ import contextvars
 import json
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any
 from uuid import UUID
@@ -179,7 +179,7 @@ def build_server(
     def holder(ctx: Ctx) -> str:
         return holders.of(ctx.session)
 
-    def _reverify(memory: list[dict[str, Any]]) -> None:
+    def _reverify(memory: Sequence[Mapping[str, object]]) -> None:
         """The one re-verification on read, as the CLI and the HTTP API do it."""
         reason = reverify_touched(council.scheduler, memory)
         if reason is not None:

@@ -37,7 +37,7 @@ REBUILD_CHUNK = 500
 
 def counterfactual(
     uow: UnitOfWork,
-    rule_set: dict[str, Any] | str,
+    rule_set: Mapping[str, object] | str,
     *,
     thread: IdRef | None = None,
     since: datetime | None = None,
@@ -97,7 +97,7 @@ def report_digest(document: Mapping[str, object]) -> str:
     return canonical_sha256({k: v for k, v in document.items() if k != "report_sha256"})
 
 
-def _candidate(tx: Tx, rule_set: dict[str, Any] | str) -> RuleSet:
+def _candidate(tx: Tx, rule_set: Mapping[str, object] | str) -> RuleSet:
     return tx.rule_sets.get(rule_set) if isinstance(rule_set, str) else parse_rule_set(rule_set)
 
 
@@ -119,9 +119,9 @@ def _changed(thread_id: UUID, decision: StoredDecision, again: Redecided) -> Cha
 
 def store_rule_set(
     uow: UnitOfWork,
-    document: dict[str, Any],
+    document: Mapping[str, object],
     *,
-    report: dict[str, Any] | None,
+    report: Mapping[str, object] | None,
     pin: bool,
     actor: str,
 ) -> RuleSetStored:
@@ -137,7 +137,7 @@ def store_rule_set(
         return RuleSetStored(rule_set=tx.rule_sets.show(rule_set.id), created=created)
 
 
-def _provenance(rule_set: RuleSet, report: dict[str, Any]) -> dict[str, Any]:
+def _provenance(rule_set: RuleSet, report: Mapping[str, object]) -> dict[str, Any]:
     try:
         parsed = Counterfactual.model_validate(report)
     except ValueError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -43,7 +43,7 @@ class Wiring:
     def required_scheduler(self) -> Scheduler:
         return self.council.required_scheduler()
 
-    def touched_memory(self, items: Sequence[Mapping[str, Any]]) -> None:
+    def touched_memory(self, items: Sequence[Mapping[str, object]]) -> None:
         """A read showed these memory items: queue re-verification of the provisional
         ones (docs/architecture.md §5, lazily). The read never fails for it: with no broker, or
         the broker down, the periodic sweep does the work."""

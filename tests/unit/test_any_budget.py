@@ -14,7 +14,7 @@ import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-BUDGET = 482  # 655 when the budget was set (issue 32 aims for at most 326)
+BUDGET = 473  # 655 when the budget was set (issue 32 aims for at most 326)
 SLACK = 20
 
 
