@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict, TypeVar
 
 from council.domain.canonical import canonical_json, canonical_sha256, sha256_text
+from council.domain.effective import PairCorrelation
 from council.domain.jsonvalue import JsonValue
 from council.domain.manifests import Manifest
+from council.domain.quorum import Seat
 
 FORMAT = "council-snapshot-v1"
 # v2 adds node.retraction: the latest retraction (or restore) of a consolidation of
@@ -62,6 +64,7 @@ class SnapshotRun(TypedDict):
     simulated: bool
     parent_run_id: str | None
     input_features: list[str]
+    model: NotRequired[str]  # read by the effective-support rule (else the agent)
 
 
 class SnapshotExposure(TypedDict):
@@ -119,6 +122,9 @@ class Snapshot(TypedDict):
     pending_actions: list[SnapshotAction]
     rule_set: SnapshotRuleSet
     grouping: SnapshotGrouping
+    # Read by the rules min_council_answered and min_effective_support when present.
+    council: NotRequired[list[Seat]]
+    correlations: NotRequired[list[PairCorrelation]]
 
 
 _Row = TypeVar("_Row", bound=Mapping[str, object])
