@@ -15,12 +15,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from council.agents.runtimes import cli
+from council.agents.runtimes.registry import is_api
 from council.agents.runtimes.workdir import INDEX, EvidenceFile
 from council.domain.agent_output import output_json_schema
 from council.domain.canonical import canonical_json
+from council.domain.jsonvalue import JsonObject, JsonValue
 from council.domain.profile import Profile
 from council.domain.reentry import ReentryPacket
-from council.domain.requests import CompiledRequest, Exposure, packet_stances
+from council.domain.requests import CompiledRequest, Exposure, StoredRequest, packet_stances
 
 SYSTEM_PROMPT = "\n".join(
     (
@@ -65,7 +67,7 @@ API_EVIDENCE_TOOL = (
 
 # The one tool an API run is offered, when evidence was left out of its briefing.
 READ_EVIDENCE = "read_evidence"
-READ_EVIDENCE_TOOL: dict[str, Any] = {
+READ_EVIDENCE_TOOL: JsonObject = {
     "type": "function",
     "function": {
         "name": READ_EVIDENCE,
@@ -112,7 +114,7 @@ def compile_request(
     was given or read may be cited (:func:`evidence_offer` reads both back from the stored
     request). An agent CLI reads the same texts as files in its working directory instead."""
     stances = sorted(previous_round or [], key=lambda s: (str(s["node_version_id"]), str(s["claim_id"])))
-    briefing: dict[str, Any] = {
+    briefing: JsonObject = {
         "agent": profile.name,
         "mode": mode,
         "round": round_no,
@@ -125,7 +127,7 @@ def compile_request(
         ]
     if proposal is not None:
         briefing["proposal"] = proposal
-    if profile.runtime == "litellm" and packet.evidence:
+    if is_api(profile.runtime) and packet.evidence:
         given, left_out = _inline(packet, evidence_texts or {}, inline_tokens)
         briefing["evidence_texts"] = given
         if left_out:
@@ -158,7 +160,7 @@ def compile_request(
     ]
     # Run-specific input: what this run saw beyond the shared briefing.
     features = sorted({f"stance:{s['claim_id']}" for s in stances})
-    if profile.runtime != "litellm":
+    if not is_api(profile.runtime):
         files = [EvidenceFile.named(e.id, e.title, e.sha256) for e in packet.evidence]
         return CompiledRequest(
             model=profile.model,
@@ -184,10 +186,10 @@ def compile_request(
 
 def _inline(
     packet: ReentryPacket, texts: Mapping[str, str], budget_tokens: int
-) -> tuple[list[dict[str, str]], list[str]]:
+) -> tuple[list[JsonValue], list[JsonValue]]:
     """The evidence items given whole within the budget, and the ids of those left out."""
-    given: list[dict[str, str]] = []
-    left_out: list[str] = []
+    given: list[JsonValue] = []
+    left_out: list[JsonValue] = []
     room = max(0, budget_tokens) * 4
     for ref in packet.evidence:
         text = texts.get(ref.id)
@@ -214,7 +216,7 @@ def reprompt(messages: Sequence[Mapping[str, Any]], answer: str, reason: str) ->
     ]
 
 
-def given_evidence(request: Mapping[str, Any]) -> list[str] | None:
+def given_evidence(request: StoredRequest) -> list[str] | None:
     """The ids of the evidence an API request gave inline, read from its briefing; None for
     a request with no evidence section (a thread without evidence, or a request stored
     before evidence was given inline: nothing to check against)."""
@@ -222,7 +224,7 @@ def given_evidence(request: Mapping[str, Any]) -> list[str] | None:
     return None if offer is None else offer[0]
 
 
-def evidence_offer(request: Mapping[str, Any]) -> tuple[list[str], list[str]] | None:
+def evidence_offer(request: StoredRequest) -> tuple[list[str], list[str]] | None:
     """(the ids given inline, the ids left out and readable through ``read_evidence``) of
     an API request, read from its briefing; None for a request with no evidence section."""
     briefing = _briefing_of(request)
@@ -235,7 +237,7 @@ def evidence_offer(request: Mapping[str, Any]) -> tuple[list[str], list[str]] | 
     return inline, readable
 
 
-def _briefing_of(request: Mapping[str, Any]) -> dict[str, Any] | None:
+def _briefing_of(request: StoredRequest) -> JsonObject | None:
     for message in request.get("messages") or []:
         content = message.get("content") if isinstance(message, Mapping) else None
         if message.get("role") != "user" or not isinstance(content, str) or "```json\n" not in content:

@@ -32,6 +32,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -88,12 +89,12 @@ class Completion:
 
 def complete(
     model: str,
-    messages: list[dict[str, Any]],
-    params: dict[str, Any],
+    messages: Sequence[Mapping[str, object]],
+    params: Mapping[str, object],
     *,
     api_base: str | None = None,
     api_key_env: str = "",
-    tools: list[dict[str, Any]] | None = None,
+    tools: Sequence[Mapping[str, object]] | None = None,
 ) -> Completion:
     """One chat completion, one attempt. ``params`` go to litellm as they are
     (temperature, max_tokens, timeout, …); the endpoint is ``api_base`` and the
@@ -105,7 +106,7 @@ def complete(
     if owned:
         raise PermanentLLMError(f"{model}: {', '.join(owned)} may not be call parameters")
     _refuse_if_offline(model, api_base, is_simulated)
-    call = dict(params)
+    call: dict[str, object] = dict(params)
     secret = ""
     if not is_simulated:
         if api_base:

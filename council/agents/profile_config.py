@@ -104,7 +104,7 @@ def _parsed(path: Path, _mtime_ns: int, _size: int) -> dict[str, dict[str, Any]]
     return {str(name): _checked_table(path, str(name), table) for name, table in tables.items()}
 
 
-def _checked_table(path: Path, name: str, table: Any) -> dict[str, Any]:
+def _checked_table(path: Path, name: str, table: object) -> dict[str, Any]:
     """One profile table, every key and type checked; each reason names the file and the table."""
     where = f"{path}: [profiles.{name}]"
     if not isinstance(table, dict):
@@ -165,7 +165,7 @@ def _check_api_base(where: str, value: str) -> None:
         raise ConfigError(f"{where}: api_base carries a credential ({leak}) refused: {_KEY_HINT}")
 
 
-def _check_params(where: str, params: Any) -> None:
+def _check_params(where: str, params: object) -> None:
     if not isinstance(params, dict):
         raise ConfigError(f"{where}: params must be a table")
     secret = secret_paths(params, "params")
@@ -191,7 +191,7 @@ def _check_params(where: str, params: Any) -> None:
             raise ConfigError(f"{where}: params.{name} must be {PARAMS[name]}")
 
 
-def _param_fits(kind: str, value: Any) -> bool:
+def _param_fits(kind: str, value: object) -> bool:
     if isinstance(value, bool):
         return False
     if kind == _NUMBER:
@@ -208,7 +208,7 @@ def _param_fits(kind: str, value: Any) -> bool:
     )
 
 
-def _non_json(value: Any, path: str) -> str | None:
+def _non_json(value: object, path: str) -> str | None:
     """The first value that has no JSON form (a TOML date or time), or None."""
     if isinstance(value, dict):
         return next((p for k, v in value.items() if (p := _non_json(v, f"{path}.{k}"))), None)

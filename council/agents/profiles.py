@@ -33,6 +33,7 @@ from typing import Any
 
 from council.agents.profile_config import CLI_RUNTIMES, env_name, env_overrides, file_tables
 from council.agents.runtimes.installed import version_to_pin
+from council.agents.runtimes.registry import runtime as runtime_of
 from council.agents.simulated import MODEL_PREFIX
 from council.domain.profile import Profile
 from council.domain.providers import provider_family
@@ -185,7 +186,7 @@ def _profile(name: str, spec: Mapping[str, Any], mode: str, keyed: bool) -> Prof
             f"agent profile {name!r}: max_turns and timeout_s are for the CLI runtimes "
             f"({', '.join(sorted(CLI_RUNTIMES))}); a litellm profile takes params.timeout"
         )
-    if runtime == "claude-code" and spec.get("params"):
+    if runtime in CLI_RUNTIMES and not runtime_of(runtime).takes_params and spec.get("params"):
         raise ConfigError(
             f"agent profile {name!r}: Claude Code takes no call parameters (params); "
             "its model, max_turns and timeout_s are the profile's own keys"

@@ -203,7 +203,7 @@ def respond(
 # ------------------------------------------------------------------ briefing
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # OpenAI-style content parts
@@ -267,11 +267,11 @@ def _proposal(raw: Mapping[str, Any]) -> _Proposal | None:
     return _Proposal(str(raw["id"]), len(evidence), fallen)
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
+def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _list(value: Any) -> list[Any]:
+def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 

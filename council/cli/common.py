@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import getpass
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -42,7 +42,7 @@ def uow() -> UnitOfWork:
     return council().uow
 
 
-def touched_memory(items: list[dict[str, Any]]) -> None:
+def touched_memory(items: Sequence[Mapping[str, object]]) -> None:
     """A read showed these memory items: the one re-verification on read
     (:func:`council.services.reversal.reverify_touched`); a warning when it was not queued."""
     from council.cli.output import warn
@@ -89,7 +89,7 @@ def rows(title: str, columns: list[str], key: str = "items") -> Callable[[Any], 
     return render
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, list):

@@ -86,7 +86,7 @@ def declared_result(command: Callable[..., Any]) -> type | None:
 err_console = cast("Console", _LazyConsole(stderr=True))
 
 
-def _default(value: Any) -> Any:
+def _default(value: object) -> object:
     if isinstance(value, UUID):
         return str(value)
     if isinstance(value, datetime):
@@ -98,11 +98,11 @@ def _default(value: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def to_json(data: Any) -> str:
+def to_json(data: object) -> str:
     return json.dumps(data, default=_default, sort_keys=True, ensure_ascii=False)
 
 
-def emit(data: Any, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
+def emit(data: object, as_json: bool, render: Callable[[Any], None] | None = None) -> None:
     """Print exactly one JSON document on stdout, or a human rendering (renderers
     receive the document as plain JSON values, whatever the result type)."""
     if hasattr(data, "json_document"):

@@ -11,12 +11,12 @@ from council.cli.output import console, inert
 OK, NOT_OK = "[green]✓[/]", "[red]✗[/]"
 
 
-def short(value: Any, size: int = 8) -> str:
+def short(value: object, size: int = 8) -> str:
     """An id as the tables print it (accepted back wherever an id is taken)."""
     return "" if value is None else str(value)[:size]
 
 
-def when(value: Any) -> str:
+def when(value: object) -> str:
     return "" if value is None else str(value).replace("T", " ")[:19]
 
 

@@ -17,6 +17,8 @@ from council.domain.vocabulary import DEFAULT_COUNCIL, TERMINAL_RUN_STATUSES
 from council.errors import BadInput
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from council.domain.results.runs import Dispatched, DispatchedRun
 
 TERMINAL = TERMINAL_RUN_STATUSES
@@ -193,7 +195,7 @@ def dispatch_summary(data: dict[str, Any]) -> str:
     return f"{head} — {ended or 'none started'}"
 
 
-def _say_what_runs(out: Any, created: Dispatched) -> None:
+def _say_what_runs(out: Console, created: Dispatched) -> None:
     """One line per agent: the model it is pinned to, real or simulated, and why."""
     for name, executor in created.executors.items():
         if executor.simulated:
@@ -210,7 +212,7 @@ def _say_what_runs(out: Any, created: Dispatched) -> None:
             )
 
 
-def wait_for_runs(created: Dispatched, expected: int, timeout: float, out: Any) -> list[DispatchedRun]:
+def wait_for_runs(created: Dispatched, expected: int, timeout: float, out: Console) -> list[DispatchedRun]:
     """Poll the dispatch's runs until all ended or ``timeout``: a live table on a terminal, plain
     lines as runs end when piped (the progress `dispatch --wait` and `ask` show)."""
     from council.services.dispatch import dispatch_runs

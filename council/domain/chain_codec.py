@@ -28,12 +28,16 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
+from council.domain.jsonvalue import JsonValue
 from council.domain.manifests import (
     ID_SECTIONS,
     OPTIONAL_SCALARS,
     SCALARS,
     SNAPSHOT_SECTIONS,
     STATE_SECTIONS,
+    Delta,
+    Manifest,
+    StateRef,
 )
 
 ROOT, LINK = 0x52, 0x4C  # "R", "L"
@@ -70,7 +74,7 @@ def _varint(n: int, out: bytearray) -> None:
             return
 
 
-def _is_uuid(value: Any) -> bool:
+def _is_uuid(value: object) -> bool:
     if not isinstance(value, str) or len(value) != 36:
         return False
     try:
@@ -85,7 +89,7 @@ def _text(value: str, out: bytearray) -> None:
     out += raw
 
 
-def _id(value: Any, out: bytearray, as_text: bool) -> None:
+def _id(value: str | None, out: bytearray, as_text: bool) -> None:
     """An id (or None): a UUID's 16 bytes, or in text form a flag byte and the string."""
     if as_text:
         if value is None:
@@ -94,10 +98,10 @@ def _id(value: Any, out: bytearray, as_text: bool) -> None:
             out.append(1)
             _text(value, out)
     else:
-        out += UUID(value).bytes
+        out += UUID(str(value)).bytes
 
 
-def _optional_uuid(value: Any, out: bytearray) -> None:
+def _optional_uuid(value: str | None, out: bytearray) -> None:
     if value is None:
         out.append(0)
     elif _is_uuid(value):
@@ -108,7 +112,7 @@ def _optional_uuid(value: Any, out: bytearray) -> None:
         _text(value, out)
 
 
-def _encode(kind: int, change: Mapping[str, Any]) -> bytes:
+def _encode(kind: int, change: Mapping[str, JsonValue]) -> bytes:
     change = {k: v for k, v in change.items() if k[1:] not in DERIVED.values() or k[0] not in "+-"}
     unknown = set(change) - set(_TAGS)
     if unknown:
@@ -117,7 +121,8 @@ def _encode(kind: int, change: Mapping[str, Any]) -> bytes:
     for key in KEYS:
         if key not in change:
             continue
-        value, tag, short = change[key], _TAGS[key], key[1:]
+        value: Any = change[key]  # its shape is the key's (see KEYS)
+        tag, short = _TAGS[key], key[1:]
         if key == "#":
             out.append(tag)
             _varint(len(value), out)
@@ -156,27 +161,29 @@ def _encode(kind: int, change: Mapping[str, Any]) -> bytes:
     return bytes(out)
 
 
-def encode_link(change: Mapping[str, Any]) -> bytes:
+def encode_link(change: Mapping[str, JsonValue]) -> bytes:
     """A link: the change since the evaluation before it (``manifests.delta`` with
     section hashes cut to ``LINK_HASH_BYTES``; its runs are derived, not stored)."""
     return _encode(LINK, change)
 
 
-def encode_root(manifest: Mapping[str, Any], sections: Mapping[str, str]) -> bytes:
+def encode_root(manifest: Manifest, sections: Mapping[str, str]) -> bytes:
     """A root: its whole manifest (but its runs, derived) and every section's whole hash."""
-    change: dict[str, Any] = {}
+    fields: Mapping[str, object] = manifest
+    change: dict[str, JsonValue] = {}
     for name, short in (*ID_SECTIONS.items(), *STATE_SECTIONS.items()):
         if name in DERIVED:
             continue
-        items = manifest[name]
+        items = fields[name]
+        assert isinstance(items, list)
         if items:
             stateful = name in STATE_SECTIONS
             change["+" + short] = [[i["id"], i["transition"]] if stateful else i for i in items]
-    for name, short in SCALARS.items():
-        change[short] = manifest[name]
-    for name, short in OPTIONAL_SCALARS.items():
-        if name in manifest:
-            change[short] = manifest[name]
+    for name, short in (*SCALARS.items(), *OPTIONAL_SCALARS.items()):
+        if name in fields:
+            value = fields[name]
+            assert value is None or isinstance(value, str)
+            change[short] = value
     change["#"] = {SNAPSHOT_SECTIONS[name]: digest for name, digest in sections.items()}
     return _encode(ROOT, change)
 
@@ -212,24 +219,24 @@ class _Reader:
     def uuid(self) -> str:
         return str(UUID(bytes=self.take(16)))
 
-    def id(self, as_text: bool) -> Any:
+    def id(self, as_text: bool) -> str | None:
         if as_text:
             return self.text() if self.byte() else None
         return self.uuid()
 
-    def optional_uuid(self) -> Any:
+    def optional_uuid(self) -> str | None:
         flag = self.byte()
         return None if flag == 0 else self.uuid() if flag == 1 else self.text()
 
 
-def decode(data: bytes) -> tuple[bool, dict[str, Any]]:
+def decode(data: bytes) -> tuple[bool, Delta]:
     """(whether the row is a root, the change it holds): a dictionary in the shape of
     ``manifests.delta`` (no runs: ``derive_runs``), whose "#" holds the hex digits stored."""
     reader = _Reader(bytes(data))
     kind = reader.byte()
     if kind not in (ROOT, LINK):
         raise ValueError(f"not a chain row (kind byte {kind})")
-    change: dict[str, Any] = {}
+    change: Delta = {}
     while reader.at < len(reader.data):
         raw = reader.byte()
         as_text, tag = bool(raw & _TEXT), raw & ~_TEXT
@@ -238,7 +245,7 @@ def decode(data: bytes) -> tuple[bool, dict[str, Any]]:
         key = KEYS[tag - 1]
         short = key[1:]
         if key == "#":
-            hashes = {}
+            hashes: dict[str, JsonValue] = {}
             size = ROOT_HASH_BYTES if kind == ROOT else LINK_HASH_BYTES
             for _ in range(reader.varint()):
                 section = reader.byte()
@@ -248,7 +255,7 @@ def decode(data: bytes) -> tuple[bool, dict[str, Any]]:
             change[key] = hashes
         elif key[0] in "+-" and short in _LISTS:
             stateful = key[0] == "+" and short in _STATEFUL
-            items: list[Any] = []
+            items: list[JsonValue] = []
             for _ in range(reader.varint()):
                 item = reader.id(as_text)
                 if stateful:
@@ -266,35 +273,61 @@ def decode(data: bytes) -> tuple[bool, dict[str, Any]]:
     return kind == ROOT, change
 
 
-def root_manifest(change: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def root_manifest(change: Mapping[str, JsonValue]) -> tuple[Manifest, dict[str, str]]:
     """The manifest and section hashes a decoded root holds (lists in stored order; its
     runs empty until ``derive_runs``)."""
-    manifest: dict[str, Any] = {}
-    for name, short in (*ID_SECTIONS.items(), *STATE_SECTIONS.items()):
-        items = change.get("+" + short, [])
-        stateful = name in STATE_SECTIONS
-        manifest[name] = [{"id": i[0], "transition": i[1]} if stateful else i for i in items]
-    for name, short in SCALARS.items():
-        manifest[name] = change[short]
-    for name, short in OPTIONAL_SCALARS.items():
-        if short in change:
-            manifest[name] = change[short]
+
+    def listed(name: str) -> list[JsonValue]:
+        found = change.get("+" + {**ID_SECTIONS, **STATE_SECTIONS}[name], [])
+        assert isinstance(found, list)
+        return found
+
+    def ids(name: str) -> list[str]:
+        return [str(i) for i in listed(name)]
+
+    def refs(name: str) -> list[StateRef]:
+        pairs = [i for i in listed(name) if isinstance(i, list)]
+        return [{"id": str(i[0]), "transition": None if i[1] is None else str(i[1])} for i in pairs]
+
+    def scalar(name: str) -> str | None:
+        value = change[{**SCALARS, **OPTIONAL_SCALARS}[name]]
+        return None if value is None else str(value)
+
+    manifest: Manifest = {
+        "version_id": str(scalar("version_id")),
+        "thread_id": str(scalar("thread_id")),
+        "node_transition": scalar("node_transition"),
+        "rule_set_id": str(scalar("rule_set_id")),
+        "grouping_algorithm_id": str(scalar("grouping_algorithm_id")),
+        "versions": ids("versions"),
+        "claims": ids("claims"),
+        "runs": ids("runs"),
+        "exposures": ids("exposures"),
+        "citations": ids("citations"),
+        "branches": refs("branches"),
+        "evidence": refs("evidence"),
+        "pending_actions": refs("pending_actions"),
+    }
+    if OPTIONAL_SCALARS["retraction"] in change:
+        manifest["retraction"] = scalar("retraction")
     names = {short: name for name, short in SNAPSHOT_SECTIONS.items()}
-    return manifest, {names[short]: digest for short, digest in change.get("#", {}).items()}
+    hashes = change.get("#", {})
+    assert isinstance(hashes, dict)
+    return manifest, {names[short]: str(digest) for short, digest in hashes.items()}
 
 
-def without_runs(manifest: Mapping[str, Any]) -> dict[str, Any]:
+def without_runs(manifest: Manifest) -> Manifest:
     """The manifest as a compact chain holds it: its runs left to ``derive_runs``."""
     return {**manifest, "runs": []}
 
 
-def derive_runs(manifest: Mapping[str, Any], run_of: Mapping[str, str]) -> dict[str, Any]:
+def derive_runs(manifest: Manifest, run_of: Mapping[str, str]) -> Manifest:
     """The manifest with its runs: the distinct runs of its claims (``run_of``: claim id →
     run id, from the claim rows), sorted as a normal manifest sorts them."""
     return {**manifest, "runs": sorted({run_of[c] for c in manifest["claims"]})}
 
 
-def runs_are_derived(manifest: Mapping[str, Any], claim_runs: Mapping[str, str]) -> bool:
+def runs_are_derived(manifest: Manifest, claim_runs: Mapping[str, str]) -> bool:
     """Whether a manifest's runs are exactly the distinct runs of its claims."""
     return set(manifest["runs"]) == {claim_runs[c] for c in manifest["claims"]}
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from council.domain.canonical import canonical_sha256
 from council.domain.rules import Decision, decide, groups_of
-from council.domain.snapshot import snapshot_hash
+from council.domain.snapshot import Snapshot, snapshot_hash
 from council.errors import BadInput
 
 # The keys of a stored rule set's body (``rule_sets.body``), with their kind.
@@ -132,7 +132,7 @@ class Redecided:
         return sorted(r for r in before.keys() | after.keys() if before.get(r, True) != after.get(r, True))
 
 
-def redecide(stored: StoredDecision, snapshot: dict[str, Any], candidate: RuleSet) -> Redecided:
+def redecide(stored: StoredDecision, snapshot: Snapshot, candidate: RuleSet) -> Redecided:
     """Decide a rebuilt snapshot under its pinned rule set and under ``candidate``
     (grouping once: it depends on the pinned grouping version, not on the rules)."""
     groups = groups_of(snapshot)

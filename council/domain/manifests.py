@@ -20,7 +20,9 @@ rows a manifest names, not their order, determine its snapshot.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
+
+from council.domain.jsonvalue import JsonObject, JsonValue
 
 # A new root no sooner than this many links after the last (see needs_root).
 ROOT_EVERY = 64
@@ -61,55 +63,186 @@ SNAPSHOT_SECTIONS = {
 _SECTION_NAMES = {short: name for name, short in SNAPSHOT_SECTIONS.items()}
 
 
-def _key(item: Any) -> str:
-    return str(item["id"]) if isinstance(item, Mapping) else str(item)
+class StateRef(TypedDict):
+    """A row named with the transition it was read at (None: never transitioned)."""
+
+    id: str
+    transition: str | None
 
 
-def normal(manifest: Mapping[str, Any]) -> dict[str, Any]:
+class Manifest(TypedDict):
+    """The ids of every row a decision depends on (``snapshot_manifests``)."""
+
+    version_id: str
+    thread_id: str
+    versions: list[str]
+    node_transition: str | None
+    branches: list[StateRef]
+    claims: list[str]
+    runs: list[str]
+    exposures: list[str]
+    citations: list[str]
+    evidence: list[StateRef]
+    pending_actions: list[StateRef]
+    rule_set_id: str
+    grouping_algorithm_id: str
+    retraction: NotRequired[str | None]
+
+
+# A delta (see ``delta``): short keys to added items, removed ids, changed scalars, and
+# under "#" the changed sections' hashes. It is stored as JSON (revision 0013) or
+# encoded by council.domain.chain_codec (revision 0014).
+Delta = JsonObject
+Item = str | StateRef
+# A manifest's sections by name: id lists, rows with transitions, scalars.
+_Lists = dict[str, dict[str, Item]]
+_Scalars = dict[str, str | None]
+
+
+class ChainRow(TypedDict):
+    """A stored evaluation of a chain: a root's manifest and section hashes, or a link's delta."""
+
+    seq: int
+    manifest: Manifest | None
+    section_sha256: dict[str, str] | None
+    delta: Delta | None
+
+
+def _key(item: Item) -> str:
+    return item["id"] if isinstance(item, dict) else item
+
+
+def _opt(value: JsonValue) -> str | None:
+    return None if value is None else str(value)
+
+
+def _lists(manifest: Manifest) -> _Lists:
+    def ids(found: list[str]) -> dict[str, Item]:
+        return {i: i for i in found}
+
+    def refs(found: list[StateRef]) -> dict[str, Item]:
+        return {r["id"]: r for r in found}
+
+    return {
+        "versions": ids(manifest["versions"]),
+        "claims": ids(manifest["claims"]),
+        "runs": ids(manifest["runs"]),
+        "exposures": ids(manifest["exposures"]),
+        "citations": ids(manifest["citations"]),
+        "branches": refs(manifest["branches"]),
+        "evidence": refs(manifest["evidence"]),
+        "pending_actions": refs(manifest["pending_actions"]),
+    }
+
+
+def _scalars(manifest: Manifest) -> _Scalars:
+    scalars: _Scalars = {
+        "version_id": manifest["version_id"],
+        "thread_id": manifest["thread_id"],
+        "node_transition": manifest["node_transition"],
+        "rule_set_id": manifest["rule_set_id"],
+        "grouping_algorithm_id": manifest["grouping_algorithm_id"],
+    }
+    if "retraction" in manifest:
+        scalars["retraction"] = manifest["retraction"]
+    return scalars
+
+
+def _assemble(scalars: _Scalars, lists: _Lists) -> Manifest:
+    """A normal manifest: every list sorted by row id."""
+
+    def ids(name: str) -> list[str]:
+        return [str(_key(i)) for _, i in sorted(lists[name].items())]
+
+    def refs(name: str) -> list[StateRef]:
+        return [i for _, i in sorted(lists[name].items()) if isinstance(i, dict)]
+
+    manifest: Manifest = {
+        "version_id": str(scalars["version_id"]),
+        "thread_id": str(scalars["thread_id"]),
+        "node_transition": scalars["node_transition"],
+        "rule_set_id": str(scalars["rule_set_id"]),
+        "grouping_algorithm_id": str(scalars["grouping_algorithm_id"]),
+        "versions": ids("versions"),
+        "claims": ids("claims"),
+        "runs": ids("runs"),
+        "exposures": ids("exposures"),
+        "citations": ids("citations"),
+        "branches": refs("branches"),
+        "evidence": refs("evidence"),
+        "pending_actions": refs("pending_actions"),
+    }
+    if "retraction" in scalars:
+        manifest["retraction"] = scalars["retraction"]
+    return manifest
+
+
+def normal(manifest: Manifest) -> Manifest:
     """The manifest with every list section sorted by row id (same rows, same snapshot)."""
-    out = dict(manifest)
-    for name in (*ID_SECTIONS, *STATE_SECTIONS):
-        out[name] = sorted(manifest[name], key=_key)
-    return out
+    return {
+        **manifest,
+        "versions": sorted(manifest["versions"]),
+        "claims": sorted(manifest["claims"]),
+        "runs": sorted(manifest["runs"]),
+        "exposures": sorted(manifest["exposures"]),
+        "citations": sorted(manifest["citations"]),
+        "branches": sorted(manifest["branches"], key=_key),
+        "evidence": sorted(manifest["evidence"], key=_key),
+        "pending_actions": sorted(manifest["pending_actions"], key=_key),
+    }
 
 
-def _encode(item: Any) -> Any:
-    return [str(item["id"]), item["transition"]] if isinstance(item, Mapping) else item
+def _encode(item: Item) -> JsonValue:
+    return [item["id"], item["transition"]] if isinstance(item, dict) else item
 
 
-def _decode(item: Any, stateful: bool) -> Any:
-    return {"id": item[0], "transition": item[1]} if stateful else item
+def _decode(item: JsonValue, stateful: bool) -> Item:
+    if stateful:
+        assert isinstance(item, list)
+        return {"id": str(item[0]), "transition": _opt(item[1])}
+    return str(item)
+
+
+def _added(change: Mapping[str, JsonValue], key: str) -> list[JsonValue]:
+    found = change.get(key)
+    return found if isinstance(found, list) else []
+
+
+def _hashes(change: Mapping[str, JsonValue]) -> dict[str, str]:
+    found = change.get("#")
+    return {short: str(digest) for short, digest in found.items()} if isinstance(found, dict) else {}
 
 
 def delta(
-    before: Mapping[str, Any],
-    after: Mapping[str, Any],
+    before: Manifest,
+    after: Manifest,
     before_sections: Mapping[str, str] | None = None,
     after_sections: Mapping[str, str] | None = None,
     hash_chars: int = LINK_HASH_CHARS,
-) -> dict[str, Any]:
+) -> Delta:
     """What turns manifest ``before`` into ``after``: per list section the items added
     ("+" and the section's short key) and the ids removed ("-" and the key), the
     scalars that changed (their short keys), and under "#" the hashes of the
     snapshot sections that changed. Unchanged parts are absent."""
-    out: dict[str, Any] = {}
+    out: Delta = {}
+    old_lists, new_lists = _lists(before), _lists(after)
+    old_scalars, new_scalars = _scalars(before), _scalars(after)
     for name, short in (*ID_SECTIONS.items(), *STATE_SECTIONS.items()):
-        old = {_key(i): i for i in before[name]}
-        new = {_key(i): i for i in after[name]}
+        old, new = old_lists[name], new_lists[name]
         added = sorted((k for k, i in new.items() if old.get(k) != i), key=str)
         removed = sorted(k for k, i in old.items() if k not in new or new[k] != i)
         # An item whose transition moved is removed and added again.
         if added:
             out["+" + short] = [_encode(new[k]) for k in added]
         if removed:
-            out["-" + short] = removed
+            out["-" + short] = list[JsonValue](removed)
     for name, short in SCALARS.items():
-        if before[name] != after[name]:
-            out[short] = after[name]
+        if old_scalars[name] != new_scalars[name]:
+            out[short] = new_scalars[name]
     for name, short in OPTIONAL_SCALARS.items():
-        if name in after and (name not in before or before[name] != after[name]):
-            out[short] = after[name]  # may be None: named, and unset
-        elif name in before and name not in after:
+        if name in new_scalars and (name not in old_scalars or old_scalars[name] != new_scalars[name]):
+            out[short] = new_scalars[name]  # may be None: named, and unset
+        elif name in old_scalars and name not in new_scalars:
             out["-" + short] = True
     if before_sections is not None and after_sections is not None:
         changed = {
@@ -118,29 +251,30 @@ def delta(
             if not same_section(before_sections.get(name), digest)
         }
         if changed:
-            out["#"] = changed
+            out["#"] = dict(changed)
     return out
 
 
-def apply(change: Mapping[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
+def apply(change: Mapping[str, JsonValue], before: Manifest) -> Manifest:
     """The (normal) manifest ``change`` turns ``before`` into."""
-    out: dict[str, Any] = {}
+    lists, scalars = _lists(before), _scalars(before)
     for name, short in (*ID_SECTIONS.items(), *STATE_SECTIONS.items()):
         stateful = name in STATE_SECTIONS
-        removed = set(change.get("-" + short, ()))
-        items = {_key(i): i for i in before[name] if _key(i) not in removed}
-        for item in change.get("+" + short, ()):
+        items = lists[name]
+        for key in _added(change, "-" + short):
+            items.pop(str(key), None)
+        for item in _added(change, "+" + short):
             decoded = _decode(item, stateful)
             items[_key(decoded)] = decoded
-        out[name] = [items[k] for k in sorted(items)]
     for name, short in SCALARS.items():
-        out[name] = change[short] if short in change else before[name]
+        if short in change:
+            scalars[name] = _opt(change[short])
     for name, short in OPTIONAL_SCALARS.items():
         if short in change:
-            out[name] = change[short]
-        elif name in before and "-" + short not in change:
-            out[name] = before[name]
-    return out
+            scalars[name] = _opt(change[short])
+        elif "-" + short in change:
+            scalars.pop(name, None)
+    return _assemble(scalars, lists)
 
 
 def same_section(stored: str | None, digest: str | None) -> bool:
@@ -151,17 +285,17 @@ def same_section(stored: str | None, digest: str | None) -> bool:
     return stored[:short] == digest[:short]
 
 
-def apply_sections(change: Mapping[str, Any], before: Mapping[str, str]) -> dict[str, str]:
+def apply_sections(change: Mapping[str, JsonValue], before: Mapping[str, str]) -> dict[str, str]:
     """The snapshot section hashes after ``change``."""
     out = dict(before)
-    for short, digest in change.get("#", {}).items():
+    for short, digest in _hashes(change).items():
         out[_SECTION_NAMES[short]] = digest
     return out
 
 
 def rebuild(
-    root: Mapping[str, Any], root_sections: Mapping[str, str], links: Iterable[Mapping[str, Any]]
-) -> tuple[dict[str, Any], dict[str, str]]:
+    root: Manifest, root_sections: Mapping[str, str], links: Iterable[Mapping[str, JsonValue]]
+) -> tuple[Manifest, dict[str, str]]:
     """The manifest and section hashes at the end of a chain: its root, then each link in seq order."""
     manifest, sections = normal(root), dict(root_sections)
     for change in links:
@@ -169,7 +303,7 @@ def rebuild(
     return manifest, sections
 
 
-def items(manifest_or_delta: Mapping[str, Any]) -> int:
+def items(manifest_or_delta: Mapping[str, object]) -> int:
     """How many row ids a manifest (or a delta) lists: the measure of what a walk reads."""
     return sum(len(v) for v in manifest_or_delta.values() if isinstance(v, list))
 
@@ -189,36 +323,34 @@ def needs_root(links: int, root_items: int, delta_items: int) -> bool:
 class _Walk:
     """A chain's manifest and section hashes, changed in place link by link."""
 
-    def __init__(self, root: Mapping[str, Any], sections: Mapping[str, str], seq: int) -> None:
-        self.lists = {name: {_key(i): i for i in root[name]} for name in (*ID_SECTIONS, *STATE_SECTIONS)}
-        self.scalars = {name: root[name] for name in SCALARS}
-        self.scalars.update({name: root[name] for name in OPTIONAL_SCALARS if name in root})
+    def __init__(self, root: Manifest, sections: Mapping[str, str], seq: int) -> None:
+        self.lists, self.scalars = _lists(root), _scalars(root)
         self.sections = dict(sections)
         self.seq, self.root_items, self.links, self.delta_items = seq, items(root), 0, 0
 
-    def apply(self, change: Mapping[str, Any], seq: int) -> None:
+    def apply(self, change: Mapping[str, JsonValue], seq: int) -> None:
         for name, short in (*ID_SECTIONS.items(), *STATE_SECTIONS.items()):
             found = self.lists[name]
-            for key in change.get("-" + short, ()):
+            for key in _added(change, "-" + short):
                 found.pop(str(key), None)
-            for item in change.get("+" + short, ()):
+            for item in _added(change, "+" + short):
                 decoded = _decode(item, name in STATE_SECTIONS)
                 found[_key(decoded)] = decoded
         for name, short in SCALARS.items():
             if short in change:
-                self.scalars[name] = change[short]
+                self.scalars[name] = _opt(change[short])
         for name, short in OPTIONAL_SCALARS.items():
             if short in change:
-                self.scalars[name] = change[short]
+                self.scalars[name] = _opt(change[short])
             elif "-" + short in change:
                 self.scalars.pop(name, None)
-        for short, digest in change.get("#", {}).items():
+        for short, digest in _hashes(change).items():
             self.sections[_SECTION_NAMES[short]] = digest
         self.seq, self.links = seq, self.links + 1
         self.delta_items += max(1, items(change))
 
-    def manifest(self) -> dict[str, Any]:
-        return {**self.scalars, **{name: [f[k] for k in sorted(f)] for name, f in self.lists.items()}}
+    def manifest(self) -> Manifest:
+        return _assemble(self.scalars, self.lists)
 
 
 class Tail:
@@ -229,24 +361,22 @@ class Tail:
         self.links, self.root_items, self.delta_items = walk.links, walk.root_items, walk.delta_items
 
 
-def _walked(chain: Sequence[Mapping[str, Any]]) -> Iterable[_Walk]:
+def _walked(chain: Sequence[ChainRow]) -> Iterable[_Walk]:
     """The walk after each stored row (``seq``, ``manifest``, ``section_sha256``,
     ``delta``) of a chain in seq order, starting at a root: each root restarts
     the walk, each link applies to the evaluation before it."""
     state: _Walk | None = None
     for row in chain:
         if row["manifest"] is not None:
-            state = _Walk(row["manifest"], row["section_sha256"], row["seq"])
+            state = _Walk(row["manifest"], row["section_sha256"] or {}, row["seq"])
         elif state is None or row["seq"] != state.seq + 1:
             raise ValueError(f"evaluation chain link {row['seq']} does not follow a stored evaluation")
         else:
-            state.apply(row["delta"], row["seq"])
+            state.apply(row["delta"] or {}, row["seq"])
         yield state
 
 
-def walk_at(
-    chain: Sequence[Mapping[str, Any]], seqs: Iterable[int]
-) -> dict[int, tuple[dict[str, Any], dict[str, str]]]:
+def walk_at(chain: Sequence[ChainRow], seqs: Iterable[int]) -> dict[int, tuple[Manifest, dict[str, str]]]:
     """The (manifest, section hashes) of the evaluations ``seqs`` of a chain, in one pass
     (normal manifests; only those are built)."""
     wanted, out = set(seqs), {}
@@ -256,12 +386,12 @@ def walk_at(
     return out
 
 
-def walk(chain: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, Any], dict[str, str]]]:
+def walk(chain: Sequence[ChainRow]) -> list[tuple[Manifest, dict[str, str]]]:
     """Every (manifest, section hashes) of a chain, in seq order (normal manifests)."""
     return [(w.manifest(), dict(w.sections)) for w in _walked(chain)]
 
 
-def tail(chain: Sequence[Mapping[str, Any]]) -> Tail:
+def tail(chain: Sequence[ChainRow]) -> Tail:
     """The last evaluation of a (non-empty) chain, rebuilt in one pass."""
     last: _Walk | None = None
     for state in _walked(chain):

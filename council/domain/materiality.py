@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import Any
 
 from council.domain.rules import Decision, evaluate
+from council.domain.snapshot import Snapshot
 
 
-def without_evidence(snapshot: dict[str, Any], removed: Iterable[str]) -> dict[str, Any]:
+def without_evidence(snapshot: Snapshot, removed: Iterable[str]) -> Snapshot:
     gone = {str(e) for e in removed}
     stripped = copy.deepcopy(snapshot)
     support_by_run: dict[str, set[str]] = {}
@@ -33,7 +33,7 @@ def without_evidence(snapshot: dict[str, Any], removed: Iterable[str]) -> dict[s
     return stripped
 
 
-def check(snapshot: dict[str, Any], removed: Iterable[str]) -> tuple[bool, Decision]:
+def check(snapshot: Snapshot, removed: Iterable[str]) -> tuple[bool, Decision]:
     """(material, the decision without the removed evidence)."""
     after = evaluate(without_evidence(snapshot, removed))
     return (not after.positive), after

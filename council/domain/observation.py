@@ -31,11 +31,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from council.domain.canonical import canonical_json
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
 from council.domain.rules import decide
+from council.domain.snapshot import Snapshot
 
 SUPPORT = frozenset({"endorse", "originate"})
 BINS = 10
@@ -95,8 +96,8 @@ class _Flips:
 
 
 def evaluate_records(
-    records: Sequence[RecordFacts], rule_sets: Sequence[RuleSetUnderTest], grouping: Mapping[str, Any]
-) -> dict[str, Any]:
+    records: Sequence[RecordFacts], rule_sets: Sequence[RuleSetUnderTest], grouping: Mapping[str, object]
+) -> dict[str, object]:
     """The whole report; ``report_sha256`` is the SHA-256 of its canonical JSON without that key.
     The first rule set is the pinned one (cost is counted over its decided records)."""
     resolved = [r for r in records if r.resolved]
@@ -104,7 +105,7 @@ def evaluate_records(
     grouped = {r.id: node_groups(r, params) for r in resolved}  # the grouping does not depend on the rules
     decisions = {rs.id: {r.id: decided_nodes(grouped[r.id], rs.body) for r in resolved} for rs in rule_sets}
     correlations = error_correlations(resolved)
-    report: dict[str, Any] = {
+    report: dict[str, object] = {
         "records": len(records),
         "resolved": len(resolved),
         "agents": _agents(resolved),
@@ -140,7 +141,7 @@ def _by_agent(record: RecordFacts) -> dict[str, list[TurnFacts]]:
     return turns
 
 
-def _agents(records: Sequence[RecordFacts]) -> dict[str, Any]:
+def _agents(records: Sequence[RecordFacts]) -> dict[str, object]:
     first: Counter[str] = Counter()
     last: Counter[str] = Counter()
     seen: Counter[str] = Counter()
@@ -210,7 +211,7 @@ def _round_majority(record: RecordFacts, *, first: bool) -> tuple[str | None, bo
     return majority_answer(chosen)
 
 
-def _majority(records: Sequence[RecordFacts], *, first: bool) -> dict[str, Any]:
+def _majority(records: Sequence[RecordFacts], *, first: bool) -> dict[str, object]:
     correct = ties = 0
     for record in records:
         answer, tie = _round_majority(record, first=first)
@@ -255,7 +256,8 @@ def decided_nodes(groups: Mapping[str, list[Group]], rules: Mapping[str, Any]) -
     for node, node_groups_ in sorted(groups.items()):
         if sum(1 for g in node_groups_ if g.kind == "support") < need:
             continue  # the rule `independent_support` fails: decide() could not consolidate it
-        snapshot = {
+        # Only what decide() reads for an open head with no forks, evidence or actions.
+        snapshot: Mapping[str, object] = {
             "node": {"status": "open", "head_version_id": node, "version_id": node},
             "objective_forks": [],
             "evidence": [],
@@ -264,12 +266,12 @@ def decided_nodes(groups: Mapping[str, list[Group]], rules: Mapping[str, Any]) -
             "pending_actions": [],
             "branch": {"kind": "main", "status": "active"},
         }
-        if decide(snapshot, body, node_groups_).positive:
+        if decide(cast(Snapshot, snapshot), body, node_groups_).positive:
             decided.append(node)
     return tuple(decided)
 
 
-def _council(records: Sequence[RecordFacts], decisions: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+def _council(records: Sequence[RecordFacts], decisions: Mapping[str, Sequence[str]]) -> dict[str, object]:
     decided = [r for r in records if decisions[r.id]]
     correct = sum(all(r.truth.get(n) is True for n in decisions[r.id]) for r in decided)
     return {
@@ -324,7 +326,7 @@ def _effective(
     records: Sequence[RecordFacts],
     decisions: Mapping[str, Sequence[str]],
     correlations: Mapping[tuple[str, str], tuple[float | None, int]],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     rho = {pair: value for pair, (value, _) in correlations.items()}
     nodes: list[dict[str, Any]] = []
     for record in records:
@@ -347,7 +349,7 @@ def _effective(
 
 def _oracle_gap(
     records: Sequence[RecordFacts], decisions: Mapping[str, Mapping[str, Sequence[str]]]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Records where some turn answered correctly but the last-round majority (or the council,
     deciding) chose otherwise."""
     reachable = [r for r in records if any(r.correct(t.answer) for t in r.turns)]
@@ -359,7 +361,7 @@ def _oracle_gap(
     return {"oracle_correct": len(reachable), "majority": majority, "council": council}
 
 
-def calibration(pairs: Iterable[tuple[float, bool]]) -> dict[str, Any] | None:
+def calibration(pairs: Iterable[tuple[float, bool]]) -> dict[str, object] | None:
     """Brier score and the expected calibration error over 10 equal-width bins (a confidence
     of 1 falls in the last bin), with the bins."""
     items = list(pairs)
@@ -388,7 +390,7 @@ def calibration(pairs: Iterable[tuple[float, bool]]) -> dict[str, Any] | None:
     return {"turns": len(items), "brier": round(brier, 6), "ece": round(math.fsum(parts), 6), "bins": shown}
 
 
-def _cost(records: Sequence[RecordFacts], decisions: Mapping[str, Sequence[str]]) -> dict[str, Any] | None:
+def _cost(records: Sequence[RecordFacts], decisions: Mapping[str, Sequence[str]]) -> dict[str, object] | None:
     decided = [r for r in records if decisions.get(r.id)]
     runs = [t for r in decided for t in r.turns if t.prompt_tokens is not None or t.usd is not None]
     if not runs:

@@ -8,9 +8,10 @@ call; a retry re-sends exactly the stored request.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, Required, TypedDict
 
 from council.domain.canonical import canonical_json, sha256_text
+from council.domain.jsonvalue import JsonObject
 from council.domain.reentry import ReentryPacket
 
 
@@ -25,6 +26,40 @@ class Exposure:
     node_version_id: str | None = None
 
 
+class SandboxRow(TypedDict):
+    """An agent CLI runtime's settings under one of Council's sandbox modes."""
+
+    sandbox: str
+    council_sandbox: str
+    allowed_tools: list[str]
+    approval: NotRequired[str]  # Codex only
+
+
+class CliSettings(SandboxRow):
+    """An agent CLI's effective settings: its runtime's sandbox row, then Council's."""
+
+    max_turns: int | None
+    output_schema: JsonObject
+    evidence_files: list[dict[str, str]]
+    params: JsonObject
+
+
+class StoredRequest(TypedDict, total=False):
+    """What a run was sent, as hashed and stored (``agent_runs.request``): an API request
+    (model, messages, params; tools and tool_turns when a tool was offered) or an agent
+    CLI's (runtime, runtime_version, model, prompt, settings)."""
+
+    model: Required[str]
+    messages: list[dict[str, str]]
+    params: JsonObject
+    tools: list[JsonObject]
+    tool_turns: int
+    runtime: str
+    runtime_version: str | None
+    prompt: str
+    settings: CliSettings
+
+
 @dataclass(frozen=True)
 class CompiledRequest:
     """A litellm request (model, messages, parameters), or an agent CLI's: the runtime
@@ -33,25 +68,27 @@ class CompiledRequest:
 
     model: str
     messages: list[dict[str, str]]
-    params: dict[str, Any]
+    params: JsonObject
     exposures: list[Exposure] = field(default_factory=list)
     input_features: list[str] = field(default_factory=list)
     runtime: str = "litellm"
     runtime_version: str | None = None
     prompt: str | None = None
-    settings: dict[str, Any] | None = None
+    settings: CliSettings | None = None
     # An API run's tools (only ``read_evidence``, when evidence was left out of the briefing)
     # and the most tool rounds it may take; absent from the stored request when there are none.
-    tools: list[dict[str, Any]] | None = None
+    tools: list[JsonObject] | None = None
     tool_turns: int = 0
 
-    def canonical(self) -> dict[str, Any]:
+    def canonical(self) -> StoredRequest:
         """What is hashed and stored (never a key)."""
         if self.runtime == "litellm":
-            request: dict[str, Any] = {"model": self.model, "messages": self.messages, "params": self.params}
+            request: StoredRequest = {"model": self.model, "messages": self.messages, "params": self.params}
             if self.tools:
                 request |= {"tools": self.tools, "tool_turns": self.tool_turns}
             return request
+        if self.prompt is None or self.settings is None:
+            raise ValueError("an agent CLI's request has a prompt and settings")
         return {
             "runtime": self.runtime,
             "runtime_version": self.runtime_version,

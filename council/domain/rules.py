@@ -14,7 +14,7 @@ from typing import Any
 from council.domain import quorum
 from council.domain.effective import group_n_eff
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
-from council.domain.snapshot import support_evidence
+from council.domain.snapshot import NodeRetraction, Snapshot, support_evidence
 
 CONSOLIDATE = "consolidate"
 NOT_READY = "not_ready"
@@ -62,7 +62,7 @@ def group_dict(group: Group) -> dict[str, Any]:
     }
 
 
-def run_facts(snapshot: dict[str, Any]) -> list[RunFacts]:
+def run_facts(snapshot: Snapshot) -> list[RunFacts]:
     """One RunFacts per run that claimed on the node version."""
     runs = {r["id"]: r for r in snapshot["runs"]}
     exposed: dict[str, set[str]] = {}
@@ -91,7 +91,7 @@ def run_facts(snapshot: dict[str, Any]) -> list[RunFacts]:
     return facts
 
 
-def groups_of(snapshot: dict[str, Any]) -> list[Group]:
+def groups_of(snapshot: Snapshot) -> list[Group]:
     return group_runs(run_facts(snapshot), GroupingParams.from_record(snapshot["grouping"]["params"]))
 
 
@@ -113,12 +113,12 @@ def distinct_provider_groups(groups: list[Group]) -> int:
     return sum(1 for index in range(len(groups)) if assign(index, set()))
 
 
-def evaluate(snapshot: dict[str, Any]) -> Decision:
+def evaluate(snapshot: Snapshot) -> Decision:
     """Apply the snapshot's pinned rule set to it."""
     return decide(snapshot, snapshot["rule_set"]["body"], groups_of(snapshot))
 
 
-def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group]) -> Decision:
+def decide(snapshot: Snapshot, rules: dict[str, Any], groups: list[Group]) -> Decision:
     """Apply the rule-set body ``rules`` to a snapshot whose groups are already
     known (a counterfactual decides one snapshot under two rule sets, and the
     grouping does not depend on the rules)."""
@@ -215,7 +215,7 @@ def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group])
     return Decision(outcome, tuple(reasons), tuple(groups))
 
 
-def _effective_support(snapshot: dict[str, Any], support: list[Group], need: float) -> Reason:
+def _effective_support(snapshot: Snapshot, support: list[Group], need: float) -> Reason:
     """Kish's n_eff over the support groups, with the correlation table the snapshot
     carries (council/domain/effective.py); a run's model is its ``model`` (else its agent)."""
     model = {r["id"]: r.get("model") or r["agent"] for r in snapshot["runs"]}
@@ -227,7 +227,7 @@ def _effective_support(snapshot: dict[str, Any], support: list[Group], need: flo
     )
 
 
-def _not_retracted(retraction: dict[str, Any]) -> Reason:
+def _not_retracted(retraction: NodeRetraction) -> Reason:
     """A version whose consolidation was retracted does not consolidate again on
     new claims alone: that takes a new version (a revision or a fork) or an
     explicit restore through adjudication (docs/architecture.md §5)."""

@@ -9,9 +9,14 @@ exactly those rows and rebuilds — no timestamps involved (docs/architecture.md
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 from council.domain.canonical import canonical_json, canonical_sha256, sha256_text
+from council.domain.effective import PairCorrelation
+from council.domain.jsonvalue import JsonValue
+from council.domain.manifests import Manifest
+from council.domain.quorum import Seat
 
 FORMAT = "council-snapshot-v1"
 # v2 adds node.retraction: the latest retraction (or restore) of a consolidation of
@@ -19,15 +24,121 @@ FORMAT = "council-snapshot-v1"
 FORMAT_V2 = "council-snapshot-v2"
 
 
-def _by_id(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+class NodeRetraction(TypedDict):
+    transition_id: str | None
+    consolidation_id: str | None
+    status: str | None
+
+
+class SnapshotNode(TypedDict):
+    version_id: str
+    logical_node_id: str
+    thread_id: str
+    version_no: int
+    content_sha256: str
+    status: str
+    status_transition_id: str | None
+    head_version_id: str
+    version_ids: list[str]
+    retraction: NotRequired[NodeRetraction]  # format v2 only
+
+
+class SnapshotBranch(TypedDict):
+    id: str
+    kind: str
+    status: str
+    transition_id: str | None
+
+
+class SnapshotClaim(TypedDict):
+    id: str
+    run_id: str
+    type: str
+    confidence: str  # numeric, as Postgres prints it
+
+
+class SnapshotRun(TypedDict):
+    id: str
+    agent: str
+    provider: str
+    simulated: bool
+    parent_run_id: str | None
+    input_features: list[str]
+    model: NotRequired[str]  # read by the effective-support rule (else the agent)
+
+
+class SnapshotExposure(TypedDict):
+    id: str
+    run_id: str
+    exposed_to_run_id: str | None
+    channel: str
+
+
+class SnapshotCitation(TypedDict):
+    id: str
+    run_id: str | None
+    claim_id: str | None
+    evidence_id: str
+    role: str
+
+
+class SnapshotEvidence(TypedDict):
+    id: str
+    sha256: str
+    validity: str
+    transition_id: str | None
+
+
+class SnapshotAction(TypedDict):
+    id: str
+    status: str
+    transition_id: str | None
+
+
+class SnapshotRuleSet(TypedDict):
+    id: str
+    sha256: str
+    body: dict[str, JsonValue]
+
+
+class SnapshotGrouping(TypedDict):
+    id: str
+    sha256: str
+    params: dict[str, JsonValue]
+
+
+class Snapshot(TypedDict):
+    """What a decision depends on, as stored (``consolidations.snapshot``) and hashed."""
+
+    format: str
+    node: SnapshotNode
+    branch: SnapshotBranch
+    objective_forks: list[SnapshotBranch]
+    claims: list[SnapshotClaim]
+    runs: list[SnapshotRun]
+    exposures: list[SnapshotExposure]
+    citations: list[SnapshotCitation]
+    evidence: list[SnapshotEvidence]
+    pending_actions: list[SnapshotAction]
+    rule_set: SnapshotRuleSet
+    grouping: SnapshotGrouping
+    # Read by the rules min_council_answered and min_effective_support when present.
+    council: NotRequired[list[Seat]]
+    correlations: NotRequired[list[PairCorrelation]]
+
+
+_Row = TypeVar("_Row", bound=Mapping[str, object])
+
+
+def _by_id(items: list[_Row]) -> list[_Row]:
     return sorted(items, key=lambda item: str(item["id"]))
 
 
-def _s(value: Any) -> str | None:
+def _s(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def build_snapshot(rows: dict[str, Any]) -> dict[str, Any]:
+def build_snapshot(rows: Mapping[str, Any]) -> Snapshot:
     """Canonical snapshot from the rows of ``snapshot_rows`` (pure)."""
     version = rows["version"]
     if version is None:
@@ -35,7 +146,7 @@ def build_snapshot(rows: dict[str, Any]) -> dict[str, Any]:
     versions = rows["versions"] or []
     head = max(versions, key=lambda v: int(v["version_no"])) if versions else version
     node_transition = rows.get("node_transition")
-    branches = {
+    branches: dict[str, SnapshotBranch] = {
         str(b["id"]): {
             "id": str(b["id"]),
             "kind": b["kind"],
@@ -45,7 +156,7 @@ def build_snapshot(rows: dict[str, Any]) -> dict[str, Any]:
         for b in rows["branches"] or []
     }
     node_branch = branches[str(version["branch_id"])]
-    node: dict[str, Any] = {
+    node: SnapshotNode = {
         "version_id": str(version["id"]),
         "logical_node_id": str(version["logical_node_id"]),
         "thread_id": str(version["thread_id"]),
@@ -145,11 +256,11 @@ def build_snapshot(rows: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def snapshot_hash(snapshot: dict[str, Any]) -> str:
+def snapshot_hash(snapshot: Snapshot) -> str:
     return canonical_sha256(snapshot)
 
 
-def snapshot_digests(snapshot: dict[str, Any]) -> tuple[str, dict[str, str]]:
+def snapshot_digests(snapshot: Snapshot) -> tuple[str, dict[str, str]]:
     """The snapshot's hash and the SHA-256 of each of its top-level sections,
     from one serialisation. A not-ready evaluation stores the section hashes
     beside its manifest instead of the whole snapshot, so that replay can still
@@ -159,12 +270,12 @@ def snapshot_digests(snapshot: dict[str, Any]) -> tuple[str, dict[str, str]]:
     return sha256_text(whole), {key: sha256_text(text) for key, text in parts.items()}
 
 
-def manifest_of(snapshot: dict[str, Any]) -> dict[str, Any]:
+def manifest_of(snapshot: Snapshot) -> Manifest:
     """The manifest a stored snapshot was built from: the ids of every row it used."""
     node = snapshot["node"]
     branches = [snapshot["branch"], *snapshot["objective_forks"]]
     unique_branches = {b["id"]: b for b in branches}
-    return {
+    manifest: Manifest = {
         "version_id": node["version_id"],
         "thread_id": node["thread_id"],
         "versions": node["version_ids"],
@@ -180,11 +291,13 @@ def manifest_of(snapshot: dict[str, Any]) -> dict[str, Any]:
         ],
         "rule_set_id": snapshot["rule_set"]["id"],
         "grouping_algorithm_id": snapshot["grouping"]["id"],
-        **({"retraction": node["retraction"]["transition_id"]} if "retraction" in node else {}),
     }
+    if "retraction" in node:
+        manifest["retraction"] = node["retraction"]["transition_id"]
+    return manifest
 
 
-def support_evidence(snapshot: dict[str, Any]) -> list[str]:
+def support_evidence(snapshot: Snapshot) -> list[str]:
     """Evidence the consolidation rests on: cited in support by the node's
     author or by a supporting run (the evidence index written at commit)."""
     supporters = {c["run_id"] for c in snapshot["claims"] if c["type"] in ("originate", "endorse")}

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 from uuid import UUID
 
 from sqlalchemy import Connection, insert, select
 
 from council import metrics
 from council.domain import chain_codec
-from council.domain.results.consolidation import Evaluated
-from council.domain.rules import Decision, evaluate
-from council.domain.snapshot import manifest_of, snapshot_digests, support_evidence
+from council.domain.results.consolidation import Evaluated, GroupShape, RuleReason
+from council.domain.rules import Decision, evaluate, group_dict
+from council.domain.snapshot import Snapshot, manifest_of, snapshot_digests, support_evidence
 from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
 from council.errors import CouncilError, NotFound
 from council.ledger import evaluation_chains, events
@@ -69,12 +69,7 @@ class Committer:
         others are absent): ``exclusive`` all of them, each node lock waited for;
         ``try`` those whose node lock is free now, and of the others only repeats
         of a version already live, read once whoever holds its lock is done."""
-        return {
-            version_id: Evaluated.model_validate(r)
-            for version_id, r in _consolidate_batch(
-                self._conn, version_ids, actor=actor, dry_run=dry_run, wait=wait
-            ).items()
-        }
+        return _consolidate_batch(self._conn, version_ids, actor=actor, dry_run=dry_run, wait=wait)
 
     def weights(self, version_ids: Sequence[UUID]) -> dict[UUID, int]:
         """The claims on each version that exists (one read, before any lock)."""
@@ -88,7 +83,7 @@ class Committer:
 
 def _consolidate_batch(
     conn: Connection, version_ids: list[UUID], *, actor: str, dry_run: bool, wait: NodeLockWait = EXCLUSIVE
-) -> dict[UUID, dict[str, Any]]:
+) -> dict[UUID, Evaluated]:
     with metrics.lock_wait("node"):
         begun = in_transaction(
             conn,
@@ -110,7 +105,7 @@ def _consolidate_batch(
         raise NotFound(f"no node version with id {missing}")
     # A node `try` found held was waited for with a shared lock: that decides nothing, it
     # answers a repeat of what the holder decided (the rest is left for the exclusive lock).
-    results: dict[UUID, dict[str, Any]] = {}
+    results: dict[UUID, Evaluated] = {}
     for v in dict.fromkeys(version_ids):
         repeat = None if found[v].locked else _repeat(found[v], found[v].live, dry_run)
         if repeat is not None:
@@ -139,28 +134,28 @@ def _consolidate_batch(
     return results
 
 
-def _repeat(version: Any, live: dict[str, Any] | None, dry_run: bool) -> dict[str, Any] | None:
+def _repeat(version: Any, live: dict[str, Any] | None, dry_run: bool) -> Evaluated | None:
     """The answer to a version already live (its node's live consolidation ``live``), else None."""
     if live is None or live["node_version_id"] != str(version.id):
         return None
     # Idempotent at the version level: committing changes the version's
     # status, so a repeat sees a new snapshot hash but must get the same row.
-    return {
+    return Evaluated(
         **_base(version, dry_run),
-        "snapshot_sha256": live["snapshot_sha256"],
-        "outcome": ALREADY,
-        "consolidation_id": UUID(live["id"]),
-        "reasons": live["reasons"],
-    }
+        snapshot_sha256=live["snapshot_sha256"],
+        outcome=ALREADY,
+        consolidation_id=UUID(live["id"]),
+        reasons=_stored_reasons(live["reasons"]),
+    )
 
 
 def _decide(
     conn: Connection, versions: list[Any], *, actor: str, dry_run: bool, fresh: bool
-) -> dict[UUID, dict[str, Any]]:
+) -> dict[UUID, Evaluated]:
     """One round: versions of distinct logical nodes, their node locks held (``fresh``: each
     version row's ``live`` was read after its lock and nothing has been written since)."""
     state = _live(conn, versions) if not fresh else None
-    results: dict[UUID, dict[str, Any]] = {}
+    results: dict[UUID, Evaluated] = {}
     todo = []
     for version in versions:
         live = version.live if state is None else state.live.get(str(version.logical_node_id))
@@ -189,33 +184,36 @@ def _decide(
     positive: list[tuple[Any, Decision]] = []
     negative: list[tuple[Any, Decision]] = []
     for version in todo:
-        base = {**_base(version, dry_run), "snapshot_sha256": digests[version.id]}
+        base, digest = _base(version, dry_run), digests[version.id]
         known = decided[version.id]
         if known.consolidation is not None:
-            results[version.id] = {
+            results[version.id] = Evaluated(
                 **base,
-                "outcome": ALREADY,
-                "consolidation_id": UUID(known.consolidation["id"]),
-                "reasons": known.consolidation["reasons"],
-            }
+                snapshot_sha256=digest,
+                outcome=ALREADY,
+                consolidation_id=UUID(known.consolidation["id"]),
+                reasons=_stored_reasons(known.consolidation["reasons"]),
+            )
         elif known.evaluation is not None:
-            results[version.id] = {
+            results[version.id] = Evaluated(
                 **base,
-                "outcome": NOT_READY,
-                "consolidation_id": None,
-                "evaluation_id": UUID(known.evaluation["id"]),
-                "reasons": known.evaluation["reasons"],
-            }
+                snapshot_sha256=digest,
+                outcome=NOT_READY,
+                consolidation_id=None,
+                evaluation_id=UUID(known.evaluation["id"]),
+                reasons=_stored_reasons(known.evaluation["reasons"]),
+            )
         else:
             decision = evaluate(snapshots[version.id])
             if dry_run:
                 outcome = WOULD_COMMIT if decision.positive else NOT_READY
-                results[version.id] = {
+                results[version.id] = Evaluated(
                     **base,
-                    "outcome": outcome,
-                    "consolidation_id": None,
-                    **_details(decision),
-                }
+                    snapshot_sha256=digest,
+                    outcome=outcome,
+                    consolidation_id=None,
+                    **_explained(decision),
+                )
             else:
                 (positive if decision.positive else negative).append((version, decision))
     if negative:
@@ -241,7 +239,20 @@ def _live(conn: Connection, versions: list[Any]) -> Any:
         return live
 
 
-def _base(version: Any, dry_run: bool) -> dict[str, Any]:
+class _Base(TypedDict):
+    node_version_id: UUID
+    logical_node_id: UUID
+    thread_id: UUID
+    dry_run: bool
+
+
+class _Explained(TypedDict):
+    decision: str
+    reasons: list[RuleReason]
+    groups: list[GroupShape]
+
+
+def _base(version: Any, dry_run: bool) -> _Base:
     return {
         "node_version_id": version.id,
         "logical_node_id": version.logical_node_id,
@@ -253,10 +264,10 @@ def _base(version: Any, dry_run: bool) -> dict[str, Any]:
 def _record_not_ready(
     conn: Connection,
     decided: list[tuple[Any, Decision]],
-    snapshots: dict[UUID, dict[str, Any]],
+    snapshots: dict[UUID, Snapshot],
     hashed: dict[UUID, tuple[str, dict[str, str]]],
     actor: str,
-) -> dict[UUID, dict[str, Any]]:
+) -> dict[UUID, Evaluated]:
     tails = evaluation_chains.tails(conn, [version.id for version, _ in decided])
     items = []
     links: dict[UUID, dict[str, Any]] = {}
@@ -298,14 +309,14 @@ def _record_not_ready(
             position.tail if position else None, links[version.id], written[version.id], hashed[version.id][0]
         )
     return {
-        version.id: {
+        version.id: Evaluated(
             **_base(version, False),
-            "snapshot_sha256": hashed[version.id][0],
-            "outcome": NOT_READY,
-            "consolidation_id": None,
-            "evaluation_id": written[version.id],
-            **_details(decision),
-        }
+            snapshot_sha256=hashed[version.id][0],
+            outcome=NOT_READY,
+            consolidation_id=None,
+            evaluation_id=written[version.id],
+            **_explained(decision),
+        )
         for version, decision in decided
     }
 
@@ -313,13 +324,13 @@ def _record_not_ready(
 def _commit(
     conn: Connection,
     decided: list[tuple[Any, Decision]],
-    snapshots: dict[UUID, dict[str, Any]],
+    snapshots: dict[UUID, Snapshot],
     digests: dict[UUID, str],
     live: dict[str, Any],
     actor: str,
-) -> dict[UUID, dict[str, Any]]:
+) -> dict[UUID, Evaluated]:
     items = []
-    extras: dict[UUID, dict[str, Any]] = {}
+    superseded: dict[UUID, tuple[UUID | None, list[str]]] = {}
     for version, decision in decided:
         snapshot = snapshots[version.id]
         older = live.get(str(version.logical_node_id))
@@ -328,11 +339,7 @@ def _commit(
             _supersede(conn, superseding, version.id, version.thread_id, actor)
         evidence_ids = support_evidence(snapshot)
         details = _details(decision)
-        extras[version.id] = {
-            "superseded_consolidation_id": superseding,
-            "evidence_ids": evidence_ids,
-            **details,
-        }
+        superseded[version.id] = (superseding, evidence_ids)
         items.append(
             {
                 "thread_id": str(version.thread_id),
@@ -362,15 +369,17 @@ def _commit(
         )
     }
     return {
-        version.id: {
+        version.id: Evaluated(
             **_base(version, False),
-            "snapshot_sha256": digests[version.id],
-            "outcome": COMMITTED,
-            "consolidation_id": written[version.id].consolidation_id,
-            "memory_item_id": written[version.id].memory_item_id,
-            **extras[version.id],
-        }
-        for version, _ in decided
+            snapshot_sha256=digests[version.id],
+            outcome=COMMITTED,
+            consolidation_id=written[version.id].consolidation_id,
+            memory_item_id=written[version.id].memory_item_id,
+            superseded_consolidation_id=superseded[version.id][0],
+            evidence_ids=superseded[version.id][1],
+            **_explained(decision),
+        )
+        for version, decision in decided
     }
 
 
@@ -406,6 +415,20 @@ def _supersede(conn: Connection, old_id: UUID, new_version_id: UUID, thread_id: 
         subject_id=old_id,
         payload={"by_version_id": str(new_version_id), "memory_item_id": str(memory.id)},
     )
+
+
+def _explained(decision: Decision) -> _Explained:
+    """A decision's outcome, reasons and groups, as the result reports them."""
+    return {
+        "decision": decision.outcome,
+        "reasons": [RuleReason(rule=r.rule, ok=r.ok, detail=r.detail) for r in decision.reasons],
+        "groups": [GroupShape.model_validate(group_dict(g)) for g in decision.groups],
+    }
+
+
+def _stored_reasons(stored: list[Any]) -> list[RuleReason]:
+    """The reasons stored with a consolidation or evaluation (JSON)."""
+    return [RuleReason.model_validate(r) for r in stored]
 
 
 def _details(decision: Decision) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from uuid import UUID
 from sqlalchemy import Connection, select
 
 from council.domain.counterfactual import StoredDecision
+from council.domain.manifests import Manifest
 from council.domain.results.consolidation import (
     ConsolidationShown,
     History,
@@ -19,7 +20,7 @@ from council.domain.results.consolidation import (
     RecordedConsolidation,
     RecordedEvaluation,
 )
-from council.domain.snapshot import manifest_of
+from council.domain.snapshot import Snapshot, manifest_of
 from council.errors import NotFound
 from council.ledger import evaluation_chains
 from council.ledger import tables as t
@@ -32,7 +33,7 @@ class Consolidations:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def current_snapshot(self, version_id: UUID) -> dict[str, Any]:
+    def current_snapshot(self, version_id: UUID) -> Snapshot:
         """What a decision on the version would read now (no locks taken)."""
         require(self._conn, t.node_versions, version_id, "node version")
         return current_snapshot(self._conn, version_id)
@@ -106,7 +107,7 @@ class Consolidations:
             return kind, found
         raise NotFound(f"no consolidation or evaluation with id {record_id}")
 
-    def manifests(self, record_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
+    def manifests(self, record_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
         """The full manifest of each consolidation or evaluation of ``record_ids``
         (unknown ids are absent): a consolidation's from its snapshot, an
         evaluation's rebuilt from its chain — two statements for any number."""
@@ -125,11 +126,11 @@ class Consolidations:
         found.update({i: s.manifest for i, s in evaluation_chains.stored(self._conn, rest).items()})
         return found
 
-    def rebuild(self, manifest: dict[str, Any]) -> dict[str, Any]:
+    def rebuild(self, manifest: Manifest) -> Snapshot:
         """The snapshot a manifest names, re-read row by row from the ledger."""
         return snapshot_from_manifest(self._conn, manifest)
 
-    def rebuild_many(self, manifests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    def rebuild_many(self, manifests: Sequence[Manifest]) -> list[Snapshot]:
         """The snapshot each manifest names, in order, from one statement for all."""
         return snapshots_from_manifests(self._conn, manifests)
 

@@ -23,13 +23,14 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from sqlalchemy import Connection
 
 from council.domain import chain_codec
 from council.domain import manifests as chain
+from council.domain.manifests import ChainRow, Manifest
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.ledger.pg import in_transaction
 
@@ -39,23 +40,23 @@ class Stored:
     """A stored evaluation's manifest and section hashes, as rebuilt; ``seq`` is its
     place in its version's chain (None for a row written before revision 0013)."""
 
-    manifest: dict[str, Any]
+    manifest: Manifest
     sections: dict[str, str]
     seq: int | None
 
 
-def _readable(row: Any) -> dict[str, Any]:
+def _readable(row: Any) -> ChainRow:
     """A chain row as the walk reads it: a compact row's ``link`` decoded into a
     root's manifest and section hashes, or a link's change."""
     found = dict(row)
     if found.get("link") is None:
-        return found
+        return cast(ChainRow, found)
     root, change = chain_codec.decode(found["link"])
     if root:
         found["manifest"], found["section_sha256"] = chain_codec.root_manifest(change)
     else:
         found["delta"] = change
-    return found
+    return cast(ChainRow, found)
 
 
 def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
@@ -70,7 +71,7 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     for compact in in_transaction(conn, "evaluation_compact_records", {"record_ids": ids}, as_tuples=True):
         wanted.setdefault(compact.node_version_id, {})[compact.seq] = compact.id
     if wanted:
-        chains: dict[UUID, list[dict[str, Any]]] = {}
+        chains: dict[UUID, list[ChainRow]] = {}
         params = {"version_ids": list(wanted), "seqs": [min(s) for s in wanted.values()]}
         params["lasts"] = [max(s) for s in wanted.values()]
         for row in in_transaction(conn, "evaluation_compact_chains", params):
@@ -89,7 +90,9 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
         last = found[-1]
         if last["seq"] is None:  # written before 0013: whole manifest, or (before 0005) snapshot
             if last["manifest"] is not None:
-                out[record_id] = Stored(dict(last["manifest"]), dict(last["section_sha256"]), None)
+                out[record_id] = Stored(
+                    cast(Manifest, dict(last["manifest"])), dict(last["section_sha256"]), None
+                )
             else:
                 snapshot = last["snapshot"]
                 out[record_id] = Stored(manifest_of(snapshot), snapshot_digests(snapshot)[1], None)
@@ -157,9 +160,7 @@ def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Position]
     return out
 
 
-def next_link(
-    position: Position | None, manifest: dict[str, Any], sections: dict[str, str]
-) -> dict[str, Any]:
+def next_link(position: Position | None, manifest: Manifest, sections: dict[str, str]) -> dict[str, Any]:
     """The chain columns of a new evaluation after ``position``: its seq, whether it is a
     root, and its ``link`` (hex): the whole manifest and section hashes (a root) or the
     change since the tail (a link). A root starts each chain, and follows a 0013 tail or
@@ -176,7 +177,7 @@ def next_link(
 def written(tail: chain.Tail | None, link: dict[str, Any], evaluation_id: UUID, digest: str) -> None:
     """Keep the tail a just-written evaluation makes (``link`` from ``next_link``)."""
     root, change = chain_codec.decode(bytes.fromhex(link["link"]))
-    rows: list[dict[str, Any]] = []
+    rows: list[ChainRow] = []
     if root:
         manifest, sections = chain_codec.root_manifest(change)
         rows.append({"seq": link["seq"], "manifest": manifest, "section_sha256": sections, "delta": None})

@@ -7,25 +7,26 @@ version is a batch of one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 from uuid import UUID
 
 from sqlalchemy import Connection
 
-from council.domain.snapshot import build_snapshot
+from council.domain.manifests import Manifest
+from council.domain.snapshot import Snapshot, build_snapshot
 from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
 from council.ledger.pg import in_transaction
 
 
-def manifests(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
+def manifests(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
     rows = in_transaction(conn, "snapshot_manifests", {"version_ids": list(version_ids)}, as_tuples=True)
-    return {row.version_id: dict(row.manifest) for row in rows}
+    return {row.version_id: cast(Manifest, dict(row.manifest)) for row in rows}
 
 
-def manifest(conn: Connection, version_id: UUID) -> dict[str, Any]:
+def manifest(conn: Connection, version_id: UUID) -> Manifest:
     found = manifests(conn, [version_id])
     if version_id not in found:
         raise NotFound(f"no node version with id {version_id}")
@@ -37,7 +38,7 @@ _IDS = ("versions", "claims", "runs", "exposures", "citations")
 _STATES = ("branches", "evidence", "pending_actions")
 
 
-def snapshots_from_manifests(conn: Connection, named: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def snapshots_from_manifests(conn: Connection, named: Sequence[Manifest]) -> list[Snapshot]:
     """The snapshot each manifest names, in order (one statement for all of them)."""
     if not named:
         return []
@@ -45,7 +46,7 @@ def snapshots_from_manifests(conn: Connection, named: Sequence[dict[str, Any]]) 
     return [build_snapshot(row.rows) for row in rows]
 
 
-def _flattened(named: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+def _flattened(named: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """The manifests as the parallel arrays ``snapshot_rows`` takes."""
     heads = (
         "ords",
@@ -85,17 +86,15 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def snapshot_from_manifest(conn: Connection, named: dict[str, Any]) -> dict[str, Any]:
+def snapshot_from_manifest(conn: Connection, named: Manifest) -> Snapshot:
     return snapshots_from_manifests(conn, [named])[0]
 
 
-def evidence_ids(named: dict[str, Any]) -> set[str]:
+def evidence_ids(named: Manifest) -> set[str]:
     return {str(e["id"]) for e in named["evidence"]}
 
 
-def locked_snapshots(
-    conn: Connection, version_ids: Sequence[UUID], locked: set[str]
-) -> dict[UUID, dict[str, Any]]:
+def locked_snapshots(conn: Connection, version_ids: Sequence[UUID], locked: set[str]) -> dict[UUID, Snapshot]:
     """The snapshots of ``version_ids``, with shared locks held on every evidence item they cite.
 
     Call with the node locks held and shared locks already taken on ``locked``
@@ -113,6 +112,6 @@ def locked_snapshots(
         locked |= extra
 
 
-def current_snapshot(conn: Connection, version_id: UUID) -> dict[str, Any]:
+def current_snapshot(conn: Connection, version_id: UUID) -> Snapshot:
     """The snapshot as of now, without locks (for reads such as `council groups`)."""
     return snapshot_from_manifest(conn, manifest(conn, version_id))

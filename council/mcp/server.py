@@ -20,7 +20,7 @@ import contextvars
 import json
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Annotated, Any
 from uuid import UUID
@@ -29,6 +29,7 @@ from weakref import WeakKeyDictionary
 import anyio
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
+from mcp.server.session import ServerSession
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, ValidationError
 
@@ -59,7 +60,11 @@ MAX_BODY_BYTES = MAX_EVIDENCE_BYTES + 1024 * 1024
 Id = Annotated[str, Field(description="a whole id or a unique prefix of at least 6 hex digits")]
 
 
-class CouncilMCP(FastMCP[Any]):
+# A tool's request context (the SDK finds the parameter by this annotation).
+Ctx = Context[ServerSession, object, object]
+
+
+class CouncilMCP(FastMCP[object]):
     """FastMCP whose refusals of a call's arguments (a missing or mistyped one, an
     unknown tool) are the contract's error too, not only the services' refusals;
     it knows its sessions' holder names, to end their unanswered runs when each
@@ -169,10 +174,10 @@ def build_server(
     uow = server.uow = council.uow
     _end_each_session(server)
 
-    def holder(ctx: Context[Any, Any, Any]) -> str:
+    def holder(ctx: Ctx) -> str:
         return holders.of(ctx.session)
 
-    def _reverify(memory: list[dict[str, Any]]) -> None:
+    def _reverify(memory: Sequence[Mapping[str, object]]) -> None:
         """The one re-verification on read, as the CLI and the HTTP API do it."""
         reason = reverify_touched(council.scheduler, memory)
         if reason is not None:
@@ -188,7 +193,7 @@ def build_server(
         thread: Id,
         agent: Annotated[str, Field(description="your agent's name, e.g. claude-code")],
         model: Annotated[str, Field(description="the model you run, e.g. claude-sonnet-4-6")],
-        ctx: Context[Any, Any, Any],
+        ctx: Ctx,
         provider: Annotated[
             str | None, Field(description="provider family (default: from the model)")
         ] = None,
@@ -205,7 +210,7 @@ def build_server(
     @server.tool()
     async def reentry_packet(
         thread: Id,
-        ctx: Context[Any, Any, Any],
+        ctx: Ctx,
         run: Annotated[str | None, Field(description="your run (required to read stances)")] = None,
         blind: Annotated[bool, Field(description="stances redacted (stay independent)")] = True,
         budget: Annotated[int, Field(description="token budget")] = DEFAULT_BUDGET,
@@ -229,7 +234,7 @@ def build_server(
             dict[str, Any],
             Field(description="one document in the agent-output contract (council://schema/agent-output)"),
         ],
-        ctx: Context[Any, Any, Any],
+        ctx: Ctx,
     ) -> CallToolResult:
         """Your run's answer: claims, new nodes and versions, citations, forks, pending actions.
         Checked and written as a worker run's; on an error nothing is written and you may answer again."""
@@ -240,7 +245,7 @@ def build_server(
     @server.tool(name="add_evidence")
     async def add_evidence_tool(
         thread: Id,
-        ctx: Context[Any, Any, Any],
+        ctx: Ctx,
         text: Annotated[str | None, Field(description="the evidence's content")] = None,
         url: Annotated[str | None, Field(description="or a public URL to fetch")] = None,
         title: Annotated[str | None, Field(description="a title")] = None,
@@ -252,7 +257,7 @@ def build_server(
     @server.tool()
     async def node_status(
         version: Id,
-        ctx: Context[Any, Any, Any],
+        ctx: Ctx,
         run: Annotated[str | None, Field(description="your run (required to see others' claims)")] = None,
     ) -> CallToolResult:
         """A node version's independence groups, their claims, and the reasons it is or is not

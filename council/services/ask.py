@@ -26,9 +26,9 @@ from council.domain.results.runs import Cost, Dispatched, DispatchedRun
 from council.domain.review import parse_review
 from council.domain.rules import evaluate, groups_of
 from council.errors import BadInput
-from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch, dispatch_runs
 from council.services.evidence import EvidenceInput
+from council.services.ports import UnitOfWork
 
 MAX_DELIBERATIVE_ROUNDS = 19  # a dispatch holds at most 20 rounds, the blind one included
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from council.domain.commands import IdRef, NewFork
 from council.domain.results.graph import Branch, BranchList, Closed, Merge
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def fork_branch(uow: UnitOfWork, fork: NewFork, *, actor: str) -> Branch:

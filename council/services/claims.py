@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from council.domain.commands import IdRef, NewAction, NewClaim
 from council.domain.results.graph import Action, ClaimAdded, Closed
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def add_claim(uow: UnitOfWork, run: IdRef, claim: NewClaim, *, actor: str) -> ClaimAdded:

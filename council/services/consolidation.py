@@ -40,7 +40,7 @@ from council.domain.snapshot import manifest_of, snapshot_digests
 from council.domain.validate import choice
 from council.domain.vocabulary import MEMORY_STATUSES
 from council.errors import Duplicate, NotFound, TransientDatabaseError
-from council.ledger.unit import Tx, UnitOfWork
+from council.services.ports import Tx, UnitOfWork
 
 if TYPE_CHECKING:  # the committer is imported by the first transaction that decides
     from council.ledger.committer import NodeLockWait

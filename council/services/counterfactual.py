@@ -10,6 +10,7 @@ decides each twice in memory.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,7 @@ from uuid import UUID
 
 from council.domain.canonical import canonical_sha256
 from council.domain.commands import IdRef
-from council.domain.counterfactual import RuleSet, StoredDecision, parse_rule_set, redecide
+from council.domain.counterfactual import Redecided, RuleSet, StoredDecision, parse_rule_set, redecide
 from council.domain.results.learning import (
     ChangedDecision,
     Counterfactual,
@@ -25,8 +26,9 @@ from council.domain.results.learning import (
     RuleSetShown,
     RuleSetStored,
 )
+from council.domain.snapshot import Snapshot
 from council.errors import BadInput
-from council.ledger.unit import Tx, UnitOfWork
+from council.services.ports import Tx, UnitOfWork
 
 # Stored decisions rebuilt per statement: large enough to amortise the round trip,
 # small enough that one statement's arrays stay modest.
@@ -35,7 +37,7 @@ REBUILD_CHUNK = 500
 
 def counterfactual(
     uow: UnitOfWork,
-    rule_set: dict[str, Any] | str,
+    rule_set: Mapping[str, object] | str,
     *,
     thread: IdRef | None = None,
     since: datetime | None = None,
@@ -83,23 +85,23 @@ def counterfactual(
     return report.model_copy(update={"report_sha256": report_digest(report.json_document())})
 
 
-def _rebuilt(uow: UnitOfWork, chunk: list[tuple[UUID, StoredDecision]]) -> list[dict[str, Any]]:
+def _rebuilt(uow: UnitOfWork, chunk: list[tuple[UUID, StoredDecision]]) -> list[Snapshot]:
     """The snapshots of a chunk of stored decisions, rebuilt from the rows they name."""
     with uow() as tx:
         named = tx.consolidations.manifests([UUID(d.id) for _, d in chunk])
         return tx.consolidations.rebuild_many([named[UUID(d.id)] for _, d in chunk])
 
 
-def report_digest(document: dict[str, Any]) -> str:
+def report_digest(document: Mapping[str, object]) -> str:
     """The digest of a counterfactual report: of its JSON document without the digest."""
     return canonical_sha256({k: v for k, v in document.items() if k != "report_sha256"})
 
 
-def _candidate(tx: Tx, rule_set: dict[str, Any] | str) -> RuleSet:
+def _candidate(tx: Tx, rule_set: Mapping[str, object] | str) -> RuleSet:
     return tx.rule_sets.get(rule_set) if isinstance(rule_set, str) else parse_rule_set(rule_set)
 
 
-def _changed(thread_id: UUID, decision: StoredDecision, again: Any) -> ChangedDecision:
+def _changed(thread_id: UUID, decision: StoredDecision, again: Redecided) -> ChangedDecision:
     return ChangedDecision.model_validate(
         {
             "id": decision.id,
@@ -117,9 +119,9 @@ def _changed(thread_id: UUID, decision: StoredDecision, again: Any) -> ChangedDe
 
 def store_rule_set(
     uow: UnitOfWork,
-    document: dict[str, Any],
+    document: Mapping[str, object],
     *,
-    report: dict[str, Any] | None,
+    report: Mapping[str, object] | None,
     pin: bool,
     actor: str,
 ) -> RuleSetStored:
@@ -135,7 +137,7 @@ def store_rule_set(
         return RuleSetStored(rule_set=tx.rule_sets.show(rule_set.id), created=created)
 
 
-def _provenance(rule_set: RuleSet, report: dict[str, Any]) -> dict[str, Any]:
+def _provenance(rule_set: RuleSet, report: Mapping[str, object]) -> dict[str, Any]:
     try:
         parsed = Counterfactual.model_validate(report)
     except ValueError:

@@ -15,6 +15,7 @@ from council import config
 from council.adapters.scheduler import NotDelivered, Scheduler
 from council.agents.compiler import compile_request
 from council.agents.profiles import load_profiles, refuse_simulation, resolve, resolve_many, simulation_mode
+from council.agents.runtimes.registry import is_api
 from council.domain.commands import IdRef
 from council.domain.profile import Profile
 from council.domain.requests import CompiledRequest
@@ -30,7 +31,7 @@ from council.domain.results.runs import (
 from council.domain.reviewers import Reviewers
 from council.errors import BadInput
 from council.ledger.run_rows import RoundStance
-from council.ledger.unit import Tx, UnitOfWork
+from council.services.ports import Tx, UnitOfWork
 from council.services.reentry import read_packet
 from council.settings import settings
 
@@ -145,7 +146,7 @@ def compile_for(
     proposal = tx.retractions.briefing(proposal_id) if mode == "review" and proposal_id else None
     texts = (
         tx.evidence.contents([e.id for e in packet.evidence])
-        if profile.runtime == "litellm" and packet.evidence
+        if is_api(profile.runtime) and packet.evidence
         else None
     )
     return compile_request(

@@ -9,7 +9,7 @@ from council.adapters import sources
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
 from council.domain.source import Source, from_text
 from council.errors import BadInput
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 @dataclass(frozen=True)

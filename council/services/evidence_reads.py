@@ -20,7 +20,7 @@ from uuid import UUID
 from council.agents.compiler import READ_EVIDENCE
 from council.agents.gateway import Completion, ToolCall
 from council.domain.agent_output import AgentOutput, cited_evidence
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 # How much of one item a read returns, and how many reads one tool round may make.
 READ_CAP_CHARS = 200_000

@@ -40,15 +40,16 @@ from council.agents import gateway
 from council.agents.compiler import cli_reprompt, evidence_offer, given_evidence, reprompt
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.runtimes import cli, installed
+from council.agents.runtimes.registry import cli_driver, is_api
 from council.agents.runtimes.trace import Trace
 from council.agents.runtimes.workdir import EvidenceFile
 from council.domain.agent_output import AgentOutput
 from council.domain.profile import Profile
+from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied, Executed
 from council.errors import BadInput, Transient
 from council.known_secrets import redact
 from council.ledger.runs import TERMINAL
-from council.ledger.unit import Tx, UnitOfWork
 from council.services.dispatch import compile_for
 from council.services.evidence_reads import (
     EvidenceReads,
@@ -57,6 +58,7 @@ from council.services.evidence_reads import (
     kept_text,
     refuse_unread,
 )
+from council.services.ports import Tx, UnitOfWork
 from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate_if_automatic
 from council.services.rounds import open_next_round
@@ -117,7 +119,7 @@ class _Prepared:
     or why the run cannot run here."""
 
     profile: Profile | None = None
-    request: dict[str, Any] | None = None
+    request: StoredRequest | None = None
     unrunnable: str | None = None
 
 
@@ -130,14 +132,14 @@ def _prepare(tx: Tx, run: Any, worker: str) -> _Prepared:
     except _Unrunnable as exc:
         return _Prepared(unrunnable=str(exc))
     request = run.request if run.request is not None else _compiled_and_stored(tx, run, profile)
-    if profile.runtime == "litellm" and (given := given_evidence(request)):
+    if is_api(profile.runtime) and (given := given_evidence(request)):
         # The evidence given inline is what an API run reads: recorded before the request is sent.
         opened = [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given]
         tx.traces.record(run.id, int(run.attempt), [], opened)
     return _Prepared(profile=profile, request=request)
 
 
-def _compiled_and_stored(tx: Tx, run: Any, profile: Profile) -> dict[str, Any]:
+def _compiled_and_stored(tx: Tx, run: Any, profile: Profile) -> StoredRequest:
     """The request compiled now, stored with its hash and exposures (the first attempt)."""
     compiled = compile_for(
         tx,
@@ -168,7 +170,7 @@ def _attempt(
         return _failed(uow, scheduler, run, attempt, reason)
     record = _Record()
     try:
-        if profile.runtime == "litellm":
+        if is_api(profile.runtime):
             applied = _ask_and_apply(uow, run, attempt, request, profile)
         else:
             applied = _ask_cli_and_apply(uow, run, attempt, request, profile, record)
@@ -208,7 +210,7 @@ def _runnable(run: Any, worker: str) -> Profile:
     except ValueError as exc:
         raise _Unrunnable(f"{exc}; dispatch it again") from None
     label = f"{profile.name} ({profile.model})"
-    if profile.runtime != "litellm":
+    if not is_api(profile.runtime):
         missing = installed.missing_reason(profile.runtime, profile.cli_version)
         if missing:
             raise _Unrunnable(f"worker {worker} cannot run the profile {label}: {missing}")
@@ -260,12 +262,12 @@ class _Record:
 
     def add(self, trace: Trace, opened: Sequence[EvidenceFile] = ()) -> None:
         self.traces.append(trace.document())
-        tool = "exec_command" if trace.runtime == "codex-cli" else "Read"
+        tool = cli_driver(trace.runtime).read_tool
         self.opened += [{"evidence_id": f.evidence_id, "file": f.file, "tool": tool} for f in opened]
 
 
 def _ask_and_apply(
-    uow: UnitOfWork, run: Any, attempt: int, request: dict[str, Any], profile: Profile
+    uow: UnitOfWork, run: Any, attempt: int, request: StoredRequest, profile: Profile
 ) -> Applied | None:
     """Call the model and apply its answer, fenced on the attempt. A call that asks to
     read evidence is answered (each read recorded as opened first) and the model called
@@ -396,7 +398,7 @@ def apply_checked(
 
 
 def _ask_cli_and_apply(
-    uow: UnitOfWork, run: Any, attempt: int, request: dict[str, Any], profile: Profile, record: _Record
+    uow: UnitOfWork, run: Any, attempt: int, request: StoredRequest, profile: Profile, record: _Record
 ) -> Applied | None:
     """Run the agent CLI on the stored prompt in a fresh working directory holding the
     briefing's evidence, then check and apply its answer as for any run (one bounded

@@ -13,7 +13,7 @@ from council.domain.independence import GroupingParams, RunFacts
 from council.domain.results.consolidation import GroupShape
 from council.domain.results.events import Formation, FormationLink, FormationStep
 from council.domain.rules import group_dict, run_facts
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def formation(uow: UnitOfWork, thread: IdRef, *, after: int = 0) -> Formation:

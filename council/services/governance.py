@@ -9,7 +9,7 @@ from council.domain.independence import group_runs
 from council.domain.results.consolidation import RuleReason
 from council.domain.results.governance import Governance, NodeDecision, ProposalShown
 from council.domain.rules import evaluate, group_dict
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def thread_governance(uow: UnitOfWork, thread: IdRef) -> Governance:

@@ -15,7 +15,7 @@ from council.domain.results.learning import (
     StancesShown,
 )
 from council.domain.stances import CLASSES, StanceFacts, classify
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def stances(uow: UnitOfWork, thread: IdRef) -> StancesShown:

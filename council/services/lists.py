@@ -19,7 +19,7 @@ from council.domain.results.runs import Cost
 from council.domain.vocabulary import PROPOSAL_STATUSES, RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger.lists import Lists
-from council.ledger.unit import Tx, UnitOfWork
+from council.services.ports import Tx, UnitOfWork
 
 MAX_RUNS = 10_000
 

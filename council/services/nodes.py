@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from council.domain.commands import IdRef, NewNode, NewVersion
 from council.domain.results.graph import StatusChanged, VersionCreated, VersionShown
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def add_node(uow: UnitOfWork, node: NewNode, *, actor: str) -> VersionCreated:

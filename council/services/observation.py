@@ -40,7 +40,7 @@ from council.errors import BadInput
 from council.ledger import observation as store
 from council.ledger.observation import ImportPlan, Progress
 from council.ledger.threads import DEFAULT_GROUPING
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 

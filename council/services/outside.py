@@ -29,11 +29,12 @@ from council.domain.requests import Exposure, packet_stances
 from council.domain.results.consolidation import Evaluated, GroupShape, RuleReason
 from council.domain.results.outside import NodeStatus, OutputSubmitted, PacketServed, RunBegun, StanceShown
 from council.domain.rules import evaluate, group_dict
+from council.domain.snapshot import Snapshot
 from council.errors import BadInput, CouncilError
 from council.known_secrets import redact
-from council.ledger.unit import Tx, UnitOfWork
 from council.services.consolidation import consolidate_many
 from council.services.execution import apply_checked
+from council.services.ports import Tx, UnitOfWork
 from council.services.reentry import DEFAULT_BUDGET, check_budget, read_packet
 
 
@@ -191,7 +192,7 @@ def parse_output(output: dict[str, Any] | str) -> AgentOutput:
         raise BadInput(f"the output breaks the agent-output contract: {v.first_error(exc)}") from None
 
 
-def _stances(snapshot: dict[str, Any], rationales: dict[UUID, str]) -> list[StanceShown]:
+def _stances(snapshot: Snapshot, rationales: dict[UUID, str]) -> list[StanceShown]:
     """Every claim the decision reads (the snapshot's, so they match the groups), attributed.
     Rationales come from the claims as shown (a claim made since has none here)."""
     runs = {str(r["id"]): r for r in snapshot["runs"]}

@@ -9,7 +9,7 @@ from council.domain.epistemic import guarded_words, lint
 from council.domain.reentry import ReentryPacket, build_packet
 from council.domain.results.reentry import LintFinding, LintReport
 from council.errors import BadInput
-from council.ledger.unit import Tx, UnitOfWork
+from council.services.ports import Tx, UnitOfWork
 
 DEFAULT_BUDGET = 4000
 MIN_BUDGET, MAX_BUDGET = 500, 200_000

@@ -16,7 +16,7 @@ from council.domain.results.consolidation import GroupShape
 from council.domain.results.retraction import Adjudicated, Proposal, Vote
 from council.domain.rules import adjudication, group_dict
 from council.ledger.retraction import Pins
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def propose_retraction(uow: UnitOfWork, consolidation: IdRef, *, reason: str, actor: str) -> Proposal:

@@ -35,7 +35,7 @@ from council.domain.commands import IdRef
 from council.domain.results.reversal import CascadeHandOn, Reassessed, Reverified, ValidityChanged
 from council.ledger.retraction import Pins
 from council.ledger.reversal import Judge
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 from council.services.reviewers import dispatch_review
 
 # Consolidations reassessed per transaction (their node locks held together), and

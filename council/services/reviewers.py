@@ -18,8 +18,8 @@ from council.agents.profiles import load_profiles, simulation_mode
 from council.domain.commands import IdRef
 from council.domain.reviewers import SETTING, THREAD, Candidate, Reviewers, choose
 from council.errors import BadInput
-from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
+from council.services.ports import UnitOfWork
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from uuid import UUID
 
 from council.adapters.scheduler import Scheduler
 from council.errors import CouncilError
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate_many
+from council.services.ports import UnitOfWork
 
 log = logging.getLogger(__name__)
 

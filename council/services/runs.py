@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from council.domain.commands import IdRef, RecordedRun
 from council.domain.results.runs import RunClosed, RunList, RunRecorded, RunShown
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 
 def record_run(uow: UnitOfWork, recorded: RecordedRun, *, actor: str) -> RunRecorded:

@@ -36,7 +36,7 @@ from uuid import UUID
 
 from council.adapters.scheduler import Scheduler
 from council.domain import reassessment
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 from council.services.retraction import adjudicate_if_automatic
 from council.services.reversal import reassess
 from council.services.rounds import open_next_round

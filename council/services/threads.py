@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 from council.domain.results.threads import ThreadList
-from council.ledger.unit import UnitOfWork
+from council.services.ports import UnitOfWork
 
 if TYPE_CHECKING:
     from council.domain.results.events import EventList

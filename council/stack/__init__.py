@@ -142,7 +142,7 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
     return result
 
 
-def restart(progress: Progress | None = None) -> dict[str, Any]:
+def restart(progress: Progress | None = None) -> dict[str, object]:
     """Stop the supervised workers, beat and web and start them again, so they run with the
     current environment (keys, profiles); Postgres and Redis keep running. Refused when the
     stack is not up."""
@@ -162,7 +162,7 @@ def restart(progress: Progress | None = None) -> dict[str, Any]:
     return {"home": str(home), "changed": before, "components": supervised}
 
 
-def down() -> dict[str, Any]:
+def down() -> dict[str, object]:
     """Stop what ``up`` started under ``council_home()``; keep the data.
 
     The supervisor first (it stops the workers, beat and web), then the embedded
@@ -199,7 +199,7 @@ def down() -> dict[str, Any]:
     return {"home": str(home), "components": report}
 
 
-def status() -> dict[str, Any]:
+def status() -> dict[str, object]:
     """What is configured and running.
 
     Returns ``{"home", "state" (up, partial or down: of what ``up`` manages),

@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from council.domain.jsonvalue import JsonObject
 from council.errors import (
     BadInput,
     ConfigError,
@@ -48,7 +49,7 @@ async def council_error(_request: Request, exc: Exception) -> JSONResponse:
     status = status_of(exc)
     message = " ".join(str(exc).split()) or type(exc).__name__
     if status == 422:
-        body: dict[str, Any] = {"detail": [{"loc": [], "msg": message, "type": "bad_input"}]}
+        body: JsonObject = {"detail": [{"loc": [], "msg": message, "type": "bad_input"}]}
     else:
         body = {"detail": message}
     headers = {"Retry-After": "1"} if isinstance(exc, TransientDatabaseError) else None

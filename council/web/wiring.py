@@ -10,10 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from council.bootstrap import Council, Scheduler, UnitOfWork
@@ -44,7 +43,7 @@ class Wiring:
     def required_scheduler(self) -> Scheduler:
         return self.council.required_scheduler()
 
-    def touched_memory(self, items: Sequence[Mapping[str, Any]]) -> None:
+    def touched_memory(self, items: Sequence[Mapping[str, object]]) -> None:
         """A read showed these memory items: queue re-verification of the provisional
         ones (docs/architecture.md §5, lazily). The read never fails for it: with no broker, or
         the broker down, the periodic sweep does the work."""
@@ -100,8 +99,3 @@ def _enforce(policy: Policy, credentials: HTTPAuthorizationCredentials | None, *
     refusal = policy.refusal(credentials.credentials if credentials else None, write=write)
     if refusal is not None:
         raise HTTPException(refusal.status, refusal.detail, refusal.headers or None)
-
-
-def jsonable(data: Any) -> Any:
-    """Plain JSON values (UUID, datetime, Decimal as number), as the CLI prints them."""
-    return jsonable_encoder(data)

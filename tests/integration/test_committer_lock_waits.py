@@ -47,7 +47,7 @@ def _race_a_holder(
     *,
     holder_decides: bool,
     evaluated: list[UUID] | None = None,
-) -> tuple[list[Evaluated], list[str], dict[UUID, dict[str, Any]]]:
+) -> tuple[list[Evaluated], list[str], dict[UUID, Evaluated]]:
     """A holder takes the node lock of ``version_id``; then an evaluator consolidates
     ``evaluated`` (that version alone by default) while the holder decides the version
     (or, ``holder_decides`` false, ends deciding nothing). Returns the evaluator's
@@ -55,12 +55,12 @@ def _race_a_holder(
     real = committer._consolidate_batch
     waits: list[str] = []
 
-    def recorded(conn: Any, version_ids: list[UUID], **kw: Any) -> dict[UUID, dict[str, Any]]:
+    def recorded(conn: Any, version_ids: list[UUID], **kw: Any) -> dict[UUID, Evaluated]:
         waits.append(kw["wait"])
         return real(conn, version_ids, **kw)
 
     locked, release = threading.Event(), threading.Event()
-    held: dict[UUID, dict[str, Any]] = {}
+    held: dict[UUID, Evaluated] = {}
 
     def holder() -> None:
         with engine.connect() as conn, conn.begin():
@@ -103,10 +103,10 @@ def test_a_repeat_of_what_the_lock_holder_decided_is_answered_under_the_shared_l
     [answer], waits, held = _race_a_holder(engine, monkeypatch, version_id, holder_decides=True)
     # Then it waited with a shared lock in its one transaction and answered with the
     # holder's consolidation, never taking the exclusive lock
-    assert held[version_id]["outcome"] == "committed"
+    assert held[version_id].outcome == "committed"
     assert waits == ["try"]
     assert answer.outcome == "already_consolidated"
-    assert answer.consolidation_id == held[version_id]["consolidation_id"]
+    assert answer.consolidation_id == held[version_id].consolidation_id
     # And the ledger holds that one live consolidation
     assert _live_ids(engine, version_id) == [answer.consolidation_id]
 
@@ -141,6 +141,6 @@ def test_a_batch_decides_its_free_nodes_and_answers_a_held_node_from_its_holder(
         (busy, "already_consolidated"),
         (free, "committed"),
     ]
-    assert answers[0].consolidation_id == held[busy]["consolidation_id"]
+    assert answers[0].consolidation_id == held[busy].consolidation_id
     assert _live_ids(engine, busy) == [answers[0].consolidation_id]
     assert _live_ids(engine, free) == [answers[1].consolidation_id]

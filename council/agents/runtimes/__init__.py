@@ -6,6 +6,8 @@ read-only working directory and isolated homes; ``process`` runs a CLI in its
 own process group under a guard (``guard.py``) with a hard deadline; ``proxy``
 holds the provider key for an attempt and ``sandbox`` confines the CLI
 (Landlock), put together by ``confinement``; ``codex``
-and ``claude`` know each CLI's flags and event stream; ``cli`` is the one
-entry point the execution service calls.
+and ``claude`` know each CLI's flags and event stream, and ``registry`` chooses
+between them once (``Runtime``, ``CliDriver``: a profile's runtime name to its
+implementation, litellm included); ``cli`` is the one entry point the execution
+service calls.
 """

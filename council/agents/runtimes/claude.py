@@ -22,6 +22,7 @@ from typing import Any
 
 from council.agents.runtimes.trace import Trace, follow, json_lines
 from council.agents.runtimes.workdir import Attempt, copy_login
+from council.domain.requests import SandboxRow
 from council.settings import settings
 
 NO_KEY = "council-no-key"  # a profile's own api_base with no key variable: a placeholder, as for litellm
@@ -32,7 +33,7 @@ QUIET = {
     "DISABLE_ERROR_REPORTING": "1",
 }
 TOOLS = ("Read",)
-SETTINGS_BY_SANDBOX = {
+SETTINGS_BY_SANDBOX: dict[str, SandboxRow] = {
     "landlock": {
         "sandbox": "read tools only, permission mode dontAsk",
         "council_sandbox": "landlock",

@@ -24,13 +24,15 @@ from urllib.parse import urlsplit
 
 from council import settings as council_settings
 from council.agents.errors import PermanentLLMError, TransientLLMError
-from council.agents.runtimes import claude, codex, confinement, installed
+from council.agents.runtimes import confinement, installed
 from council.agents.runtimes.process import run_guarded
 from council.agents.runtimes.proxy import BadUpstream
+from council.agents.runtimes.registry import cli_driver
 from council.agents.runtimes.trace import Trace, cut, opened
 from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
 from council.domain.agent_output import output_json_schema
 from council.domain.profile import Profile
+from council.domain.requests import CliSettings, StoredRequest
 from council.known_secrets import redact
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -73,9 +75,8 @@ def output_schema() -> dict[str, Any]:
     return schema
 
 
-def settings(profile: Profile, files: Sequence[EvidenceFile]) -> dict[str, Any]:
-    table = codex.SETTINGS_BY_SANDBOX if profile.runtime == "codex-cli" else claude.SETTINGS_BY_SANDBOX
-    own = table[confinement.compiled()]
+def settings(profile: Profile, files: Sequence[EvidenceFile]) -> CliSettings:
+    own = cli_driver(profile.runtime).settings_by_sandbox[confinement.compiled()]
     return {
         **own,
         "max_turns": profile.max_turns,
@@ -86,7 +87,7 @@ def settings(profile: Profile, files: Sequence[EvidenceFile]) -> dict[str, Any]:
 
 
 def call(
-    request: Mapping[str, Any],
+    request: StoredRequest,
     profile: Profile,
     contents: Mapping[str, str],
     *,
@@ -119,7 +120,7 @@ def call(
 
 
 def _run(
-    request: Mapping[str, Any],
+    request: StoredRequest,
     profile: Profile,
     contents: Mapping[str, str],
     files: Sequence[EvidenceFile],
@@ -130,6 +131,7 @@ def _run(
     deadline_s: float,
 ) -> CliAnswer:
     runtime = profile.runtime
+    driver = cli_driver(runtime)
     settings_ = request["settings"]
     login = not profile.api_key_env and not profile.api_base
     executable = installed.executable(runtime)
@@ -137,19 +139,19 @@ def _run(
     with attempt_dir(files, contents) as attempt, confinement.proxy_for(profile, key, login) as proxy:
         api_base = proxy.base_url if proxy is not None else profile.api_base
         base = council_settings.child_environment(PASSED_ENV)
-        if runtime == "codex-cli":
-            argv = codex.command(
-                executable, profile.model, settings_, api_base, profile.api_key_env, prompt, attempt
-            )
-            env = {**base, **codex.environment(attempt, profile.api_key_env, login)}
-            if profile.api_key_env:
-                env[profile.api_key_env] = proxy.cli_key if proxy is not None else key
-            watch = codex.turn_watch(attempt.out / "events.jsonl", settings_.get("max_turns"))
-        else:
-            argv = claude.command(executable, profile.model, settings_, prompt)
-            cli_key = proxy.cli_key if proxy is not None else key or None
-            env = {**base, **claude.environment(attempt, api_base, cli_key, login)}
-            watch = claude.auth_watch(attempt.out / "events.jsonl")
+        launch = driver.launch(
+            executable,
+            settings_,
+            attempt,
+            model=profile.model,
+            prompt=prompt,
+            api_base=api_base,
+            key_env=profile.api_key_env,
+            key=key,
+            proxy_key=proxy.cli_key if proxy is not None else None,
+            login=login,
+        )
+        argv, env, watch = launch.argv, {**base, **launch.env}, launch.watch
         argv, env["TMPDIR"], trace.sandbox = confinement.wrap(confined, argv, attempt, executable, proxy)
         finished = run_guarded(
             argv,
@@ -166,10 +168,7 @@ def _run(
         trace.exit_status, trace.stopped = finished.exit_code, finished.stopped
         trace.duration_ms = int(finished.elapsed_s * 1000)
         trace.stderr_tail = cut(stderr.strip()[-1500:])
-        if runtime == "codex-cli":
-            text, failure = codex.read(stdout, attempt, trace), None
-        else:
-            text, failure = claude.read(stdout, trace)
+        text, failure = driver.read(stdout, attempt, trace)
         if proxy is not None:
             trace.errors += [f"council proxy refused {r}" for r in proxy.refused]
             if proxy.failure:

@@ -25,6 +25,7 @@ from typing import Any
 
 from council.agents.runtimes.trace import Trace, follow, json_lines
 from council.agents.runtimes.workdir import Attempt, copy_login
+from council.domain.requests import SandboxRow
 from council.settings import settings
 
 PROVIDER = "council"
@@ -32,7 +33,7 @@ DEFAULT_BASE = "https://api.openai.com/v1"
 # Codex's own read-only sandbox (bubblewrap, which mounts) cannot run inside Council's
 # Landlock sandbox (no mounts under Landlock): there Codex runs with its own switched off,
 # and the request says so.
-SETTINGS_BY_SANDBOX = {
+SETTINGS_BY_SANDBOX: dict[str, SandboxRow] = {
     "landlock": {
         "sandbox": "danger-full-access",
         "council_sandbox": "landlock",
@@ -151,6 +152,6 @@ def _message(event: Mapping[str, Any]) -> str:
     return str(event.get("message", error or event))
 
 
-def _toml(value: Any) -> str:
+def _toml(value: object) -> str:
     """A TOML literal for a ``-c`` override (JSON's strings, numbers and booleans are TOML's)."""
     return json.dumps(value)

@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from council.agents.runtimes.registry import cli_driver
+
 DUMMY_KEY = "council-no-key"  # what the CLI holds instead of a key (with a key: and a per-attempt suffix)
 MAX_BODY = 32 * 1024 * 1024
 ROUTES: dict[str, frozenset[tuple[str, str]]] = {
@@ -144,7 +146,7 @@ def credential_header(runtime: str, key: str) -> tuple[str, str] | None:
     """The header carrying ``key`` to the runtime's provider (None: no key)."""
     if not key:
         return None
-    return ("authorization", f"Bearer {key}") if runtime == "codex-cli" else ("x-api-key", key)
+    return cli_driver(runtime).credential_header(key)
 
 
 def _handler(proxy: ProviderProxy) -> type[BaseHTTPRequestHandler]:
@@ -235,13 +237,7 @@ def _handler(proxy: ProviderProxy) -> type[BaseHTTPRequestHandler]:
                 self.rfile.readline(10)
 
         def _error(self, status: int, message: str) -> None:
-            if proxy.runtime == "claude-code":
-                document: dict[str, Any] = {
-                    "type": "error",
-                    "error": {"type": "api_error", "message": message},
-                }
-            else:
-                document = {"error": {"message": message, "type": "council_proxy", "code": status}}
+            document = cli_driver(proxy.runtime).error_document(status, message)
             data = json.dumps(document).encode("utf-8")
             self.send_response(status)
             self.send_header("content-type", "application/json")

@@ -122,7 +122,7 @@ def cut(text: str, limit: int = MAX_STRING) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def bounded(value: Any, depth: int = 0) -> Any:
+def bounded(value: object, depth: int = 0) -> object:
     if isinstance(value, str):
         return cut(value)
     if depth > 8:
