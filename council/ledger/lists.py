@@ -3,8 +3,10 @@ connection under the unit's transaction, rows typed at the boundary."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 from uuid import UUID
+
+from sqlalchemy import Connection
 
 from council.domain.results.lists import DispatchItem, EvidenceItem, NodeItem, ProposalItem, RunItem
 from council.domain.results.runs import Cost
@@ -12,7 +14,7 @@ from council.ledger.pg import in_transaction
 
 
 class Lists:
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Connection) -> None:
         self.conn = conn
 
     def evidence(self, thread_id: UUID) -> list[EvidenceItem]:
@@ -47,14 +49,15 @@ class Lists:
         found = self._rows("list_proposals", thread_id=thread_id, status=status)
         return [ProposalItem.model_validate(r) for r in found]
 
-    def _rows(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        return in_transaction(self.conn, name, params)
+    def _rows(self, name: str, **params: object) -> list[Mapping[str, object]]:
+        found: list[Mapping[str, object]] = in_transaction(self.conn, name, dict(params))
+        return found
 
 
-def _dispatch(row: dict[str, Any]) -> DispatchItem:
+def _dispatch(row: Mapping[str, object]) -> DispatchItem:
     cost = Cost(
-        usd=round(float(row["cost_usd"]), 6),
-        prompt_tokens=int(row["prompt_tokens"]),
-        completion_tokens=int(row["completion_tokens"]),
+        usd=round(float(str(row["cost_usd"])), 6),
+        prompt_tokens=int(str(row["prompt_tokens"])),
+        completion_tokens=int(str(row["completion_tokens"])),
     )
     return DispatchItem.model_validate({**row, "cost": cost})
