@@ -141,10 +141,10 @@ def driver(conn: Unit) -> Connection:
     return found
 
 
-def fetch(conn: Unit, name: str, shape: type[R], /, **params: Any) -> list[R]:
+def fetch(conn: Unit, name: str, shape: type[R], /, *, redact: bool = True, **params: Any) -> list[R]:
     """The rows of the named query, each as ``shape`` (a TypedDict, read as a dict of
     column -> value, or a dataclass built from the columns)."""
-    rows: list[R] = _run(conn, name, params, _factory(shape))
+    rows: list[R] = _run(conn, name, params, _factory(shape), redact=redact)
     return rows
 
 
@@ -154,15 +154,15 @@ def fetch_one(conn: Unit, name: str, shape: type[R], /, **params: Any) -> R | No
     return found[0] if found else None
 
 
-def column(conn: Unit, name: str, of: type[R], /, **params: Any) -> list[R]:
+def column(conn: Unit, name: str, of: type[R], /, *, redact: bool = True, **params: Any) -> list[R]:
     """The first column of each row of the named query (values of type ``of``)."""
-    rows = _run(conn, name, params, tuple_row)
+    rows = _run(conn, name, params, tuple_row, redact=redact)
     return [row[0] for row in rows]
 
 
-def execute(conn: Unit, name: str, /, **params: Any) -> None:
+def execute(conn: Unit, name: str, /, *, redact: bool = True, **params: Any) -> None:
     """Run the named statement; whatever rows it returns are not wanted."""
-    _run(conn, name, params, tuple_row)
+    _run(conn, name, params, tuple_row, redact=redact)
 
 
 def execute_many(conn: Unit, name: str, params: Sequence[Mapping[str, Any]], /) -> None:
@@ -191,9 +191,12 @@ def _run(
     """Execute the named query on the unit's psycopg connection; driver errors leave
     translated. Bound text an INSERT or UPDATE writes has the process's known secrets
     taken out, as the engine's ``before_cursor_execute`` hook does for SQLAlchemy's own
-    statements (docs/architecture.md §11). A connection the server dropped under a
-    SQLAlchemy transaction is invalidated with the whole pool (see :func:`in_transaction`);
-    under ``Tx.pg`` the unit of work does the same when the error leaves the block."""
+    statements (docs/architecture.md §11) — unless ``redact`` is false: a statement of the
+    commit path that only writes text read from rows already redacted when first written
+    (it ran on :func:`in_transaction`, unredacted, before the typed helpers). A connection
+    the server dropped under a SQLAlchemy transaction is invalidated with the whole pool
+    (see :func:`in_transaction`); under ``Tx.pg`` the unit of work does the same when the
+    error leaves the block."""
     from council.known_secrets import process_redactor, redact_parameters
 
     pq = driver(conn)
