@@ -8,24 +8,39 @@ version is a batch of one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain.snapshot import build_snapshot
 from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Unit, fetch
 
 
-def manifests(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
+@dataclass(frozen=True)
+class _Manifest:
+    """The ids of every row a version's decision depends on (``snapshot_manifests``)."""
+
+    version_id: UUID
+    manifest: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The rows one manifest names (its number from 1), as one JSON document (``snapshot_rows``)."""
+
+    ord: int
+    rows: dict[str, Any]
+
+
+def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
-    rows = in_transaction(conn, "snapshot_manifests", {"version_ids": list(version_ids)}, as_tuples=True)
+    rows = fetch(conn, "snapshot_manifests", _Manifest, version_ids=list(version_ids))
     return {row.version_id: dict(row.manifest) for row in rows}
 
 
-def manifest(conn: Connection, version_id: UUID) -> dict[str, Any]:
+def manifest(conn: Unit, version_id: UUID) -> dict[str, Any]:
     found = manifests(conn, [version_id])
     if version_id not in found:
         raise NotFound(f"no node version with id {version_id}")
@@ -37,11 +52,11 @@ _IDS = ("versions", "claims", "runs", "exposures", "citations")
 _STATES = ("branches", "evidence", "pending_actions")
 
 
-def snapshots_from_manifests(conn: Connection, named: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def snapshots_from_manifests(conn: Unit, named: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The snapshot each manifest names, in order (one statement for all of them)."""
     if not named:
         return []
-    rows = in_transaction(conn, "snapshot_rows", _flattened(named), as_tuples=True)
+    rows = fetch(conn, "snapshot_rows", _Rows, redact=False, **_flattened(named))
     return [build_snapshot(row.rows) for row in rows]
 
 
@@ -85,7 +100,7 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def snapshot_from_manifest(conn: Connection, named: dict[str, Any]) -> dict[str, Any]:
+def snapshot_from_manifest(conn: Unit, named: dict[str, Any]) -> dict[str, Any]:
     return snapshots_from_manifests(conn, [named])[0]
 
 
@@ -93,9 +108,7 @@ def evidence_ids(named: dict[str, Any]) -> set[str]:
     return {str(e["id"]) for e in named["evidence"]}
 
 
-def locked_snapshots(
-    conn: Connection, version_ids: Sequence[UUID], locked: set[str]
-) -> dict[UUID, dict[str, Any]]:
+def locked_snapshots(conn: Unit, version_ids: Sequence[UUID], locked: set[str]) -> dict[UUID, dict[str, Any]]:
     """The snapshots of ``version_ids``, with shared locks held on every evidence item they cite.
 
     Call with the node locks held and shared locks already taken on ``locked``
@@ -113,6 +126,6 @@ def locked_snapshots(
         locked |= extra
 
 
-def current_snapshot(conn: Connection, version_id: UUID) -> dict[str, Any]:
+def current_snapshot(conn: Unit, version_id: UUID) -> dict[str, Any]:
     """The snapshot as of now, without locks (for reads such as `council groups`)."""
     return snapshot_from_manifest(conn, manifest(conn, version_id))
