@@ -1,4 +1,4 @@
-"""Every answer kept (DESIGN §7, migration 0026): the text each round of a run attempt
+"""Every answer kept (docs/architecture.md §7, migration 0026): the text each round of a run attempt
 returned, stored once by the SHA-256 of its full text, bounded in size with its original
 byte length and a truncated flag. Rows are immutable.
 """

@@ -1,81 +1,86 @@
 """Applying a run's output to the ledger (docs/architecture.md §7).
 
-:func:`check_output` looks at every reference and limit before anything is
-written; :func:`apply_output` then writes it all in the caller's transaction,
-so a failure anywhere leaves nothing behind. Reasons are one line and name the
-place in the output (``claims[2].node_version_id: …``) for the re-prompt.
+:func:`check_output` reads the rows the output names and has the domain's
+output check (``council.domain.output_check``) look at every reference and
+limit before anything is written; :func:`apply_output` then writes it all in
+the caller's transaction, so a failure anywhere leaves nothing behind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
 from sqlalchemy import Connection
 
-from council.domain import commands
+from council.domain import commands, output_check
 from council.domain import source as sources
-from council.domain import validate as v
-from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNode, review_problem
+from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut
 from council.domain.commands import Cite
 from council.domain.ids import parse_id
+from council.domain.output_check import (
+    BranchFacts,
+    ClaimTarget,
+    Known,
+    OutputRun,
+    VersionFacts,
+    creation_order,
+    optional_version,
+    ref_of,
+    references,
+)
 from council.domain.results.runs import Applied
-from council.errors import BadInput, NotFound
 from council.ledger import events, evidence, retraction
 from council.ledger import tables as t
 from council.ledger.actions import Actions
 from council.ledger.branches import Branches
-from council.ledger.citations import attached_evidence, require_attached
+from council.ledger.citations import attached_evidence
 from council.ledger.claims import write_checked_claims
-from council.ledger.lookup import require, require_all_in_thread, require_in_thread, require_same_thread
+from council.ledger.lookup import require_in_thread, rows_by_id
 from council.ledger.nodes import Nodes
 from council.ledger.pg import in_transaction
 from council.ledger.threads import main_branch_id
-
-REF = "ref:"
 
 
 def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> dict[UUID, Any]:
     """Raise BadInput with a one-line reason on the first problem; writes nothing.
     ``run`` is the run's row as read in this transaction (the writer's fenced
-    row), so it is not looked up again. Returns the node versions the claims are
-    on (their rows, by id)."""
+    row), so it is not looked up again. The rows the output names are read
+    first, then checked by the domain (``council.domain.output_check``).
+    Returns the node versions the claims are on (their rows, by id)."""
     thread_id = run["thread_id"]
-    _check_no_nul(output.model_dump(), "")
-    if run.get("mode") == "review":
-        _check_review(run, output)
-    refs = {node.ref for node in _creation_order(output.new_nodes)}
-    _check_votes(conn, run, output)
-    claimed = _check_claims(conn, run, output)
-    for i, node in enumerate(output.new_nodes):
-        with _at(f"new_nodes[{i}].branch_id"):
-            branch_id = (
-                parse_id(node.branch_id, "branch") if node.branch_id else main_branch_id(conn, thread_id)
-            )
-            branch = require_in_thread(conn, t.branches, branch_id, thread_id, "branch")
-            if branch["status"] != "active":
-                raise BadInput(f"branch {branch_id} is {branch['status']}; new nodes go on an active branch")
-        _check_edges(conn, thread_id, node.edges, refs, f"new_nodes[{i}]")
-    seen: set[UUID] = set()
-    for i, version in enumerate(output.new_versions):
-        with _at(f"new_versions[{i}].logical_node_id"):
-            node_id = parse_id(version.logical_node_id, "logical node")
-            if node_id in seen:
-                raise BadInput(f"a second new version of logical node {node_id} (one per output)")
-            seen.add(node_id)
-            require_in_thread(conn, t.logical_nodes, node_id, thread_id, "logical node")
-        _check_edges(conn, thread_id, version.edges, refs, f"new_versions[{i}]")
-    for i, fork in enumerate(output.forks):
-        with _at(f"forks[{i}]"):
-            _check_fork(conn, thread_id, fork.kind, fork.objective, fork.at_version_id)
-    for i, action in enumerate(output.pending_actions):
-        with _at(f"pending_actions[{i}].node_version_id"):
-            if (version_id := _optional_version(action.node_version_id)) is not None:
-                require_in_thread(conn, t.node_versions, version_id, thread_id, "node version")
-    _check_citations(conn, thread_id, output)
-    return claimed
+    refs = references(output)
+    claimable = _claimable(conn, run["id"], refs.claimed_versions)
+    versions = rows_by_id(conn, t.node_versions, refs.versions)
+    main = main_branch_id(conn, thread_id) if refs.needs_main_branch else None
+    parents = [versions[at]["branch_id"] for at in refs.fork_points if at in versions]
+    branch_ids = list(dict.fromkeys([*refs.branches, *([main] if main else []), *parents]))
+    known = Known(
+        main_branch_id=main,
+        proposals={
+            p: facts
+            for p in refs.proposals
+            if (facts := retraction.vote_facts(conn, p, run["id"])) is not None
+        },
+        claimed_versions={
+            i: ClaimTarget(r["thread_id"], r["created_by_run_id"], r["claimed_by_this_run"])
+            for i, r in claimable.items()
+        },
+        branches={
+            i: BranchFacts(r["thread_id"], r["status"])
+            for i, r in rows_by_id(conn, t.branches, branch_ids).items()
+        },
+        logical_nodes={
+            i: r["thread_id"] for i, r in rows_by_id(conn, t.logical_nodes, refs.logical_nodes).items()
+        },
+        versions={i: VersionFacts(r["thread_id"], r["branch_id"]) for i, r in versions.items()},
+        attached_evidence=frozenset(attached_evidence(conn, thread_id, refs.evidence)),
+    )
+    output_check.check(
+        output, OutputRun(run["id"], thread_id, run.get("mode"), run.get("proposal_id")), known
+    )
+    return claimable
 
 
 def apply_output(
@@ -108,7 +113,7 @@ def apply_output(
     added: list[UUID] = []
     made: dict[str, UUID] = {}
     node_store, branch_store, action_store = Nodes(conn), Branches(conn), Actions(conn)
-    for node in _creation_order(output.new_nodes):
+    for node in creation_order(output.new_nodes):
         made[node.ref] = node_store.add(
             commands.NewNode(
                 thread=thread_id,
@@ -161,8 +166,8 @@ def apply_output(
                 label=fork.label,
                 divergence_type=fork.divergence_type,
                 objective=fork.objective,
-                parent_branch=_fork_parent(conn, thread_id, _optional_version(fork.at_version_id)),
-                at_version=_optional_version(fork.at_version_id),
+                parent_branch=_fork_parent(conn, thread_id, optional_version(fork.at_version_id)),
+                at_version=optional_version(fork.at_version_id),
                 run=run_id,
             ),
             actor=actor,
@@ -175,7 +180,7 @@ def apply_output(
                 thread=thread_id,
                 description=action.description,
                 acceptance_condition=action.acceptance_condition,
-                version=_optional_version(action.node_version_id),
+                version=optional_version(action.node_version_id),
                 run=run_id,
             ),
             actor=actor,
@@ -203,127 +208,17 @@ def apply_output(
     return Applied.model_validate(result)
 
 
-def _creation_order(new_nodes: Sequence[NewNode]) -> list[NewNode]:
-    """New nodes ordered so that every ``ref:`` edge points at a node made
-    before it. Edges only ever point at existing versions, so refs must be
-    known and acyclic (the graph stays a DAG)."""
-    refs = {node.ref for node in new_nodes}
-    needs: dict[str, set[str]] = {}
-    for i, node in enumerate(new_nodes):
-        needs[node.ref] = set()
-        for j, edge in enumerate(node.edges):
-            target = _ref(edge)
-            if target is None:
-                continue
-            if target not in refs:
-                raise BadInput(f"new_nodes[{i}].edges[{j}]: no new node in this output has ref {target!r}")
-            if target == node.ref:
-                raise BadInput(f"new_nodes[{i}].edges[{j}]: a node cannot have an edge to itself")
-            needs[node.ref].add(target)
-    ordered: list[NewNode] = []
-    done: set[str] = set()
-    while len(ordered) < len(new_nodes):
-        ready = [node for node in new_nodes if node.ref not in done and needs[node.ref] <= done]
-        if not ready:
-            stuck = ", ".join(node.ref for node in new_nodes if node.ref not in done)
-            raise BadInput(f"new_nodes: edges between new nodes form a cycle (among {stuck})")
-        ordered.extend(ready)
-        done.update(node.ref for node in ready)
-    return ordered
-
-
-def _check_review(run: Mapping[Any, Any], output: AgentOutput) -> None:
-    """A review run's answer is its vote on its own proposal and nothing else."""
-    problem = review_problem(output, str(run.get("proposal_id")))
-    if problem is not None:
-        where, reason = problem
-        raise BadInput(f"{where}: {reason}")
-
-
-def _check_votes(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> None:
-    """A run votes only on the proposal it was dispatched to review, once, while it is open."""
-    for i, vote in enumerate(output.votes):
-        with _at(f"votes[{i}].proposal_id"):
-            proposal_id = parse_id(vote.proposal_id, "retraction proposal")
-            retraction.check_vote(conn, proposal_id, run)
-            if run.get("mode") != "review" or run.get("proposal_id") != proposal_id:
-                raise BadInput(
-                    f"this run was not dispatched to review proposal {proposal_id}; "
-                    "a run votes only on the proposal of its review dispatch"
-                )
-
-
-def _check_claims(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> dict[UUID, Any]:
-    targets: list[UUID] = []
-    for i, claim in enumerate(output.claims):
-        with _at(f"claims[{i}].node_version_id"):
-            version_id = _existing_version(claim.node_version_id)
-            if version_id in targets:
-                raise BadInput(f"a second claim on node version {version_id} (one claim per version)")
-            targets.append(version_id)
-    with _at("claims"):
-        found = _claimable(conn, run["id"], targets, run["thread_id"])
-    for i, version_id in enumerate(targets):
-        with _at(f"claims[{i}]"):
-            if found[version_id]["created_by_run_id"] == run["id"]:
-                raise BadInput(f"node version {version_id} was created by this run; it cannot claim on it")
-            if (already := found[version_id]["claimed_by_this_run"]) is not None:
-                raise BadInput(f"this run already claimed ({already}) on node version {version_id}")
-    return found
-
-
-def _claimable(
-    conn: Connection, run_id: UUID, version_ids: Sequence[UUID], thread_id: UUID
-) -> dict[UUID, Any]:
+def _claimable(conn: Connection, run_id: UUID, version_ids: Sequence[UUID]) -> dict[UUID, Any]:
     """The claimed versions' rows by id, each with the type of the claim this run already
-    has on it (``claimed_by_this_run``, None for none), in one query; the first unknown or
-    foreign id (in the given order) raises NotFound."""
+    has on it (``claimed_by_this_run``, None for none), in one query."""
     if not version_ids:
         return {}
-    found = {
+    return {
         row["id"]: row
         for row in in_transaction(
             conn, "claimable_versions", {"run_id": run_id, "ids": list(set(version_ids))}
         )
     }
-    for version_id in version_ids:
-        if version_id not in found:
-            raise NotFound(f"no node version with id {version_id}")
-        require_same_thread(found[version_id], thread_id, "node version")
-    return found
-
-
-def _check_edges(
-    conn: Connection, thread_id: UUID, edges: Sequence[EdgeOut], refs: set[str], where: str
-) -> None:
-    targets: list[UUID] = []
-    for j, edge in enumerate(edges):
-        with _at(f"{where}.edges[{j}].to"):
-            target = _ref(edge)
-            if target is None:
-                targets.append(parse_id(edge.to, "node version"))
-            elif target not in refs:
-                raise BadInput(f"no new node in this output has ref {target!r}")
-    with _at(f"{where}.edges"):
-        v.count(edges, "edges")
-        require_all_in_thread(conn, t.node_versions, targets, thread_id, "node version")
-
-
-def _check_fork(
-    conn: Connection, thread_id: UUID, kind: str, objective: str | None, at_version_id: str | None
-) -> None:
-    if kind == "objective":
-        if objective is None:
-            raise BadInput("an objective fork needs an objective")
-        v.text(objective, "objective", v.MAX_OBJECTIVE)
-    elif objective is not None:
-        raise BadInput("only an objective fork carries an objective")
-    if kind == "node" and at_version_id is None:
-        raise BadInput("a node fork needs at_version_id, the version it diverges at")
-    parent_id = _fork_parent(conn, thread_id, _optional_version(at_version_id))
-    parent = require(conn, t.branches, parent_id, "branch")
-    if parent["status"] != "active":
-        raise BadInput(f"branch {parent['id']} is {parent['status']}; fork from an active branch")
 
 
 def _fork_parent(conn: Connection, thread_id: UUID, at: UUID | None) -> UUID:
@@ -332,48 +227,6 @@ def _fork_parent(conn: Connection, thread_id: UUID, at: UUID | None) -> UUID:
         return main_branch_id(conn, thread_id)
     branch_id: UUID = require_in_thread(conn, t.node_versions, at, thread_id, "node version")["branch_id"]
     return branch_id
-
-
-def _citation_lists(output: AgentOutput) -> Iterator[tuple[str, Sequence[CitationOut]]]:
-    for i, claim in enumerate(output.claims):
-        yield f"claims[{i}]", claim.cites
-    for i, node in enumerate(output.new_nodes):
-        yield f"new_nodes[{i}]", node.cites
-    for i, version in enumerate(output.new_versions):
-        yield f"new_versions[{i}]", version.cites
-
-
-def _check_citations(conn: Connection, thread_id: UUID, output: AgentOutput) -> None:
-    """Every citation list of the output, with one query for all the evidence it names."""
-    existing: list[tuple[str, list[UUID]]] = []
-    for where, cites in _citation_lists(output):
-        ids: list[UUID] = []
-        for j, cite in enumerate(cites):
-            with _at(f"{where}.cites[{j}]"):
-                if cite.new_evidence is None:
-                    ids.append(parse_id(str(cite.evidence_id), "evidence"))
-                else:
-                    evidence.checked_size(sources.from_text(cite.new_evidence.content))
-                    v.text(cite.new_evidence.title, "title", v.MAX_TITLE)
-        with _at(f"{where}.cites"):
-            v.count(cites, "citations")
-        existing.append((where, ids))
-    attached = attached_evidence(conn, thread_id, [e for _, ids in existing for e in ids])
-    for where, ids in existing:
-        with _at(f"{where}.cites"):
-            require_attached(attached, ids)
-
-
-def _check_no_nul(value: Any, where: str) -> None:
-    """Postgres text cannot hold NUL, and JSON can: refuse it up front."""
-    if isinstance(value, str) and "\x00" in value:
-        raise BadInput(f"{where}: contains a NUL character")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _check_no_nul(item, f"{where}.{key}" if where else key)
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            _check_no_nul(item, f"{where}[{i}]")
 
 
 def _cites(
@@ -401,32 +254,9 @@ def _edges(edges: Sequence[EdgeOut], made: Mapping[str, UUID]) -> list[tuple[str
     """Edges with ``ref:`` targets resolved to the versions made from this output."""
     resolved: list[tuple[str, UUID]] = []
     for edge in edges:
-        ref = _ref(edge)
+        ref = ref_of(edge)
         resolved.append((edge.kind, made[ref] if ref is not None else parse_id(edge.to, "node version")))
     return resolved
-
-
-def _ref(edge: EdgeOut) -> str | None:
-    return edge.to[len(REF) :] if edge.to.startswith(REF) else None
-
-
-def _optional_version(value: str | None) -> UUID | None:
-    return None if value is None else _existing_version(value)
-
-
-def _existing_version(value: str) -> UUID:
-    if value.startswith(REF):
-        raise BadInput(f"{value} is a new node of this output; only edges may name it")
-    return parse_id(value, "node version")
-
-
-@contextmanager
-def _at(where: str) -> Iterator[None]:
-    """Prefix a reason with its place in the output."""
-    try:
-        yield
-    except BadInput as exc:
-        raise type(exc)(f"{where}: {exc}") from None
 
 
 class Outputs:

@@ -12,8 +12,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
-from council.domain.source import Source
-from council.errors import BadInput
+from council.domain.source import Source, checked_size
 from council.known_secrets import process_redactor
 from council.ledger import tables as t
 from council.ledger.events import append
@@ -128,21 +127,6 @@ def content_hash(source: Source) -> str:
     if source.content is not None:
         return sha256_text(source.content)
     return sha256_text(f"reference:{source.uri}")
-
-
-def checked_size(source: Source) -> int:
-    """Evidence is stored byte for byte (it is content-addressed), so it is
-    checked, never trimmed."""
-    if source.content is None:
-        return 0
-    if not source.content.strip():
-        raise BadInput("evidence content must not be empty")
-    if "\x00" in source.content:
-        raise BadInput("evidence content contains a NUL character")
-    size = len(source.content.encode("utf-8"))
-    if size > v.MAX_EVIDENCE_BYTES:
-        raise BadInput(f"evidence is too large: {size} bytes (limit {v.MAX_EVIDENCE_BYTES})")
-    return size
 
 
 def thread_evidence_ids(conn: Connection, thread_id: UUID) -> set[UUID]:

@@ -1,4 +1,4 @@
-"""Runs begun outside the workers and held until they end (DESIGN §7): a run recorded by
+"""Runs begun outside the workers and held until they end (docs/architecture.md §7): a run recorded by
 hand (`council run record`), held by its recorder until it closes it, adding claims
 meanwhile; and a run begun by an outside agent over MCP, held by its session until it
 submits its output or the session ends. Neither is ever taken by a worker or the sweep:
@@ -37,7 +37,7 @@ def refuse_unheld(run: Mapping[str, Any], actor: str) -> None:
     """Claims by hand (`council claim add`, ``POST /runs/{id}/claims``) land only on a run
     recorded by hand (`council run record`) that its recorder, ``actor``, has not closed:
     a worker's run claims only through its own fenced output, a run begun over MCP only
-    through its session's submission, and a closed or failed run takes nothing (DESIGN §7).
+    through its session's submission, and a closed or failed run takes nothing (docs/architecture.md §7).
     BadInput, before anything is written."""
     run_id = run["id"]
     if run["mode"] != "external":

@@ -88,14 +88,19 @@ def require_all_in_thread(
 ) -> dict[UUID, Any]:
     """Rows by id in one query; the first unknown or foreign id (in the given
     order) raises NotFound."""
-    if not row_ids:
-        return {}
-    found = {
-        row["id"]: row
-        for row in conn.execute(select(table).where(table.c.id.in_(list(set(row_ids))))).mappings()
-    }
+    found = rows_by_id(conn, table, row_ids)
     for row_id in row_ids:
         if row_id not in found:
             raise NotFound(f"no {what} with id {row_id}")
         require_same_thread(found[row_id], thread_id, what)
     return found
+
+
+def rows_by_id(conn: Connection, table: Table, row_ids: Sequence[UUID]) -> dict[UUID, Any]:
+    """The rows of ``table`` with these ids, by id, in one query (none for an unknown id)."""
+    if not row_ids:
+        return {}
+    return {
+        row["id"]: row
+        for row in conn.execute(select(table).where(table.c.id.in_(list(set(row_ids))))).mappings()
+    }

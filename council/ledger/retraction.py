@@ -17,19 +17,38 @@ from uuid import UUID
 from sqlalchemy import Connection, func, insert, select
 
 from council.domain import validate as v
-from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
-from council.domain.results.governance import ProposalShown
+from council.domain import votes
+from council.domain.independence import GroupingParams, RunFacts
 from council.domain.results.retraction import Proposal, Vote
-from council.domain.rules import group_dict
 from council.domain.vocabulary import VOTES
+from council.domain.votes import ProposalFacts
 from council.errors import BadInput
 from council.ledger import events
 from council.ledger import tables as t
 from council.ledger.locks import lock_node
-from council.ledger.lookup import require
+from council.ledger.lookup import require, rows_by_id
 from council.ledger.memory import move_memory
 from council.ledger.restore import restore_retraction
 from council.sql import query
+
+
+@dataclass(frozen=True)
+class Voters:
+    """The runs that voted on a proposal, as independence grouping sees them (a vote is
+    the run's stance), and the grouping the proposal pinned. The domain groups them
+    (``council.domain.independence.group_runs``)."""
+
+    runs: list[RunFacts]
+    params: GroupingParams
+
+
+@dataclass(frozen=True)
+class ProposalRead:
+    """A proposal as the governance page shows it, but for its vote groups: ``shown``
+    holds every other field of ``ProposalShown``."""
+
+    shown: dict[str, Any]
+    voters: Voters
 
 
 @dataclass(frozen=True)
@@ -149,9 +168,9 @@ class Retractions:
             self._conn, proposal_id, run_id, choice=choice, confidence=level, rationale=rationale, actor=actor
         )
 
-    def of_thread(self, thread_id: UUID) -> list[ProposalShown]:
+    def of_thread(self, thread_id: UUID) -> list[ProposalRead]:
         """The thread's proposals, oldest first, each with its votes (and the voting
-        runs' agents), their independence groups and its transitions."""
+        runs' agents), its transitions and its voters for independence grouping."""
         conn = self._conn
         p, c, nv = t.retraction_proposals, t.consolidations, t.node_versions
         rows = conn.execute(
@@ -175,13 +194,9 @@ class Retractions:
                 .order_by(t.retraction_proposal_transitions.c.created_at)
             ).mappings()
             shown.append(
-                ProposalShown.model_validate(
-                    {
-                        **row,
-                        "votes": [dict(v) for v in votes],
-                        "groups": [group_dict(g) for g in _vote_groups(conn, row)],
-                        "history": [dict(h) for h in history],
-                    }
+                ProposalRead(
+                    {**row, "votes": [dict(v) for v in votes], "history": [dict(h) for h in history]},
+                    _voters(conn, row),
                 )
             )
         return shown
@@ -225,8 +240,9 @@ class Retractions:
         ).scalar_one()
         return int(rules.get("retraction_min_endorse_groups", 2))
 
-    def vote_groups(self, proposal: dict[str, Any]) -> list[Group]:
-        return _vote_groups(self._conn, proposal)
+    def voters(self, proposal: dict[str, Any]) -> Voters:
+        """The proposal's voting runs as independence grouping sees them, with its pinned grouping."""
+        return _voters(self._conn, proposal)
 
     def close(
         self,
@@ -250,18 +266,26 @@ class Retractions:
 def check_vote(conn: Connection, proposal_id: UUID, run: Any) -> Any:
     """The proposal, if ``run`` may vote on it now (same thread, open, not yet
     voted by this run); otherwise BadInput. Writes nothing."""
-    proposal = require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
-    if run["thread_id"] != proposal["thread_id"]:
-        raise BadInput(f"run {run['id']} belongs to another thread than proposal {proposal_id}")
-    if proposal["status"] != "open":
-        raise BadInput(f"proposal {proposal_id} is {proposal['status']}; votes are closed")
-    if conn.execute(
-        select(t.retraction_votes.c.id).where(
-            t.retraction_votes.c.proposal_id == proposal_id, t.retraction_votes.c.run_id == run["id"]
-        )
-    ).first():
-        raise BadInput(f"run {run['id']} already voted on proposal {proposal_id}")
+    proposal = rows_by_id(conn, t.retraction_proposals, [proposal_id]).get(proposal_id)
+    votes.check_vote(run["id"], run["thread_id"], proposal_id, _vote_facts(conn, proposal, run["id"]))
     return proposal
+
+
+def vote_facts(conn: Connection, proposal_id: UUID, run_id: UUID) -> ProposalFacts | None:
+    """What a vote of ``run_id`` on the proposal is checked against (None: no such proposal)."""
+    proposal = rows_by_id(conn, t.retraction_proposals, [proposal_id]).get(proposal_id)
+    return _vote_facts(conn, proposal, run_id)
+
+
+def _vote_facts(conn: Connection, proposal: Any, run_id: UUID) -> ProposalFacts | None:
+    if proposal is None:
+        return None
+    voted = conn.execute(
+        select(t.retraction_votes.c.id).where(
+            t.retraction_votes.c.proposal_id == proposal["id"], t.retraction_votes.c.run_id == run_id
+        )
+    ).first()
+    return ProposalFacts(thread_id=proposal["thread_id"], status=proposal["status"], voted=voted is not None)
 
 
 def record_vote(
@@ -335,7 +359,7 @@ def proposal_briefing(conn: Connection, proposal_id: UUID) -> dict[str, Any]:
     }
 
 
-def _vote_groups(conn: Connection, proposal: Any) -> list[Group]:
+def _voters(conn: Connection, proposal: Any) -> Voters:
     rows = conn.execute(
         select(
             t.retraction_votes.c.run_id,
@@ -375,7 +399,7 @@ def _vote_groups(conn: Connection, proposal: Any) -> list[Group]:
             t.grouping_algorithms.c.id == proposal["grouping_algorithm_id"]
         )
     ).scalar_one()
-    return group_runs(facts, GroupingParams.from_record(params))
+    return Voters(facts, GroupingParams.from_record(params))
 
 
 def _close(

@@ -8,7 +8,6 @@ the run (``agent_runs.executor``): what runs is what the run says will run.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
@@ -33,6 +32,7 @@ from council.domain.reviewers import Reviewers
 from council.errors import BadInput
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.reentry import read_packet
+from council.settings import settings
 
 BRIEFING_BUDGET = 6000
 
@@ -196,7 +196,7 @@ def _shown(profile: Profile) -> ProfileShown:
         provider=profile.provider,
         api_base=profile.api_base,
         api_key_env=profile.api_key_env,
-        key_set=bool(os.environ.get(profile.api_key_env)) if profile.api_key_env else None,
+        key_set=bool(settings().variable(profile.api_key_env)) if profile.api_key_env else None,
         params=dict(profile.params),
         max_turns=profile.max_turns,
         timeout_s=profile.timeout_s,

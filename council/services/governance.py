@@ -5,9 +5,10 @@ retraction proposals with their votes by group (docs/architecture.md §4, §5, �
 from __future__ import annotations
 
 from council.domain.commands import IdRef
+from council.domain.independence import group_runs
 from council.domain.results.consolidation import RuleReason
-from council.domain.results.governance import Governance, NodeDecision
-from council.domain.rules import evaluate
+from council.domain.results.governance import Governance, NodeDecision, ProposalShown
+from council.domain.rules import evaluate, group_dict
 from council.ledger.unit import UnitOfWork
 
 
@@ -39,5 +40,13 @@ def thread_governance(uow: UnitOfWork, thread: IdRef) -> Governance:
             review=tx.reviews.settings(thread_id).current,
             decisions=decisions,
             evidence=evidence,
-            proposals=tx.retractions.of_thread(thread_id),
+            proposals=[
+                ProposalShown.model_validate(
+                    {
+                        **read.shown,
+                        "groups": [group_dict(g) for g in group_runs(read.voters.runs, read.voters.params)],
+                    }
+                )
+                for read in tx.retractions.of_thread(thread_id)
+            ],
         )

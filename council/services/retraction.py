@@ -11,6 +11,7 @@ from uuid import UUID
 
 from council import config
 from council.domain.commands import IdRef
+from council.domain.independence import group_runs
 from council.domain.results.consolidation import GroupShape
 from council.domain.results.retraction import Adjudicated, Proposal, Vote
 from council.domain.rules import adjudication, group_dict
@@ -87,7 +88,8 @@ def adjudicate(
                 outcome=row["status"],
                 already_adjudicated=True,
             )
-        found = tx.retractions.vote_groups(row)
+        voters = tx.retractions.voters(row)
+        found = group_runs(voters.runs, voters.params)
         retract = sum(1 for g in found if g.kind == "support")
         keep = sum(1 for g in found if g.kind == "dispute")
         need = tx.retractions.required_groups(row["rule_set_id"])

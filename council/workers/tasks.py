@@ -1,7 +1,7 @@
 """Thin Celery tasks: decode ids, call a service, map the outcome.
 
 Each task gets its dependencies from the one bootstrap (per process), and
-retries transient errors by the one policy (``workers/retrying.py``).
+retries transient errors by the one policy (``council/workers/retrying.py``).
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from uuid import UUID
 from celery.signals import worker_init
 
 from council.adapters import task_names
-from council.adapters.celery_app import SWEEP_EVERY_S, app
+from council.adapters.celery_app import app
 from council.bootstrap import Council, bootstrap
 from council.domain.retry import is_transient
 from council.errors import Transient
-from workers.retrying import POLICY, retry_or_leave
+from council.settings import settings
+from council.workers.retrying import POLICY, retry_or_leave
 
 # Without coalescing marks (a broker other than Redis) the sweep cannot tell a lost run
-# message from one still waiting in a long queue: it waits this long before re-enqueueing.
-SWEEP_STALE_S = float(os.environ.get("COUNCIL_SWEEP_STALE_S", "300"))
+# message from one still waiting in a long queue: it waits COUNCIL_SWEEP_STALE_S before
+# re-enqueueing (Settings.sweep_stale_s).
 
 
 @functools.cache
@@ -113,12 +114,13 @@ def sweep(self: Any) -> dict[str, Any]:
     from council.services.sweep import sweep as find_and_hand_on
 
     wired = _council()
+    current = settings()
     # With coalescing marks, a queued run with nothing waiting is lost as soon as it has
-    # settled for one sweep interval; without them only after SWEEP_STALE_S.
-    runs_settle_s = SWEEP_EVERY_S if marks(RUN).coalescing else SWEEP_STALE_S
+    # settled for one sweep interval; without them only after the stale wait.
+    runs_settle_s = current.sweep_every_s if marks(RUN).coalescing else current.sweep_stale_s
     try:
         swept = find_and_hand_on(
-            wired.uow, wired.required_scheduler(), settle_s=SWEEP_EVERY_S, runs_settle_s=runs_settle_s
+            wired.uow, wired.required_scheduler(), settle_s=current.sweep_every_s, runs_settle_s=runs_settle_s
         )
     except Exception as exc:
         retry_or_leave(self, exc, work="sweep", found_by="runs again on the next beat")
