@@ -251,6 +251,13 @@ class Runs(HeldRuns):
         )
         return [r[0] for r in found]
 
+    def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
+        """The node versions round ``round_no`` claimed on, once all its runs ended (else none)."""
+        found = in_transaction(
+            self._conn, "round_closed_versions", {"dispatch_id": dispatch_id, "round": round_no}
+        )
+        return [UUID(str(r["node_version_id"])) for r in found]
+
     def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[dict[str, Any]]:
         rows = self._conn.execute(
             query("previous_round_stances"), {"dispatch_id": dispatch_id, "round": round_no}

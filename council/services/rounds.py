@@ -16,7 +16,6 @@ from uuid import UUID
 
 from council.adapters.scheduler import Scheduler
 from council.errors import CouncilError
-from council.ledger.pg import in_transaction
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate_many
 
@@ -30,10 +29,7 @@ def open_next_round(
     ``round_no`` (idempotent) and enqueue its runs; the new runs' ids (none: not due, or
     created already)."""
     with uow() as tx:
-        rows = in_transaction(
-            tx.conn, "round_closed_versions", {"dispatch_id": dispatch_id, "round": round_no - 1}
-        )
-    versions = [UUID(str(r["node_version_id"])) for r in rows]
+        versions = tx.runs.closed_round_versions(dispatch_id, round_no - 1)
     if versions:
         try:
             consolidate_many(uow, versions, actor=actor)

@@ -539,7 +539,9 @@ def test_a_vote_adjudication_and_resolution_go_through_the_same_services_as_the_
         for run in voters
     ]
     refused = client.post(f"/proposals/{proposal}/votes", json={"run_id": voters[0], "vote": "endorse"})
-    bad = client.post(f"/proposals/{proposal}/votes", json={"run_id": voters[0], "vote": "maybe"}, headers=AUTH)
+    bad = client.post(
+        f"/proposals/{proposal}/votes", json={"run_id": voters[0], "vote": "maybe"}, headers=AUTH
+    )
     decided = client.post(f"/proposals/{proposal}/adjudicate", json={}, headers=AUTH)
     # Then the votes land, the proposal is decided by its rules, and the listing says so
     assert [v.status_code for v in votes] == [201, 201], votes[0].text
