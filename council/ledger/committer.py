@@ -26,10 +26,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
-
-from sqlalchemy import Connection  # events.append takes it until the events store runs named SQL
 
 from council import metrics
 from council.domain import chain_codec
@@ -41,6 +39,9 @@ from council.errors import CouncilError, NotFound
 from council.ledger import evaluation_chains, events
 from council.ledger.pg import execute, fetch
 from council.ledger.snapshots import locked_snapshots
+
+if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
+    from sqlalchemy import Connection
 
 LOCK_TIMEOUT = "10s"
 STATEMENT_TIMEOUT = "60s"

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 from uuid import UUID
-
-from sqlalchemy import Connection  # events.append takes it until the events store runs named SQL
 
 from council.domain import validate as v
 from council.domain.results.threads import ReviewSetting, ReviewSettings
@@ -24,6 +22,9 @@ from council.domain.reviewers import Reviewers
 from council.ledger.events import append
 from council.ledger.locks import lock_proposal
 from council.ledger.pg import column, fetch, fetch_one
+
+if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
+    from sqlalchemy import Connection
 
 
 class SettingRow(TypedDict):

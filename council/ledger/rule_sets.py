@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 from uuid import UUID
-
-from sqlalchemy import Connection  # events.append takes it until the events store runs named SQL
 
 from council.domain.counterfactual import RuleSet
 from council.domain.results.learning import RuleSetProvenance, RuleSetShown
 from council.errors import BadInput, NotFound
 from council.ledger.events import append
 from council.ledger.pg import column, execute, fetch, fetch_one
+
+if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
+    from sqlalchemy import Connection
 
 DEFAULT_RULE_SET = "council-default-v1"
 
