@@ -9,7 +9,6 @@ the run (``agent_runs.executor``): what runs is what the run says will run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 from uuid import UUID
 
 from council import config
@@ -30,6 +29,7 @@ from council.domain.results.runs import (
 )
 from council.domain.reviewers import Reviewers
 from council.errors import BadInput
+from council.ledger.run_rows import RoundStance
 from council.ledger.unit import Tx, UnitOfWork
 from council.services.reentry import read_packet
 from council.settings import settings
@@ -139,7 +139,7 @@ def compile_for(
     packet = read_packet(
         tx, thread_id, budget=BRIEFING_BUDGET, blind=True, thread_known=thread_known
     ).model_copy(update={"high_water_event_id": None})
-    stances: list[dict[str, Any]] = []
+    stances: list[RoundStance] = []
     if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
         stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)
     proposal = tx.retractions.briefing(proposal_id) if mode == "review" and proposal_id else None
