@@ -115,9 +115,12 @@ def in_transaction(conn: Any, name: str, params: dict[str, Any], *, as_tuples: b
     leave translated. A connection the server dropped is invalidated, and with it
     every connection the pool holds, as SQLAlchemy's own execution does on a
     disconnect: after a restart they are all dead, and each would otherwise cost a
-    failed try. (The untyped form; a store converted to typed rows uses :func:`fetch`.)"""
+    failed try. An INSERT's or UPDATE's bound text has the known secrets taken out, as the
+    engine's hook does for SQLAlchemy's statements: a store moved off SQLAlchemy keeps
+    "known secrets never reach a row" (docs/architecture.md §11). (The untyped form; a
+    store converted to typed rows uses :func:`fetch`.)"""
     factory: Any = namedtuple_row if as_tuples else dict_row
-    return _run(conn, name, params, factory, redact=False)
+    return _run(conn, name, params, factory)
 
 
 # ------------------------------------------------------------ typed named SQL
