@@ -476,6 +476,14 @@ $function$;
 REVOKE ALL ON FUNCTION public.council_live_consolidation_v1(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_live_consolidation_v1(uuid) TO council_app;
 
+CREATE OR REPLACE FUNCTION public.council_node_lock_key_v1(logical_node_id uuid)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT hashtextextended('council.node:' || CAST(logical_node_id AS text), 0) $function$;
+REVOKE ALL ON FUNCTION public.council_node_lock_key_v1(logical_node_id uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_node_lock_key_v1(logical_node_id uuid) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_node_version_inserted_v1()
  RETURNS trigger
  LANGUAGE plpgsql

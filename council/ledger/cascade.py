@@ -7,6 +7,8 @@ Each step is one transaction and bounded; what it cuts off is a *continuation*
 transaction and marked continued in the transaction of the step that
 continues it. So the cascade is bounded per step and never lossy: a lost
 message leaves a row for the sweep, a duplicated one finds its row taken.
+Named SQL (council/sql/cascade.sql, reversal.sql's ``dependents``) on the unit's
+psycopg connection.
 """
 
 from __future__ import annotations
@@ -15,31 +17,45 @@ import json
 from collections import deque
 from collections.abc import Sequence
 from itertools import islice
-from typing import Any
+from typing import Any, TypedDict
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain.reassessment import move
 from council.domain.results.reversal import CascadeStep
 from council.ledger import memory
-from council.sql import query
+from council.ledger.pg import Unit, column, fetch
 
 CASCADE_DEPTH = 3
 CASCADE_STEP_LIMIT = 200
 
 
-def begin(conn: Connection, pending: Sequence[tuple[UUID | str, int]], *, actor: str) -> UUID | None:
+class _Continuation(TypedDict):
+    id: UUID
+    pending: list[tuple[str, int]]  # [version id, depth left], as JSON
+
+
+class _Dependent(TypedDict):
+    """A version that depends on ``depends_on``, with its live consolidation and memory."""
+
+    depends_on: UUID
+    version_id: UUID
+    consolidation_id: UUID | None
+    memory_item_id: UUID | None
+    memory_status: str | None
+    thread_id: UUID | None
+
+
+def begin(conn: Unit, pending: Sequence[tuple[UUID | str, int]], *, actor: str) -> UUID | None:
     """Record versions still to expand (each with its depth left) as a continuation,
     in the caller's transaction; None when nothing is left to expand."""
     todo = [[str(version), depth] for version, depth in pending if depth > 0]
     if not todo:
         return None
-    row = conn.execute(query("record_continuation"), {"pending": json.dumps(todo), "actor": actor}).one()
-    return UUID(str(row.id))
+    [continuation_id] = column(conn, "record_continuation", UUID, pending=json.dumps(todo), actor=actor)
+    return continuation_id
 
 
-def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:
+def step(conn: Unit, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:
     """One bounded step: take the given continuations (those no other step took),
     expand their versions breadth first, marking the memory of every node that
     depends on them provisional, until CASCADE_STEP_LIMIT versions were expanded
@@ -55,12 +71,12 @@ def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> C
             continued=[], reached=0, marked_provisional=0, continuation=[], continuation_id=None
         )
     taken = sorted(
-        conn.execute(query("take_continuations"), {"ids": [str(i) for i in continuation_ids]}),
-        key=lambda row: str(row.id),
+        fetch(conn, "take_continuations", _Continuation, ids=[str(i) for i in continuation_ids]),
+        key=lambda row: str(row["id"]),
     )
     depths: dict[str, int] = {}
     for continuation in taken:
-        for version, depth in continuation.pending:
+        for version, depth in continuation["pending"]:
             depths[version] = max(depth, depths.get(version, 0))
     queue = deque(depths.items())
     reached = expanded = 0
@@ -70,9 +86,9 @@ def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> C
     marked: set[str] = set()  # statuses were read before this step's marks: mark each item once
     while queue and expanded < CASCADE_STEP_LIMIT and not full:
         stretch = list(islice(queue, CASCADE_STEP_LIMIT - expanded))
-        found: dict[str, list[Any]] = {}
+        found: dict[str, list[_Dependent]] = {}
         versions = sorted({version for version, _ in stretch})
-        for row in conn.execute(query("dependents"), {"versions": versions}).mappings():
+        for row in fetch(conn, "dependents", _Dependent, versions=versions):
             found.setdefault(str(row["depends_on"]), []).append(row)
         for version, depth in stretch:
             rows = found.get(version, [])
@@ -100,7 +116,7 @@ def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> C
     memory.move_many(conn, moves, actor)
     left = [(UUID(version), depth) for version, depth in queue]
     return CascadeStep(
-        continued=[UUID(str(continuation.id)) for continuation in taken],
+        continued=[continuation["id"] for continuation in taken],
         reached=reached,
         marked_provisional=len(moves),
         continuation=left,
@@ -109,7 +125,7 @@ def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> C
 
 
 class Cascades:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Unit) -> None:
         self._conn = conn
 
     def step(self, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:

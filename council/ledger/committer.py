@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 from uuid import UUID
-
-from sqlalchemy import Connection, insert, select
 
 from council import metrics
 from council.domain import chain_codec
@@ -38,9 +37,11 @@ from council.domain.snapshot import Snapshot, manifest_of, snapshot_digests, sup
 from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
 from council.errors import CouncilError, NotFound
 from council.ledger import evaluation_chains, events
-from council.ledger import tables as t
-from council.ledger.pg import in_transaction
+from council.ledger.pg import execute, fetch
 from council.ledger.snapshots import locked_snapshots
+
+if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
+    from sqlalchemy import Connection
 
 LOCK_TIMEOUT = "10s"
 STATEMENT_TIMEOUT = "60s"
@@ -51,6 +52,64 @@ COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 # How commit_begin takes a batch's node locks (see its comment in council/sql/committer.sql).
 NodeLockWait = Literal["try", "exclusive"]
 EXCLUSIVE: NodeLockWait = "exclusive"
+
+
+# The committer's rows (council/sql/committer.sql). Its statements only write what
+# they read from rows whose text was redacted when first written: not redacted again.
+
+
+@dataclass(frozen=True)
+class _Weight:
+    id: UUID
+    claims: int
+
+
+@dataclass(frozen=True)
+class _Begun:
+    """A version of the batch under its node lock (``commit_begin``); a lone row of
+    NULLs but ``isolation`` when none was found."""
+
+    isolation: str
+    id: UUID | None
+    logical_node_id: UUID
+    thread_id: UUID
+    content: str
+    locked: bool | None
+    live: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class _Live:
+    """Each node's live consolidation by logical node id, and the evidence now share-locked."""
+
+    live: dict[str, Any]
+    locked: list[str]
+
+
+@dataclass(frozen=True)
+class _Decided:
+    version_id: UUID
+    consolidation: dict[str, Any] | None
+    evaluation: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class _NotReady:
+    version_id: UUID
+    evaluation_id: UUID
+
+
+@dataclass(frozen=True)
+class _Written:
+    version_id: UUID
+    consolidation_id: UUID
+    memory_item_id: UUID
+
+
+@dataclass(frozen=True)
+class _MemoryState:
+    id: UUID
+    status: str
 
 
 class Committer:
@@ -75,9 +134,7 @@ class Committer:
         """The claims on each version that exists (one read, before any lock)."""
         if not version_ids:
             return {}
-        rows = in_transaction(
-            self._conn, "commit_weights", {"version_ids": list(version_ids)}, as_tuples=True
-        )
+        rows = fetch(self._conn, "commit_weights", _Weight, version_ids=list(version_ids))
         return {row.id: int(row.claims) for row in rows}
 
 
@@ -85,16 +142,14 @@ def _consolidate_batch(
     conn: Connection, version_ids: list[UUID], *, actor: str, dry_run: bool, wait: NodeLockWait = EXCLUSIVE
 ) -> dict[UUID, Evaluated]:
     with metrics.lock_wait("node"):
-        begun = in_transaction(
+        begun = fetch(
             conn,
             "commit_begin",
-            {
-                "version_ids": version_ids,
-                "wait": wait,
-                "lock_timeout": LOCK_TIMEOUT,
-                "statement_timeout": STATEMENT_TIMEOUT,
-            },
-            as_tuples=True,
+            _Begun,
+            version_ids=version_ids,
+            wait=wait,
+            lock_timeout=LOCK_TIMEOUT,
+            statement_timeout=STATEMENT_TIMEOUT,
         )
     if begun[0].isolation != "read committed":
         # At a higher level the snapshot would predate the lock wait: stale.
@@ -174,11 +229,11 @@ def _decide(
     digests = {version_id: digest for version_id, (digest, _) in hashed.items()}
     decided = {
         row.version_id: row
-        for row in in_transaction(
+        for row in fetch(
             conn,
             "commit_decided",
-            {"decided": json.dumps([{"version_id": str(v.id), "digest": digests[v.id]} for v in todo])},
-            as_tuples=True,
+            _Decided,
+            decided=json.dumps([{"version_id": str(v.id), "digest": digests[v.id]} for v in todo]),
         )
     }
     positive: list[tuple[Any, Decision]] = []
@@ -227,14 +282,12 @@ def _live(conn: Connection, versions: list[Any]) -> Any:
     """Each node's live consolidation (by logical node id) and the shared locks on the
     evidence the versions cite, taken now (under the node locks)."""
     with metrics.lock_wait("evidence"):
-        [live] = in_transaction(
+        [live] = fetch(
             conn,
             "commit_live",
-            {
-                "logical_node_ids": [v.logical_node_id for v in versions],
-                "version_ids": [v.id for v in versions],
-            },
-            as_tuples=True,
+            _Live,
+            logical_node_ids=[v.logical_node_id for v in versions],
+            version_ids=[v.id for v in versions],
         )
         return live
 
@@ -296,8 +349,8 @@ def _record_not_ready(
     evaluation_chains.store_reasons(conn, [i["reasons"] for i in items])
     written = {
         row.version_id: row.evaluation_id
-        for row in in_transaction(
-            conn, "commit_not_ready", {"items": json.dumps(items), "actor": actor}, as_tuples=True
+        for row in fetch(
+            conn, "commit_not_ready", _NotReady, items=json.dumps(items), actor=actor, redact=False
         )
     }
     for (
@@ -364,9 +417,7 @@ def _commit(
         )
     written = {
         row.version_id: row
-        for row in in_transaction(
-            conn, "commit_write", {"items": json.dumps(items), "actor": actor}, as_tuples=True
-        )
+        for row in fetch(conn, "commit_write", _Written, items=json.dumps(items), actor=actor, redact=False)
     }
     return {
         version.id: Evaluated(
@@ -387,25 +438,16 @@ def _supersede(conn: Connection, old_id: UUID, new_version_id: UUID, thread_id: 
     """A newer version consolidates: the old consolidation and its memory item
     become superseded (historically valid, replaced) in the same transaction."""
     reason = f"superseded by a consolidation of version {new_version_id}"
-    conn.execute(
-        insert(t.consolidation_transitions).values(
-            consolidation_id=old_id, from_status="live", to_status="superseded", reason=reason, actor=actor
-        )
-    )
-    memory = conn.execute(
-        select(t.memory_items.c.id, t.memory_items.c.status).where(
-            t.memory_items.c.consolidation_id == old_id
-        )
-    ).one()
+    execute(conn, "supersede_consolidation", consolidation_id=old_id, reason=reason, actor=actor)
+    [memory] = fetch(conn, "superseded_memory", _MemoryState, consolidation_id=old_id)
     if memory.status not in ("retracted", "superseded"):
-        conn.execute(
-            insert(t.memory_transitions).values(
-                memory_item_id=memory.id,
-                from_status=memory.status,
-                to_status="superseded",
-                reason=reason,
-                actor=actor,
-            )
+        execute(
+            conn,
+            "supersede_memory",
+            memory_item_id=memory.id,
+            from_status=memory.status,
+            reason=reason,
+            actor=actor,
         )
     events.append(
         conn,

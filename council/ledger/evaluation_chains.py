@@ -23,16 +23,59 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain import chain_codec
 from council.domain import manifests as chain
 from council.domain.manifests import ChainRow, Manifest
 from council.domain.snapshot import manifest_of, snapshot_digests
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Unit, execute, fetch
+
+
+@dataclass(frozen=True)
+class _CompactRecord:
+    id: UUID
+    node_version_id: UUID
+    seq: int
+
+
+class _ChainRow(TypedDict):
+    """A row of a chain (``evaluation_compact_chains``): a root's manifest, a link's
+    delta, or (compact rows) the encoded ``link`` they are read from."""
+
+    node_version_id: UUID
+    seq: int
+    manifest: dict[str, Any] | None
+    section_sha256: dict[str, str] | None
+    delta: dict[str, Any] | None
+    link: bytes | None
+
+
+class _OlderChainRow(TypedDict):
+    """A row of a chain written before compact links (``evaluation_chains``)."""
+
+    record_id: UUID
+    seq: int | None
+    manifest: dict[str, Any] | None
+    section_sha256: dict[str, str] | None
+    delta: dict[str, Any] | None
+    snapshot: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class _Tail:
+    node_version_id: UUID
+    id: UUID
+    seq: int
+    digest: str
+    compact: bool
+
+
+@dataclass(frozen=True)
+class _ClaimRun:
+    id: UUID
+    run_id: UUID
 
 
 @dataclass(frozen=True)
@@ -45,13 +88,13 @@ class Stored:
     seq: int | None
 
 
-def _readable(row: Any) -> ChainRow:
+def _readable(row: _ChainRow) -> ChainRow:
     """A chain row as the walk reads it: a compact row's ``link`` decoded into a
     root's manifest and section hashes, or a link's change."""
-    found = dict(row)
-    if found.get("link") is None:
+    found: dict[str, Any] = dict(row)
+    if row["link"] is None:
         return cast(ChainRow, found)
-    root, change = chain_codec.decode(found["link"])
+    root, change = chain_codec.decode(row["link"])
     if root:
         found["manifest"], found["section_sha256"] = chain_codec.root_manifest(change)
     else:
@@ -59,7 +102,7 @@ def _readable(row: Any) -> ChainRow:
     return cast(ChainRow, found)
 
 
-def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
+def stored(conn: Unit, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     """The manifest and section hashes of each evaluation of ``record_ids`` (unknown ids are
     absent), rebuilt from its chain: compact chains in one statement, each walked once for
     all of its records; older rows in another."""
@@ -68,13 +111,15 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     ids = list(record_ids)
     out: dict[UUID, Stored] = {}
     wanted: dict[UUID, dict[int, UUID]] = {}
-    for compact in in_transaction(conn, "evaluation_compact_records", {"record_ids": ids}, as_tuples=True):
+    for compact in fetch(conn, "evaluation_compact_records", _CompactRecord, record_ids=ids):
         wanted.setdefault(compact.node_version_id, {})[compact.seq] = compact.id
     if wanted:
         chains: dict[UUID, list[ChainRow]] = {}
-        params = {"version_ids": list(wanted), "seqs": [min(s) for s in wanted.values()]}
-        params["lasts"] = [max(s) for s in wanted.values()]
-        for row in in_transaction(conn, "evaluation_compact_chains", params):
+        seqs = [min(s) for s in wanted.values()]
+        lasts = [max(s) for s in wanted.values()]
+        for row in fetch(
+            conn, "evaluation_compact_chains", _ChainRow, version_ids=list(wanted), seqs=seqs, lasts=lasts
+        ):
             chains.setdefault(row["node_version_id"], []).append(_readable(row))
         for version_id, rows in chains.items():
             for seq, (manifest, sections) in chain.walk_at(rows, wanted[version_id]).items():
@@ -84,8 +129,8 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     if not rest:
         return out
     rows_of: dict[UUID, list[Any]] = {}
-    for row in in_transaction(conn, "evaluation_chains", {"record_ids": rest}):
-        rows_of.setdefault(row["record_id"], []).append(dict(row))
+    for older in fetch(conn, "evaluation_chains", _OlderChainRow, record_ids=rest):
+        rows_of.setdefault(older["record_id"], []).append(dict(older))
     for record_id, found in rows_of.items():
         last = found[-1]
         if last["seq"] is None:  # written before 0013: whole manifest, or (before 0005) snapshot
@@ -102,12 +147,12 @@ def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     return out
 
 
-def _derive_runs(conn: Connection, out: dict[UUID, Stored]) -> None:
+def _derive_runs(conn: Unit, out: dict[UUID, Stored]) -> None:
     """Give each compact chain's manifest (all of ``out`` so far) its runs: its claims'."""
     claim_ids = sorted({c for s in out.values() for c in s.manifest["claims"]})
     run_of = {
         str(row.id): str(row.run_id)
-        for row in in_transaction(conn, "evaluation_claim_runs", {"claim_ids": claim_ids}, as_tuples=True)
+        for row in fetch(conn, "evaluation_claim_runs", _ClaimRun, claim_ids=claim_ids)
     }
     for record_id, found in out.items():
         out[record_id] = Stored(chain_codec.derive_runs(found.manifest, run_of), found.sections, found.seq)
@@ -135,12 +180,12 @@ def _keep(key: tuple[UUID, str], tail: chain.Tail) -> None:
         TAILS.popitem(last=False)
 
 
-def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Position]:
+def tails(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Position]:
     """Where the chain of each version that has one ends (call under its node lock): one
     statement, and one more walking the compact chains whose tail this process does not keep."""
     out: dict[UUID, Position] = {}
-    walk: list[Any] = []
-    for end in in_transaction(conn, "evaluation_tails", {"version_ids": list(version_ids)}, as_tuples=True):
+    walk: list[_Tail] = []
+    for end in fetch(conn, "evaluation_tails", _Tail, version_ids=list(version_ids)):
         if not end.compact:
             out[end.node_version_id] = Position(end.seq, None)
         elif (kept := TAILS.get((end.id, end.digest))) is not None and kept.seq == end.seq:
@@ -148,10 +193,12 @@ def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Position]
         else:
             walk.append(end)
     if walk:
-        rows: dict[UUID, list[Any]] = {}
-        params = {"version_ids": [r.node_version_id for r in walk], "lasts": [r.seq for r in walk]}
-        params["seqs"] = params["lasts"]
-        for row in in_transaction(conn, "evaluation_compact_chains", params):
+        rows: dict[UUID, list[ChainRow]] = {}
+        lasts = [r.seq for r in walk]
+        version_ids = [r.node_version_id for r in walk]
+        for row in fetch(
+            conn, "evaluation_compact_chains", _ChainRow, version_ids=version_ids, seqs=lasts, lasts=lasts
+        ):
             rows.setdefault(row["node_version_id"], []).append(_readable(row))
         for r in walk:
             rebuilt = chain.tail(rows[r.node_version_id])
@@ -191,8 +238,9 @@ def written(tail: chain.Tail | None, link: dict[str, Any], evaluation_id: UUID, 
     _keep((evaluation_id, digest), chain.tail(rows))
 
 
-def store_reasons(conn: Connection, reasons: Sequence[list[dict[str, Any]]]) -> None:
+def store_reasons(conn: Unit, reasons: Sequence[list[dict[str, Any]]]) -> None:
     """Store each reason of the lists once, by content (call before the rows naming them)."""
     unique = {json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}
     if unique:
-        in_transaction(conn, "evaluation_reasons", {"reasons": json.dumps(list(unique.values()))})
+        # the rules' reasons, over text redacted when it was first written
+        execute(conn, "evaluation_reasons", reasons=json.dumps(list(unique.values())), redact=False)

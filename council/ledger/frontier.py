@@ -5,33 +5,28 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Unit, column
 
 DEPENDENCY_DEPTH = 3
 
 
 class Frontier:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Unit) -> None:
         self._conn = conn
 
     def rows(self, thread_id: UUID, *, rows_cap: int) -> dict[str, Any]:
         """Everything the packet may show, in one recursive statement that fetches
         at most ``rows_cap`` items of each section (load lazily: the budget bounds it)."""
-        [row] = in_transaction(
+        [found] = column(
             self._conn,
             "frontier",
-            {
-                "thread_id": thread_id,
-                "head_limit": rows_cap,
-                "dep_depth": DEPENDENCY_DEPTH,
-                "dep_limit": rows_cap,
-                "counter_limit": rows_cap,
-                "action_limit": rows_cap,
-                "memory_limit": rows_cap,
-            },
-            as_tuples=True,
+            dict,
+            thread_id=thread_id,
+            head_limit=rows_cap,
+            dep_depth=DEPENDENCY_DEPTH,
+            dep_limit=rows_cap,
+            counter_limit=rows_cap,
+            action_limit=rows_cap,
+            memory_limit=rows_cap,
         )
-        found: dict[str, Any] = row[0]  # the one JSON column, already a dict
-        return found
+        return found  # the one JSON column, already a dict

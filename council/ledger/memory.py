@@ -1,5 +1,6 @@
 """Memory item status: every change is an appended transition and an event,
-written by one named statement (``move_memory_batch``) for one move or many."""
+written by one named statement (``move_memory_batch``, council/sql/reversal.sql) for one
+move or many, on the unit's psycopg connection."""
 
 from __future__ import annotations
 
@@ -7,20 +8,18 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection
-
 from council.domain.reassessment import move
-from council.sql import query
+from council.ledger.pg import Unit, execute
 
 
-def move_many(conn: Connection, moves: Sequence[dict[str, Any]], actor: str) -> None:
+def move_many(conn: Unit, moves: Sequence[dict[str, Any]], actor: str) -> None:
     """Append the transitions (applied in order by the trigger) and their events in one statement."""
     if moves:
-        conn.execute(query("move_memory_batch"), {"moves": json.dumps(list(moves)), "actor": actor})
+        execute(conn, "move_memory_batch", moves=json.dumps(list(moves)), actor=actor)
 
 
 def move_memory(
-    conn: Connection, memory: dict[str, Any], to: str, reason: str, actor: str, details: dict[str, Any]
+    conn: Unit, memory: dict[str, Any], to: str, reason: str, actor: str, details: dict[str, Any]
 ) -> str:
     """Move one memory item (a row of memory_items; its status is updated in place)."""
     move_many(conn, [move(memory["id"], memory["thread_id"], memory["status"], to, reason, details)], actor)

@@ -14,12 +14,15 @@ no SQLAlchemy; ``db.translate`` maps SQLAlchemy's wrapped errors with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+import functools
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import psycopg
-from psycopg.rows import dict_row, namedtuple_row
+from psycopg.rows import class_row, dict_row, namedtuple_row, tuple_row
 
 from council import config
 from council.errors import (
@@ -31,6 +34,9 @@ from council.errors import (
     TransientDatabaseError,
 )
 from council.sql import driver_sql
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection as SAConnection
 
 # SQLSTATEs raised by our own triggers (migrations/versions/0001_ledger.sql).
 _IMMUTABLE = "CN001"
@@ -99,13 +105,6 @@ def transaction(url: str) -> Iterator[Connection]:
         raise translate_driver(exc) from exc
 
 
-def rows(conn: Connection, name: str, **params: Any) -> list[dict[str, Any]]:
-    """The rows of the named query (council/sql) as dicts of column -> value."""
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(driver_sql(name), params)  # a dict, even empty: `%%` is then read as `%`
-        return cur.fetchall()
-
-
 def in_transaction(conn: Any, name: str, params: dict[str, Any], *, as_tuples: bool = False) -> list[Any]:
     """The rows of the named query run on the psycopg connection under ``conn``, a
     SQLAlchemy connection, in its open transaction: as dicts, or as named tuples
@@ -116,17 +115,112 @@ def in_transaction(conn: Any, name: str, params: dict[str, Any], *, as_tuples: b
     leave translated. A connection the server dropped is invalidated, and with it
     every connection the pool holds, as SQLAlchemy's own execution does on a
     disconnect: after a restart they are all dead, and each would otherwise cost a
-    failed try."""
-    driver: Connection = conn.connection.driver_connection
+    failed try. An INSERT's or UPDATE's bound text has the known secrets taken out, as the
+    engine's hook does for SQLAlchemy's statements: a store moved off SQLAlchemy keeps
+    "known secrets never reach a row" (docs/architecture.md §11). (The untyped form; a
+    store converted to typed rows uses :func:`fetch`.)"""
+    factory: Any = namedtuple_row if as_tuples else dict_row
+    return _run(conn, name, params, factory)
+
+
+# ------------------------------------------------------------ typed named SQL
+#
+# How a store talks to Postgres: a named query (council/sql) on the unit's psycopg
+# connection, its rows typed at the boundary — a TypedDict or a frozen dataclass per
+# row shape. ``conn`` is the unit's connection: the psycopg connection itself
+# (``Tx.pg``), or, while some stores are still handed the SQLAlchemy connection the
+# transaction was begun on, that connection, whose psycopg connection is used.
+
+Unit: TypeAlias = "Connection | SAConnection"
+R = TypeVar("R")
+
+
+def driver(conn: Unit) -> Connection:
+    """The psycopg connection of the unit's transaction."""
+    if isinstance(conn, psycopg.Connection):
+        return conn
+    found = conn.connection.driver_connection
+    assert isinstance(found, psycopg.Connection)
+    return found
+
+
+def fetch(conn: Unit, name: str, shape: type[R], /, *, redact: bool = True, **params: Any) -> list[R]:
+    """The rows of the named query, each as ``shape`` (a TypedDict, read as a dict of
+    column -> value, or a dataclass built from the columns)."""
+    rows: list[R] = _run(conn, name, params, _factory(shape), redact=redact)
+    return rows
+
+
+def fetch_one(conn: Unit, name: str, shape: type[R], /, **params: Any) -> R | None:
+    """The first row of the named query as ``shape``, None when it returns none."""
+    found = fetch(conn, name, shape, **params)
+    return found[0] if found else None
+
+
+def column(conn: Unit, name: str, of: type[R], /, *, redact: bool = True, **params: Any) -> list[R]:
+    """The first column of each row of the named query (values of type ``of``)."""
+    rows = _run(conn, name, params, tuple_row, redact=redact)
+    return [row[0] for row in rows]
+
+
+def execute(conn: Unit, name: str, /, *, redact: bool = True, **params: Any) -> None:
+    """Run the named statement; whatever rows it returns are not wanted."""
+    _run(conn, name, params, tuple_row, redact=redact)
+
+
+def execute_many(conn: Unit, name: str, params: Sequence[Mapping[str, Any]], /) -> None:
+    """Run the named statement once per parameter set, pipelined (one round trip)."""
+    if params:
+        _run(conn, name, params, tuple_row, many=True)
+
+
+@functools.cache
+def _writes(name: str) -> bool:
+    return _WRITES.search(driver_sql(name)) is not None
+
+
+_WRITES = re.compile(r"\b(INSERT|UPDATE)\b", re.IGNORECASE)
+
+
+def _factory(shape: type[Any]) -> Any:
+    if dataclasses.is_dataclass(shape):
+        return class_row(shape)
+    return dict_row  # a TypedDict is a dict at run time
+
+
+def _run(
+    conn: Unit, name: str, params: Any, factory: Any, *, many: bool = False, redact: bool = True
+) -> list[Any]:
+    """Execute the named query on the unit's psycopg connection; driver errors leave
+    translated. Bound text an INSERT or UPDATE writes has the process's known secrets
+    taken out, as the engine's ``before_cursor_execute`` hook does for SQLAlchemy's own
+    statements (docs/architecture.md §11) — unless ``redact`` is false: a statement of the
+    commit path that only writes text read from rows already redacted when first written
+    (it ran on :func:`in_transaction`, unredacted, before the typed helpers). A connection
+    the server dropped under a SQLAlchemy transaction is invalidated with the whole pool
+    (see :func:`in_transaction`); under ``Tx.pg`` the unit of work does the same when the
+    error leaves the block."""
+    from council.known_secrets import process_redactor, redact_parameters
+
+    pq = driver(conn)
+    if redact and _writes(name) and process_redactor():
+        params = redact_parameters(params, process_redactor())
     try:
-        with driver.cursor(row_factory=namedtuple_row if as_tuples else dict_row) as cur:
-            cur.execute(driver_sql(name), params)
+        with pq.cursor(row_factory=factory) as cur:
+            if many:
+                cur.executemany(driver_sql(name), params)
+                return []
+            cur.execute(driver_sql(name), params)  # a dict, even empty: `%%` is then read as `%`
             return cur.fetchall() if cur.description is not None else []
     except psycopg.Error as exc:
-        lost = driver.broken
-        if lost:
-            # What SQLAlchemy's own handler does on a disconnect: every connection made before
-            # now is recycled at its next checkout, then this one is invalidated.
-            conn.engine.pool._invalidate(conn.connection, exc)
-            conn.invalidate(exc)
+        lost = pq.broken
+        if lost and not isinstance(conn, psycopg.Connection):
+            invalidate_pool(conn, exc)
         raise translate_driver(exc, invalidated=lost) from exc
+
+
+def invalidate_pool(conn: SAConnection, exc: BaseException) -> None:
+    """What SQLAlchemy's own handler does on a disconnect: every connection made before
+    now is recycled at its next checkout, then this one is invalidated."""
+    conn.engine.pool._invalidate(conn.connection, exc)
+    conn.invalidate(exc)

@@ -6,8 +6,21 @@ SQLAlchemy Core."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import TypedDict
+from uuid import UUID
+
 from council.domain.results.threads import Thread
-from council.ledger.pg import Connection, rows
+from council.ledger.pg import Connection, fetch
+
+
+class ThreadRow(TypedDict):
+    id: UUID
+    title: str
+    objective: str
+    rule_set_id: str
+    grouping_algorithm_id: str
+    created_at: datetime
 
 
 class Reads:
@@ -18,4 +31,4 @@ class Reads:
 
     def threads(self) -> list[Thread]:
         """Every thread, oldest first."""
-        return [Thread.model_validate(row) for row in rows(self._conn, "all_threads")]
+        return [Thread.model_validate(row) for row in fetch(self._conn, "all_threads", ThreadRow)]

@@ -1,19 +1,28 @@
 """An explicit restore through adjudication (docs/architecture.md §5): a retracted
 version does not consolidate again on claims alone, but a person may undo the
-retraction a proposal decided."""
+retraction a proposal decided. Named SQL in council/sql/restore.sql on the unit's
+psycopg connection."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Connection, insert, select
+import json
+from typing import TYPE_CHECKING, Any, TypedDict
+from uuid import UUID
 
 from council.domain import validate as v
-from council.errors import BadInput
+from council.errors import BadInput, NotFound
 from council.ledger import events
-from council.ledger import tables as t
-from council.ledger.lookup import require
 from council.ledger.memory import move_memory
+from council.ledger.pg import column, execute, fetch, fetch_one
+
+if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
+    from sqlalchemy import Connection
+
+
+class _Version(TypedDict):
+    id: UUID
+    logical_node_id: UUID
+    version_no: int
 
 
 def restore_retraction(
@@ -31,63 +40,44 @@ def restore_retraction(
         )
     if consolidation["status"] != "retracted":
         raise BadInput(f"consolidation {consolidation['id']} is {consolidation['status']}, not retracted")
-    live = conn.execute(
-        select(t.consolidations.c.id).where(
-            t.consolidations.c.logical_node_id == consolidation["logical_node_id"],
-            t.consolidations.c.status == "live",
-        )
-    ).scalar()
-    if live is not None:
-        raise BadInput(f"consolidation {live} of the same node is live; a restore would make two")
-    version = require(conn, t.node_versions, consolidation["node_version_id"], "node version")
-    newer = conn.execute(
-        select(t.node_versions.c.id).where(
-            t.node_versions.c.logical_node_id == version["logical_node_id"],
-            t.node_versions.c.version_no > version["version_no"],
-        )
-    ).first()
-    if newer is not None:
-        raise BadInput(f"node version {version['id']} has a newer version {newer.id}; consolidate that one")
+    live = column(conn, "restore_live_rival", UUID, logical_node_id=consolidation["logical_node_id"])
+    if live:
+        raise BadInput(f"consolidation {live[0]} of the same node is live; a restore would make two")
+    version = fetch_one(conn, "restore_version", _Version, id=consolidation["node_version_id"])
+    if version is None:
+        raise NotFound(f"no node version with id {consolidation['node_version_id']}")
+    newer = column(
+        conn,
+        "restore_newer_version",
+        UUID,
+        logical_node_id=version["logical_node_id"],
+        version_no=version["version_no"],
+    )
+    if newer:
+        raise BadInput(f"node version {version['id']} has a newer version {newer[0]}; consolidate that one")
     why = f"restored by adjudication: {reason}"
     details = {"restore": True, "reason": reason}
-    conn.execute(
-        insert(t.retraction_proposal_transitions).values(
-            proposal_id=proposal["id"],
-            from_status="retracted",
-            to_status="restored",
-            reason=why,
-            actor=actor,
-            details=details,
-        )
+    execute(
+        conn,
+        "restore_proposal",
+        proposal_id=proposal["id"],
+        reason=why,
+        actor=actor,
+        details=json.dumps(details),
     )
-    conn.execute(
-        insert(t.consolidation_transitions).values(
-            consolidation_id=consolidation["id"],
-            from_status="retracted",
-            to_status="live",
-            reason=why,
-            actor=actor,
-        )
-    )
-    memory = dict(
-        conn.execute(select(t.memory_items).where(t.memory_items.c.consolidation_id == consolidation["id"]))
-        .mappings()
-        .one()
-    )
+    execute(conn, "restore_consolidation", consolidation_id=consolidation["id"], reason=why, actor=actor)
+    [memory] = fetch(conn, "restore_memory_item", dict, consolidation_id=consolidation["id"])
     move_memory(conn, memory, "stable", why, actor, {"proposal_id": str(proposal["id"])})
-    current = conn.execute(
-        select(t.node_version_states.c.status).where(t.node_version_states.c.id == version["id"])
-    ).scalar_one()
+    [current] = column(conn, "restore_version_status", str, id=version["id"])
     if current in ("open", "tentative"):
-        conn.execute(
-            insert(t.node_status_transitions).values(
-                node_version_id=version["id"],
-                from_status=current,
-                to_status="resolved",
-                reason=why,
-                actor=actor,
-                consolidation_id=consolidation["id"],
-            )
+        execute(
+            conn,
+            "restore_version_resolved",
+            node_version_id=version["id"],
+            from_status=current,
+            reason=why,
+            actor=actor,
+            consolidation_id=consolidation["id"],
         )
     events.append(
         conn,

@@ -11,21 +11,39 @@ found under.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
 from uuid import UUID
-
-from sqlalchemy import Connection, insert, select
 
 from council.domain import validate as v
 from council.domain.results.threads import ReviewSetting, ReviewSettings
 from council.domain.review import DEFAULT, Review
 from council.domain.reviewers import Reviewers
-from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.locks import lock_proposal
-from council.sql import query
+from council.ledger.pg import column, fetch, fetch_one
 
-_S = t.thread_review_settings
+if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
+    from sqlalchemy import Connection
+
+
+class SettingRow(TypedDict):
+    """A row of ``thread_review_settings`` (council/sql/review_settings.sql)."""
+
+    id: UUID
+    thread_id: UUID
+    review: str
+    delay_s: int
+    agents: list[str] | None
+    reason: str
+    actor: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class _WorkedBy:
+    profiles: list[str]
+    real: bool
 
 
 UNSTAFFED = "retraction.review_unstaffed"
@@ -48,12 +66,12 @@ class WorkedBy:
     real: bool
 
 
-def _review(row: Any) -> Review:
+def _review(row: SettingRow) -> Review:
     agents = row["agents"]
     return Review(row["review"], int(row["delay_s"]), tuple(agents) if agents is not None else None)
 
 
-def shown(row: Any | None) -> ReviewSetting:
+def shown(row: SettingRow | None) -> ReviewSetting:
     if row is None:
         return ReviewSetting(review=DEFAULT.review, delay_s=DEFAULT.delay_s, description=DEFAULT.describe())
     review = _review(row)
@@ -78,21 +96,16 @@ class ReviewStore:
         """Append ``review`` as the thread's setting in force, with its event (a
         thread's first setting is told by its ``thread.created`` event instead)."""
         reason = v.text(reason, "reason", v.MAX_REASON, allow_empty=True)
-        row = (
-            self._conn.execute(
-                insert(_S)
-                .values(
-                    thread_id=thread_id,
-                    review=review.review,
-                    delay_s=review.delay_s,
-                    agents=list(review.agents) if review.agents is not None else None,
-                    reason=reason,
-                    actor=actor,
-                )
-                .returning(_S)
-            )
-            .mappings()
-            .one()
+        [row] = fetch(
+            self._conn,
+            "add_review_setting",
+            SettingRow,
+            thread_id=thread_id,
+            review=review.review,
+            delay_s=review.delay_s,
+            agents=list(review.agents) if review.agents is not None else None,
+            reason=reason,
+            actor=actor,
         )
         if event:
             append(
@@ -118,8 +131,8 @@ class ReviewStore:
         return InForce(DEFAULT, None) if row is None else InForce(_review(row), row["id"])
 
     def worked_by(self, thread_id: UUID) -> WorkedBy:
-        row = self._conn.execute(query("thread_profiles"), {"thread_id": thread_id}).mappings().one()
-        return WorkedBy(tuple(row["profiles"]), bool(row["real"]))
+        [row] = fetch(self._conn, "thread_profiles", _WorkedBy, thread_id=thread_id)
+        return WorkedBy(tuple(row.profiles), bool(row.real))
 
     def record_unstaffed(
         self, proposal_id: UUID, thread_id: UUID, setting_id: UUID | None, reviewers: Reviewers, *, actor: str
@@ -128,14 +141,15 @@ class ReviewStore:
         manual review, once (under the proposal's lock; nothing when a review
         dispatch or the same finding exists already). Whether it was recorded now."""
         lock_proposal(self._conn, proposal_id)
-        dispatched = self._conn.execute(
-            select(t.dispatches.c.id).where(t.dispatches.c.proposal_id == proposal_id).limit(1)
-        ).first()
-        told = self._conn.execute(
-            query("review_unstaffed_under"),
-            {"proposal_id": str(proposal_id), "setting_id": str(setting_id) if setting_id else None},
-        ).scalar_one()
-        if dispatched is not None or told:
+        dispatched = column(self._conn, "proposal_dispatched", UUID, proposal_id=proposal_id)
+        [told] = column(
+            self._conn,
+            "review_unstaffed_under",
+            bool,
+            proposal_id=str(proposal_id),
+            setting_id=str(setting_id) if setting_id else None,
+        )
+        if dispatched or told:
             return False
         append(
             self._conn,
@@ -152,22 +166,10 @@ class ReviewStore:
         return True
 
     def settings(self, thread_id: UUID) -> ReviewSettings:
-        rows = self._conn.execute(
-            select(_S).where(_S.c.thread_id == thread_id).order_by(_S.c.created_at, _S.c.id)
-        ).mappings()
-        history = [shown(r) for r in rows]
+        history = [shown(r) for r in fetch(self._conn, "review_settings", SettingRow, thread_id=thread_id)]
         return ReviewSettings(
             thread_id=thread_id, current=history[-1] if history else shown(None), history=history
         )
 
-    def _latest(self, thread_id: UUID) -> Any | None:
-        return (
-            self._conn.execute(
-                select(_S)
-                .where(_S.c.thread_id == thread_id)
-                .order_by(_S.c.created_at.desc(), _S.c.id.desc())
-                .limit(1)
-            )
-            .mappings()
-            .first()
-        )
+    def _latest(self, thread_id: UUID) -> SettingRow | None:
+        return fetch_one(self._conn, "review_setting_in_force", SettingRow, thread_id=thread_id)

@@ -1,19 +1,44 @@
 """Rule sets: stored bodies, the counterfactual report that motivated each one
-(its provenance) and the rule set new threads are pinned to (migration 0012)."""
+(its provenance) and the rule set new threads are pinned to (migration 0012).
+Named SQL in council/sql/rule_sets.sql on the unit's psycopg connection."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Connection, insert, select
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypedDict
+from uuid import UUID
 
 from council.domain.counterfactual import RuleSet
 from council.domain.results.learning import RuleSetProvenance, RuleSetShown
 from council.errors import BadInput, NotFound
-from council.ledger import tables as t
 from council.ledger.events import append
+from council.ledger.pg import column, execute, fetch, fetch_one
+
+if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
+    from sqlalchemy import Connection
 
 DEFAULT_RULE_SET = "council-default-v1"
+
+
+class _RuleSetRow(TypedDict):
+    id: str
+    body: dict[str, Any]
+    description: str
+
+
+class _ShownRow(TypedDict):
+    id: str
+    body: dict[str, Any]
+    body_sha256: str
+    description: str
+    created_at: datetime
+    report_sha256: str | None
+    thread_id: UUID | None
+    since: datetime | None
+    compared: int | None
+    changed: list[str] | None
+    recorded_at: datetime | None
 
 
 class RuleSets:
@@ -21,22 +46,18 @@ class RuleSets:
         self._conn = conn
 
     def get(self, rule_set_id: str) -> RuleSet:
-        row = (
-            self._conn.execute(select(t.rule_sets).where(t.rule_sets.c.id == rule_set_id)).mappings().first()
-        )
+        row = fetch_one(self._conn, "rule_set", _RuleSetRow, id=rule_set_id)
         if row is None:
             raise NotFound(f"no rule set named {rule_set_id!r}")
         return RuleSet(row["id"], dict(row["body"]), row["description"])
 
     def pinned(self) -> str:
         """The rule set a thread created now is pinned to."""
-        latest = self._conn.execute(
-            select(t.rule_set_pins.c.rule_set_id).order_by(t.rule_set_pins.c.id.desc()).limit(1)
-        ).scalar_one_or_none()
-        return str(latest) if latest is not None else DEFAULT_RULE_SET
+        latest = column(self._conn, "pinned_rule_set", str)
+        return latest[0] if latest else DEFAULT_RULE_SET
 
     def show(self, rule_set_id: str) -> RuleSetShown:
-        found = self._shown(t.rule_sets.c.id == rule_set_id)
+        found = self._shown(rule_set_id)
         if not found:
             raise NotFound(f"no rule set named {rule_set_id!r}")
         return found[0]
@@ -44,32 +65,23 @@ class RuleSets:
     def all(self) -> list[RuleSetShown]:
         return self._shown(None)
 
-    def _shown(self, where: Any) -> list[RuleSetShown]:
-        query = (
-            select(t.rule_sets, t.rule_set_provenance)
-            .outerjoin(t.rule_set_provenance, t.rule_set_provenance.c.rule_set_id == t.rule_sets.c.id)
-            .order_by(t.rule_sets.c.created_at, t.rule_sets.c.id)
-        )
-        if where is not None:
-            query = query.where(where)
+    def _shown(self, rule_set_id: str | None) -> list[RuleSetShown]:
         pinned = self.pinned()
         shown = []
-        for row in self._conn.execute(query).mappings():
+        for row in fetch(self._conn, "rule_sets_shown", _ShownRow, id=rule_set_id):
             provenance = None
             if row["report_sha256"] is not None:
-                provenance = RuleSetProvenance.model_validate(
-                    {**row, "recorded_at": row[t.rule_set_provenance.c.created_at]}
-                )
+                provenance = RuleSetProvenance.model_validate(row)
             shown.append(
                 RuleSetShown.model_validate(
                     {
-                        "id": row[t.rule_sets.c.id],
+                        "id": row["id"],
                         "body": row["body"],
                         "body_sha256": row["body_sha256"],
                         "description": row["description"],
-                        "created_at": row[t.rule_sets.c.created_at],
+                        "created_at": row["created_at"],
                         "provenance": provenance,
-                        "pinned": row[t.rule_sets.c.id] == pinned,
+                        "pinned": row["id"] == pinned,
                     }
                 )
             )
@@ -78,26 +90,28 @@ class RuleSets:
     def add(self, rule_set: RuleSet, *, provenance: dict[str, Any] | None, actor: str) -> bool:
         """Store a rule set with its provenance; False when the same id and body are
         already stored (a shipped rule set is never edited: a change is a new id)."""
-        existing = self._conn.execute(
-            select(t.rule_sets.c.body_sha256).where(t.rule_sets.c.id == rule_set.id)
-        ).scalar_one_or_none()
-        if existing is not None:
-            if existing != rule_set.sha256:
+        existing = column(self._conn, "rule_set_sha256", str, id=rule_set.id)
+        if existing:
+            if existing[0] != rule_set.sha256:
                 raise BadInput(
                     f"rule set {rule_set.id!r} is stored with another body; a change takes a new id"
                 )
             return False
-        self._conn.execute(
-            insert(t.rule_sets).values(
-                id=rule_set.id,
-                body=rule_set.body,
-                body_sha256=rule_set.sha256,
-                description=rule_set.description,
-            )
+        execute(
+            self._conn,
+            "add_rule_set",
+            id=rule_set.id,
+            body=json.dumps(rule_set.body),
+            body_sha256=rule_set.sha256,
+            description=rule_set.description,
         )
         if provenance is not None:
-            self._conn.execute(
-                insert(t.rule_set_provenance).values(rule_set_id=rule_set.id, actor=actor, **provenance)
+            execute(
+                self._conn,
+                "add_rule_set_provenance",
+                rule_set_id=rule_set.id,
+                actor=actor,
+                **{**provenance, "changed": json.dumps(provenance["changed"])},
             )
         append(
             self._conn,
@@ -111,5 +125,5 @@ class RuleSets:
     def pin(self, rule_set_id: str, *, actor: str) -> None:
         """Pin new threads to a stored rule set (threads already open keep theirs)."""
         self.get(rule_set_id)
-        self._conn.execute(insert(t.rule_set_pins).values(rule_set_id=rule_set_id, actor=actor))
+        execute(self._conn, "pin_rule_set", rule_set_id=rule_set_id, actor=actor)
         append(self._conn, "rule_set.pinned", actor=actor, subject_id=rule_set_id)

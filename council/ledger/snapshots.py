@@ -8,25 +8,40 @@ version is a batch of one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain.manifests import Manifest
 from council.domain.snapshot import Snapshot, build_snapshot
 from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Unit, fetch
 
 
-def manifests(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
+@dataclass(frozen=True)
+class _Manifest:
+    """The ids of every row a version's decision depends on (``snapshot_manifests``)."""
+
+    version_id: UUID
+    manifest: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The rows one manifest names (its number from 1), as one JSON document (``snapshot_rows``)."""
+
+    ord: int
+    rows: dict[str, Any]
+
+
+def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
-    rows = in_transaction(conn, "snapshot_manifests", {"version_ids": list(version_ids)}, as_tuples=True)
+    rows = fetch(conn, "snapshot_manifests", _Manifest, version_ids=list(version_ids))
     return {row.version_id: cast(Manifest, dict(row.manifest)) for row in rows}
 
 
-def manifest(conn: Connection, version_id: UUID) -> Manifest:
+def manifest(conn: Unit, version_id: UUID) -> Manifest:
     found = manifests(conn, [version_id])
     if version_id not in found:
         raise NotFound(f"no node version with id {version_id}")
@@ -38,11 +53,11 @@ _IDS = ("versions", "claims", "runs", "exposures", "citations")
 _STATES = ("branches", "evidence", "pending_actions")
 
 
-def snapshots_from_manifests(conn: Connection, named: Sequence[Manifest]) -> list[Snapshot]:
+def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snapshot]:
     """The snapshot each manifest names, in order (one statement for all of them)."""
     if not named:
         return []
-    rows = in_transaction(conn, "snapshot_rows", _flattened(named), as_tuples=True)
+    rows = fetch(conn, "snapshot_rows", _Rows, redact=False, **_flattened(named))
     return [build_snapshot(row.rows) for row in rows]
 
 
@@ -86,7 +101,7 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def snapshot_from_manifest(conn: Connection, named: Manifest) -> Snapshot:
+def snapshot_from_manifest(conn: Unit, named: Manifest) -> Snapshot:
     return snapshots_from_manifests(conn, [named])[0]
 
 
@@ -94,7 +109,7 @@ def evidence_ids(named: Manifest) -> set[str]:
     return {str(e["id"]) for e in named["evidence"]}
 
 
-def locked_snapshots(conn: Connection, version_ids: Sequence[UUID], locked: set[str]) -> dict[UUID, Snapshot]:
+def locked_snapshots(conn: Unit, version_ids: Sequence[UUID], locked: set[str]) -> dict[UUID, Snapshot]:
     """The snapshots of ``version_ids``, with shared locks held on every evidence item they cite.
 
     Call with the node locks held and shared locks already taken on ``locked``
@@ -112,6 +127,6 @@ def locked_snapshots(conn: Connection, version_ids: Sequence[UUID], locked: set[
         locked |= extra
 
 
-def current_snapshot(conn: Connection, version_id: UUID) -> Snapshot:
+def current_snapshot(conn: Unit, version_id: UUID) -> Snapshot:
     """The snapshot as of now, without locks (for reads such as `council groups`)."""
     return snapshot_from_manifest(conn, manifest(conn, version_id))

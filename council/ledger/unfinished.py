@@ -4,47 +4,47 @@ sweep's reads; docs/architecture.md §7, Delivery). Each read is bounded and old
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
+from council.ledger.commit_rows import AffectedConsolidation
+from council.ledger.pg import Unit, column, fetch
 
-from council.sql import query
+
+class _DueRound(TypedDict):
+    dispatch_id: UUID
+    next_round: int
 
 
 class Unfinished:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Unit) -> None:
         self._conn = conn
 
     def runs(self, *, settle_s: float, limit: int) -> list[UUID]:
         """Runs to enqueue again: created or queued for ``settle_s``, or running on an
         expired lease (marks created ones queued)."""
-        return [r[0] for r in self._conn.execute(query("sweep_runs"), {"stale_s": settle_s, "limit": limit})]
+        return column(self._conn, "sweep_runs", UUID, stale_s=settle_s, limit=limit)
 
     def evaluations(self, *, settle_s: float, limit: int) -> list[UUID]:
         """Open or tentative heads with claims that no evaluation or consolidation of them saw."""
-        rows = self._conn.execute(query("unevaluated_versions"), {"settle_s": settle_s, "limit": limit})
-        return [UUID(str(row.id)) for row in rows]
+        return column(self._conn, "unevaluated_versions", UUID, settle_s=settle_s, limit=limit)
 
     def cascades(self, *, settle_s: float, limit: int) -> list[UUID]:
         """Cascade continuations no step continued."""
-        rows = self._conn.execute(query("unfinished_continuations"), {"settle_s": settle_s, "limit": limit})
-        return [UUID(str(row.id)) for row in rows]
+        return column(self._conn, "unfinished_continuations", UUID, settle_s=settle_s, limit=limit)
 
-    def reassessments(self, *, settle_s: float, limit: int) -> list[dict[str, Any]]:
+    def reassessments(self, *, settle_s: float, limit: int) -> list[AffectedConsolidation]:
         """Live consolidations whose memory is still stable though evidence they rest
         on fell: a validity change whose reassessment never ran."""
-        found = self._conn.execute(
-            query("unreassessed_consolidations"), {"settle_s": settle_s, "limit": limit}
+        return fetch(
+            self._conn, "unreassessed_consolidations", AffectedConsolidation, settle_s=settle_s, limit=limit
         )
-        return [dict(r) for r in found.mappings()]
 
     def next_rounds(self, *, settle_s: float, limit: int) -> list[tuple[UUID, int]]:
         """Deliberative dispatches whose next round is due but was never created."""
-        rows = self._conn.execute(query("stalled_dispatches"), {"settle_s": settle_s, "limit": limit})
-        return [(UUID(str(row.dispatch_id)), int(row.next_round)) for row in rows]
+        rows = fetch(self._conn, "stalled_dispatches", _DueRound, settle_s=settle_s, limit=limit)
+        return [(row["dispatch_id"], int(row["next_round"])) for row in rows]
 
     def adjudications(self, *, settle_s: float, limit: int) -> list[UUID]:
         """Open proposals whose review dispatch ended."""
-        rows = self._conn.execute(query("reviewed_open_proposals"), {"settle_s": settle_s, "limit": limit})
-        return [UUID(str(row.id)) for row in rows]
+        return column(self._conn, "reviewed_open_proposals", UUID, settle_s=settle_s, limit=limit)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from council.ledger.learning import Learning
     from council.ledger.lint import Lint
     from council.ledger.nodes import Nodes
+    from council.ledger.pg import Connection as PgConnection
     from council.ledger.reads import Reads
     from council.ledger.retraction import Retractions
     from council.ledger.reversal import Reversal
@@ -76,10 +77,21 @@ _ID_KINDS = {
 
 
 class Tx:
-    """The ledger inside one transaction."""
+    """The ledger inside one transaction. ``pg`` is the transaction's psycopg
+    connection: the one way a store talks to Postgres, named SQL from council/sql
+    with typed rows (``council.ledger.pg.fetch`` and its siblings). ``conn``, the
+    SQLAlchemy connection the transaction was begun on, is what the stores are
+    handed until every store runs named SQL (the helpers take either and use the
+    psycopg connection beneath)."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
+
+    @cached_property
+    def pg(self) -> PgConnection:
+        from council.ledger.pg import driver
+
+        return driver(self.conn)
 
     def resolve(self, kind: str, value: str | UUID) -> UUID:
         """The id of a ``kind`` named whole or by a unique prefix (bad input otherwise)."""
@@ -253,7 +265,17 @@ class UnitOfWork:
         from council.ledger.db import unit_of_work
 
         with unit_of_work(self.engine) as conn:
-            yield Tx(conn)
+            tx = Tx(conn)
+            try:
+                yield tx
+            except BaseException as exc:
+                # A statement run on ``tx.pg`` itself found the server gone: recycle the
+                # pool as SQLAlchemy does on a disconnect it sees (pg.invalidate_pool).
+                if "pg" in tx.__dict__ and tx.pg.broken and not conn.invalidated:
+                    from council.ledger.pg import invalidate_pool
+
+                    invalidate_pool(conn, exc)
+                raise
 
     @contextmanager
     def reading(self) -> Iterator[Reads]:
@@ -271,9 +293,7 @@ class UnitOfWork:
                 yield Reads(own)
             return
         with self() as tx:
-            driver = tx.conn.connection.driver_connection
-            assert isinstance(driver, psycopg.Connection)
             try:
-                yield Reads(driver)
+                yield Reads(tx.pg)
             except psycopg.Error as exc:  # raised by psycopg itself, not wrapped by SQLAlchemy
                 raise pg.translate_driver(exc) from exc

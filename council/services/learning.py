@@ -4,9 +4,8 @@ and calibration, read from the core tables through their views."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
-from council.domain.calibration import ClaimOutcome, calibrate
+from council.domain.calibration import calibrate
 from council.domain.commands import IdRef
 from council.domain.results.learning import (
     CalibrationShown,
@@ -15,6 +14,7 @@ from council.domain.results.learning import (
     StancesShown,
 )
 from council.domain.stances import CLASSES, StanceFacts, classify
+from council.ledger.learning import StanceChangeRow
 from council.services.ports import UnitOfWork
 
 
@@ -30,7 +30,7 @@ def stances(uow: UnitOfWork, thread: IdRef) -> StancesShown:
     return StancesShown(thread_id=thread_id, counts=counts, changes=changes)
 
 
-def _classified(row: dict[str, Any]) -> str:
+def _classified(row: StanceChangeRow) -> str:
     """The domain's class; the view computes the same (a test keeps them equal)."""
     facts = StanceFacts(
         claim_type=str(row["claim_type"]),
@@ -51,7 +51,7 @@ def calibration(uow: UnitOfWork, *, thread: IdRef | None = None) -> CalibrationS
             thread_id = tx.resolve("thread", thread)
             tx.threads.get(thread_id)
         rows = tx.learning.claim_outcomes(thread_id)
-    figures = calibrate(ClaimOutcome(**row) for row in rows)
+    figures = calibrate(rows)
     return CalibrationShown(
         thread_id=thread_id, models=[ModelCalibrationShown.model_validate(asdict(f)) for f in figures]
     )

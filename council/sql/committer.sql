@@ -37,16 +37,16 @@ FROM (SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
 LEFT JOIN LATERAL (
     SELECT nv.id, nv.logical_node_id, nv.thread_id, nv.content,
            CASE WHEN CAST(:wait AS text) <> 'try' THEN pg_advisory_xact_lock(
-                     hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0)) IS NOT NULL
+                     council_node_lock_key_v1(nv.logical_node_id)) IS NOT NULL
                 WHEN pg_try_advisory_xact_lock(
-                     hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0)) THEN true
+                     council_node_lock_key_v1(nv.logical_node_id)) THEN true
                 ELSE pg_advisory_xact_lock_shared(
-                     hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0)) IS NULL
+                     council_node_lock_key_v1(nv.logical_node_id)) IS NULL
            END AS locked
     FROM node_versions nv
     WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
       AND s.lock_timeout IS NOT NULL AND s.statement_timeout IS NOT NULL
-    ORDER BY hashtextextended('council.node:' || CAST(nv.logical_node_id AS text), 0), nv.id
+    ORDER BY council_node_lock_key_v1(nv.logical_node_id), nv.id
 ) AS v ON true
 
 -- commit_live --

@@ -1,8 +1,9 @@
 -- lock_node --
 -- Serialise every decision on one logical node: a transaction-scoped advisory
--- lock (never a session lock: those leak through poolers) on a namespaced
--- 64-bit key. Released at commit or rollback, or when the backend dies.
-SELECT pg_advisory_xact_lock(hashtextextended('council.node:' || CAST(:logical_node_id AS text), 0))
+-- lock (never a session lock: those leak through poolers) on the node's
+-- namespaced 64-bit key, council_node_lock_key_v1 (migration 0032), the one
+-- definition of the key. Released at commit or rollback, or when the backend dies.
+SELECT pg_advisory_xact_lock(council_node_lock_key_v1(CAST(:logical_node_id AS uuid)))
 
 -- lock_evidence_shared --
 -- Shared locks on the evidence a decision relies on, in ascending key order

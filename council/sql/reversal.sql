@@ -4,7 +4,7 @@
 -- order of their node's lock key (lock_node's key, locks.sql): reassessment
 -- takes those locks in this order.
 SELECT c.id, c.logical_node_id, c.node_version_id, c.thread_id,
-       hashtextextended('council.node:' || CAST(c.logical_node_id AS text), 0) AS node_lock_key
+       council_node_lock_key_v1(c.logical_node_id) AS node_lock_key
 FROM consolidation_evidence ce
 JOIN consolidations c ON c.id = ce.consolidation_id
 WHERE ce.evidence_id = :evidence_id AND c.status = 'live'
@@ -15,7 +15,7 @@ ORDER BY node_lock_key, c.id
 -- rest on is challenged (through the evidence index), optionally only those of
 -- the given memory items, in lock-key order like affected_consolidations.
 SELECT c.id, c.logical_node_id, c.node_version_id, c.thread_id,
-       hashtextextended('council.node:' || CAST(c.logical_node_id AS text), 0) AS node_lock_key
+       council_node_lock_key_v1(c.logical_node_id) AS node_lock_key
 FROM memory_items m
 JOIN consolidations c ON c.id = m.consolidation_id AND c.status = 'live'
 WHERE m.status = 'provisional'
@@ -113,7 +113,7 @@ ORDER BY e.to_version_id, e.from_version_id
 -- from the evidence that fell (few rows), in lock-key order like
 -- affected_consolidations.
 SELECT DISTINCT c.id, c.logical_node_id, c.node_version_id, c.thread_id,
-       hashtextextended('council.node:' || CAST(c.logical_node_id AS text), 0) AS node_lock_key
+       council_node_lock_key_v1(c.logical_node_id) AS node_lock_key
 FROM evidence e
 JOIN consolidation_evidence ce ON ce.evidence_id = e.id
 JOIN consolidations c ON c.id = ce.consolidation_id AND c.status = 'live'

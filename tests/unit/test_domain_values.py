@@ -145,12 +145,13 @@ def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None
     from council.sql import _queries
 
     queries = _queries()
-    node_key = "hashtextextended('council.node:' || CAST("
+    node_key = "council_node_lock_key_v1("  # the one definition: migration 0032
     evidence_key = "hashtextextended('council.evidence:' || CAST("
     for name in ("lock_node", "commit_begin"):
         assert node_key in queries[name], name
     for name in ("lock_evidence_shared", "lock_evidence_exclusive", "commit_live"):
         assert evidence_key in queries[name], name
+    assert not [name for name, sql in queries.items() if "'council.node:'" in sql]
     locking = [name for name, sql in queries.items() if "advisory" in sql]
     assert sorted(locking) == [
         "commit_begin",

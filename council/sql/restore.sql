@@ -1,0 +1,35 @@
+-- restore_live_rival --
+-- Before an explicit restore (under the node's lock): another consolidation of the
+-- node that is live, if any — a restore would make two.
+SELECT id FROM consolidations WHERE logical_node_id = :logical_node_id AND status = 'live' LIMIT 1
+
+-- restore_version --
+-- The version a retracted consolidation decided, with its place in its node's history.
+SELECT id, logical_node_id, version_no FROM node_versions WHERE id = :id
+
+-- restore_newer_version --
+-- A newer version of the node, if any: that one is consolidated instead.
+SELECT id FROM node_versions WHERE logical_node_id = :logical_node_id AND version_no > :version_no LIMIT 1
+
+-- restore_proposal --
+-- The proposal moves retracted -> restored (its trigger updates the proposal's status).
+INSERT INTO retraction_proposal_transitions (proposal_id, from_status, to_status, reason, actor, details)
+VALUES (:proposal_id, 'retracted', 'restored', :reason, :actor, CAST(:details AS jsonb))
+
+-- restore_consolidation --
+-- Its consolidation moves back retracted -> live.
+INSERT INTO consolidation_transitions (consolidation_id, from_status, to_status, reason, actor)
+VALUES (:consolidation_id, 'retracted', 'live', :reason, :actor)
+
+-- restore_memory_item --
+-- The consolidation's memory item, to move back to stable.
+SELECT id, thread_id, status FROM memory_items WHERE consolidation_id = :consolidation_id
+
+-- restore_version_status --
+-- The version's status now.
+SELECT status FROM node_version_states WHERE id = :id
+
+-- restore_version_resolved --
+-- An open or tentative version becomes resolved again by the restored consolidation.
+INSERT INTO node_status_transitions (node_version_id, from_status, to_status, reason, actor, consolidation_id)
+VALUES (:node_version_id, :from_status, 'resolved', :reason, :actor, :consolidation_id)
