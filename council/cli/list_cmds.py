@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -19,22 +19,26 @@ Thread = Annotated[str, typer.Option("--thread", help="Thread id.")]
 Column = tuple[str, str, int]  # key, header, width (0: the rest of the line)
 
 
-def table(title: str, columns: Sequence[Column], cell: Callable[[dict[str, Any], str], str]) -> Any:
+def table(
+    title: str, columns: Sequence[Column], cell: Callable[[Mapping[str, object], str], str]
+) -> Callable[[Mapping[str, object]], None]:
     """A renderer of ``data['items']`` as an 80-column table."""
 
-    def render(data: dict[str, Any]) -> None:
+    def render(data: Mapping[str, object]) -> None:
         from rich.table import Table
 
+        items = data["items"]
+        assert isinstance(items, list)
         out = Table(title=inert(title), title_justify="left", box=None, pad_edge=False, expand=True)
         for _, header, width in columns:
             if width:  # a fixed column; the one of width 0 takes the rest of the line
                 out.add_column(header, no_wrap=True, overflow="ellipsis", width=width, min_width=width)
             else:
                 out.add_column(header, no_wrap=True, overflow="ellipsis", ratio=1, min_width=8)
-        for item in data["items"]:
+        for item in items:
             out.add_row(*(inert(cell(item, key)) for key, _, _ in columns))
         console.print(out)
-        if not data["items"]:
+        if not items:
             console.print("[dim](none)[/]")
         for line in _footer(data):
             console.print(line, highlight=False)
@@ -42,7 +46,7 @@ def table(title: str, columns: Sequence[Column], cell: Callable[[dict[str, Any],
     return render
 
 
-def _footer(data: dict[str, Any]) -> list[str]:
+def _footer(data: Mapping[str, object]) -> list[str]:
     lines = []
     if data.get("truncated"):
         lines.append(f"[dim]the newest {data['limit']} shown; --limit to see more[/]")
@@ -52,11 +56,11 @@ def _footer(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _cost(cost: dict[str, Any]) -> str:
+def _cost(cost: Mapping[str, object]) -> str:
     return f"tokens {cost['prompt_tokens']} in, {cost['completion_tokens']} out; ${cost['usd']:.4f}"
 
 
-def _cell(item: dict[str, Any], key: str) -> str:
+def _cell(item: Mapping[str, object], key: str) -> str:
     value = item.get(key)
     if key.endswith("id") or key in ("consolidated",):
         return short(value)
@@ -67,7 +71,7 @@ def _cell(item: dict[str, Any], key: str) -> str:
     return "" if value is None else " ".join(str(value).split())
 
 
-def _node_cell(item: dict[str, Any], key: str) -> str:
+def _node_cell(item: Mapping[str, object], key: str) -> str:
     if key == "claims":
         return f"+{item['support_claims']} -{item['dispute_claims']} ~{item['abstain_claims']}"
     if key == "consolidated":
@@ -78,11 +82,12 @@ def _node_cell(item: dict[str, Any], key: str) -> str:
     return _cell(item, key)
 
 
-def _dispatch_cell(item: dict[str, Any], key: str) -> str:
+def _dispatch_cell(item: Mapping[str, object], key: str) -> str:
     if key == "result":
         return f"{item['succeeded']} ok {item['failed']} failed {item['unfinished']} open"
     if key == "usd":
-        return f"{item['cost']['usd']:.4f}"
+        cost = item["cost"]
+        return f"{float(str(cost['usd'])):.4f}" if isinstance(cost, Mapping) else ""
     return _cell(item, key)
 
 

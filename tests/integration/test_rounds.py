@@ -4,6 +4,8 @@ before deliberation joins them into one group, whichever worker closes the round
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -15,31 +17,36 @@ from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
 from tests.builders import ACTOR, Ledger
+from tests.fakes.chat_model import chat_model, messages_model
 
-PROFILES = """
-[profiles.claude]
-model = "anthropic/claude-sonnet-4-6"
-params = { conformity = 1.0 }
-[profiles.codex]
-model = "openai/gpt-5.5"
-params = { conformity = 1.0 }
-"""
+
+@pytest.fixture
+def stack() -> Iterator[ExitStack]:
+    with ExitStack() as opened:
+        yield opened
+
+
+PROFILE = '[profiles.{name}]\nmodel = "{model}"\napi_key_env = ""\napi_base = "{url}"\n'
 
 
 def test_the_blind_round_consolidates_before_the_deliberative_round_is_created(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stack: ExitStack
 ) -> None:
-    # Given two simulated agents of two providers that endorse the one head of a thread
+    # Given two models of two providers (local fake servers) that endorse the one head of a thread
+    chat, _ = stack.enter_context(chat_model(endorse=True))
+    messages, _ = stack.enter_context(messages_model(endorse=True))
     profiles = tmp_path / "profiles.toml"
-    profiles.write_text(PROFILES, encoding="utf-8")
+    profiles.write_text(
+        PROFILE.format(name="alpha", model="openai/alpha", url=chat)
+        + PROFILE.format(name="beta", model="anthropic/beta", url=messages),
+        encoding="utf-8",
+    )
     monkeypatch.setenv("COUNCIL_PROFILES", str(profiles))
-    monkeypatch.setenv("COUNCIL_SIMULATE", "always")
+    monkeypatch.setenv("COUNCIL_SIMULATE", "never")
     ledger = Ledger.new(engine, evidence_items=2)
     version = ledger.node("The replica keeps up", cites=list(ledger.evidence))["version_id"]
     uow, scheduler = UnitOfWork(engine), Recorder()
-    dispatch(
-        uow, scheduler, ledger.thread_id, ["claude", "codex"], mode="deliberative", rounds=2, actor=ACTOR
-    )
+    dispatch(uow, scheduler, ledger.thread_id, ["alpha", "beta"], mode="deliberative", rounds=2, actor=ACTOR)
     # When the blind round's two runs end (no commit worker: nothing else consolidates)
     first = list(scheduler.runs)
     for run in first:
