@@ -49,7 +49,6 @@ from council.errors import BadInput, Transient
 from council.known_secrets import redact
 from council.ledger.runs import TERMINAL
 from council.ledger.unit import Tx, UnitOfWork
-from council.services.dispatch import compile_for
 from council.services.evidence_reads import (
     EvidenceReads,
     answer_reads,
@@ -57,7 +56,8 @@ from council.services.evidence_reads import (
     kept_text,
     refuse_unread,
 )
-from council.services.reentry import lint_prose
+from council.services.in_tx.briefing import compile_for
+from council.services.in_tx.output import apply_checked
 from council.services.retraction import adjudicate_if_automatic
 
 # How long an attempt owns its run before the sweep may hand it to another worker.
@@ -361,37 +361,6 @@ def _apply(
         )
 
 
-def apply_checked(
-    tx: Tx,
-    run: Any,
-    attempt: int,
-    output: AgentOutput,
-    *,
-    actor: str,
-    usage: dict[str, Any] | None = None,
-    cost_usd: float | None = None,
-) -> Applied:
-    """Inside the transaction that fenced ``run`` (its row) on ``attempt``: lint
-    the output's prose, check and write it, and end the run succeeded. The one
-    write path of every run's output, a worker's or an outside agent's."""
-    findings = [
-        f.json_document() for f in lint_prose(tx, run["thread_id"], prose(output))
-    ]  # before its writes
-    later: list[dict[str, Any]] = []  # its output_applied event, appended with the run's end
-    applied = tx.outputs.apply(run, output, actor=actor, later=later)
-    tx.runs.finish(
-        run,
-        attempt,
-        status="succeeded",
-        usage=usage,
-        cost_usd=cost_usd,
-        lint_findings=findings,
-        event_payload={"lint_findings": len(findings)},
-        events_before=later,
-    )
-    return applied.model_copy(update={"lint_findings": len(findings)})
-
-
 def _ask_cli_and_apply(
     uow: UnitOfWork, run: Any, attempt: int, request: dict[str, Any], profile: Profile, record: _Record
 ) -> Applied | None:
@@ -474,12 +443,6 @@ def json_text(text: str) -> str:
         stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
         stripped = stripped.rsplit("```", 1)[0]
     return stripped
-
-
-def prose(output: AgentOutput) -> str:
-    """What of an answer the epistemic-word check reads: its summary and rationales."""
-    parts = [output.summary, *(c.rationale for c in output.claims), *(v.rationale for v in output.votes)]
-    return "\n\n".join(p for p in parts if p)
 
 
 def _one_line(exc: Exception) -> str:
