@@ -33,9 +33,10 @@ logger = logging.getLogger("council.workers")
 
 class PolicyTask(Task):  # type: ignore[misc]  # Celery's Task carries no annotations
     """A task under the one retry policy. Each names, as options of its decorator, the
-    ``work`` it leaves to the sweep when its retries are spent and how the sweep
-    finds it (``found_by``). Results are ignored (``task_ignore_result``); what a
-    task returns matters only to a caller that runs it in process (``apply``)."""
+    ``work`` it leaves to the sweep when its retries are spent (``{n}``: how many ids
+    the message carries) and how the sweep finds it (``found_by``). Results are
+    ignored (``task_ignore_result``); what a task returns matters only to a caller
+    that runs it in process (``apply``)."""
 
     max_retries = POLICY.max_retries
     work = "task"
@@ -51,11 +52,17 @@ class PolicyTask(Task):  # type: ignore[misc]  # Celery's Task carries no annota
         """Whether this is the last try the policy allows (a run fails itself on it)."""
         return POLICY.last_try(int(self.request.retries or 0))
 
+    def describe(self, args: tuple[Any, ...]) -> str:
+        """The work this message carries, as the ERROR line names it: ``work``, with
+        ``{n}`` the number of ids its first argument lists."""
+        first = args[0] if args else None
+        return self.work.format(n=len(first) if isinstance(first, list) else 1)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
             outcome = super().__call__(*args, **kwargs)
         except Exception as exc:  # the policy decides: retried, left to the sweep, or raised
-            retry_or_leave(self, exc, work=self.work, found_by=self.found_by)
+            retry_or_leave(self, exc, work=self.describe(args), found_by=self.found_by)
             return {"left_for_sweep": args[0] if args else None}
         if isinstance(outcome, RetryAt):
             retry_at(self, outcome, args, kwargs)

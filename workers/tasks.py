@@ -71,7 +71,7 @@ def execute_run(self: PolicyTask, run_id: str, held_attempt: int | None = None) 
     name=task_names.EVALUATE_NODES,
     base=PolicyTask,
     bind=True,
-    work="evaluation",
+    work="evaluation of {n} version(s)",
     found_by="re-enqueues open versions with claims no evaluation saw",
 )
 def evaluate_nodes(self: PolicyTask, version_ids: list[str]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ app = Celery("policy-task-test", set_as_current=False)
 tries: list[dict[str, Any]] = []
 
 
-@app.task(base=PolicyTask, bind=True, work="flaky work", found_by="finds it again")
+@app.task(base=PolicyTask, bind=True, work="flaky work on {n} id(s)", found_by="finds it again")
 def flaky(self: PolicyTask, ids: list[str], failures: int, error: str = "transient") -> dict[str, Any]:
     tries.append({"try_no": self.try_no, "last_try": self.last_try})
     if len(tries) <= failures:
@@ -53,8 +53,9 @@ def test_spent_retries_leave_the_work_to_the_sweep_with_an_error_line(
     assert left == {"left_for_sweep": ["a", "b"]}
     assert len(tries) == POLICY.max_retries + 1 and tries[-1]["last_try"]
     [record] = caplog.records
-    assert record.getMessage().startswith(f"flaky work: gave up after {POLICY.max_retries} retries")
-    assert "left for the sweep, which finds it again" in record.getMessage()
+    message = record.getMessage()
+    assert message.startswith(f"flaky work on 2 id(s): gave up after {POLICY.max_retries} retries")
+    assert "left for the sweep, which finds it again" in message
 
 
 def test_a_permanent_error_is_raised_at_once() -> None:
