@@ -27,7 +27,7 @@ demo: $(STAMP)
 	$(BIN)/council demo
 
 test: $(STAMP) check agent-clis-if-npm
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=30
 
 # The fault campaign as a standing test (tests/soak): SCHEDULES seeded schedules of faults against
 # Council as real processes on a private Postgres and Redis, each checked from the ledger.
@@ -52,8 +52,8 @@ agent-clis-if-npm:
 check: lint typecheck
 
 lint: $(STAMP)
-	$(BIN)/ruff check council workers tests benchmarks migrations
-	$(BIN)/ruff format --check council workers tests benchmarks migrations
+	$(BIN)/ruff check council tests benchmarks migrations
+	$(BIN)/ruff format --check council tests benchmarks migrations
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

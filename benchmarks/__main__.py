@@ -29,6 +29,9 @@ BENCHMARKS = {
     "steps": "benchmarks.steps",
     "import": "benchmarks.imports",
     "eval": "benchmarks.evaluation",
+    "worker-profile": "benchmarks.worker_profile",
+    "peer": "benchmarks.peer",
+    "model-call": "benchmarks.model_call",
 }
 
 

@@ -113,7 +113,7 @@ def run(
         stack.enter_context(_environ({k: v for k, v in env.items() if k.startswith("COUNCIL_")}))
         from council.adapters.celery_app import connect
         from council.bootstrap import bootstrap
-        from workers.tasks import noop
+        from council.workers.tasks import noop
 
         app = connect(broker)
         scheduler = bootstrap(url).required_scheduler()  # Celery, as a face wires it

@@ -15,7 +15,7 @@ as a threads-pool worker runs them) — the largest batch whose runs all
 succeeded with the batch done within the profile's 60 s deadline — and the
 memory bound (available memory / peak RSS a run).
 
-No target: the figures are recorded in benchmarks/RESULTS.md. Needs the pinned
+No target: the figures are recorded in docs/benchmarks.md. Needs the pinned
 CLIs (`make agent-clis`); skipped runtimes are reported with the reason.
 """
 
@@ -195,7 +195,7 @@ def run() -> dict[str, Any]:
     return {
         "benchmark": "runtimes",
         "ok": all(r["succeeded"] == r["runs"] for r in ran),
-        "target": "none: figures recorded (benchmarks/RESULTS.md)",
+        "target": "none: figures recorded (docs/benchmarks.md)",
         "server": server,
         "cpus": os.cpu_count(),
         "load_1m": round(os.getloadavg()[0], 2),

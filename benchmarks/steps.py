@@ -13,7 +13,7 @@ Steps nest (the output check is inside the check-and-apply transaction), so they
 add up to the total; what no step names (the units of work, metrics, parsing the answer)
 is the rest. litellm also logs each call on a thread of its own, which the run's thread
 time leaves out: ``process_cpu_ms_per_run`` includes it. No target: it says where the
-time of ``latency``'s c goes (benchmarks/RESULTS.md, "Issue 19, session 8").
+time of ``latency``'s c goes (docs/benchmarks.md, "Latency-bound runs").
 """
 
 from __future__ import annotations

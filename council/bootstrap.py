@@ -2,7 +2,9 @@
 
 Faces — the CLI, the HTTP API, the MCP server and the Celery tasks — call
 :func:`bootstrap` once and hand what it returns to the services; nothing
-builds an engine, a pool or a client at import time.
+builds an engine, a pool or a client at import time. It is also where the
+settings are read: :func:`bootstrap_settings` parses the environment once into
+the frozen :class:`council.settings.Settings` the rest of Council asks for.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from council import config
+from council import settings as settings_module
 from council.adapters.scheduler import Scheduler as Scheduler  # the faces' handle on the port
 from council.errors import ConfigError
 from council.ledger.unit import UnitOfWork as UnitOfWork  # the faces' handle on it
@@ -47,6 +50,14 @@ class Council:
         return self
 
 
+def bootstrap_settings() -> settings_module.Settings:
+    """Read this process's settings from its environment, once, and install them
+    (ConfigError names a bad variable: exit 2 from the CLI)."""
+    current = settings_module.load()
+    settings_module.install(current)
+    return current
+
+
 def bootstrap(
     database_url: str | None = None,
     *,
@@ -58,6 +69,7 @@ def bootstrap(
     command): the SQLAlchemy engine is built when a transaction first needs it, and
     a psycopg-only read (``uow.reading()``) before that opens a connection of its
     own, so a read started by a script imports no SQLAlchemy."""
+    bootstrap_settings()
     url = database_url or config.database_url()
     assert url is not None  # required=True raises instead
     if lazy_engine:
@@ -74,9 +86,10 @@ def bootstrap(
 def celery_if_configured(uow: UnitOfWork) -> Scheduler | None:
     """Celery, with evaluations planned into batches by the consolidation service."""
     from council.adapters.celery import scheduler_if_configured
-    from council.services.consolidation import EVALUATION_BATCH, plan_batches
+    from council.services.consolidation import plan_batches
 
-    return scheduler_if_configured(lambda ids: plan_batches(uow, ids, max_versions=EVALUATION_BATCH))
+    batch = settings_module.settings().evaluation_batch
+    return scheduler_if_configured(lambda ids: plan_batches(uow, ids, max_versions=batch))
 
 
 def release() -> None:

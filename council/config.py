@@ -1,6 +1,7 @@
-"""Configuration: environment first, then the embedded stack's state file.
+"""Configuration: the settings (``council.settings``, parsed once from the environment)
+first, then the embedded stack's state file.
 
-Variables (documented in the README):
+Variables (documented in docs/operations/configuration.md):
 
 - ``COUNCIL_DATABASE_URL`` — Postgres URL (``postgresql://…``) the application
   uses (as the role ``council_app``, migration 0007); when unset the embedded
@@ -17,24 +18,25 @@ Variables (documented in the README):
 
 from __future__ import annotations
 
-import functools
 import json
-import math
-import os
 from pathlib import Path
 from typing import Any
 
 from council.domain.retry import RetryPolicy
 from council.errors import ConfigError
+from council.settings import DEFAULT_HEADER_TIMEOUT_S as DEFAULT_HEADER_TIMEOUT_S
+from council.settings import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_IDLE_TIMEOUT_S
+from council.settings import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE
+from council.settings import settings
 
 STATE_FILE_NAME = "stack.json"
 API_TOKEN_ENV = "COUNCIL_API_TOKEN"  # noqa: S105 (the variable's name, not a secret)
 
 
 def council_home() -> Path:
-    explicit = os.environ.get("COUNCIL_HOME")
+    explicit = settings().home
     if explicit:
-        return Path(explicit).expanduser().resolve()
+        return explicit
     import platformdirs
 
     return Path(platformdirs.user_data_dir("council", appauthor=False))
@@ -70,7 +72,7 @@ def clear_state() -> None:
 
 def api_token() -> str | None:
     """The bearer token of the HTTP faces, or None when unset."""
-    return os.environ.get(API_TOKEN_ENV, "").strip() or None
+    return settings().api_token
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -119,9 +121,9 @@ def redact_url(url: str) -> str:
 
 
 def database_url(required: bool = True) -> str | None:
-    url = os.environ.get("COUNCIL_DATABASE_URL")
+    url = settings().database_url  # checked when the settings were read
     if url:
-        return checked_database_url("COUNCIL_DATABASE_URL", url)
+        return url
     state = read_state()
     if state and state.get("database_url"):
         return str(state["database_url"])
@@ -137,9 +139,9 @@ def read_only_database_url(required: bool = True) -> str | None:
     """The dashboards' read-only URL: COUNCIL_DASHBOARD_DATABASE_URL, else the
     application's URL with the read-only role (and no password: the application's
     is not the role's)."""
-    url = os.environ.get("COUNCIL_DASHBOARD_DATABASE_URL")
+    url = settings().dashboard_database_url
     if url:
-        return checked_database_url("COUNCIL_DASHBOARD_DATABASE_URL", url)
+        return url
     app_url = database_url(required=required)
     if app_url is None:
         return None
@@ -150,12 +152,9 @@ def read_only_database_url(required: bool = True) -> str | None:
 
 def migrate_database_url(required: bool = True) -> str | None:
     """The owner's URL, for migrations: the environment's, else the embedded stack's."""
-    url = os.environ.get("COUNCIL_MIGRATE_DATABASE_URL")
+    url = settings().migrate_database_url or settings().database_url
     if url:
-        return checked_database_url("COUNCIL_MIGRATE_DATABASE_URL", url)
-    url = os.environ.get("COUNCIL_DATABASE_URL")
-    if url:
-        return checked_database_url("COUNCIL_DATABASE_URL", url)
+        return url
     state = read_state() or {}
     # A state file of a release before the application role has only database_url.
     url = state.get("migrate_database_url") or state.get("database_url")
@@ -170,7 +169,7 @@ def migrate_database_url(required: bool = True) -> str | None:
 
 
 def broker_url(required: bool = True) -> str | None:
-    url = os.environ.get("COUNCIL_BROKER_URL")
+    url = settings().broker_url
     if url:
         return url
     state = read_state()
@@ -184,136 +183,79 @@ def broker_url(required: bool = True) -> str | None:
 def proposal_pins() -> tuple[str | None, str | None]:
     """The rule set and grouping a new retraction proposal pins instead of the
     thread's (``COUNCIL_RULE_SET`` / ``COUNCIL_GROUPING_ALGORITHM``), if set."""
-    return os.environ.get("COUNCIL_RULE_SET") or None, os.environ.get("COUNCIL_GROUPING_ALGORITHM") or None
+    current = settings()
+    return current.rule_set, current.grouping_algorithm
 
 
 # Connections a process keeps in its database pool (as many again may be opened when
 # all are busy). A worker with a thread pool raises it to its concurrency.
 POOL_SIZE_ENV = "COUNCIL_DB_POOL_SIZE"
-DEFAULT_POOL_SIZE = 5
 
 
 def pool_size() -> int:
-    raw = os.environ.get(POOL_SIZE_ENV, "")
-    try:
-        return max(1, int(raw)) if raw else DEFAULT_POOL_SIZE
-    except ValueError:
-        raise ConfigError(f"{POOL_SIZE_ENV} must be a whole number, got {raw!r}") from None
+    return settings().db_pool_size or DEFAULT_POOL_SIZE
 
 
 # The one retry policy's settings (council.domain.retry), read by the worker that retries.
 RETRY_MAX_ENV = "COUNCIL_RETRY_MAX"  # retries after the first try
 RETRY_BASE_ENV = "COUNCIL_RETRY_BASE_S"  # the backoff's first ceiling, doubled at each retry
 RETRY_CAP_ENV = "COUNCIL_RETRY_CAP_S"  # the most any one wait may be
-RETRY_MAX_LIMIT = 100
 
 
-@functools.cache
 def retry_policy() -> RetryPolicy:
-    """The policy under this process's environment; ConfigError names a bad variable."""
-    default = RetryPolicy()
-    retries = _number(RETRY_MAX_ENV, default.max_retries)
-    if retries != int(retries) or not 0 <= retries <= RETRY_MAX_LIMIT:
-        raise ConfigError(f"{RETRY_MAX_ENV} must be a whole number from 0 to {RETRY_MAX_LIMIT}")
-    return RetryPolicy(
-        max_retries=int(retries),
-        base_s=_number(RETRY_BASE_ENV, default.base_s),
-        cap_s=_number(RETRY_CAP_ENV, default.cap_s),
-    )
+    """The policy under this process's settings (a bad variable was refused when they were read)."""
+    return settings().retry
 
 
 # How long an attempt owns its run before the sweep may hand it to another worker; a
 # coalescing mark (council.adapters.coalesce) lives no longer than this by default.
 RUN_LEASE_ENV = "COUNCIL_RUN_LEASE_S"
-DEFAULT_RUN_LEASE_S = 300.0
 MARK_TTL_ENV = "COUNCIL_MARK_TTL_S"
 
 
 def run_lease_s() -> float:
-    value = _number(RUN_LEASE_ENV, DEFAULT_RUN_LEASE_S)
-    if value < 1:
-        raise ConfigError(f"{RUN_LEASE_ENV} must be at least 1 s")
-    return value
+    return settings().run_lease_s
 
 
 def mark_ttl_s() -> int:
     """How long a waiting message's coalescing mark holds the sweep off its work: the run
     lease, unless ``COUNCIL_MARK_TTL_S`` says otherwise (at least 1 s)."""
-    value = _number(MARK_TTL_ENV, run_lease_s())
-    if value < 1:
-        raise ConfigError(f"{MARK_TTL_ENV} must be at least 1 s")
-    return math.ceil(value)
+    return settings().mark_ttl_s
 
 
 # How much evidence text an API run is given inline, in tokens (about 4 characters each):
 # whole items in the briefing's order while they fit; an item that does not fit is read through
 # the read_evidence tool, and a citation of evidence neither given nor read is refused
-# (DESIGN §7: a run cites only what it read).
+# (docs/architecture.md §7: a run cites only what it read).
 INLINE_EVIDENCE_ENV = "COUNCIL_INLINE_EVIDENCE_TOKENS"
-DEFAULT_INLINE_EVIDENCE_TOKENS = 8000
 # How many tool rounds (answers that call read_evidence) an API run may take before its
 # final answer; each round may read several items.
 EVIDENCE_TOOL_TURNS_ENV = "COUNCIL_EVIDENCE_TOOL_TURNS"
-DEFAULT_EVIDENCE_TOOL_TURNS = 4
 
 
 def inline_evidence_tokens() -> int:
-    value = _number(INLINE_EVIDENCE_ENV, DEFAULT_INLINE_EVIDENCE_TOKENS)
-    if value < 0:
-        raise ConfigError(f"{INLINE_EVIDENCE_ENV} must be 0 or more")
-    return int(value)
+    return settings().inline_evidence_tokens
 
 
 def evidence_tool_turns() -> int:
-    value = _number(EVIDENCE_TOOL_TURNS_ENV, DEFAULT_EVIDENCE_TOOL_TURNS)
-    if not 1 <= value <= 16:
-        raise ConfigError(f"{EVIDENCE_TOOL_TURNS_ENV} must be between 1 and 16")
-    return int(value)
+    return settings().evidence_tool_turns
 
 
 # How often a web process's event hub polls the log for settled events (the live
 # stream's wake-up, council.web.hub); a stream's latency is about this much.
 EVENT_POLL_ENV = "COUNCIL_EVENT_POLL_S"
-DEFAULT_EVENT_POLL_S = 0.25
 
 
 def event_poll_s() -> float:
-    value = _number(EVENT_POLL_ENV, DEFAULT_EVENT_POLL_S)
-    if value <= 0:
-        raise ConfigError(f"{EVENT_POLL_ENV} must be more than 0 s")
-    return value
+    return settings().event_poll_s
 
 
 # How long Council's HTTP servers (`council serve`, `council mcp --http`) wait for a
 # connection's request head, from when it opens or its last answer ends, however
 # slowly its bytes come (council.httpserver); and how long an idle keep-alive
-# connection stays open.
+# connection stays open (Settings.http_header_timeout_s, http_idle_timeout_s).
 HEADER_TIMEOUT_ENV = "COUNCIL_HTTP_HEADER_TIMEOUT_S"
-DEFAULT_HEADER_TIMEOUT_S = 10.0
 IDLE_TIMEOUT_ENV = "COUNCIL_HTTP_IDLE_TIMEOUT_S"
-DEFAULT_IDLE_TIMEOUT_S = 5.0
 # How long an MCP HTTP session may go without a request before it is ended and its
-# unanswered runs fail (council.mcp.http).
+# unanswered runs fail (council.mcp.http; Settings.mcp_session_idle_s).
 MCP_SESSION_IDLE_ENV = "COUNCIL_MCP_SESSION_IDLE_S"
-DEFAULT_MCP_SESSION_IDLE_S = 600.0
-
-
-def positive_seconds(variable: str, default: float) -> float:
-    """A number of seconds above 0 from ``variable``, else ``default``; ConfigError names it."""
-    value = _number(variable, default)
-    if value <= 0:
-        raise ConfigError(f"{variable} must be more than 0 s")
-    return value
-
-
-def _number(variable: str, default: float) -> float:
-    raw = os.environ.get(variable, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{variable} must be a number, got {raw!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{variable} must be a number of at least 0, got {raw!r}")
-    return value

@@ -1,7 +1,8 @@
 """The project's exception tree.
 
 Driver errors are translated into these once, at the ledger boundary
-(``council.ledger.uow``); faces map them to exit codes / HTTP statuses.
+(``council.ledger.db.translate``, ``council.ledger.pg.translate_driver``); faces map
+them to exit codes / HTTP statuses.
 """
 
 from __future__ import annotations

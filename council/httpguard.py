@@ -34,7 +34,6 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -46,6 +45,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from council import config
 from council.domain.validate import MAX_EVIDENCE_BYTES
 from council.errors import ConfigError
+from council.settings import settings
 
 TOKEN_ENV = config.API_TOKEN_ENV
 READ_TOKEN_ENV = "COUNCIL_API_READ_TOKEN"  # noqa: S105 (the variable's name, not a secret)
@@ -92,12 +92,13 @@ class Policy:
 
     @classmethod
     def from_env(cls, *, bound_host: str | None = None) -> Policy:
-        """The policy the environment configures, for a server bound to ``bound_host``."""
+        """The policy the settings configure, for a server bound to ``bound_host``."""
+        current = settings()
         return cls(
             write_token=checked_token(TOKEN_ENV, config.api_token()),
-            read_token=checked_token(READ_TOKEN_ENV, os.environ.get(READ_TOKEN_ENV, "").strip() or None),
-            allowed_hosts=allowed_hosts(os.environ.get(ALLOWED_HOSTS_ENV, "").split(","), bound_host),
-            max_body_bytes=_max_body_bytes(os.environ.get(MAX_BODY_ENV, "")),
+            read_token=checked_token(READ_TOKEN_ENV, current.api_read_token),
+            allowed_hosts=allowed_hosts(current.allowed_hosts, bound_host),
+            max_body_bytes=current.max_body_bytes or DEFAULT_MAX_BODY_BYTES,
         )
 
     @property
@@ -186,15 +187,6 @@ def hostname(host: str) -> str:
         return host[: end + 1] if end > 0 else host
     name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
     return name.removesuffix(".")
-
-
-def _max_body_bytes(raw: str) -> int:
-    raw = raw.strip()
-    if not raw:
-        return DEFAULT_MAX_BODY_BYTES
-    if not raw.isdigit() or int(raw) < 1:
-        raise ConfigError(f"{MAX_BODY_ENV} must be a positive number of bytes, got {raw!r}")
-    return int(raw)
 
 
 class Guard:

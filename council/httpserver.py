@@ -25,6 +25,7 @@ from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from council import config
+from council.settings import settings
 
 MAX_HEAD_BYTES = 16 * 1024
 
@@ -83,10 +84,8 @@ class Timeouts:
     @classmethod
     def from_env(cls) -> Timeouts:
         """The environment's timeouts (read before serving: a bad value is refused at start)."""
-        return cls(
-            header_s=config.positive_seconds(config.HEADER_TIMEOUT_ENV, config.DEFAULT_HEADER_TIMEOUT_S),
-            idle_s=config.positive_seconds(config.IDLE_TIMEOUT_ENV, config.DEFAULT_IDLE_TIMEOUT_S),
-        )
+        current = settings()
+        return cls(header_s=current.http_header_timeout_s, idle_s=current.http_idle_timeout_s)
 
 
 def serve(app: ASGIApp, sock: socket.socket, log_config: dict[str, Any], timeouts: Timeouts) -> None:

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from council.domain.redaction import MIN_SECRET, Redactor
 from council.domain.secrets import is_secret_name
+from council.settings import snapshot
 
 STATE_FILE = "stack.json"
 
@@ -60,7 +60,7 @@ def _state_values() -> Iterator[str]:
 
 
 def known_secrets(environ: Mapping[str, str] | None = None) -> set[str]:
-    env = os.environ if environ is None else environ
+    env = snapshot() if environ is None else environ
     found: set[str] = set()
     for name, value in env.items():
         if is_secret_name(name) and value.strip():

@@ -9,13 +9,12 @@ prefork worker's pool processes share nothing, so a worker runs in
 prometheus_client's multiprocess mode: with ``PROMETHEUS_MULTIPROC_DIR`` set
 (before prometheus_client is first imported — it picks its value store then),
 each process writes its samples to files there and the exposition merges every
-process's files (``workers/metrics_server.py`` sets this up).
+process's files (``council/workers/metrics_server.py`` sets this up).
 """
 
 from __future__ import annotations
 
 import hmac
-import os
 import socket
 import threading
 import time
@@ -40,6 +39,8 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import ThreadingWSGIServer, _SilentHandler
 from prometheus_client.registry import Collector
+
+from council.settings import settings
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -204,11 +205,11 @@ def _bearer_only(app: Any, token: str) -> Any:
 
 def forget_process(pid: int) -> None:
     """A pool process exited: drop its live gauges (its counters still count)."""
-    multiprocess.mark_process_dead(pid, os.environ.get(MULTIPROC_ENV))  # type: ignore[no-untyped-call]
+    multiprocess.mark_process_dead(pid, settings().metrics_dir)  # type: ignore[no-untyped-call]
 
 
 def _exposed() -> CollectorRegistry:
-    directory = os.environ.get(MULTIPROC_ENV)
+    directory = settings().metrics_dir
     if not directory:
         return REGISTRY
     merged = CollectorRegistry()

@@ -1,1 +1,2 @@
-"""Alembic migrations for the Council ledger (shipped with the package)."""
+"""Alembic migrations for the Council ledger. A wheel ships them as council/migrations
+(setup.py); council.ledger.migrate finds them either way."""

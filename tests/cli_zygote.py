@@ -9,7 +9,7 @@ process of its own: it takes the command's environment, working directory,
 stdin and output files, then runs ``council.cli`` as ``python -m council.cli``
 would (``runpy``, ``__main__``, atexit handlers, the exit code of SystemExit or
 1 with a traceback). ``COUNCIL_TEST_CLI_FORK=0`` runs every command in a fresh
-interpreter instead; the README walkthrough and every test that starts a
+interpreter instead; the README quick start and every test that starts a
 server or a worker always do.
 
 Protocol, on the zygote's stdin and stdout, one JSON document a line:

@@ -106,6 +106,18 @@ def _announce(config: pytest.Config, message: str) -> None:
 # ----------------------------------------------------------------- postgres
 
 
+@pytest.fixture(autouse=True)
+def environment_settings() -> Iterator[None]:
+    """Each test starts with no installed settings: until something bootstraps, council.settings
+    reads the environment as the test set it (monkeypatch.setenv takes effect); what a CLI
+    command or a worker's bootstrap installed does not outlive the test."""
+    from council import settings
+
+    settings.install(None)
+    yield
+    settings.install(None)
+
+
 @pytest.fixture(scope="session")
 def pg_server_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """Admin URL of a Postgres server where tests may CREATE DATABASE."""

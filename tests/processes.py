@@ -30,6 +30,16 @@ RACE_PRELOAD = [
 multiprocessing.get_context(RACE_START_METHOD).set_forkserver_preload(RACE_PRELOAD)
 
 
+def die_with_parent() -> None:
+    """``preexec_fn`` of a worker a test starts: killed when the test process dies, so a
+    pytest run that is killed leaves no worker consuming the next run's queue (they share
+    the test Redis database)."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
 def stop_groups(procs: Sequence[subprocess.Popen[bytes]], grace_s: float) -> None:
     """SIGTERM every process group (a worker and its pool), wait up to ``grace_s``
     for each, then SIGKILL what is left."""

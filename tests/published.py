@@ -31,7 +31,11 @@ GROUPS = {
     "db",
     "retraction",
     "rule-set",
+    "proposal",
 }
+# Commands that act themselves and also hold sub-commands (`dispatch --thread T` and
+# `dispatch list`): the key is the sub-command's only when the second word names one.
+ACTING_GROUPS = {"dispatch": {"list", "show"}}
 
 
 def reentry_schema() -> dict[str, Any]:
@@ -61,6 +65,9 @@ def typed_commands() -> dict[str, type[Any]]:
 
     def walk(command: Any, words: tuple[str, ...]) -> None:
         if hasattr(command, "commands"):
+            acting = declared_result(command.callback) if command.callback is not None else None
+            if acting is not None:  # a group that acts itself too (`dispatch --thread T`)
+                found[" ".join(words)] = acting
             for name, sub in command.commands.items():
                 walk(sub, (*words, name))
             return
@@ -114,6 +121,8 @@ def dump(schema: dict[str, Any]) -> str:
 
 def command_key(args: tuple[str, ...]) -> str:
     words = [a for a in args if not a.startswith("-")]
+    if words and len(words) > 1 and words[1] in ACTING_GROUPS.get(words[0], ()):
+        return " ".join(words[:2])
     return " ".join(words[:2]) if words and words[0] in GROUPS else words[0]
 
 

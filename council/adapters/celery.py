@@ -8,7 +8,6 @@ handed in as ``plan`` (the bootstrap wires ``services.consolidation.plan_batches
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from uuid import UUID
 
@@ -20,6 +19,7 @@ from council.adapters import task_names
 from council.adapters.celery_app import app, connect
 from council.adapters.coalesce import CASCADE, EVALUATION, REVERIFICATION, RUN, Marks, marks_for
 from council.adapters.scheduler import NotDelivered
+from council.settings import settings
 
 # What a broker that is down or unreachable raises when a message is sent to it (kombu wraps
 # most; redis-py, for the coalescing marks, and sockets raise their own).
@@ -27,8 +27,8 @@ BROKER_ERRORS: tuple[type[BaseException], ...] = (OperationalError, RedisError, 
 
 # How long an evaluation waits before it starts, so that more claims on the same
 # versions are decided together. Off by default: a later deliberative round can
-# merge groups that were independent, and each state deserves its evaluation.
-EVALUATION_DELAY_S = float(os.environ.get("COUNCIL_EVALUATION_DELAY_S", "0"))
+# merge groups that were independent, and each state deserves its evaluation
+# (COUNCIL_EVALUATION_DELAY_S, seconds, default 0).
 
 Plan = Callable[[Sequence[UUID]], list[list[UUID]]]
 
@@ -55,7 +55,7 @@ class CeleryScheduler:
                 app.send_task(
                     task_names.EVALUATE_NODES,
                     args=[[str(v) for v in batch]],
-                    countdown=EVALUATION_DELAY_S or None,
+                    countdown=settings().evaluation_delay_s or None,
                 )
 
     def enqueue_cascade(self, continuation_ids: Sequence[UUID]) -> None:

@@ -1,6 +1,6 @@
 """The Celery application: configuration and routing only (no SQL, no prompts).
 
-The workers (``workers/``) define their tasks on this app; the scheduler
+The workers (``council/workers/``) define their tasks on this app; the scheduler
 (``council.adapters.celery``) sends them by name, so nothing that enqueues
 work imports a task.
 
@@ -13,27 +13,27 @@ attempt fencing make it exactly-once in effect.
 
 from __future__ import annotations
 
-import os
-
 from celery import Celery
 from kombu import Queue  # type: ignore[attr-defined]
 
 from council import config
 from council.adapters import task_names
 from council.domain.vocabulary import QUEUES
+from council.settings import settings
 
 # The hard time limit of a task; the broker's visibility timeout must exceed it,
 # or Redis would hand a still-running task to a second worker.
 TASK_TIME_LIMIT_S = 900
 VISIBILITY_TIMEOUT_S = TASK_TIME_LIMIT_S * 2
-SWEEP_EVERY_S = float(os.environ.get("COUNCIL_SWEEP_EVERY_S", "30"))
-REVERIFY_EVERY_S = float(os.environ.get("COUNCIL_REVERIFY_EVERY_S", "60"))
 
 
 def configure(app: Celery, broker_url: str | None = None) -> Celery:
-    """Static configuration; the broker URL is resolved when a face boots the app."""
+    """Static configuration; the broker URL is resolved when a face boots the app. What
+    comes from the settings (the broker, the beat schedule: COUNCIL_SWEEP_EVERY_S,
+    COUNCIL_REVERIFY_EVERY_S) is read when Celery first reads its configuration, not
+    at import."""
+    app.add_defaults(lambda: _from_settings(broker_url))
     app.conf.update(
-        broker_url=broker_url or os.environ.get("COUNCIL_BROKER_URL"),
         task_serializer="json",
         accept_content=["json"],
         result_serializer="json",
@@ -49,29 +49,41 @@ def configure(app: Celery, broker_url: str | None = None) -> Celery:
         task_default_queue="runs",
         task_queues=tuple(Queue(name) for name in QUEUES),
         task_routes={name: {"queue": queue} for name, queue in task_names.QUEUE_OF.items()},
-        beat_schedule={
-            # A sweep still queued (or waiting to retry) when the next is due is dropped,
-            # so sweeps do not pile up while the database is away.
-            "sweep": {
-                "task": task_names.SWEEP,
-                "schedule": SWEEP_EVERY_S,
-                "options": {"expires": SWEEP_EVERY_S},
-            },
-            "reverify": {
-                "task": task_names.REVERIFY,
-                "schedule": REVERIFY_EVERY_S,
-                "options": {"expires": REVERIFY_EVERY_S},
-            },
-        },
         worker_hijack_root_logger=False,
     )
     return app
 
 
-# Creating the app object connects to nothing; `celery -A workers.app` finds it here.
+def _from_settings(broker_url: str | None) -> dict[str, object]:
+    current = settings()
+    return {
+        "broker_url": broker_url or current.broker_url,
+        "beat_schedule": {
+            # A sweep still queued (or waiting to retry) when the next is due is dropped,
+            # so sweeps do not pile up while the database is away.
+            "sweep": {
+                "task": task_names.SWEEP,
+                "schedule": current.sweep_every_s,
+                "options": {"expires": current.sweep_every_s},
+            },
+            "reverify": {
+                "task": task_names.REVERIFY,
+                "schedule": current.reverify_every_s,
+                "options": {"expires": current.reverify_every_s},
+            },
+        },
+    }
+
+
+# Creating the app object connects to nothing; `celery -A council.workers.app` finds it here.
 # A worker imports the included modules: the tasks, and the signal handlers that clear
 # coalescing marks as a task starts (and set them while it retries) and serve its metrics.
-app = configure(Celery("council", include=["workers.tasks", "workers.coalesce", "workers.metrics_server"]))
+app = configure(
+    Celery(
+        "council",
+        include=["council.workers.tasks", "council.workers.coalesce", "council.workers.metrics_server"],
+    )
+)
 
 
 def connect(broker_url: str | None = None) -> Celery:

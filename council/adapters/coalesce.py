@@ -5,7 +5,7 @@ Every run enqueues an evaluation of each version it touched, and a council's
 runs touch the same versions: without coalescing the commit queue fills with
 copies of the same work. An id is *marked* in Redis (``SET NX`` with an
 expiry) when its message is enqueued, and unmarked when its task *starts*,
-before it reads anything (``task_prerun``, in ``workers/coalesce.py``). A claim that lands after
+before it reads anything (``task_prerun``, in ``council/workers/coalesce.py``). A claim that lands after
 the start finds no mark and enqueues a fresh evaluation, so no change goes
 unevaluated. With a broker other than Redis nothing is coalesced (every
 request is enqueued, as before).
@@ -47,10 +47,27 @@ RUN = "council:run-waiting:"
 EVALUATION = "council:evaluation-waiting:"
 CASCADE = "council:cascade-waiting:"
 REVERIFICATION = "council:reverification-waiting:"
-MARK_TTL_S = config.mark_ttl_s()
-# a retry's longest countdown, and time to start it: a minute, or one mark lifetime when that is shorter
-# (a retry whose worker died is then sent again as soon as any other orphaned work would be)
-RETRY_MARK_TTL_S = int(config.retry_policy().cap_s) + min(60, MARK_TTL_S)
+
+
+def mark_ttl_s() -> int:
+    """``MARK_TTL_S``: a mark's lifetime under this process's settings."""
+    return config.mark_ttl_s()
+
+
+def retry_mark_ttl_s() -> int:
+    """``RETRY_MARK_TTL_S``: a retry's longest countdown, and time to start it: a minute, or one
+    mark lifetime when that is shorter (a retry whose worker died is then sent again as soon as
+    any other orphaned work would be)."""
+    return int(config.retry_policy().cap_s) + min(60, mark_ttl_s())
+
+
+def __getattr__(name: str) -> int:
+    """``MARK_TTL_S`` and ``RETRY_MARK_TTL_S``, from the settings when asked for (not at import)."""
+    if name == "MARK_TTL_S":
+        return mark_ttl_s()
+    if name == "RETRY_MARK_TTL_S":
+        return retry_mark_ttl_s()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Marks:
@@ -63,10 +80,11 @@ class Marks:
         """False without Redis: every id then counts as having nothing waiting."""
         return self._client is not None
 
-    def mark(self, ids: Sequence[str], *, ttl_s: int = MARK_TTL_S) -> list[str]:
-        """The ids that had nothing waiting (now marked as waiting)."""
+    def mark(self, ids: Sequence[str], *, ttl_s: int | None = None) -> list[str]:
+        """The ids that had nothing waiting (now marked as waiting), for ``ttl_s`` (default: MARK_TTL_S)."""
         if self._client is None or not ids:
             return list(ids)
+        ttl_s = mark_ttl_s() if ttl_s is None else ttl_s
         pipe = self._client.pipeline(transaction=False)
         for waiting_id in ids:
             pipe.set(self._prefix + waiting_id, 1, nx=True, ex=ttl_s)

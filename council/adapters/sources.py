@@ -11,7 +11,6 @@ from __future__ import annotations
 import codecs
 import ipaddress
 import math
-import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,8 +18,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from council.domain.source import Source
 from council.domain.validate import MAX_EVIDENCE_BYTES
-from council.errors import BadInput, ConfigError, FetchError, UnreadableFetch
+from council.errors import BadInput, FetchError, UnreadableFetch
 from council.files import read_regular
+from council.settings import settings
 
 FETCH_TIMEOUT_S = 15.0
 FETCH_TIMEOUT_ENV = "COUNCIL_FETCH_TIMEOUT_S"
@@ -72,16 +72,7 @@ def fetch_timeout(given: float | None) -> float:
         if not math.isfinite(given) or given <= 0:
             raise BadInput(f"--timeout must be a positive number of seconds, got {given}")
         return given
-    raw = os.environ.get(FETCH_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return FETCH_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{FETCH_TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
-    return value
+    return settings().fetch_timeout_s  # COUNCIL_FETCH_TIMEOUT_S, checked when the settings were read
 
 
 def reference_only(url: str) -> Source:

@@ -98,7 +98,7 @@ def compile_request(
     *,
     mode: str,
     round_no: int,
-    previous_round: list[dict[str, Any]] | None = None,
+    previous_round: Sequence[Mapping[str, Any]] | None = None,
     proposal: dict[str, Any] | None = None,
     evidence_texts: Mapping[str, str] | None = None,
     inline_tokens: int = 0,

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -40,6 +39,7 @@ from urllib.parse import urlsplit
 from council.agents import sim_params, simulated
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.known_secrets import redact
+from council.settings import export, settings
 
 DEFAULT_TIMEOUT_S = 300.0
 NO_KEY = "council-no-key"  # sent to a profile's own api_base when it names no key variable
@@ -111,7 +111,7 @@ def complete(
         if api_base:
             call["api_base"] = api_base
         if api_key_env:
-            secret = os.environ.get(api_key_env, "")
+            secret = settings().variable(api_key_env)
             if not secret:
                 raise PermanentLLMError(f"{model}: {api_key_env} is not set in this process's environment")
             call["api_key"] = secret
@@ -144,7 +144,7 @@ def complete(
 
 
 def _refuse_if_offline(model: str, api_base: str | None, is_simulated: bool) -> None:
-    if os.environ.get("COUNCIL_OFFLINE") != "1" or is_simulated:
+    if not settings().offline or is_simulated:
         return
     if api_base and urlsplit(api_base).hostname in LOCAL_HOSTS:
         return
@@ -186,7 +186,7 @@ def _prepare_litellm() -> None:
     """Import litellm (price map from the package, not the network) and register
     the simulated provider, once."""
     global _registered
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    export("LITELLM_LOCAL_MODEL_COST_MAP", "True", overwrite=False)
     with _lock:
         if _registered:
             return
@@ -208,7 +208,7 @@ def _prepare_litellm() -> None:
                     tools_offered=bool(optional.get("tools")),
                 )
                 # Simulated latency, spent waiting (COUNCIL_SIM_LATENCY: "2" or "2±0.5" seconds).
-                latency = sim_params.latency_s(sim_params.latency_spec(os.environ), reply.text)
+                latency = sim_params.latency_s(sim_params.latency_spec(settings().environ), reply.text)
                 warm_up = (kwargs.get("optional_params") or {}).get(_WARM_UP)
                 if latency > 0 and not warm_up:  # even sleep(0) gives the processor away
                     time.sleep(latency)
@@ -232,7 +232,7 @@ def _prepare_litellm() -> None:
                 return await asyncio.to_thread(self.completion, *args, **kwargs)
 
         litellm.suppress_debug_info = True  # no "Give Feedback" banners on stdout
-        if not os.environ.get("LITELLM_LOG"):
+        if not settings().litellm_log:
             # litellm's loggers inherit the root level: under a worker at INFO each call
             # would log its own lines (on stderr, which the worker logs again as warnings).
             for name in LITELLM_LOGGERS:

@@ -1,7 +1,7 @@
 """Reading profile configuration: the TOML file and the ``COUNCIL_PROFILE_*``
-variables, each key and type checked, secrets refused (README "Profiles
-file", §11). What a profile *means* (defaults, merging, simulation) is in
-``council.agents.profiles``; this module only says whether what was written is
+variables, each key and type checked, secrets refused (docs/guide/agent-runs.md
+"Profiles", docs/operations/security.md). What a profile *means* (defaults, merging,
+simulation) is in ``council.agents.profiles``; this module only says whether what was written is
 well-formed, in one line naming the file, the table and the key.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -21,6 +20,7 @@ from council.config import council_home
 from council.domain.secrets import is_secret_name, looks_like_secret, secret_paths, url_credentials
 from council.domain.vocabulary import RUNTIMES
 from council.errors import ConfigError
+from council.settings import settings
 
 PROFILES_FILE = "profiles.toml"
 CLI_RUNTIMES = frozenset(RUNTIMES[1:])
@@ -73,8 +73,8 @@ _KEY_HINT = "keys are never written in a profile: put the key in a variable and 
 def file_tables() -> dict[str, dict[str, Any]]:
     """The checked ``[profiles.NAME]`` tables of the profiles file (none when
     there is no file and ``COUNCIL_PROFILES`` names none)."""
-    explicit = os.environ.get("COUNCIL_PROFILES")
-    path = Path(explicit).expanduser() if explicit else council_home() / PROFILES_FILE
+    explicit = settings().profiles_file
+    path = explicit or council_home() / PROFILES_FILE
     try:
         stat = path.stat()
     except OSError:
@@ -224,7 +224,7 @@ def env_overrides() -> dict[str, dict[str, Any]]:
     (upper case; the caller maps it to a profile). Any other ``COUNCIL_PROFILE_``
     variable is refused, and a key in one is named as such."""
     overrides: dict[str, dict[str, Any]] = {}
-    for variable, value in sorted(os.environ.items()):
+    for variable, value in sorted(settings().variables()):
         if not variable.startswith(ENV_PREFIX):
             continue
         match = _ENV_OVERRIDE.match(variable)

@@ -28,7 +28,6 @@ never resolves its own.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,6 +37,7 @@ from council.agents.simulated import MODEL_PREFIX
 from council.domain.profile import Profile
 from council.domain.providers import provider_family
 from council.errors import BadInput, ConfigError
+from council.settings import settings
 
 SIMULATE_ENV = "COUNCIL_SIMULATE"
 SIMULATION_MODES = ("auto", "always", "never")
@@ -80,7 +80,7 @@ _OVERRIDABLE = ("runtime", "provider", "api_base", "api_key_env", "max_turns", "
 def simulation_mode(value: str | None = None) -> str:
     """``auto``, ``always`` or ``never``: ``value`` (a command's option), else the variable."""
     source = SIMULATE_ENV if value is None else "--simulate"
-    raw = os.environ.get(SIMULATE_ENV, "") if value is None else value
+    raw = settings().simulate if value is None else value
     normal = raw.strip().lower()
     mode = _MODE_ALIASES.get(normal, normal)
     if mode not in SIMULATION_MODES:
@@ -105,7 +105,7 @@ def load_profiles(simulate: str | None = None) -> dict[str, Profile]:
     """Every profile as it would run here, under ``simulate`` (else ``COUNCIL_SIMULATE``)."""
     mode = simulation_mode(simulate)
     specs = {name: dict(spec) for name, spec in DEFAULTS.items()}
-    if not os.environ.get("ZAI_API_KEY") and os.environ.get("OPENROUTER_API_KEY"):
+    if not settings().variable("ZAI_API_KEY") and settings().variable("OPENROUTER_API_KEY"):
         specs["glm"].update(GLM_VIA_OPENROUTER)
     keyed: dict[str, bool] = {}  # does the layer that set api_base (or a later one) state api_key_env?
     for name, table in file_tables().items():
@@ -207,7 +207,7 @@ def _profile(name: str, spec: Mapping[str, Any], mode: str, keyed: bool) -> Prof
         return Profile(**values, simulated=True, why="its model is the simulated provider")
     if mode == "always":
         why = "simulation mode always"
-    elif key_env and not os.environ.get(key_env):
+    elif key_env and not settings().variable(key_env):
         why = f"{key_env} is unset" + ("; simulation mode never refuses it" if mode == "never" else "")
     else:
         return Profile(**values, why=f"{key_env} is set" if key_env else "needs no key")

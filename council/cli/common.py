@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import getpass
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,13 +13,14 @@ if TYPE_CHECKING:
     from council.bootstrap import Council, UnitOfWork
 
 from council.cli.output import console, inert
+from council.settings import settings
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")]
 
 
 def actor() -> str:
     """Who is acting: COUNCIL_ACTOR, else the CLI user."""
-    explicit = os.environ.get("COUNCIL_ACTOR")
+    explicit = settings().actor
     if explicit:
         return explicit
     try:

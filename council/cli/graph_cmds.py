@@ -125,14 +125,10 @@ def node_status(
 @returns("council.domain.results.graph:VersionShown")
 def node_show(version_id: str, as_json: JsonOpt = False) -> None:
     """A node version with its status, edges, claims, citations and history."""
+    from council.cli import render
     from council.services.nodes import show_node
 
-    result = show_node(uow(), version_id)
-    emit(
-        result,
-        as_json,
-        record("node version", ["version_id", "logical_node_id", "version_no", "status", "content"]),
-    )
+    emit(show_node(uow(), version_id), as_json, render.node_shown)
 
 
 @branch_app.command("fork")

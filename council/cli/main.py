@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import traceback
@@ -12,6 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from council.errors import CouncilError
+from council.settings import debug_requested
 
 
 class _ByJob(TyperGroup):
@@ -44,6 +44,7 @@ THREADS, RUNS, CONSOLIDATION, REVERSAL, READING, STACK = (
     "Stack",
 )
 PANELS = {
+    "ask": THREADS,
     "thread": THREADS,
     "evidence": THREADS,
     "node": THREADS,
@@ -61,6 +62,7 @@ PANELS = {
     "replay": CONSOLIDATION,
     "memory": CONSOLIDATION,
     "retraction": REVERSAL,
+    "proposal": REVERSAL,
     "watch": READING,
     "events": READING,
     "reentry": READING,
@@ -105,6 +107,9 @@ def _root(
     ] = False,
 ) -> None:
     """A governed reasoning ledger with a council of LLM agents on top of it."""
+    from council.bootstrap import bootstrap_settings
+
+    bootstrap_settings()  # once per command: a bad variable is refused here, naming it (exit 2)
 
 
 def _panels() -> None:
@@ -121,6 +126,7 @@ def _panels() -> None:
 # run or MCP commands); `--help`, an option first or an unknown word load them all.
 # tests/unit/test_cli_registry.py checks this table against what the modules register.
 REGISTERS = {
+    "ask_cmd": ("ask",),
     "stack_cmds": ("up", "down", "status", "restart", "db"),
     "ledger_cmds": ("thread", "evidence", "events"),
     "graph_cmds": ("node", "branch", "claim", "action"),
@@ -135,6 +141,8 @@ REGISTERS = {
     "demo_cmd": ("demo",),
     "serve_cmd": ("serve",),
     "mcp_cmd": ("mcp",),
+    # after the modules whose groups it adds to (evidence, node, run, dispatch)
+    "list_cmds": ("evidence", "node", "run", "dispatch", "proposal"),
 }
 # What each registered module added: (commands, groups), kept in REGISTERS order.
 _added: dict[str, tuple[list[Any], list[Any]]] = {}
@@ -198,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(code)
     except Exception as exc:  # the database or broker away, or a bug: still one line and one document
         fail(unexpected(exc), as_json=as_json, code=1)
-        if os.environ.get("COUNCIL_DEBUG"):
+        if debug_requested():
             traceback.print_exc()
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

@@ -1,4 +1,5 @@
-"""`council import | resolve | eval`: observe real disagreement against ground truth (DESIGN §9)."""
+"""`council import | resolve | eval`: observe real disagreement against ground truth
+(docs/guide/observe.md)."""
 
 from __future__ import annotations
 
@@ -122,7 +123,7 @@ def eval_cmd(
 ) -> None:
     """What a council added, against ground truth: accuracy, majority, flips by cause, the
     council's decisions under each rule set, effective votes, the oracle gap, calibration
-    and cost (every figure as DESIGN §9 defines it). Writes nothing."""
+    and cost (every figure as docs/guide/observe.md defines it). Writes nothing."""
     from council.services.observation import evaluate
 
     refs: list[dict[str, Any] | str] = [rule_set_ref(value) for value in rule_set or []]

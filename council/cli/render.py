@@ -177,3 +177,26 @@ def evidence(data: dict[str, Any]) -> None:
             console.print(f"    {inert(line)}", highlight=False)
     else:
         console.print("  content: (not fetched)")
+
+
+def node_shown(data: dict[str, Any]) -> None:
+    """A node version, its edges and each claim on it (run, type, confidence, rationale)."""
+    console.print(
+        f"[bold]node version {short(data['version_id'])}[/] (v{data['version_no']} of "
+        f"{short(data['logical_node_id'])}), {inert(data['status'])}",
+        highlight=False,
+    )
+    console.print(f"  {inert(data['content'])}", highlight=False)
+    for edge in data["edges_out"]:
+        console.print(f"  → {inert(edge['kind'])} {short(edge['to_version_id'])}", highlight=False)
+    claims = data["claims"]
+    console.print(f"  claims ({len(claims)}):", highlight=False)
+    for claim in claims:
+        rationale = " ".join(str(claim["rationale"]).split())
+        console.print(
+            f"    {short(claim['run_id'])} {inert(claim['claim_type']):9} {float(claim['confidence']):.2f}"
+            + (f"  {inert(rationale[:200])}" if rationale else ""),
+            highlight=False,
+        )
+    if data["citations"]:
+        console.print(f"  citations: {len(data['citations'])}", highlight=False)

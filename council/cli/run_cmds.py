@@ -24,9 +24,15 @@ TERMINAL = TERMINAL_RUN_STATUSES
 run_app = typer.Typer(help="Record and inspect agent runs.", no_args_is_help=True)
 
 
+dispatch_app = typer.Typer(
+    help="Create a dispatch (with --thread), or list and show dispatches.", invoke_without_command=True
+)
+
+
 @returns("council.domain.results.runs:Dispatched")
 def dispatch_cmd(
-    thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
+    ctx: typer.Context,
+    thread: Annotated[str | None, typer.Option("--thread", help="Thread id.")] = None,
     agents: Annotated[
         str | None,
         typer.Option(
@@ -59,9 +65,14 @@ def dispatch_cmd(
 ) -> None:
     """Create the runs in Postgres, each pinned to the profile it must run, enqueue
     them, and optionally watch them finish. Should the broker be down, the dispatch
-    still stands (delivery "deferred") and the sweep sends its runs when it is back."""
+    still stands (delivery "deferred") and the sweep sends its runs when it is back.
+    `dispatch list --thread ID` and `dispatch show ID` read dispatches."""
     from council.services.dispatch import dispatch
 
+    if ctx.invoked_subcommand is not None:
+        return
+    if thread is None:
+        raise BadInput("--thread is required to dispatch (or: dispatch list --thread ID, dispatch show ID)")
     wired = council()
     if agents is None and mode == "review":
         from council.services.reviewers import review_agents
@@ -93,7 +104,7 @@ def dispatch_cmd(
         emit(created, as_json, lambda d: console.print(inert(dispatch_summary(d)), highlight=False))
         return
     expected = len(names) * rounds
-    runs = _wait(created, expected, timeout, out)
+    runs = wait_for_runs(created, expected, timeout, out)
     complete = len(runs) == expected and all(r.status in TERMINAL for r in runs)
     created = created.model_copy(update=waited(runs, complete))
     emit(created, as_json, lambda d: _print_waited(d))
@@ -199,7 +210,9 @@ def _say_what_runs(out: Any, created: Dispatched) -> None:
             )
 
 
-def _wait(created: Dispatched, expected: int, timeout: float, out: Any) -> list[DispatchedRun]:
+def wait_for_runs(created: Dispatched, expected: int, timeout: float, out: Any) -> list[DispatchedRun]:
+    """Poll the dispatch's runs until all ended or ``timeout``: a live table on a terminal, plain
+    lines as runs end when piped (the progress `dispatch --wait` and `ask` show)."""
     from council.services.dispatch import dispatch_runs
 
     deadline = time.monotonic() + timeout
@@ -362,7 +375,8 @@ def run_show(run_id: str, as_json: JsonOpt = False) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("dispatch")(dispatch_cmd)
+    dispatch_app.callback()(dispatch_cmd)
+    app.add_typer(dispatch_app, name="dispatch")
     app.command("preview")(preview_cmd)
     app.command("profiles")(profiles_cmd)
     app.add_typer(run_app, name="run")

@@ -3,7 +3,6 @@ command that starts the workers' face)."""
 
 from __future__ import annotations
 
-import os
 from typing import Annotated
 
 import typer
@@ -11,6 +10,7 @@ import typer
 from council.config import DEFAULT_POOL_SIZE, POOL_SIZE_ENV
 from council.domain.vocabulary import QUEUES
 from council.errors import BadInput
+from council.settings import export
 
 POOLS = ("prefork", "threads")
 
@@ -35,8 +35,8 @@ def worker_cmd(
     name: Annotated[str | None, typer.Option("--name", help="Celery node name, e.g. runs@%h.")] = None,
 ) -> None:
     """A Celery worker with the project's configuration."""
-    from workers.app import connect
-    from workers.metrics_server import default_directory
+    from council.workers.app import connect
+    from council.workers.metrics_server import default_directory
 
     wanted = [q.strip() for q in queues.split(",") if q.strip()]
     unknown = sorted(set(wanted) - set(QUEUES))
@@ -48,7 +48,7 @@ def worker_cmd(
         raise BadInput(f"--concurrency must be at least 1, got {concurrency}")
     if pool == "threads":
         # Every thread may hold a database connection at once: the process's pool must cover them.
-        os.environ.setdefault(POOL_SIZE_ENV, str(max(concurrency, DEFAULT_POOL_SIZE)))
+        export(POOL_SIZE_ENV, str(max(concurrency, DEFAULT_POOL_SIZE)), overwrite=False)
     app = connect()
     default_directory()  # before Celery's command line loads anything that imports prometheus_client
     argv = ["worker", "-Q", ",".join(wanted), "--pool", pool, "--concurrency", str(concurrency)]

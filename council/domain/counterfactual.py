@@ -55,7 +55,7 @@ def rule_set_sha256(rule_set_id: str, body: dict[str, Any]) -> str:
 
 
 def parse_rule_set(document: Any) -> RuleSet:
-    """A rule-set file (DESIGN §9): ``{"id", "description", "body"}``, its body
+    """A rule-set file (docs/guide/learning.md): ``{"id", "description", "body"}``, its body
     holding the keys of a stored rule set. Anything else is bad input."""
     if not isinstance(document, dict):
         raise BadInput("a rule-set file is a JSON object with id, description and body")

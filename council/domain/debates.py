@@ -1,4 +1,4 @@
-"""Recorded debates (DESIGN §9): the `council-debate-v1` and `du-debate` formats, read into
+"""Recorded debates (docs/guide/observe.md): the `council-debate-v1` and `du-debate` formats, read into
 one shape that `council import` writes and `council eval` measures. Pure: no I/O.
 
 A record is one question. Its propositions are its options (label → text) or, without

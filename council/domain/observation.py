@@ -1,10 +1,10 @@
-"""`council eval` (DESIGN §9): what a council added, measured against ground truth. Pure.
+"""`council eval` (docs/guide/observe.md): what a council added, measured against ground truth. Pure.
 
 A *record* is a thread with its resolutions; its *turns* are its runs in order (an
 imported run's turn index; else round, then creation). A turn's *answer* is the node
 version it endorsed or originated (the one with the highest confidence if several), or
 none. An answer is *correct* when the resolution in force for its node says true; no
-answer is not correct. Every figure is defined in DESIGN §9; where §9 leaves a choice,
+answer is not correct. Every figure is defined in docs/guide/observe.md; where it leaves a choice,
 the choice is stated here:
 
 - the stance-change class of a flip from answer a to b (both given): ``after_evidence``

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 FORMAT = "council-reentry-v1"
-CHARS_PER_TOKEN = 4  # estimate; documented in the README
+CHARS_PER_TOKEN = 4  # estimate; documented in docs/guide/reentry.md
 
 
 def estimate_tokens(value: Any) -> int:

@@ -5,7 +5,7 @@ Transient errors (``council.errors.Transient``: a provider's rate limit,
 timeout, connection error or 5xx; a lost or refused database connection, a
 deadlock, a lock or statement timeout) are retried with full-jitter
 exponential backoff, at most ``max_retries`` times, at one level only: the
-Celery task that owns the work (``workers/retrying.py``: the tasks' base class).
+Celery task that owns the work (``council/workers/retrying.py``: the tasks' base class).
 The one in-process use is the committer's retry of a lost race: these delays
 with tighter bounds (``council.services.consolidation.COMMIT_RETRY``).
 Everything else is permanent and fails at once. Pure: no clock, no I/O; the

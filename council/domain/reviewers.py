@@ -1,4 +1,4 @@
-"""Who reviews a retraction proposal (docs/architecture.md §5; DESIGN §7).
+"""Who reviews a retraction proposal (docs/architecture.md §5 and §7).
 
 A review is dispatched to the agent profiles that worked the thread — the
 profiles of its runs that answered through the workers, outside review — or

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from council.domain import quorum
+from council.domain.effective import group_n_eff
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
 from council.domain.snapshot import support_evidence
 
@@ -155,6 +157,12 @@ def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group])
             f"{need_providers} required",
         )
     )
+    if rules.get("min_effective_support") is not None:
+        reasons.append(_effective_support(snapshot, support, float(rules["min_effective_support"])))
+    if rules.get("min_council_answered") is not None:
+        need = float(rules["min_council_answered"])
+        seats = quorum.quorum(snapshot.get("council", []))
+        reasons.append(Reason("council_answered", quorum.met(seats, need), quorum.describe(seats, need)))
     bar = Decimal(str(rules["dispute_confidence_bar"]))
     strong = [g for g in dispute if Decimal(str(g.max_confidence)) > bar]
     reasons.append(
@@ -205,6 +213,18 @@ def decide(snapshot: dict[str, Any], rules: dict[str, Any], groups: list[Group])
         )
     outcome = CONSOLIDATE if all(r.ok for r in reasons) else NOT_READY
     return Decision(outcome, tuple(reasons), tuple(groups))
+
+
+def _effective_support(snapshot: dict[str, Any], support: list[Group], need: float) -> Reason:
+    """Kish's n_eff over the support groups, with the correlation table the snapshot
+    carries (council/domain/effective.py); a run's model is its ``model`` (else its agent)."""
+    model = {r["id"]: r.get("model") or r["agent"] for r in snapshot["runs"]}
+    value = group_n_eff([[model[run] for run in g.runs] for g in support], snapshot.get("correlations", []))
+    return Reason(
+        "effective_support",
+        value >= need,
+        f"n_eff {value:.2f} over {len(support)} independent support group(s), {need:g} required",
+    )
 
 
 def _not_retracted(retraction: dict[str, Any]) -> Reason:

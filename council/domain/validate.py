@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from council.errors import BadInput
 
-# Limits (characters unless noted). Documented in the README.
+# Limits (characters unless noted). Documented in docs/operations/configuration.md.
 MAX_TITLE = 300
 MAX_OBJECTIVE = 4_000
 MAX_CONTENT = 20_000

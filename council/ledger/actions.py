@@ -1,16 +1,18 @@
-"""Pending actions and their acceptance conditions."""
+"""Pending actions and their acceptance conditions. Named SQL: council/sql/action_store.sql."""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, insert
+from typing import Any
+
+from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.commands import IdRef, NewAction
 from council.domain.results.graph import Action, Closed
 from council.errors import BadInput
-from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require, require_in_thread, resolve
+from council.ledger.pg import in_transaction
 from council.ledger.threads import main_branch_id
 
 
@@ -21,35 +23,31 @@ class Actions:
     def add(self, action: NewAction, *, actor: str) -> Action:
         """A pending action on the version's branch (main when it names no version)."""
         conn = self._conn
-        thread_id = resolve(conn, t.threads, action.thread, "thread")
-        require(conn, t.threads, thread_id, "thread")
+        thread_id = resolve(conn, "threads", action.thread, "thread")
+        require(conn, "threads", thread_id, "thread")
         branch_id = main_branch_id(conn, thread_id)
         version_id = None
         if action.version is not None:
-            version_id = resolve(conn, t.node_versions, action.version, "node version")
-            branch_id = require_in_thread(conn, t.node_versions, version_id, thread_id, "node version")[
+            version_id = resolve(conn, "node_versions", action.version, "node version")
+            branch_id = require_in_thread(conn, "node_versions", version_id, thread_id, "node version")[
                 "branch_id"
             ]
         run_id = None
         if action.run is not None:
-            run_id = resolve(conn, t.agent_runs, action.run, "run")
-            require_in_thread(conn, t.agent_runs, run_id, thread_id, "run")
-        row = (
-            conn.execute(
-                insert(t.pending_actions)
-                .values(
-                    thread_id=thread_id,
-                    branch_id=branch_id,
-                    node_version_id=version_id,
-                    description=action.description,
-                    acceptance_condition=action.acceptance_condition,
-                    created_by_run_id=run_id,
-                )
-                .returning(t.pending_actions)
-            )
-            .mappings()
-            .one()
-        )
+            run_id = resolve(conn, "agent_runs", action.run, "run")
+            require_in_thread(conn, "agent_runs", run_id, thread_id, "run")
+        row: dict[str, Any] = in_transaction(
+            conn,
+            "add_action",
+            {
+                "thread_id": thread_id,
+                "branch_id": branch_id,
+                "node_version_id": version_id,
+                "description": action.description,
+                "acceptance_condition": action.acceptance_condition,
+                "run_id": run_id,
+            },
+        )[0]
         append(
             conn,
             "action.added",
@@ -58,21 +56,19 @@ class Actions:
             subject_id=row["id"],
             payload={"node_version_id": str(version_id) if version_id else None},
         )
-        return Action.model_validate(dict(row))
+        return Action.model_validate(row)
 
     def close(self, action: IdRef, *, status: str, reason: str, actor: str) -> Closed:
         """Record that the acceptance condition was met (satisfied) or the action dropped."""
         v.choice(status, "action status", ("satisfied", "cancelled"))
         reason = v.text(reason, "reason", v.MAX_REASON)
         conn = self._conn
-        action_id = resolve(conn, t.pending_actions, action, "pending action")
-        row = require(conn, t.pending_actions, action_id, "pending action", lock=True)
+        action_id = resolve(conn, "pending_actions", action, "pending action")
+        row = require(conn, "pending_actions", action_id, "pending action", lock=True)
         if row["status"] != "open":
             raise BadInput(f"pending action {action_id} is already {row['status']}")
-        conn.execute(
-            insert(t.pending_action_transitions).values(
-                pending_action_id=action_id, from_status="open", to_status=status, reason=reason, actor=actor
-            )
+        in_transaction(
+            conn, "close_action", {"action_id": action_id, "status": status, "reason": reason, "actor": actor}
         )
         append(
             conn,

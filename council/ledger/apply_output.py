@@ -4,6 +4,7 @@
 output check (``council.domain.output_check``) look at every reference and
 limit before anything is written; :func:`apply_output` then writes it all in
 the caller's transaction, so a failure anywhere leaves nothing behind.
+Named SQL: council/sql/outputs.sql and council/sql/claim_store.sql.
 """
 
 from __future__ import annotations
@@ -31,13 +32,12 @@ from council.domain.output_check import (
     references,
 )
 from council.domain.results.runs import Applied
+from council.errors import NotFound
 from council.ledger import events, evidence, retraction
-from council.ledger import tables as t
 from council.ledger.actions import Actions
 from council.ledger.branches import Branches
 from council.ledger.citations import attached_evidence
 from council.ledger.claims import write_checked_claims
-from council.ledger.lookup import require_in_thread, rows_by_id
 from council.ledger.nodes import Nodes
 from council.ledger.pg import in_transaction
 from council.ledger.threads import main_branch_id
@@ -52,7 +52,7 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
     thread_id = run["thread_id"]
     refs = references(output)
     claimable = _claimable(conn, run["id"], refs.claimed_versions)
-    versions = rows_by_id(conn, t.node_versions, refs.versions)
+    versions = _by_id(conn, "versions_by_id", "version_ids", refs.versions)
     main = main_branch_id(conn, thread_id) if refs.needs_main_branch else None
     parents = [versions[at]["branch_id"] for at in refs.fork_points if at in versions]
     branch_ids = list(dict.fromkeys([*refs.branches, *([main] if main else []), *parents]))
@@ -69,10 +69,11 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
         },
         branches={
             i: BranchFacts(r["thread_id"], r["status"])
-            for i, r in rows_by_id(conn, t.branches, branch_ids).items()
+            for i, r in _by_id(conn, "branch_facts_by_id", "branch_ids", branch_ids).items()
         },
         logical_nodes={
-            i: r["thread_id"] for i, r in rows_by_id(conn, t.logical_nodes, refs.logical_nodes).items()
+            i: r["thread_id"]
+            for i, r in _by_id(conn, "logical_node_threads_by_id", "node_ids", refs.logical_nodes).items()
         },
         versions={i: VersionFacts(r["thread_id"], r["branch_id"]) for i, r in versions.items()},
         attached_evidence=frozenset(attached_evidence(conn, thread_id, refs.evidence)),
@@ -225,8 +226,22 @@ def _fork_parent(conn: Connection, thread_id: UUID, at: UUID | None) -> UUID:
     """A fork leaves the branch of the version it diverges at (main without one)."""
     if at is None:
         return main_branch_id(conn, thread_id)
-    branch_id: UUID = require_in_thread(conn, t.node_versions, at, thread_id, "node version")["branch_id"]
+    found = in_transaction(conn, "version_branch", {"version_id": at}, as_tuples=True)
+    if not found:
+        raise NotFound(f"no node version with id {at}")
+    if found[0].thread_id != thread_id:
+        raise NotFound(f"node version {at} belongs to another thread")
+    branch_id: UUID = found[0].branch_id
     return branch_id
+
+
+def _by_id(
+    conn: Connection, name: str, ids_param: str, row_ids: Sequence[UUID]
+) -> dict[UUID, dict[str, Any]]:
+    """The rows the named query finds for these ids, by id, in one query (none for an unknown id)."""
+    if not row_ids:
+        return {}
+    return {row["id"]: row for row in in_transaction(conn, name, {ids_param: list(set(row_ids))})}
 
 
 def _cites(

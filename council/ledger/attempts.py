@@ -5,47 +5,43 @@ Each attempt appends a ``claimed`` row (written by the statement that claims
 the run, ``claim_run``) and an ``ended`` row with its status and reason
 (written by the statement that finishes or releases it, or by the claim that
 takes over an expired lease). Rows are immutable (migration 0006).
+Named SQL: council/sql/run_records.sql.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import TypedDict
 from uuid import UUID
 
-from sqlalchemy import Column, Connection, Integer, Table, Text, UniqueConstraint, select
+from sqlalchemy import Connection
 
-from council.ledger.table_helpers import created, fk, id_column, metadata
-
-run_attempts = Table(
-    "run_attempts",
-    metadata,
-    id_column(),
-    fk("run_id", "agent_runs.id"),
-    Column("attempt", Integer, nullable=False),
-    Column("event", Text, nullable=False),  # claimed | ended
-    Column("worker", Text, nullable=False),  # Celery node name and pid, else host:pid
-    Column("status", Text),  # of an ended row: succeeded | failed | released | lease_expired
-    Column("reason", Text),
-    created(clock=True),
-    UniqueConstraint("run_id", "attempt", "event"),
-)
+from council.ledger.pg import in_transaction
 
 
-def attempts_of(conn: Connection, run_id: UUID) -> list[dict[str, Any]]:
+class AttemptRow(TypedDict):
+    """One attempt of a run: its worker, when it was claimed, and how it ended."""
+
+    attempt: int
+    worker: str
+    claimed_at: datetime | None
+    ended_at: datetime | None  # None, with status and reason, while it runs
+    status: str | None
+    reason: str | None
+
+
+def attempts_of(conn: Connection, run_id: UUID) -> list[AttemptRow]:
     """One entry per attempt, in order: its worker, when it was claimed, and how
     it ended (``ended_at``, ``status`` and ``reason`` are None while it runs)."""
-    rows = conn.execute(
-        select(run_attempts).where(run_attempts.c.run_id == run_id).order_by(run_attempts.c.attempt)
-    ).mappings()
-    by_attempt: dict[int, dict[str, Any]] = {}
-    for row in rows:
+    by_attempt: dict[int, AttemptRow] = {}
+    for row in in_transaction(conn, "attempts_of_run", {"run_id": run_id}, as_tuples=True):
         entry = by_attempt.setdefault(
-            row["attempt"],
-            {"attempt": row["attempt"], "worker": row["worker"], "claimed_at": None, "ended_at": None,
+            row.attempt,
+            {"attempt": row.attempt, "worker": row.worker, "claimed_at": None, "ended_at": None,
              "status": None, "reason": None},
         )  # fmt: skip
-        if row["event"] == "claimed":
-            entry.update(worker=row["worker"], claimed_at=row["created_at"])
+        if row.event == "claimed":
+            entry["worker"], entry["claimed_at"] = row.worker, row.created_at
         else:
-            entry.update(ended_at=row["created_at"], status=row["status"], reason=row["reason"])
+            entry["ended_at"], entry["status"], entry["reason"] = row.created_at, row.status, row.reason
     return list(by_attempt.values())

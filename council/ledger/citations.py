@@ -2,19 +2,20 @@
 
 Module functions over the caller's connection: the node, claim and output
 writers attach citations inside their own statements' transaction.
+Named SQL: council/sql/claim_store.sql and council/sql/outputs.sql.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID, uuid4
 
-from sqlalchemy import Connection, insert
+from sqlalchemy import Connection
 
 from council.domain.commands import Cite
 from council.errors import NotFound
-from council.ledger import tables as t
 from council.ledger.lookup import resolve
 from council.ledger.pg import in_transaction
 
@@ -24,7 +25,7 @@ def resolved(conn: Connection, cites: Sequence[Cite]) -> list[Cite]:
     return [
         cite
         if isinstance(cite.evidence, UUID)
-        else Cite(resolve(conn, t.evidence, cite.evidence, "evidence"), cite.role, cite.interpretation)
+        else Cite(resolve(conn, "evidence", cite.evidence, "evidence"), cite.role, cite.interpretation)
         for cite in cites
     ]
 
@@ -85,6 +86,6 @@ def insert_citations_many(
         for cite in cites
     ]
     if rows:  # ids are made here, so nothing needs to come back from the batch
-        conn.execute(insert(t.citations), rows)
+        in_transaction(conn, "add_citations", {"citations": json.dumps(rows, default=str)})
     ids = iter(row["id"] for row in rows)
     return [[next(ids) for _ in cites] for _, cites, _ in groups]

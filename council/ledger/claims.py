@@ -1,21 +1,23 @@
-"""Claims: agreement and disagreement are appended, never applied (invariant 4)."""
+"""Claims: agreement and disagreement are appended, never applied (invariant 4).
+Named SQL: council/sql/claim_store.sql."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID, uuid4
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection
 
 from council.domain.commands import IdRef, NewClaim
 from council.domain.results.graph import ClaimAdded
 from council.errors import BadInput, NotFound
-from council.ledger import tables as t
 from council.ledger.citations import check_cited, insert_citations_many, resolved
 from council.ledger.events import append_many
 from council.ledger.held_runs import refuse_unheld
 from council.ledger.lookup import require, resolve
+from council.ledger.pg import in_transaction
 
 
 class Claims:
@@ -31,8 +33,8 @@ class Claims:
         (``held`` false) only on a run recorded by hand (:func:`refuse_unheld`); ``held``:
         the caller holds the run as its worker would (tests that stand in for one)."""
         conn = self._conn
-        run_id = resolve(conn, t.agent_runs, run, "run")
-        row = require(conn, t.agent_runs, run_id, "run", lock=True)
+        run_id = resolve(conn, "agent_runs", run, "run")
+        row = require(conn, "agent_runs", run_id, "run", lock=True)
         checked = [_resolved(conn, claim) for claim in claims]  # an unknown id first: not found
         if not held:
             refuse_unheld(row, actor)
@@ -54,7 +56,7 @@ class Claims:
 
 
 def _resolved(conn: Connection, claim: NewClaim) -> NewClaim:
-    version = resolve(conn, t.node_versions, claim.version, "node version")
+    version = resolve(conn, "node_versions", claim.version, "node version")
     return NewClaim(
         version, claim.claim_type, claim.confidence, claim.rationale, tuple(resolved(conn, claim.cites))
     )
@@ -77,21 +79,22 @@ def write_checked_claims(
     if not claims:
         return []
     run_id = run["id"]
+    keys = [uuid4() for _ in claims]  # client-side keys put the batch's returned rows back in order
     values = [
         {
-            "id": uuid4(),  # client-side keys put the batch's returned rows back in order
-            "run_id": run_id,
-            "node_version_id": claim.version,
+            "id": str(key),
+            "node_version_id": str(claim.version),
             "claim_type": claim.claim_type,
-            "confidence": claim.level,
+            "confidence": str(claim.level),
             "rationale": claim.rationale,
         }
-        for claim in claims
+        for key, claim in zip(keys, claims, strict=True)
     ]
     returned = {
-        row["id"]: dict(row) for row in conn.execute(insert(t.claims).returning(t.claims), values).mappings()
+        row["id"]: row
+        for row in in_transaction(conn, "add_claims", {"run_id": run_id, "claims": json.dumps(values)})
     }
-    rows = [returned[value["id"]] for value in values]
+    rows: list[dict[str, Any]] = [returned[key] for key in keys]
     citation_ids = insert_citations_many(
         conn,
         [
@@ -131,9 +134,7 @@ def _versions_of_thread(
 ) -> dict[UUID, Any]:
     found = {
         row["id"]: row
-        for row in conn.execute(
-            select(t.node_versions).where(t.node_versions.c.id.in_(list(set(version_ids))))
-        ).mappings()
+        for row in in_transaction(conn, "versions_by_id", {"version_ids": list(set(version_ids))})
     }
     for version_id in version_ids:
         if version_id not in found:
@@ -147,9 +148,7 @@ def claimed_by_run(conn: Connection, run_id: UUID, version_ids: Sequence[UUID]) 
     """The claim type ``run_id`` already has on each of ``version_ids`` that it claimed."""
     if not version_ids:
         return {}
-    rows = conn.execute(
-        select(t.claims.c.node_version_id, t.claims.c.claim_type).where(
-            t.claims.c.run_id == run_id, t.claims.c.node_version_id.in_(list(version_ids))
-        )
+    rows = in_transaction(
+        conn, "claimed_by_run", {"run_id": run_id, "version_ids": list(version_ids)}, as_tuples=True
     )
-    return {row[0]: str(row[1]) for row in rows}
+    return {row.node_version_id: str(row.claim_type) for row in rows}

@@ -1,5 +1,6 @@
 """A dispatch's idempotency key (migration 0027): one dispatch per key, found again by a
-retry that asks for the same thing, refused for a retry that asks for something else."""
+retry that asks for the same thing, refused for a retry that asks for something else.
+Named SQL: council/sql/run_records.sql."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import json
 from collections.abc import Sequence
 from uuid import UUID
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection
 
 from council.errors import BadInput
-from council.ledger import tables as t
 from council.ledger.locks import lock_dispatch_key
+from council.ledger.pg import in_transaction
 
 
 def request_sha256(
@@ -36,16 +37,13 @@ def first_of_key(
     dispatch): the dispatch made with ``key`` and its first round's runs in the order the
     agents were named, or None; BadInput when that dispatch asked for something else."""
     lock_dispatch_key(conn, key)
-    first = conn.execute(
-        select(t.dispatches.c.id, t.dispatches.c.request_sha256).where(t.dispatches.c.idempotency_key == key)
-    ).first()
-    if first is None:
+    found = in_transaction(conn, "dispatch_of_key", {"key": key}, as_tuples=True)
+    if not found:
         return None
+    first = found[0]
     if first.request_sha256 != asked:
         raise BadInput(f"key {key!r} was given to another dispatch, which asked for something else")
-    runs = conn.execute(
-        select(t.agent_runs.c.id)
-        .where(t.agent_runs.c.dispatch_id == first.id, t.agent_runs.c.round == 1)
-        .order_by(func.array_position(list(agents), t.agent_runs.c.agent))
-    ).scalars()
-    return first.id, list(runs)
+    runs = in_transaction(
+        conn, "first_round_of_dispatch", {"dispatch_id": first.id, "agents": list(agents)}, as_tuples=True
+    )
+    return first.id, [r.id for r in runs]

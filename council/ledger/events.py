@@ -1,20 +1,21 @@
 """The append-only event log (invariant 10): written in the same transaction as
 the change it describes, never trimmed. Each row records its inserting
 transaction (``tx``, revision 0015), by which live readers tail it exactly
-(:mod:`council.domain.tail`); nothing is notified from the writer's transaction."""
+(:mod:`council.domain.tail`); nothing is notified from the writer's transaction.
+Named SQL: council/sql/event_log.sql and council/sql/events.sql."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection
 
 from council.domain.results.events import Event
 from council.domain.tail import Settled, TailCursor, TailPage
-from council.ledger import tables as t
-from council.sql import query
+from council.ledger.pg import in_transaction
 
 
 def append(
@@ -27,19 +28,19 @@ def append(
     payload: dict[str, Any] | None = None,
 ) -> int:
     """One event, in the caller's transaction (every store writes its events so)."""
-    return int(
-        conn.execute(
-            insert(t.events)
-            .values(
-                kind=kind,
-                actor=actor,
-                thread_id=thread_id,
-                subject_id=str(subject_id) if subject_id is not None else None,
-                payload=payload or {},
-            )
-            .returning(t.events.c.id)
-        ).scalar_one()
+    found = in_transaction(
+        conn,
+        "append_event",
+        {
+            "kind": kind,
+            "actor": actor,
+            "thread_id": thread_id,
+            "subject_id": str(subject_id) if subject_id is not None else None,
+            "payload": json.dumps(payload or {}),
+        },
+        as_tuples=True,
     )
+    return int(found[0].id)
 
 
 def append_many(
@@ -53,12 +54,14 @@ def append_many(
     """Events of one kind, one per (subject, payload), in one statement and in order."""
     if not items:
         return []
-    rows = [
-        {"kind": kind, "actor": actor, "thread_id": thread_id, "subject_id": str(subject), "payload": payload}
-        for subject, payload in items
-    ]
-    result = conn.execute(insert(t.events).returning(t.events.c.id, sort_by_parameter_order=True), rows)
-    return [int(row[0]) for row in result]
+    rows = [{"subject_id": str(subject), "payload": payload} for subject, payload in items]
+    found = in_transaction(
+        conn,
+        "append_events",
+        {"kind": kind, "actor": actor, "thread_id": thread_id, "items": json.dumps(rows)},
+        as_tuples=True,
+    )
+    return sorted(int(row.id) for row in found)  # taken from the identity in the array's order
 
 
 class Events:
@@ -80,61 +83,55 @@ class Events:
 
     def of_thread(self, thread_id: UUID, *, after: int = 0, limit: int | None = None) -> list[Event]:
         """A thread's events in order after ``after``; ``limit`` pages, it never truncates silently."""
-        query = (
-            select(t.events)
-            .where(t.events.c.thread_id == thread_id, t.events.c.id > after)
-            .order_by(t.events.c.id)
+        rows = in_transaction(
+            self._conn, "events_of_thread", {"thread_id": thread_id, "after": after, "limit": limit}
         )
-        if limit is not None:
-            query = query.limit(limit)
-        return [Event.model_validate(dict(row)) for row in self._conn.execute(query).mappings()]
+        return [Event.model_validate(row) for row in rows]
 
     def claims_on(self, thread_id: UUID, version_ids: list[str]) -> list[Event]:
         """The ``claim.added`` events of the versions, in the order the log holds them."""
-        rows = self._conn.execute(
-            select(t.events)
-            .where(
-                t.events.c.thread_id == thread_id,
-                t.events.c.kind == "claim.added",
-                t.events.c.payload["node_version_id"].astext.in_(version_ids),
-            )
-            .order_by(t.events.c.id)
-        ).mappings()
-        return [Event.model_validate(dict(row)) for row in rows]
+        rows = in_transaction(
+            self._conn, "claim_events_on", {"thread_id": thread_id, "version_ids": list(version_ids)}
+        )
+        return [Event.model_validate(row) for row in rows]
 
     def tail(self, thread_id: UUID, cursor: TailCursor, *, limit: int) -> TailPage:
         """The thread's settled events after ``cursor``, at most ``limit`` (the skipped ones counted)."""
-        rows = self._conn.execute(
-            query("events_tail"),
+        rows = in_transaction(
+            self._conn,
+            "events_tail",
             {
                 "thread_id": thread_id,
                 "after_tx": str(cursor.tx),
                 "after_id": cursor.event_id,
                 "limit": limit,
             },
-        ).mappings()
+        )
         events: list[Event] = []
         count = 0
         for row in rows:
             count += 1
             if row["id"] not in cursor.skip:
-                events.append(Event.model_validate(dict(row)))
+                events.append(Event.model_validate(row))
             cursor = cursor.past(int(row["tx"]), row["id"])
         return TailPage(events=events, cursor=cursor, full=count == limit)
 
     def tail_now(self, thread_id: UUID) -> TailCursor:
         """A cursor for a reader that starts from now: only what is not yet visible will be sent."""
-        row = self._conn.execute(query("events_tail_now"), {"thread_id": thread_id}).one()
+        row = in_transaction(self._conn, "events_tail_now", {"thread_id": thread_id}, as_tuples=True)[0]
         return TailCursor(int(row.tx), 0, frozenset(row.skip))
 
     def tail_after(self, event_id: int) -> TailCursor:
         """A cursor just after the event ``event_id`` (resuming a reader that has seen it)."""
-        row = self._conn.execute(query("events_tail_after"), {"event_id": event_id}).one_or_none()
-        return TailCursor(0, 0) if row is None else TailCursor(int(row.tx), row.id)
+        found = in_transaction(self._conn, "events_tail_after", {"event_id": event_id}, as_tuples=True)
+        return TailCursor(int(found[0].tx), found[0].id) if found else TailCursor(0, 0)
 
     def settled_threads(self, since: int | None) -> Settled:
         """The threads with events settled since the horizon ``since`` (None: just the horizon)."""
-        row = self._conn.execute(
-            query("events_settled_threads"), {"since": None if since is None else str(since)}
-        ).one()
+        row = in_transaction(
+            self._conn,
+            "events_settled_threads",
+            {"since": None if since is None else str(since)},
+            as_tuples=True,
+        )[0]
         return Settled(horizon=int(row.horizon), thread_ids=frozenset(row.threads))

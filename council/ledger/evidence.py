@@ -1,22 +1,24 @@
-"""Evidence: global and content-addressed (invariant 1), linked to threads."""
+"""Evidence: global and content-addressed (invariant 1), linked to threads.
+Named SQL: council/sql/evidence_store.sql."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
 from council.domain.source import Source, checked_size
+from council.errors import NotFound
 from council.known_secrets import process_redactor
-from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require
+from council.ledger.pg import in_transaction
 
 
 class EvidenceStore:
@@ -31,23 +33,19 @@ class EvidenceStore:
     def show(self, evidence_id: UUID) -> EvidenceShown:
         """One item in full: content, validity and its history, the threads it is in."""
         conn = self._conn
-        row = dict(require(conn, t.evidence, evidence_id, "evidence"))
-        threads = conn.execute(
-            select(t.thread_evidence.c.thread_id, t.thread_evidence.c.title)
-            .where(t.thread_evidence.c.evidence_id == evidence_id)
-            .order_by(t.thread_evidence.c.created_at)
-        ).mappings()
-        history = conn.execute(
-            select(t.evidence_transitions)
-            .where(t.evidence_transitions.c.evidence_id == evidence_id)
-            .order_by(t.evidence_transitions.c.created_at)
-        ).mappings()
+        by_id = {"evidence_id": evidence_id}
+        found: list[dict[str, Any]] = in_transaction(conn, "evidence_row", by_id)
+        if not found:
+            raise NotFound(f"no evidence with id {evidence_id}")
+        row = found[0]
+        threads = in_transaction(conn, "evidence_threads", by_id)
+        history = in_transaction(conn, "evidence_history", by_id)
         return EvidenceShown.model_validate(
             {
                 **row,
                 "sha256": row["content_sha256"],
-                "threads": [dict(r) for r in threads],
-                "validity_history": [dict(r) for r in history],
+                "threads": threads,
+                "validity_history": history,
             }
         )
 
@@ -56,10 +54,11 @@ class EvidenceStore:
         only as a URL is its reference), for an agent CLI's working directory."""
         if not evidence_ids:
             return {}
-        rows = self._conn.execute(
-            select(t.evidence.c.id, t.evidence.c.content, t.evidence.c.source_uri).where(
-                t.evidence.c.id.in_([UUID(str(i)) for i in evidence_ids])
-            )
+        rows = in_transaction(
+            self._conn,
+            "evidence_contents",
+            {"evidence_ids": [UUID(str(i)) for i in evidence_ids]},
+            as_tuples=True,
         )
         return {str(r.id): r.content if r.content is not None else f"reference:{r.source_uri}" for r in rows}
 
@@ -76,32 +75,33 @@ def add_evidence(
     size = checked_size(source)
     title = v.text(title if title is not None else source.suggested_title, "title", v.MAX_TITLE)
     digest = content_hash(source)
-    require(conn, t.threads, thread_id, "thread")
-    inserted = conn.execute(
-        pg_insert(t.evidence)
-        .values(
-            content_sha256=digest,
-            content=source.content,
-            source_kind=source.kind,
-            source_uri=source.uri,
-            media_type=source.media_type,
-            byte_size=size,
-            fetched_at=source.fetched_at,
-            title=title,
-        )
-        .on_conflict_do_nothing(index_elements=["content_sha256"])
-        .returning(t.evidence.c.id)
-    ).scalar_one_or_none()
-    evidence_id = (
-        inserted
-        or conn.execute(select(t.evidence.c.id).where(t.evidence.c.content_sha256 == digest)).scalar_one()
+    require(conn, "threads", thread_id, "thread")
+    stored = in_transaction(
+        conn,
+        "add_evidence",
+        {
+            "content_sha256": digest,
+            "content": source.content,
+            "source_kind": source.kind,
+            "source_uri": source.uri,
+            "media_type": source.media_type,
+            "byte_size": size,
+            "fetched_at": source.fetched_at,
+            "title": title,
+        },
+        as_tuples=True,
     )
-    linked = conn.execute(
-        pg_insert(t.thread_evidence)
-        .values(thread_id=thread_id, evidence_id=evidence_id, title=title, added_by=actor)
-        .on_conflict_do_nothing()
-        .returning(t.thread_evidence.c.evidence_id)
-    ).scalar_one_or_none()
+    inserted: UUID | None = stored[0].id if stored else None
+    if inserted is None:
+        (existing,) = in_transaction(conn, "evidence_of_hash", {"content_sha256": digest}, as_tuples=True)
+    evidence_id: UUID = inserted if inserted is not None else existing.id
+    found = in_transaction(
+        conn,
+        "link_evidence",
+        {"thread_id": thread_id, "evidence_id": evidence_id, "title": title, "added_by": actor},
+        as_tuples=True,
+    )
+    linked = found[0].evidence_id if found else None
     if linked is not None:
         append(
             conn,
@@ -130,7 +130,5 @@ def content_hash(source: Source) -> str:
 
 
 def thread_evidence_ids(conn: Connection, thread_id: UUID) -> set[UUID]:
-    rows = conn.execute(
-        select(t.thread_evidence.c.evidence_id).where(t.thread_evidence.c.thread_id == thread_id)
-    )
-    return {r[0] for r in rows}
+    rows = in_transaction(conn, "thread_evidence_ids", {"thread_id": thread_id}, as_tuples=True)
+    return {r.evidence_id for r in rows}

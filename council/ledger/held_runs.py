@@ -1,4 +1,4 @@
-"""Runs begun outside the workers and held until they end (DESIGN §7): a run recorded by
+"""Runs begun outside the workers and held until they end (docs/architecture.md §7): a run recorded by
 hand (`council run record`), held by its recorder until it closes it, adding claims
 meanwhile; and a run begun by an outside agent over MCP, held by its session until it
 submits its output or the session ends. Neither is ever taken by a worker or the sweep:
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.commands import RecordedRun
@@ -21,9 +21,10 @@ from council.domain.requests import Exposure
 from council.domain.results.runs import RunClosed, RunRecorded
 from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
-from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require, require_same_thread, resolve
+from council.ledger.pg import in_transaction
+from council.ledger.run_rows import FencedRun
 
 # The lease owner of a run recorded by hand: its recorder, until it closes the run.
 RECORDER_PREFIX = "record:"
@@ -37,7 +38,7 @@ def refuse_unheld(run: Mapping[str, Any], actor: str) -> None:
     """Claims by hand (`council claim add`, ``POST /runs/{id}/claims``) land only on a run
     recorded by hand (`council run record`) that its recorder, ``actor``, has not closed:
     a worker's run claims only through its own fenced output, a run begun over MCP only
-    through its session's submission, and a closed or failed run takes nothing (DESIGN §7).
+    through its session's submission, and a closed or failed run takes nothing (docs/architecture.md §7).
     BadInput, before anything is written."""
     run_id = run["id"]
     if run["mode"] != "external":
@@ -67,11 +68,11 @@ class HeldRuns:
 
         def expose(self, run_id: UUID, exposures: Sequence[Exposure]) -> int: ...
 
-        def fence(self, run_id: UUID, attempt: int) -> Any | None: ...
+        def fence(self, run_id: UUID, attempt: int) -> FencedRun | None: ...
 
         def finish(
             self,
-            run: Any,
+            run: FencedRun,
             attempt: int,
             *,
             status: str,
@@ -97,40 +98,29 @@ class HeldRuns:
         held_by = held_by or recorder(actor)
         conn = self._conn
         provider = v.text(provider_family(recorded.model, recorded.provider), "provider", v.MAX_NAME)
-        thread_id = resolve(conn, t.threads, recorded.thread, "thread")
-        require(conn, t.threads, thread_id, "thread")
+        thread_id = resolve(conn, "threads", recorded.thread, "thread")
+        require(conn, "threads", thread_id, "thread")
         parent_id = None
         if recorded.parent_run is not None:
-            parent_id = resolve(conn, t.agent_runs, recorded.parent_run, "parent run")
-            require_same_thread(require(conn, t.agent_runs, parent_id, "parent run"), thread_id, "parent run")
-        exposed_to = [resolve(conn, t.agent_runs, other, "run") for other in recorded.exposed_to]
+            parent_id = resolve(conn, "agent_runs", recorded.parent_run, "parent run")
+            require_same_thread(require(conn, "agent_runs", parent_id, "parent run"), thread_id, "parent run")
+        exposed_to = [resolve(conn, "agent_runs", other, "run") for other in recorded.exposed_to]
         for other in exposed_to:
-            require_same_thread(require(conn, t.agent_runs, other, "run"), thread_id, "run")
-        run = (
-            conn.execute(
-                insert(t.agent_runs)
-                .values(
-                    thread_id=thread_id,
-                    agent=recorded.agent,
-                    model=recorded.model,
-                    provider=provider,
-                    parent_run_id=parent_id,
-                    round=recorded.round_no,
-                    mode="external",
-                    status="running",
-                    attempt=1,
-                    lease_owner=held_by,
-                    started_at=func.clock_timestamp(),
-                )
-                .returning(t.agent_runs)
-            )
-            .mappings()
-            .one()
-        )
+            require_same_thread(require(conn, "agent_runs", other, "run"), thread_id, "run")
+        run: dict[str, Any] = in_transaction(
+            conn,
+            "add_held_run",
+            {
+                "thread_id": thread_id,
+                "agent": recorded.agent,
+                "model": recorded.model,
+                "provider": provider,
+                "parent_run_id": parent_id,
+                "round": recorded.round_no,
+                "held_by": held_by,
+            },
+        )[0]
         self.expose(run["id"], [Exposure("stance", "explicit", exposed_to_run_id=str(o)) for o in exposed_to])
-        conn.execute(
-            insert(t.run_attempts).values(run_id=run["id"], attempt=1, event="claimed", worker=held_by)
-        )
         append(
             conn,
             "run.recorded" if hand else "run.begun",
@@ -147,16 +137,13 @@ class HeldRuns:
         )
         return RunRecorded.model_validate({**run, "exposed_to": exposed_to})
 
-    def held(self, run_id: UUID, holder: str) -> dict[str, Any]:
+    def held(self, run_id: UUID, holder: str) -> FencedRun:
         """The fenced row (with its ``attempt``) of a begun run (:meth:`record` with ``held_by``) that
         ``holder`` holds and has not ended, locked; bad input otherwise."""
-        row = self._conn.execute(
-            select(t.agent_runs.c.attempt, t.agent_runs.c.lease_owner, t.agent_runs.c.status).where(
-                t.agent_runs.c.id == run_id
-            )
-        ).first()
-        if row is None:
+        found = in_transaction(self._conn, "held_run_state", {"run_id": run_id}, as_tuples=True)
+        if not found:
             raise NotFound(f"no run with id {run_id}")
+        row = found[0]
         if row.lease_owner != holder or row.status != "running":
             if row.status in TERMINAL_RUN_STATUSES and row.lease_owner is None:
                 raise BadInput(f"run {run_id} has ended ({row.status}); begin another run")
@@ -166,17 +153,16 @@ class HeldRuns:
         fenced = self.fence(run_id, int(row.attempt))
         if fenced is None:  # ended between the two statements
             raise BadInput(f"run {run_id} has ended; begin another run")
-        return {**fenced, "attempt": int(row.attempt)}
+        return fenced
 
     def close(self, run_id: UUID, *, actor: str) -> RunClosed:
         """End a run recorded by hand, succeeded: from now on it takes no claim. Only its
         recorder closes it; bad input for anyone else's run or one already over."""
-        found = require(self._conn, t.agent_runs, run_id, "run", lock=True)
+        found = require(self._conn, "agent_runs", run_id, "run", lock=True)
         refuse_unheld(found, actor)
         run = self.fence(run_id, int(found["attempt"]))
-        claims = self._conn.execute(
-            select(func.count()).select_from(t.claims).where(t.claims.c.run_id == run_id)
-        ).scalar_one()
+        assert run is not None  # locked above, running and held by its recorder
+        claims = in_transaction(self._conn, "run_claim_count", {"run_id": run_id}, as_tuples=True)[0].claims
         self.finish(
             run,
             int(found["attempt"]),
@@ -191,20 +177,9 @@ class HeldRuns:
         (their sessions ended without an answer); the ids of those it ended."""
         if not holders:
             return []
-        held = self._conn.execute(
-            select(t.agent_runs.c.id, t.agent_runs.c.attempt, t.agent_runs.c.thread_id, t.agent_runs.c.agent)
-            .where(
-                t.agent_runs.c.lease_owner.in_(list(holders)),
-                t.agent_runs.c.status == "running",
-                t.agent_runs.c.mode == "external",
-            )
-            .order_by(t.agent_runs.c.id)
-            .with_for_update()
-        ).mappings()
+        held = in_transaction(self._conn, "held_by_sessions", {"holders": list(holders)})
         ended = []
-        for run in list(held):
-            self.finish(
-                run, int(run["attempt"]), status="failed", error=reason, event_payload={"reason": reason}
-            )
-            ended.append(run["id"])
+        for run in (FencedRun(**row) for row in held):  # locked and running: each attempt owns its run
+            self.finish(run, run.attempt, status="failed", error=reason, event_payload={"reason": reason})
+            ended.append(run.id)
         return ended

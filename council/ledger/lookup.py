@@ -3,25 +3,35 @@
 An id may be given whole or as a unique prefix of at least six hex digits
 (what tables and the page print). A prefix is resolved by a range scan of the
 primary key, so it costs an index probe however large the table is.
+
+Each table a row is looked up in has its named queries (council/sql/lookup.sql:
+``lookup_<table>``, ``_locked``, ``_prefix``, ``_many``), run on the unit's
+connection; a table is named by its name (or, for now, by its Core ``Table``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Table, select
+from sqlalchemy import Connection
 
 from council.domain.ids import MIN_PREFIX, parse_id
 from council.errors import BadInput, NotFound
+from council.ledger.pg import in_transaction
+
+if TYPE_CHECKING:
+    from sqlalchemy import Table
+
+    TableRef = Table | str
 
 _HEX = re.compile(r"^[0-9a-f]+$")
 _CANDIDATES = 5
 
 
-def resolve(conn: Connection, table: Table, value: str | UUID, what: str) -> UUID:
+def resolve(conn: Connection, table: TableRef, value: str | UUID, what: str) -> UUID:
     """The id ``value`` names in ``table``: a whole UUID as it is, a prefix when
     exactly one row matches (an ambiguous one is refused with the candidates)."""
     if isinstance(value, UUID):
@@ -35,14 +45,12 @@ def resolve(conn: Connection, table: Table, value: str | UUID, what: str) -> UUI
             f"malformed {what} id: {value!r} (a UUID, or a prefix of at least {MIN_PREFIX} hex digits)"
         )
     low, high = _bounds(digits)
-    found = list(
-        conn.execute(
-            select(table.c.id)
-            .where(table.c.id >= low, table.c.id <= high)
-            .order_by(table.c.id)
-            .limit(_CANDIDATES)
-        ).scalars()
-    )
+    found = [
+        row.id
+        for row in in_transaction(
+            conn, _query(table, "_prefix"), {"low": low, "high": high, "limit": _CANDIDATES}, as_tuples=True
+        )
+    ]
     if not found:
         raise NotFound(f"no {what} with an id starting {text}")
     if len(found) > 1:
@@ -52,7 +60,7 @@ def resolve(conn: Connection, table: Table, value: str | UUID, what: str) -> UUI
     return UUID(str(found[0]))
 
 
-def resolve_all(conn: Connection, table: Table, values: Sequence[str | UUID], what: str) -> list[UUID]:
+def resolve_all(conn: Connection, table: TableRef, values: Sequence[str | UUID], what: str) -> list[UUID]:
     """Each value resolved, duplicates dropped (first-seen order kept)."""
     return list(dict.fromkeys(resolve(conn, table, value, what) for value in values))
 
@@ -61,15 +69,12 @@ def _bounds(digits: str) -> tuple[UUID, UUID]:
     return UUID(digits.ljust(32, "0")), UUID(digits.ljust(32, "f"))
 
 
-def require(conn: Connection, table: Table, row_id: UUID, what: str, *, lock: bool = False) -> Any:
+def require(conn: Connection, table: TableRef, row_id: UUID, what: str, *, lock: bool = False) -> Any:
     """Return the row with ``row_id`` or raise NotFound naming ``what``."""
-    query = select(table).where(table.c.id == row_id)
-    if lock:
-        query = query.with_for_update()
-    row = conn.execute(query).mappings().first()
-    if row is None:
+    found = in_transaction(conn, _query(table, "_locked" if lock else ""), {"id": row_id})
+    if not found:
         raise NotFound(f"no {what} with id {row_id}")
-    return row
+    return found[0]
 
 
 def require_same_thread(row: Any, thread_id: UUID, what: str) -> None:
@@ -77,14 +82,14 @@ def require_same_thread(row: Any, thread_id: UUID, what: str) -> None:
         raise NotFound(f"{what} {row['id']} belongs to another thread")
 
 
-def require_in_thread(conn: Connection, table: Table, row_id: UUID, thread_id: UUID, what: str) -> Any:
+def require_in_thread(conn: Connection, table: TableRef, row_id: UUID, thread_id: UUID, what: str) -> Any:
     row = require(conn, table, row_id, what)
     require_same_thread(row, thread_id, what)
     return row
 
 
 def require_all_in_thread(
-    conn: Connection, table: Table, row_ids: Sequence[UUID], thread_id: UUID, what: str
+    conn: Connection, table: TableRef, row_ids: Sequence[UUID], thread_id: UUID, what: str
 ) -> dict[UUID, Any]:
     """Rows by id in one query; the first unknown or foreign id (in the given
     order) raises NotFound."""
@@ -96,11 +101,15 @@ def require_all_in_thread(
     return found
 
 
-def rows_by_id(conn: Connection, table: Table, row_ids: Sequence[UUID]) -> dict[UUID, Any]:
+def rows_by_id(conn: Connection, table: TableRef, row_ids: Sequence[UUID]) -> dict[UUID, Any]:
     """The rows of ``table`` with these ids, by id, in one query (none for an unknown id)."""
     if not row_ids:
         return {}
     return {
-        row["id"]: row
-        for row in conn.execute(select(table).where(table.c.id.in_(list(set(row_ids))))).mappings()
+        row["id"]: row for row in in_transaction(conn, _query(table, "_many"), {"ids": list(set(row_ids))})
     }
+
+
+def _query(table: TableRef, variant: str) -> str:
+    """The name of the table's lookup query (council/sql/lookup.sql)."""
+    return f"lookup_{table if isinstance(table, str) else table.name}{variant}"

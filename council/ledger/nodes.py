@@ -1,13 +1,14 @@
 """Logical nodes and their immutable versions (invariant 3), with edges,
-citations and status transitions."""
+citations and status transitions. Named SQL: council/sql/node_store.sql."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
@@ -16,12 +17,12 @@ from council.domain.results.graph import StatusChanged, VersionCreated, VersionS
 from council.domain.vocabulary import MANUAL_NODE_MOVES
 from council.errors import BadInput
 from council.known_secrets import process_redactor
-from council.ledger import tables as t
 from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
 from council.ledger.held_runs import refuse_unheld
 from council.ledger.locks import lock_node
 from council.ledger.lookup import require, require_all_in_thread, require_in_thread, resolve
+from council.ledger.pg import in_transaction
 from council.ledger.threads import main_branch_id
 
 
@@ -36,31 +37,30 @@ class Nodes:
         holds open, as for any claim by hand (:func:`refuse_unheld`); ``held``: the caller
         holds the run (a worker's fenced output, an MCP session's submission)."""
         conn = self._conn
-        thread_id = resolve(conn, t.threads, node.thread, "thread")
-        require(conn, t.threads, thread_id, "thread")
+        thread_id = resolve(conn, "threads", node.thread, "thread")
+        require(conn, "threads", thread_id, "thread")
         branch = _branch(conn, thread_id, node.branch)
         run_id = _run(conn, node.run, thread_id)
         edges = _resolved_edges(conn, node.edges, thread_id)
         cites = resolved(conn, node.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
         if run_id is not None and not held:
-            refuse_unheld(require(conn, t.agent_runs, run_id, "run", lock=True), actor)
-        node_id = conn.execute(
-            insert(t.logical_nodes)
-            .values(thread_id=thread_id, branch_id=branch["id"])
-            .returning(t.logical_nodes.c.id)
-        ).scalar_one()
+            refuse_unheld(require(conn, "agent_runs", run_id, "run", lock=True), actor)
+        node_id = in_transaction(
+            conn, "add_logical_node", {"thread_id": thread_id, "branch_id": branch["id"]}, as_tuples=True
+        )[0].id
         version = _insert_version(
             conn, node_id, thread_id, branch["id"], 1, None, node.content, node.status, run_id
         )
         edge_ids = _insert_edges(conn, version, edges, run_id)
         claim_id = None
         if run_id is not None:
-            claim_id = conn.execute(
-                insert(t.claims)
-                .values(run_id=run_id, node_version_id=version["id"], claim_type="originate", confidence=1)
-                .returning(t.claims.c.id)
-            ).scalar_one()
+            claim_id = in_transaction(
+                conn,
+                "add_originate_claim",
+                {"run_id": run_id, "node_version_id": version["id"]},
+                as_tuples=True,
+            )[0].id
         citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id, claim_id=claim_id)
         if claim_id is not None:
             payload = {
@@ -93,9 +93,9 @@ class Nodes:
     def add_version(self, new: NewVersion, *, actor: str) -> VersionCreated:
         """A content change is a new version (never an edit); the head moves by trigger."""
         conn = self._conn
-        logical_node_id = resolve(conn, t.logical_nodes, new.logical_node, "logical node")
+        logical_node_id = resolve(conn, "logical_nodes", new.logical_node, "logical node")
         # Locking the logical node serialises version numbering.
-        node = require(conn, t.logical_nodes, logical_node_id, "logical node", lock=True)
+        node = require(conn, "logical_nodes", logical_node_id, "logical node", lock=True)
         thread_id = node["thread_id"]
         run_id = _run(conn, new.run, thread_id)
         edges = _resolved_edges(conn, new.edges, thread_id)
@@ -133,8 +133,8 @@ class Nodes:
         the committer alone (invariant 7)."""
         reason = v.text(reason, "reason", v.MAX_REASON)
         conn = self._conn
-        version_id = resolve(conn, t.node_versions, version, "node version")
-        row = require(conn, t.node_versions, version_id, "node version")
+        version_id = resolve(conn, "node_versions", version, "node version")
+        row = require(conn, "node_versions", version_id, "node version")
         # Status moves serialise with the committer on the node's lock.
         lock_node(conn, row["logical_node_id"])
         current = self.status_of(version_id)
@@ -144,10 +144,16 @@ class Nodes:
                 f"cannot move node version from {current} to {status}"
                 + (f" (allowed: {', '.join(allowed)})" if allowed else "")
             )
-        conn.execute(
-            insert(t.node_status_transitions).values(
-                node_version_id=version_id, from_status=current, to_status=status, reason=reason, actor=actor
-            )
+        in_transaction(
+            conn,
+            "add_status_transition",
+            {
+                "version_id": version_id,
+                "from_status": current,
+                "to_status": status,
+                "reason": reason,
+                "actor": actor,
+            },
         )
         append(
             conn,
@@ -160,15 +166,12 @@ class Nodes:
         return StatusChanged(version_id=version_id, from_status=current, status=status)
 
     def status_of(self, version_id: UUID) -> str:
-        return str(
-            self._conn.execute(
-                select(t.node_version_states.c.status).where(t.node_version_states.c.id == version_id)
-            ).scalar_one()
-        )
+        (row,) = in_transaction(self._conn, "version_status", {"version_id": version_id}, as_tuples=True)
+        return str(row.status)
 
     def get(self, version_id: UUID) -> Any:
         """The version's row (NotFound for an unknown id)."""
-        return require(self._conn, t.node_versions, version_id, "node version")
+        return require(self._conn, "node_versions", version_id, "node version")
 
     def show(self, version_id: UUID) -> VersionShown:
         """A version with its status, edges, claims, citations and status history."""
@@ -176,23 +179,22 @@ class Nodes:
         version = dict(self.get(version_id))
         version["version_id"] = version.pop("id")
         version["status"] = self.status_of(version_id)
-        for key, table, column in (
-            ("edges_out", t.edges, t.edges.c.from_version_id),
-            ("edges_in", t.edges, t.edges.c.to_version_id),
-            ("claims", t.claims, t.claims.c.node_version_id),
-            ("citations", t.citations, t.citations.c.node_version_id),
-            ("status_history", t.node_status_transitions, t.node_status_transitions.c.node_version_id),
+        for key, name in (
+            ("edges_out", "version_edges_out"),
+            ("edges_in", "version_edges_in"),
+            ("claims", "version_claims"),
+            ("citations", "version_citations"),
+            ("status_history", "version_status_history"),
         ):
-            query = select(table).where(column == version_id).order_by(table.c.created_at)
-            version[key] = [dict(r) for r in conn.execute(query).mappings()]
+            version[key] = in_transaction(conn, name, {"version_id": version_id})
         return VersionShown.model_validate(version)
 
 
 def _branch(conn: Connection, thread_id: UUID, branch: IdRef | None) -> Any:
     branch_id = (
-        main_branch_id(conn, thread_id) if branch is None else resolve(conn, t.branches, branch, "branch")
+        main_branch_id(conn, thread_id) if branch is None else resolve(conn, "branches", branch, "branch")
     )
-    row = require_in_thread(conn, t.branches, branch_id, thread_id, "branch")
+    row = require_in_thread(conn, "branches", branch_id, thread_id, "branch")
     if row["status"] != "active":
         raise BadInput(f"branch {branch_id} is {row['status']}; new nodes go on an active branch")
     return row
@@ -201,16 +203,16 @@ def _branch(conn: Connection, thread_id: UUID, branch: IdRef | None) -> Any:
 def _run(conn: Connection, run: IdRef | None, thread_id: UUID) -> UUID | None:
     if run is None:
         return None
-    run_id = resolve(conn, t.agent_runs, run, "run")
-    require_in_thread(conn, t.agent_runs, run_id, thread_id, "run")
+    run_id = resolve(conn, "agent_runs", run, "run")
+    require_in_thread(conn, "agent_runs", run_id, thread_id, "run")
     return run_id
 
 
 def _resolved_edges(
     conn: Connection, edges: Sequence[tuple[str, IdRef]], thread_id: UUID
 ) -> list[tuple[str, UUID]]:
-    found = [(kind, resolve(conn, t.node_versions, target, "node version")) for kind, target in edges]
-    require_all_in_thread(conn, t.node_versions, [target for _, target in found], thread_id, "node version")
+    found = [(kind, resolve(conn, "node_versions", target, "node version")) for kind, target in edges]
+    require_all_in_thread(conn, "node_versions", [target for _, target in found], thread_id, "node version")
     return found
 
 
@@ -226,25 +228,22 @@ def _insert_version(
     run_id: UUID | None,
 ) -> Any:
     content = process_redactor().redact(content)  # before its hash: the row and its address agree
-    return (
-        conn.execute(
-            insert(t.node_versions)
-            .values(
-                logical_node_id=node_id,
-                thread_id=thread_id,
-                branch_id=branch_id,
-                version_no=version_no,
-                parent_version_id=parent_version_id,
-                content=content,
-                content_sha256=sha256_text(content),
-                initial_status=status,
-                created_by_run_id=run_id,
-            )
-            .returning(t.node_versions)
-        )
-        .mappings()
-        .one()
-    )
+    row: dict[str, Any] = in_transaction(
+        conn,
+        "add_node_version",
+        {
+            "logical_node_id": node_id,
+            "thread_id": thread_id,
+            "branch_id": branch_id,
+            "version_no": version_no,
+            "parent_version_id": parent_version_id,
+            "content": content,
+            "content_sha256": sha256_text(content),
+            "initial_status": status,
+            "run_id": run_id,
+        },
+    )[0]
+    return row
 
 
 def _insert_edges(
@@ -253,18 +252,19 @@ def _insert_edges(
     unique = list(dict.fromkeys(edges))
     if not unique:
         return []
-    rows = [
+    found = in_transaction(
+        conn,
+        "add_edges",
         {
             "thread_id": version["thread_id"],
             "branch_id": version["branch_id"],
-            "kind": kind,
             "from_version_id": version["id"],
-            "to_version_id": target,
-            "created_by_run_id": run_id,
-        }
-        for kind, target in unique
-    ]
-    return [r[0] for r in conn.execute(insert(t.edges).returning(t.edges.c.id), rows)]
+            "run_id": run_id,
+            "edges": json.dumps([{"kind": kind, "to_version_id": str(target)} for kind, target in unique]),
+        },
+        as_tuples=True,
+    )
+    return [r.id for r in found]
 
 
 def _created(

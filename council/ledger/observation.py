@@ -1,4 +1,4 @@
-"""Imported debates and resolutions (migration 0024; DESIGN §9): set-based writes of a
+"""Imported debates and resolutions (migration 0024; docs/guide/observe.md): set-based writes of a
 parsed file, a resolution appended, and the rows `council eval` reads.
 
 Every statement is named SQL (council/sql/observation.sql) run on the unit's psycopg

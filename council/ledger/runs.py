@@ -5,7 +5,8 @@ Runs are created in Postgres before anything is enqueued. A worker claims a
 run for one *attempt* (a lease plus an attempt number, the fencing token);
 every later write of that attempt is fenced on it, so a duplicated or
 redelivered message, or a zombie earlier attempt, never writes twice.
-Named SQL: council/sql/runs.sql.
+Named SQL: council/sql/runs.sql and council/sql/runs_path.sql, run on the unit's
+connection; a run comes back as a typed row (:mod:`council.ledger.run_rows`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.profile import Profile
@@ -23,8 +24,7 @@ from council.domain.requests import CompiledRequest, Exposure
 from council.domain.results.runs import DispatchedRun, RunShown, RunSummary
 from council.domain.reviewers import Reviewers
 from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
-from council.errors import BadInput
-from council.ledger import tables as t
+from council.errors import BadInput, NotFound
 from council.ledger.answers import Answers
 from council.ledger.attempts import attempts_of
 from council.ledger.dispatch_keys import first_of_key, request_sha256
@@ -33,8 +33,8 @@ from council.ledger.held_runs import HeldRuns
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.ledger.pg import in_transaction
+from council.ledger.run_rows import ClaimedRun, FencedRun, RoundStance
 from council.ledger.traces import Traces
-from council.sql import query
 
 TERMINAL = TERMINAL_RUN_STATUSES
 
@@ -46,19 +46,10 @@ class Runs(HeldRuns):
     def expose(self, run_id: UUID, exposures: Sequence[Exposure]) -> int:
         """Record what the run was shown (append-only rows; docs/architecture.md §3)."""
         if exposures:
-            self._conn.execute(
-                insert(t.run_exposures),
-                [
-                    {
-                        "run_id": run_id,
-                        "kind": e.kind,
-                        "channel": e.channel,
-                        "exposed_to_run_id": e.exposed_to_run_id,
-                        "claim_id": e.claim_id,
-                        "node_version_id": e.node_version_id,
-                    }
-                    for e in exposures
-                ],
+            in_transaction(
+                self._conn,
+                "add_exposures",
+                {"run_id": run_id, "exposures": json.dumps([e.__dict__ for e in exposures])},
             )
         return len(exposures)
 
@@ -67,22 +58,14 @@ class Runs(HeldRuns):
         was pinned to (``runtime`` is its runtime) and each attempt with the worker
         that ran it."""
         conn = self._conn
-        run = dict(require(conn, t.agent_runs, run_id, "run"))
-        whose = t.agent_runs.alias("whose")
-        exposures = conn.execute(
-            select(t.run_exposures, whose.c.agent.label("exposed_to_agent"))
-            .outerjoin(whose, whose.c.id == t.run_exposures.c.exposed_to_run_id)
-            .where(t.run_exposures.c.run_id == run_id)
-            .order_by(t.run_exposures.c.created_at, t.run_exposures.c.id)
-        ).mappings()
-        claims = conn.execute(
-            select(t.claims).where(t.claims.c.run_id == run_id).order_by(t.claims.c.created_at)
-        ).mappings()
-        children = conn.execute(
-            select(t.agent_runs.c.id)
-            .where(t.agent_runs.c.parent_run_id == run_id)
-            .order_by(t.agent_runs.c.created_at)
-        ).scalars()
+        by_id = {"run_id": run_id}
+        found: list[dict[str, Any]] = in_transaction(conn, "run_row", by_id)
+        if not found:
+            raise NotFound(f"no run with id {run_id}")
+        run = found[0]
+        exposures: list[dict[str, Any]] = in_transaction(conn, "run_exposures_of", by_id)
+        claims: list[dict[str, Any]] = in_transaction(conn, "run_claims_of", by_id)
+        children = [r.id for r in in_transaction(conn, "run_children", by_id, as_tuples=True)]
         runtime = (run["executor"] or {}).get("runtime")
         cli_run = runtime not in (None, "litellm")
         traces = Traces(conn)
@@ -96,20 +79,16 @@ class Runs(HeldRuns):
                 "attempts": attempts_of(conn, run_id),
                 "answer": answers[-1] if answers else None,
                 "answers": answers,
-                "exposures": [dict(r) for r in exposures],
-                "claims": [dict(r) for r in claims],
-                "children": list(children),
+                "exposures": exposures,
+                "claims": claims,
+                "children": children,
             }
         )
 
     def of_thread(self, thread_id: UUID) -> list[RunSummary]:
         """Every run of the thread, by creation, with its operational state."""
-        rows = self._conn.execute(
-            select(t.agent_runs)
-            .where(t.agent_runs.c.thread_id == thread_id)
-            .order_by(t.agent_runs.c.created_at, t.agent_runs.c.round, t.agent_runs.c.agent)
-        ).mappings()
-        return [RunSummary.model_validate(dict(r)) for r in rows]
+        rows = in_transaction(self._conn, "runs_of_thread", {"thread_id": thread_id})
+        return [RunSummary.model_validate(r) for r in rows]
 
     # ---------------------------------------------------------------- dispatch
 
@@ -145,7 +124,7 @@ class Runs(HeldRuns):
         if mode == "review" and proposal_id is None:
             raise BadInput("a review dispatch needs a retraction proposal")
         conn = self._conn
-        require(conn, t.threads, thread_id, "thread")
+        require(conn, "threads", thread_id, "thread")
         asked = None
         if key is not None:
             key = v.text(key, "the idempotency key", 200)
@@ -155,50 +134,51 @@ class Runs(HeldRuns):
             if keyed is not None:
                 return keyed[0], keyed[1], True
         if proposal_id is not None:
-            require(conn, t.retraction_proposals, proposal_id, "retraction proposal")
+            require(conn, "retraction_proposals", proposal_id, "retraction proposal")
             if once_per_proposal:
                 lock_proposal(conn, proposal_id)
-                existing = conn.execute(
-                    select(t.dispatches.c.id)
-                    .where(t.dispatches.c.proposal_id == proposal_id)
-                    .order_by(t.dispatches.c.created_at)
-                    .limit(1)
-                ).scalar()
-                if existing is not None:
-                    return existing, [], True
-        dispatch_id = conn.execute(
-            insert(t.dispatches)
-            .values(
-                thread_id=thread_id,
-                mode=mode,
-                agents=[p.name for p in profiles],
-                rounds=rounds,
-                proposal_id=proposal_id,
-                idempotency_key=key,
-                request_sha256=asked,
-            )
-            .returning(t.dispatches.c.id)
-        ).scalar_one()
-        run_ids = [
-            r[0]
-            for r in conn.execute(
-                insert(t.agent_runs).returning(t.agent_runs.c.id),
-                [
-                    {
-                        "thread_id": thread_id,
-                        "dispatch_id": dispatch_id,
-                        "agent": p.name,
-                        "model": p.model,
-                        "provider": p.provider,
-                        "simulated": p.simulated,
-                        "executor": p.pinned(),
-                        "round": 1,
-                        "mode": mode,
-                        "proposal_id": proposal_id,
-                        "status": "created",
-                    }
-                    for p in profiles
-                ],
+                existing = in_transaction(
+                    conn, "dispatch_of_proposal", {"proposal_id": proposal_id}, as_tuples=True
+                )
+                if existing:
+                    return existing[0].id, [], True
+        dispatch_id: UUID = in_transaction(
+            conn,
+            "add_dispatch",
+            {
+                "thread_id": thread_id,
+                "mode": mode,
+                "agents": [p.name for p in profiles],
+                "rounds": rounds,
+                "proposal_id": proposal_id,
+                "key": key,
+                "request_sha256": asked,
+            },
+            as_tuples=True,
+        )[0].id
+        first_round = [
+            {
+                "agent": p.name,
+                "model": p.model,
+                "provider": p.provider,
+                "simulated": p.simulated,
+                "executor": p.pinned(),
+            }
+            for p in profiles
+        ]
+        run_ids: list[UUID] = [
+            r.id
+            for r in in_transaction(
+                conn,
+                "add_first_round",
+                {
+                    "thread_id": thread_id,
+                    "dispatch_id": dispatch_id,
+                    "mode": mode,
+                    "proposal_id": proposal_id,
+                    "runs": json.dumps(first_round),
+                },
+                as_tuples=True,
             )
         ]
         append(
@@ -219,49 +199,47 @@ class Runs(HeldRuns):
 
     def mark_queued(self, run_ids: Sequence[UUID]) -> None:
         if run_ids:
-            self._conn.execute(
-                update(t.agent_runs)
-                .where(t.agent_runs.c.id.in_(list(run_ids)), t.agent_runs.c.status == "created")
-                .values(status="queued")
-            )
+            in_transaction(self._conn, "mark_queued", {"run_ids": list(run_ids)})
 
     def waiting_of_dispatch(self, dispatch_id: UUID) -> list[UUID]:
         """The dispatch's runs still created or queued (not yet taken by a worker)."""
-        return list(
-            self._conn.execute(
-                select(t.agent_runs.c.id).where(
-                    t.agent_runs.c.dispatch_id == dispatch_id,
-                    t.agent_runs.c.status.in_(["created", "queued"]),
-                )
-            ).scalars()
+        found = in_transaction(
+            self._conn, "waiting_of_dispatch", {"dispatch_id": dispatch_id}, as_tuples=True
         )
+        return [r.id for r in found]
 
     def of_dispatch(self, dispatch_id: UUID) -> list[DispatchedRun]:
-        rows = self._conn.execute(
-            select(t.agent_runs)
-            .where(t.agent_runs.c.dispatch_id == dispatch_id)
-            .order_by(t.agent_runs.c.round, t.agent_runs.c.agent)
-        ).mappings()
+        rows = in_transaction(self._conn, "runs_of_dispatch", {"dispatch_id": dispatch_id})
         return [_dispatched(r) for r in rows]
 
     def next_round(self, dispatch_id: UUID, next_round_no: int) -> list[UUID]:
         """Create the next round's runs if the round before is complete (idempotent)."""
-        found = self._conn.execute(
-            query("next_round"), {"dispatch_id": dispatch_id, "next_round": next_round_no}
+        found = in_transaction(
+            self._conn,
+            "next_round",
+            {"dispatch_id": dispatch_id, "next_round": next_round_no},
+            as_tuples=True,
         )
-        return [r[0] for r in found]
+        return [r.id for r in found]
 
-    def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[dict[str, Any]]:
-        rows = self._conn.execute(
-            query("previous_round_stances"), {"dispatch_id": dispatch_id, "round": round_no}
+    def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
+        """The node versions round ``round_no`` claimed on, once all its runs ended (else none)."""
+        found = in_transaction(
+            self._conn, "round_closed_versions", {"dispatch_id": dispatch_id, "round": round_no}
         )
-        return [dict(r) for r in rows.mappings()]
+        return [UUID(str(r["node_version_id"])) for r in found]
+
+    def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[RoundStance]:
+        stances: list[RoundStance] = in_transaction(
+            self._conn, "previous_round_stances", {"dispatch_id": dispatch_id, "round": round_no}
+        )
+        return stances
 
     # ----------------------------------------------------------------- attempts
 
     def claim(
         self, run_id: UUID, *, owner: str, lease_s: float, held_attempt: int | None = None
-    ) -> Any | None:
+    ) -> ClaimedRun | None:
         """Take the run for a new attempt, or None when it is done or leased elsewhere;
         ``owner`` (the worker) is recorded as the attempt's. ``held_attempt``: the
         attempt this task held when a transient error cut it off, taken over at once."""
@@ -269,14 +247,13 @@ class Runs(HeldRuns):
             self._conn,
             "claim_run",
             {"run_id": run_id, "owner": owner, "lease_s": lease_s, "held_attempt": held_attempt},
-            as_tuples=True,
         )
-        return found[0] if found else None
+        return ClaimedRun(**found[0]) if found else None
 
-    def fence(self, run_id: UUID, attempt: int) -> Any | None:
+    def fence(self, run_id: UUID, attempt: int) -> FencedRun | None:
         """The run's row, locked, if this attempt still owns it (None: fenced out)."""
         found = in_transaction(self._conn, "fence_run", {"run_id": run_id, "attempt": attempt})
-        return found[0] if found else None
+        return FencedRun(**found[0]) if found else None
 
     def store_request(self, run_id: UUID, attempt: int, request: CompiledRequest) -> bool:
         """Record the canonical request, its hash and exposures before the call, with
@@ -303,7 +280,7 @@ class Runs(HeldRuns):
 
     def finish(
         self,
-        run: Any,
+        run: FencedRun,
         attempt: int,
         *,
         status: str,
@@ -322,7 +299,7 @@ class Runs(HeldRuns):
             *events_before,
             {
                 "kind": f"run.{status}",
-                "actor": actor or f"worker:{run['agent']}",
+                "actor": actor or f"worker:{run.agent}",
                 "payload": {"attempt": attempt, **(event_payload or {})},
             },
         ]
@@ -330,7 +307,7 @@ class Runs(HeldRuns):
             self._conn,
             "finish_run",
             {
-                "run_id": run["id"],
+                "run_id": run.id,
                 "attempt": attempt,
                 "status": status,
                 "usage": json.dumps(usage) if usage is not None else None,
@@ -350,7 +327,7 @@ class Runs(HeldRuns):
         return bool(found)
 
 
-def _dispatched(row: Any) -> DispatchedRun:
+def _dispatched(row: dict[str, Any]) -> DispatchedRun:
     usage = row["usage"] or {}
 
     def count(key: str) -> int | None:

@@ -27,9 +27,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
-from council.ledger.answers import answer_texts as answer_texts
-from council.ledger.answers import run_answers as run_answers
-from council.ledger.attempts import run_attempts as run_attempts  # re-exported with the other tables
 from council.ledger.table_helpers import TS, XID8, created, fk, id_column, metadata, transitions_table
 from council.ledger.tables_cascade import cascade_continuations as cascade_continuations
 from council.ledger.tables_evaluations import consolidation_evaluations as consolidation_evaluations
@@ -45,8 +42,11 @@ from council.ledger.tables_review import retraction_votes as retraction_votes
 from council.ledger.tables_review import thread_review_settings as thread_review_settings
 from council.ledger.tables_rule_sets import rule_set_pins as rule_set_pins
 from council.ledger.tables_rule_sets import rule_set_provenance as rule_set_provenance
-from council.ledger.traces import run_opened_evidence as run_opened_evidence
-from council.ledger.traces import run_traces as run_traces
+from council.ledger.tables_runs import answer_texts as answer_texts
+from council.ledger.tables_runs import run_answers as run_answers
+from council.ledger.tables_runs import run_attempts as run_attempts
+from council.ledger.tables_runs import run_opened_evidence as run_opened_evidence
+from council.ledger.tables_runs import run_traces as run_traces
 
 rule_sets = Table(
     "rule_sets",

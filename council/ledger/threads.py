@@ -1,30 +1,23 @@
-"""Threads: a question, its objective, pinned rule versions and its main branch."""
+"""Threads: a question, its objective, pinned rule versions and its main branch.
+Named SQL: council/sql/thread_store.sql."""
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Table, func, insert, select
+from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.results.threads import Thread, ThreadCounts, ThreadCreated, ThreadShown
 from council.domain.review import DEFAULT, Review
 from council.errors import NotFound
-from council.ledger import tables as t
 from council.ledger.events import append
-from council.ledger.lookup import require
+from council.ledger.pg import in_transaction
 from council.ledger.review import ReviewStore
 from council.ledger.rule_sets import RuleSets
 
 DEFAULT_GROUPING = "indep-v1"
-_COUNTED = (
-    ("branches", t.branches),
-    ("nodes", t.logical_nodes),
-    ("node_versions", t.node_versions),
-    ("runs", t.agent_runs),
-    ("evidence", t.thread_evidence),
-    ("events", t.events),
-)
 
 
 class Threads:
@@ -48,27 +41,19 @@ class Threads:
         objective = v.text(objective, "objective", v.MAX_OBJECTIVE)
         conn = self._conn
         rule_set_id = rule_set_id or RuleSets(conn).pinned()
-        _require_text_key(conn, t.rule_sets, rule_set_id, "rule set")
-        _require_text_key(conn, t.grouping_algorithms, grouping_algorithm_id, "grouping algorithm")
-        thread = (
-            conn.execute(
-                insert(t.threads)
-                .values(
-                    title=title,
-                    objective=objective,
-                    rule_set_id=rule_set_id,
-                    grouping_algorithm_id=grouping_algorithm_id,
-                )
-                .returning(t.threads)
-            )
-            .mappings()
-            .one()
-        )
-        branch_id = conn.execute(
-            insert(t.branches)
-            .values(thread_id=thread["id"], kind="main", label="main")
-            .returning(t.branches.c.id)
-        ).scalar_one()
+        _require_text_key(conn, "rule_set_named", rule_set_id, "rule set")
+        _require_text_key(conn, "grouping_algorithm_named", grouping_algorithm_id, "grouping algorithm")
+        thread: dict[str, Any] = in_transaction(
+            conn,
+            "add_thread",
+            {
+                "title": title,
+                "objective": objective,
+                "rule_set_id": rule_set_id,
+                "grouping_algorithm_id": grouping_algorithm_id,
+            },
+        )[0]
+        branch_id = in_transaction(conn, "add_main_branch", {"thread_id": thread["id"]}, as_tuples=True)[0].id
         append(
             conn,
             "thread.created",
@@ -89,17 +74,12 @@ class Threads:
         return ThreadCreated.model_validate({**thread, "main_branch_id": branch_id, "review": setting})
 
     def get(self, thread_id: UUID) -> Thread:
-        return Thread.model_validate(dict(require(self._conn, t.threads, thread_id, "thread")))
+        return Thread.model_validate(_thread(self._conn, thread_id))
 
     def show(self, thread_id: UUID) -> ThreadShown:
         """A thread with counts of what it holds."""
-        thread = dict(require(self._conn, t.threads, thread_id, "thread"))
-        counts = {
-            name: self._conn.execute(
-                select(func.count()).select_from(table).where(table.c.thread_id == thread_id)
-            ).scalar_one()
-            for name, table in _COUNTED
-        }
+        thread = _thread(self._conn, thread_id)
+        counts = in_transaction(self._conn, "thread_counts", {"thread_id": thread_id})[0]
         return ThreadShown.model_validate(
             {
                 **thread,
@@ -114,17 +94,18 @@ class Threads:
 
 
 def main_branch_id(conn: Connection, thread_id: UUID) -> UUID:
-    return UUID(
-        str(
-            conn.execute(
-                select(t.branches.c.id).where(
-                    t.branches.c.thread_id == thread_id, t.branches.c.kind == "main"
-                )
-            ).scalar_one()
-        )
-    )
+    (main,) = in_transaction(conn, "main_branch", {"thread_id": thread_id}, as_tuples=True)  # exactly one
+    return UUID(str(main.id))
 
 
-def _require_text_key(conn: Connection, table: Table, key: str, what: str) -> None:
-    if conn.execute(select(table.c.id).where(table.c.id == key)).first() is None:
+def _thread(conn: Connection, thread_id: UUID) -> dict[str, Any]:
+    found = in_transaction(conn, "thread_row", {"thread_id": thread_id})
+    if not found:
+        raise NotFound(f"no thread with id {thread_id}")
+    row: dict[str, Any] = found[0]
+    return row
+
+
+def _require_text_key(conn: Connection, name: str, key: str, what: str) -> None:
+    if not in_transaction(conn, name, {"key": key}):
         raise NotFound(f"no {what} named {key!r}")

@@ -1,6 +1,6 @@
 """`council mcp`: the Model Context Protocol face (docs/architecture.md §7, outside agents).
 
-Tools and their arguments are the interface contract (DESIGN §9): each parses
+Tools and their arguments are the interface contract (docs/reference/mcp.md): each parses
 its arguments, calls one service (``council.services.outside`` and the
 shared ones) in a worker thread, and answers with the result's JSON document
 — or, on bad input, the contract's error, ``{"error": "<reason>", "code": 2}``,
@@ -32,7 +32,6 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, ValidationError
 
-from council import config
 from council.bootstrap import Council, UnitOfWork
 from council.domain.agent_output import output_json_schema
 from council.domain.commands import RecordedRun
@@ -45,6 +44,7 @@ from council.services.reentry import DEFAULT_BUDGET, lint_text
 from council.services.reversal import reverify_touched
 from council.services.runs import show_run
 from council.services.threads import list_threads
+from council.settings import settings
 
 INSTRUCTIONS = (
     "Council is a governed reasoning ledger. To take part: begin_run (your agent name, model and "
@@ -155,9 +155,7 @@ def build_server(
     session with no request in flight for ``session_idle_s`` (default
     ``COUNCIL_MCP_SESSION_IDLE_S``, else 600 s) is ended, and so are its unanswered runs."""
     if session_idle_s is None:
-        session_idle_s = config.positive_seconds(
-            config.MCP_SESSION_IDLE_ENV, config.DEFAULT_MCP_SESSION_IDLE_S
-        )
+        session_idle_s = settings().mcp_session_idle_s
     server = CouncilMCP(
         "council",
         instructions=INSTRUCTIONS,

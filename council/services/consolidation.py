@@ -14,7 +14,6 @@ retry policy's delays with ``COMMIT_RETRY``'s bounds, applied through tenacity.
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Collection, Sequence
@@ -52,12 +51,21 @@ if TYPE_CHECKING:  # the committer is imported by the first transaction that dec
 CLAIMS_PER_TRANSACTION = 200
 # At most this many versions per commit-queue message (one committer transaction); a
 # message also closes at about CLAIMS_PER_TRANSACTION claims, so lightly claimed versions
-# go many to a message, heavy ones alone, spread over workers.
-EVALUATION_BATCH = max(1, int(os.environ.get("COUNCIL_EVALUATION_BATCH", "50")))
+# go many to a message, heavy ones alone, spread over workers (COUNCIL_EVALUATION_BATCH,
+# default 50: ``EVALUATION_BATCH`` below, read from the settings when asked for).
 # Races between committers resolve in milliseconds: retry the transaction at once, briefly.
 COMMIT_RETRY = RetryPolicy(max_retries=5, base_s=0.1, cap_s=1.6)
 # A batch's transactions, in turn, each for what the one before left (``_decide``).
 NODE_LOCK_WAITS: tuple[NodeLockWait, ...] = ("try", "exclusive")
+
+
+def __getattr__(name: str) -> int:
+    """``EVALUATION_BATCH``: the settings' value when it is asked for, not at import."""
+    if name == "EVALUATION_BATCH":
+        from council.settings import settings
+
+        return settings().evaluation_batch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _DryRun(Exception):

@@ -41,7 +41,7 @@ def counterfactual(
     since: datetime | None = None,
 ) -> Counterfactual:
     """Every stored decision (of ``thread``, recorded at or after ``since``) decided
-    again under ``rule_set`` — a rule-set document (DESIGN §9) or a stored rule
+    again under ``rule_set`` — a rule-set document (docs/guide/learning.md) or a stored rule
     set's id — and the ones that would change, with each rule's reasons."""
     with uow() as tx:
         candidate = _candidate(tx, rule_set)
@@ -123,7 +123,7 @@ def store_rule_set(
     pin: bool,
     actor: str,
 ) -> RuleSetStored:
-    """Store a rule set (DESIGN §9 file format) with the counterfactual report that
+    """Store a rule set (the file format of docs/guide/learning.md) with the counterfactual report that
     motivated it, and pin it for new threads when asked. The report must be the
     unaltered output of ``council replay --rule-set`` for this same rule set."""
     rule_set = parse_rule_set(document)

@@ -8,7 +8,6 @@ the run (``agent_runs.executor``): what runs is what the run says will run.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from uuid import UUID
 
@@ -29,6 +28,7 @@ from council.domain.reviewers import Reviewers
 from council.errors import BadInput
 from council.ledger.unit import UnitOfWork
 from council.services.in_tx.briefing import compile_for
+from council.settings import settings
 
 
 def dispatch(
@@ -147,7 +147,7 @@ def _shown(profile: Profile) -> ProfileShown:
         provider=profile.provider,
         api_base=profile.api_base,
         api_key_env=profile.api_key_env,
-        key_set=bool(os.environ.get(profile.api_key_env)) if profile.api_key_env else None,
+        key_set=bool(settings().variable(profile.api_key_env)) if profile.api_key_env else None,
         params=dict(profile.params),
         max_turns=profile.max_turns,
         timeout_s=profile.timeout_s,

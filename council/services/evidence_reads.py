@@ -1,4 +1,4 @@
-"""What an API run may cite, and its ``read_evidence`` tool (DESIGN §7: a run cites only
+"""What an API run may cite, and its ``read_evidence`` tool (docs/architecture.md §7: a run cites only
 what it read).
 
 An API run is given evidence text inline in its briefing, up to a token budget; the
@@ -52,7 +52,7 @@ class EvidenceReads:
 
 def refuse_unread(output: AgentOutput, citable: Sequence[str]) -> None:
     """ValueError (an invalid output: re-prompted once, then the run fails with it) when the
-    output cites evidence the run was neither given nor read (DESIGN §7)."""
+    output cites evidence the run was neither given nor read (docs/architecture.md §7)."""
     unread = [
         cited
         for cited in cited_evidence(output)

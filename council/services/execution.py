@@ -19,7 +19,7 @@ thread reviews by hand).
 
 A transient model error releases the run and :func:`try_run` returns
 ``RetryAt(attempt)`` for the task to retry (the one retry policy is applied by the
-tasks' base class, ``workers/retrying.py``), or on the last try allowed fails it
+tasks' base class, ``council/workers/retrying.py``), or on the last try allowed fails it
 with the reason and the number of tries.
 """
 
@@ -61,10 +61,13 @@ from council.services.evidence_reads import (
 from council.services.in_tx.briefing import compile_for
 from council.services.in_tx.output import apply_checked
 from council.services.retraction import adjudicate_if_automatic
+from council.services.rounds import open_next_round
+from council.settings import settings
 
-# How long an attempt owns its run before the sweep may hand it to another worker.
-LEASE_S = config.run_lease_s()
+# How long an attempt owns its run before the sweep may hand it to another worker:
+# config.run_lease_s() (COUNCIL_RUN_LEASE_S), read at each claim.
 REVIEW_ACTOR = "worker:review"
+ROUND_ACTOR = "worker:round"  # decides a closing round's versions before the next round
 # An agent CLI's deadline when its profile names none; it is always kept below the lease.
 CLI_TIMEOUT_S = 240.0
 LEASE_SHARE = 0.8
@@ -95,7 +98,7 @@ def try_run(
     worker = owner or worker_id()
     try:
         with uow() as tx:
-            run = tx.runs.claim(run_id, owner=worker, lease_s=LEASE_S, held_attempt=held_attempt)
+            run = tx.runs.claim(run_id, owner=worker, lease_s=config.run_lease_s(), held_attempt=held_attempt)
             # In the claim's transaction (one round trip fewer, and the row is locked by the
             # claim): check the pinned executor can run here, and store the request before the call.
             prepared = None if run is None else _prepare(tx, run, worker)
@@ -234,7 +237,7 @@ def _runnable(run: Any, worker: str) -> Profile:
         missing = installed.missing_reason(profile.runtime, profile.cli_version)
         if missing:
             raise _Unrunnable(f"worker {worker} cannot run the profile {label}: {missing}")
-    if not profile.simulated and profile.api_key_env and not os.environ.get(profile.api_key_env):
+    if not profile.simulated and profile.api_key_env and not settings().variable(profile.api_key_env):
         raise _Unrunnable(f"worker {worker} has no {profile.api_key_env} for the real profile {label}")
     return profile
 
@@ -356,7 +359,7 @@ def _ask_and_apply(
 def keep_answer(uow: UnitOfWork, run_id: UUID, attempt: int, round_no: int, text: str) -> str:
     """Keep what round ``round_no`` (0 = first call; each tool or re-prompt round after it)
     of the attempt returned, in its own transaction, before it is checked, so a failed
-    run's answer is kept too (DESIGN §7). Keyed by attempt, so a fenced-out attempt's
+    run's answer is kept too (docs/architecture.md §7). Keyed by attempt, so a fenced-out attempt's
     text never stands for another's. Returns the text's SHA-256."""
     with uow() as tx:
         return tx.answers.keep(run_id, attempt, round_no, text)
@@ -396,7 +399,7 @@ def _ask_cli_and_apply(
     files = request["settings"].get("evidence_files") or []
     with uow() as tx:
         contents = tx.evidence.contents([f["evidence_id"] for f in files])
-    deadline = time.monotonic() + min(profile.timeout_s or CLI_TIMEOUT_S, LEASE_S * LEASE_SHARE)
+    deadline = time.monotonic() + min(profile.timeout_s or CLI_TIMEOUT_S, config.run_lease_s() * LEASE_SHARE)
     prompt = request["prompt"]
     usage: dict[str, Any] = {"calls": 0, "runtime": profile.runtime, "simulated": False}
     reason = ""
@@ -438,11 +441,7 @@ def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) ->
     following: list[UUID] = []
     rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
     if rounds is None or int(run.round) < int(rounds):  # else no round can follow: no transaction
-        with uow() as tx:
-            following = tx.runs.next_round(run.dispatch_id, int(run.round) + 1)
-            tx.runs.mark_queued(following)
-    if following:
-        scheduler.enqueue_runs(following)
+        following = open_next_round(uow, scheduler, run.dispatch_id, int(run.round) + 1, actor=ROUND_ACTOR)
     adjudication = None
     if run.mode == "review" and run.proposal_id is not None and not following:
         adjudication = _adjudicate_when_reviewed(uow, run.dispatch_id, run.proposal_id)

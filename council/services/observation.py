@@ -1,4 +1,4 @@
-"""Use cases of observing real disagreement (DESIGN §9): import recorded debates, resolve a
+"""Use cases of observing real disagreement (docs/guide/observe.md): import recorded debates, resolve a
 node against an outside fact, and measure what a council added (`council eval`).
 
 An import is validated whole before anything is written (a bad record refuses the file,
@@ -132,7 +132,7 @@ def evaluate(
     tags: Sequence[str] = (),
     rule_sets: Sequence[dict[str, Any] | str] = (),
 ) -> EvalReport:
-    """Every figure of DESIGN §9 over the resolved threads selected; nothing is written.
+    """Every figure of docs/guide/observe.md over the resolved threads selected; nothing is written.
     ``rule_sets``: documents or stored ids (default: the rule set pinned for new threads)."""
     with uow() as tx:
         thread_ids = [tx.resolve("thread", t) for t in threads]

@@ -1,5 +1,5 @@
 """Use cases of outside agents, the council members that join over MCP
-(docs/architecture.md §7, outside agents; DESIGN §3).
+(docs/architecture.md §3 and §7, outside agents).
 
 An outside agent *begins* a run and holds it: the run is ``running`` with the
 agent's session as its holder until the agent submits its output, which goes

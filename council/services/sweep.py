@@ -39,6 +39,7 @@ from council.domain import reassessment
 from council.ledger.unit import UnitOfWork
 from council.services.retraction import adjudicate_if_automatic
 from council.services.reversal import reassess
+from council.services.rounds import open_next_round
 
 SWEEP_LIMIT = 500  # of each kind, per sweep
 ACTOR = "worker:sweep"
@@ -80,11 +81,7 @@ def sweep(
             scheduler.enqueue_cascade(frontier)
     rounds: list[UUID] = []
     for dispatch_id, round_no in due:
-        with uow() as tx:
-            created = tx.runs.next_round(dispatch_id, round_no)
-            tx.runs.mark_queued(created)
-        if created:
-            scheduler.enqueue_runs(created)
+        if open_next_round(uow, scheduler, dispatch_id, round_no, actor=ACTOR):
             rounds.append(dispatch_id)
     decided = {p: adjudicate_if_automatic(uow, p, actor=ACTOR) for p in reviewed}
     adjudicated = [p for p, result in decided.items() if result is not None and result.outcome != "pending"]

@@ -45,7 +45,7 @@ SELECT * FROM claimed
 -- fence_run --
 -- Inside the writing transaction: lock the run row and check that this attempt
 -- still owns it. A zombie attempt (its lease was taken over) finds nothing.
-SELECT id, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256
+SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256
 FROM agent_runs
 WHERE id = :run_id AND attempt = :attempt AND status = 'running'
 FOR UPDATE

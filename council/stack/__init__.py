@@ -17,7 +17,7 @@ finds them again. Everything under the home is private (``council/files.py``).
 
 Above the services, ``up`` starts a supervisor (``council/stack/supervisor.py``)
 that runs and restarts the Celery workers, beat and the web server
-(``council/processes.py``); its pid is in the state file too. ``down``
+(``council/stack/processes.py``); its pid is in the state file too. ``down``
 stops it first — it stops its children — then Redis, then Postgres.
 """
 
@@ -36,6 +36,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from council import config
 from council.errors import StackError
 from council.files import PRIVATE_UMASK, home_mode, private_dir
+from council.settings import settings
 from council.stack import environment, processes
 
 Progress = Callable[[str], None]
@@ -96,7 +97,7 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
         config.write_state(state)  # the supervisor reads the port from it
         result: dict[str, Any] = {"home": str(home), "components": records}
         for component in components():
-            external = os.environ.get(component.env_var)
+            external = settings().variable(component.env_var)
             if external:
                 say(f"{component.name}: using {component.env_var}")
                 records[component.name] = {"started_by_us": False, "url": config.redact_url(external)}
@@ -211,7 +212,7 @@ def status() -> dict[str, Any]:
     report: dict[str, dict[str, Any]] = {}
     urls: dict[str, str | None] = {}  # unredacted, by state key
     for component in components():
-        external = os.environ.get(component.env_var)
+        external = settings().variable(component.env_var)
         if external:
             urls[component.state_key] = external
             report[component.name] = {

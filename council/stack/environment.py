@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from council.files import write_private
+from council.settings import settings
 
 FILE = "workers-environment.json"
 PROFILES_FILE = "profiles.toml"
@@ -25,13 +25,13 @@ _PROFILE_VARIABLES = ("COUNCIL_PROFILE", "COUNCIL_SIMULATE", "COUNCIL_PROFILES")
 
 def current(home: Path) -> dict[str, Any]:
     """The names of the provider key variables set now, and the profiles' digest."""
-    keys = sorted(name for name, value in os.environ.items() if name.endswith(_KEY_SUFFIXES) and value)
+    current = settings()
+    keys = sorted(name for name, value in current.variables() if name.endswith(_KEY_SUFFIXES) and value)
     digest = hashlib.sha256()
-    for name in sorted(os.environ):
+    for name, value in sorted(current.variables()):
         if name.startswith(_PROFILE_VARIABLES):
-            digest.update(f"{name}={os.environ[name]}\n".encode())
-    explicit = os.environ.get("COUNCIL_PROFILES")
-    path = Path(explicit).expanduser() if explicit else home / PROFILES_FILE
+            digest.update(f"{name}={value}\n".encode())
+    path = current.profiles_file or home / PROFILES_FILE
     try:
         digest.update(path.read_bytes() if path.is_file() else b"(no profiles file)")
     except OSError:

@@ -1,7 +1,7 @@
 """The processes `council up` supervises, and how the stack starts, stops and reads them.
 
 One Celery worker per queue (``council worker --queues Q``), the beat
-scheduler (``celery -A workers.app beat``: workers.app holds its schedule) and,
+scheduler (``celery -A council.workers.app beat``: council.workers.app holds its schedule) and,
 when the ``serve`` command is installed, the HTTP API and live page on
 127.0.0.1 at the port `up` chose (:func:`choose_web_port`: ``COUNCIL_WEB_PORT``,
 which must be free, else 8787 when free, else any free port) and recorded in the
@@ -35,8 +35,9 @@ from typing import Any
 import psutil
 
 from council import config
-from council.errors import ConfigError, StackError
+from council.errors import StackError
 from council.files import PRIVATE_UMASK, private_dir, private_tree, write_private
+from council.settings import child_environment, settings
 from council.stack import environment
 
 WEB_HOST = "127.0.0.1"
@@ -52,7 +53,7 @@ _WEB_TIMEOUT_S = 60  # `council serve` imports the web stack before it binds
 _STOP_TIMEOUT_S = 60  # the supervisor gives its children a warm shutdown first
 
 
-METRICS_PORT_ENV = "COUNCIL_METRICS_PORT"  # read by workers/metrics_server.py
+METRICS_PORT_ENV = "COUNCIL_METRICS_PORT"  # read by council/workers/metrics_server.py
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class ProcessSpec:
 
 def specs(home: Path) -> tuple[ProcessSpec, ...]:
     council = (sys.executable, "-m", "council.cli")
-    metrics = _port(METRICS_PORT_ENV)
+    metrics = settings().metrics_port
     found: list[ProcessSpec] = []
     for i, (queue, pool, size) in enumerate(WORKER_QUEUES):
         pool_args = ("--pool", pool, "--concurrency", str(size))
@@ -76,7 +77,18 @@ def specs(home: Path) -> tuple[ProcessSpec, ...]:
     found.append(
         ProcessSpec(
             "beat",
-            (sys.executable, "-m", "celery", "-A", "workers.app", "beat", "-s", schedule, "-l", "INFO"),
+            (
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "council.workers.app",
+                "beat",
+                "-s",
+                schedule,
+                "-l",
+                "INFO",
+            ),
         )
     )
     if importlib.util.find_spec("council.cli.serve_cmd") is not None:
@@ -95,7 +107,7 @@ def web_port() -> int | None:
 def choose_web_port(home: Path) -> int:
     """The running web server's port; else ``COUNCIL_WEB_PORT``, refused when another
     process holds it; else 8787 when free, else any free port."""
-    explicit = _port(WEB_PORT_ENV)
+    explicit = settings().web_port
     state = read(home)
     running = web_port() if alive(state.get("pid"), state.get("started")) else None
     if running is not None:
@@ -135,23 +147,14 @@ def is_free(host: str, port: int) -> bool:
         return True
 
 
-def _port(variable: str) -> int | None:
-    raw = os.environ.get(variable, "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise ConfigError(f"{variable} must be a TCP port number, got {raw!r}")
-    return int(raw)
-
-
 def web_url(port: int) -> str:
     return f"http://{WEB_HOST}:{port}/"
 
 
 def child_env(home: Path) -> dict[str, str]:
     """The supervisor's environment, with the home and the stack's URLs made explicit
-    (beat reads the broker from the environment; see workers.app)."""
-    env = dict(os.environ, COUNCIL_HOME=str(home), PYTHONUNBUFFERED="1")
+    (beat reads the broker from the environment; see council.workers.app)."""
+    env = child_environment(COUNCIL_HOME=str(home), PYTHONUNBUFFERED="1")
     for variable, url in (
         ("COUNCIL_DATABASE_URL", config.database_url(required=False)),
         ("COUNCIL_BROKER_URL", config.broker_url(required=False)),
@@ -208,7 +211,7 @@ def start(home: Path) -> dict[str, Any]:
         with os.fdopen(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "council.stack.supervisor"],
-                env=dict(os.environ, COUNCIL_HOME=str(home)),
+                env=child_environment(COUNCIL_HOME=str(home)),
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -22,6 +22,7 @@ from council.web import (
     page,
     routes_create,
     routes_ledger,
+    routes_lists,
     routes_stream,
     routes_threads,
     routes_writes,
@@ -90,6 +91,7 @@ def create_app(
     app.add_middleware(observability.HttpMetrics)
     for module in (
         routes_threads,
+        routes_lists,
         routes_stream,
         routes_ledger,
         routes_writes,

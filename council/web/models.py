@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from typing import Literal
 from uuid import UUID
 
 from pydantic import BaseModel, Field
@@ -33,4 +34,22 @@ class DispatchIn(BaseModel):
 
 
 class ReasonIn(BaseModel):
+    reason: str = Field(min_length=1, max_length=v.MAX_REASON)
+
+
+class VoteIn(BaseModel):
+    run_id: UUID = Field(description="The voting run.")
+    vote: Literal["endorse", "dispute", "abstain"] = Field(description="endorse = retract, dispute = keep.")
+    confidence: float | None = Field(default=None, ge=0, le=1)
+    rationale: str = Field(default="", max_length=v.MAX_RATIONALE)
+
+
+class AdjudicateIn(BaseModel):
+    restore: bool = Field(default=False, description="Undo the retraction this proposal decided.")
+    reason: str = Field(default="", max_length=v.MAX_REASON, description="Why (needed with restore).")
+
+
+class ResolveIn(BaseModel):
+    outcome: bool = Field(description="Whether the outside fact says the node version is true.")
+    source: str = Field(min_length=1, max_length=500, description="Where the fact comes from.")
     reason: str = Field(min_length=1, max_length=v.MAX_REASON)

@@ -1,5 +1,6 @@
-"""Writes, for the holder of the server's write token: dispatch a council,
-change evidence validity, propose a retraction. The same services as the CLI."""
+"""Writes, for the holder of the server's write token: dispatch a council, change
+evidence validity, propose, vote on and adjudicate a retraction, resolve a node. The
+same services as the CLI."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Path
 
-from council.domain.results.retraction import Proposal
+from council.domain.results.observation import Resolved
+from council.domain.results.retraction import Adjudicated, Proposal, Vote
 from council.domain.results.reversal import ValidityChanged
 from council.domain.results.runs import Dispatched
 from council.domain.vocabulary import VALIDITY_ACTIONS
 from council.services.dispatch import dispatch as dispatch_runs
+from council.services.observation import resolve as resolve_node
+from council.services.retraction import adjudicate as adjudicate_proposal
 from council.services.retraction import propose_retraction
+from council.services.retraction import vote as cast_vote
 from council.services.reversal import change_validity
 from council.web.errors import documented
-from council.web.models import DispatchIn, ReasonIn
+from council.web.models import AdjudicateIn, DispatchIn, ReasonIn, ResolveIn, VoteIn
 from council.web.wiring import Wired, require_write, unicode_body
 
 router = APIRouter(
@@ -86,3 +91,52 @@ def evidence_validity(
 )
 def retraction(consolidation_id: UUID, body: ReasonIn, wired: Wired) -> Proposal:
     return propose_retraction(wired.uow, consolidation_id, reason=body.reason, actor=wired.actor)
+
+
+@router.post(
+    "/proposals/{proposal_id}/votes",
+    status_code=201,
+    response_model=Vote,
+    tags=["writes"],
+    summary="A run's vote on a retraction proposal (like `council retraction vote`)",
+)
+def vote(proposal_id: UUID, body: VoteIn, wired: Wired) -> Vote:
+    return cast_vote(
+        wired.uow,
+        proposal_id,
+        body.run_id,
+        choice=body.vote,
+        confidence=body.confidence,
+        rationale=body.rationale,
+        actor=wired.actor,
+    )
+
+
+@router.post(
+    "/proposals/{proposal_id}/adjudicate",
+    response_model=Adjudicated,
+    tags=["writes"],
+    summary="Decide a proposal by its pinned rules, or restore (`council retraction adjudicate`)",
+)
+def adjudicate(proposal_id: UUID, body: AdjudicateIn, wired: Wired) -> Adjudicated:
+    return adjudicate_proposal(
+        wired.uow, proposal_id, actor=wired.actor, restore=body.restore, reason=body.reason
+    )
+
+
+@router.post(
+    "/nodes/{version_id}/resolutions",
+    status_code=201,
+    response_model=Resolved,
+    tags=["writes"],
+    summary="An outside fact deciding a node version true or false (like `council resolve`)",
+)
+def resolve(version_id: UUID, body: ResolveIn, wired: Wired) -> Resolved:
+    return resolve_node(
+        wired.uow,
+        version_id,
+        outcome="true" if body.outcome else "false",
+        source=body.source,
+        reason=body.reason,
+        actor=wired.actor,
+    )

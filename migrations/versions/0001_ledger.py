@@ -1,4 +1,4 @@
-"""The whole ledger data model (DESIGN §2) and its seed rule records.
+"""The whole ledger data model (docs/architecture.md §2) and its seed rule records.
 
 Revision ID: 0001
 Revises:
@@ -13,7 +13,7 @@ import json
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0001"
 down_revision = None

@@ -1,4 +1,4 @@
-"""Indexes for the reentry packet's frontier query (DESIGN §6).
+"""Indexes for the reentry packet's frontier query (docs/architecture.md §6).
 
 Revision ID: 0002
 Revises: 0001
@@ -7,7 +7,7 @@ Create Date: 2026-11-29
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0002"
 down_revision = "0001"

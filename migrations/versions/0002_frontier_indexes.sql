@@ -1,6 +1,6 @@
 -- Council ledger, revision 0002: an index for the reentry packet's frontier
--- query (council/sql/frontier.sql, DESIGN §6). Planned with EXPLAIN (ANALYZE,
--- BUFFERS) on the frontier benchmark (benchmarks/RESULTS.md, "## frontier").
+-- query (council/sql/frontier.sql, docs/architecture.md §6). Planned with EXPLAIN (ANALYZE,
+-- BUFFERS) on the frontier benchmark (docs/benchmarks.md, "The frontier query").
 
 -- The packet's memory section: a thread's current memory items (stable,
 -- provisional or contested), newest first, capped. Without it the query sorts

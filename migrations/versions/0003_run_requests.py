@@ -1,4 +1,4 @@
-"""The stored request of a run and one run per agent and round (DESIGN §7).
+"""The stored request of a run and one run per agent and round (docs/architecture.md §7).
 
 Revision ID: 0003
 Revises: 0002
@@ -7,7 +7,7 @@ Create Date: 2026-11-29
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0003"
 down_revision = "0002"

@@ -1,4 +1,4 @@
--- Council ledger, revision 0003: what a run sent, kept whole (DESIGN §7).
+-- Council ledger, revision 0003: what a run sent, kept whole (docs/architecture.md §7).
 --
 -- "Hash what you sent": the canonical request (model, messages, parameters —
 -- never a key) is stored write-once beside its SHA-256 before the call, so a

@@ -1,4 +1,4 @@
-"""Documented views for dashboards and the read-only role that reads them (DESIGN §8).
+"""Documented views for dashboards and the read-only role that reads them (docs/architecture.md §8).
 
 Revision ID: 0004
 Revises: 0003
@@ -7,7 +7,7 @@ Create Date: 2026-12-01
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0004"
 down_revision = "0003"

@@ -1,6 +1,6 @@
 -- Council ledger, revision 0004: views with stable names for dashboards, and
 -- the read-only role council_dashboard that may read them (and run the two
--- grouping functions they call) and nothing else (DESIGN §8). Every view and
+-- grouping functions they call) and nothing else (docs/architecture.md §8). Every view and
 -- every column is described in schema/views.md.
 --
 -- Conventions
@@ -644,7 +644,7 @@ COMMENT ON VIEW council_v_convergence IS
 --
 -- Roles belong to the cluster, not the database: create it only when missing
 -- (another database on the same server may have created it, even at the same
--- moment). No password here: an operator sets one (README, "Dashboards").
+-- moment). No password here: an operator sets one (docs/operations/dashboards.md).
 DO $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'council_dashboard') THEN

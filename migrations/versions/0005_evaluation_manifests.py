@@ -1,4 +1,5 @@
-"""A not-ready evaluation keeps its manifest and section hashes, not its whole snapshot (DESIGN §4).
+"""A not-ready evaluation keeps its manifest and section hashes, not its whole snapshot
+(docs/architecture.md §4).
 
 Revision ID: 0005
 Revises: 0004
@@ -7,7 +8,7 @@ Create Date: 2026-11-29
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0005"
 down_revision = "0004"

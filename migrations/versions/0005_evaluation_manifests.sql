@@ -1,4 +1,4 @@
--- Council ledger, revision 0005: a not-ready evaluation records its manifest (DESIGN §4).
+-- Council ledger, revision 0005: a not-ready evaluation records its manifest (docs/architecture.md §4).
 --
 -- A node that keeps collecting claims is evaluated again after every run that
 -- claims on it, and each not-ready evaluation used to store its whole snapshot

@@ -1,4 +1,5 @@
-"""Each run pins the executor it must run; each attempt records the worker that ran it (DESIGN §7).
+"""Each run pins the executor it must run; each attempt records the worker that ran it
+(docs/architecture.md §7).
 
 Revision ID: 0006
 Revises: 0005
@@ -7,7 +8,7 @@ Create Date: 2026-12-01
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0006"
 down_revision = "0005"

@@ -1,4 +1,4 @@
--- Council ledger, revision 0006: what ran is what the run says ran (DESIGN §7).
+-- Council ledger, revision 0006: what ran is what the run says ran (docs/architecture.md §7).
 --
 -- The executor is pinned at dispatch: the machine that dispatches resolves the
 -- profile once and the run stores it (runtime, the model to call — council-sim/…

@@ -1,4 +1,5 @@
-"""The application's role, which owns nothing, and a derived-column guard that trusts history (DESIGN §11).
+"""The application's role, which owns nothing, and a derived-column guard that trusts history
+(docs/architecture.md §11).
 
 Revision ID: 0007
 Revises: 0005
@@ -7,7 +8,7 @@ Create Date: 2026-12-14
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0007"
 down_revision = "0006"

@@ -1,5 +1,5 @@
 -- Council ledger, revision 0007: the application's role, and derived columns that
--- can only follow their history (DESIGN §11).
+-- can only follow their history (docs/architecture.md §11).
 --
 -- The migrations run as the owner of every table; the application (CLI, workers,
 -- web) connects as council_app, which owns nothing and is no superuser. Triggers

@@ -1,4 +1,4 @@
--- Council ledger, revision 0008: no work is lost in a fault (DESIGN §5, §7 Delivery).
+-- Council ledger, revision 0008: no work is lost in a fault (docs/architecture.md §5 and §7).
 --
 -- Work lives in Celery messages, and a message consumed while Postgres is away
 -- fails. Its task retries, but a long outage outlasts any retry budget, so the

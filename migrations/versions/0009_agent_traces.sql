@@ -1,4 +1,4 @@
--- Council ledger, revision 0009: what an agent CLI did, and which evidence it opened (DESIGN §7).
+-- Council ledger, revision 0009: what an agent CLI did, and which evidence it opened (docs/architecture.md §7).
 --
 -- A run executed by the Codex CLI or Claude Code reads the evidence with its
 -- own tools. Its event stream (tool calls, commands, files read, turns, token

@@ -1,4 +1,5 @@
-"""Exposures served over MCP say so: `mcp:reentry_packet` and `mcp:node_status` channels (DESIGN §3, §7).
+"""Exposures served over MCP say so: `mcp:reentry_packet` and `mcp:node_status` channels
+(docs/architecture.md §3 and §7).
 
 Revision ID: 0010
 Revises: 0009
@@ -7,7 +8,7 @@ Create Date: 2026-12-01
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0010"
 down_revision = "0009"

@@ -1,4 +1,4 @@
--- Council ledger, revision 0010: an outside agent's exposures say how they arrived (DESIGN §3, §7).
+-- Council ledger, revision 0010: an outside agent's exposures say how they arrived (docs/architecture.md §3 and §7).
 --
 -- `council mcp` records every stance it serves to a run as that run's exposure,
 -- in the transaction that answers the read. Its channel names the tool that

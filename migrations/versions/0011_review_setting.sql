@@ -1,4 +1,4 @@
--- Council ledger, revision 0011: governance by hand (DESIGN §5).
+-- Council ledger, revision 0011: governance by hand (docs/architecture.md §5).
 --
 -- Whether an opened retraction proposal is reviewed automatically, after a
 -- delay, or only by hand is a thread setting. A setting is a row appended here

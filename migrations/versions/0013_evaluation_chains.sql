@@ -1,4 +1,4 @@
--- Council ledger, revision 0013: evaluation chains (DESIGN §4, docs/architecture.md §4).
+-- Council ledger, revision 0013: evaluation chains (docs/architecture.md §4).
 --
 -- Since 0005 a not-ready evaluation stores its manifest, but a manifest names
 -- every claim, run, exposure and citation of its version, and a hot node is

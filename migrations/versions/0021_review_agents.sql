@@ -1,4 +1,4 @@
--- Council ledger, revision 0021: who reviews a retraction proposal (DESIGN §5, §7).
+-- Council ledger, revision 0021: who reviews a retraction proposal (docs/architecture.md §5 and §7).
 --
 -- A review is dispatched to the agent profiles that worked the thread, never a
 -- simulated voter beside real ones. A thread may name its reviewers instead:

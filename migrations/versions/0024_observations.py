@@ -7,7 +7,7 @@ Create Date: 2026-12-03
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0024"
 down_revision = "0021"

@@ -1,4 +1,4 @@
--- Council ledger, revision 0024: observing real disagreement (DESIGN §4, §9).
+-- Council ledger, revision 0024: observing real disagreement (docs/architecture.md §4 and §13, docs/guide/observe.md).
 --
 -- Recorded debates are imported as threads whose runs are of mode 'imported':
 -- each turn of a debate is a run, never shown as run by Council, whose

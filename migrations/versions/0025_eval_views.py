@@ -1,5 +1,5 @@
 """The figures of `council eval` a dashboard reads: each turn's answer against the truth,
-and each agent's first and last accuracy (the same definitions as DESIGN §9).
+and each agent's first and last accuracy (the same definitions as docs/guide/observe.md).
 
 Revision ID: 0025
 Revises: 0024
@@ -8,7 +8,7 @@ Create Date: 2026-12-03
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0025"
 down_revision = "0024"

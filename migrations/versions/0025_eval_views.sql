@@ -1,5 +1,5 @@
 -- Each turn of a resolved thread (a thread with a resolution) with the answer it gave and
--- whether it was correct, as `council eval` reads them (DESIGN §9): a turn's answer is the
+-- whether it was correct, as `council eval` reads them (docs/guide/observe.md): a turn's answer is the
 -- node version it endorsed or originated with the highest confidence (ties: the greatest
 -- version id as text); it is correct when the resolution in force of that version is true;
 -- no answer is not correct. A turn's order within its agent is the record's turn order (an

@@ -1,4 +1,4 @@
--- Every answer kept (DESIGN §7): the text each call of a run returned (the answer, each tool
+-- Every answer kept (docs/architecture.md §7): the text each call of a run returned (the answer, each tool
 -- round, the re-prompt), stored once by the SHA-256 of its full text, bounded in size with
 -- its original byte length and whether it was cut. Both tables are immutable.
 CREATE TABLE answer_texts (

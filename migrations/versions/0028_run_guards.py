@@ -1,4 +1,4 @@
-"""A run's status moves only forward, and a finished run is never rewritten (DESIGN §7:
+"""A run's status moves only forward, and a finished run is never rewritten (docs/architecture.md §7:
 the record of what ran cannot be edited after the fact, even by the application role).
 
 Revision ID: 0028
@@ -8,7 +8,7 @@ Create Date: 2026-12-04
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0028"
 down_revision = "0027"

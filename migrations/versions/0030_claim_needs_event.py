@@ -1,4 +1,4 @@
-"""A claim is never without its event (DESIGN §7: what the record says happened, happened
+"""A claim is never without its event (docs/architecture.md §7: what the record says happened, happened
 with its trace in the log), even as the application role.
 
 Revision ID: 0030
@@ -8,7 +8,7 @@ Create Date: 2026-12-04
 
 from __future__ import annotations
 
-from migrations.sqlfile import run_sql_beside
+from council.ledger.migrate import run_sql_beside
 
 revision = "0030"
 down_revision = "0029"

@@ -16,7 +16,7 @@ import redis
 from sqlalchemy import Engine, text
 
 from council.ledger.db import unit_of_work
-from tests.processes import stop_groups, worker_environment
+from tests.processes import die_with_parent, stop_groups, worker_environment
 from tests.published import validate_cli_output
 
 Workers = Callable[..., subprocess.Popen[bytes]]
@@ -48,6 +48,7 @@ def workers(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Workers]:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=die_with_parent,
         )
         started.append(proc)
         return proc

@@ -1,4 +1,4 @@
-"""A failed council is loud (issue 29 part 3; DESIGN §9 exit codes): `dispatch --wait` prints
+"""A failed council is loud (issue 29 part 3; docs/reference/formats.md, exit codes): `dispatch --wait` prints
 each failed run with its reason and "k of n agents answered", and exits 1 when any run failed,
 0 when every run succeeded; its JSON carries `failed`, `answered` and `cost`. Real workers,
 Redis and Postgres; a real profile fails on a worker that lacks its key."""

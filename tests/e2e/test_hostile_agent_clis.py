@@ -1,4 +1,4 @@
-"""Agents hold no secrets (docs/architecture.md §7, README "Security"): the real Codex CLI
+"""Agents hold no secrets (docs/architecture.md §7, docs/operations/security.md): the real Codex CLI
 and Claude Code, on real workers, against a hostile model.
 
 The worker holds the provider keys and Council's API tokens in its environment;

@@ -1,4 +1,4 @@
-"""`council import | resolve | eval` on real Postgres (DESIGN §9): a small recorded debate,
+"""`council import | resolve | eval` on real Postgres (docs/guide/observe.md): a small recorded debate,
 written here (not copied from any data set), with three agents, simultaneous and
 sequential rounds, a free-text record and truths, in both formats; `eval --json`
 against figures computed by hand; a second import writes no row; a bad record refuses
@@ -204,9 +204,9 @@ def test_du_debate_and_resolve(cli: Any, tmp_path: Path, engine: Engine) -> None
     assert r["agents"]["agent-0"]["last_accuracy"] == 0.5
 
 
-def test_the_readme_example_is_this_debate() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Observe a council against ground truth") :]
+def test_the_guide_example_is_this_debate() -> None:
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guide" / "observe.md"
+    section = guide.read_text(encoding="utf-8")
     block = section[section.index("```jsonl\n") + len("```jsonl\n") :]
     block = block[: block.index("```")]
     assert [json.loads(line) for line in block.splitlines() if line.strip()] == DEBATE

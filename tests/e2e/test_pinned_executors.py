@@ -55,7 +55,7 @@ def _dispatch(env: dict[str, str], thread_id: Any, agents: str) -> dict[str, Any
         "--json",
     )
     result: dict[str, Any] = json.loads(done.stdout)
-    # Exit 0 when every run succeeded, 1 when any failed (DESIGN §9), the document either way
+    # Exit 0 when every run succeeded, 1 when any failed (docs/reference/formats.md), the document either way
     assert done.returncode == (1 if result["failed"] else 0), done.stderr
     return result
 

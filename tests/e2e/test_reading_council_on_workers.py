@@ -1,4 +1,4 @@
-"""A council of API models reads what it cites, end to end (issue 29, DESIGN §7): real
+"""A council of API models reads what it cites, end to end (issue 29, docs/architecture.md §7): real
 Postgres, Redis and Celery workers; the models are local fake servers speaking the OpenAI
 chat API and the Anthropic Messages API, through litellm's openai/, zai/ and anthropic/
 providers. None of the thread's five evidence items is given inline: three agents read

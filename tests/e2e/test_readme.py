@@ -1,4 +1,4 @@
-"""The README's five-minute walkthrough, run command by command as a new user
+"""The README's quick start (five minutes with the CLI), run command by command as a new user
 would (docs/architecture.md §9): every line of its first bash block must succeed in order."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import redis
 from tests.conftest import free_port
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-SECTION = "## Five minutes with the CLI"
+SECTION = "## Quick start: five minutes with the CLI"
 
 
 def walkthrough() -> str:

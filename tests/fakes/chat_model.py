@@ -26,6 +26,7 @@ calls are ``tool_use`` blocks and come back as ``tool_result`` blocks.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,9 +50,10 @@ def local_profiles(path: Path, base_url: str, *names: str) -> Path:
 
 @contextmanager
 def chat_model(
-    vote: str | None = None, *, cites_unread: bool = False, endorse: bool = False
+    vote: str | None = None, *, cites_unread: bool = False, endorse: bool = False, latency_s: float = 0.0
 ) -> Iterator[tuple[str, Recorder]]:
-    """Serve the reading model on 127.0.0.1; yields (base_url ending in /v1, recorder)."""
+    """Serve the reading model on 127.0.0.1; yields (base_url ending in /v1, recorder).
+    ``latency_s``: each answer waits that long first (a model's latency, spent sleeping)."""
     recorder = Recorder()
 
     class Handler(SseHandler):
@@ -61,6 +63,8 @@ def chat_model(
             if not self.path.rstrip("/").endswith("/chat/completions") or not isinstance(body, dict):
                 self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
+            if latency_s > 0:
+                time.sleep(latency_s)
             model, messages = str(body.get("model") or "fake"), body.get("messages") or []
             proposal = proposal_in(messages)
             if vote is not None and proposal is not None:

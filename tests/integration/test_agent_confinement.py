@@ -1,4 +1,4 @@
-"""Council's confinement of an agent CLI (README "Security"), on this machine's kernel:
+"""Council's confinement of an agent CLI (docs/operations/security.md), on this machine's kernel:
 the Landlock exec wrapper (``sandbox.py``) run as a real process, and the per-attempt
 provider proxy (``proxy.py``) between a real HTTP client and a real upstream.
 """

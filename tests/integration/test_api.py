@@ -516,3 +516,48 @@ def test_the_openapi_document_declares_errors_and_guards_writes(client: TestClie
     }
     assert {"400", "401"} <= set(spec["paths"]["/threads"]["get"]["responses"])
     assert {"403", "413"} <= set(dispatch["responses"])
+
+
+def test_a_vote_adjudication_and_resolution_go_through_the_same_services_as_the_cli(
+    client: TestClient, uow: UnitOfWork, seeded: Seeded
+) -> None:
+    # Given an open proposal and two runs recorded by the API's actor, one per provider
+    proposal = client.post(
+        f"/consolidations/{seeded.consolidation_id}/retraction", json={"reason": "doubt"}, headers=AUTH
+    ).json()["id"]
+    voters = [
+        client.post(
+            f"/threads/{seeded.ledger.thread_id}/runs",
+            json={"agent": agent, "model": f"{provider}/m", "provider": provider},
+            headers=AUTH,
+        ).json()["id"]
+        for agent, provider in (("claude", "anthropic"), ("codex", "openai"))
+    ]
+    # When both vote to retract, and the read token tries to vote too
+    votes = [
+        client.post(f"/proposals/{proposal}/votes", json={"run_id": run, "vote": "endorse"}, headers=AUTH)
+        for run in voters
+    ]
+    refused = client.post(f"/proposals/{proposal}/votes", json={"run_id": voters[0], "vote": "endorse"})
+    bad = client.post(
+        f"/proposals/{proposal}/votes", json={"run_id": voters[0], "vote": "maybe"}, headers=AUTH
+    )
+    decided = client.post(f"/proposals/{proposal}/adjudicate", json={}, headers=AUTH)
+    # Then the votes land, the proposal is decided by its rules, and the listing says so
+    assert [v.status_code for v in votes] == [201, 201], votes[0].text
+    assert refused.status_code == 403 and bad.status_code == 422
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["outcome"] == "retracted"
+    [listed] = client.get("/proposals", params={"thread": str(seeded.ledger.thread_id)}).json()["items"]
+    assert (listed["status"], listed["votes"]) == ("retracted", 2)
+    # And an outside fact resolves a node version, appended with its event
+    resolved = client.post(
+        f"/nodes/{seeded.version_id}/resolutions",
+        json={"outcome": False, "source": "a later paper", "reason": "replication failed"},
+        headers=AUTH,
+    )
+    assert resolved.status_code == 201, resolved.text
+    assert resolved.json()["outcome"] is False
+    assert [e.kind for e in _events(uow, seeded) if e.kind == "node.resolved"] == ["node.resolved"]
+    empty = client.post(f"/nodes/{seeded.version_id}/resolutions", json={"outcome": True}, headers=AUTH)
+    assert empty.status_code == 422

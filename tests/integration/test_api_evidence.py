@@ -1,4 +1,4 @@
-"""An API run reads what it cites (issue 29 part 1, DESIGN §7): the briefing gives it the
+"""An API run reads what it cites (issue 29 part 1, docs/architecture.md §7): the briefing gives it the
 evidence text inline, up to a stated budget; what it was given is recorded as its opened
 evidence; a citation of evidence it was not given is refused: one re-prompt naming it, then
 a failed run with that reason. Real Postgres and real HTTP to the fake OpenAI server."""

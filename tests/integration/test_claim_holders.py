@@ -1,4 +1,4 @@
-"""Claims only from where they should come (issue 29 part 5, DESIGN §7): `claim add` and
+"""Claims only from where they should come (issue 29 part 5, docs/architecture.md §7): `claim add` and
 ``POST /runs/{id}/claims`` take claims only on a run recorded by hand; a worker's run, a
 failed run and a run held by an MCP session are refused with a reason, nothing written;
 and in the database a run's status moves only forward, a finished run never changes.

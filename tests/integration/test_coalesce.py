@@ -130,7 +130,7 @@ def test_a_worker_clears_the_marks_of_a_task_as_it_starts(redis_url: str) -> Non
     # When, in a fresh process, the workers' app loads what a worker loads and the task starts
     started = f"""
 from celery import signals
-from workers.app import app, connect
+from council.workers.app import app, connect
 connect({redis_url!r})
 app.loader.import_default_modules()
 task = app.tasks["council.evaluate_nodes"]

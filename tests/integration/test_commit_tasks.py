@@ -17,8 +17,8 @@ from tests.builders import Ledger
 def task_env(monkeypatch: pytest.MonkeyPatch, db_url: str, redis_url: str) -> Iterator[None]:
     """The workers' app on this Redis, and this test's database as the configured one
     (the tasks wire their dependencies once per process: again for each test)."""
-    from workers import tasks
-    from workers.app import connect
+    from council.workers import tasks
+    from council.workers.app import connect
 
     monkeypatch.setenv("COUNCIL_DATABASE_URL", db_url)
     connect(redis_url)
@@ -34,7 +34,7 @@ def _live(engine: Engine) -> set[UUID]:
 
 
 def test_a_message_is_decided_in_one_batch(engine: Engine, task_env: None) -> None:
-    from workers.tasks import evaluate_nodes
+    from council.workers.tasks import evaluate_nodes
 
     # Given two ready nodes and one with no support
     ledger = Ledger.new(engine)
@@ -50,7 +50,7 @@ def test_a_message_is_decided_in_one_batch(engine: Engine, task_env: None) -> No
 
 
 def test_one_bad_version_does_not_keep_the_others_from_being_decided(engine: Engine, task_env: None) -> None:
-    from workers.tasks import evaluate_nodes
+    from council.workers.tasks import evaluate_nodes
 
     # Given a message with an id the ledger does not know between two ready nodes
     ledger = Ledger.new(engine)

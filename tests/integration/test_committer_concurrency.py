@@ -391,7 +391,7 @@ def test_no_session_level_advisory_lock_anywhere_in_the_code() -> None:
     assert not any(SESSION_LOCK.search(f"SELECT {name}(1)") for name in XACT_LOCK_FUNCTIONS)
     files = [
         path
-        for root in ("council", "workers", "migrations")
+        for root in ("council", "migrations")
         if (REPO / root).is_dir()
         for path in sorted((REPO / root).rglob("*"))
         if path.suffix in (".py", ".sql")

@@ -1,4 +1,4 @@
-"""Who reviews a retraction proposal (docs/architecture.md §5; DESIGN §7), against real
+"""Who reviews a retraction proposal (docs/architecture.md §5 and §7), against real
 Postgres: the automatic review goes to the profiles that worked the thread, or to the
 reviewers its setting names, never a simulated voter beside real ones; with nobody
 qualified the proposal stays for a manual review and an event says why.

@@ -1,4 +1,4 @@
-"""Every answer kept (issue 29 part 2, DESIGN §7): the text each round of a run returned is
+"""Every answer kept (issue 29 part 2, docs/architecture.md §7): the text each round of a run returned is
 stored once by its SHA-256, immutable, bounded with truncation recorded, and shown by
 `run show` (human and --json `answer`), the API and MCP. Real Postgres; the API run talks
 real HTTP to the fake OpenAI server; the simulated provider runs in process."""

@@ -27,8 +27,8 @@ from tests.connections import end_every_other_connection
 def task_env(monkeypatch: pytest.MonkeyPatch, db_url: str, redis_url: str) -> Iterator[None]:
     """The workers' app and the scheduler on this Redis, this test's database; simulated agents; a pool
     that never pings an idle connection, so the attempt meets the one Postgres ended."""
-    from workers import tasks
-    from workers.app import connect
+    from council.workers import tasks
+    from council.workers.app import connect
 
     monkeypatch.setenv("COUNCIL_DATABASE_URL", db_url)
     monkeypatch.setenv("COUNCIL_BROKER_URL", redis_url)
@@ -57,7 +57,7 @@ def _lose_the_database_during_the_first_call(monkeypatch: pytest.MonkeyPatch, db
 def test_a_run_cut_off_from_the_database_after_its_claim_is_taken_over_by_its_retry_at_once(
     engine: Engine, uow: UnitOfWork, task_env: None, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from workers.tasks import execute_run
+    from council.workers.tasks import execute_run
 
     # Given a dispatched run, and Postgres ending every connection of the pool while its model answers
     ledger = Ledger.new(engine)
@@ -91,7 +91,7 @@ def test_a_run_cut_off_from_the_database_after_its_claim_is_taken_over_by_its_re
 def test_a_plain_redelivery_does_not_take_over_a_live_attempt(
     engine: Engine, uow: UnitOfWork, task_env: None
 ) -> None:
-    from workers.tasks import execute_run
+    from council.workers.tasks import execute_run
 
     # Given a run claimed by a live attempt of another worker
     ledger = Ledger.new(engine)

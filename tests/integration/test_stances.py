@@ -15,6 +15,7 @@ from sqlalchemy import Engine, text
 from council.adapters.scheduler import Recorder
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
+from council.services import rounds
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
 from council.services.learning import stances
@@ -129,6 +130,10 @@ def deliberate(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     for name in list(os.environ):
         if name.startswith("COUNCIL_PROFILE_"):
             monkeypatch.delenv(name)
+    # Deliberation over every head: a head the blind round consolidates leaves the frontier
+    # (a closing round is decided before the next, tests/integration/test_rounds.py); here
+    # nothing is decided between the rounds, so each head is shown to round 2.
+    monkeypatch.setattr(rounds, "consolidate_many", lambda *a, **k: [])
     ledger = Ledger.new(engine, title=f"conformity {conformity}", evidence_items=6)
     for i in range(20):
         ledger.node(f"Proposition {i}: the replica keeps workload class {i} under budget")

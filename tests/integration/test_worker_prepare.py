@@ -24,7 +24,7 @@ from tests.processes import worker_environment
 
 FIRST_RUN = """
 import gc, json, sys
-from workers import tasks
+from council.workers import tasks
 tasks._prepare_before_the_pool_forks()
 frozen = gc.get_freeze_count()
 before = set(sys.modules)

@@ -156,7 +156,8 @@ def _check_events(
                     [r["id"]],
                 )
             )
-    # evaluation chains: seq gapless from 0 per version (README: "gapless per version")
+    # evaluation chains: seq gapless from 0 per version
+    # (docs/guide/independence-and-consolidation.md: "gapless per version")
     for r in _rows(
         conn,
         "SELECT ce.node_version_id, min(ce.seq) AS lo, max(ce.seq) AS hi, count(*) AS n FROM "

@@ -88,7 +88,7 @@ def _check_by_services(
 
 
 def _check_cli_replay(env: dict[str, str], ids: list[Any], out: list[Anomaly], stats: dict[str, Any]) -> None:
-    """`council replay ID --json`, as the README names it, on a sample: exit 0 and match true."""
+    """`council replay ID --json`, as docs/reference/cli.md names it, on a sample: exit 0 and match true."""
     from tests.soak.cluster import BIN, REPO
 
     for ident in ids:

@@ -296,7 +296,7 @@ class Cluster:
             argv = [
                 str(BIN / "celery"),
                 "-A",
-                "workers.app",
+                "council.workers.app",
                 "beat",
                 "--loglevel",
                 "INFO",

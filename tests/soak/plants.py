@@ -26,6 +26,20 @@ LATER_CLAIMS = (
     f"WHERE c.id = ({LIVE}) AND cl.created_at > c.created_at"
 )
 
+# What the plants write over: a schedule's faults can leave a thread without one of these
+# (a dispute or a failed run leaves no live consolidation), and a plant that changes nothing
+# proves nothing, so the test tops the thread up first (``missing_material``).
+MATERIAL = {
+    "a succeeded dispatched run": RUN_SUCCEEDED,
+    "a live consolidation": LIVE,
+    "a dispatched run's endorse or dispute claim": (
+        "SELECT c.id FROM claims c JOIN agent_runs a ON a.id = c.run_id WHERE a.thread_id = %(t)s "
+        "AND a.dispatch_id IS NOT NULL AND c.claim_type <> 'originate'"
+    ),
+    "a run.succeeded event": "SELECT id FROM events WHERE thread_id = %(t)s AND kind = 'run.succeeded'",
+    "a stored request": "SELECT id FROM agent_runs WHERE thread_id = %(t)s AND request IS NOT NULL",
+}
+
 PLANTS: dict[str, tuple[set[str], str]] = {
     # name: (the anomaly kinds that report it (any one), SQL; %(t)s is the thread)
     "lost run (left queued)": (
@@ -101,6 +115,16 @@ PLANTS: dict[str, tuple[set[str], str]] = {
         f"DELETE FROM memory_items WHERE consolidation_id = ({LIVE})",
     ),
 }
+
+
+def missing_material(owner_url: str, thread: str) -> list[str]:
+    """What of ``MATERIAL`` the thread lacks (empty: every plant has something to change)."""
+    with psycopg.connect(owner_url) as conn:
+        return [
+            name
+            for name, sql in MATERIAL.items()
+            if conn.execute(f"SELECT EXISTS ({sql})".encode(), {"t": thread}).fetchone() == (False,)
+        ]
 
 
 def validate(admin_url: str, thread: str, run_bound_s: float = 600) -> dict[str, tuple[bool, list[str]]]:

@@ -387,7 +387,7 @@ def _acked_ids(op: str, entry: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _client_anomalies(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What the clients were told: one JSON error document on failure (README), and no two
+    """What the clients were told: one JSON error document on failure (docs/reference/formats.md), and no two
     callers told `committed` for one version with different consolidations."""
     out = []
     by_version: dict[str, set[str]] = {}

@@ -7,7 +7,9 @@ anomaly class in a copy of that ledger. `make soak` runs 50 longer schedules.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,9 +17,10 @@ from typing import Any
 import pytest
 
 from tests.soak.__main__ import main as soak_main
-from tests.soak.cluster import Cluster
-from tests.soak.plants import PLANTS, describe, validate
-from tests.soak.schedule import Schedule
+from tests.soak.checker import work_left
+from tests.soak.cluster import BIN, REPO, Cluster
+from tests.soak.plants import PLANTS, describe, missing_material, validate
+from tests.soak.schedule import AGENTS, Schedule
 
 pytestmark = pytest.mark.slow
 
@@ -57,10 +60,30 @@ def test_a_schedule_with_a_kill_and_a_partition_leaves_no_anomaly(
 
 def test_the_checker_reports_each_planted_anomaly(soaked: tuple[Cluster, dict[str, Any]]) -> None:
     cluster, result = soaked
+    if missing_material(cluster.owner_url, result["thread_id"]):
+        top_up(cluster, result["thread_id"])
+    assert missing_material(cluster.owner_url, result["thread_id"]) == []
     cluster.stop_workers()  # a database is copied only while nobody is connected to it
     found = validate(cluster.db_url(user="postgres", db="postgres"), result["thread_id"])
     assert set(found) == {"", *PLANTS}
     assert all(ok for ok, _ in found.values()), describe(found)
+
+
+def top_up(cluster: Cluster, thread: str) -> None:
+    """A fault-free independent dispatch on the healed cluster, then quiescence: the seed's
+    faults may have left no live consolidation for the plants to write over."""
+    done = subprocess.run(
+        [str(BIN / "council"), "dispatch", "--thread", thread, "--agents", AGENTS, "--wait", "--json"],
+        env=cluster.env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-600:]
+    deadline = time.monotonic() + 90
+    while work_left(cluster.owner_url, [thread]) and time.monotonic() < deadline:
+        time.sleep(0.5)
 
 
 def test_bad_arguments_exit_2_with_the_reason(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -18,6 +18,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _callbacks(typer_app: Any) -> list[Any]:
     found = [c.callback for c in typer_app.registered_commands if c.callback]
+    own = typer_app.registered_callback  # a group that acts itself too (`dispatch --thread T`)
+    if own is not None and own.callback is not None:
+        found.append(own.callback)
     for group in typer_app.registered_groups:
         found.extend(_callbacks(group.typer_instance))
     return found

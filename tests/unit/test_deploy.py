@@ -41,7 +41,7 @@ PROVIDER_KEYS = {name for name in ALLOWED_ELSEWHERE if name.endswith("_API_KEY")
 
 
 def _source_trees() -> Iterator[ast.Module]:
-    for package in ("council", "workers"):
+    for package in ("council",):
         for path in sorted((ROOT / package).rglob("*.py")):
             yield ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
@@ -56,15 +56,18 @@ def _named(node: ast.AST, name: str) -> bool:
 
 def _variable_expressions(node: ast.AST) -> Iterator[ast.expr]:
     """The expression naming the variable in os.getenv(X), os.environ.get/setdefault/pop(X),
-    os.environ[X], X in os.environ and council.config's _number(X, default)."""
+    os.environ[X], X in os.environ, and council.settings' export(X, …) and settings().variable(X)
+    (a variable named at run time, such as a provider key's)."""
     if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute):
         func = node.func
-        if (func.attr == "getenv" and _named(func.value, "os")) or (
-            func.attr in ("get", "setdefault", "pop") and _is_environ(func.value)
+        if (
+            (func.attr == "getenv" and _named(func.value, "os"))
+            or (func.attr in ("get", "setdefault", "pop") and _is_environ(func.value))
+            or func.attr in ("variable", "export")
         ):
             yield node.args[0]
     elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name):
-        if node.func.id == "_number":  # council.config._number(VARIABLE, default) reads os.environ
+        if node.func.id == "export":  # council.settings.export(VARIABLE, value)
             yield node.args[0]
     elif isinstance(node, ast.Subscript) and _is_environ(node.value):
         yield node.slice
@@ -74,7 +77,7 @@ def _variable_expressions(node: ast.AST) -> Iterator[ast.expr]:
 
 @functools.cache
 def variables_the_project_reads() -> frozenset[str]:
-    """Every variable read through os.environ / os.getenv in council/ and workers/, by
+    """Every variable read through os.environ / os.getenv in council/ (the Celery tasks included), by
     its literal name or through a module constant (``TOKEN_ENV = "COUNCIL_API_TOKEN"``)."""
     trees = list(_source_trees())
     constants: dict[str, set[str]] = {}
@@ -94,7 +97,23 @@ def variables_the_project_reads() -> frozenset[str]:
                     read |= constants.get(expression.id, set())
                 elif isinstance(expression, ast.Attribute):
                     read |= constants.get(expression.attr, set())
-    return frozenset(read)
+    return frozenset(read | _settings_reads())
+
+
+def _settings_reads() -> set[str]:
+    """Every variable council.settings.Settings.from_environ names: each upper-case string
+    a call inside it is given (``env.number("COUNCIL_RUN_LEASE_S", …)``, ``environ.get(…)``)."""
+    tree = ast.parse((ROOT / "council" / "settings.py").read_text(encoding="utf-8"))
+    parse = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "from_environ")
+    return {
+        argument.value
+        for node in ast.walk(parse)
+        if isinstance(node, ast.Call)
+        for argument in node.args
+        if isinstance(argument, ast.Constant)
+        and isinstance(argument.value, str)
+        and re.fullmatch(r"[A-Z][A-Z0-9_]+", argument.value)
+    }
 
 
 def unknown_variables(names: set[str]) -> list[str]:
@@ -346,7 +365,7 @@ def test_the_allow_list_holds_only_what_the_source_scan_cannot_see() -> None:
 
 def test_the_scan_finds_variables_read_literally_and_through_constants() -> None:
     read = variables_the_project_reads()
-    # os.environ.get("…"), a module constant (TOKEN_ENV), os.environ.setdefault, os.environ[…] = …
+    # what Settings reads, export("…") (a variable a library reads), settings().variable(CONSTANT)
     assert {"COUNCIL_DATABASE_URL", "COUNCIL_API_TOKEN", "LITELLM_LOCAL_MODEL_COST_MAP"} <= read
     assert {"PROMETHEUS_MULTIPROC_DIR", "COUNCIL_METRICS_PORT"} <= read
 
@@ -359,10 +378,10 @@ def test_the_scan_finds_variables_read_literally_and_through_constants() -> None
         (["council", "db", "upgarde"], "upgarde"),
         (["council", "serve", "--port", "eighty"], "eighty"),
         (["celery", "-A", "workers.nope", "worker"], "workers.nope"),
-        (["celery", "-A", "workers.app", "wroker"], "wroker"),
-        (["celery", "-A", "workers.app", "worker", "--concurency", "2"], "--concurency"),
-        (["celery", "-A", "workers.app", "flower", "--port", "5555"], "'5555'"),
-        (["celery", "-A", "workers.app", "flower", "--adress=0.0.0.0"], "--adress"),
+        (["celery", "-A", "council.workers.app", "wroker"], "wroker"),
+        (["celery", "-A", "council.workers.app", "worker", "--concurency", "2"], "--concurency"),
+        (["celery", "-A", "council.workers.app", "flower", "--port", "5555"], "'5555'"),
+        (["celery", "-A", "council.workers.app", "flower", "--adress=0.0.0.0"], "--adress"),
         (["celery", "worker"], "-A"),
         (["python", "-m", "council.cli", "worker"], "neither"),
     ],
@@ -377,8 +396,8 @@ def test_the_checker_accepts_real_invocations() -> None:
         ["council", "db", "upgrade", "--json"],
         ["council", "worker", "--queues", "runs", "--concurrency", "4", "--beat"],
         ["council", "--help"],
-        ["celery", "--app=workers.app", "inspect", "ping", "-d", "runs@host"],
-        ["celery", "-A", "workers.app", "flower", "--basic-auth=user:password"],
+        ["celery", "--app=council.workers.app", "inspect", "ping", "-d", "runs@host"],
+        ["celery", "-A", "council.workers.app", "flower", "--basic-auth=user:password"],
     ):
         assert check_command(argv) == [], argv
 

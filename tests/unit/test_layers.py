@@ -1,6 +1,6 @@
 """The tree reads as the architecture: imports go one way (docs/architecture.md).
 
-Every import of every module under council/ and workers/ is read from its
+Every import of every module under council/ is read from its
 source (function-level imports included) and checked against the layer it
 belongs to. Domain depends on nothing of the project; the ledger on the
 domain; agents and adapters on the domain; services on the ledger, the
@@ -21,6 +21,7 @@ KERNEL = {
     "council",
     "council.errors",
     "council.config",
+    "council.settings",
     "council.files",
     "council.metrics",
     "council.httpguard",
@@ -40,7 +41,7 @@ LAYER_OF = (  # first match wins: module prefix -> layer
     ("council.web", "web"),
     ("council.mcp", "mcp"),
     ("council.demo", "demo"),
-    ("workers", "workers"),
+    ("council.workers", "workers"),
 )
 FACES = {"cli", "web", "mcp", "demo", "workers"}
 ALLOWED = {
@@ -64,13 +65,12 @@ STARTS = {
     "council.cli.mcp_cmd": {"mcp"},
     "council.cli.stack_cmds": {"stack"},
     "council.cli.demo_cmd": {"demo", "stack"},
-    "council.demo.runner": {"stack"},
 }
 
 
 def _modules() -> dict[str, Path]:
     found = {}
-    for base in ("council", "workers"):
+    for base in ("council",):
         for path in (ROOT / base).rglob("*.py"):
             parts = path.relative_to(ROOT).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

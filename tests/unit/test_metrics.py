@@ -1,5 +1,5 @@
 """Prometheus metrics (council/metrics.py) and a worker's metrics endpoint
-(workers/metrics_server.py): what each call records, multiprocess merging, and
+(council/workers/metrics_server.py): what each call records, multiprocess merging, and
 the Celery signal handlers. No database, no broker."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 from celery import signals
 
 from council import metrics
+from council.workers import metrics_server
 from tests.scrape import sample
-from workers import metrics_server
 
 
 def scrape() -> bytes:

@@ -1,5 +1,5 @@
 """`council eval`'s figures (council/domain/observation.py) on hand-computed records, and
-the properties DESIGN §9 states: a record's figures do not depend on the other records'
+the properties docs/guide/observe.md states: a record's figures do not depend on the other records'
 order, a blind turn is never a conformity flip, and 1 <= n_eff <= supporters."""
 
 from __future__ import annotations

@@ -200,6 +200,9 @@ class FakeDispatchRuns:
     statuses: list[str]
     queued: list[UUID] = field(default_factory=list)
 
+    def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
+        return []  # nothing claimed: nothing to decide before the next round
+
     def next_round(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
         return self.following
 

@@ -1,4 +1,4 @@
-"""The tasks' base class (workers/retrying.py PolicyTask) applies the one retry policy
+"""The tasks' base class (council/workers/retrying.py PolicyTask) applies the one retry policy
 to what a task raises or returns, so no task catches an error to retry it. Run in
 process (Celery's ``apply``: a retry runs again at once), on an app of its own."""
 
@@ -12,8 +12,8 @@ from celery import Celery
 
 from council.domain.retry import RetryAt
 from council.errors import BadInput, TransientDatabaseError
-from workers import tasks
-from workers.retrying import POLICY, PolicyTask
+from council.workers import tasks
+from council.workers.retrying import POLICY, PolicyTask
 
 app = Celery("policy-task-test", set_as_current=False)
 tries: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""The tasks' retry decision (workers/retrying.py): transient errors are retried by the
+"""The tasks' retry decision (council/workers/retrying.py): transient errors are retried by the
 one policy's countdown, spent retries end in an ERROR line, anything else is raised.
 A small stand-in for Celery's task records what it is asked (no broker is needed)."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from council.errors import BadInput, TransientDatabaseError
-from workers.retrying import POLICY, retry_or_leave
+from council.workers.retrying import POLICY, retry_or_leave
 
 
 class _Retry(Exception):

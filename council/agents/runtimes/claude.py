@@ -1,4 +1,4 @@
-"""Claude Code as a runtime: ``claude -p`` with read tools only (README "Agent runtimes").
+"""Claude Code as a runtime: ``claude -p`` with read tools only (docs/guide/agent-runtimes.md).
 
     claude -p --output-format stream-json --verbose --model M --max-turns N
         --permission-mode dontAsk --strict-mcp-config --no-session-persistence
@@ -16,13 +16,13 @@ one). The answer is the final event's ``structured_output``.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from council.agents.runtimes.trace import Trace, follow, json_lines
 from council.agents.runtimes.workdir import Attempt, copy_login
+from council.settings import settings
 
 NO_KEY = "council-no-key"  # a profile's own api_base with no key variable: a placeholder, as for litellm
 QUIET = {
@@ -82,7 +82,7 @@ def environment(attempt: Attempt, api_base: str | None, key: str | None, login: 
     elif api_base:
         env["ANTHROPIC_API_KEY"] = NO_KEY
     if login:
-        source = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / ".credentials.json"
+        source = (settings().claude_config_dir or Path.home() / ".claude") / ".credentials.json"
         copy_login(source, config / ".credentials.json")
     return env
 

@@ -16,13 +16,13 @@ Council's sandbox, and none of the worker's other variables.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from council import settings as council_settings
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.runtimes import claude, codex, confinement, installed
 from council.agents.runtimes.process import run_guarded
@@ -108,7 +108,7 @@ def call(
         raise CliFailed(refused, trace)
     key = ""
     if profile.api_key_env:
-        key = os.environ.get(profile.api_key_env, "")
+        key = council_settings.settings().variable(profile.api_key_env)
         if not key:
             raise CliFailed(f"{profile.api_key_env} is not set in this process's environment", trace)
     files = [EvidenceFile(**f) for f in request["settings"].get("evidence_files") or []]
@@ -136,7 +136,7 @@ def _run(
     confined = confinement.mode()
     with attempt_dir(files, contents) as attempt, confinement.proxy_for(profile, key, login) as proxy:
         api_base = proxy.base_url if proxy is not None else profile.api_base
-        base = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        base = council_settings.child_environment(PASSED_ENV)
         if runtime == "codex-cli":
             argv = codex.command(
                 executable, profile.model, settings_, api_base, profile.api_key_env, prompt, attempt
@@ -210,7 +210,7 @@ def _raise_for_failure(answer: CliAnswer, failure: str | None, profile: Profile,
 
 
 def _refuse_if_offline(profile: Profile) -> None:
-    if os.environ.get("COUNCIL_OFFLINE") != "1":
+    if not council_settings.settings().offline:
         return
     if profile.api_base and urlsplit(profile.api_base).hostname in LOCAL_HOSTS:
         return

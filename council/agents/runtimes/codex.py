@@ -1,4 +1,5 @@
-"""The Codex CLI as a runtime: ``codex exec``, sandboxed (README "Agent runtimes", "Security").
+"""The Codex CLI as a runtime: ``codex exec``, sandboxed (docs/guide/agent-runtimes.md,
+docs/operations/security.md).
 
     codex exec --skip-git-repo-check --sandbox MODE --ephemeral --disable plugins
         -c analytics.enabled=false -c model=M [-c model_provider=council
@@ -18,13 +19,13 @@ the watch counts its tool steps and stops it at ``max_turns``.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from council.agents.runtimes.trace import Trace, follow, json_lines
 from council.agents.runtimes.workdir import Attempt, copy_login
+from council.settings import settings
 
 PROVIDER = "council"
 DEFAULT_BASE = "https://api.openai.com/v1"
@@ -93,7 +94,7 @@ def environment(attempt: Attempt, key_env: str, login: bool) -> dict[str, str]:
     codex_home = attempt.home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     if login:
-        source = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "auth.json"
+        source = (settings().codex_home or Path.home() / ".codex") / "auth.json"
         copy_login(source, codex_home / "auth.json")
     return {"HOME": str(attempt.home), "CODEX_HOME": str(codex_home)}
 

@@ -1,4 +1,4 @@
-"""How an agent CLI is kept from every secret (README "Security", docs/architecture.md §7).
+"""How an agent CLI is kept from every secret (docs/operations/security.md, docs/architecture.md §7).
 
 Two parts, put together for each attempt by ``cli``:
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -28,6 +27,7 @@ from council.agents.runtimes import installed, sandbox
 from council.agents.runtimes.proxy import ProviderProxy, credential_header, provider_proxy
 from council.agents.runtimes.workdir import Attempt
 from council.domain.profile import Profile
+from council.settings import settings
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ _MODES = {"": "on", "on": "on", "landlock": "on", "off": "off"}
 
 def mode() -> str:
     """``on`` or ``off`` (``COUNCIL_AGENT_SANDBOX``); see ``refusal`` for a bad value."""
-    return _MODES.get(os.environ.get(sandbox.MODE_ENV, "").strip().lower(), "invalid")
+    return _MODES.get(settings().agent_sandbox.strip().lower(), "invalid")
 
 
 def compiled() -> str:
@@ -52,7 +52,7 @@ def refusal(pinned: object) -> str | None:
     setting (or before Council had a sandbox) is refused, never run differently."""
     chosen = mode()
     if chosen == "invalid":
-        return f"{sandbox.MODE_ENV} must be on or off, not {os.environ.get(sandbox.MODE_ENV)!r}"
+        return f"{sandbox.MODE_ENV} must be on or off, not {settings().agent_sandbox!r}"
     if pinned != compiled():
         return (
             f"the run's request was compiled with council_sandbox={pinned or 'none'}, this worker runs "
@@ -89,7 +89,7 @@ def wrap(
         )
         return list(argv), str(tmp), f"off ({sandbox.MODE_ENV}=off): the CLI could read what this user can"
     reads = [str(attempt.work), *_install_dirs(executable)]
-    reads += [os.environ[v] for v in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(v)]
+    reads += list(settings().ssl_cert_paths)
     writes = [str(attempt.home), str(attempt.out)]
     # a CLI on its own login reaches its provider over HTTPS itself: port 443, nothing local
     connect = [proxy.port] if proxy is not None else [443]

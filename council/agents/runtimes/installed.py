@@ -1,4 +1,4 @@
-"""Where the agent CLIs live and which versions are pinned (README "Agent runtimes").
+"""Where the agent CLIs live and which versions are pinned (docs/guide/agent-runtimes.md).
 
 `make agent-clis` installs the pinned packages from npm into a project-local,
 git-ignored folder, ``.tools/agent-clis`` at the repository's root, once;
@@ -13,6 +13,8 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from council.settings import settings
 
 TOOLS_ENV = "COUNCIL_AGENT_CLIS"
 
@@ -32,9 +34,9 @@ PINNED = {
 
 
 def tools_dir() -> Path:
-    explicit = os.environ.get(TOOLS_ENV, "").strip()
+    explicit = settings().agent_clis
     if explicit:
-        return Path(explicit).expanduser()
+        return explicit
     return Path(__file__).resolve().parents[3] / ".tools" / "agent-clis"
 
 

@@ -1,4 +1,4 @@
-"""The loopback endpoint an agent CLI reaches its provider through (README "Security").
+"""The loopback endpoint an agent CLI reaches its provider through (docs/operations/security.md).
 
     with provider_proxy("claude-code", "https://api.anthropic.com", ("x-api-key", key)) as proxy:
         ...  # the CLI gets ANTHROPIC_BASE_URL=proxy.base_url and a dummy key

@@ -1,4 +1,4 @@
-"""The sandbox an agent CLI runs in (README "Security"): Landlock, applied by a tiny exec wrapper.
+"""The sandbox an agent CLI runs in (docs/operations/security.md): Landlock, applied by a tiny exec wrapper.
 
     python -I sandbox.py [--read PATH]... [--write PATH]... [--connect PORT]... -- CMD [ARG ...]
     python -m council.agents.runtimes.sandbox ... -- CMD [ARG ...]      (the same)

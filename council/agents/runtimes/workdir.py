@@ -19,7 +19,6 @@ nothing else of the user's configuration.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import stat
 import tempfile
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from council.domain.canonical import sha256_text
+from council.settings import settings
 
 ROOT_ENV = "COUNCIL_AGENT_WORK_DIR"
 INDEX = "evidence/index.json"
@@ -61,7 +61,7 @@ class Attempt:
 @contextmanager
 def attempt_dir(files: Sequence[EvidenceFile], contents: Mapping[str, str]) -> Iterator[Attempt]:
     """A fresh attempt directory holding ``files`` (``contents`` by evidence id); removed afterwards."""
-    base = os.environ.get(ROOT_ENV) or None
+    base = settings().agent_work_dir
     if base:
         Path(base).mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="council-run-", dir=base))

@@ -1,5 +1,5 @@
 """Observing real disagreement: an import, a resolution and `council eval`'s report, as the
-commands that make them return them (DESIGN §9 defines every figure of the report)."""
+commands that make them return them (docs/guide/observe.md defines every figure of the report)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class Resolved(Row):
 
 
 class EvalReport(Result):
-    """`council eval`: every figure DESIGN §9 defines, over the resolved records selected.
+    """`council eval`: every figure docs/guide/observe.md defines, over the resolved records selected.
     ``council`` and ``oracle_gap.council`` are keyed by rule set; the first of
     ``rule_sets`` is the one cost is counted under. Same inputs, same bytes:
     ``report_sha256`` is the SHA-256 of the canonical JSON of the rest."""
@@ -57,7 +57,7 @@ class EvalReport(Result):
 
 
 class DebateExport(Result):
-    """`council export --format json`: the thread as one council-debate-v1 record (DESIGN §9);
+    """`council export --format json`: the thread as one council-debate-v1 record (docs/guide/observe.md);
     ``out``: the file it was also written to (one JSON line), if any."""
 
     record: dict[str, Any]

@@ -109,7 +109,7 @@ class OpenedEvidence(Result):
 
 
 class RunAnswer(Result):
-    """The text one round of a run attempt returned, kept by its SHA-256 (DESIGN §7);
+    """The text one round of a run attempt returned, kept by its SHA-256 (docs/architecture.md §7);
     ``text`` is cut at the storage bound when ``truncated`` (``byte_length`` is the original)."""
 
     attempt: int

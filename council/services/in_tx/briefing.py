@@ -4,7 +4,6 @@ packet share them, so their hashes match)."""
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from council import config
@@ -12,6 +11,7 @@ from council.agents.compiler import compile_request
 from council.domain.profile import Profile
 from council.domain.reentry import ReentryPacket, build_packet
 from council.domain.requests import CompiledRequest
+from council.ledger.run_rows import RoundStance
 from council.ledger.unit import Tx
 
 BRIEFING_BUDGET = 6000
@@ -50,7 +50,7 @@ def compile_for(
     packet = read_packet(
         tx, thread_id, budget=BRIEFING_BUDGET, blind=True, thread_known=thread_known
     ).model_copy(update={"high_water_event_id": None})
-    stances: list[dict[str, Any]] = []
+    stances: list[RoundStance] = []
     if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
         stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)
     proposal = tx.retractions.briefing(proposal_id) if mode == "review" and proposal_id else None

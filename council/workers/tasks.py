@@ -1,7 +1,7 @@
 """Thin Celery tasks: decode ids, call a service, map the outcome.
 
 Each task gets its dependencies from the one bootstrap (per process); their base
-class, ``workers/retrying.PolicyTask``, retries transient errors by the one policy,
+class, ``council/workers/retrying.py::PolicyTask``, retries transient errors by the one policy,
 so no task catches an error to retry it.
 """
 
@@ -15,14 +15,15 @@ from uuid import UUID
 from celery.signals import worker_init
 
 from council.adapters import task_names
-from council.adapters.celery_app import SWEEP_EVERY_S, app
+from council.adapters.celery_app import app
 from council.bootstrap import Council, bootstrap
 from council.domain.retry import RetryAt, is_transient
-from workers.retrying import PolicyTask
+from council.settings import settings
+from council.workers.retrying import PolicyTask
 
 # Without coalescing marks (a broker other than Redis) the sweep cannot tell a lost run
-# message from one still waiting in a long queue: it waits this long before re-enqueueing.
-SWEEP_STALE_S = float(os.environ.get("COUNCIL_SWEEP_STALE_S", "300"))
+# message from one still waiting in a long queue: it waits COUNCIL_SWEEP_STALE_S before
+# re-enqueueing (Settings.sweep_stale_s).
 
 
 @functools.cache
@@ -115,11 +116,12 @@ def sweep(self: PolicyTask) -> dict[str, Any]:
     from council.services.sweep import sweep as find_and_hand_on
 
     wired = _council()
+    current = settings()
     # With coalescing marks, a queued run with nothing waiting is lost as soon as it has
-    # settled for one sweep interval; without them only after SWEEP_STALE_S.
-    runs_settle_s = SWEEP_EVERY_S if marks(RUN).coalescing else SWEEP_STALE_S
+    # settled for one sweep interval; without them only after the stale wait.
+    runs_settle_s = current.sweep_every_s if marks(RUN).coalescing else current.sweep_stale_s
     swept = find_and_hand_on(
-        wired.uow, wired.required_scheduler(), settle_s=SWEEP_EVERY_S, runs_settle_s=runs_settle_s
+        wired.uow, wired.required_scheduler(), settle_s=current.sweep_every_s, runs_settle_s=runs_settle_s
     )
     return {
         "swept": True,

@@ -13,13 +13,13 @@ Off loopback a scrape needs the API's read token (``COUNCIL_API_READ_TOKEN``, as
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from celery import signals
 
 from council import config
+from council.settings import export, settings
 
 PORT_ENV = "COUNCIL_METRICS_PORT"
 ADDR_ENV = "COUNCIL_METRICS_ADDR"
@@ -27,8 +27,7 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own variable
 
 
 def _port() -> int | None:
-    value = os.environ.get(PORT_ENV, "").strip()
-    return int(value) if value else None
+    return settings().metrics_port
 
 
 def default_directory() -> None:
@@ -37,18 +36,18 @@ def default_directory() -> None:
     command line imports it (through the flower plugin) before any worker signal:
     so ``council worker`` calls this before handing over to Celery."""
     port = _port()
-    if port is not None and not os.environ.get(MULTIPROC_ENV):
-        os.environ[MULTIPROC_ENV] = str(config.council_home() / "metrics" / f"worker-{port}")
+    if port is not None and not settings().metrics_dir:
+        export(MULTIPROC_ENV, str(config.council_home() / "metrics" / f"worker-{port}"))
 
 
 def _token() -> str | None:
     from council.httpguard import READ_TOKEN_ENV, checked_token
 
-    return checked_token(READ_TOKEN_ENV, os.environ.get(READ_TOKEN_ENV, "").strip() or None)
+    return checked_token(READ_TOKEN_ENV, settings().api_read_token)
 
 
 def _addr() -> str:
-    return os.environ.get(ADDR_ENV, "127.0.0.1").strip() or "127.0.0.1"
+    return settings().metrics_addr
 
 
 @signals.worker_init.connect
@@ -69,13 +68,13 @@ def _prepare_directory(**_: Any) -> None:
             f"{PORT_ENV} serves on {_addr()} ({ADDR_ENV}): off loopback a scrape needs a token, "
             "and COUNCIL_API_READ_TOKEN is not set"
         )
-    if not os.environ.get(MULTIPROC_ENV):
+    directory = settings().metrics_dir
+    if not directory:
         # SystemExit: Celery only logs an Exception from a handler, and every pool process's counts
         # would be lost in silence.
         raise SystemExit(f"{PORT_ENV} is set but {MULTIPROC_ENV} is not (`council worker` sets a default)")
-    directory = Path(os.environ[MULTIPROC_ENV])
-    directory.mkdir(parents=True, exist_ok=True)
-    for stale in directory.glob("*.db"):
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    for stale in Path(directory).glob("*.db"):
         stale.unlink()
 
 

@@ -13,11 +13,11 @@ from council.adapters import task_names
 from council.adapters.coalesce import (
     CASCADE,
     EVALUATION,
-    RETRY_MARK_TTL_S,
     REVERIFICATION,
     RUN,
     Marks,
     marks_for,
+    retry_mark_ttl_s,
 )
 
 
@@ -57,4 +57,4 @@ def _unmark_on_start(task: Any = None, args: Sequence[Any] | None = None, **_: A
 def _mark_while_retrying(sender: Any = None, request: Any = None, **_: Any) -> None:
     found = _task_marks(sender, getattr(request, "args", None))
     if found is not None:
-        found[0].mark(found[1], ttl_s=RETRY_MARK_TTL_S)
+        found[0].mark(found[1], ttl_s=retry_mark_ttl_s())

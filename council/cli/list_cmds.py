@@ -1,0 +1,251 @@
+"""Every noun listable: `evidence list`, `node list`, `run list`, `dispatch list`,
+`dispatch show` and `proposal list`. Human tables fit 80 columns: 8-character ids
+(accepted back wherever an id is taken), text cut with an ellipsis, never wrapped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+import typer
+
+from council.cli.common import JsonOpt, uow
+from council.cli.output import console, emit, inert, returns
+from council.cli.render import short, when
+
+proposal_app = typer.Typer(help="List retraction proposals.", no_args_is_help=True)
+
+Thread = Annotated[str, typer.Option("--thread", help="Thread id.")]
+Column = tuple[str, str, int]  # key, header, width (0: the rest of the line)
+
+
+def table(title: str, columns: Sequence[Column], cell: Callable[[dict[str, Any], str], str]) -> Any:
+    """A renderer of ``data['items']`` as an 80-column table."""
+
+    def render(data: dict[str, Any]) -> None:
+        from rich.table import Table
+
+        out = Table(title=inert(title), title_justify="left", box=None, pad_edge=False, expand=True)
+        for _, header, width in columns:
+            if width:  # a fixed column; the one of width 0 takes the rest of the line
+                out.add_column(header, no_wrap=True, overflow="ellipsis", width=width, min_width=width)
+            else:
+                out.add_column(header, no_wrap=True, overflow="ellipsis", ratio=1, min_width=8)
+        for item in data["items"]:
+            out.add_row(*(inert(cell(item, key)) for key, _, _ in columns))
+        console.print(out)
+        if not data["items"]:
+            console.print("[dim](none)[/]")
+        for line in _footer(data):
+            console.print(line, highlight=False)
+
+    return render
+
+
+def _footer(data: dict[str, Any]) -> list[str]:
+    lines = []
+    if data.get("truncated"):
+        lines.append(f"[dim]the newest {data['limit']} shown; --limit to see more[/]")
+    cost = data.get("cost")
+    if isinstance(cost, dict) and (cost["prompt_tokens"] or cost["completion_tokens"] or cost["usd"]):
+        lines.append(_cost(cost))
+    return lines
+
+
+def _cost(cost: dict[str, Any]) -> str:
+    return f"tokens {cost['prompt_tokens']} in, {cost['completion_tokens']} out; ${cost['usd']:.4f}"
+
+
+def _cell(item: dict[str, Any], key: str) -> str:
+    value = item.get(key)
+    if key.endswith("id") or key in ("consolidated",):
+        return short(value)
+    if key.endswith("_at"):
+        return when(value)
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return "" if value is None else " ".join(str(value).split())
+
+
+def _node_cell(item: dict[str, Any], key: str) -> str:
+    if key == "claims":
+        return f"+{item['support_claims']} -{item['dispute_claims']} ~{item['abstain_claims']}"
+    if key == "consolidated":
+        live = item["live_consolidation_version_id"]
+        if live is None:
+            return "no"
+        return "yes" if live == item["version_id"] else f"v.{short(live)}"
+    return _cell(item, key)
+
+
+def _dispatch_cell(item: dict[str, Any], key: str) -> str:
+    if key == "result":
+        return f"{item['succeeded']} ok {item['failed']} failed {item['unfinished']} open"
+    if key == "usd":
+        return f"{item['cost']['usd']:.4f}"
+    return _cell(item, key)
+
+
+def _dispatch_shown(data: dict[str, Any]) -> None:
+    console.print(
+        f"dispatch {inert(short(data['id']))} on thread {inert(short(data['thread_id']))}: "
+        f"{inert(data['mode'])}, {data['rounds']} round(s) of {inert(','.join(data['agents']))}, "
+        f"{when(data['created_at'])}",
+        highlight=False,
+    )
+    console.print(f"{_dispatch_cell(data, 'result')}; {_cost(data['cost'])}", highlight=False)
+    table("runs", RUN_COLUMNS, _cell)({"items": data["run_items"]})
+    for run in data["run_items"]:
+        if run["status"] == "failed":
+            console.print(
+                f"  {short(run['id'])} {inert(run['agent'])} failed: {inert(run['error'])}", highlight=False
+            )
+
+
+RUN_COLUMNS: list[Column] = [
+    ("id", "run", 8),
+    ("agent", "agent", 12),
+    ("round", "rd", 2),
+    ("mode", "mode", 12),
+    ("status", "status", 9),
+    ("created_at", "created", 19),
+    ("error", "error", 0),
+]
+
+
+@returns("council.domain.results.lists:EvidenceList")
+def evidence_list(thread: Thread, as_json: JsonOpt = False) -> None:
+    """The thread's evidence in the order it was added, with its validity."""
+    from council.services.lists import thread_evidence
+
+    emit(
+        thread_evidence(uow(), thread),
+        as_json,
+        table(
+            "evidence",
+            [
+                ("id", "id", 8),
+                ("validity", "validity", 11),
+                ("source_kind", "kind", 4),
+                ("title", "title", 0),
+            ],
+            _cell,
+        ),
+    )
+
+
+@returns("council.domain.results.lists:NodeList")
+def node_list(thread: Thread, as_json: JsonOpt = False) -> None:
+    """The thread's nodes at their head version: status, claims (+support -dispute
+    ~abstain) and whether a consolidation stands."""
+    from council.services.lists import thread_nodes
+
+    emit(
+        thread_nodes(uow(), thread),
+        as_json,
+        table(
+            "nodes",
+            [
+                ("version_id", "version", 8),
+                ("version_no", "v", 2),
+                ("status", "status", 9),
+                ("claims", "claims", 9),
+                ("consolidated", "consol.", 10),
+                ("content", "content", 0),
+            ],
+            _node_cell,
+        ),
+    )
+
+
+@returns("council.domain.results.lists:RunListing")
+def run_list(
+    thread: Annotated[str | None, typer.Option("--thread", help="Only this thread's runs.")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="created, queued, running, succeeded or failed.")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent's runs.")] = None,
+    dispatch: Annotated[str | None, typer.Option("--dispatch", help="Only this dispatch's runs.")] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many, the newest.")] = 200,
+    as_json: JsonOpt = False,
+) -> None:
+    """Runs that pass the filters, the newest --limit in creation order, with their cost."""
+    from council.services.lists import list_runs
+
+    found = list_runs(uow(), thread=thread, status=status, agent=agent, dispatch=dispatch, limit=limit)
+    emit(found, as_json, table("runs", RUN_COLUMNS, _cell))
+
+
+@returns("council.domain.results.lists:DispatchList")
+def dispatch_list(thread: Thread, as_json: JsonOpt = False) -> None:
+    """The thread's dispatches, oldest first, with their runs by status and cost."""
+    from council.services.lists import thread_dispatches
+
+    emit(
+        thread_dispatches(uow(), thread),
+        as_json,
+        table(
+            "dispatches",
+            [
+                ("id", "dispatch", 8),
+                ("mode", "mode", 12),
+                ("rounds", "rd", 2),
+                ("agents", "agents", 18),
+                ("result", "runs", 24),
+                ("usd", "usd", 0),
+            ],
+            _dispatch_cell,
+        ),
+    )
+
+
+@returns("council.domain.results.lists:DispatchShown")
+def dispatch_show(
+    dispatch_id: Annotated[str, typer.Argument(help="Dispatch id.")], as_json: JsonOpt = False
+) -> None:
+    """One dispatch: its runs, who failed and why, and its cost."""
+    from council.services.lists import show_dispatch
+
+    emit(show_dispatch(uow(), dispatch_id), as_json, _dispatch_shown)
+
+
+@returns("council.domain.results.lists:ProposalList")
+def proposal_list(
+    thread: Annotated[str | None, typer.Option("--thread", help="Only this thread's proposals.")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="open, retracted, restored or superseded.")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retraction proposals, oldest first, with the version under review and the votes cast."""
+    from council.services.lists import list_proposals
+
+    emit(
+        list_proposals(uow(), thread=thread, status=status),
+        as_json,
+        table(
+            "retraction proposals",
+            [
+                ("id", "proposal", 8),
+                ("status", "status", 10),
+                ("node_version_id", "version", 8),
+                ("votes", "votes", 5),
+                ("reason", "reason", 0),
+            ],
+            _cell,
+        ),
+    )
+
+
+def register(app: typer.Typer) -> None:
+    from council.cli.graph_cmds import node_app
+    from council.cli.ledger_cmds import evidence_app
+    from council.cli.run_cmds import dispatch_app, run_app
+
+    evidence_app.command("list")(evidence_list)
+    node_app.command("list")(node_list)
+    run_app.command("list")(run_list)
+    dispatch_app.command("list")(dispatch_list)
+    dispatch_app.command("show")(dispatch_show)
+    proposal_app.command("list")(proposal_list)
+    app.add_typer(proposal_app, name="proposal")

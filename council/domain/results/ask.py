@@ -1,0 +1,67 @@
+"""`council ask`: from a question to what the council concluded, in one document."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from council.domain.results.base import Result
+from council.domain.results.consolidation import RuleReason
+from council.domain.results.runs import Cost, DispatchedRun
+
+
+class AskGroup(Result):
+    kind: str  # support | dispute
+    agents: list[str]  # the agents of its runs, sorted (a run's agent once per group)
+    runs: list[UUID]
+
+
+class Stance(Result):
+    """An agent's last claim on a proposition in this ask (its highest round)."""
+
+    agent: str
+    run_id: UUID
+    round: int
+    claim_type: str
+    confidence: float
+    rationale: str  # one line, at most 200 characters
+
+
+class Proposition(Result):
+    version_id: UUID
+    content: str
+    consolidated: bool  # a live consolidation of this version stands
+    consolidation_id: UUID | None
+    why: str  # one line: the rules that held (consolidated) or those that failed
+    reasons: list[RuleReason]  # the stored decision's (consolidated) or the current evaluation's
+    contested: bool  # an independent dispute group stands against it
+    groups: list[AskGroup]
+    stances: list[Stance]
+
+
+class FailedRun(Result):
+    run_id: UUID
+    agent: str
+    round: int
+    error: str | None
+
+
+class AskOutcome(Result):
+    """What the council concluded: each proposition the ask's runs judged, who failed and
+    why, what it cost, and the commands to read more. ``settled`` is false when the wait
+    ended before the committer had decided every proposition that could consolidate."""
+
+    thread_id: UUID
+    question: str
+    dispatch_id: UUID
+    agents: list[str]
+    rounds: int  # in all: the blind round and the deliberative ones
+    complete: bool  # every run ended
+    settled: bool
+    answered: int  # agents whose every run succeeded
+    failed: int  # runs that failed
+    propositions: list[Proposition]
+    contested: list[UUID]
+    failures: list[FailedRun]
+    cost: Cost
+    runs: list[DispatchedRun]
+    next: list[str]

@@ -1,0 +1,75 @@
+"""The rows a run is on its way from claim to write (docs/architecture.md §7, delivery):
+what the claim takes (:class:`ClaimedRun`) and what the writing transaction fences
+(:class:`FencedRun`). One shape for both, frozen and typed, read by attribute; a fenced
+run is also read by column name (``run["thread_id"]``), as the output check reads any
+run row it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, TypedDict
+from uuid import UUID
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedRun:
+    """A run taken for one attempt (``claim_run``): the attempt number is its fencing token."""
+
+    id: UUID
+    attempt: int
+    thread_id: UUID
+    dispatch_id: UUID | None
+    agent: str
+    model: str
+    provider: str
+    simulated: bool
+    round: int
+    mode: str
+    proposal_id: UUID | None
+    request: dict[str, Any] | None  # stored by an earlier attempt, else None
+    request_sha256: str | None
+    executor: dict[str, Any] | None  # the pinned executor (Profile.pinned())
+    dispatch_rounds: int | None  # of its dispatch; None for a run outside one
+
+
+@dataclass(frozen=True, slots=True)
+class FencedRun(Mapping[str, object]):
+    """A run row locked by the writing transaction, whose ``attempt`` still owns it (``fence_run``)."""
+
+    id: UUID
+    attempt: int
+    thread_id: UUID
+    dispatch_id: UUID | None
+    round: int
+    agent: str
+    mode: str
+    proposal_id: UUID | None
+    request_sha256: str | None
+
+    def __getitem__(self, column: str) -> Any:
+        if column not in _FENCED:
+            raise KeyError(column)
+        return getattr(self, column)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_FENCED)
+
+    def __len__(self) -> int:
+        return len(_FENCED)
+
+
+_FENCED = tuple(f.name for f in fields(FencedRun))
+
+
+class RoundStance(TypedDict):
+    """A stance of a dispatch's previous round, as a deliberative run is shown it."""
+
+    claim_id: UUID
+    run_id: UUID
+    agent: str
+    node_version_id: UUID
+    type: str
+    confidence: str  # the claim's numeric confidence, as text
+    rationale: str

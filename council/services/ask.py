@@ -1,0 +1,217 @@
+"""Asking the council as a person would (`council ask`): the question opens a thread
+(or continues one), its evidence is attached, and one deliberative dispatch runs a blind
+round then ``rounds`` deliberative ones; :func:`outcome` then reads what the council
+concluded.
+
+Everything that can be refused is checked before anything is written: the question,
+the rounds, the agents' profiles (and the simulation policy), the thread when one is
+given, and each evidence source (files are read and URLs fetched first). The thread and
+its evidence are then written in one transaction, and the dispatch in its own (as
+`council dispatch` writes it)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from uuid import UUID
+
+from council.adapters.scheduler import Scheduler
+from council.agents.profiles import refuse_simulation, resolve_many, simulation_mode
+from council.domain import validate as v
+from council.domain.commands import IdRef
+from council.domain.results.ask import AskGroup, AskOutcome, FailedRun, Proposition, Stance
+from council.domain.results.consolidation import RuleReason
+from council.domain.results.graph import Claim, ThreadGraph
+from council.domain.results.runs import Cost, Dispatched, DispatchedRun
+from council.domain.review import parse_review
+from council.domain.rules import evaluate, groups_of
+from council.errors import BadInput
+from council.ledger.unit import UnitOfWork
+from council.services.dispatch import dispatch, dispatch_runs
+from council.services.evidence import EvidenceInput
+
+MAX_DELIBERATIVE_ROUNDS = 19  # a dispatch holds at most 20 rounds, the blind one included
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    agents: tuple[str, ...]
+    rounds: int = 2  # deliberative rounds after the blind one
+    thread: IdRef | None = None
+    evidence: tuple[EvidenceInput, ...] = ()
+
+
+@dataclass(frozen=True)
+class Asked:
+    thread_id: UUID
+    created_thread: bool
+    evidence_ids: list[UUID]
+    dispatch: Dispatched
+
+
+def ask(
+    uow: UnitOfWork, scheduler: Scheduler, question: Question, *, actor: str, simulate: str | None = None
+) -> Asked:
+    text = v.text(question.text, "question", v.MAX_OBJECTIVE)
+    if not 0 <= question.rounds <= MAX_DELIBERATIVE_ROUNDS:
+        raise BadInput(f"--rounds must be between 0 and {MAX_DELIBERATIVE_ROUNDS} (after the blind round)")
+    if not question.agents:
+        raise BadInput("--agents names no agent")
+    simulation = simulation_mode(simulate)
+    refuse_simulation(resolve_many(question.agents, simulation), simulation)
+    sources = [(given.source(), given.title) for given in question.evidence]  # read and fetched first
+    with uow() as tx:
+        if question.thread is None:
+            title = " ".join(text.split())
+            made = tx.threads.create(
+                title=title if len(title) <= 120 else title[:119] + "…",
+                objective=text,
+                actor=actor,
+                review=parse_review("auto"),
+            )
+            thread_id = made.id
+        else:
+            thread_id = tx.resolve("thread", question.thread)
+            tx.threads.get(thread_id)
+        evidence_ids = [
+            tx.evidence.add(thread_id=thread_id, source=source, title=title, actor=actor).id
+            for source, title in sources
+        ]
+    created = dispatch(
+        uow,
+        scheduler,
+        thread_id,
+        list(question.agents),
+        mode="deliberative",
+        rounds=question.rounds + 1,
+        actor=actor,
+        simulate=simulate,
+    )
+    return Asked(thread_id, question.thread is None, evidence_ids, created)
+
+
+def pending_consolidation(uow: UnitOfWork, thread_id: UUID) -> int:
+    """Heads of the thread that the rules would consolidate now but that hold no live
+    consolidation yet: the committer's work still to come (0: settled)."""
+    with uow() as tx:
+        graph = tx.graph.of_thread(thread_id)
+        live = {c.node_version_id for c in graph.consolidations if c.status == "live"}
+        pending = 0
+        for node in graph.nodes:
+            head = node.head_version_id
+            if head is None or head in live:
+                continue
+            if not any(ver.version_id == head and ver.claims for ver in node.versions):
+                continue
+            if evaluate(tx.consolidations.current_snapshot(head)).positive:
+                pending += 1
+        return pending
+
+
+def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: bool) -> AskOutcome:
+    """What the council concluded on the propositions this dispatch's runs judged."""
+    runs = dispatch_runs(uow, dispatch_id)
+    by_run = {r.id: r for r in runs}
+    with uow() as tx:
+        thread = tx.threads.get(asked_thread)
+        graph = tx.graph.of_thread(asked_thread)
+        live = {c.node_version_id: c for c in graph.consolidations if c.status == "live"}
+        propositions = []
+        for node in graph.nodes:
+            head = node.head_version_id
+            if head is None:
+                continue
+            snapshot = tx.consolidations.current_snapshot(head)
+            claims = [c for c in snapshot["claims"] if UUID(c["run_id"]) in by_run]
+            if not claims:
+                continue  # not judged by this ask
+            stored = live.get(head)
+            if stored is not None:
+                reasons = [RuleReason(**r) for r in tx.consolidations.show(stored.id).decision["reasons"]]
+            else:
+                reasons = [RuleReason(**r.as_dict()) for r in evaluate(snapshot).reasons]
+            groups = [_group(g.kind, g.runs, by_run) for g in groups_of(snapshot)]
+            propositions.append(
+                Proposition(
+                    version_id=head,
+                    content=_content(graph, head),
+                    consolidated=stored is not None,
+                    consolidation_id=None if stored is None else stored.id,
+                    why=_why(stored is not None, reasons),
+                    reasons=reasons,
+                    contested=any(g.kind == "dispute" for g in groups),
+                    groups=groups,
+                    stances=_stances(tx.nodes.show(head).claims, by_run),
+                )
+            )
+    failures = [
+        FailedRun(run_id=r.id, agent=r.agent, round=r.round, error=r.error)
+        for r in runs
+        if r.status == "failed"
+    ]
+    agents = sorted({r.agent for r in runs})
+    answered = sum(1 for a in agents if all(r.status == "succeeded" for r in runs if r.agent == a))
+    short = str(asked_thread)[:8]
+    return AskOutcome(
+        thread_id=asked_thread,
+        question=thread.objective,
+        dispatch_id=dispatch_id,
+        agents=agents,
+        rounds=max((r.round for r in runs), default=0),
+        complete=all(r.status in ("succeeded", "failed") for r in runs),
+        settled=settled,
+        answered=answered,
+        failed=len(failures),
+        propositions=propositions,
+        contested=[p.version_id for p in propositions if p.contested],
+        failures=failures,
+        cost=Cost.of(runs),
+        runs=runs,
+        next=[
+            f"council node list --thread {short}",
+            f"council dispatch show {str(dispatch_id)[:8]}",
+            f"council stances --thread {short}",
+            f"council reentry --thread {short}",
+        ],
+    )
+
+
+def _content(graph: ThreadGraph, version_id: UUID) -> str:
+    return next(ver.content for node in graph.nodes for ver in node.versions if ver.version_id == version_id)
+
+
+def _group(kind: str, runs: Sequence[str], by_run: dict[UUID, DispatchedRun]) -> AskGroup:
+    ids = [UUID(r) for r in runs]
+    agents = sorted({by_run[i].agent if i in by_run else "(earlier run)" for i in ids})
+    return AskGroup(kind=kind, agents=agents, runs=ids)
+
+
+def _why(consolidated: bool, reasons: list[RuleReason]) -> str:
+    if consolidated:
+        held = [r.detail for r in reasons if r.rule in ("independent_support", "provider_diversity")]
+        return "consolidated: " + "; ".join(held or [r.detail for r in reasons][:1])
+    failed = [f"{r.rule}: {r.detail}" for r in reasons if not r.ok]
+    return "not consolidated: " + (
+        "; ".join(failed) if failed else "every rule holds; the committer has not run yet"
+    )
+
+
+def _stances(claims: Sequence[Claim], by_run: dict[UUID, DispatchedRun]) -> list[Stance]:
+    last: dict[str, Stance] = {}
+    for claim in claims:
+        run = by_run.get(claim.run_id)
+        if run is None:
+            continue
+        rationale = " ".join(claim.rationale.split())
+        stance = Stance(
+            agent=run.agent,
+            run_id=run.id,
+            round=run.round,
+            claim_type=claim.claim_type,
+            confidence=claim.confidence,
+            rationale=rationale if len(rationale) <= 200 else rationale[:199] + "…",
+        )
+        if run.agent not in last or last[run.agent].round <= stance.round:
+            last[run.agent] = stance
+    return [last[a] for a in sorted(last)]

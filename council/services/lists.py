@@ -1,0 +1,98 @@
+"""Every noun listable (read use cases): a thread's evidence, nodes and dispatches, one
+dispatch, runs and retraction proposals by filter. Ids are taken whole or by a unique
+prefix; a bad filter is refused with its reason (exit 2), and nothing here writes."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from council.domain.commands import IdRef
+from council.domain.results.lists import (
+    DispatchList,
+    DispatchShown,
+    EvidenceList,
+    NodeList,
+    ProposalList,
+    RunListing,
+)
+from council.domain.results.runs import Cost
+from council.domain.vocabulary import PROPOSAL_STATUSES, RUN_STATUSES
+from council.errors import BadInput, NotFound
+from council.ledger.lists import Lists
+from council.ledger.unit import Tx, UnitOfWork
+
+MAX_RUNS = 10_000
+
+
+def _thread(tx: Tx, thread: IdRef) -> UUID:
+    """The thread's id, refused (not found) unless the thread exists."""
+    thread_id = tx.resolve("thread", thread)
+    tx.threads.get(thread_id)
+    return thread_id
+
+
+def thread_evidence(uow: UnitOfWork, thread: IdRef) -> EvidenceList:
+    with uow() as tx:
+        thread_id = _thread(tx, thread)
+        return EvidenceList(thread_id=thread_id, items=Lists(tx.conn).evidence(thread_id))
+
+
+def thread_nodes(uow: UnitOfWork, thread: IdRef) -> NodeList:
+    with uow() as tx:
+        thread_id = _thread(tx, thread)
+        return NodeList(thread_id=thread_id, items=Lists(tx.conn).nodes(thread_id))
+
+
+def list_runs(
+    uow: UnitOfWork,
+    *,
+    thread: IdRef | None = None,
+    status: str | None = None,
+    agent: str | None = None,
+    dispatch: IdRef | None = None,
+    limit: int = 200,
+) -> RunListing:
+    if status is not None and status not in RUN_STATUSES:
+        raise BadInput(f"unknown run status {status!r}: one of {', '.join(RUN_STATUSES)}")
+    if not 1 <= limit <= MAX_RUNS:
+        raise BadInput(f"--limit must be between 1 and {MAX_RUNS}")
+    with uow() as tx:
+        thread_id = _thread(tx, thread) if thread is not None else None
+        dispatch_id = tx.resolve("dispatch", dispatch) if dispatch is not None else None
+        items, truncated = Lists(tx.conn).runs(
+            thread_id=thread_id, status=status, agent=agent, dispatch_id=dispatch_id, limit=limit
+        )
+    cost = Cost(
+        usd=round(sum(r.cost_usd or 0.0 for r in items), 6),
+        prompt_tokens=sum(r.prompt_tokens or 0 for r in items),
+        completion_tokens=sum(r.completion_tokens or 0 for r in items),
+    )
+    return RunListing(items=items, limit=limit, truncated=truncated, cost=cost)
+
+
+def thread_dispatches(uow: UnitOfWork, thread: IdRef) -> DispatchList:
+    with uow() as tx:
+        thread_id = _thread(tx, thread)
+        return DispatchList(thread_id=thread_id, items=Lists(tx.conn).dispatches(thread_id=thread_id))
+
+
+def show_dispatch(uow: UnitOfWork, dispatch: IdRef) -> DispatchShown:
+    with uow() as tx:
+        dispatch_id = tx.resolve("dispatch", dispatch)
+        lists = Lists(tx.conn)
+        found = lists.dispatches(dispatch_id=dispatch_id)
+        if not found:
+            raise NotFound(f"no dispatch {dispatch_id}")
+        (item,) = found
+        runs, _ = lists.runs(dispatch_id=dispatch_id, limit=MAX_RUNS)
+    return DispatchShown(**item.model_dump(), run_items=runs)
+
+
+def list_proposals(
+    uow: UnitOfWork, *, thread: IdRef | None = None, status: str | None = None
+) -> ProposalList:
+    if status is not None and status not in PROPOSAL_STATUSES:
+        raise BadInput(f"unknown proposal status {status!r}: one of {', '.join(PROPOSAL_STATUSES)}")
+    with uow() as tx:
+        thread_id = _thread(tx, thread) if thread is not None else None
+        return ProposalList(items=Lists(tx.conn).proposals(thread_id=thread_id, status=status))

@@ -1,0 +1,81 @@
+-- list_evidence --
+-- A thread's evidence, in the order it was added (`council evidence list`, GET
+-- /threads/{id}/evidence): what each item is and whether it still stands.
+SELECT e.id, te.title, e.source_kind, e.source_uri, e.media_type, e.byte_size,
+       e.content_sha256, e.validity, e.validity_changed_at, te.added_by, te.created_at AS added_at
+FROM thread_evidence te
+JOIN evidence e ON e.id = te.evidence_id
+WHERE te.thread_id = :thread_id
+ORDER BY te.created_at, e.id
+
+-- list_nodes --
+-- A thread's logical nodes at their head version, oldest first (`council node list`,
+-- GET /threads/{id}/nodes): the status, the head's claims by type and whether a live
+-- consolidation stands for the node.
+SELECT ln.id AS logical_node_id, v.id AS version_id, v.version_no, v.branch_id, b.kind AS branch_kind,
+       s.status, v.content, ln.created_at,
+       count(c.id) FILTER (WHERE c.claim_type IN ('originate', 'endorse')) AS support_claims,
+       count(c.id) FILTER (WHERE c.claim_type = 'dispute') AS dispute_claims,
+       count(c.id) FILTER (WHERE c.claim_type = 'abstain') AS abstain_claims,
+       (SELECT k.id FROM consolidations k WHERE k.logical_node_id = ln.id AND k.status = 'live') AS live_consolidation_id,
+       (SELECT k.node_version_id FROM consolidations k WHERE k.logical_node_id = ln.id AND k.status = 'live')
+         AS live_consolidation_version_id
+FROM logical_nodes ln
+JOIN node_versions v ON v.id = ln.head_version_id
+JOIN node_version_states s ON s.id = v.id
+JOIN branches b ON b.id = v.branch_id
+LEFT JOIN claims c ON c.node_version_id = v.id
+WHERE ln.thread_id = :thread_id
+GROUP BY ln.id, v.id, b.kind, s.status
+ORDER BY ln.created_at, ln.id
+
+-- list_runs --
+-- Runs, the newest `limit` in creation order (`council run list`, GET /runs), each
+-- filter applied only when given: thread, status, agent, dispatch.
+SELECT * FROM (
+    SELECT id, thread_id, dispatch_id, parent_run_id, agent, model, provider, simulated, round, mode,
+           proposal_id, status, attempt, request_sha256, error, created_at, started_at, finished_at,
+           (usage ->> 'prompt_tokens')::bigint AS prompt_tokens,
+           (usage ->> 'completion_tokens')::bigint AS completion_tokens,
+           cost_usd::float8 AS cost_usd
+    FROM agent_runs
+    WHERE (CAST(:thread_id AS uuid) IS NULL OR thread_id = :thread_id)
+      AND (CAST(:status AS text) IS NULL OR status = :status)
+      AND (CAST(:agent AS text) IS NULL OR agent = :agent)
+      AND (CAST(:dispatch_id AS uuid) IS NULL OR dispatch_id = :dispatch_id)
+    ORDER BY created_at DESC, id DESC
+    LIMIT :limit + 1
+) newest
+ORDER BY created_at, id
+
+-- list_dispatches --
+-- Dispatches, oldest first, of a thread (`council dispatch list`, GET
+-- /threads/{id}/dispatches) or one by id (`dispatch show`), with their runs counted
+-- by status and their cost.
+SELECT d.id, d.thread_id, d.mode, d.agents, d.rounds, d.proposal_id, d.created_at,
+       count(r.id) AS runs,
+       count(r.id) FILTER (WHERE r.status = 'succeeded') AS succeeded,
+       count(r.id) FILTER (WHERE r.status = 'failed') AS failed,
+       count(r.id) FILTER (WHERE r.status NOT IN ('succeeded', 'failed')) AS unfinished,
+       coalesce(sum(r.cost_usd), 0)::float8 AS cost_usd,
+       coalesce(sum((r.usage ->> 'prompt_tokens')::bigint), 0) AS prompt_tokens,
+       coalesce(sum((r.usage ->> 'completion_tokens')::bigint), 0) AS completion_tokens
+FROM dispatches d
+LEFT JOIN agent_runs r ON r.dispatch_id = d.id
+WHERE (CAST(:thread_id AS uuid) IS NULL OR d.thread_id = :thread_id)
+  AND (CAST(:dispatch_id AS uuid) IS NULL OR d.id = :dispatch_id)
+GROUP BY d.id
+ORDER BY d.created_at, d.id
+
+-- list_proposals --
+-- Retraction proposals, oldest first (`council proposal list`, GET /proposals), each
+-- filter applied only when given: thread, status; with the version under review and
+-- the votes cast so far.
+SELECT p.id, p.thread_id, p.consolidation_id, k.node_version_id, p.reason, p.status, p.opened_by,
+       p.created_at, p.status_changed_at,
+       (SELECT count(*) FROM retraction_votes v WHERE v.proposal_id = p.id) AS votes
+FROM retraction_proposals p
+JOIN consolidations k ON k.id = p.consolidation_id
+WHERE (CAST(:thread_id AS uuid) IS NULL OR p.thread_id = :thread_id)
+  AND (CAST(:status AS text) IS NULL OR p.status = :status)
+ORDER BY p.created_at, p.id
