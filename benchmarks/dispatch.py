@@ -57,7 +57,8 @@ from council.adapters.scheduler import Recorder
 from council.config import redact_url
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
-from council.services.dispatch import BRIEFING_BUDGET, dispatch
+from council.services.dispatch import dispatch
+from council.services.in_tx.briefing import BRIEFING_BUDGET
 from council.services.reentry import reentry_packet
 from tests.builders import Ledger
 from tests.processes import stop_groups
@@ -277,7 +278,7 @@ def _baseline(
     ``tasks`` calls of the same simulated model with a run's request, each output
     inserted into one row; worker + Postgres CPU per task."""
     from council.agents.profiles import resolve
-    from council.services.dispatch import compile_for
+    from council.services.in_tx.briefing import compile_for
 
     with UnitOfWork(engine)() as tx:
         request = compile_for(tx, resolve(AGENTS[0]), thread_id).canonical()
@@ -341,7 +342,7 @@ def _model_call_ms(engine: Engine, thread_id: UUID, calls: int = 200) -> float:
     with the request a run on ``thread_id`` would send now, in this process."""
     from council.agents import gateway
     from council.agents.profiles import resolve
-    from council.services.dispatch import compile_for
+    from council.services.in_tx.briefing import compile_for
 
     with UnitOfWork(engine)() as tx:
         request = compile_for(tx, resolve(AGENTS[0]), thread_id).canonical()

@@ -81,6 +81,7 @@ def run() -> dict[str, Any]:
         )
         import council.ledger.apply_output as apply_output
         import council.services.execution as execution
+        import council.services.in_tx.output as in_tx_output
         from council.adapters.scheduler import Recorder
         from council.agents import gateway
         from council.ledger.db import engine_for
@@ -104,7 +105,7 @@ def run() -> dict[str, Any]:
             (gateway, "complete", "the model call (litellm)"),
             (execution, "_apply", "check and apply, one transaction"),
             (apply_output, "check_output", "— the output check"),
-            (execution, "lint_prose", "— lint"),
+            (in_tx_output, "lint_prose", "— lint"),
             (Runs, "finish", "— the run's end"),
         ]
         spent: Counter[str] = Counter()

@@ -39,10 +39,6 @@ class ImmutableRow(CouncilError):
 class Transient(CouncilError):
     """Asking again later may succeed; retried by the one policy (council.domain.retry)."""
 
-    # Set by the service that claimed a run when this error cut off its attempt: the
-    # retry names it, so it takes the run over at once instead of waiting out the lease.
-    held_attempt: int | None = None
-
 
 class TransientDatabaseError(Transient):
     """Serialization failure, deadlock, lock or statement timeout, or a lost or refused

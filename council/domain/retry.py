@@ -5,8 +5,11 @@ Transient errors (``council.errors.Transient``: a provider's rate limit,
 timeout, connection error or 5xx; a lost or refused database connection, a
 deadlock, a lock or statement timeout) are retried with full-jitter
 exponential backoff, at most ``max_retries`` times, at one level only: the
-Celery task that owns the work. Everything else is permanent and fails at
-once. Pure: no clock, no I/O; the caller supplies the random draw.
+Celery task that owns the work (``council/workers/retrying.py``: the tasks' base class).
+The one in-process use is the committer's retry of a lost race: these delays
+with tighter bounds (``council.services.consolidation.COMMIT_RETRY``).
+Everything else is permanent and fails at once. Pure: no clock, no I/O; the
+caller supplies the random draw.
 """
 
 from __future__ import annotations
@@ -29,6 +32,20 @@ class RetryPolicy:
             return None
         ceiling = min(self.cap_s, self.base_s * 2.0**retries_so_far)
         return max(0.0, draw) * ceiling
+
+    def last_try(self, retries_so_far: int) -> bool:
+        """Whether the try after ``retries_so_far`` retries is the last one allowed."""
+        return retries_so_far >= self.max_retries
+
+
+@dataclass(frozen=True)
+class RetryAt:
+    """An outcome, not an error: a transient error cut the work off and it should be
+    tried again by the policy. ``attempt`` is the run attempt the error cut off (the
+    retry takes it over at once, without waiting out its lease), None for none."""
+
+    attempt: int | None
+    error: Transient
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -8,8 +8,8 @@ versions carry about ``CLAIMS_PER_TRANSACTION`` claims, so node locks are
 never held long: light nodes go many at a time, heavy ones one or two. A
 transaction that loses a race (deadlock, serialization failure, lock timeout,
 or a unique violation when another committer won a node, which the next
-attempt reads back) is retried whole here, briefly; the one retry policy's
-values (``COMMIT_RETRY``) bound it.
+attempt reads back) is retried whole here, in process and briefly: the one
+retry policy's delays with ``COMMIT_RETRY``'s bounds, applied through tenacity.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 from uuid import UUID
+
+import tenacity
 
 from council import metrics
 from council.domain.commands import IdRef
@@ -162,24 +164,31 @@ def _decide(uow: UnitOfWork, batch: list[UUID], actor: str, dry_run: bool) -> li
 def _transaction(
     uow: UnitOfWork, batch: list[UUID], actor: str, dry_run: bool, wait: NodeLockWait
 ) -> dict[UUID, Evaluated]:
-    """One committer transaction, retried whole when it loses a race."""
-    retries = 0
-    while True:
-        try:
-            with uow() as tx:
-                results = tx.committer.decide(batch, actor=actor, dry_run=dry_run, wait=wait)
-                if dry_run:
-                    raise _DryRun(results)
-            return results
-        except _DryRun as done:
-            return done.results
-        except (TransientDatabaseError, Duplicate):
-            delay = COMMIT_RETRY.delay(retries, random.random())  # noqa: S311 - jitter, not security
-            if delay is None:
-                raise
-            retries += 1
-            metrics.count_retry("commit_transaction")
-            time.sleep(delay)
+    """One committer transaction, retried whole when it loses a race (``COMMIT_RETRY``)."""
+    for attempt in _commit_retrying():
+        with attempt:
+            try:
+                with uow() as tx:
+                    results = tx.committer.decide(batch, actor=actor, dry_run=dry_run, wait=wait)
+                    if dry_run:
+                        raise _DryRun(results)
+                return results
+            except _DryRun as done:
+                return done.results
+    raise AssertionError("tenacity ends a retry loop by returning or raising")  # pragma: no cover
+
+
+def _commit_retrying() -> tenacity.Retrying:
+    """The one retry policy's delays (full-jitter exponential backoff, ``RetryPolicy.delay``)
+    with ``COMMIT_RETRY``'s bounds, applied in process by tenacity to a lost race: at most
+    ``max_retries`` retries, then the race's own error is raised."""
+    return tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type((TransientDatabaseError, Duplicate)),
+        stop=tenacity.stop_after_attempt(COMMIT_RETRY.max_retries + 1),
+        wait=lambda state: COMMIT_RETRY.delay(state.attempt_number - 1, random.random()) or 0.0,  # noqa: S311
+        before_sleep=lambda _state: metrics.count_retry("commit_transaction"),
+        reraise=True,
+    )
 
 
 def groups(uow: UnitOfWork, version: IdRef) -> GroupsShown:

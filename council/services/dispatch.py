@@ -11,14 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
-from council import config
 from council.adapters.scheduler import NotDelivered, Scheduler
-from council.agents.compiler import compile_request
 from council.agents.profiles import load_profiles, refuse_simulation, resolve, resolve_many, simulation_mode
-from council.agents.runtimes.registry import is_api
 from council.domain.commands import IdRef
 from council.domain.profile import Profile
-from council.domain.requests import CompiledRequest
 from council.domain.results.runs import (
     Dispatched,
     DispatchedRun,
@@ -30,12 +26,9 @@ from council.domain.results.runs import (
 )
 from council.domain.reviewers import Reviewers
 from council.errors import BadInput
-from council.ledger.run_rows import RoundStance
-from council.services.ports import Tx, UnitOfWork
-from council.services.reentry import read_packet
+from council.services.in_tx.briefing import compile_for
+from council.services.ports import UnitOfWork
 from council.settings import settings
-
-BRIEFING_BUDGET = 6000
 
 
 def dispatch(
@@ -117,49 +110,6 @@ def dispatch_runs(uow: UnitOfWork, dispatch_id: UUID) -> list[DispatchedRun]:
     """The dispatch's runs as they stand (round, agent, status, attempt)."""
     with uow() as tx:
         return tx.runs.of_dispatch(dispatch_id)
-
-
-def compile_for(
-    tx: Tx,
-    profile: Profile,
-    thread_id: UUID,
-    *,
-    mode: str = "independent",
-    round_no: int = 1,
-    dispatch_id: UUID | None = None,
-    proposal_id: UUID | None = None,
-    thread_known: bool = False,
-) -> CompiledRequest:
-    """The request a run of ``profile`` would send now, read in the caller's
-    transaction (the preview and the worker both call this); a review run is
-    also shown the proposal it votes on. ``thread_known``: the thread is that of
-    a run this transaction holds (not looked up again)."""
-    # The event high-water mark moves with every event of the thread (the dispatch itself, a
-    # sibling run starting), not with what the briefing says; in the request it would make a
-    # preview never hash to the request its run stores.
-    packet = read_packet(
-        tx, thread_id, budget=BRIEFING_BUDGET, blind=True, thread_known=thread_known
-    ).model_copy(update={"high_water_event_id": None})
-    stances: list[RoundStance] = []
-    if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
-        stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)
-    proposal = tx.retractions.briefing(proposal_id) if mode == "review" and proposal_id else None
-    texts = (
-        tx.evidence.contents([e.id for e in packet.evidence])
-        if is_api(profile.runtime) and packet.evidence
-        else None
-    )
-    return compile_request(
-        profile,
-        packet,
-        mode=mode,
-        round_no=round_no,
-        previous_round=stances,
-        proposal=proposal,
-        evidence_texts=texts,
-        inline_tokens=config.inline_evidence_tokens(),
-        tool_turns=config.evidence_tool_turns(),
-    )
 
 
 def preview(uow: UnitOfWork, thread: IdRef, agent: str, *, mode: str = "independent") -> Preview:

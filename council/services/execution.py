@@ -17,9 +17,10 @@ node version it touched and, when its round is complete, the next round — or,
 when it completes a review dispatch, adjudicate the proposal under review (unless its
 thread reviews by hand).
 
-A transient model error releases the run for the task to retry (the one retry
-policy lives in the task), or on the last try allowed fails it with the reason
-and the number of tries.
+A transient model error releases the run and :func:`try_run` returns
+``RetryAt(attempt)`` for the task to retry (the one retry policy is applied by the
+tasks' base class, ``council/workers/retrying.py``), or on the last try allowed fails it
+with the reason and the number of tries.
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ from council.domain.agent_output import AgentOutput
 from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied, Executed
+from council.domain.retry import RetryAt
 from council.errors import BadInput, Transient
 from council.known_secrets import redact
 from council.ledger.runs import TERMINAL
-from council.services.dispatch import compile_for
 from council.services.evidence_reads import (
     EvidenceReads,
     answer_reads,
@@ -58,8 +59,9 @@ from council.services.evidence_reads import (
     kept_text,
     refuse_unread,
 )
+from council.services.in_tx.briefing import compile_for
+from council.services.in_tx.output import apply_checked
 from council.services.ports import Tx, UnitOfWork
-from council.services.reentry import lint_prose
 from council.services.retraction import adjudicate_if_automatic
 from council.services.rounds import open_next_round
 from council.settings import settings
@@ -77,6 +79,45 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def try_run(
+    uow: UnitOfWork,
+    scheduler: Scheduler,
+    run_id: UUID,
+    *,
+    owner: str | None = None,
+    try_no: int = 1,
+    last_try: bool = False,
+    held_attempt: int | None = None,
+) -> Executed | RetryAt:
+    """One try of a run, to a terminal state or to :class:`RetryAt`. A transient
+    model error releases the run and asks for a retry, unless this is the last try
+    the retry policy allows (``last_try``): then the run fails with the reason and
+    ``try_no``, the number of tries it had. Any transient error that cuts off a
+    claimed attempt asks for the retry at that attempt, which the retry, given it
+    back (``held_attempt``), takes over at once — also when a lost database
+    connection kept the attempt from releasing the run; one that comes before the
+    claim (the database still away) asks for it at the attempt this try was given."""
+    worker = owner or worker_id()
+    try:
+        with uow() as tx:
+            run = tx.runs.claim(run_id, owner=worker, lease_s=config.run_lease_s(), held_attempt=held_attempt)
+            # In the claim's transaction (one round trip fewer, and the row is locked by the
+            # claim): check the pinned executor can run here, and store the request before the call.
+            prepared = None if run is None else _prepare(tx, run, worker)
+    except Transient as exc:
+        return RetryAt(held_attempt, exc)
+    if run is None or prepared is None:
+        return Executed(run_id=run_id, status="skipped")  # done already, or leased by a live attempt
+    with metrics.run_attempt(run.agent) as observed:
+        try:
+            result = _attempt(uow, scheduler, run, prepared, try_no=try_no, last_try=last_try)
+        except Transient as exc:
+            observed.status = "transient_error"  # the task retries it
+            return RetryAt(int(run.attempt), exc)
+        observed.status = result.status
+        return result
+
+
 def execute_run(
     uow: UnitOfWork,
     scheduler: Scheduler,
@@ -87,30 +128,14 @@ def execute_run(
     last_try: bool = False,
     held_attempt: int | None = None,
 ) -> Executed:
-    """Run one agent run to a terminal state. A transient model error releases
-    the run and propagates (the task retries it), unless this is the last try
-    the retry policy allows (``last_try``): then the run fails with the reason
-    and ``try_no``, the number of tries it had. Any transient error that cuts off
-    a claimed attempt carries it (``held_attempt``), so the retry, given it back,
-    takes the run over at once — also when a lost database connection kept the
-    attempt from releasing the run."""
-    worker = owner or worker_id()
-    with uow() as tx:
-        run = tx.runs.claim(run_id, owner=worker, lease_s=config.run_lease_s(), held_attempt=held_attempt)
-        # In the claim's transaction (one round trip fewer, and the row is locked by the
-        # claim): check the pinned executor can run here, and store the request before the call.
-        prepared = None if run is None else _prepare(tx, run, worker)
-    if run is None or prepared is None:
-        return Executed(run_id=run_id, status="skipped")  # done already, or leased by a live attempt
-    with metrics.run_attempt(run.agent) as observed:
-        try:
-            result = _attempt(uow, scheduler, run, prepared, try_no=try_no, last_try=last_try)
-        except Transient as exc:
-            observed.status = "transient_error"  # the task retries it
-            exc.held_attempt = int(run.attempt)
-            raise
-        observed.status = result.status
-        return result
+    """:func:`try_run` for a caller with no task to retry it (the benchmarks, the tests,
+    a script): the transient error that asks for a retry is raised."""
+    outcome = try_run(
+        uow, scheduler, run_id, owner=owner, try_no=try_no, last_try=last_try, held_attempt=held_attempt
+    )
+    if isinstance(outcome, RetryAt):
+        raise outcome.error
+    return outcome
 
 
 @dataclass(frozen=True)
@@ -366,37 +391,6 @@ def _apply(
         )
 
 
-def apply_checked(
-    tx: Tx,
-    run: Any,
-    attempt: int,
-    output: AgentOutput,
-    *,
-    actor: str,
-    usage: dict[str, Any] | None = None,
-    cost_usd: float | None = None,
-) -> Applied:
-    """Inside the transaction that fenced ``run`` (its row) on ``attempt``: lint
-    the output's prose, check and write it, and end the run succeeded. The one
-    write path of every run's output, a worker's or an outside agent's."""
-    findings = [
-        f.json_document() for f in lint_prose(tx, run["thread_id"], prose(output))
-    ]  # before its writes
-    later: list[dict[str, Any]] = []  # its output_applied event, appended with the run's end
-    applied = tx.outputs.apply(run, output, actor=actor, later=later)
-    tx.runs.finish(
-        run,
-        attempt,
-        status="succeeded",
-        usage=usage,
-        cost_usd=cost_usd,
-        lint_findings=findings,
-        event_payload={"lint_findings": len(findings)},
-        events_before=later,
-    )
-    return applied.model_copy(update={"lint_findings": len(findings)})
-
-
 def _ask_cli_and_apply(
     uow: UnitOfWork, run: Any, attempt: int, request: StoredRequest, profile: Profile, record: _Record
 ) -> Applied | None:
@@ -475,12 +469,6 @@ def json_text(text: str) -> str:
         stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
         stripped = stripped.rsplit("```", 1)[0]
     return stripped
-
-
-def prose(output: AgentOutput) -> str:
-    """What of an answer the epistemic-word check reads: its summary and rationales."""
-    parts = [output.summary, *(c.rationale for c in output.claims), *(v.rationale for v in output.votes)]
-    return "\n\n".join(p for p in parts if p)
 
 
 def _one_line(exc: Exception) -> str:

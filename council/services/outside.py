@@ -33,9 +33,10 @@ from council.domain.snapshot import Snapshot
 from council.errors import BadInput, CouncilError
 from council.known_secrets import redact
 from council.services.consolidation import consolidate_many
-from council.services.execution import apply_checked
+from council.services.in_tx.briefing import read_packet
+from council.services.in_tx.output import apply_checked
 from council.services.ports import Tx, UnitOfWork
-from council.services.reentry import DEFAULT_BUDGET, check_budget, read_packet
+from council.services.reentry import DEFAULT_BUDGET, check_budget
 
 
 def begin_run(uow: UnitOfWork, recorded: RecordedRun, *, holder: str, actor: str) -> RunBegun:

@@ -1,14 +1,14 @@
 """Thin Celery tasks: decode ids, call a service, map the outcome.
 
-Each task gets its dependencies from the one bootstrap (per process), and
-retries transient errors by the one policy (``council/workers/retrying.py``).
+Each task gets its dependencies from the one bootstrap (per process); their base
+class, ``council/workers/retrying.py::PolicyTask``, retries transient errors by the one policy,
+so no task catches an error to retry it.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import random
 from typing import Any
 from uuid import UUID
 
@@ -17,10 +17,9 @@ from celery.signals import worker_init
 from council.adapters import task_names
 from council.adapters.celery_app import app
 from council.bootstrap import Council, bootstrap
-from council.domain.retry import is_transient
-from council.errors import Transient
+from council.domain.retry import RetryAt, is_transient
 from council.settings import settings
-from council.workers.retrying import POLICY, retry_or_leave
+from council.workers.retrying import PolicyTask
 
 # Without coalescing marks (a broker other than Redis) the sweep cannot tell a lost run
 # message from one still waiting in a long queue: it waits COUNCIL_SWEEP_STALE_S before
@@ -40,56 +39,57 @@ def _worker_name(task: Any) -> str | None:
     return f"{node}:{os.getpid()}" if node else None
 
 
-@app.task(name=task_names.EXECUTE_RUN, bind=True, max_retries=None)
-def execute_run(self: Any, run_id: str, held_attempt: int | None = None) -> dict[str, Any]:
-    """One try of a run. A transient error is retried here and nowhere
-    else, after the policy's backoff; the last try the policy allows fails the
-    run with the reason instead (the gateway itself makes one attempt a call).
-    The retry carries the attempt the error cut off (``held_attempt``), which it
-    takes over at once rather than waiting for that attempt's lease to expire."""
-    from council.services.execution import execute_run as execute
+@app.task(
+    name=task_names.EXECUTE_RUN,
+    base=PolicyTask,
+    bind=True,
+    work="run",
+    found_by="re-enqueues queued runs nothing is waiting for and runs whose lease expired",
+)
+def execute_run(self: PolicyTask, run_id: str, held_attempt: int | None = None) -> Any:
+    """One try of a run. A transient error asks for a retry (``RetryAt``), which the
+    base class makes after the policy's backoff, and nowhere else; the last try the
+    policy allows fails the run with the reason instead (the gateway itself makes one
+    attempt a call). The retry carries the attempt the error cut off
+    (``held_attempt``), which it takes over at once rather than waiting for that
+    attempt's lease to expire."""
+    from council.services.execution import try_run
 
     wired = _council()
-    retries = int(self.request.retries or 0)
-    delay = POLICY.delay(retries, random.random())  # noqa: S311 (jitter, not a secret)
-    try:
-        result = execute(
-            wired.uow,
-            wired.required_scheduler(),
-            UUID(run_id),
-            owner=_worker_name(self),
-            try_no=retries + 1,
-            last_try=delay is None,
-            held_attempt=held_attempt,
-        )
-    except Transient as exc:
-        if delay is None:  # the service ends the run on its last try; never retry past the policy
-            raise
-        # A try that failed before it could claim (the database still away) still holds the last attempt.
-        held = exc.held_attempt if exc.held_attempt is not None else held_attempt
-        kwargs = {} if held is None else {"held_attempt": held}
-        raise self.retry(args=[run_id], kwargs=kwargs, exc=exc, countdown=delay) from exc
-    return result.json_document()
+    outcome = try_run(
+        wired.uow,
+        wired.required_scheduler(),
+        UUID(run_id),
+        owner=_worker_name(self),
+        try_no=self.try_no,
+        last_try=self.last_try,
+        held_attempt=held_attempt,
+    )
+    return outcome if isinstance(outcome, RetryAt) else outcome.json_document()
 
 
-@app.task(name=task_names.EVALUATE_NODES, bind=True, max_retries=POLICY.max_retries)
-def evaluate_nodes(self: Any, version_ids: list[str]) -> dict[str, Any]:
+@app.task(
+    name=task_names.EVALUATE_NODES,
+    base=PolicyTask,
+    bind=True,
+    work="evaluation of {n} version(s)",
+    found_by="re-enqueues open versions with claims no evaluation saw",
+)
+def evaluate_nodes(self: PolicyTask, version_ids: list[str]) -> dict[str, Any]:
     """Evaluate the versions in one committer transaction; should that fail for a
     reason of one version's own, each on its own, so that one does not keep the
-    others from being decided. A transient failure retries the whole message."""
+    others from being decided. A transient failure retries the whole message (the
+    versions already decided are idempotent on the retry)."""
     from council.services.consolidation import consolidate, consolidate_many
 
     uow = _council().uow
     ids = [UUID(v) for v in version_ids]
-    work = f"evaluation of {len(ids)} version(s)"
-    found_by = "re-enqueues open versions with claims no evaluation saw"
     try:
         results = consolidate_many(uow, ids, actor="worker:commit")
         return {"outcomes": {str(r.node_version_id): r.outcome for r in results}}
     except Exception as exc:  # decided one by one below, where the failure is isolated
         if is_transient(exc) or len(ids) == 1:
-            retry_or_leave(self, exc, work=work, found_by=found_by)
-            return {"left_for_sweep": version_ids}
+            raise
     outcomes: dict[str, str] = {}
     failed: list[Exception] = []
     for version_id in ids:
@@ -97,17 +97,19 @@ def evaluate_nodes(self: Any, version_ids: list[str]) -> dict[str, Any]:
             outcomes[str(version_id)] = consolidate(uow, version_id, actor="worker:commit").outcome
         except Exception as exc:  # raised below, after the other versions
             failed.append(exc)
-    transient = next((e for e in failed if is_transient(e)), None)
-    if transient is not None:  # the versions already decided are idempotent on the retry
-        retry_or_leave(self, transient, work=work, found_by=found_by)
-        return {"outcomes": outcomes, "left_for_sweep": version_ids}
     if failed:
-        raise failed[0]
+        raise next((e for e in failed if is_transient(e)), failed[0])
     return {"outcomes": outcomes}
 
 
-@app.task(name=task_names.SWEEP, bind=True, max_retries=POLICY.max_retries)
-def sweep(self: Any) -> dict[str, Any]:
+@app.task(
+    name=task_names.SWEEP,
+    base=PolicyTask,
+    bind=True,
+    work="sweep",
+    found_by="runs again on the next beat",
+)
+def sweep(self: PolicyTask) -> dict[str, Any]:
     """Re-enqueue unfinished work of every kind (council.services.sweep)."""
     from council.adapters.celery import marks
     from council.adapters.coalesce import RUN
@@ -118,13 +120,9 @@ def sweep(self: Any) -> dict[str, Any]:
     # With coalescing marks, a queued run with nothing waiting is lost as soon as it has
     # settled for one sweep interval; without them only after the stale wait.
     runs_settle_s = current.sweep_every_s if marks(RUN).coalescing else current.sweep_stale_s
-    try:
-        swept = find_and_hand_on(
-            wired.uow, wired.required_scheduler(), settle_s=current.sweep_every_s, runs_settle_s=runs_settle_s
-        )
-    except Exception as exc:
-        retry_or_leave(self, exc, work="sweep", found_by="runs again on the next beat")
-        return {"swept": False}
+    swept = find_and_hand_on(
+        wired.uow, wired.required_scheduler(), settle_s=current.sweep_every_s, runs_settle_s=runs_settle_s
+    )
     return {
         "swept": True,
         "runs": len(swept.runs),
@@ -141,42 +139,40 @@ def noop() -> None:
     """Does nothing: the dispatch benchmark's baseline Celery round trip (benchmarks/dispatch.py)."""
 
 
-@app.task(name=task_names.CASCADE, bind=True, max_retries=POLICY.max_retries)
-def cascade(self: Any, continuation_ids: list[str]) -> dict[str, Any]:
+@app.task(
+    name=task_names.CASCADE,
+    base=PolicyTask,
+    bind=True,
+    work="cascade step",
+    found_by="re-enqueues continuations no step continued",
+)
+def cascade(self: PolicyTask, continuation_ids: list[str]) -> dict[str, Any]:
     """One bounded step of a reversal cascade; queues its own continuation."""
     from council.services.reversal import continue_cascade
 
     wired = _council()
-    try:
-        step = continue_cascade(wired.uow, wired.scheduler(), [UUID(c) for c in continuation_ids])
-    except Exception as exc:
-        retry_or_leave(self, exc, work="cascade step", found_by="re-enqueues continuations no step continued")
-        return {"left_for_sweep": continuation_ids}
-    return step.json_document()
+    return continue_cascade(wired.uow, wired.scheduler(), [UUID(c) for c in continuation_ids]).json_document()
 
 
-@app.task(name=task_names.REVERIFY, bind=True, max_retries=POLICY.max_retries)
-def reverify(self: Any, memory_item_ids: list[str] | None = None) -> dict[str, Any]:
+@app.task(
+    name=task_names.REVERIFY,
+    base=PolicyTask,
+    bind=True,
+    work="re-verification",
+    found_by="(council.reverify on its beat) re-verifies provisional memory with challenged support",
+)
+def reverify(self: PolicyTask, memory_item_ids: list[str] | None = None) -> dict[str, Any]:
     """Re-verification: of the given provisional memory items (a read touched
     them) or, from the beat sweep, of all; then a review dispatch for each open
     proposal without one."""
     from council.services.reversal import reverify as reverify_and_review
 
     wired = _council()
-    try:
-        result = reverify_and_review(
-            wired.uow,
-            wired.required_scheduler(),
-            memory_item_ids=[UUID(i) for i in memory_item_ids] if memory_item_ids is not None else None,
-        )
-    except Exception as exc:
-        retry_or_leave(
-            self,
-            exc,
-            work="re-verification",
-            found_by="(council.reverify on its beat) re-verifies provisional memory with challenged support",
-        )
-        return {"left_for_sweep": memory_item_ids}
+    result = reverify_and_review(
+        wired.uow,
+        wired.required_scheduler(),
+        memory_item_ids=[UUID(i) for i in memory_item_ids] if memory_item_ids is not None else None,
+    )
     return {
         "reverified": [
             {"memory_item_id": str(r.memory_item_id), "memory_status": r.memory_status}

@@ -30,8 +30,9 @@ from council.agents.runtimes import sandbox
 from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
-from council.services.dispatch import compile_for, dispatch
+from council.services.dispatch import dispatch
 from council.services.execution import execute_run
+from council.services.in_tx.briefing import compile_for
 from council.services.runs import show_run
 from tests.agent_clis import KEYS, profiles_toml, require_agent_clis
 from tests.builders import Ledger

@@ -31,8 +31,9 @@ from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services import execution
-from council.services.dispatch import compile_for, dispatch
+from council.services.dispatch import dispatch
 from council.services.execution import execute_run, worker_id
+from council.services.in_tx.briefing import compile_for
 from council.services.runs import show_run
 from tests.builders import Ledger
 from tests.conftest import CliRunner

@@ -138,3 +138,37 @@ def test_the_kernel_depends_on_the_domain_at_most() -> None:
 def test_every_module_belongs_to_a_layer_or_the_kernel() -> None:
     stray = [name for name in _modules() if _layer(name) is None and name not in KERNEL]
     assert not stray, f"modules outside every layer: {stray} (place them, or name them in the kernel)"
+
+
+def _public_functions(path: Path) -> list[ast.FunctionDef]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+
+
+def _first_parameter(function: ast.FunctionDef) -> str | None:
+    return function.args.args[0].arg if function.args.args else None
+
+
+def test_helpers_inside_a_callers_transaction_live_apart_from_use_cases() -> None:
+    """A service that takes the caller's transaction (``tx``) lives in council/services/in_tx/
+    and takes no unit of work; a use case module exports no such helper; no face calls one."""
+    modules = _modules()
+    wrong = []
+    for name, path in sorted(modules.items()):
+        if name.startswith("council.services.in_tx."):
+            for function in _public_functions(path):
+                if _first_parameter(function) != "tx":
+                    wrong.append(
+                        f"{name}.{function.name} runs in no caller's transaction (first argument tx)"
+                    )
+                if any(arg.arg == "uow" for arg in function.args.args + function.args.kwonlyargs):
+                    wrong.append(f"{name}.{function.name} takes a unit of work: it is a use case")
+        elif _layer(name) == "services":
+            for function in _public_functions(path):
+                if _first_parameter(function) == "tx":
+                    wrong.append(f"{name}.{function.name} takes tx: it belongs in council.services.in_tx")
+        elif _layer(name) in FACES:
+            for target in _imports(name, path):
+                if target.startswith("council.services.in_tx"):
+                    wrong.append(f"{name} -> {target} (a face has no transaction to lend)")
+    assert not wrong, "\n".join(wrong)

@@ -1,0 +1,48 @@
+"""The one write path of every run's output, a worker's or an outside agent's, inside
+the transaction that fenced the run: lint the prose, check and write, end the run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from council.domain.agent_output import AgentOutput
+from council.domain.results.runs import Applied
+from council.services.in_tx.lint import lint_prose
+from council.services.ports import Tx
+
+
+def apply_checked(
+    tx: Tx,
+    run: Any,
+    attempt: int,
+    output: AgentOutput,
+    *,
+    actor: str,
+    usage: dict[str, Any] | None = None,
+    cost_usd: float | None = None,
+) -> Applied:
+    """Inside the transaction that fenced ``run`` (its row) on ``attempt``: lint
+    the output's prose, check and write it, and end the run succeeded. The one
+    write path of every run's output, a worker's or an outside agent's."""
+    findings = [
+        f.json_document() for f in lint_prose(tx, run["thread_id"], _prose(output))
+    ]  # before its writes
+    later: list[dict[str, Any]] = []  # its output_applied event, appended with the run's end
+    applied = tx.outputs.apply(run, output, actor=actor, later=later)
+    tx.runs.finish(
+        run,
+        attempt,
+        status="succeeded",
+        usage=usage,
+        cost_usd=cost_usd,
+        lint_findings=findings,
+        event_payload={"lint_findings": len(findings)},
+        events_before=later,
+    )
+    return applied.model_copy(update={"lint_findings": len(findings)})
+
+
+def _prose(output: AgentOutput) -> str:
+    """What of an answer the epistemic-word check reads: its summary and rationales."""
+    parts = [output.summary, *(c.rationale for c in output.claims), *(v.rationale for v in output.votes)]
+    return "\n\n".join(p for p in parts if p)
