@@ -52,7 +52,7 @@ class PolicyTask(Task):  # type: ignore[misc]  # Celery's Task carries no annota
         """Whether this is the last try the policy allows (a run fails itself on it)."""
         return POLICY.last_try(int(self.request.retries or 0))
 
-    def describe(self, args: tuple[Any, ...]) -> str:
+    def describe(self, args: tuple[object, ...]) -> str:
         """The work this message carries, as the ERROR line names it: ``work``, with
         ``{n}`` the number of ids its first argument lists."""
         first = args[0] if args else None
@@ -69,7 +69,7 @@ class PolicyTask(Task):  # type: ignore[misc]  # Celery's Task carries no annota
         return outcome
 
 
-def retry_at(task: Any, outcome: RetryAt, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def retry_at(task: Any, outcome: RetryAt, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
     """Retry the task after the policy's countdown, the retry given the attempt the error
     cut off (``held_attempt``); on the last try the error is raised, never retried past the
     policy (the service has already ended what it could end: a run's last try fails it)."""
