@@ -15,10 +15,11 @@ process's files (``council/workers/metrics_server.py`` sets this up).
 from __future__ import annotations
 
 import hmac
+import re
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,6 +100,20 @@ RETRIES = Counter(
     ["kind"],
     registry=REGISTRY,
 )
+TOKENS = Counter(
+    "council_tokens",
+    "Tokens a run's model calls used, by provider, model and kind (prompt, completion); an agent "
+    "CLI's input and output tokens count as prompt and completion.",
+    ["provider", "model", "kind"],
+    registry=REGISTRY,
+)
+COST_USD = Counter(
+    "council_cost_usd",
+    "What runs cost in USD (litellm's price map), by provider and model; a run whose model has "
+    "no price adds nothing here and records cost_usd NULL.",
+    ["provider", "model"],
+    registry=REGISTRY,
+)
 
 
 def exposition() -> tuple[bytes, str]:
@@ -145,6 +160,28 @@ def run_attempt(agent: str) -> Iterator[RunAttempt]:
 def count_run(agent: str, status: str) -> None:
     """Count a run ended without an attempt of its own (retries exhausted)."""
     RUNS.labels(agent=agent, status=status).inc()
+
+
+# Provider and model come from the run's pinned profile (operator configuration, not a
+# request), so their number is bounded by the profiles; a value that is not a plain
+# identifier, or is long, is shown as "other" so no odd string becomes a series.
+_LABEL_OK = re.compile(r"[A-Za-z0-9._:/@+-]{1,80}")
+
+
+def _shown(value: str) -> str:
+    return value if _LABEL_OK.fullmatch(value) else "other"
+
+
+def count_usage(provider: str, model: str, usage: Mapping[str, Any] | None, cost_usd: float | None) -> None:
+    """Add a run's recorded usage: its prompt and completion tokens and, when the model
+    was priced, its cost."""
+    labels = {"provider": _shown(provider), "model": _shown(model)}
+    for kind in ("prompt", "completion"):
+        tokens = (usage or {}).get(f"{kind}_tokens")
+        if isinstance(tokens, int | float) and not isinstance(tokens, bool) and tokens > 0:
+            TOKENS.labels(kind=kind, **labels).inc(tokens)
+    if cost_usd is not None and cost_usd > 0:
+        COST_USD.labels(**labels).inc(cost_usd)
 
 
 def observe_commit(outcome: str, seconds: float) -> None:

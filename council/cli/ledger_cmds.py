@@ -50,12 +50,26 @@ AGENTS_HELP = (
 )
 
 
+def cost_line(cost: dict[str, Any]) -> str:
+    """A thread's cost in one line: USD over the priced runs, tokens, and how many runs
+    had no price (their cost is unknown, so the USD is a lower bound)."""
+    line = (
+        f"${cost['usd']:.4f} over {cost['runs_priced']} priced run(s); "
+        f"{cost['prompt_tokens']} prompt + {cost['completion_tokens']} completion tokens"
+    )
+    if cost["runs_unpriced"]:
+        line += f"; {cost['runs_unpriced']} run(s) unpriced (no price for the model: cost unknown)"
+    return line
+
+
 def _thread_record(title: str, keys: list[str]) -> Callable[[Any], None]:
     table = record(title, keys)
 
     def shown(data: Any) -> None:
         table(data)
         console.print(f"review: {inert(data['review']['description'])}")
+        if data.get("cost") is not None:
+            console.print(f"cost: {cost_line(data['cost'])}")
 
     return shown
 
@@ -92,7 +106,7 @@ def thread_review(
 @thread_app.command("show")
 @returns("council.domain.results.threads:ThreadShown")
 def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
-    """A thread with counts of what it holds."""
+    """A thread with counts of what it holds and what its runs cost (tokens, USD)."""
     from council.services.threads import show_thread
 
     result = show_thread(uow(), thread_id)

@@ -9,7 +9,7 @@ from uuid import UUID
 from sqlalchemy import Connection
 
 from council.domain import validate as v
-from council.domain.results.threads import Thread, ThreadCounts, ThreadCreated, ThreadShown
+from council.domain.results.threads import Thread, ThreadCost, ThreadCounts, ThreadCreated, ThreadShown
 from council.domain.review import DEFAULT, Review
 from council.errors import NotFound
 from council.ledger.events import append
@@ -77,14 +77,16 @@ class Threads:
         return Thread.model_validate(_thread(self._conn, thread_id))
 
     def show(self, thread_id: UUID) -> ThreadShown:
-        """A thread with counts of what it holds."""
+        """A thread with counts of what it holds and what its runs cost."""
         thread = _thread(self._conn, thread_id)
         counts = in_transaction(self._conn, "thread_counts", {"thread_id": thread_id})[0]
+        cost = in_transaction(self._conn, "thread_cost", {"thread_id": thread_id})[0]
         return ThreadShown.model_validate(
             {
                 **thread,
                 "main_branch_id": main_branch_id(self._conn, thread_id),
                 "counts": ThreadCounts(**counts),
+                "cost": ThreadCost(**cost),
                 "review": ReviewStore(self._conn).settings(thread_id).current,
             }
         )

@@ -211,7 +211,10 @@ def _attempt(
         return _failed(uow, scheduler, run, attempt, str(exc), record=record)
     except _InvalidOutput as exc:
         reason = f"invalid output after one re-prompt: {exc}"
-        return _failed(uow, scheduler, run, attempt, reason, usage=exc.usage, error=str(exc), record=record)
+        done = _failed(uow, scheduler, run, attempt, reason, usage=exc.usage, error=str(exc), record=record)
+        if done.status == "failed":  # its tokens were used all the same
+            metrics.count_usage(profile.provider, profile.model, exc.usage, None)
+        return done
     if applied is None:
         return Executed(run_id=run.id, status="fenced")
     result = Executed(
@@ -305,7 +308,7 @@ def _ask_and_apply(
     offer = evidence_offer(request)  # the inline part was recorded as opened when it was claimed
     reads = None if offer is None else EvidenceReads(inline=offer[0], readable=offer[1])
     usage: dict[str, Any] = {"calls": 0}
-    cost = 0.0
+    cost: float | None = 0.0  # None once a call's model had no price: the run's cost is unknown
     turns = 0
     reprompted = False
     while True:
@@ -329,7 +332,10 @@ def _ask_and_apply(
         for key, value in (completion.usage or {}).items():
             if isinstance(value, int | float):
                 usage[key] = usage.get(key, 0) + value
-        cost += completion.cost_usd or 0.0
+        if completion.cost_usd is None:
+            cost, usage["unpriced"] = None, True
+        elif cost is not None:
+            cost += completion.cost_usd
         usage["simulated"] = completion.simulated
         try:
             if completion.tool_calls:
@@ -347,7 +353,10 @@ def _ask_and_apply(
             output = AgentOutput.model_validate_json(json_text(completion.text))
             if reads is not None:
                 refuse_unread(output, reads.citable())
-            return _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost if cost else None)
+            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost)
+            if applied is not None:
+                metrics.count_usage(profile.provider, profile.model, usage, cost)
+            return applied
         except (ValidationError, ValueError, BadInput) as exc:
             reason = _one_line(exc)
             if reprompted:
@@ -424,15 +433,29 @@ def _ask_cli_and_apply(
         usage["calls"] += 1
         for key, value in answer.trace.usage.items():
             usage[key] = usage.get(key, 0) + value
+        _as_prompt_and_completion(usage)
         try:
             output = AgentOutput.model_validate_json(json_text(answer.text))
-            return _apply(uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record)
+            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record)
+            if applied is not None:
+                metrics.count_usage(profile.provider, profile.model, usage, None)
+            return applied
         except (ValidationError, ValueError, BadInput) as exc:
             reason = _one_line(exc)
             if call_no == 1:
                 usage["reprompted"] = True
                 prompt = cli_reprompt(request["prompt"], answer.text, reason)
     raise _InvalidOutput(reason, usage)
+
+
+def _as_prompt_and_completion(usage: dict[str, Any]) -> None:
+    """An agent CLI reports input and output tokens (its own usage report); they are
+    recorded under the names API runs use too, so totals add up across runtimes. A CLI
+    run's cost is not priced (``cost_usd`` NULL, ``unpriced`` in its usage)."""
+    for theirs, ours in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+        if theirs in usage:
+            usage[ours] = usage[theirs]
+    usage["unpriced"] = True
 
 
 def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) -> Executed:

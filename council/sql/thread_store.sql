@@ -33,6 +33,18 @@ SELECT (SELECT count(*) FROM branches WHERE thread_id = :thread_id) AS branches,
        (SELECT count(*) FROM thread_evidence WHERE thread_id = :thread_id) AS evidence,
        (SELECT count(*) FROM events WHERE thread_id = :thread_id) AS events
 
+-- thread_cost --
+-- What a thread's runs cost: summed USD over the priced runs, summed prompt and completion
+-- tokens (an agent CLI's input/output tokens are recorded under these names), and how many
+-- ended runs were priced and how many were not (cost_usd NULL: the model has no price).
+SELECT coalesce(sum(cost_usd), 0)::float8 AS usd,
+       coalesce(sum((usage ->> 'prompt_tokens')::bigint), 0)::bigint AS prompt_tokens,
+       coalesce(sum((usage ->> 'completion_tokens')::bigint), 0)::bigint AS completion_tokens,
+       count(*) FILTER (WHERE cost_usd IS NOT NULL) AS runs_priced,
+       count(*) FILTER (WHERE cost_usd IS NULL AND usage IS NOT NULL) AS runs_unpriced
+FROM agent_runs
+WHERE thread_id = :thread_id
+
 -- graph_versions --
 -- Every node version of a thread with its status and number of claims, by creation.
 SELECT v.id AS version_id, v.logical_node_id, v.version_no, v.branch_id, v.parent_version_id, v.content,

@@ -211,7 +211,9 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
         "completion_tokens": 40,
         "total_tokens": 160,
         "simulated": False,
+        "unpriced": True,  # litellm has no price for the fake model: cost unknown, not 0
     }
+    assert run["cost_usd"] is None
     # And the provider was sent exactly that request, with the key only in its header
     assert len(seen.requests) == 1
     sent = seen.requests[0]

@@ -229,3 +229,23 @@ def test_a_worker_with_a_port_and_no_directory_refuses_to_start(monkeypatch: pyt
     # When the worker initialises, then it stops and says why, instead of losing every pool process's counts
     with pytest.raises(SystemExit, match=metrics.MULTIPROC_ENV):
         signals.worker_init.send(sender=None)
+
+
+def test_usage_counts_tokens_by_kind_and_cost_and_an_odd_model_name_shows_as_other() -> None:
+    # Given the counters before
+    before = scrape()
+    # When a priced run's usage, and a run whose model name is not a plain identifier, are counted
+    metrics.count_usage("unit-prov", "unit-prov/model-1", {"prompt_tokens": 10, "completion_tokens": 3}, 0.25)
+    metrics.count_usage("unit-prov", "bad model\n{x}", {"prompt_tokens": 5}, None)
+    after = scrape()
+
+    # Then tokens count by kind and the cost by provider and model; the odd name is "other"
+    def grew(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    model = {"provider": "unit-prov", "model": "unit-prov/model-1"}
+    assert grew("council_tokens_total", kind="prompt", **model) == 10
+    assert grew("council_tokens_total", kind="completion", **model) == 3
+    assert grew("council_cost_usd_total", **model) == pytest.approx(0.25)
+    assert grew("council_tokens_total", kind="prompt", provider="unit-prov", model="other") == 5
+    assert "bad model" not in after.decode()

@@ -46,9 +46,22 @@ class ThreadCounts(Result):
     events: int
 
 
+class ThreadCost(Result):
+    """What a thread's runs cost: ``usd`` summed over the priced runs; tokens summed over
+    every run that reported them; ``runs_unpriced`` counts runs that used a model without a
+    price (their cost is unknown, not 0)."""
+
+    usd: float
+    prompt_tokens: int
+    completion_tokens: int
+    runs_priced: int
+    runs_unpriced: int
+
+
 class ThreadShown(Thread):
     main_branch_id: UUID
     counts: ThreadCounts
+    cost: ThreadCost
     review: ReviewSetting
 
 
