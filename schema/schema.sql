@@ -1920,6 +1920,25 @@ CREATE VIEW public.council_v_convergence AS
 COMMENT ON VIEW public.council_v_convergence IS 'Question 5: whether each convergence was independent or inherited (schema/views.md)';
 GRANT SELECT ON public.council_v_convergence TO council_dashboard;
 
+CREATE VIEW public.council_v_costs AS
+ SELECT thread_id,
+    dispatch_id,
+    agent,
+    provider,
+    model,
+    count(*) AS runs,
+    COALESCE(sum((usage ->> 'prompt_tokens'::text)::bigint), 0::numeric)::bigint AS prompt_tokens,
+    COALESCE(sum((usage ->> 'completion_tokens'::text)::bigint), 0::numeric)::bigint AS completion_tokens,
+    COALESCE(sum(cost_usd), 0::numeric) AS usd,
+    count(*) FILTER (WHERE cost_usd IS NOT NULL) AS runs_priced,
+    count(*) FILTER (WHERE cost_usd IS NULL) AS runs_unpriced
+   FROM public.agent_runs
+  WHERE usage IS NOT NULL
+  GROUP BY thread_id, dispatch_id, agent, provider, model;
+COMMENT ON VIEW public.council_v_costs IS 'Per thread, dispatch, agent, provider and model: runs, tokens, USD (schema/views.md)';
+GRANT SELECT ON public.council_v_costs TO council_app;
+GRANT SELECT ON public.council_v_costs TO council_dashboard;
+
 CREATE VIEW public.council_v_decision_reasons AS
  SELECT d.kind,
     d.decision_id,

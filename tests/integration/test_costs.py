@@ -16,6 +16,7 @@ from council.ledger.unit import UnitOfWork
 from council.services.execution import execute_run
 from council.services.threads import show_thread
 from tests.conftest import CliRunner
+from tests.dashboard import view_rows
 from tests.fakes.openai_server import reply
 from tests.integration.test_run_outcomes import (  # noqa: F401 (the autouse fixture)
     _dispatch,
@@ -64,3 +65,9 @@ def test_an_unpriced_run_records_its_tokens_and_no_cost_and_the_thread_totals_sa
     assert shown["cost"]["runs_unpriced"] == 1 and shown["cost"]["prompt_tokens"] == 120
     human = cli("thread", "show", str(ledger.thread_id)).stdout
     assert "120 prompt + 40 completion tokens; 1 run(s) unpriced" in human
+    # And the dashboard's view council_v_costs has the run under its dispatch, agent and model
+    [row] = view_rows(engine, "council_v_costs", thread_id=ledger.thread_id)
+    assert (row["agent"], row["provider"], row["model"]) == ("fake", "openai", "openai/fake-model")
+    assert (row["runs"], row["prompt_tokens"], row["completion_tokens"]) == (1, 120, 40)
+    assert (row["usd"], row["runs_priced"], row["runs_unpriced"]) == (0, 0, 1)
+    assert row["dispatch_id"] == run["dispatch_id"]
