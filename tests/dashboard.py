@@ -50,12 +50,29 @@ def worker_run(
     return run_id, claimed.attempt, request.sha256
 
 
-def fail_run(ledger: Ledger, run_id: UUID, attempt: int, reason: str = "provider said no") -> None:
-    """The attempt fails as a worker records it: fenced on the attempt, then finished."""
+def fail_run(
+    ledger: Ledger,
+    run_id: UUID,
+    attempt: int,
+    reason: str = "provider said no",
+    *,
+    usage: dict[str, Any] | None = None,
+    cost_usd: float | None = None,
+) -> None:
+    """The attempt fails as a worker records it: fenced on the attempt, then finished
+    (with the tokens and cost of its calls, when given: a run failed on an invalid answer)."""
     with ledger.uow() as tx:
         fenced = tx.runs.fence(run_id, attempt)
         assert fenced is not None
-        tx.runs.finish(fenced, attempt, status="failed", error=reason, event_payload={"reason": reason})
+        tx.runs.finish(
+            fenced,
+            attempt,
+            status="failed",
+            usage=usage,
+            cost_usd=cost_usd,
+            error=reason,
+            event_payload={"reason": reason},
+        )
 
 
 def view_rows(engine: Engine, view: str, **where: Any) -> list[dict[str, Any]]:

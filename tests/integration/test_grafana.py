@@ -127,7 +127,13 @@ def test_every_panel_query_runs_as_the_dashboard_role_and_shows_the_ledger(
     ledger.claim(ledger.run("openai", exposed_to=[first]), lonely, claim_type="dispute")
     consolidate(uow, lonely, actor=ACTOR)
     failed, attempt, _ = worker_run(ledger)
-    fail_run(ledger, failed, attempt)
+    fail_run(
+        ledger,
+        failed,
+        attempt,
+        usage={"calls": 1, "prompt_tokens": 50, "completion_tokens": 9},
+        cost_usd=0.001,
+    )
     fork_branch(
         uow,
         NewFork(
