@@ -57,7 +57,8 @@ def _footer(data: Mapping[str, object]) -> list[str]:
 
 
 def _cost(cost: Mapping[str, object]) -> str:
-    return f"tokens {cost['prompt_tokens']} in, {cost['completion_tokens']} out; ${cost['usd']:.4f}"
+    unpriced = f" ({cost['unpriced']} run(s) unpriced: cost unknown)" if cost.get("unpriced") else ""
+    return f"tokens {cost['prompt_tokens']} in, {cost['completion_tokens']} out; ${cost['usd']:.4f}{unpriced}"
 
 
 def _cell(item: Mapping[str, object], key: str) -> str:

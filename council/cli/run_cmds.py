@@ -167,7 +167,8 @@ def _print_waited(data: dict[str, Any]) -> None:
     if cost is not None:
         console.print(
             f"cost: ${cost['usd']:.4f}, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
-            "completion tokens",
+            "completion tokens"
+            + (f"; {cost['unpriced']} run(s) unpriced (cost unknown)" if cost.get("unpriced") else ""),
             highlight=False,
         )
 

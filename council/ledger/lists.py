@@ -59,5 +59,6 @@ def _dispatch(row: Mapping[str, object]) -> DispatchItem:
         usd=round(float(str(row["cost_usd"])), 6),
         prompt_tokens=int(str(row["prompt_tokens"])),
         completion_tokens=int(str(row["completion_tokens"])),
+        unpriced=int(str(row["unpriced"])),
     )
     return DispatchItem.model_validate({**row, "cost": cost})

@@ -59,7 +59,9 @@ SELECT d.id, d.thread_id, d.mode, d.agents, d.rounds, d.proposal_id, d.created_a
        count(r.id) FILTER (WHERE r.status NOT IN ('succeeded', 'failed')) AS unfinished,
        coalesce(sum(r.cost_usd), 0)::float8 AS cost_usd,
        coalesce(sum((r.usage ->> 'prompt_tokens')::bigint), 0) AS prompt_tokens,
-       coalesce(sum((r.usage ->> 'completion_tokens')::bigint), 0) AS completion_tokens
+       coalesce(sum((r.usage ->> 'completion_tokens')::bigint), 0) AS completion_tokens,
+       count(r.id) FILTER (WHERE r.cost_usd IS NULL AND (r.usage ? 'prompt_tokens'
+                                                          OR r.usage ? 'completion_tokens')) AS unpriced
 FROM dispatches d
 LEFT JOIN agent_runs r ON r.dispatch_id = d.id
 WHERE (CAST(:thread_id AS uuid) IS NULL OR d.thread_id = :thread_id)

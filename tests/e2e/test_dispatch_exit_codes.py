@@ -50,7 +50,7 @@ def test_dispatch_wait_exits_1_with_each_reason_when_runs_fail(
     doc = json.loads(out)
     assert (doc["failed"], doc["answered"], doc["complete"]) == (3, 0, True)
     assert all(r["status"] == "failed" and "has no" in r["error"] for r in doc["runs"])
-    assert doc["cost"] == {"usd": 0.0, "prompt_tokens": 0, "completion_tokens": 0}
+    assert doc["cost"] == {"usd": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "unpriced": 0}
     assert err.strip().splitlines()[-1] == "3 run(s) failed: 0 of 3 agents answered"
 
     # When only claude is real (its key set), codex and glm simulated, in human form

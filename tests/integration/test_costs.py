@@ -71,3 +71,9 @@ def test_an_unpriced_run_records_its_tokens_and_no_cost_and_the_thread_totals_sa
     assert (row["runs"], row["prompt_tokens"], row["completion_tokens"]) == (1, 120, 40)
     assert (row["usd"], row["runs_priced"], row["runs_unpriced"]) == (0, 0, 1)
     assert row["dispatch_id"] == run["dispatch_id"]
+    # And the dispatch and the run listing count it as unpriced, in JSON and for a person
+    dispatch_id = str(run["dispatch_id"])
+    assert cli("dispatch", "show", dispatch_id, "--json").json()["cost"]["unpriced"] == 1
+    listed = cli("run", "list", "--thread", str(ledger.thread_id), "--json").json()
+    assert listed["cost"]["unpriced"] == 1
+    assert "1 run(s) unpriced" in cli("dispatch", "show", dispatch_id).stdout

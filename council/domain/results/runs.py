@@ -158,11 +158,14 @@ class DispatchedRun(Result):
 
 
 class Cost(Result):
-    """Tokens and USD over runs that report them (a simulated run costs 0)."""
+    """Tokens and USD over runs that report them (a simulated run costs 0); ``unpriced``
+    counts runs that reported tokens but whose model had no price (cost unknown, so
+    ``usd`` is then a lower bound)."""
 
     usd: float
     prompt_tokens: int
     completion_tokens: int
+    unpriced: int = 0
 
     @classmethod
     def of(cls, runs: list[DispatchedRun]) -> Cost:
@@ -170,6 +173,11 @@ class Cost(Result):
             usd=round(sum(r.cost_usd or 0.0 for r in runs), 6),
             prompt_tokens=sum(r.prompt_tokens or 0 for r in runs),
             completion_tokens=sum(r.completion_tokens or 0 for r in runs),
+            unpriced=sum(
+                1
+                for r in runs
+                if r.cost_usd is None and (r.prompt_tokens is not None or r.completion_tokens is not None)
+            ),
         )
 
 
