@@ -172,7 +172,9 @@ def _shown(value: str) -> str:
     return value if _LABEL_OK.fullmatch(value) else "other"
 
 
-def count_usage(provider: str, model: str, usage: Mapping[str, Any] | None, cost_usd: float | None) -> None:
+def count_usage(
+    provider: str, model: str, usage: Mapping[str, object] | None, cost_usd: float | None
+) -> None:
     """Add a run's recorded usage: its prompt and completion tokens and, when the model
     was priced, its cost."""
     labels = {"provider": _shown(provider), "model": _shown(model)}

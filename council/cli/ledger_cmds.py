@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 import typer
@@ -50,7 +50,7 @@ AGENTS_HELP = (
 )
 
 
-def cost_line(cost: dict[str, Any]) -> str:
+def cost_line(cost: Mapping[str, object]) -> str:
     """A thread's cost in one line: USD over the priced runs, tokens, and how many runs
     had no price (their cost is unknown, so the USD is a lower bound)."""
     line = (

@@ -448,7 +448,7 @@ def _ask_cli_and_apply(
     raise _InvalidOutput(reason, usage)
 
 
-def _as_prompt_and_completion(usage: dict[str, Any]) -> None:
+def _as_prompt_and_completion(usage: dict[str, object]) -> None:
     """An agent CLI reports input and output tokens (its own usage report); they are
     recorded under the names API runs use too, so totals add up across runtimes. A CLI
     run's cost is not priced (``cost_usd`` NULL, ``unpriced`` in its usage)."""
