@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from council.ledger.unfinished import Unfinished
 
 
-# What each kind of id names (a table of council.ledger.tables), for :meth:`Tx.resolve`.
+# What each kind of id names: a table with its lookup queries (council/sql/lookup.sql).
 _ID_KINDS = {
     "thread": "threads",
     "evidence": "evidence",
