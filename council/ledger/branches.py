@@ -6,18 +6,48 @@ explicit, recorded choice (the only thing that may be called "preferred").
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
 from uuid import UUID
-
-from sqlalchemy import Connection, insert, select
 
 from council.domain import validate as v
 from council.domain.commands import IdRef, NewFork
 from council.domain.results.graph import Branch, Closed, Merge
 from council.errors import BadInput
-from council.ledger import tables as t
 from council.ledger.events import append
 from council.ledger.lookup import require, require_in_thread, require_same_thread, resolve
+from council.ledger.pg import execute, fetch
 from council.ledger.threads import main_branch_id
+
+if TYPE_CHECKING:  # events.append and the lookups take it until they run on psycopg alone
+    from sqlalchemy import Connection
+
+
+class _BranchRow(TypedDict):
+    id: UUID
+    thread_id: UUID
+    kind: str
+    parent_branch_id: UUID | None
+    fork_version_id: UUID | None
+    divergence_type: str | None
+    objective: str | None
+    label: str
+    created_by_run_id: UUID | None
+    status: str
+    status_changed_at: datetime
+    created_at: datetime
+
+
+class _MergeRow(TypedDict):
+    id: UUID
+    thread_id: UUID
+    source_branch_id: UUID
+    target_branch_id: UUID
+    preferred_version_id: UUID | None
+    rationale: str
+    created_by_run_id: UUID | None
+    actor: str
+    created_at: datetime
 
 
 class Branches:
@@ -27,42 +57,37 @@ class Branches:
     def fork(self, fork: NewFork, *, actor: str) -> Branch:
         """An objective-level or node-level fork off an active branch (main by default)."""
         conn = self._conn
-        thread_id = resolve(conn, t.threads, fork.thread, "thread")
-        require(conn, t.threads, thread_id, "thread")
+        thread_id = resolve(conn, "threads", fork.thread, "thread")
+        require(conn, "threads", thread_id, "thread")
         parent_id = (
-            resolve(conn, t.branches, fork.parent_branch, "branch")
+            resolve(conn, "branches", fork.parent_branch, "branch")
             if fork.parent_branch is not None
             else main_branch_id(conn, thread_id)
         )
-        parent = require_in_thread(conn, t.branches, parent_id, thread_id, "branch")
+        parent = require_in_thread(conn, "branches", parent_id, thread_id, "branch")
         if parent["status"] != "active":
             raise BadInput(f"branch {parent_id} is {parent['status']}; fork from an active branch")
         at_version = None
         if fork.at_version is not None:
-            at_version = resolve(conn, t.node_versions, fork.at_version, "node version")
-            require_in_thread(conn, t.node_versions, at_version, thread_id, "node version")
+            at_version = resolve(conn, "node_versions", fork.at_version, "node version")
+            require_in_thread(conn, "node_versions", at_version, thread_id, "node version")
         run_id = None
         if fork.run is not None:
-            run_id = resolve(conn, t.agent_runs, fork.run, "run")
-            require_in_thread(conn, t.agent_runs, run_id, thread_id, "run")
-        branch = (
-            conn.execute(
-                insert(t.branches)
-                .values(
-                    thread_id=thread_id,
-                    kind=fork.kind,
-                    parent_branch_id=parent_id,
-                    fork_version_id=at_version,
-                    divergence_type=fork.divergence_type,
-                    objective=fork.objective,
-                    label=fork.label,
-                    created_by_run_id=run_id,
-                )
-                .returning(t.branches)
-            )
-            .mappings()
-            .one()
-        )
+            run_id = resolve(conn, "agent_runs", fork.run, "run")
+            require_in_thread(conn, "agent_runs", run_id, thread_id, "run")
+        branch = fetch(
+            conn,
+            "add_branch",
+            _BranchRow,
+            thread_id=thread_id,
+            kind=fork.kind,
+            parent_branch_id=parent_id,
+            fork_version_id=at_version,
+            divergence_type=fork.divergence_type,
+            objective=fork.objective,
+            label=fork.label,
+            created_by_run_id=run_id,
+        )[0]
         append(
             conn,
             "branch.forked",
@@ -75,7 +100,7 @@ class Branches:
                 "parent_branch_id": str(parent_id),
             },
         )
-        return Branch.model_validate(dict(branch))
+        return Branch.model_validate(branch)
 
     def merge(
         self,
@@ -90,40 +115,35 @@ class Branches:
         naming the version preferred."""
         rationale = v.text(rationale, "rationale", v.MAX_RATIONALE)
         conn = self._conn
-        source_id = resolve(conn, t.branches, source, "branch")
-        row = require(conn, t.branches, source_id, "branch", lock=True)
+        source_id = resolve(conn, "branches", source, "branch")
+        row = require(conn, "branches", source_id, "branch", lock=True)
         if row["kind"] == "main":
             raise BadInput("the main branch cannot be merged into another branch")
         if row["status"] != "active":
             raise BadInput(f"branch {source_id} is {row['status']}, not active")
         target_id = (
-            resolve(conn, t.branches, target, "branch") if target is not None else row["parent_branch_id"]
+            resolve(conn, "branches", target, "branch") if target is not None else row["parent_branch_id"]
         )
-        require_same_thread(require(conn, t.branches, target_id, "branch"), row["thread_id"], "branch")
+        require_same_thread(require(conn, "branches", target_id, "branch"), row["thread_id"], "branch")
         if target_id == source_id:
             raise BadInput("a branch cannot be merged into itself")
         preferred_id = None
         if preferred_version is not None:
-            preferred_id = resolve(conn, t.node_versions, preferred_version, "node version")
-            version = require(conn, t.node_versions, preferred_id, "node version")
+            preferred_id = resolve(conn, "node_versions", preferred_version, "node version")
+            version = require(conn, "node_versions", preferred_id, "node version")
             if version["branch_id"] not in (source_id, target_id):
                 raise BadInput("the preferred version must lie on the source or target branch")
-        merged = (
-            conn.execute(
-                insert(t.merges)
-                .values(
-                    thread_id=row["thread_id"],
-                    source_branch_id=source_id,
-                    target_branch_id=target_id,
-                    preferred_version_id=preferred_id,
-                    rationale=rationale,
-                    actor=actor,
-                )
-                .returning(t.merges)
-            )
-            .mappings()
-            .one()
-        )
+        merged = fetch(
+            conn,
+            "add_merge",
+            _MergeRow,
+            thread_id=row["thread_id"],
+            source_branch_id=source_id,
+            target_branch_id=target_id,
+            preferred_version_id=preferred_id,
+            rationale=rationale,
+            actor=actor,
+        )[0]
         _transition(conn, source_id, "active", "merged", f"merged into {target_id}", actor)
         append(
             conn,
@@ -133,15 +153,15 @@ class Branches:
             subject_id=source_id,
             payload={"target_branch_id": str(target_id), "merge_id": str(merged["id"])},
         )
-        return Merge.model_validate(dict(merged))
+        return Merge.model_validate(merged)
 
     def close(self, branch: IdRef, *, status: str, reason: str, actor: str) -> Closed:
         """Kill (resolved-negative) or abandon a branch."""
         v.choice(status, "branch status", ("killed", "abandoned"))
         reason = v.text(reason, "reason", v.MAX_REASON)
         conn = self._conn
-        branch_id = resolve(conn, t.branches, branch, "branch")
-        row = require(conn, t.branches, branch_id, "branch", lock=True)
+        branch_id = resolve(conn, "branches", branch, "branch")
+        row = require(conn, "branches", branch_id, "branch", lock=True)
         if row["kind"] == "main":
             raise BadInput("the main branch cannot be closed")
         if row["status"] != "active":
@@ -158,15 +178,17 @@ class Branches:
         return Closed(id=branch_id, status=status)
 
     def of_thread(self, thread_id: UUID) -> list[Branch]:
-        rows = self._conn.execute(
-            select(t.branches).where(t.branches.c.thread_id == thread_id).order_by(t.branches.c.created_at)
-        ).mappings()
-        return [Branch.model_validate(dict(r)) for r in rows]
+        rows = fetch(self._conn, "thread_branches", _BranchRow, thread_id=thread_id)
+        return [Branch.model_validate(r) for r in rows]
 
 
 def _transition(conn: Connection, branch_id: UUID, old: str, new: str, reason: str, actor: str) -> None:
-    conn.execute(
-        insert(t.branch_transitions).values(
-            branch_id=branch_id, from_status=old, to_status=new, reason=reason, actor=actor
-        )
+    execute(
+        conn,
+        "add_branch_transition",
+        branch_id=branch_id,
+        from_status=old,
+        to_status=new,
+        reason=reason,
+        actor=actor,
     )

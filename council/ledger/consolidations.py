@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from uuid import UUID
-
-from sqlalchemy import Connection, select
 
 from council.domain.counterfactual import StoredDecision
 from council.domain.manifests import Manifest
@@ -23,10 +21,71 @@ from council.domain.results.consolidation import (
 from council.domain.snapshot import Snapshot, manifest_of
 from council.errors import NotFound
 from council.ledger import evaluation_chains
-from council.ledger import tables as t
 from council.ledger.lookup import require
+from council.ledger.pg import column, fetch, fetch_one
 from council.ledger.snapshots import current_snapshot, snapshot_from_manifest, snapshots_from_manifests
 from council.sql import query
+
+if TYPE_CHECKING:  # the snapshot and evaluation-chain readers take it until they run named SQL
+    from sqlalchemy import Connection
+
+
+class _ConsolidationRow(TypedDict):
+    id: UUID
+    thread_id: UUID
+    logical_node_id: UUID
+    node_version_id: UUID
+    rule_set_id: str
+    grouping_algorithm_id: str
+    snapshot: dict[str, object]
+    snapshot_sha256: str
+    decision: dict[str, object]
+    status: str
+    status_changed_at: datetime
+    created_at: datetime
+
+
+class _TransitionRow(TypedDict):
+    id: UUID
+    consolidation_id: UUID
+    from_status: str
+    to_status: str
+    reason: str
+    actor: str
+    created_at: datetime
+
+
+class _MemoryRef(TypedDict):
+    id: UUID
+    status: str
+
+
+class _SnapshotRow(TypedDict):
+    id: UUID
+    snapshot: Snapshot
+
+
+class _MemoryItemRow(TypedDict):
+    id: UUID
+    thread_id: UUID
+    consolidation_id: UUID
+    logical_node_id: UUID
+    node_version_id: UUID
+    content: str
+    status: str
+    status_changed_at: datetime
+    created_at: datetime
+
+
+class _MemoryTransitionRow(TypedDict):
+    id: UUID
+    memory_item_id: UUID
+    from_status: str
+    to_status: str
+    reason: str
+    actor: str
+    details: dict[str, object]
+    created_at: datetime
 
 
 class Consolidations:
@@ -35,20 +94,16 @@ class Consolidations:
 
     def current_snapshot(self, version_id: UUID) -> Snapshot:
         """What a decision on the version would read now (no locks taken)."""
-        require(self._conn, t.node_versions, version_id, "node version")
+        require(self._conn, "node_versions", version_id, "node version")
         return current_snapshot(self._conn, version_id)
 
     def history(self, version_id: UUID) -> History:
         """Every consolidation and recorded evaluation of the version's logical node."""
         conn = self._conn
-        node_id = require(conn, t.node_versions, version_id, "node version")["logical_node_id"]
+        node_id = require(conn, "node_versions", version_id, "node version")["logical_node_id"]
         consolidations = [
             RecordedConsolidation.model_validate({**r, "reasons": r["decision"]["reasons"]})
-            for r in conn.execute(
-                select(t.consolidations)
-                .where(t.consolidations.c.logical_node_id == node_id)
-                .order_by(t.consolidations.c.created_at)
-            ).mappings()
+            for r in fetch(conn, "node_consolidations", _ConsolidationRow, logical_node_id=node_id)
         ]
         rows = conn.execute(query("evaluation_history"), {"logical_node_id": node_id}).mappings()
         evaluations = [RecordedEvaluation.model_validate(dict(r)) for r in rows]
@@ -58,32 +113,21 @@ class Consolidations:
         """One consolidation as stored (snapshot, hash, decision), with its status
         history, the evidence it rests on and the memory item it projected."""
         conn = self._conn
-        row = dict(require(conn, t.consolidations, consolidation_id, "consolidation"))
-        history = conn.execute(
-            select(t.consolidation_transitions)
-            .where(t.consolidation_transitions.c.consolidation_id == consolidation_id)
-            .order_by(t.consolidation_transitions.c.created_at)
-        ).mappings()
-        evidence_ids = conn.execute(
-            select(t.consolidation_evidence.c.evidence_id)
-            .where(t.consolidation_evidence.c.consolidation_id == consolidation_id)
-            .order_by(t.consolidation_evidence.c.evidence_id)
-        ).scalars()
-        memory = (
-            conn.execute(
-                select(t.memory_items.c.id, t.memory_items.c.status).where(
-                    t.memory_items.c.consolidation_id == consolidation_id
-                )
-            )
-            .mappings()
-            .first()
-        )
+        row = fetch_one(conn, "consolidation_row", _ConsolidationRow, id=consolidation_id)
+        if row is None:
+            raise NotFound(f"no consolidation with id {consolidation_id}")
         return ConsolidationShown.model_validate(
             {
                 **row,
-                "history": [dict(r) for r in history],
-                "evidence_ids": list(evidence_ids),
-                "memory": dict(memory) if memory is not None else None,
+                "history": fetch(
+                    conn, "consolidation_transitions_of", _TransitionRow, consolidation_id=consolidation_id
+                ),
+                "evidence_ids": column(
+                    conn, "consolidation_evidence_ids", UUID, consolidation_id=consolidation_id
+                ),
+                "memory": fetch_one(
+                    conn, "consolidation_memory", _MemoryRef, consolidation_id=consolidation_id
+                ),
             }
         )
 
@@ -92,8 +136,8 @@ class Consolidations:
         evaluation's ``manifest``, ``section_sha256`` and ``reasons`` are filled in
         from its chain and its stored reasons (revision 0013), and the columns a
         compact row leaves out from its version and its root (revision 0014)."""
-        for kind, table in (("consolidation", t.consolidations), ("evaluation", t.consolidation_evaluations)):
-            row = self._conn.execute(select(table).where(table.c.id == record_id)).mappings().first()
+        for kind, name in (("consolidation", "consolidation_row"), ("evaluation", "evaluation_row")):
+            row = fetch_one(self._conn, name, dict[str, object], id=record_id)
             if row is None:
                 continue
             found = dict(row)
@@ -115,12 +159,8 @@ class Consolidations:
         if not ids:
             return {}
         found = {
-            row.id: manifest_of(row.snapshot)
-            for row in self._conn.execute(
-                select(t.consolidations.c.id, t.consolidations.c.snapshot).where(
-                    t.consolidations.c.id.in_(ids)
-                )
-            )
+            row["id"]: manifest_of(row["snapshot"])
+            for row in fetch(self._conn, "consolidation_snapshots", _SnapshotRow, ids=ids)
         }
         rest = [i for i in ids if i not in found]
         found.update({i: s.manifest for i, s in evaluation_chains.stored(self._conn, rest).items()})
@@ -154,19 +194,9 @@ class Consolidations:
     def memory(self, *, status: str | None = None, thread_id: UUID | None = None) -> list[MemoryItem]:
         """Memory items (oldest first) with their whole transition history."""
         conn = self._conn
-        query = select(t.memory_items).order_by(t.memory_items.c.created_at, t.memory_items.c.id)
-        if status is not None:
-            query = query.where(t.memory_items.c.status == status)
-        if thread_id is not None:
-            query = query.where(t.memory_items.c.thread_id == thread_id)
-        items = [dict(r) for r in conn.execute(query).mappings()]
-        history: dict[Any, list[dict[str, Any]]] = {item["id"]: [] for item in items}
+        items = fetch(conn, "memory_items_listed", _MemoryItemRow, status=status, thread_id=thread_id)
+        history: dict[UUID, list[_MemoryTransitionRow]] = {item["id"]: [] for item in items}
         if history:
-            rows = conn.execute(
-                select(t.memory_transitions)
-                .where(t.memory_transitions.c.memory_item_id.in_(list(history)))
-                .order_by(t.memory_transitions.c.created_at)
-            ).mappings()
-            for row in rows:
-                history[row["memory_item_id"]].append(dict(row))
+            for row in fetch(conn, "memory_transitions_of", _MemoryTransitionRow, ids=list(history)):
+                history[row["memory_item_id"]].append(row)
         return [MemoryItem.model_validate({**item, "history": history[item["id"]]}) for item in items]

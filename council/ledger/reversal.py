@@ -14,20 +14,21 @@ decides comes from a pure judge (``council.domain.reassessment``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
-
-from sqlalchemy import Connection, RowMapping, insert
 
 from council.domain import validate as v
 from council.domain.vocabulary import VALIDITY_ACTIONS
 from council.errors import BadInput, NotFound
 from council.ledger import cascade, events, memory, retraction
-from council.ledger import tables as t
 from council.ledger.locks import lock_evidence_exclusive
 from council.ledger.lookup import require
+from council.ledger.pg import execute
 from council.ledger.retraction import Pins
 from council.sql import query
+
+if TYPE_CHECKING:  # events, cascade and retraction take it until they run on psycopg alone
+    from sqlalchemy import Connection, RowMapping
 
 # Decides one consolidation of a reassessment batch; appends its memory moves.
 Judge = Callable[[Mapping[str, Any], str, list[dict[str, Any]]], dict[str, Any]]
@@ -47,17 +48,17 @@ class Reversal:
         allowed, target = VALIDITY_ACTIONS[action]
         conn = self._conn
         lock_evidence_exclusive(conn, evidence_id)
-        row = require(conn, t.evidence, evidence_id, "evidence")
+        row = require(conn, "evidence", evidence_id, "evidence")
         if row["validity"] not in allowed:
             raise BadInput(f"cannot {action} evidence that is {row['validity']}")
-        conn.execute(
-            insert(t.evidence_transitions).values(
-                evidence_id=evidence_id,
-                from_status=row["validity"],
-                to_status=target,
-                reason=reason,
-                actor=actor,
-            )
+        execute(
+            conn,
+            "add_evidence_transition",
+            evidence_id=evidence_id,
+            from_status=row["validity"],
+            to_status=target,
+            reason=reason,
+            actor=actor,
         )
         affected = [
             dict(r)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection, Engine, Table
+    from sqlalchemy import Connection, Engine
 
     from council.ledger.actions import Actions
     from council.ledger.answers import Answers
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from council.ledger.unfinished import Unfinished
 
 
-# What each kind of id names (a table of council.ledger.tables), for :meth:`Tx.resolve`.
+# What each kind of id names: a table with its lookup queries (council/sql/lookup.sql).
 _ID_KINDS = {
     "thread": "threads",
     "evidence": "evidence",
@@ -95,11 +95,9 @@ class Tx:
 
     def resolve(self, kind: str, value: str | UUID) -> UUID:
         """The id of a ``kind`` named whole or by a unique prefix (bad input otherwise)."""
-        from council.ledger import tables
         from council.ledger.lookup import resolve
 
-        table: Table = getattr(tables, _ID_KINDS[kind])
-        return resolve(self.conn, table, value, kind)
+        return resolve(self.conn, _ID_KINDS[kind], value, kind)
 
     @cached_property
     def threads(self) -> Threads:

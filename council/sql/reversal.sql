@@ -123,3 +123,8 @@ WHERE e.validity IN ('challenged', 'invalidated')
   AND e.validity_changed_at < clock_timestamp() - make_interval(secs => :settle_s)
 ORDER BY node_lock_key, c.id
 LIMIT :limit
+
+-- add_evidence_transition --
+-- An evidence item's validity change as recorded (the trigger moves its validity).
+INSERT INTO evidence_transitions (evidence_id, from_status, to_status, reason, actor)
+VALUES (:evidence_id, :from_status, :to_status, :reason, :actor)
