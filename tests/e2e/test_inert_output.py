@@ -124,6 +124,8 @@ def _app_commands() -> set[str]:
         if subcommands is None:
             yield " ".join(words)
             return
+        if getattr(command, "invoke_without_command", False):  # acts itself too (`dispatch --thread`)
+            yield " ".join(words)
         for name, sub in subcommands.items():
             yield from walk(sub, (*words, name))
 
@@ -378,6 +380,26 @@ def test_every_human_view_shows_hostile_text_literally(
             literal=False,
         )
     assert SHOWN[:40] in said
+    # the listings cut long text to fit 80 columns: checked for escapes and tracebacks only
+    for listing in ("evidence list", "node list", "dispatch list"):
+        views.human(listing, "--thread", thread, literal=False)
+    views.human("run list", "--thread", thread, literal=False)
+    views.human("proposal list", "--thread", thread, literal=False)
+    dispatched = views.json("dispatch", "list", "--thread", thread)["items"][0]["id"]
+    views.human("dispatch show", dispatched, literal=False)
+    # a question that is itself markup: no worker runs it here, so ask reports the wait ran out
+    views.human(
+        "ask",
+        HOSTILE,
+        "--agents",
+        "claude",
+        "--simulate",
+        "always",
+        "--timeout",
+        "1",
+        env={"COUNCIL_BROKER_URL": redis_url},
+        code=1,
+    )
 
     assert not views.problems, "\n\n".join(views.problems)
     # And no command of the app was left out
