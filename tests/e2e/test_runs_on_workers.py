@@ -122,7 +122,8 @@ def test_two_deliberative_rounds_land_lineage_and_consolidate_on_their_own(
     actors = {
         row.actor for row in rows(engine, "SELECT actor FROM events WHERE kind = 'consolidation.committed'")
     }
-    assert actors == {"worker:commit"}
+    # (the commit worker, or the run that closed round 1 deciding its versions before round 2)
+    assert actors and actors <= {"worker:commit", "worker:round"}
 
 
 @pytest.mark.parametrize("pool", ["prefork", "threads"])
