@@ -151,7 +151,8 @@ def test_three_cli_agents_deliberate_two_rounds_on_workers_and_a_node_consolidat
     actors = {
         r.actor for r in rows(engine, "SELECT actor FROM events WHERE kind = 'consolidation.committed'")
     }
-    assert actors == {"worker:commit"}
+    # (the commit worker, or the run that closed a round deciding its versions before the next)
+    assert actors and actors <= {"worker:commit", "worker:round"}
 
 
 def _cli_side(proc: psutil.Process) -> bool:

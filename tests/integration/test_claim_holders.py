@@ -179,7 +179,7 @@ def test_a_run_status_never_moves_backwards_as_the_app_role(
     "assignment",
     [
         "usage = '{\"calls\": 99}'::jsonb",
-        "cost_usd = 0",
+        "cost_usd = 12.5",  # a simulated run records 0 since the cost work: a change, not a no-op
         'lint_findings = \'[{"word": "x"}]\'::jsonb',
         "error = 'x'",
     ],
