@@ -74,7 +74,8 @@ def test_the_json_record_follows_its_schema_and_holds_the_threads_decisions(
     assert {g["kind"] for g in bare["independence_groups"]} <= {"support", "dispute"}
     [consolidation] = judged["consolidations"]
     assert consolidation["id"] == str(recorded.consolidation)
-    assert consolidation["reasons"] and all({"rule", "ok", "detail"} <= r.keys() for r in consolidation["reasons"])
+    reasons = consolidation["reasons"]
+    assert reasons and all({"rule", "ok", "detail"} <= r.keys() for r in reasons)
     # the snapshot hash is the one a replay recomputes
     assert consolidation["snapshot_sha256"] == replay(uow, recorded.consolidation).replayed_sha256
     assert bare["consolidations"] == []
