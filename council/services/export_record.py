@@ -47,7 +47,10 @@ from council.services.ports import Tx, UnitOfWork
 FORMATS = ("json", "markdown", "debate", "council-debate-v1")
 EXCERPT_CHARS = 2000  # of a run's kept answer text in the record
 MAX_RUNS = 10_000
-_C1 = re.compile("[\x80-\x9f]")
+# Written as \\u escapes, as json writes C0 controls: DEL and C1 controls, the bidirectional
+# marks, embeddings, overrides and isolates, and the line and paragraph separators, so the
+# record's bytes show the same on a terminal as in a file (council.domain.terminal).
+_UNSHOWN = re.compile("[\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 T = TypeVar("T")
 
@@ -73,10 +76,10 @@ def export_thread(uow: UnitOfWork, thread: IdRef, fmt: str) -> ThreadExport:
 
 
 def record_json(record: DecisionRecord) -> str:
-    """The decision record's bytes: sorted keys, two-space indent, one final newline; a C1
-    control character inside a string written as its escape (as json writes C0 ones)."""
+    """The decision record's bytes: sorted keys, two-space indent, one final newline; a
+    control or bidirectional character inside a string written as its escape."""
     text = json.dumps(record.json_document(), ensure_ascii=False, indent=2, sort_keys=True)
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 def decision_record(uow: UnitOfWork, thread: IdRef) -> DecisionRecord:
