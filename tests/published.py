@@ -1,7 +1,7 @@
 """The published JSON contracts in schema/: validation and regeneration.
 
 ``python -m tests.published --write`` regenerates the files derived from code
-(the reentry packet, agent output and CLI output schemas); ``make schema`` runs it.
+(the reentry packet, decision record, agent output and CLI output schemas); ``make schema`` runs it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from referencing import Registry, Resource
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
 CLI_OUTPUTS = SCHEMA_DIR / "cli-outputs.schema.json"
 REENTRY = SCHEMA_DIR / "reentry-packet.schema.json"
+DECISION_RECORD = SCHEMA_DIR / "decision-record.schema.json"
 AGENT_OUTPUT = SCHEMA_DIR / "agent-output.schema.json"
 GROUPS = {
     "thread",
@@ -44,6 +45,15 @@ def reentry_schema() -> dict[str, Any]:
     schema = ReentryPacket.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "reentry-packet.schema.json"
+    return schema
+
+
+def decision_record_schema() -> dict[str, Any]:
+    from council.domain.results.export import DecisionRecord
+
+    schema = DecisionRecord.model_json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "decision-record.schema.json"
     return schema
 
 
@@ -110,6 +120,7 @@ def generated() -> dict[Path, str]:
     """Every published file derived from code, with its current content."""
     return {
         REENTRY: dump(reentry_schema()),
+        DECISION_RECORD: dump(decision_record_schema()),
         AGENT_OUTPUT: dump(agent_output_schema()),
         CLI_OUTPUTS: dump(cli_outputs_schema()),
     }

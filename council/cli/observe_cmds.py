@@ -185,37 +185,50 @@ def register(app: typer.Typer) -> None:
     app.command("export")(export_cmd)
 
 
-@returns("council.domain.results.observation:DebateExport")
+@returns("council.domain.results.export:ThreadExport")
 def export_cmd(
     thread: Annotated[str, typer.Option("--thread", help="The thread (id or unique prefix).")],
     fmt: Annotated[
-        str, typer.Option("--format", help="json: the thread as a council-debate-v1 record.")
+        str,
+        typer.Option(
+            "--format",
+            help="json: the decision record (a thread made by import: its council-debate-v1 "
+            "record); markdown: the decision record for reading; debate: council-debate-v1.",
+        ),
     ] = "json",
-    out: Annotated[Path | None, typer.Option("--out", help="Also write the record to this new file.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write to this new file instead of stdout.")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export a thread as a recorded debate (council-debate-v1): an imported thread as it came."""
-    from council.services.observation import export_debate
+    """Export a thread: its decision record (question, evidence, propositions, runs, claims,
+    groups, consolidations with each rule's reason and the replay hash, retractions, stance
+    changes, cost) as JSON or Markdown, or a recorded debate (council-debate-v1). Reads only;
+    the same ledger gives the same bytes."""
+    from council.services.export_record import export_thread, record_json
 
-    if fmt != "json":
-        raise BadInput(f"invalid --format: {fmt!r} (expected json)")
     if out is not None and out.exists():
         raise BadInput(f"{out} exists: export writes a new file")
-    result = export_debate(uow(), thread)
+    result = export_thread(uow(), thread, fmt)
+    if result.record is not None:
+        text = json.dumps(result.record, ensure_ascii=False, sort_keys=True) + "\n"
+    elif result.decision_record is not None:
+        text = record_json(result.decision_record)
+    else:
+        text = result.markdown or ""
     if out is not None:
-        line = json.dumps(result.record, ensure_ascii=False, sort_keys=True) + "\n"
         try:
             with out.open("x", encoding="utf-8") as handle:
-                handle.write(line)
+                handle.write(text)
         except OSError as exc:
             raise BadInput(f"cannot write {out}: {exc.strerror or exc}") from None
         result = result.model_copy(update={"out": str(out)})
-    emit(
-        result,
-        as_json,
-        lambda data: (
-            console.print_json(without_controls(json.dumps(data["record"], ensure_ascii=False)))
-            if out is None
-            else console.print(f"wrote {inert(out)}")
-        ),
-    )
+    if as_json:
+        emit(result, True)
+    elif out is not None:
+        console.print(f"wrote {inert(out)}")
+    elif result.record is not None:
+        console.print_json(without_controls(text))
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()

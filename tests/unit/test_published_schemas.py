@@ -6,7 +6,7 @@ import json
 
 from jsonschema import Draft202012Validator
 
-from tests.published import AGENT_OUTPUT, CLI_OUTPUTS, REENTRY, command_key, generated
+from tests.published import AGENT_OUTPUT, CLI_OUTPUTS, DECISION_RECORD, REENTRY, command_key, generated
 
 
 def test_generated_schemas_match_the_models() -> None:
@@ -15,7 +15,7 @@ def test_generated_schemas_match_the_models() -> None:
 
 
 def test_published_schemas_are_valid_json_schema() -> None:
-    for path in (CLI_OUTPUTS, REENTRY, AGENT_OUTPUT):
+    for path in (CLI_OUTPUTS, REENTRY, AGENT_OUTPUT, DECISION_RECORD):
         Draft202012Validator.check_schema(json.loads(path.read_text()))
 
 

@@ -1,0 +1,233 @@
+"""Use case of `council export`: a thread's decision record, for a person
+(docs/reference/formats.md), as JSON or Markdown; an imported thread's `--format json`
+stays the council-debate-v1 record it came from (docs/guide/observe.md).
+
+Reads only, in one transaction over the existing stores. Deterministic: the same ledger
+gives the same bytes (:func:`record_json`: sorted keys; lists by creation, then id; no
+field says when the export was made)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+from uuid import UUID
+
+from council.domain.commands import IdRef
+from council.domain.decision_markdown import render_decision_record
+from council.domain.results.export import (
+    DecisionRecord,
+    RecordAdjudication,
+    RecordAnswer,
+    RecordClaim,
+    RecordConsolidation,
+    RecordEvidence,
+    RecordGroup,
+    RecordProposition,
+    RecordReason,
+    RecordRetraction,
+    RecordRun,
+    RecordThread,
+    RecordVersion,
+    RecordVote,
+    ThreadExport,
+)
+from council.domain.results.learning import StanceChange
+from council.domain.results.runs import Cost
+from council.domain.rules import group_dict, groups_of
+from council.domain.stances import StanceFacts, classify
+from council.errors import BadInput
+from council.ledger.export_reads import ExportReads, VersionRow
+from council.ledger.learning import StanceChangeRow
+from council.ledger.lists import Lists
+from council.services.observation import export_debate
+from council.services.ports import Tx, UnitOfWork
+
+FORMATS = ("json", "markdown", "debate", "council-debate-v1")
+EXCERPT_CHARS = 2000  # of a run's kept answer text in the record
+MAX_RUNS = 10_000
+# Written as \\u escapes, as json writes C0 controls: DEL and C1 controls, the bidirectional
+# marks, embeddings, overrides and isolates, and the line and paragraph separators, so the
+# record's bytes show the same on a terminal as in a file (council.domain.terminal).
+_UNSHOWN = re.compile("[\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+T = TypeVar("T")
+
+
+def export_thread(uow: UnitOfWork, thread: IdRef, fmt: str) -> ThreadExport:
+    """The thread in ``fmt``: ``json`` is the decision record, except for a thread made by
+    import (then its council-debate-v1 record, as it came); ``debate`` (or
+    ``council-debate-v1``) that record for any thread; ``markdown`` the decision record
+    as Markdown."""
+    if fmt not in FORMATS:
+        raise BadInput(f"invalid --format: {fmt!r} (expected json, markdown or debate)")
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        tx.threads.get(thread_id)
+        imported = ExportReads(tx.conn).imported(thread_id)
+    if fmt in ("debate", "council-debate-v1") or (fmt == "json" and imported):
+        debate = export_debate(uow, thread_id)
+        return ThreadExport(format="council-debate-v1", thread_id=thread_id, record=debate.record)
+    record = decision_record(uow, thread_id)
+    if fmt == "markdown":
+        return ThreadExport(format="markdown", thread_id=thread_id, markdown=render_decision_record(record))
+    return ThreadExport(format="decision-record", thread_id=thread_id, decision_record=record)
+
+
+def record_json(record: DecisionRecord) -> str:
+    """The decision record's bytes: sorted keys, two-space indent, one final newline; a
+    control or bidirectional character inside a string written as its escape."""
+    text = json.dumps(record.json_document(), ensure_ascii=False, indent=2, sort_keys=True)
+    return _UNSHOWN.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
+def decision_record(uow: UnitOfWork, thread: IdRef) -> DecisionRecord:
+    """The thread's question, evidence, propositions with their versions, groups and
+    consolidations, runs with their answers and claims, retractions, stance changes and cost."""
+    with uow() as tx:
+        thread_id = tx.resolve("thread", thread)
+        return _read(tx, thread_id)
+
+
+def _read(tx: Tx, thread_id: UUID) -> DecisionRecord:
+    shown = tx.threads.get(thread_id)
+    lists, reads = Lists(tx.conn), ExportReads(tx.conn)
+    items, truncated = lists.runs(thread_id=thread_id, limit=MAX_RUNS)
+    if truncated:
+        raise BadInput(f"thread {thread_id} has more than {MAX_RUNS} runs: too many to export")
+    runs = [_run(tx, item) for item in _ordered(items, lambda r: (r.created_at, str(r.id)))]
+    return DecisionRecord(
+        question=shown.objective,
+        thread=RecordThread.model_validate(shown.model_dump()),
+        evidence=[
+            RecordEvidence.model_validate(e.model_dump())
+            for e in _ordered(lists.evidence(thread_id), lambda e: (e.added_at, str(e.id)))
+        ],
+        propositions=_propositions(tx, reads, thread_id),
+        runs=runs,
+        retractions=_retractions(reads, thread_id),
+        stance_changes=[
+            StanceChange.model_validate({**row, "change_class": _class(row)})
+            for row in _ordered(
+                tx.learning.stance_changes(thread_id), lambda r: (r["created_at"], str(r["claim_id"]))
+            )
+        ],
+        cost=Cost(
+            usd=round(sum(r.cost_usd or 0.0 for r in items), 6),
+            prompt_tokens=sum(r.prompt_tokens or 0 for r in items),
+            completion_tokens=sum(r.completion_tokens or 0 for r in items),
+            unpriced=sum(
+                1
+                for r in items
+                if r.cost_usd is None and (r.prompt_tokens is not None or r.completion_tokens is not None)
+            ),
+        ),
+    )
+
+
+def _ordered(rows: Iterable[T], key: Callable[[T], Any]) -> list[T]:
+    return sorted(rows, key=key)
+
+
+def _run(tx: Tx, item: Any) -> RecordRun:
+    shown = tx.runs.show(item.id)
+    answer = None
+    if shown.answer is not None:
+        text = shown.answer.text
+        answer = RecordAnswer(
+            sha256=shown.answer.sha256,
+            excerpt=text[:EXCERPT_CHARS],
+            excerpt_cut=len(text) > EXCERPT_CHARS or shown.answer.truncated,
+            byte_length=shown.answer.byte_length,
+        )
+    return RecordRun(
+        id=item.id,
+        agent=item.agent,
+        model=item.model,
+        provider=item.provider,
+        simulated=item.simulated,
+        round=item.round,
+        mode=item.mode,
+        status=item.status,
+        created_at=item.created_at,
+        answer=answer,
+        claims=[
+            RecordClaim.model_validate(c.model_dump())
+            for c in _ordered(shown.claims, lambda c: (c.created_at, str(c.id)))
+        ],
+        prompt_tokens=item.prompt_tokens,
+        completion_tokens=item.completion_tokens,
+        cost_usd=item.cost_usd,
+    )
+
+
+def _propositions(tx: Tx, reads: ExportReads, thread_id: UUID) -> list[RecordProposition]:
+    versions: dict[UUID, list[VersionRow]] = {}
+    for row in reads.versions(thread_id):
+        versions.setdefault(row["logical_node_id"], []).append(row)
+    consolidations: dict[UUID, list[RecordConsolidation]] = {}
+    for c in reads.consolidations(thread_id):
+        consolidations.setdefault(c["logical_node_id"], []).append(
+            RecordConsolidation(
+                id=c["id"],
+                node_version_id=c["node_version_id"],
+                rule_set_id=c["rule_set_id"],
+                grouping_algorithm_id=c["grouping_algorithm_id"],
+                snapshot_sha256=c["snapshot_sha256"],
+                outcome=str(c["decision"].get("outcome", "consolidate")),
+                reasons=[RecordReason.model_validate(r) for r in c["decision"].get("reasons", [])],
+                status=c["status"],
+                status_changed_at=c["status_changed_at"],
+                created_at=c["created_at"],
+            )
+        )
+    found = []
+    for node_id, rows in versions.items():
+        head = next(r for r in rows if r["version_id"] == r["head_version_id"])
+        snapshot = tx.consolidations.current_snapshot(head["version_id"])
+        groups = groups_of(snapshot)
+        found.append(
+            RecordProposition(
+                logical_node_id=node_id,
+                head_version_id=head["version_id"],
+                status=head["status"],
+                content=head["content"],
+                versions=[RecordVersion.model_validate(r) for r in rows],
+                grouping_algorithm_id=str(snapshot["grouping"]["id"]),
+                independence_groups=[RecordGroup.model_validate(group_dict(g)) for g in groups],
+                support_groups=sum(1 for g in groups if g.kind == "support"),
+                dispute_groups=sum(1 for g in groups if g.kind == "dispute"),
+                n_eff=None,  # the snapshot carries no correlation table yet
+                consolidations=consolidations.get(node_id, []),
+            )
+        )
+    return found
+
+
+def _retractions(reads: ExportReads, thread_id: UUID) -> list[RecordRetraction]:
+    votes: dict[UUID, list[RecordVote]] = {}
+    for v in reads.votes(thread_id):
+        votes.setdefault(v["proposal_id"], []).append(RecordVote.model_validate(v))
+    adjudications: dict[UUID, list[RecordAdjudication]] = {}
+    for a in reads.adjudications(thread_id):
+        adjudications.setdefault(a["proposal_id"], []).append(RecordAdjudication.model_validate(a))
+    return [
+        RecordRetraction.model_validate(
+            {**p, "votes": votes.get(p["id"], []), "adjudications": adjudications.get(p["id"], [])}
+        )
+        for p in reads.proposals(thread_id)
+    ]
+
+
+def _class(row: StanceChangeRow) -> str:
+    """The stance change's class, as `council stances` gives it (council.domain.stances)."""
+    return classify(
+        StanceFacts(
+            claim_type=str(row["claim_type"]),
+            prior_claim_type=None if row["prior_claim_type"] is None else str(row["prior_claim_type"]),
+            exposed_types=tuple(row["exposed_claim_types"] or ()),
+            new_evidence=int(row["new_evidence"]),
+            invalidated_evidence=int(row["invalidated_evidence"]),
+        )
+    )
