@@ -71,7 +71,7 @@ class AdjudicationRow(TypedDict):
     to_status: str
     reason: str
     actor: str
-    details: dict[str, Any]
+    details: dict[str, object]
     created_at: datetime
 
 

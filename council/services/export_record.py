@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import TypeVar
 from uuid import UUID
 
 from council.domain.commands import IdRef
@@ -34,6 +35,7 @@ from council.domain.results.export import (
     ThreadExport,
 )
 from council.domain.results.learning import StanceChange
+from council.domain.results.lists import RunItem
 from council.domain.results.runs import Cost
 from council.domain.rules import group_dict, groups_of
 from council.domain.stances import StanceFacts, classify
@@ -126,11 +128,11 @@ def _read(tx: Tx, thread_id: UUID) -> DecisionRecord:
     )
 
 
-def _ordered(rows: Iterable[T], key: Callable[[T], Any]) -> list[T]:
+def _ordered(rows: Iterable[T], key: Callable[[T], tuple[datetime, str]]) -> list[T]:
     return sorted(rows, key=key)
 
 
-def _run(tx: Tx, item: Any) -> RecordRun:
+def _run(tx: Tx, item: RunItem) -> RecordRun:
     shown = tx.runs.show(item.id)
     answer = None
     if shown.answer is not None:
