@@ -38,11 +38,10 @@ from council.domain.results.learning import StanceChange
 from council.domain.results.lists import RunItem
 from council.domain.results.runs import Cost
 from council.domain.rules import group_dict, groups_of
-from council.domain.stances import StanceFacts, classify
 from council.errors import BadInput
 from council.ledger.export_reads import ExportReads, VersionRow
-from council.ledger.learning import StanceChangeRow
 from council.ledger.lists import Lists
+from council.services.learning import stance_class
 from council.services.observation import export_debate
 from council.services.ports import Tx, UnitOfWork
 
@@ -110,21 +109,12 @@ def _read(tx: Tx, thread_id: UUID) -> DecisionRecord:
         runs=runs,
         retractions=_retractions(reads, thread_id),
         stance_changes=[
-            StanceChange.model_validate({**row, "change_class": _class(row)})
+            StanceChange.model_validate({**row, "change_class": stance_class(row)})
             for row in _ordered(
                 tx.learning.stance_changes(thread_id), lambda r: (r["created_at"], str(r["claim_id"]))
             )
         ],
-        cost=Cost(
-            usd=round(sum(r.cost_usd or 0.0 for r in items), 6),
-            prompt_tokens=sum(r.prompt_tokens or 0 for r in items),
-            completion_tokens=sum(r.completion_tokens or 0 for r in items),
-            unpriced=sum(
-                1
-                for r in items
-                if r.cost_usd is None and (r.prompt_tokens is not None or r.completion_tokens is not None)
-            ),
-        ),
+        cost=Cost.of(items),
     )
 
 
@@ -220,16 +210,3 @@ def _retractions(reads: ExportReads, thread_id: UUID) -> list[RecordRetraction]:
         )
         for p in reads.proposals(thread_id)
     ]
-
-
-def _class(row: StanceChangeRow) -> str:
-    """The stance change's class, as `council stances` gives it (council.domain.stances)."""
-    return classify(
-        StanceFacts(
-            claim_type=str(row["claim_type"]),
-            prior_claim_type=None if row["prior_claim_type"] is None else str(row["prior_claim_type"]),
-            exposed_types=tuple(row["exposed_claim_types"] or ()),
-            new_evidence=int(row["new_evidence"]),
-            invalidated_evidence=int(row["invalidated_evidence"]),
-        )
-    )

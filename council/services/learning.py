@@ -25,12 +25,12 @@ def stances(uow: UnitOfWork, thread: IdRef) -> StancesShown:
         thread_id = tx.resolve("thread", thread)
         tx.threads.get(thread_id)
         rows = tx.learning.stance_changes(thread_id)
-    changes = [StanceChange.model_validate({**row, "change_class": _classified(row)}) for row in rows]
+    changes = [StanceChange.model_validate({**row, "change_class": stance_class(row)}) for row in rows]
     counts = {name: sum(1 for c in changes if c.change_class == name) for name in CLASSES}
     return StancesShown(thread_id=thread_id, counts=counts, changes=changes)
 
 
-def _classified(row: StanceChangeRow) -> str:
+def stance_class(row: StanceChangeRow) -> str:
     """The domain's class; the view computes the same (a test keeps them equal)."""
     facts = StanceFacts(
         claim_type=str(row["claim_type"]),

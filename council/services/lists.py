@@ -62,16 +62,7 @@ def list_runs(
         items, truncated = Lists(tx.conn).runs(
             thread_id=thread_id, status=status, agent=agent, dispatch_id=dispatch_id, limit=limit
         )
-    cost = Cost(
-        usd=round(sum(r.cost_usd or 0.0 for r in items), 6),
-        prompt_tokens=sum(r.prompt_tokens or 0 for r in items),
-        completion_tokens=sum(r.completion_tokens or 0 for r in items),
-        unpriced=sum(
-            1
-            for r in items
-            if r.cost_usd is None and (r.prompt_tokens is not None or r.completion_tokens is not None)
-        ),
-    )
+    cost = Cost.of(items)
     return RunListing(items=items, limit=limit, truncated=truncated, cost=cost)
 
 

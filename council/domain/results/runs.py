@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from uuid import UUID
 
 from pydantic import Field
@@ -157,6 +158,17 @@ class DispatchedRun(Result):
     cost_usd: float | None = None
 
 
+class Costed(Protocol):
+    """A run as far as its cost goes (a dispatched run, a listed run)."""
+
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def prompt_tokens(self) -> int | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+
+
 class Cost(Result):
     """Tokens and USD over runs that report them (a simulated run costs 0); ``unpriced``
     counts runs that reported tokens but whose model had no price (cost unknown, so
@@ -168,7 +180,7 @@ class Cost(Result):
     unpriced: int = 0
 
     @classmethod
-    def of(cls, runs: list[DispatchedRun]) -> Cost:
+    def of(cls, runs: Sequence[Costed]) -> Cost:
         return cls(
             usd=round(sum(r.cost_usd or 0.0 for r in runs), 6),
             prompt_tokens=sum(r.prompt_tokens or 0 for r in runs),
