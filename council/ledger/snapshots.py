@@ -9,14 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 from uuid import UUID
 
+from council.domain.canonical import canonical_json
+from council.domain.effective import CorrelationPrior, PairCorrelation, ResolvedStance, correlation_table
 from council.domain.manifests import Manifest
-from council.domain.snapshot import Snapshot, build_snapshot
+from council.domain.quorum import Seat
+from council.domain.snapshot import Snapshot, build_snapshot, measured_rows
 from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
 from council.ledger.pg import Unit, fetch
+
+
+class _Model(TypedDict):
+    model: str
+    provider: str
+
+
+class _CorrelationInputs(TypedDict):
+    prior: CorrelationPrior | None
+    min_resolved: int | None
+    models: list[_Model]
 
 
 @dataclass(frozen=True)
@@ -25,6 +39,16 @@ class _Manifest:
 
     version_id: UUID
     manifest: dict[str, Any]
+    seats: list[Seat] | None
+    correlation_inputs: _CorrelationInputs | None
+
+
+@dataclass(frozen=True)
+class _Stance:
+    model: str
+    version_id: str
+    claim_type: str
+    outcome: bool
 
 
 @dataclass(frozen=True)
@@ -38,7 +62,42 @@ class _Rows:
 def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
     rows = fetch(conn, "snapshot_manifests", _Manifest, version_ids=list(version_ids))
-    return {row.version_id: cast(Manifest, dict(row.manifest)) for row in rows}
+    found = {row.version_id: cast(Manifest, dict(row.manifest)) for row in rows}
+    for row in rows:
+        if row.seats is not None:
+            found[row.version_id]["council"] = canonical_json(row.seats)
+    measuring = {row.version_id: row.correlation_inputs for row in rows if row.correlation_inputs is not None}
+    if measuring:
+        tables = _correlation_tables(conn, measuring)
+        for version_id, table in tables.items():
+            found[version_id]["correlations"] = canonical_json(table)
+    return found
+
+
+def _correlation_tables(
+    conn: Unit, inputs: Mapping[UUID, _CorrelationInputs]
+) -> dict[UUID, list[PairCorrelation]]:
+    """Per version, the error-correlation table of the models that claimed on it, measured
+    now on every other resolved version (one statement for the batch): what a v3 snapshot
+    of a rule set with min_effective_support carries (council/domain/effective.py)."""
+    models = sorted({str(m["model"]) for i in inputs.values() for m in i["models"]})
+    stances = fetch(conn, "resolved_stances", _Stance, models=models) if models else []
+    tables: dict[UUID, list[PairCorrelation]] = {}
+    for version_id, given in inputs.items():
+        family = {str(m["model"]): str(m["provider"]) for m in given["models"]}
+        prior = given["prior"] or {"same_family": 0.0, "other": 0.0}
+        tables[version_id] = correlation_table(
+            family,
+            family,
+            (
+                ResolvedStance(s.model, s.version_id, s.claim_type, bool(s.outcome))
+                for s in stances
+                if s.version_id != str(version_id) and s.model in family
+            ),
+            {"same_family": float(prior["same_family"]), "other": float(prior["other"])},
+            int(given["min_resolved"] or 1),
+        )
+    return tables
 
 
 def manifest(conn: Unit, version_id: UUID) -> Manifest:
@@ -58,7 +117,7 @@ def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snap
     if not named:
         return []
     rows = fetch(conn, "snapshot_rows", _Rows, redact=False, **_flattened(named))
-    return [build_snapshot(row.rows) for row in rows]
+    return [build_snapshot({**row.rows, **measured_rows(m)}) for row, m in zip(rows, named, strict=True)]
 
 
 def _flattened(named: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
