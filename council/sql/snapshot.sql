@@ -111,3 +111,114 @@ JOIN claims c ON c.node_version_id = res.node_version_id
 JOIN agent_runs r ON r.id = c.run_id
 WHERE r.model = ANY(CAST(:models AS text[]))
 ORDER BY c.created_at, c.id
+
+-- snapshot_rows --
+-- The rows that manifests name (used for new snapshots and for replay alike),
+-- the manifests passed flattened: per kind of row, parallel arrays of the
+-- manifest's number (:ords, from 1) and the row ids (and, for states, the
+-- transition ids). One row per manifest, (ord, rows), in order. Every row is
+-- fetched by primary key, so the cost follows the manifests, not the tables.
+-- A manifest from before the retraction rule names no retraction (:retraction_named
+-- false): its rows carry none, so its snapshot rebuilds exactly as it was.
+WITH x AS (
+    SELECT * FROM unnest(CAST(:ords AS int[]), CAST(:version_ids AS uuid[]), CAST(:node_transitions AS uuid[]),
+                         CAST(:rule_set_ids AS text[]), CAST(:grouping_algorithm_ids AS text[]),
+                         CAST(:retraction_named AS boolean[]), CAST(:retractions AS uuid[]))
+        AS x(ord, version_id, node_transition, rule_set_id, grouping_algorithm_id, retraction_named, retraction)
+), versions_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', nv.id, 'version_no', nv.version_no)) AS j
+    FROM unnest(CAST(:versions_ord AS int[]), CAST(:versions_id AS uuid[])) AS u(ord, id)
+    JOIN node_versions nv ON nv.id = u.id
+    GROUP BY u.ord
+), claims_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'type', c.claim_type, 'confidence', c.confidence::text)) AS j
+    FROM unnest(CAST(:claims_ord AS int[]), CAST(:claims_id AS uuid[])) AS u(ord, id)
+    JOIN claims c ON c.id = u.id
+    GROUP BY u.ord
+), runs_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', r.id, 'agent', r.agent, 'model', r.model, 'provider', r.provider, 'simulated', r.simulated,
+        'parent_run_id', r.parent_run_id, 'input_fingerprint', r.input_fingerprint)) AS j
+    FROM unnest(CAST(:runs_ord AS int[]), CAST(:runs_id AS uuid[])) AS u(ord, id)
+    JOIN agent_runs r ON r.id = u.id
+    GROUP BY u.ord
+), exposures_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', e.id, 'run_id', e.run_id, 'exposed_to_run_id', e.exposed_to_run_id, 'channel', e.channel)) AS j
+    FROM unnest(CAST(:exposures_ord AS int[]), CAST(:exposures_id AS uuid[])) AS u(ord, id)
+    JOIN run_exposures e ON e.id = u.id
+    GROUP BY u.ord
+), citations_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'claim_id', c.claim_id, 'evidence_id', c.evidence_id,
+        'role', c.role)) AS j
+    FROM unnest(CAST(:citations_ord AS int[]), CAST(:citations_id AS uuid[])) AS u(ord, id)
+    JOIN citations c ON c.id = u.id
+    GROUP BY u.ord
+), branches_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', b.id, 'kind', b.kind, 'transition', u.transition, 'to_status', t.to_status)) AS j
+    FROM unnest(CAST(:branches_ord AS int[]), CAST(:branches_id AS uuid[]), CAST(:branches_transition AS uuid[]))
+        AS u(ord, id, transition)
+    JOIN branches b ON b.id = u.id
+    LEFT JOIN branch_transitions t ON t.id = u.transition
+    GROUP BY u.ord
+), evidence_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', e.id, 'sha256', e.content_sha256, 'transition', u.transition,
+        'to_status', t.to_status)) AS j
+    FROM unnest(CAST(:evidence_ord AS int[]), CAST(:evidence_id AS uuid[]), CAST(:evidence_transition AS uuid[]))
+        AS u(ord, id, transition)
+    JOIN evidence e ON e.id = u.id
+    LEFT JOIN evidence_transitions t ON t.id = u.transition
+    GROUP BY u.ord
+), pending_actions_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', p.id, 'transition', u.transition, 'to_status', t.to_status)) AS j
+    FROM unnest(CAST(:pending_actions_ord AS int[]), CAST(:pending_actions_id AS uuid[]), CAST(:pending_actions_transition AS uuid[]))
+        AS u(ord, id, transition)
+    JOIN pending_actions p ON p.id = u.id
+    LEFT JOIN pending_action_transitions t ON t.id = u.transition
+    GROUP BY u.ord
+)
+SELECT x.ord, json_build_object(
+    'version', (
+        SELECT row_to_json(r) FROM (
+            SELECT nv.id, nv.logical_node_id, nv.thread_id, nv.branch_id, nv.version_no,
+                   nv.content_sha256, nv.initial_status
+            FROM node_versions nv WHERE nv.id = x.version_id) r),
+    'versions', coalesce(versions_by.j, '[]'::json),
+    'node_transition', (
+        SELECT row_to_json(r) FROM (
+            SELECT t.id, t.to_status FROM node_status_transitions t WHERE t.id = x.node_transition) r),
+    'retraction', CASE WHEN x.retraction_named THEN coalesce((
+        SELECT row_to_json(r) FROM (
+            SELECT t.id, t.consolidation_id, t.to_status FROM consolidation_transitions t
+            WHERE t.id = x.retraction) r), '{}'::json) END,
+    'branches', coalesce(branches_by.j, '[]'::json),
+    'claims', coalesce(claims_by.j, '[]'::json),
+    'runs', coalesce(runs_by.j, '[]'::json),
+    'exposures', coalesce(exposures_by.j, '[]'::json),
+    'citations', coalesce(citations_by.j, '[]'::json),
+    'evidence', coalesce(evidence_by.j, '[]'::json),
+    'pending_actions', coalesce(pending_actions_by.j, '[]'::json),
+    'rule_set', (
+        SELECT row_to_json(r) FROM (
+            SELECT rs.id, rs.body, rs.body_sha256 AS sha256 FROM rule_sets rs WHERE rs.id = x.rule_set_id) r),
+    'grouping', (
+        SELECT row_to_json(r) FROM (
+            SELECT g.id, g.params, g.params_sha256 AS sha256 FROM grouping_algorithms g
+            WHERE g.id = x.grouping_algorithm_id) r)
+) AS rows
+FROM x
+LEFT JOIN versions_by USING (ord)
+LEFT JOIN claims_by USING (ord)
+LEFT JOIN runs_by USING (ord)
+LEFT JOIN exposures_by USING (ord)
+LEFT JOIN citations_by USING (ord)
+LEFT JOIN branches_by USING (ord)
+LEFT JOIN evidence_by USING (ord)
+LEFT JOIN pending_actions_by USING (ord)
+ORDER BY x.ord
