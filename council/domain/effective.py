@@ -19,8 +19,11 @@ Definitions (the rule keys are in docs/architecture.md §4):
   when ``n >= m``; else ``n/m`` of the measured and ``1 - n/m`` of the prior (shrunk
   toward the prior until enough records exist). A model with itself: 1.
 - ``n_eff`` of a node's support: one vote per independent support group; two groups
-  are as correlated as their most correlated pair of models; Kish's effective number
-  n² / Σᵢⱼ ρᵢⱼ (ρᵢᵢ = 1, a negative ρ taken as 0), so 1 ≤ n_eff ≤ n for n ≥ 1.
+  are as correlated as their most correlated pair of models; groups perfectly
+  correlated (a used ρ of 1, chained: e.g. the same model twice) are one vote, as
+  correlated with another as their most correlated pair; Kish's effective number
+  n² / Σᵢⱼ ρᵢⱼ over those votes (ρᵢᵢ = 1, a negative ρ taken as 0), so 1 ≤ n_eff ≤ n
+  for n ≥ 1, and a supporter perfectly correlated with an existing one never raises it.
 """
 
 from __future__ import annotations
@@ -144,4 +147,25 @@ def group_n_eff(group_models: Sequence[Iterable[str]], table: Sequence[PairCorre
         (i, j): max((rho(a, b) for a in models[i] for b in models[j]), default=0.0)
         for i, j in itertools.combinations(range(len(models)), 2)
     }
-    return kish(len(models), pairs)
+    # Votes perfectly correlated (used 1, chained) carry one vote's information: one vote
+    # per such cluster, as correlated with another as their most correlated pair. Then a
+    # supporter perfectly correlated with an existing one never raises n_eff (Kish's
+    # formula over the raw votes would credit "balancing" two clusters).
+    cluster = list(range(len(models)))
+
+    def root(i: int) -> int:
+        while cluster[i] != i:
+            i = cluster[i]
+        return i
+
+    for (i, j), value in pairs.items():
+        if value >= 1.0:
+            cluster[root(j)] = root(i)
+    roots = sorted({root(i) for i in range(len(models))})
+    index = {r: n for n, r in enumerate(roots)}
+    merged: dict[tuple[int, int], float] = {}
+    for (i, j), value in pairs.items():
+        a, b = sorted((index[root(i)], index[root(j)]))
+        if a != b:
+            merged[(a, b)] = max(merged.get((a, b), 0.0), value)
+    return kish(len(roots), merged)

@@ -6,8 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from council.domain.effective import (
+    PairCorrelation,
     ResolvedStance,
     correlation_table,
     errors_by_model,
@@ -147,3 +150,42 @@ def test_a_rule_set_without_the_new_keys_decides_as_before() -> None:
     decision = decide(snapshot(RUNS), BODY, groups)
     assert decision.positive
     assert {r.rule for r in decision.reasons}.isdisjoint({"effective_support", "council_answered"})
+
+
+MODELS = ["m0", "m1", "m2", "m3"]
+
+
+@st.composite
+def supporters(draw: st.DrawFn) -> tuple[list[PairCorrelation], list[list[str]], list[str]]:
+    """A correlation table over four models (each pair's value in [0, 1], 1 included), the
+    models of some support groups, and a new group perfectly correlated with one of them:
+    the same models, or a model the table puts at 1 with one of that group's models."""
+    values = st.one_of(st.just(1.0), st.just(0.0), st.floats(0, 1, allow_nan=False))
+    table: list[PairCorrelation] = [
+        {
+            "models": [a, b],
+            "same_family": False,
+            "resolved": 0,
+            "measured": None,
+            "prior": 0.0,
+            "used": draw(values),
+        }
+        for i, a in enumerate(MODELS)
+        for b in MODELS[i + 1 :]
+    ]
+    groups = draw(st.lists(st.lists(st.sampled_from(MODELS), min_size=1, max_size=2), min_size=1, max_size=5))
+    twin = list(draw(st.sampled_from(groups)))
+    if draw(st.booleans()):
+        other = [m for m in MODELS if m not in twin]
+        ones = [m for m in other if any(p["used"] == 1.0 and set(p["models"]) == {m, twin[0]} for p in table)]
+        if ones:
+            twin = [draw(st.sampled_from(ones))]
+    return table, groups, twin
+
+
+@given(supporters())
+def test_adding_a_supporter_perfectly_correlated_with_an_existing_one_never_raises_n_eff(
+    case: tuple[list[PairCorrelation], list[list[str]], list[str]],
+) -> None:
+    table, groups, twin = case
+    assert group_n_eff([*groups, twin], table) <= group_n_eff(groups, table)
