@@ -93,11 +93,24 @@ def correlation_table(
     min_resolved: int,
 ) -> list[PairCorrelation]:
     """The correlation used for every pair of ``models`` (sorted pairs, sorted list)."""
-    errors = errors_by_model(stances)
+    return table_from_errors(errors_by_model(stances), models, family, prior, min_resolved)
+
+
+def table_from_errors(
+    errors: Mapping[str, Mapping[str, bool]],
+    models: Iterable[str],
+    family: Mapping[str, str],
+    prior: CorrelationPrior,
+    min_resolved: int,
+    leave_out: frozenset[str] = frozenset(),
+) -> list[PairCorrelation]:
+    """``correlation_table`` from ``errors_by_model``, the versions ``leave_out`` not counted
+    (`council eval` measures each record's table on the other records)."""
     table: list[PairCorrelation] = []
     for a, b in itertools.combinations(sorted(set(models)), 2):
-        shared = sorted(set(errors.get(a, {})) & set(errors.get(b, {})))
-        measured = pearson([float(errors[a][v]) for v in shared], [float(errors[b][v]) for v in shared])
+        ea, eb = errors.get(a, {}), errors.get(b, {})
+        shared = sorted((set(ea) & set(eb)) - leave_out)
+        measured = pearson([float(ea[v]) for v in shared], [float(eb[v]) for v in shared])
         same = family.get(a) is not None and family.get(a) == family.get(b)
         p = float(prior["same_family"] if same else prior["other"])
         table.append(
