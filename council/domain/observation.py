@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from council.domain.canonical import canonical_json
-from council.domain.effective import table_from_errors
+from council.domain.eval_effective import PairStats, measured, model_errors
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
 from council.domain.rules import decide
 from council.domain.snapshot import Snapshot
@@ -108,9 +108,9 @@ def evaluate_records(
     resolved = [r for r in records if r.resolved]
     params = GroupingParams.from_record(grouping)
     grouped = {r.id: node_groups(r, params) for r in resolved}  # the grouping does not depend on the rules
-    errors = model_errors(resolved)
+    stats = PairStats(model_errors(resolved))  # council/domain/eval_effective.py
     decisions = {
-        rs.id: {r.id: decided_nodes(grouped[r.id], rs.body, measured(r, rs.body, errors)) for r in resolved}
+        rs.id: {r.id: decided_nodes(grouped[r.id], rs.body, measured(r, rs.body, stats)) for r in resolved}
         for rs in rule_sets
     }
     correlations = error_correlations(resolved)
@@ -253,44 +253,6 @@ def node_groups(record: RecordFacts, params: GroupingParams) -> dict[str, list[G
         ]
         grouped[node] = group_runs(facts, params)
     return grouped
-
-
-def _model(turn: TurnFacts) -> str:
-    return turn.model or turn.agent
-
-
-def model_errors(records: Sequence[RecordFacts]) -> dict[str, dict[str, bool]]:
-    """Per model, per resolved record: whether its last turn was not correct (as
-    ``error_correlations`` measures agents). A record, not a node version, is the unit: an
-    imported turn endorses one option and takes no stance on the others, so over versions
-    two models would share only the ones they agreed on."""
-    errors: dict[str, dict[str, bool]] = {}
-    for record in records:
-        for turn in record.turns:  # in turn order: the last turn of a model wins
-            errors.setdefault(_model(turn), {})[record.id] = not record.correct(turn.answer)
-    return errors
-
-
-def measured(
-    record: RecordFacts, rules: Mapping[str, Any], errors: Mapping[str, Mapping[str, bool]]
-) -> dict[str, object]:
-    """What a v3 snapshot would carry for the record under ``rules``: its runs' models and,
-    under min_effective_support, the error-correlation table measured on the *other*
-    records (the committer measures on every resolved version but the one it decides)."""
-    if rules.get("min_effective_support") is None:
-        return {}
-    prior = rules.get("error_correlation_prior") or {"same_family": 0.0, "other": 0.0}
-    family = {_model(t): t.provider for t in record.turns}
-    table = table_from_errors(
-        errors,
-        family,
-        family,
-        {"same_family": float(prior["same_family"]), "other": float(prior["other"])},
-        int(rules.get("correlation_min_resolved") or 1),
-        leave_out=frozenset({record.id}),
-    )
-    runs = [{"id": t.run_id, "agent": t.agent, "model": _model(t)} for t in record.turns]
-    return {"runs": runs, "correlations": table}
 
 
 def decided_nodes(
