@@ -10,9 +10,11 @@ from uuid import UUID
 from sqlalchemy import Engine
 
 from council.ledger.snapshots import current_snapshot
-from council.services.consolidation import consolidate, replay
+from council.services.consolidation import consolidate, groups, history, replay
 from council.services.counterfactual import pin_rule_set
+from council.services.export_record import decision_record
 from council.services.observation import resolve
+from council.services.outside import node_status
 from tests.builders import ACTOR, MODELS, Ledger
 
 PAIR = sorted([MODELS["anthropic"], MODELS["openai"]])
@@ -75,3 +77,40 @@ def test_a_v2_consolidation_replays_exactly_after_resolutions_change_the_live_ta
     assert again.replayed_outcome == "consolidate"
     # And so does the not-ready evaluation (its manifest kept in the evaluation chain)
     assert replay(ledger.uow, str(later.evaluation_id)).match is True
+
+
+def test_n_eff_is_shown_beside_the_group_count_where_a_table_was_measured(engine: Engine) -> None:
+    # Given a thread under v1 and a node two providers endorse
+    plain = Ledger.new(engine, title="v1 thread")
+    v1_node = endorsed(plain, "measured under v1")
+    # Then its groups show no n_eff: v1 measures no correlation table
+    assert groups(plain.uow, str(v1_node)).n_eff is None
+    # Given a thread under v2, a consolidated node and a node decided later, after resolutions
+    pin_rule_set(plain.uow, "council-default-v2", actor=ACTOR)
+    ledger = Ledger.new(engine)
+    first = endorsed(ledger, "consolidated first")
+    assert consolidate(ledger.uow, first, actor=ACTOR).outcome == "committed"
+    for i in range(6):
+        past = endorsed(ledger, f"resolved {i}")
+        resolve(
+            ledger.uow,
+            str(past),
+            outcome="false" if i % 2 else "true",
+            source="test",
+            reason="r",
+            actor=ACTOR,
+        )
+    later = endorsed(ledger, "decided later")
+    assert consolidate(ledger.uow, later, actor=ACTOR).outcome == "not_ready"
+    # Then groups shows n_eff now (the live table: 4 / (2 + 2 * 0.44))
+    shown = groups(ledger.uow, str(first))
+    assert (shown.support_groups, shown.n_eff) == (2, round(4 / 2.88, 6))
+    # And history shows each decision's n_eff as it was decided
+    assert [c.n_eff for c in history(ledger.uow, str(first)).consolidations] == [1.54]
+    assert [e.n_eff for e in history(ledger.uow, str(later)).evaluations] == [1.39]
+    # And MCP's node_status and the decision record carry it beside the group count
+    status = node_status(ledger.uow, str(later), run=None, holder="test")
+    assert (status.support_groups, status.n_eff) == (2, round(4 / 2.88, 6))
+    record = decision_record(ledger.uow, str(ledger.thread_id))
+    [prop] = [p for p in record.propositions if p.head_version_id == first]
+    assert prop.n_eff == round(4 / 2.88, 6)
