@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -95,11 +96,12 @@ def groups_cmd(
     result = groups(uow(), node)
     table = rows("groups", ["id", "kind", "runs", "providers", "max_confidence"], key="groups")
 
-    def render(data: dict[str, Any]) -> None:
+    def render(data: Mapping[str, object]) -> None:
         table(data)
+        n_eff = data["n_eff"]
         console.print(
             f"{data['support_groups']} support group(s), {data['dispute_groups']} dispute group(s); "
-            f"n_eff {_n_eff(data['n_eff'])}",
+            f"n_eff {_n_eff(n_eff if isinstance(n_eff, float | int) else None)}",
             highlight=False,
         )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from council.domain.effective import PairCorrelation, shrink
 
@@ -65,21 +65,24 @@ class PairStats:
         return n, round((n * sxy - sx * sy) / math.sqrt(vx * vy), 6)
 
 
-def measured(record: RecordFacts, rules: Mapping[str, Any], stats: PairStats) -> dict[str, object]:
+def measured(record: RecordFacts, rules: Mapping[str, object], stats: PairStats) -> dict[str, object]:
     """What a v3 snapshot would carry for the record under ``rules``: its runs' models and,
     under min_effective_support, the error-correlation table measured on the *other*
     records (the committer measures on every resolved version but the one it decides),
     shrunk toward the rule set's prior as council/domain/effective.py does."""
     if rules.get("min_effective_support") is None:
         return {}
-    prior = rules.get("error_correlation_prior") or {"same_family": 0.0, "other": 0.0}
-    least = int(rules.get("correlation_min_resolved") or 1)
+    given = rules.get("error_correlation_prior")
+    prior: Mapping[str, object] = given if isinstance(given, dict) else {"same_family": 0.0, "other": 0.0}
+    least = rules.get("correlation_min_resolved")
+    least = least if isinstance(least, int) and least > 0 else 1
     family = {_model(t): t.provider for t in record.turns}
     table: list[PairCorrelation] = []
     for a, b in itertools.combinations(sorted(family), 2):
         shared, phi = stats.without(a, b, record.id)
         same = family[a] == family[b]
-        p = float(prior["same_family" if same else "other"])
+        value = prior.get("same_family" if same else "other")
+        p = float(value) if isinstance(value, int | float) else 0.0
         table.append({"models": [a, b], "same_family": same, "resolved": shared, "measured": phi,
                       "prior": p, "used": shrink(phi, shared, p, least)})  # fmt: skip
     runs = [{"id": t.run_id, "agent": t.agent, "model": _model(t)} for t in record.turns]
