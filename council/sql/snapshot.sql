@@ -222,3 +222,20 @@ LEFT JOIN branches_by USING (ord)
 LEFT JOIN evidence_by USING (ord)
 LEFT JOIN pending_actions_by USING (ord)
 ORDER BY x.ord
+
+-- quorum_versions --
+-- When run :run_id of a dispatch ends, the versions whose council it sat on and whose
+-- thread's rule set has min_council_answered (council/domain/quorum.py), not yet
+-- consolidated: the versions claimed on by runs of the thread's dispatches (not
+-- reviews) that sent the run's agent. Their decision may change with the run's status
+-- even when it claimed on none of them (a failure, or a re-run that answers elsewhere).
+SELECT DISTINCT c.node_version_id
+FROM agent_runs me
+JOIN threads th ON th.id = me.thread_id
+JOIN rule_sets rs ON rs.id = th.rule_set_id AND rs.body ? 'min_council_answered'
+JOIN dispatches d ON d.thread_id = me.thread_id AND d.mode <> 'review' AND me.agent = ANY(d.agents)
+JOIN agent_runs r ON r.dispatch_id = d.id
+JOIN claims c ON c.run_id = r.id
+WHERE me.id = :run_id AND me.dispatch_id IS NOT NULL
+  AND NOT EXISTS (
+      SELECT 1 FROM consolidations k WHERE k.node_version_id = c.node_version_id AND k.status = 'live')

@@ -89,8 +89,16 @@ def test_a_council_that_lost_a_member_waits_for_its_rerun_then_consolidates_once
             "beta": "succeeded",
             "gamma": "failed",
         }
-        # Then the node does not consolidate, though two providers endorsed it, and the
-        # reason names the member that did not answer
+        # Then the commit worker's own evaluation after the failure names the member that did
+        # not answer (a failed run claims nothing: its end re-evaluates its council's versions)
+        wanted = "not answered: gamma (failed)"
+
+        def named() -> bool:
+            recorded = json.loads(council(env, "history", "--node", version, "--json").stdout)["evaluations"]
+            return any(wanted in r["detail"] for e in recorded[-1:] for r in e["reasons"])
+
+        wait_for(named, 120, "an evaluation naming gamma")
+        # And the node does not consolidate, though two providers endorsed it
         decided = council(env, "consolidate", "--node", version, "--json")
         assert decided.returncode == 0, decided.stderr
         verdict = json.loads(decided.stdout)
