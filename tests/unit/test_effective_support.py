@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from council.domain.counterfactual import parse_body
 from council.domain.effective import (
     PairCorrelation,
     ResolvedStance,
@@ -21,6 +22,7 @@ from council.domain.effective import (
 from council.domain.independence import Group
 from council.domain.quorum import Seat, describe, met, quorum
 from council.domain.rules import decide
+from council.errors import BadInput
 
 PRIOR = {"same_family": 0.6, "other": 0.1}
 
@@ -189,3 +191,29 @@ def test_adding_a_supporter_perfectly_correlated_with_an_existing_one_never_rais
 ) -> None:
     table, groups, twin = case
     assert group_n_eff([*groups, twin], table) <= group_n_eff(groups, table)
+
+
+V2_BODY = {
+    "min_support_groups": 2,
+    "min_support_providers": 2,
+    "dispute_confidence_bar": 0.6,
+    "min_effective_support": 1.5,
+    "error_correlation_prior": {"same_family": 0.6, "other": 0.3},
+    "correlation_min_resolved": 30,
+    "min_council_answered": 0.75,
+}
+
+
+def test_a_rule_set_file_takes_the_new_keys_and_refuses_bad_values() -> None:
+    assert parse_body(V2_BODY) == V2_BODY
+    for change, reason in (
+        ({"min_council_answered": 1.5}, "min_council_answered must be a share from 0 to 1"),
+        ({"error_correlation_prior": {"same_family": 0.6}}, "error_correlation_prior must be"),
+        ({"correlation_min_resolved": 0}, "correlation_min_resolved must be a whole number"),
+        ({"min_effective_support": "two"}, "min_effective_support must be a number"),
+    ):
+        with pytest.raises(BadInput, match=reason):
+            parse_body({**V2_BODY, **change})
+    without_prior = {k: v for k, v in V2_BODY.items() if k != "error_correlation_prior"}
+    with pytest.raises(BadInput, match="min_effective_support needs error_correlation_prior"):
+        parse_body(without_prior)
