@@ -72,17 +72,30 @@ def errors_by_model(stances: Iterable[ResolvedStance]) -> dict[str, dict[str, bo
     return out
 
 
-def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    n = len(xs)
+# Over the resolved versions two models both took a stance on: how many, how many times
+# each was in error, and how many times both were. Errors are 0 or 1, so these sums give
+# Pearson's correlation (phi) exactly, and a sum without one version is a subtraction.
+ErrorSums = tuple[int, int, int, int]
+
+
+def error_sums(errors: Mapping[str, Mapping[str, bool]], a: str, b: str) -> ErrorSums:
+    ea, eb = errors.get(a, {}), errors.get(b, {})
+    shared = set(ea) & set(eb)
+    xs = [int(ea[v]) for v in shared]
+    ys = [int(eb[v]) for v in shared]
+    return len(shared), sum(xs), sum(ys), sum(x * y for x, y in zip(xs, ys, strict=True))
+
+
+def phi(sums: ErrorSums) -> float | None:
+    """Pearson's correlation of two 0/1 error series from their sums; None when fewer than
+    two versions are shared or either series never varies."""
+    n, sx, sy, sxy = sums
     if n < 2:
         return None
-    mx, my = math.fsum(xs) / n, math.fsum(ys) / n
-    sxx = math.fsum((x - mx) ** 2 for x in xs)
-    syy = math.fsum((y - my) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
+    vx, vy = n * sx - sx * sx, n * sy - sy * sy
+    if vx == 0 or vy == 0:
         return None
-    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    return round(sxy / math.sqrt(sxx * syy), 6)
+    return round((n * sxy - sx * sy) / math.sqrt(vx * vy), 6)
 
 
 def correlation_table(
@@ -93,34 +106,31 @@ def correlation_table(
     min_resolved: int,
 ) -> list[PairCorrelation]:
     """The correlation used for every pair of ``models`` (sorted pairs, sorted list)."""
-    return table_from_errors(errors_by_model(stances), models, family, prior, min_resolved)
+    errors = errors_by_model(stances)
+    pairs = itertools.combinations(sorted(set(models)), 2)
+    return table_from_sums({(a, b): error_sums(errors, a, b) for a, b in pairs}, family, prior, min_resolved)
 
 
-def table_from_errors(
-    errors: Mapping[str, Mapping[str, bool]],
-    models: Iterable[str],
+def table_from_sums(
+    sums: Mapping[tuple[str, str], ErrorSums],
     family: Mapping[str, str],
     prior: CorrelationPrior,
     min_resolved: int,
-    leave_out: frozenset[str] = frozenset(),
 ) -> list[PairCorrelation]:
-    """``correlation_table`` from ``errors_by_model``, the versions ``leave_out`` not counted
-    (`council eval` measures each record's table on the other records)."""
+    """The table over the pairs ``sums`` names (each sorted), from their error sums."""
     table: list[PairCorrelation] = []
-    for a, b in itertools.combinations(sorted(set(models)), 2):
-        ea, eb = errors.get(a, {}), errors.get(b, {})
-        shared = sorted((set(ea) & set(eb)) - leave_out)
-        measured = pearson([float(ea[v]) for v in shared], [float(eb[v]) for v in shared])
+    for (a, b), pair_sums in sorted(sums.items()):
+        measured = phi(pair_sums)
         same = family.get(a) is not None and family.get(a) == family.get(b)
         p = float(prior["same_family"] if same else prior["other"])
         table.append(
             {
                 "models": [a, b],
                 "same_family": same,
-                "resolved": len(shared),
+                "resolved": pair_sums[0],
                 "measured": measured,
                 "prior": p,
-                "used": shrink(measured, len(shared), p, min_resolved),
+                "used": shrink(measured, pair_sums[0], p, min_resolved),
             }
         )
     return table

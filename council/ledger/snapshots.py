@@ -7,13 +7,14 @@ version is a batch of one.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 from uuid import UUID
 
 from council.domain.canonical import canonical_json
-from council.domain.effective import CorrelationPrior, PairCorrelation, ResolvedStance, correlation_table
+from council.domain.effective import CorrelationPrior, ErrorSums, PairCorrelation, table_from_sums
 from council.domain.manifests import Manifest
 from council.domain.quorum import Seat
 from council.domain.snapshot import Snapshot, build_snapshot, measured_rows
@@ -44,11 +45,20 @@ class _Manifest:
 
 
 @dataclass(frozen=True)
-class _Stance:
+class _PairSums:
+    a: str
+    b: str
+    n: int
+    sa: int
+    sb: int
+    sab: int
+
+
+@dataclass(frozen=True)
+class _OwnError:
     model: str
     version_id: str
-    claim_type: str
-    outcome: bool
+    err: int
 
 
 @dataclass(frozen=True)
@@ -78,22 +88,32 @@ def _correlation_tables(
     conn: Unit, inputs: Mapping[UUID, _CorrelationInputs]
 ) -> dict[UUID, list[PairCorrelation]]:
     """Per version, the error-correlation table of the models that claimed on it, measured
-    now on every other resolved version (one statement for the batch): what a v3 snapshot
-    of a rule set with min_effective_support carries (council/domain/effective.py)."""
-    models = sorted({str(m["model"]) for i in inputs.values() for m in i["models"]})
-    stances = fetch(conn, "resolved_stances", _Stance, models=models) if models else []
+    now on every other resolved version (two statements for the batch, summed in SQL): what
+    a v3 snapshot of a rule set with min_effective_support carries (council/domain/effective.py)."""
+    models = sorted({m["model"] for i in inputs.values() for m in i["models"]})
+    if not models:
+        return {version_id: [] for version_id in inputs}
+    sums: dict[tuple[str, str], ErrorSums] = {}
+    for row in fetch(conn, "resolved_error_sums", _PairSums, models=models):
+        a, b, sa, sb = (row.a, row.b, row.sa, row.sb) if row.a <= row.b else (row.b, row.a, row.sb, row.sa)
+        sums[(a, b)] = (row.n, sa, sb, row.sab)
+    own: dict[str, dict[str, int]] = {}
+    for err in fetch(conn, "resolved_errors_of", _OwnError, models=models, version_ids=list(inputs)):
+        own.setdefault(err.version_id, {})[err.model] = err.err
     tables: dict[UUID, list[PairCorrelation]] = {}
     for version_id, given in inputs.items():
-        family = {str(m["model"]): str(m["provider"]) for m in given["models"]}
+        family = {m["model"]: m["provider"] for m in given["models"]}
+        mine = own.get(str(version_id), {})
+        pairs: dict[tuple[str, str], ErrorSums] = {}
+        for a, b in itertools.combinations(sorted(family), 2):
+            n, sa, sb, sab = sums.get((a, b), (0, 0, 0, 0))
+            if a in mine and b in mine:  # leave the decided version out
+                n, sa, sb, sab = n - 1, sa - mine[a], sb - mine[b], sab - mine[a] * mine[b]
+            pairs[(a, b)] = (n, sa, sb, sab)
         prior = given["prior"] or {"same_family": 0.0, "other": 0.0}
-        tables[version_id] = correlation_table(
+        tables[version_id] = table_from_sums(
+            pairs,
             family,
-            family,
-            (
-                ResolvedStance(s.model, s.version_id, s.claim_type, bool(s.outcome))
-                for s in stances
-                if s.version_id != str(version_id) and s.model in family
-            ),
             {"same_family": float(prior["same_family"]), "other": float(prior["other"])},
             int(given["min_resolved"] or 1),
         )

@@ -98,19 +98,48 @@ JOIN threads th ON th.id = nv.thread_id
 JOIN rule_sets rs ON rs.id = th.rule_set_id
 WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
 
--- resolved_stances --
--- Every stance of :models on a resolved node version, with the resolution in force
--- (the latest), in the order the claims were made: what the error-correlation table
--- of min_effective_support is measured on (council/domain/effective.py).
-SELECT r.model, c.node_version_id::text AS version_id, c.claim_type, res.outcome
-FROM (
+-- resolved_error_sums --
+-- Per pair of :models, over the resolved node versions both took a stance on: how many,
+-- how many times each was in error and how many times both were (council/domain/effective.py:
+-- a model's latest non-abstain stance on a version is in error when supporting contradicts
+-- the resolution in force). Sums, not stances: a decision under min_effective_support
+-- reads one row a pair however many records were resolved.
+WITH res AS (
     SELECT DISTINCT ON (x.node_version_id) x.node_version_id, x.outcome
     FROM resolutions x
-    ORDER BY x.node_version_id, x.created_at DESC, x.id DESC) res
-JOIN claims c ON c.node_version_id = res.node_version_id
+    ORDER BY x.node_version_id, x.created_at DESC, x.id DESC
+), st AS (
+    SELECT DISTINCT ON (r.model, c.node_version_id) r.model, c.node_version_id,
+           CASE WHEN (c.claim_type IN ('originate', 'endorse')) = res.outcome THEN 0 ELSE 1 END AS err
+    FROM res
+    JOIN claims c ON c.node_version_id = res.node_version_id AND c.claim_type <> 'abstain'
+    JOIN agent_runs r ON r.id = c.run_id
+    WHERE r.model = ANY(CAST(:models AS text[]))
+    ORDER BY r.model, c.node_version_id, c.created_at DESC, c.id DESC
+)
+SELECT a.model AS a, b.model AS b, count(*)::int AS n, sum(a.err)::int AS sa, sum(b.err)::int AS sb,
+       sum(a.err * b.err)::int AS sab
+FROM st a JOIN st b ON b.node_version_id = a.node_version_id AND b.model <> a.model
+WHERE a.model < b.model
+GROUP BY a.model, b.model
+
+-- resolved_errors_of --
+-- The error of each of :models on each of :version_ids that is resolved (its latest
+-- non-abstain stance, as resolved_error_sums counts it): what a decision on one of those
+-- versions subtracts, since a version's own resolution never measures its decision.
+WITH res AS (
+    SELECT DISTINCT ON (x.node_version_id) x.node_version_id, x.outcome
+    FROM resolutions x
+    WHERE x.node_version_id = ANY(CAST(:version_ids AS uuid[]))
+    ORDER BY x.node_version_id, x.created_at DESC, x.id DESC
+)
+SELECT DISTINCT ON (r.model, c.node_version_id) r.model, c.node_version_id::text AS version_id,
+       CASE WHEN (c.claim_type IN ('originate', 'endorse')) = res.outcome THEN 0 ELSE 1 END AS err
+FROM res
+JOIN claims c ON c.node_version_id = res.node_version_id AND c.claim_type <> 'abstain'
 JOIN agent_runs r ON r.id = c.run_id
 WHERE r.model = ANY(CAST(:models AS text[]))
-ORDER BY c.created_at, c.id
+ORDER BY r.model, c.node_version_id, c.created_at DESC, c.id DESC
 
 -- snapshot_rows --
 -- The rows that manifests name (used for new snapshots and for replay alike),

@@ -77,6 +77,13 @@ def test_a_v2_consolidation_replays_exactly_after_resolutions_change_the_live_ta
     assert again.replayed_outcome == "consolidate"
     # And so does the not-ready evaluation (its manifest kept in the evaluation chain)
     assert replay(ledger.uow, str(later.evaluation_id)).match is True
+    # And a version's own resolution never measures its decision: resolving the first node
+    # (both wrong) moves every other version's table (7 of 30), not its own
+    resolve(ledger.uow, str(first), outcome="false", source="test", reason="r", actor=ACTOR)
+    with ledger.uow() as tx:
+        assert used(current_snapshot(tx.conn, first)) == 0.44
+        assert used(current_snapshot(tx.conn, later.node_version_id)) == round(7 / 30 + 23 / 30 * 0.3, 6)
+    assert replay(ledger.uow, str(committed.consolidation_id)).match is True
 
 
 def test_n_eff_is_shown_beside_the_group_count_where_a_table_was_measured(engine: Engine) -> None:
