@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -93,7 +94,23 @@ def groups_cmd(
     from council.services.consolidation import groups
 
     result = groups(uow(), node)
-    emit(result, as_json, rows("groups", ["id", "kind", "runs", "providers", "max_confidence"], key="groups"))
+    table = rows("groups", ["id", "kind", "runs", "providers", "max_confidence"], key="groups")
+
+    def render(data: Mapping[str, object]) -> None:
+        table(data)
+        n_eff = data["n_eff"]
+        console.print(
+            f"{data['support_groups']} support group(s), {data['dispute_groups']} dispute group(s); "
+            f"n_eff {_n_eff(n_eff if isinstance(n_eff, float | int) else None)}",
+            highlight=False,
+        )
+
+    emit(result, as_json, render)
+
+
+def _n_eff(value: float | None) -> str:
+    """Effective independent support votes, or why none is shown."""
+    return "— (the rule set measures no correlation table)" if value is None else f"{value:.2f}"
 
 
 @returns("council.domain.results.consolidation:History")

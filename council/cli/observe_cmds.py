@@ -151,11 +151,13 @@ def _render_eval(data: dict[str, Any]) -> None:
     for which in ("first_round", "last_round"):
         m = data["majority"][which]
         console.print(f"majority, {which.replace('_', ' ')}: {_pct(m['accuracy'])} ({m['ties']} tie(s))")
+    # The rule sets side by side (e.g. --rule-set council-default-v1 --rule-set council-default-v2).
+    council_table = Table("council under", "decided", "coverage", "accuracy", "wrong", box=None)
     for rule_set, c in data["council"].items():
-        console.print(
-            f"council under {inert(rule_set)}: decided {c['decided']} (coverage {_pct(c['coverage'])}), "
-            f"accuracy {_pct(c['accuracy'])}, wrong {c['wrong']}"
+        council_table.add_row(
+            inert(rule_set), str(c["decided"]), _pct(c["coverage"]), _pct(c["accuracy"]), str(c["wrong"])
         )
+    console.print(council_table)
     effective = data["effective_votes"]
     if effective["mean_n_eff"] is not None:
         console.print(

@@ -139,7 +139,8 @@ def history(data: dict[str, Any]) -> None:
             console.print(
                 f"  {kind} {short(item['id'])} of version {short(item['node_version_id'])} — "
                 f"[bold]{inert(item[state])}[/] ({when(item['created_at'])}, "
-                f"snapshot {short(item['snapshot_sha256'], 12)})",
+                f"snapshot {short(item['snapshot_sha256'], 12)})"
+                + ("" if item.get("n_eff") is None else f", n_eff {item['n_eff']:.2f}"),
                 highlight=False,
             )
             reasons(item["reasons"])

@@ -53,12 +53,17 @@ _LISTS = [s for s in (*ID_SECTIONS.values(), *STATE_SECTIONS.values()) if s not 
 _STATEFUL = set(STATE_SECTIONS.values())
 _TEXT_SCALARS = {SCALARS["rule_set_id"], SCALARS["grouping_algorithm_id"]}
 _ID_SCALARS = [s for s in (*SCALARS.values(), *OPTIONAL_SCALARS.values()) if s not in _TEXT_SCALARS]
+# Tags are numbered in this order and stored: a key added later goes at the end.
+_FIRST_OPTIONAL = [OPTIONAL_SCALARS["retraction"]]
+_LATER_OPTIONAL = [s for s in OPTIONAL_SCALARS.values() if s not in _FIRST_OPTIONAL]  # format v3
 KEYS = [
     *(f"{sign}{short}" for short in _LISTS for sign in "+-"),
     *SCALARS.values(),
-    *OPTIONAL_SCALARS.values(),
-    *(f"-{short}" for short in OPTIONAL_SCALARS.values()),
+    *_FIRST_OPTIONAL,
+    *(f"-{short}" for short in _FIRST_OPTIONAL),
     "#",
+    *_LATER_OPTIONAL,
+    *(f"-{short}" for short in _LATER_OPTIONAL),
 ]
 _TAGS = {key: n for n, key in enumerate(KEYS, start=1)}
 _SECTIONS = list(SNAPSHOT_SECTIONS.values())
@@ -310,6 +315,10 @@ def root_manifest(change: Mapping[str, JsonValue]) -> tuple[Manifest, dict[str, 
     }
     if OPTIONAL_SCALARS["retraction"] in change:
         manifest["retraction"] = scalar("retraction")
+    if OPTIONAL_SCALARS["correlations"] in change:
+        manifest["correlations"] = scalar("correlations")
+    if OPTIONAL_SCALARS["council"] in change:
+        manifest["council"] = scalar("council")
     names = {short: name for name, short in SNAPSHOT_SECTIONS.items()}
     hashes = change.get("#", {})
     assert isinstance(hashes, dict)

@@ -11,6 +11,7 @@ clock or a database; the caller brings the snapshots.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,7 @@ def parse_rule_set(document: Any) -> RuleSet:
 def parse_body(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadInput("the rule set's body must be a JSON object")
-    known = set(_COUNTS) | set(_SWITCHES) | {"dispute_confidence_bar"}
+    known = set(_COUNTS) | set(_SWITCHES) | {"dispute_confidence_bar"} | set(_INDEPENDENCE)
     unknown = sorted(set(body) - known)
     if unknown:
         raise BadInput(f"unknown rule(s) in the body: {', '.join(unknown)}")
@@ -91,7 +92,42 @@ def parse_body(body: Any) -> dict[str, Any]:
     bar = body["dispute_confidence_bar"]
     if isinstance(bar, bool) or not isinstance(bar, int | float) or not 0 <= bar <= 1:
         raise BadInput("dispute_confidence_bar must be a number from 0 to 1")
+    _check_independence(body)
     return dict(body)
+
+
+# The rule-set keys of effective independence and the quorum (docs/architecture.md §4).
+_INDEPENDENCE = (
+    "min_effective_support",
+    "error_correlation_prior",
+    "correlation_min_resolved",
+    "min_council_answered",
+)
+
+
+def _number(value: object, low: float, high: float) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and low <= value <= high
+
+
+def _check_independence(body: Mapping[str, object]) -> None:
+    if "min_effective_support" in body:
+        if not _number(body["min_effective_support"], 0, 100):
+            raise BadInput("min_effective_support must be a number from 0 to 100")
+        for key in ("error_correlation_prior", "correlation_min_resolved"):
+            if key not in body:
+                raise BadInput(f"min_effective_support needs {key} in the body")
+    prior = body.get("error_correlation_prior", {"same_family": 0, "other": 0})
+    if (
+        not isinstance(prior, dict)
+        or set(prior) != {"same_family", "other"}
+        or not all(_number(v, 0, 1) for v in prior.values())
+    ):
+        raise BadInput('error_correlation_prior must be {"same_family": x, "other": y}, each from 0 to 1')
+    least = body.get("correlation_min_resolved", 1)
+    if isinstance(least, bool) or not isinstance(least, int) or not 1 <= least <= 100000:
+        raise BadInput("correlation_min_resolved must be a whole number from 1 to 100000")
+    if "min_council_answered" in body and not _number(body["min_council_answered"], 0, 1):
+        raise BadInput("min_council_answered must be a share from 0 to 1")
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,11 @@ Definitions (the rule keys are in docs/architecture.md §4):
   when ``n >= m``; else ``n/m`` of the measured and ``1 - n/m`` of the prior (shrunk
   toward the prior until enough records exist). A model with itself: 1.
 - ``n_eff`` of a node's support: one vote per independent support group; two groups
-  are as correlated as their most correlated pair of models; Kish's effective number
-  n² / Σᵢⱼ ρᵢⱼ (ρᵢᵢ = 1, a negative ρ taken as 0), so 1 ≤ n_eff ≤ n for n ≥ 1.
+  are as correlated as their most correlated pair of models; groups perfectly
+  correlated (a used ρ of 1, chained: e.g. the same model twice) are one vote, as
+  correlated with another as their most correlated pair; Kish's effective number
+  n² / Σᵢⱼ ρᵢⱼ over those votes (ρᵢᵢ = 1, a negative ρ taken as 0), so 1 ≤ n_eff ≤ n
+  for n ≥ 1, and a supporter perfectly correlated with an existing one never raises it.
 """
 
 from __future__ import annotations
@@ -69,17 +72,30 @@ def errors_by_model(stances: Iterable[ResolvedStance]) -> dict[str, dict[str, bo
     return out
 
 
-def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    n = len(xs)
+# Over the resolved versions two models both took a stance on: how many, how many times
+# each was in error, and how many times both were. Errors are 0 or 1, so these sums give
+# Pearson's correlation (phi) exactly, and a sum without one version is a subtraction.
+ErrorSums = tuple[int, int, int, int]
+
+
+def error_sums(errors: Mapping[str, Mapping[str, bool]], a: str, b: str) -> ErrorSums:
+    ea, eb = errors.get(a, {}), errors.get(b, {})
+    shared = set(ea) & set(eb)
+    xs = [int(ea[v]) for v in shared]
+    ys = [int(eb[v]) for v in shared]
+    return len(shared), sum(xs), sum(ys), sum(x * y for x, y in zip(xs, ys, strict=True))
+
+
+def phi(sums: ErrorSums) -> float | None:
+    """Pearson's correlation of two 0/1 error series from their sums; None when fewer than
+    two versions are shared or either series never varies."""
+    n, sx, sy, sxy = sums
     if n < 2:
         return None
-    mx, my = math.fsum(xs) / n, math.fsum(ys) / n
-    sxx = math.fsum((x - mx) ** 2 for x in xs)
-    syy = math.fsum((y - my) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
+    vx, vy = n * sx - sx * sx, n * sy - sy * sy
+    if vx == 0 or vy == 0:
         return None
-    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    return round(sxy / math.sqrt(sxx * syy), 6)
+    return round((n * sxy - sx * sy) / math.sqrt(vx * vy), 6)
 
 
 def correlation_table(
@@ -91,20 +107,30 @@ def correlation_table(
 ) -> list[PairCorrelation]:
     """The correlation used for every pair of ``models`` (sorted pairs, sorted list)."""
     errors = errors_by_model(stances)
+    pairs = itertools.combinations(sorted(set(models)), 2)
+    return table_from_sums({(a, b): error_sums(errors, a, b) for a, b in pairs}, family, prior, min_resolved)
+
+
+def table_from_sums(
+    sums: Mapping[tuple[str, str], ErrorSums],
+    family: Mapping[str, str],
+    prior: CorrelationPrior,
+    min_resolved: int,
+) -> list[PairCorrelation]:
+    """The table over the pairs ``sums`` names (each sorted), from their error sums."""
     table: list[PairCorrelation] = []
-    for a, b in itertools.combinations(sorted(set(models)), 2):
-        shared = sorted(set(errors.get(a, {})) & set(errors.get(b, {})))
-        measured = pearson([float(errors[a][v]) for v in shared], [float(errors[b][v]) for v in shared])
+    for (a, b), pair_sums in sorted(sums.items()):
+        measured = phi(pair_sums)
         same = family.get(a) is not None and family.get(a) == family.get(b)
         p = float(prior["same_family"] if same else prior["other"])
         table.append(
             {
                 "models": [a, b],
                 "same_family": same,
-                "resolved": len(shared),
+                "resolved": pair_sums[0],
                 "measured": measured,
                 "prior": p,
-                "used": shrink(measured, len(shared), p, min_resolved),
+                "used": shrink(measured, pair_sums[0], p, min_resolved),
             }
         )
     return table
@@ -144,4 +170,25 @@ def group_n_eff(group_models: Sequence[Iterable[str]], table: Sequence[PairCorre
         (i, j): max((rho(a, b) for a in models[i] for b in models[j]), default=0.0)
         for i, j in itertools.combinations(range(len(models)), 2)
     }
-    return kish(len(models), pairs)
+    # Votes perfectly correlated (used 1, chained) carry one vote's information: one vote
+    # per such cluster, as correlated with another as their most correlated pair. Then a
+    # supporter perfectly correlated with an existing one never raises n_eff (Kish's
+    # formula over the raw votes would credit "balancing" two clusters).
+    cluster = list(range(len(models)))
+
+    def root(i: int) -> int:
+        while cluster[i] != i:
+            i = cluster[i]
+        return i
+
+    for (i, j), value in pairs.items():
+        if value >= 1.0:
+            cluster[root(j)] = root(i)
+    roots = sorted({root(i) for i in range(len(models))})
+    index = {r: n for n, r in enumerate(roots)}
+    merged: dict[tuple[int, int], float] = {}
+    for (i, j), value in pairs.items():
+        a, b = sorted((index[root(i)], index[root(j)]))
+        if a != b:
+            merged[(a, b)] = max(merged.get((a, b), 0.0), value)
+    return kish(len(roots), merged)

@@ -44,7 +44,10 @@ SCALARS = {
 }
 # Optional scalars, whose presence matters: a manifest from before the retraction
 # rule has no "retraction" key; one from after has it, None when there was none.
-OPTIONAL_SCALARS = {"retraction": "z"}
+# "correlations" and "council" (snapshot format v3) are the canonical JSON of what the
+# decision measured when it was made: the error-correlation table of the models that
+# claimed and the runs the node's council sent (only under a rule set that reads them).
+OPTIONAL_SCALARS = {"retraction": "z", "correlations": "k", "council": "q"}
 # Snapshot sections (their hashes) under the delta key "#".
 SNAPSHOT_SECTIONS = {
     "format": "f",
@@ -59,6 +62,8 @@ SNAPSHOT_SECTIONS = {
     "pending_actions": "p",
     "rule_set": "s",
     "grouping": "g",
+    "correlations": "k",  # v3
+    "council": "q",  # v3
 }
 _SECTION_NAMES = {short: name for name, short in SNAPSHOT_SECTIONS.items()}
 
@@ -87,6 +92,8 @@ class Manifest(TypedDict):
     rule_set_id: str
     grouping_algorithm_id: str
     retraction: NotRequired[str | None]
+    correlations: NotRequired[str | None]  # canonical JSON of the table (format v3)
+    council: NotRequired[str | None]  # canonical JSON of the council's seats (format v3)
 
 
 # A delta (see ``delta``): short keys to added items, removed ids, changed scalars, and
@@ -143,8 +150,11 @@ def _scalars(manifest: Manifest) -> _Scalars:
         "rule_set_id": manifest["rule_set_id"],
         "grouping_algorithm_id": manifest["grouping_algorithm_id"],
     }
-    if "retraction" in manifest:
-        scalars["retraction"] = manifest["retraction"]
+    named: Mapping[str, object] = manifest
+    for name in OPTIONAL_SCALARS:
+        if name in named:
+            value = named[name]
+            scalars[name] = None if value is None else str(value)
     return scalars
 
 
@@ -174,6 +184,10 @@ def _assemble(scalars: _Scalars, lists: _Lists) -> Manifest:
     }
     if "retraction" in scalars:
         manifest["retraction"] = scalars["retraction"]
+    if "correlations" in scalars:
+        manifest["correlations"] = scalars["correlations"]
+    if "council" in scalars:
+        manifest["council"] = scalars["council"]
     return manifest
 
 

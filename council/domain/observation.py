@@ -16,6 +16,9 @@ the choice is stated here:
   from the record's claims (the pure evaluation replay uses: independence groups, then
   the rules, each node taken as an open head on the main line); the record is *decided*
   when at least one node consolidates, and *correct* when every consolidated node is true;
+  under ``min_effective_support`` the rules read the correlation table of the record's
+  models measured on the other resolved records (``model_errors``: per record, whether a
+  model's last turn was not correct), shrunk toward the rule set's prior;
 - error correlation of two agents: Pearson's (phi) over the resolved records where both
   have a last turn, of "the last turn was not correct"; null when either never varies
   or fewer than two records are shared, and then taken as 0 in n_eff;
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from council.domain.canonical import canonical_json
+from council.domain.eval_effective import PairStats, measured, model_errors
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
 from council.domain.rules import decide
 from council.domain.snapshot import Snapshot
@@ -66,6 +70,7 @@ class TurnFacts:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     usd: float | None = None
+    model: str = ""  # the run's model (min_effective_support's table is per model)
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,11 @@ def evaluate_records(
     resolved = [r for r in records if r.resolved]
     params = GroupingParams.from_record(grouping)
     grouped = {r.id: node_groups(r, params) for r in resolved}  # the grouping does not depend on the rules
-    decisions = {rs.id: {r.id: decided_nodes(grouped[r.id], rs.body) for r in resolved} for rs in rule_sets}
+    stats = PairStats(model_errors(resolved))  # council/domain/eval_effective.py
+    decisions = {
+        rs.id: {r.id: decided_nodes(grouped[r.id], rs.body, measured(r, rs.body, stats)) for r in resolved}
+        for rs in rule_sets
+    }
     correlations = error_correlations(resolved)
     report: dict[str, object] = {
         "records": len(records),
@@ -246,10 +255,14 @@ def node_groups(record: RecordFacts, params: GroupingParams) -> dict[str, list[G
     return grouped
 
 
-def decided_nodes(groups: Mapping[str, list[Group]], rules: Mapping[str, Any]) -> tuple[str, ...]:
+def decided_nodes(
+    groups: Mapping[str, list[Group]], rules: Mapping[str, Any], measured: Mapping[str, object] | None = None
+) -> tuple[str, ...]:
     """The node versions the rules consolidate, given each one's groups (sorted): the rules
     of replay's pure evaluation, each node taken as an open head on the main line with no
-    fork, pending action or challenged evidence (an imported record has none)."""
+    fork, pending action or challenged evidence (an imported record has none), and with what
+    ``measured`` gives (the record's runs and correlation table; no dispatch sent an imported
+    record's council, so min_council_answered has nothing missing)."""
     body = dict(rules)
     need = int(body["min_support_groups"])
     decided = []
@@ -265,6 +278,7 @@ def decided_nodes(groups: Mapping[str, list[Group]], rules: Mapping[str, Any]) -
             "claims": [],
             "pending_actions": [],
             "branch": {"kind": "main", "status": "active"},
+            **(measured or {}),
         }
         if decide(cast(Snapshot, snapshot), body, node_groups_).positive:
             decided.append(node)

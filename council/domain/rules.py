@@ -7,6 +7,8 @@ alone (invariant 9).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -216,15 +218,39 @@ def decide(snapshot: Snapshot, rules: dict[str, Any], groups: list[Group]) -> De
 
 
 def _effective_support(snapshot: Snapshot, support: list[Group], need: float) -> Reason:
-    """Kish's n_eff over the support groups, with the correlation table the snapshot
-    carries (council/domain/effective.py); a run's model is its ``model`` (else its agent)."""
-    model = {r["id"]: r.get("model") or r["agent"] for r in snapshot["runs"]}
-    value = group_n_eff([[model[run] for run in g.runs] for g in support], snapshot.get("correlations", []))
+    value = _n_eff(snapshot, support)
     return Reason(
         "effective_support",
         value >= need,
         f"n_eff {value:.2f} over {len(support)} independent support group(s), {need:g} required",
     )
+
+
+def _n_eff(snapshot: Snapshot, support: list[Group]) -> float:
+    """Kish's n_eff over the support groups, with the correlation table the snapshot
+    carries (council/domain/effective.py); a run's model is its ``model`` (else its agent)."""
+    model = {r["id"]: r.get("model") or r["agent"] for r in snapshot["runs"]}
+    return group_n_eff([[model[run] for run in g.runs] for g in support], snapshot.get("correlations", []))
+
+
+def support_n_eff(snapshot: Snapshot, groups: Iterable[Group]) -> float | None:
+    """The n_eff shown beside the group count: from the correlation table a v3 snapshot
+    carries (a rule set with min_effective_support measures one); None without a table."""
+    if "correlations" not in snapshot:
+        return None
+    return _n_eff(snapshot, [g for g in groups if g.kind == "support"])
+
+
+_N_EFF = re.compile(r"^n_eff (\d+\.\d+) over ")
+
+
+def recorded_n_eff(reasons: Iterable[Mapping[str, object]]) -> float | None:
+    """The n_eff a stored decision's ``effective_support`` reason states (two decimals), if any."""
+    for reason in reasons:
+        if reason.get("rule") == "effective_support":
+            found = _N_EFF.match(str(reason.get("detail", "")))
+            return float(found.group(1)) if found else None
+    return None
 
 
 def _not_retracted(retraction: NodeRetraction) -> Reason:

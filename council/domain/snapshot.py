@@ -9,6 +9,7 @@ exactly those rows and rebuilds — no timestamps involved (docs/architecture.md
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict, TypeVar
 
@@ -22,6 +23,13 @@ FORMAT = "council-snapshot-v1"
 # v2 adds node.retraction: the latest retraction (or restore) of a consolidation of
 # the version. Snapshots whose manifest names none rebuild as v1, hash unchanged.
 FORMAT_V2 = "council-snapshot-v2"
+# v3 adds what the decision measured when it was made, for a rule set that reads it:
+# ``correlations`` (the error-correlation table of the models that claimed, under
+# min_effective_support) and ``council`` (the runs the node's council sent and their
+# status, under min_council_answered); its runs carry their ``model``. The manifest
+# holds both as canonical JSON, so replay rebuilds them as they were: a later table,
+# or a run that finished later, never changes a past decision.
+FORMAT_V3 = "council-snapshot-v3"
 
 
 class NodeRetraction(TypedDict):
@@ -174,8 +182,9 @@ def build_snapshot(rows: Mapping[str, Any]) -> Snapshot:
             "consolidation_id": _s(retraction.get("consolidation_id")),
             "status": retraction.get("to_status"),
         }
-    return {
-        "format": FORMAT if retraction is None else FORMAT_V2,
+    measured = {key: rows[key] for key in ("correlations", "council") if rows.get(key) is not None}
+    snapshot: Snapshot = {
+        "format": FORMAT_V3 if measured else FORMAT if retraction is None else FORMAT_V2,
         "node": node,
         "branch": node_branch,
         "objective_forks": _by_id([b for b in branches.values() if b["kind"] == "objective"]),
@@ -190,19 +199,7 @@ def build_snapshot(rows: Mapping[str, Any]) -> Snapshot:
                 for c in rows["claims"] or []
             ]
         ),
-        "runs": _by_id(
-            [
-                {
-                    "id": str(r["id"]),
-                    "agent": r["agent"],
-                    "provider": r["provider"],
-                    "simulated": bool(r["simulated"]),
-                    "parent_run_id": _s(r["parent_run_id"]),
-                    "input_features": sorted({str(f) for f in (r["input_fingerprint"] or [])}),
-                }
-                for r in rows["runs"] or []
-            ]
-        ),
+        "runs": _by_id([_run(r, with_model=bool(measured)) for r in rows["runs"] or []]),
         "exposures": _by_id(
             [
                 {
@@ -254,6 +251,36 @@ def build_snapshot(rows: Mapping[str, Any]) -> Snapshot:
             "params": rows["grouping"]["params"],
         },
     }
+    if "correlations" in measured:
+        snapshot["correlations"] = measured["correlations"]
+    if "council" in measured:
+        snapshot["council"] = measured["council"]
+    return snapshot
+
+
+def measured_rows(named: Manifest) -> dict[str, object]:
+    """What a v3 manifest measured, as the rows ``build_snapshot`` reads (none for v1/v2)."""
+    fields: Mapping[str, object] = named
+    return {
+        key: json.loads(str(fields[key]))
+        for key in ("correlations", "council")
+        if fields.get(key) is not None
+    }
+
+
+def _run(r: Mapping[str, object], *, with_model: bool) -> SnapshotRun:
+    fingerprint = r["input_fingerprint"]
+    run: SnapshotRun = {
+        "id": str(r["id"]),
+        "agent": str(r["agent"]),
+        "provider": str(r["provider"]),
+        "simulated": bool(r["simulated"]),
+        "parent_run_id": _s(r["parent_run_id"]),
+        "input_features": sorted({str(f) for f in fingerprint} if isinstance(fingerprint, list) else set()),
+    }
+    if with_model:  # v3: the effective-support rule reads each run's model
+        run["model"] = str(r["model"])
+    return run
 
 
 def snapshot_hash(snapshot: Snapshot) -> str:
@@ -294,6 +321,10 @@ def manifest_of(snapshot: Snapshot) -> Manifest:
     }
     if "retraction" in node:
         manifest["retraction"] = node["retraction"]["transition_id"]
+    if "correlations" in snapshot:
+        manifest["correlations"] = canonical_json(snapshot["correlations"])
+    if "council" in snapshot:
+        manifest["council"] = canonical_json(snapshot["council"])
     return manifest
 
 

@@ -229,6 +229,11 @@ class Runs(HeldRuns):
         )
         return [UUID(str(r["node_version_id"])) for r in found]
 
+    def quorum_versions(self, run_id: UUID) -> list[UUID]:
+        """Versions not yet consolidated whose council (min_council_answered) the ended run sat on."""
+        found = in_transaction(self._conn, "quorum_versions", {"run_id": run_id})
+        return [UUID(str(r["node_version_id"])) for r in found]
+
     def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[RoundStance]:
         stances: list[RoundStance] = in_transaction(
             self._conn, "previous_round_stances", {"dispatch_id": dispatch_id, "round": round_no}

@@ -7,16 +7,31 @@ version is a batch of one.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 from uuid import UUID
 
+from council.domain.canonical import canonical_json
+from council.domain.effective import CorrelationPrior, ErrorSums, PairCorrelation, table_from_sums
 from council.domain.manifests import Manifest
-from council.domain.snapshot import Snapshot, build_snapshot
+from council.domain.quorum import Seat
+from council.domain.snapshot import Snapshot, build_snapshot, measured_rows
 from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
 from council.ledger.pg import Unit, fetch
+
+
+class _Model(TypedDict):
+    model: str
+    provider: str
+
+
+class _CorrelationInputs(TypedDict):
+    prior: CorrelationPrior | None
+    min_resolved: int | None
+    models: list[_Model]
 
 
 @dataclass(frozen=True)
@@ -25,6 +40,25 @@ class _Manifest:
 
     version_id: UUID
     manifest: dict[str, Any]
+    seats: list[Seat] | None
+    correlation_inputs: _CorrelationInputs | None
+
+
+@dataclass(frozen=True)
+class _PairSums:
+    a: str
+    b: str
+    n: int
+    sa: int
+    sb: int
+    sab: int
+
+
+@dataclass(frozen=True)
+class _OwnError:
+    model: str
+    version_id: str
+    err: int
 
 
 @dataclass(frozen=True)
@@ -38,7 +72,52 @@ class _Rows:
 def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
     rows = fetch(conn, "snapshot_manifests", _Manifest, version_ids=list(version_ids))
-    return {row.version_id: cast(Manifest, dict(row.manifest)) for row in rows}
+    found = {row.version_id: cast(Manifest, dict(row.manifest)) for row in rows}
+    for row in rows:
+        if row.seats is not None:
+            found[row.version_id]["council"] = canonical_json(row.seats)
+    measuring = {row.version_id: row.correlation_inputs for row in rows if row.correlation_inputs is not None}
+    if measuring:
+        tables = _correlation_tables(conn, measuring)
+        for version_id, table in tables.items():
+            found[version_id]["correlations"] = canonical_json(table)
+    return found
+
+
+def _correlation_tables(
+    conn: Unit, inputs: Mapping[UUID, _CorrelationInputs]
+) -> dict[UUID, list[PairCorrelation]]:
+    """Per version, the error-correlation table of the models that claimed on it, measured
+    now on every other resolved version (two statements for the batch, summed in SQL): what
+    a v3 snapshot of a rule set with min_effective_support carries (council/domain/effective.py)."""
+    models = sorted({m["model"] for i in inputs.values() for m in i["models"]})
+    if not models:
+        return {version_id: [] for version_id in inputs}
+    sums: dict[tuple[str, str], ErrorSums] = {}
+    for row in fetch(conn, "resolved_error_sums", _PairSums, models=models):
+        a, b, sa, sb = (row.a, row.b, row.sa, row.sb) if row.a <= row.b else (row.b, row.a, row.sb, row.sa)
+        sums[(a, b)] = (row.n, sa, sb, row.sab)
+    own: dict[str, dict[str, int]] = {}
+    for err in fetch(conn, "resolved_errors_of", _OwnError, models=models, version_ids=list(inputs)):
+        own.setdefault(err.version_id, {})[err.model] = err.err
+    tables: dict[UUID, list[PairCorrelation]] = {}
+    for version_id, given in inputs.items():
+        family = {m["model"]: m["provider"] for m in given["models"]}
+        mine = own.get(str(version_id), {})
+        pairs: dict[tuple[str, str], ErrorSums] = {}
+        for a, b in itertools.combinations(sorted(family), 2):
+            n, sa, sb, sab = sums.get((a, b), (0, 0, 0, 0))
+            if a in mine and b in mine:  # leave the decided version out
+                n, sa, sb, sab = n - 1, sa - mine[a], sb - mine[b], sab - mine[a] * mine[b]
+            pairs[(a, b)] = (n, sa, sb, sab)
+        prior = given["prior"] or {"same_family": 0.0, "other": 0.0}
+        tables[version_id] = table_from_sums(
+            pairs,
+            family,
+            {"same_family": float(prior["same_family"]), "other": float(prior["other"])},
+            int(given["min_resolved"] or 1),
+        )
+    return tables
 
 
 def manifest(conn: Unit, version_id: UUID) -> Manifest:
@@ -58,7 +137,7 @@ def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snap
     if not named:
         return []
     rows = fetch(conn, "snapshot_rows", _Rows, redact=False, **_flattened(named))
-    return [build_snapshot(row.rows) for row in rows]
+    return [build_snapshot({**row.rows, **measured_rows(m)}) for row, m in zip(rows, named, strict=True)]
 
 
 def _flattened(named: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:

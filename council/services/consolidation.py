@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from uuid import UUID
 
 import tenacity
@@ -34,10 +34,12 @@ from council.domain.results.consolidation import (
     GroupWithProviders,
     History,
     MemoryList,
+    RecordedConsolidation,
+    RecordedEvaluation,
     Replayed,
 )
 from council.domain.retry import RetryPolicy
-from council.domain.rules import evaluate, group_dict, groups_of, run_facts
+from council.domain.rules import evaluate, group_dict, groups_of, recorded_n_eff, run_facts, support_n_eff
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.domain.validate import choice
 from council.domain.vocabulary import MEMORY_STATUSES
@@ -208,13 +210,28 @@ def groups(uow: UnitOfWork, version: IdRef) -> GroupsShown:
         ],
         support_groups=sum(1 for g in found if g.kind == "support"),
         dispute_groups=sum(1 for g in found if g.kind == "dispute"),
+        n_eff=support_n_eff(snapshot, found),
     )
 
 
 def history(uow: UnitOfWork, version: IdRef) -> History:
     """Every consolidation and recorded evaluation of the version's logical node, with reasons."""
     with uow() as tx:
-        return tx.consolidations.history(tx.resolve("node version", version))
+        found = tx.consolidations.history(tx.resolve("node version", version))
+    return found.model_copy(
+        update={
+            "consolidations": [_with_n_eff(c) for c in found.consolidations],
+            "evaluations": [_with_n_eff(e) for e in found.evaluations],
+        }
+    )
+
+
+_Recorded = TypeVar("_Recorded", RecordedConsolidation, RecordedEvaluation)
+
+
+def _with_n_eff(item: _Recorded) -> _Recorded:
+    """A recorded decision with the n_eff its effective_support reason states (None without one)."""
+    return item.model_copy(update={"n_eff": recorded_n_eff(r.model_dump() for r in item.reasons)})
 
 
 def show_consolidation(uow: UnitOfWork, consolidation: IdRef) -> ConsolidationShown:

@@ -459,8 +459,12 @@ def _as_prompt_and_completion(usage: dict[str, object]) -> None:
 
 
 def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) -> Executed:
-    if result.touched_versions:
-        scheduler.enqueue_evaluations(result.touched_versions)
+    versions = list(result.touched_versions)
+    if run.dispatch_id is not None:  # an ended council member may complete (or break) a quorum
+        with uow() as tx:
+            versions = list(dict.fromkeys([*versions, *tx.runs.quorum_versions(run.id)]))
+    if versions:
+        scheduler.enqueue_evaluations(versions)
     if run.dispatch_id is None:
         return result
     following: list[UUID] = []

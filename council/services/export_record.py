@@ -37,7 +37,7 @@ from council.domain.results.export import (
 from council.domain.results.learning import StanceChange
 from council.domain.results.lists import RunItem
 from council.domain.results.runs import Cost
-from council.domain.rules import group_dict, groups_of
+from council.domain.rules import group_dict, groups_of, support_n_eff
 from council.errors import BadInput
 from council.ledger.export_reads import ExportReads, VersionRow
 from council.ledger.lists import Lists
@@ -190,7 +190,7 @@ def _propositions(tx: Tx, reads: ExportReads, thread_id: UUID) -> list[RecordPro
                 independence_groups=[RecordGroup.model_validate(group_dict(g)) for g in groups],
                 support_groups=sum(1 for g in groups if g.kind == "support"),
                 dispute_groups=sum(1 for g in groups if g.kind == "dispute"),
-                n_eff=None,  # the snapshot carries no correlation table yet
+                n_eff=support_n_eff(snapshot, groups),  # None unless the snapshot carries a table (v3)
                 consolidations=consolidations.get(node_id, []),
             )
         )

@@ -194,6 +194,7 @@ def _records(rows: dict[str, Any]) -> list[RecordFacts]:
                 prompt_tokens=run["prompt_tokens"],
                 completion_tokens=run["completion_tokens"],
                 usd=None if run["cost_usd"] is None else float(run["cost_usd"]),
+                model=run["model"],
             )
         )
         own = claims_of.get(run_id)

@@ -28,7 +28,7 @@ from council.domain.commands import IdRef, RecordedRun
 from council.domain.requests import Exposure, packet_stances
 from council.domain.results.consolidation import Evaluated, GroupShape, RuleReason
 from council.domain.results.outside import NodeStatus, OutputSubmitted, PacketServed, RunBegun, StanceShown
-from council.domain.rules import evaluate, group_dict
+from council.domain.rules import evaluate, group_dict, support_n_eff
 from council.domain.snapshot import Snapshot
 from council.errors import BadInput, CouncilError
 from council.known_secrets import redact
@@ -131,6 +131,7 @@ def node_status(uow: UnitOfWork, version: IdRef, *, run: IdRef | None, holder: s
         reasons=[RuleReason(**r.as_dict()) for r in decision.reasons],
         support_groups=sum(1 for g in groups if g.kind == "support"),
         dispute_groups=sum(1 for g in groups if g.kind == "dispute"),
+        n_eff=support_n_eff(snapshot, groups),
         groups=None if run_id is None else [GroupShape(**group_dict(g)) for g in groups],
         claims=stances,
         run_id=run_id,

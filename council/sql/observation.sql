@@ -100,7 +100,7 @@ WHERE (cardinality(CAST(:thread_ids AS uuid[])) = 0 OR t.id = ANY (CAST(:thread_
 -- eval_runs --
 -- The runs of the threads in turn order (an imported run's turn index, else round then
 -- creation), with what the figures need.
-SELECT r.id::text AS id, r.thread_id::text AS thread_id, r.agent, r.provider,
+SELECT r.id::text AS id, r.thread_id::text AS thread_id, r.agent, r.provider, r.model,
        r.parent_run_id::text AS parent_run_id,
        -- a list of strings, as text[]: the client parses an array far faster than JSON
        ARRAY(SELECT jsonb_array_elements_text(

@@ -53,10 +53,93 @@ SELECT nv.id AS version_id, json_build_object(
         ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
     'rule_set_id', th.rule_set_id,
     'grouping_algorithm_id', th.grouping_algorithm_id
-) AS manifest
+) AS manifest,
+-- Under a rule set with min_council_answered: the runs of the version's council
+-- (council/domain/quorum.py), with their status now. Every dispatch (not a review)
+-- with a run that claimed on the version, and every later one on the thread that
+-- sent one of its agents again; their runs of those agents (never a control run).
+CASE WHEN rs.body ? 'min_council_answered' THEN (
+    WITH judged AS (
+        SELECT DISTINCT d.id, d.created_at, d.agents
+        FROM claims c
+        JOIN agent_runs r ON r.id = c.run_id
+        JOIN dispatches d ON d.id = r.dispatch_id
+        WHERE c.node_version_id = nv.id AND d.mode <> 'review'
+    ), seated AS (
+        SELECT DISTINCT unnest(j.agents) AS agent FROM judged j
+    ), sent AS (
+        SELECT j.id FROM judged j
+        UNION
+        SELECT d.id FROM dispatches d
+        WHERE d.thread_id = nv.thread_id AND d.mode <> 'review'
+          AND d.created_at > (SELECT min(j.created_at) FROM judged j)
+          AND d.agents && (SELECT array_agg(s.agent) FROM seated s)
+    )
+    SELECT coalesce(json_agg(json_build_object(
+        'dispatch_id', r.dispatch_id, 'run_id', r.id, 'agent', r.agent, 'status', r.status)
+        ORDER BY r.id), '[]'::json)
+    FROM agent_runs r
+    WHERE r.dispatch_id IN (SELECT s.id FROM sent s)
+      AND r.agent IN (SELECT s.agent FROM seated s)
+      AND r.mode <> 'control')
+END AS seats,
+-- Under a rule set with min_effective_support: its prior and threshold, and the
+-- model and provider family of every run that claimed on the version.
+CASE WHEN rs.body ? 'min_effective_support' THEN json_build_object(
+    'prior', rs.body -> 'error_correlation_prior',
+    'min_resolved', rs.body -> 'correlation_min_resolved',
+    'models', (
+        SELECT coalesce(json_agg(DISTINCT jsonb_build_object('model', r.model, 'provider', r.provider)), '[]'::json)
+        FROM claims c JOIN agent_runs r ON r.id = c.run_id
+        WHERE c.node_version_id = nv.id))
+END AS correlation_inputs
 FROM node_versions nv
 JOIN threads th ON th.id = nv.thread_id
+JOIN rule_sets rs ON rs.id = th.rule_set_id
 WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
+
+-- resolved_error_sums --
+-- Per pair of :models, over the resolved node versions both took a stance on: how many,
+-- how many times each was in error and how many times both were (council/domain/effective.py:
+-- a model's latest non-abstain stance on a version is in error when supporting contradicts
+-- the resolution in force). Sums, not stances: a decision under min_effective_support
+-- reads one row a pair however many records were resolved.
+WITH res AS (
+    SELECT DISTINCT ON (x.node_version_id) x.node_version_id, x.outcome
+    FROM resolutions x
+    ORDER BY x.node_version_id, x.created_at DESC, x.id DESC
+), st AS (
+    SELECT DISTINCT ON (r.model, c.node_version_id) r.model, c.node_version_id,
+           CASE WHEN (c.claim_type IN ('originate', 'endorse')) = res.outcome THEN 0 ELSE 1 END AS err
+    FROM res
+    JOIN claims c ON c.node_version_id = res.node_version_id AND c.claim_type <> 'abstain'
+    JOIN agent_runs r ON r.id = c.run_id
+    WHERE r.model = ANY(CAST(:models AS text[]))
+    ORDER BY r.model, c.node_version_id, c.created_at DESC, c.id DESC
+)
+SELECT a.model AS a, b.model AS b, count(*)::int AS n, sum(a.err)::int AS sa, sum(b.err)::int AS sb,
+       sum(a.err * b.err)::int AS sab
+FROM st a JOIN st b ON b.node_version_id = a.node_version_id AND b.model <> a.model
+WHERE a.model < b.model
+GROUP BY a.model, b.model
+
+-- resolved_errors_of --
+-- The error of each of :models on each of :version_ids that is resolved (its latest
+-- non-abstain stance, as resolved_error_sums counts it): what a decision on one of those
+-- versions subtracts, since a version's own resolution never measures its decision.
+WITH res AS (
+    SELECT DISTINCT ON (x.node_version_id) x.node_version_id, x.outcome
+    FROM resolutions x
+    WHERE x.node_version_id = ANY(CAST(:version_ids AS uuid[]))
+    ORDER BY x.node_version_id, x.created_at DESC, x.id DESC
+)
+SELECT DISTINCT ON (r.model, c.node_version_id) r.model, c.node_version_id::text AS version_id,
+       CASE WHEN (c.claim_type IN ('originate', 'endorse')) = res.outcome THEN 0 ELSE 1 END AS err
+FROM res
+JOIN claims c ON c.node_version_id = res.node_version_id AND c.claim_type <> 'abstain'
+JOIN agent_runs r ON r.id = c.run_id
+WHERE r.model = ANY(CAST(:models AS text[]))
+ORDER BY r.model, c.node_version_id, c.created_at DESC, c.id DESC
 
 -- snapshot_rows --
 -- The rows that manifests name (used for new snapshots and for replay alike),
@@ -85,7 +168,7 @@ WITH x AS (
     GROUP BY u.ord
 ), runs_by AS (
     SELECT u.ord, json_agg(json_build_object(
-        'id', r.id, 'agent', r.agent, 'provider', r.provider, 'simulated', r.simulated,
+        'id', r.id, 'agent', r.agent, 'model', r.model, 'provider', r.provider, 'simulated', r.simulated,
         'parent_run_id', r.parent_run_id, 'input_fingerprint', r.input_fingerprint)) AS j
     FROM unnest(CAST(:runs_ord AS int[]), CAST(:runs_id AS uuid[])) AS u(ord, id)
     JOIN agent_runs r ON r.id = u.id
@@ -168,3 +251,20 @@ LEFT JOIN branches_by USING (ord)
 LEFT JOIN evidence_by USING (ord)
 LEFT JOIN pending_actions_by USING (ord)
 ORDER BY x.ord
+
+-- quorum_versions --
+-- When run :run_id of a dispatch ends, the versions whose council it sat on and whose
+-- thread's rule set has min_council_answered (council/domain/quorum.py), not yet
+-- consolidated: the versions claimed on by runs of the thread's dispatches (not
+-- reviews) that sent the run's agent. Their decision may change with the run's status
+-- even when it claimed on none of them (a failure, or a re-run that answers elsewhere).
+SELECT DISTINCT c.node_version_id
+FROM agent_runs me
+JOIN threads th ON th.id = me.thread_id
+JOIN rule_sets rs ON rs.id = th.rule_set_id AND rs.body ? 'min_council_answered'
+JOIN dispatches d ON d.thread_id = me.thread_id AND d.mode <> 'review' AND me.agent = ANY(d.agents)
+JOIN agent_runs r ON r.dispatch_id = d.id
+JOIN claims c ON c.run_id = r.id
+WHERE me.id = :run_id AND me.dispatch_id IS NOT NULL
+  AND NOT EXISTS (
+      SELECT 1 FROM consolidations k WHERE k.node_version_id = c.node_version_id AND k.status = 'live')

@@ -141,6 +141,27 @@ def test_import_then_eval_gives_the_hand_computed_figures(cli: Any, tmp_path: Pa
                "--json").stdout == report.stdout  # fmt: skip
 
 
+def test_eval_reports_v1_against_v2_side_by_side(cli: Any, tmp_path: Path) -> None:
+    # Given the toy debate imported
+    assert cli("import", str(_write_jsonl(tmp_path / "toy.jsonl", DEBATE)), "--json").code == 0
+    # When eval reads it under the two stored defaults
+    both = ("eval", "--tag", "toy", "--rule-set", "council-default-v1", "--rule-set", "council-default-v2")
+    report = cli(*both, "--json")
+    assert report.code == 0, report.stderr
+    council = report.json()["council"]
+    # Then v1 decides q4 on alpha's and beta's blind A; v2 does not: on the three other
+    # records their last answers erred together (phi 1 over 3 of 30 records), so the pair
+    # is at 0.1 * 1 + 0.9 * 0.3 = 0.37 and n_eff = 4 / 2.74 = 1.46 < 1.5
+    assert (council["council-default-v1"]["decided"], council["council-default-v1"]["wrong"]) == (1, 0)
+    assert council["council-default-v2"]["decided"] == 0
+    # And a person reads both in one table
+    human = cli(*both)
+    assert human.code == 0, human.stderr
+    [v1_row] = [line.split() for line in human.stdout.splitlines() if "council-default-v1" in line]
+    [v2_row] = [line.split() for line in human.stdout.splitlines() if "council-default-v2" in line]
+    assert (v1_row[1:3], v2_row[1:3]) == (["1", "25.0%"], ["0", "0.0%"])
+
+
 def test_a_bad_record_refuses_the_whole_file(cli: Any, tmp_path: Path, engine: Engine) -> None:
     bad = [DEBATE[0], {**DEBATE[1], "turns": [_turn(0, "alpha", "C")]}]
     path = _write_jsonl(tmp_path / "bad.jsonl", bad)

@@ -6,8 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from council.domain.counterfactual import parse_body
 from council.domain.effective import (
+    PairCorrelation,
     ResolvedStance,
     correlation_table,
     errors_by_model,
@@ -18,6 +22,7 @@ from council.domain.effective import (
 from council.domain.independence import Group
 from council.domain.quorum import Seat, describe, met, quorum
 from council.domain.rules import decide
+from council.errors import BadInput
 
 PRIOR = {"same_family": 0.6, "other": 0.1}
 
@@ -147,3 +152,68 @@ def test_a_rule_set_without_the_new_keys_decides_as_before() -> None:
     decision = decide(snapshot(RUNS), BODY, groups)
     assert decision.positive
     assert {r.rule for r in decision.reasons}.isdisjoint({"effective_support", "council_answered"})
+
+
+MODELS = ["m0", "m1", "m2", "m3"]
+
+
+@st.composite
+def supporters(draw: st.DrawFn) -> tuple[list[PairCorrelation], list[list[str]], list[str]]:
+    """A correlation table over four models (each pair's value in [0, 1], 1 included), the
+    models of some support groups, and a new group perfectly correlated with one of them:
+    the same models, or a model the table puts at 1 with one of that group's models."""
+    values = st.one_of(st.just(1.0), st.just(0.0), st.floats(0, 1, allow_nan=False))
+    table: list[PairCorrelation] = [
+        {
+            "models": [a, b],
+            "same_family": False,
+            "resolved": 0,
+            "measured": None,
+            "prior": 0.0,
+            "used": draw(values),
+        }
+        for i, a in enumerate(MODELS)
+        for b in MODELS[i + 1 :]
+    ]
+    groups = draw(st.lists(st.lists(st.sampled_from(MODELS), min_size=1, max_size=2), min_size=1, max_size=5))
+    twin = list(draw(st.sampled_from(groups)))
+    if draw(st.booleans()):
+        other = [m for m in MODELS if m not in twin]
+        ones = [m for m in other if any(p["used"] == 1.0 and set(p["models"]) == {m, twin[0]} for p in table)]
+        if ones:
+            twin = [draw(st.sampled_from(ones))]
+    return table, groups, twin
+
+
+@given(supporters())
+def test_adding_a_supporter_perfectly_correlated_with_an_existing_one_never_raises_n_eff(
+    case: tuple[list[PairCorrelation], list[list[str]], list[str]],
+) -> None:
+    table, groups, twin = case
+    assert group_n_eff([*groups, twin], table) <= group_n_eff(groups, table)
+
+
+V2_BODY = {
+    "min_support_groups": 2,
+    "min_support_providers": 2,
+    "dispute_confidence_bar": 0.6,
+    "min_effective_support": 1.5,
+    "error_correlation_prior": {"same_family": 0.6, "other": 0.3},
+    "correlation_min_resolved": 30,
+    "min_council_answered": 0.75,
+}
+
+
+def test_a_rule_set_file_takes_the_new_keys_and_refuses_bad_values() -> None:
+    assert parse_body(V2_BODY) == V2_BODY
+    for change, reason in (
+        ({"min_council_answered": 1.5}, "min_council_answered must be a share from 0 to 1"),
+        ({"error_correlation_prior": {"same_family": 0.6}}, "error_correlation_prior must be"),
+        ({"correlation_min_resolved": 0}, "correlation_min_resolved must be a whole number"),
+        ({"min_effective_support": "two"}, "min_effective_support must be a number"),
+    ):
+        with pytest.raises(BadInput, match=reason):
+            parse_body({**V2_BODY, **change})
+    without_prior = {k: v for k, v in V2_BODY.items() if k != "error_correlation_prior"}
+    with pytest.raises(BadInput, match="min_effective_support needs error_correlation_prior"):
+        parse_body(without_prior)

@@ -281,3 +281,46 @@ def test_n_eff_lies_between_one_and_the_number_of_supporters(agents: list[str], 
     }
     value = n_eff(agents, pairs)
     assert 1 - 1e-9 <= value <= len(agents) + 1e-9
+
+
+V2 = RuleSetUnderTest(
+    "council-default-v2",
+    {
+        "min_support_groups": 2,
+        "min_support_providers": 2,
+        "dispute_confidence_bar": 0.6,
+        "min_effective_support": 1.5,
+        "error_correlation_prior": {"same_family": 0.6, "other": 0.3},
+        "correlation_min_resolved": 30,
+        "min_council_answered": 0.75,
+    },
+)
+
+
+def blind_pair(n: int, a_wrong: object, b_wrong: object) -> list[RecordFacts]:
+    """``n`` one-round records of agents a and b (two providers), each answering record i's
+    node Wi (wrong) or Ri (right) blind, as ``a_wrong(i)`` / ``b_wrong(i)`` say."""
+    return [
+        record(f"p{i}", f"R{i}", [turn(f"{i}a", "a", f"W{i}" if a_wrong(i) else f"R{i}"),  # type: ignore[operator]
+                                  turn(f"{i}b", "b", f"W{i}" if b_wrong(i) else f"R{i}")])  # type: ignore[operator]
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def test_v2_refuses_agreement_of_agents_that_err_together_and_keeps_that_of_independent_ones() -> None:
+    # Given 40 records where a and b are wrong together on every other one
+    together = blind_pair(40, lambda i: i % 2 == 0, lambda i: i % 2 == 0)
+    report = evaluate_records(together, [DEFAULT, V2], GROUPING)
+    council = report["council"]
+    assert isinstance(council, dict)
+    # Then v1 decides every record on their two blind votes (half of them wrong), and v2,
+    # measuring their errors' correlation at 1 on the 39 other records (n_eff 1), none
+    assert (council["council-default-v1"]["decided"], council["council-default-v1"]["wrong"]) == (40, 20)
+    assert council["council-default-v2"]["decided"] == 0
+    # Given instead agents whose errors are uncorrelated (phi 0 over each cycle of four)
+    apart = blind_pair(40, lambda i: i % 2 == 0, lambda i: i % 4 in (0, 1))
+    council = evaluate_records(apart, [DEFAULT, V2], GROUPING)["council"]
+    assert isinstance(council, dict)
+    # Then both decide the same records: those where the two agree
+    assert council["council-default-v1"] == council["council-default-v2"]
+    assert council["council-default-v1"]["decided"] == 20

@@ -199,6 +199,10 @@ class FakeDispatchRuns:
     following: list[UUID]
     statuses: list[str]
     queued: list[UUID] = field(default_factory=list)
+    quorum: list[UUID] = field(default_factory=list)
+
+    def quorum_versions(self, run_id: UUID) -> list[UUID]:
+        return self.quorum  # versions whose council (min_council_answered) the run sat on
 
     def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
         return []  # nothing claimed: nothing to decide before the next round
@@ -219,6 +223,7 @@ class Run:
     mode: str
     round: int = 1
     proposal_id: UUID | None = None
+    id: UUID = field(default_factory=uuid4)
 
 
 def test_a_finished_run_enqueues_its_versions_and_the_next_round(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,6 +237,18 @@ def test_a_finished_run_enqueues_its_versions_and_the_next_round(monkeypatch: py
 
     assert scheduler.evaluations == touched and scheduler.runs == following == runs.queued
     assert after.next_round_runs == following and after.adjudication is None
+
+
+def test_a_failed_run_of_a_dispatch_re_evaluates_the_versions_of_its_council() -> None:
+    # Given a dispatched run that failed (it claimed on nothing) and sat on two versions' council
+    council = [uuid4(), uuid4()]
+    runs = FakeDispatchRuns([], ["failed"], quorum=council)
+    scheduler = Recorder()
+    failed = execution.Executed(run_id=uuid4(), status="failed", error="refused")
+    # When its end is handled
+    execution._after(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent"), failed)
+    # Then both versions are evaluated again: their quorum changed
+    assert scheduler.evaluations == council
 
 
 def test_the_last_review_run_to_end_adjudicates_and_an_earlier_one_does_not(

@@ -58,6 +58,9 @@ class GroupsShown(Result):
     groups: list[GroupWithProviders]
     support_groups: int
     dispute_groups: int
+    # Kish's effective number of independent support votes, from the correlation table a
+    # rule set with min_effective_support measures (council/domain/effective.py); else None.
+    n_eff: float | None = None
 
 
 class RecordedConsolidation(Row):
@@ -67,6 +70,7 @@ class RecordedConsolidation(Row):
     snapshot_sha256: str
     reasons: list[RuleReason]
     created_at: datetime
+    n_eff: float | None = None  # as its effective_support reason states it (None: no such rule)
 
 
 class RecordedEvaluation(Row):
@@ -76,6 +80,7 @@ class RecordedEvaluation(Row):
     snapshot_sha256: str
     reasons: list[RuleReason]
     created_at: datetime
+    n_eff: float | None = None  # as its effective_support reason states it (None: no such rule)
 
 
 class History(Result):

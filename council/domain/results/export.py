@@ -92,8 +92,9 @@ class RecordConsolidation(Result):
 
 class RecordProposition(Result):
     """A logical node: its head version, every version, the independence groups of the
-    head's claims (``n_eff`` null: the snapshot carries no correlation table yet) and
-    its consolidations."""
+    head's claims (``n_eff``: effective independent support votes from the correlation
+    table a v3 snapshot carries; null when the thread's rule set measures none) and its
+    consolidations."""
 
     logical_node_id: UUID
     head_version_id: UUID

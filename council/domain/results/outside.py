@@ -63,6 +63,7 @@ class NodeStatus(Result):
     reasons: list[RuleReason]
     support_groups: int
     dispute_groups: int
+    n_eff: float | None  # effective independent support votes (a v3 snapshot's table); else None
     groups: list[GroupShape] | None
     claims: list[StanceShown] | None
     run_id: UUID | None

@@ -364,9 +364,12 @@ function renderGroups() {
       "data-version-id": versionId,
       "data-support-groups": doc.support_groups,
       "data-dispute-groups": doc.dispute_groups,
+      "data-n-eff": doc.n_eff === null || doc.n_eff === undefined ? "" : String(doc.n_eff),
     });
     section.append(el("h4", {}, clip(content.get(versionId) || versionId, 80)));
-    section.append(el("p", { class: "meta" }, `${doc.support_groups} support · ${doc.dispute_groups} dispute`));
+    // n_eff: effective independent support votes, when the rule set measures a correlation table
+    const nEff = doc.n_eff === null || doc.n_eff === undefined ? "" : ` · n_eff ${Number(doc.n_eff).toFixed(2)}`;
+    section.append(el("p", { class: "meta" }, `${doc.support_groups} support · ${doc.dispute_groups} dispute${nEff}`));
     const list = el("div", { class: "group-list" });
     for (const group of doc.groups) {
       const rounds = [...new Set(group.runs.map((r) => state.runs.get(r)?.round).filter((x) => x !== undefined))].sort((a, b) => a - b);
