@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy import Engine
 
 from council.config import redact_url
@@ -52,6 +54,13 @@ from tests.migrations.schema_dump import (
     unique_name,
 )
 from tests.published import validate_cli_output
+
+# A shared 2-core CI machine can make input generation "too slow" for Hypothesis's health
+# check (a property test then fails on the machine's load, not on the code); the
+# properties themselves, and their example counts, are unchanged. No deadline either:
+# timing belongs to the benchmarks.
+hypothesis_settings.register_profile("council", suppress_health_check=[HealthCheck.too_slow], deadline=None)
+hypothesis_settings.load_profile("council")
 
 # The LLM gateway refuses every real provider in tests (council.agents.gateway).
 os.environ.setdefault("COUNCIL_OFFLINE", "1")
