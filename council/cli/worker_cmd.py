@@ -52,7 +52,11 @@ def worker_cmd(
     app = connect()
     default_directory()  # before Celery's command line loads anything that imports prometheus_client
     argv = ["worker", "-Q", ",".join(wanted), "--pool", pool, "--concurrency", str(concurrency)]
-    argv += ["--loglevel", loglevel]
+    # Council coordinates through the ledger, not through worker-to-worker messages (it revokes
+    # nothing and reads no peer's clock): mingle's start-up exchange waits a second for
+    # neighbours on every start and restart, and gossip's reconnection on a broker restart
+    # logs kombu's "Error on restarting Gossip" (docs/operations/faults.md).
+    argv += ["--without-gossip", "--without-mingle", "--loglevel", loglevel]
     if name:
         argv += ["--hostname", name]
     if beat:
