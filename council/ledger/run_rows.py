@@ -32,6 +32,7 @@ class ClaimedRun:
     request_sha256: str | None
     executor: dict[str, Any] | None  # the pinned executor (Profile.pinned())
     dispatch_rounds: int | None  # of its dispatch; None for a run outside one
+    quorum_rule: bool  # its thread's rule set names min_council_answered (at the claim)
 
 
 @dataclass(frozen=True, slots=True)

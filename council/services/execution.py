@@ -460,7 +460,10 @@ def _as_prompt_and_completion(usage: dict[str, object]) -> None:
 
 def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) -> Executed:
     versions = list(result.touched_versions)
-    if run.dispatch_id is not None:  # an ended council member may complete (or break) a quorum
+    # An ended council member may complete (or break) a quorum: only a rule set with
+    # min_council_answered reads it, so a thread under another (as its rule set stood at
+    # the claim) pays no transaction for it.
+    if run.dispatch_id is not None and getattr(run, "quorum_rule", False):
         with uow() as tx:
             versions = list(dict.fromkeys([*versions, *tx.runs.quorum_versions(run.id)]))
     if versions:

@@ -26,7 +26,9 @@ WITH before AS (
     WHERE a.id = b.id
     RETURNING a.id, a.attempt, a.thread_id, a.dispatch_id, a.agent, a.model, a.provider, a.simulated, a.round,
               a.mode, a.proposal_id, a.request, a.request_sha256, a.executor,
-              (SELECT d.rounds FROM dispatches d WHERE d.id = a.dispatch_id) AS dispatch_rounds
+              (SELECT d.rounds FROM dispatches d WHERE d.id = a.dispatch_id) AS dispatch_rounds,
+              (SELECT rs.body ? 'min_council_answered' FROM threads th JOIN rule_sets rs ON rs.id = th.rule_set_id
+               WHERE th.id = a.thread_id) AS quorum_rule
 ), taken_over AS (
     INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
     SELECT b.id, b.attempt, 'ended', b.lease_owner,

@@ -200,8 +200,10 @@ class FakeDispatchRuns:
     statuses: list[str]
     queued: list[UUID] = field(default_factory=list)
     quorum: list[UUID] = field(default_factory=list)
+    quorum_asked: int = 0
 
     def quorum_versions(self, run_id: UUID) -> list[UUID]:
+        self.quorum_asked += 1
         return self.quorum  # versions whose council (min_council_answered) the run sat on
 
     def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
@@ -224,6 +226,7 @@ class Run:
     round: int = 1
     proposal_id: UUID | None = None
     id: UUID = field(default_factory=uuid4)
+    quorum_rule: bool = False  # the claim says whether the thread's rule set reads a quorum
 
 
 def test_a_finished_run_enqueues_its_versions_and_the_next_round(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -246,9 +249,22 @@ def test_a_failed_run_of_a_dispatch_re_evaluates_the_versions_of_its_council() -
     scheduler = Recorder()
     failed = execution.Executed(run_id=uuid4(), status="failed", error="refused")
     # When its end is handled
-    execution._after(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent"), failed)
+    execution._after(
+        FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent", quorum_rule=True), failed
+    )
     # Then both versions are evaluated again: their quorum changed
     assert scheduler.evaluations == council
+
+
+def test_a_run_under_a_rule_set_without_a_quorum_rule_asks_nothing_of_its_council() -> None:
+    # Given a dispatched run that failed, on a thread whose rule set has no min_council_answered
+    runs = FakeDispatchRuns([], ["failed"], quorum=[uuid4()])
+    scheduler = Recorder()
+    failed = execution.Executed(run_id=uuid4(), status="failed", error="refused")
+    # When its end is handled
+    execution._after(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent"), failed)
+    # Then no transaction looks for its council's versions, and none is evaluated
+    assert runs.quorum_asked == 0 and scheduler.evaluations == []
 
 
 def test_the_last_review_run_to_end_adjudicates_and_an_earlier_one_does_not(
