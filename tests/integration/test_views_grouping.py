@@ -5,6 +5,7 @@ similar input and cited evidence, under three parameter sets, the SQL groups are
 
 from __future__ import annotations
 
+import json
 import random
 from decimal import Decimal
 from pathlib import Path
@@ -82,7 +83,12 @@ def _random_ledger(engine: Engine, grouping: str, seed: int) -> tuple[Ledger, li
         features = rng.sample(_FEATURES, k=rng.choice([0, 1, 2, 3, 4]))
         if features:  # what a worker stores with the request (write-once)
             with unit_of_work(engine) as conn:
-                execute(conn, "UPDATE agent_runs SET input_fingerprint = :f WHERE id = :v", f=features, v=run)
+                execute(
+                    conn,
+                    "UPDATE agent_runs SET input_fingerprint = CAST(:f AS jsonb) WHERE id = :v",
+                    f=json.dumps(features),
+                    v=run,
+                )
         run_ids.append(run)
     versions = [version_of(ledger, f"proposition {n}") for n in range(5)]
     for version in versions:
