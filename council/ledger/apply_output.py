@@ -33,7 +33,7 @@ from council.domain.output_check import (
 )
 from council.domain.results.runs import Applied
 from council.errors import NotFound
-from council.ledger import events, evidence, retraction
+from council.ledger import events, evidence, retraction_votes
 from council.ledger.actions import Actions
 from council.ledger.branches import Branches
 from council.ledger.citations import attached_evidence
@@ -61,7 +61,7 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
         proposals={
             p: facts
             for p in refs.proposals
-            if (facts := retraction.vote_facts(conn, p, run["id"])) is not None
+            if (facts := retraction_votes.vote_facts(conn, p, run["id"])) is not None
         },
         claimed_versions={
             i: ClaimTarget(r["thread_id"], r["created_by_run_id"], r["claimed_by_this_run"])
@@ -100,7 +100,7 @@ def apply_output(
     claimed_versions = check_output(conn, run, output)
     run_id, thread_id = run["id"], run["thread_id"]
     votes = [
-        retraction.record_vote(
+        retraction_votes.record_vote(
             conn,
             parse_id(vote.proposal_id, "retraction proposal"),
             run_id,

@@ -24,13 +24,12 @@ from council.ledger import evaluation_chains
 from council.ledger.lookup import require
 from council.ledger.pg import column, fetch, fetch_one
 from council.ledger.snapshots import current_snapshot, snapshot_from_manifest, snapshots_from_manifests
-from council.sql import query
 
 if TYPE_CHECKING:  # the snapshot and evaluation-chain readers take it until they run named SQL
     from sqlalchemy import Connection
 
 
-class _ConsolidationRow(TypedDict):
+class ConsolidationRow(TypedDict):
     id: UUID
     thread_id: UUID
     logical_node_id: UUID
@@ -63,6 +62,25 @@ class _MemoryRef(TypedDict):
 class _SnapshotRow(TypedDict):
     id: UUID
     snapshot: Snapshot
+
+
+class _EvaluationRow(TypedDict):
+    id: UUID
+    node_version_id: UUID
+    outcome: str
+    snapshot_sha256: str
+    created_at: datetime
+    reasons: list[dict[str, object]]
+
+
+class _StoredRow(TypedDict):
+    id: UUID
+    kind: str
+    thread_id: UUID
+    node_version_id: UUID
+    outcome: str
+    snapshot_sha256: str
+    created_at: datetime
 
 
 class _MemoryItemRow(TypedDict):
@@ -103,17 +121,19 @@ class Consolidations:
         node_id = require(conn, "node_versions", version_id, "node version")["logical_node_id"]
         consolidations = [
             RecordedConsolidation.model_validate({**r, "reasons": r["decision"]["reasons"]})
-            for r in fetch(conn, "node_consolidations", _ConsolidationRow, logical_node_id=node_id)
+            for r in fetch(conn, "node_consolidations", ConsolidationRow, logical_node_id=node_id)
         ]
-        rows = conn.execute(query("evaluation_history"), {"logical_node_id": node_id}).mappings()
-        evaluations = [RecordedEvaluation.model_validate(dict(r)) for r in rows]
+        evaluations = [
+            RecordedEvaluation.model_validate(r)
+            for r in fetch(conn, "evaluation_history", _EvaluationRow, logical_node_id=node_id)
+        ]
         return History(logical_node_id=node_id, consolidations=consolidations, evaluations=evaluations)
 
     def show(self, consolidation_id: UUID) -> ConsolidationShown:
         """One consolidation as stored (snapshot, hash, decision), with its status
         history, the evidence it rests on and the memory item it projected."""
         conn = self._conn
-        row = fetch_one(conn, "consolidation_row", _ConsolidationRow, id=consolidation_id)
+        row = fetch_one(conn, "consolidation_row", ConsolidationRow, id=consolidation_id)
         if row is None:
             raise NotFound(f"no consolidation with id {consolidation_id}")
         return ConsolidationShown.model_validate(
@@ -143,9 +163,8 @@ class Consolidations:
             found = dict(row)
             if kind == "evaluation":
                 # Its columns as resolved for any layout (revision 0014), its manifest from its chain.
-                found.update(
-                    self._conn.execute(query("evaluation_record"), {"id": record_id}).mappings().one()
-                )
+                [resolved] = fetch(self._conn, "evaluation_record", dict[str, object], id=record_id)
+                found.update(resolved)
                 rebuilt = evaluation_chains.stored(self._conn, [record_id])[record_id]
                 found["manifest"], found["section_sha256"] = rebuilt.manifest, rebuilt.sections
             return kind, found
@@ -180,12 +199,16 @@ class Consolidations:
         """Every stored decision (consolidations and not-ready evaluations), with its
         thread, in recording order; of one thread and recorded at or after ``since``
         when given."""
-        rows = self._conn.execute(query("stored_decisions"), {"thread_id": thread_id, "since": since})
+        rows = fetch(self._conn, "stored_decisions", _StoredRow, thread_id=thread_id, since=since)
         return [
             (
-                row.thread_id,
+                row["thread_id"],
                 StoredDecision(
-                    str(row.id), row.kind, str(row.node_version_id), row.outcome, row.snapshot_sha256
+                    str(row["id"]),
+                    row["kind"],
+                    str(row["node_version_id"]),
+                    row["outcome"],
+                    row["snapshot_sha256"],
                 ),
             )
             for row in rows

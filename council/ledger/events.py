@@ -11,15 +11,13 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain.results.events import Event
 from council.domain.tail import Settled, TailCursor, TailPage
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Unit, in_transaction
 
 
 def append(
-    conn: Connection,
+    conn: Unit,
     kind: str,
     *,
     actor: str,
@@ -44,7 +42,7 @@ def append(
 
 
 def append_many(
-    conn: Connection,
+    conn: Unit,
     kind: str,
     *,
     actor: str,
@@ -65,7 +63,7 @@ def append_many(
 
 
 class Events:
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Unit) -> None:
         self._conn = conn
 
     def append(

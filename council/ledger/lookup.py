@@ -6,32 +6,28 @@ primary key, so it costs an index probe however large the table is.
 
 Each table a row is looked up in has its named queries (council/sql/lookup.sql:
 ``lookup_<table>``, ``_locked``, ``_prefix``, ``_many``), run on the unit's
-connection; a table is named by its name (or, for now, by its Core ``Table``).
+connection; a table is named by its name.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain.ids import MIN_PREFIX, parse_id
 from council.errors import BadInput, NotFound
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Unit, fetch_one, in_transaction
 
-if TYPE_CHECKING:
-    from sqlalchemy import Table
-
-    TableRef = Table | str
+TableRef = str
+R = TypeVar("R")
 
 _HEX = re.compile(r"^[0-9a-f]+$")
 _CANDIDATES = 5
 
 
-def resolve(conn: Connection, table: TableRef, value: str | UUID, what: str) -> UUID:
+def resolve(conn: Unit, table: TableRef, value: str | UUID, what: str) -> UUID:
     """The id ``value`` names in ``table``: a whole UUID as it is, a prefix when
     exactly one row matches (an ambiguous one is refused with the candidates)."""
     if isinstance(value, UUID):
@@ -60,7 +56,7 @@ def resolve(conn: Connection, table: TableRef, value: str | UUID, what: str) -> 
     return UUID(str(found[0]))
 
 
-def resolve_all(conn: Connection, table: TableRef, values: Sequence[str | UUID], what: str) -> list[UUID]:
+def resolve_all(conn: Unit, table: TableRef, values: Sequence[str | UUID], what: str) -> list[UUID]:
     """Each value resolved, duplicates dropped (first-seen order kept)."""
     return list(dict.fromkeys(resolve(conn, table, value, what) for value in values))
 
@@ -69,7 +65,7 @@ def _bounds(digits: str) -> tuple[UUID, UUID]:
     return UUID(digits.ljust(32, "0")), UUID(digits.ljust(32, "f"))
 
 
-def require(conn: Connection, table: TableRef, row_id: UUID, what: str, *, lock: bool = False) -> Any:
+def require(conn: Unit, table: TableRef, row_id: UUID, what: str, *, lock: bool = False) -> Any:
     """Return the row with ``row_id`` or raise NotFound naming ``what``."""
     found = in_transaction(conn, _query(table, "_locked" if lock else ""), {"id": row_id})
     if not found:
@@ -77,19 +73,28 @@ def require(conn: Connection, table: TableRef, row_id: UUID, what: str, *, lock:
     return found[0]
 
 
+def require_row(conn: Unit, table: TableRef, shape: type[R], row_id: UUID, what: str) -> R:
+    """The row with ``row_id`` as ``shape`` (a TypedDict of the table's columns), or
+    NotFound naming ``what``."""
+    found = fetch_one(conn, _query(table, ""), shape, id=row_id)
+    if found is None:
+        raise NotFound(f"no {what} with id {row_id}")
+    return found
+
+
 def require_same_thread(row: Any, thread_id: UUID, what: str) -> None:
     if row["thread_id"] != thread_id:
         raise NotFound(f"{what} {row['id']} belongs to another thread")
 
 
-def require_in_thread(conn: Connection, table: TableRef, row_id: UUID, thread_id: UUID, what: str) -> Any:
+def require_in_thread(conn: Unit, table: TableRef, row_id: UUID, thread_id: UUID, what: str) -> Any:
     row = require(conn, table, row_id, what)
     require_same_thread(row, thread_id, what)
     return row
 
 
 def require_all_in_thread(
-    conn: Connection, table: TableRef, row_ids: Sequence[UUID], thread_id: UUID, what: str
+    conn: Unit, table: TableRef, row_ids: Sequence[UUID], thread_id: UUID, what: str
 ) -> dict[UUID, Any]:
     """Rows by id in one query; the first unknown or foreign id (in the given
     order) raises NotFound."""
@@ -101,7 +106,7 @@ def require_all_in_thread(
     return found
 
 
-def rows_by_id(conn: Connection, table: TableRef, row_ids: Sequence[UUID]) -> dict[UUID, Any]:
+def rows_by_id(conn: Unit, table: TableRef, row_ids: Sequence[UUID]) -> dict[UUID, Any]:
     """The rows of ``table`` with these ids, by id, in one query (none for an unknown id)."""
     if not row_ids:
         return {}
@@ -112,4 +117,4 @@ def rows_by_id(conn: Connection, table: TableRef, row_ids: Sequence[UUID]) -> di
 
 def _query(table: TableRef, variant: str) -> str:
     """The name of the table's lookup query (council/sql/lookup.sql)."""
-    return f"lookup_{table if isinstance(table, str) else table.name}{variant}"
+    return f"lookup_{table}{variant}"

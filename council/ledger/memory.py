@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
+from uuid import UUID
 
 from council.domain.reassessment import move
 from council.ledger.pg import Unit, execute
+
+
+class MemoryState(TypedDict):
+    """A memory item as a move reads it (``consolidation_memory_item``)."""
+
+    id: UUID
+    thread_id: UUID
+    status: str
 
 
 def move_many(conn: Unit, moves: Sequence[dict[str, Any]], actor: str) -> None:
@@ -19,9 +28,9 @@ def move_many(conn: Unit, moves: Sequence[dict[str, Any]], actor: str) -> None:
 
 
 def move_memory(
-    conn: Unit, memory: dict[str, Any], to: str, reason: str, actor: str, details: dict[str, Any]
+    conn: Unit, memory: MemoryState, to: str, reason: str, actor: str, details: dict[str, Any]
 ) -> str:
-    """Move one memory item (a row of memory_items; its status is updated in place)."""
+    """Move one memory item (its status is updated in place)."""
     move_many(conn, [move(memory["id"], memory["thread_id"], memory["status"], to, reason, details)], actor)
     memory["status"] = to
     return to

@@ -6,17 +6,18 @@ psycopg connection."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 from uuid import UUID
 
 from council.domain import validate as v
 from council.errors import BadInput, NotFound
 from council.ledger import events
-from council.ledger.memory import move_memory
-from council.ledger.pg import column, execute, fetch, fetch_one
+from council.ledger.memory import MemoryState, move_memory
+from council.ledger.pg import Unit, column, execute, fetch, fetch_one
 
-if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
-    from sqlalchemy import Connection
+if TYPE_CHECKING:
+    from council.ledger.consolidations import ConsolidationRow
+    from council.ledger.retraction_votes import ProposalRow
 
 
 class _Version(TypedDict):
@@ -26,7 +27,7 @@ class _Version(TypedDict):
 
 
 def restore_retraction(
-    conn: Connection, proposal: dict[str, Any], consolidation: dict[str, Any], *, reason: str, actor: str
+    conn: Unit, proposal: ProposalRow, consolidation: ConsolidationRow, *, reason: str, actor: str
 ) -> None:
     """Undo a retraction by explicit adjudication (call under the node's lock,
     from :meth:`locked_for_adjudication`): the proposal moves retracted →
@@ -66,9 +67,9 @@ def restore_retraction(
         details=json.dumps(details),
     )
     execute(conn, "restore_consolidation", consolidation_id=consolidation["id"], reason=why, actor=actor)
-    [memory] = fetch(conn, "restore_memory_item", dict, consolidation_id=consolidation["id"])
+    [memory] = fetch(conn, "consolidation_memory_item", MemoryState, consolidation_id=consolidation["id"])
     move_memory(conn, memory, "stable", why, actor, {"proposal_id": str(proposal["id"])})
-    [current] = column(conn, "restore_version_status", str, id=version["id"])
+    [current] = column(conn, "version_status", str, version_id=version["id"])
     if current in ("open", "tentative"):
         execute(
             conn,

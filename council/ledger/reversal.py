@@ -23,12 +23,15 @@ from council.errors import BadInput, NotFound
 from council.ledger import cascade, events, memory, retraction
 from council.ledger.locks import lock_evidence_exclusive
 from council.ledger.lookup import require
-from council.ledger.pg import execute
+from council.ledger.pg import Unit, execute, execute_many, fetch
 from council.ledger.retraction import Pins
-from council.sql import query
 
-if TYPE_CHECKING:  # events, cascade and retraction take it until they run on psycopg alone
-    from sqlalchemy import Connection, RowMapping
+if TYPE_CHECKING:  # cascade takes it until it runs on psycopg alone
+    from sqlalchemy import Connection
+
+# A consolidation as reassessment reads it (affected_consolidations, reassess_load):
+# the judge and the services read its columns by name.
+_Row = dict[str, Any]
 
 # Decides one consolidation of a reassessment batch; appends its memory moves.
 Judge = Callable[[Mapping[str, Any], str, list[dict[str, Any]]], dict[str, Any]]
@@ -60,10 +63,7 @@ class Reversal:
             reason=reason,
             actor=actor,
         )
-        affected = [
-            dict(r)
-            for r in conn.execute(query("affected_consolidations"), {"evidence_id": evidence_id}).mappings()
-        ]
+        affected = fetch(conn, "affected_consolidations", _Row, evidence_id=evidence_id)
         for thread_id in sorted({r["thread_id"] for r in affected}, key=str) or [None]:
             events.append(
                 conn,
@@ -104,8 +104,8 @@ class Reversal:
         ids = [str(c["id"]) for c in consolidations]
         by_key = sorted(consolidations, key=lambda c: int(c["node_lock_key"]))
         # One lock_node per node in ascending key order, sent in one round trip.
-        conn.execute(query("lock_node"), [{"logical_node_id": str(c["logical_node_id"])} for c in by_key])
-        rows = {str(r["id"]): r for r in conn.execute(query("reassess_load"), {"ids": ids}).mappings()}
+        execute_many(conn, "lock_node", [{"logical_node_id": str(c["logical_node_id"])} for c in by_key])
+        rows = {str(r["id"]): r for r in fetch(conn, "reassess_load", _Row, ids=ids)}
         moves: list[dict[str, Any]] = []
         results = []
         for consolidation_id in ids:
@@ -133,20 +133,19 @@ class Reversal:
         """Live consolidations whose memory is provisional while some support is
         challenged (all, or those of ``memory_item_ids``), in lock-key order."""
         v.count(memory_item_ids or [], "memory items", limit=10_000)
-        found = self._conn.execute(
-            query("provisional_challenged"),
-            {
-                "memory_item_ids": [str(i) for i in memory_item_ids] if memory_item_ids is not None else None,
-                "limit": limit,
-            },
-        ).mappings()
-        return [dict(r) for r in found]
+        return fetch(
+            self._conn,
+            "provisional_challenged",
+            _Row,
+            memory_item_ids=[str(i) for i in memory_item_ids] if memory_item_ids is not None else None,
+            limit=limit,
+        )
 
 
 def _open_retractions(
-    conn: Connection,
+    conn: Unit,
     results: Sequence[dict[str, Any]],
-    rows: Mapping[str, RowMapping],
+    rows: Mapping[str, _Row],
     pins: Pins,
     pinned: dict[UUID, tuple[str, str]],
     *,
@@ -158,7 +157,7 @@ def _open_retractions(
     proposal opened by hand is), and set each result's ``proposal_id``."""
     thread_of = {r["consolidation_id"]: rows[str(r["consolidation_id"])]["thread_id"] for r in results}
     for thread in set(thread_of.values()) - pinned.keys():
-        pinned[thread] = retraction.default_versions(conn, {"thread_id": thread}, pins)
+        pinned[thread] = retraction.default_versions(conn, thread, pins)
     opened = retraction.open_many(
         conn,
         [(consolidation_id, thread, pinned[thread]) for consolidation_id, thread in thread_of.items()],

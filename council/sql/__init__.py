@@ -1,12 +1,10 @@
 """Correctness-critical SQL, kept as named queries in ``*.sql`` files.
 
 Format (as in procrastinate): a line ``-- name --``, a comment line saying what
-the query is for, then the query up to the next name line. Queries use
-SQLAlchemy ``:param`` binds. Loaded once, referenced by name: :func:`query` as a
-SQLAlchemy text clause, :func:`driver_sql` as the same text in psycopg's
-``%(param)s`` style, for what runs on psycopg: the reads that need no SQLAlchemy, and the
-run's and the committer's statements under a unit's transaction (``council.ledger.pg``;
-importing this module imports no SQLAlchemy).
+the query is for, then the query up to the next name line. Queries are written
+with ``:param`` binds. Loaded once, referenced by name: :func:`driver_sql` gives the
+text in psycopg's ``%(param)s`` style, which every store runs on the unit's psycopg
+connection (``council.ledger.pg``; importing this module imports no SQLAlchemy).
 """
 
 from __future__ import annotations
@@ -14,13 +12,9 @@ from __future__ import annotations
 import functools
 import re
 from importlib import resources
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sqlalchemy import TextClause
 
 _NAME = re.compile(r"^-- ([a-z_][a-z0-9_]*) --\s*$", re.MULTILINE)
-# A ``:name`` bind as sqlalchemy.text() reads one (not ``::cast``, not ``\\:``).
+# A ``:name`` bind (not ``::cast``, not ``\\:``), read as sqlalchemy.text() reads one.
 _BIND = re.compile(r"(?<![:\w\\]):(\w+)(?!:)")
 
 
@@ -42,18 +36,10 @@ def _queries() -> dict[str, str]:
 
 
 @functools.cache
-def query(name: str) -> TextClause:
-    """The named query as a SQLAlchemy text clause (built once per process)."""
-    from sqlalchemy import text
-
-    return text(_named(name))
-
-
-@functools.cache
 def driver_sql(name: str) -> str:
     """The named query for a psycopg cursor: each ``:param`` bind as ``%(param)s``
     (a literal ``%`` doubled, an escaped ``\\:`` a colon), the binds read as
-    ``query`` reads them."""
+    ``sqlalchemy.text`` reads them."""
     body = _named(name).replace("%", "%%")
     return _BIND.sub(r"%(\1)s", body).replace("\\:", ":")
 

@@ -21,14 +21,6 @@ VALUES (:proposal_id, 'retracted', 'restored', :reason, :actor, CAST(:details AS
 INSERT INTO consolidation_transitions (consolidation_id, from_status, to_status, reason, actor)
 VALUES (:consolidation_id, 'retracted', 'live', :reason, :actor)
 
--- restore_memory_item --
--- The consolidation's memory item, to move back to stable.
-SELECT id, thread_id, status FROM memory_items WHERE consolidation_id = :consolidation_id
-
--- restore_version_status --
--- The version's status now.
-SELECT status FROM node_version_states WHERE id = :id
-
 -- restore_version_resolved --
 -- An open or tentative version becomes resolved again by the restored consolidation.
 INSERT INTO node_status_transitions (node_version_id, from_status, to_status, reason, actor, consolidation_id)

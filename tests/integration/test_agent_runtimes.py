@@ -22,12 +22,11 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.agents.profiles import resolve
 from council.agents.runtimes import sandbox
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
@@ -41,6 +40,7 @@ from tests.dashboard import view_rows
 from tests.fakes.agent_model import Recorder as Requests
 from tests.fakes.anthropic_server import fake_anthropic
 from tests.fakes.responses_server import fake_responses
+from tests.rows import counts, row, rows
 
 AGENTS = ("codex", "claude")
 
@@ -107,15 +107,12 @@ def _dispatch(uow: UnitOfWork, thread_id: UUID, agent: str) -> UUID:
 
 def _run(engine: Engine, run_id: UUID) -> dict[str, Any]:
     with unit_of_work(engine) as conn:
-        return dict(conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one())
+        return row(conn, "agent_runs", "id = :v", v=run_id)
 
 
 def _written(engine: Engine) -> dict[str, int]:
     with unit_of_work(engine) as conn:
-        return {
-            name: int(conn.execute(select(func.count()).select_from(table)).scalar_one())
-            for name, table in t.metadata.tables.items()
-        }
+        return counts(conn)
 
 
 def _growth(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -125,10 +122,7 @@ def _growth(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
 def _nothing_holds_a_key(engine: Engine) -> None:
     with unit_of_work(engine) as conn:
         dumped = json.dumps(
-            [
-                [dict(r) for r in conn.execute(select(table)).mappings()]
-                for table in (t.agent_runs, t.run_traces, t.events, t.run_attempts)
-            ],
+            [rows(conn, table) for table in ("agent_runs", "run_traces", "events", "run_attempts")],
             default=str,
         )
     for value in KEYS.values():
@@ -184,9 +178,7 @@ def test_a_cli_run_reads_evidence_with_its_tool_answers_and_records_what_it_open
     files = {f["evidence_id"]: f for f in request["settings"]["evidence_files"]}
     assert files[str(opened[0].evidence_id)]["file"] in " ".join(trace.trace["files_read"])
     with unit_of_work(engine) as conn:
-        cited = set(
-            conn.execute(select(t.citations.c.evidence_id).where(t.citations.c.run_id == run_id)).scalars()
-        )
+        cited = {r["evidence_id"] for r in rows(conn, "citations", "run_id = :v", v=run_id)}
     assert {o.evidence_id for o in shown.opened_evidence if o.cited} == cited
     # And every listed evidence id appears in the prompt, yet only the file it read counts as opened
     listed = request["settings"]["evidence_files"]

@@ -10,18 +10,18 @@ from uuid import UUID
 
 import pytest
 from pydantic import ValidationError
-from sqlalchemy import Engine, Table, func, select
+from sqlalchemy import Engine
 
 from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut, NewEvidence
 from council.domain.commands import NewVersion
 from council.domain.results.runs import Applied
 from council.errors import BadInput
-from council.ledger import tables as t
 from council.ledger.apply_output import check_output
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.nodes import add_version
 from tests.builders import ACTOR, Ledger
+from tests.rows import counts, row, rows
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "bad_outputs"
 
@@ -64,7 +64,7 @@ EXPECTED = {
 
 def _run_row(engine: Engine, run_id: UUID) -> Any:
     with unit_of_work(engine) as conn:
-        return conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one()
+        return row(conn, "agent_runs", "id = :v", v=run_id)
 
 
 def _apply(engine: Engine, run_id: UUID, document: dict[str, Any]) -> Applied:
@@ -74,15 +74,7 @@ def _apply(engine: Engine, run_id: UUID, document: dict[str, Any]) -> Applied:
 
 def _row_counts(engine: Engine) -> dict[str, int]:
     with unit_of_work(engine) as conn:
-        return {
-            name: int(conn.execute(select(func.count()).select_from(table)).scalar_one())
-            for name, table in t.metadata.tables.items()
-        }
-
-
-def _rows(engine: Engine, table: Table, *where: Any) -> list[Any]:
-    with unit_of_work(engine) as conn:
-        return list(conn.execute(select(table).where(*where)).mappings())
+        return counts(conn)
 
 
 def test_a_valid_output_writes_everything_in_one_go(engine: Engine) -> None:
@@ -170,30 +162,30 @@ def test_a_valid_output_writes_everything_in_one_go(engine: Engine) -> None:
     counts = {"claims": 2, "nodes": 2, "versions": 1, "evidence": 1, "forks": 1, "pending_actions": 1}
     assert {key: len(getattr(result, key)) for key in counts} == counts and len(result.touched_versions) == 5
     assert result.votes == []
-    (summary,) = _rows(engine, t.events, t.events.c.kind == "run.output_applied")
+    (summary,) = rows(engine, "events", "kind = :v", v="run.output_applied")
     assert (summary["subject_id"], summary["payload"]) == (str(run_id), {**counts, "touched_versions": 5})
     load_id, bench_id = result.nodes
     (new_version_id,) = result.versions
     # And the new nodes are originated by the run, with ref: edges resolved
-    originated = _rows(engine, t.claims, t.claims.c.run_id == run_id, t.claims.c.claim_type == "originate")
+    originated = rows(engine, "claims", "run_id = :v AND claim_type = :w", v=run_id, w="originate")
     assert {row["node_version_id"] for row in originated} == {load_id, bench_id}
-    load_edges = _rows(engine, t.edges, t.edges.c.from_version_id == load_id)
+    load_edges = rows(engine, "edges", "from_version_id = :v", v=load_id)
     assert {(e["kind"], e["to_version_id"]) for e in load_edges} == {
         ("contradicts", head_id),
         ("depends_on", bench_id),
     }
     assert all(e["created_by_run_id"] == run_id for e in load_edges)
-    (load_citation,) = _rows(engine, t.citations, t.citations.c.node_version_id == load_id)
+    (load_citation,) = rows(engine, "citations", "node_version_id = :v", v=load_id)
     assert (load_citation["role"], load_citation["interpretation"]) == ("supports", "writers collide")
     assert load_citation["claim_id"] in {row["id"] for row in originated}
     # And the new version follows the old head and points at the new node
-    (version,) = _rows(engine, t.node_versions, t.node_versions.c.id == new_version_id)
+    (version,) = rows(engine, "node_versions", "id = :v", v=new_version_id)
     assert (version["version_no"], version["parent_version_id"]) == (2, other["version_id"])
-    (version_edge,) = _rows(engine, t.edges, t.edges.c.from_version_id == new_version_id)
+    (version_edge,) = rows(engine, "edges", "from_version_id = :v", v=new_version_id)
     assert (version_edge["kind"], version_edge["to_version_id"]) == ("refines", load_id)
     # And the claims carry their citations with role and interpretation
     by_claim = {
-        row["claim_id"]: row for row in _rows(engine, t.citations, t.citations.c.claim_id.in_(result.claims))
+        row["claim_id"]: row for row in rows(engine, "citations", "claim_id = ANY(:v)", v=result.claims)
     }
     dispute, endorse = (by_claim[claim_id] for claim_id in result.claims)
     assert (dispute["evidence_id"], dispute["role"], dispute["interpretation"]) == (
@@ -202,17 +194,17 @@ def test_a_valid_output_writes_everything_in_one_go(engine: Engine) -> None:
         "lost writes at 8 writers",
     )
     assert (endorse["evidence_id"], endorse["role"]) == (result.evidence[0], "method")
-    (new_evidence,) = _rows(engine, t.evidence, t.evidence.c.id == result.evidence[0])
+    (new_evidence,) = rows(engine, "evidence", "id = :v", v=result.evidence[0])
     assert (new_evidence["content"], new_evidence["title"]) == ("WAL mode: 3x write throughput", "WAL bench")
     # And the fork and the pending action belong to the run
-    (fork,) = _rows(engine, t.branches, t.branches.c.id == result.forks[0])
+    (fork,) = rows(engine, "branches", "id = :v", v=result.forks[0])
     assert (fork["kind"], fork["fork_version_id"], fork["created_by_run_id"]) == ("node", head_id, run_id)
-    (action,) = _rows(engine, t.pending_actions, t.pending_actions.c.id == result.pending_actions[0])
+    (action,) = rows(engine, "pending_actions", "id = :v", v=result.pending_actions[0])
     assert (action["node_version_id"], action["created_by_run_id"]) == (head_id, run_id)
     # And the touched versions are every version claimed on or created
     assert result.touched_versions == [head_id, third_id, load_id, bench_id, new_version_id]
     # And the events record each change
-    kinds = {e["kind"] for e in _rows(engine, t.events, t.events.c.thread_id == ledger.thread_id)}
+    kinds = {e["kind"] for e in rows(engine, "events", "thread_id = :v", v=ledger.thread_id)}
     changes = {
         "node.created",
         "node.versioned",

@@ -47,7 +47,6 @@ HEAVY = (
 NOT_ON_THE_READ = (
     "sqlalchemy",
     "council.ledger.db",
-    "council.ledger.tables",
     "council.ledger.lookup",
     "council.ledger.threads",
     "council.domain.results.graph",

@@ -6,12 +6,11 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, func, insert, select
+from sqlalchemy import Engine
 
 from council.domain.commands import NewAction, NewFork, NewVersion
 from council.domain.results.consolidation import Evaluated
 from council.errors import NotFound
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.branches import close_branch, fork_branch, merge_branch
@@ -19,6 +18,7 @@ from council.services.claims import add_action, close_action
 from council.services.consolidation import consolidate, consolidate_many, groups, history, memory_list, replay
 from council.services.nodes import add_version, set_node_status, show_node
 from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
+from tests.rows import count, insert, query, row, rows
 
 
 def _run(engine: Engine, version_id: UUID, **kw: Any) -> Evaluated:
@@ -41,11 +41,6 @@ def _new_version(engine: Engine, old: UUID, content: str) -> UUID:
     return add_version(uow, NewVersion(logical_node=logical, content=content), actor=ACTOR).version_id
 
 
-def _count(engine: Engine, table: t.Table, *where: Any) -> int:
-    with unit_of_work(engine) as conn:
-        return int(conn.execute(select(func.count()).select_from(table).where(*where)).scalar_one())
-
-
 def test_ready_node_commits_once_with_memory_event_and_evidence_index(engine: Engine) -> None:
     # Given a node with two independent endorsements from two providers
     ledger = Ledger.new(engine)
@@ -57,22 +52,17 @@ def test_ready_node_commits_once_with_memory_event_and_evidence_index(engine: En
     assert first.outcome == "committed" and first.decision == "consolidate"
     assert second.outcome == "already_consolidated"
     assert second.consolidation_id == first.consolidation_id
-    assert _count(engine, t.consolidations) == 1
+    assert count(engine, "consolidations") == 1
     # And the memory item is stable, the node resolved, the evidence indexed, an event logged
     memory = memory_list(UnitOfWork(engine), status="stable").items
     assert [m.consolidation_id for m in memory] == [first.consolidation_id]
     with unit_of_work(engine) as conn:
-        status = conn.execute(
-            select(t.node_version_states.c.status).where(t.node_version_states.c.id == version_id)
-        ).scalar_one()
-        indexed = set(
-            conn.execute(
-                select(t.consolidation_evidence.c.evidence_id).where(
-                    t.consolidation_evidence.c.consolidation_id == first.consolidation_id
-                )
-            ).scalars()
-        )
-        kinds = list(conn.execute(select(t.events.c.kind).order_by(t.events.c.id)).scalars())
+        status = row(conn, "node_version_states", "id = :v", v=version_id)["status"]
+        indexed = {
+            r["evidence_id"]
+            for r in rows(conn, "consolidation_evidence", "consolidation_id = :id", id=first.consolidation_id)
+        }
+        kinds = [r["kind"] for r in query(conn, "SELECT kind FROM events ORDER BY id")]
     assert status == "resolved"
     assert indexed == {ledger.evidence[0], ledger.evidence[1]}
     assert kinds.count("consolidation.committed") == 1
@@ -88,7 +78,7 @@ def test_not_ready_is_recorded_once_with_reasons(engine: Engine) -> None:
     assert first.outcome == again.outcome == "not_ready"
     assert _failed(first) == {"independent_support", "provider_diversity"}
     assert again.evaluation_id == first.evaluation_id
-    assert _count(engine, t.consolidation_evaluations) == 1
+    assert count(engine, "consolidation_evaluations") == 1
     assert _replays(engine, first.evaluation_id) is True
     assert [e.id for e in history(UnitOfWork(engine), version_id).evaluations] == [first.evaluation_id]
 
@@ -149,14 +139,14 @@ def test_challenged_support_evidence_blocks(engine: Engine) -> None:
     ledger = Ledger.new(engine)
     version_id = ledger.ready_node()
     with unit_of_work(engine) as conn:
-        conn.execute(
-            insert(t.evidence_transitions).values(
-                evidence_id=ledger.evidence[0],
-                from_status="valid",
-                to_status="challenged",
-                reason="r",
-                actor=ACTOR,
-            )
+        insert(
+            conn,
+            "evidence_transitions",
+            evidence_id=ledger.evidence[0],
+            from_status="valid",
+            to_status="challenged",
+            reason="r",
+            actor=ACTOR,
         )
     result = _run(engine, version_id)
     assert _failed(result) == {"support_evidence_sound"}
@@ -217,8 +207,8 @@ def test_newer_version_supersedes_in_one_transaction(engine: Engine) -> None:
     assert second.outcome == "committed"
     assert second.superseded_consolidation_id == first.consolidation_id
     with unit_of_work(engine) as conn:
-        states = dict(conn.execute(select(t.consolidations.c.id, t.consolidations.c.status)).all())
-        memory = dict(conn.execute(select(t.memory_items.c.consolidation_id, t.memory_items.c.status)).all())
+        states = {r["id"]: r["status"] for r in rows(conn, "consolidations")}
+        memory = {r["consolidation_id"]: r["status"] for r in rows(conn, "memory_items")}
     assert states == {first.consolidation_id: "superseded", second.consolidation_id: "live"}
     assert memory == {first.consolidation_id: "superseded", second.consolidation_id: "stable"}
     assert memory_list(UnitOfWork(engine), status="superseded").items[0].history[0].to_status == "superseded"
@@ -230,11 +220,11 @@ def test_dry_run_writes_nothing(engine: Engine) -> None:
     ledger = Ledger.new(engine)
     version_id = ledger.ready_node()
     with unit_of_work(engine) as conn:
-        events_before = conn.execute(select(func.count()).select_from(t.events)).scalar_one()
+        events_before = count(conn, "events")
     result = _run(engine, version_id, dry_run=True)
     assert result.outcome == "would_commit" and result.dry_run is True
-    assert _count(engine, t.consolidations) == 0 and _count(engine, t.consolidation_evaluations) == 0
-    assert _count(engine, t.events) == events_before
+    assert count(engine, "consolidations") == 0 and count(engine, "consolidation_evaluations") == 0
+    assert count(engine, "events") == events_before
 
 
 def test_replay_detects_an_altered_claim(engine: Engine, owner_engine: Engine) -> None:
@@ -281,7 +271,7 @@ def test_groups_cli_contract(cli: Any, engine: Engine) -> None:
 def test_consolidating_an_unknown_version_is_bad_input_and_writes_nothing(engine: Engine) -> None:
     with pytest.raises(NotFound):
         _run(engine, UUID("00000000-0000-4000-8000-000000000000"))
-    assert _count(engine, t.consolidation_evaluations) == 0 and _count(engine, t.events) == 0
+    assert count(engine, "consolidation_evaluations") == 0 and count(engine, "events") == 0
 
 
 # ------------------------------------------------------------------ batches
@@ -324,13 +314,16 @@ def test_a_batch_decides_each_version_as_it_would_be_decided_alone(engine: Engin
     assert results[6].consolidation_id is None
     # And the ledger holds exactly one live consolidation per logical node, each replaying
     with unit_of_work(engine) as conn:
-        live = conn.execute(
-            select(t.consolidations.c.logical_node_id, func.count())
-            .where(t.consolidations.c.status == "live")
-            .group_by(t.consolidations.c.logical_node_id)
-        ).all()
-        every = list(conn.execute(select(t.consolidations.c.id)).scalars())
-        evaluations = list(conn.execute(select(t.consolidation_evaluations.c.id)).scalars())
+        live = [
+            (r["logical_node_id"], r["n"])
+            for r in query(
+                conn,
+                "SELECT logical_node_id, count(*) AS n FROM consolidations WHERE status = 'live'"
+                " GROUP BY logical_node_id",
+            )
+        ]
+        every = [r["id"] for r in rows(conn, "consolidations")]
+        evaluations = [r["id"] for r in rows(conn, "consolidation_evaluations")]
     assert len(live) == 4 and all(n == 1 for _, n in live)
     for row_id in [*every, *evaluations]:
         assert _replays(engine, row_id) is True
@@ -345,8 +338,8 @@ def test_a_batch_decides_each_version_as_it_would_be_decided_alone(engine: Engin
         "already_consolidated",
         "not_ready",
     ]
-    assert _count(engine, t.consolidations) == len(every)
-    assert _count(engine, t.consolidation_evaluations) == len(evaluations)
+    assert count(engine, "consolidations") == len(every)
+    assert count(engine, "consolidation_evaluations") == len(evaluations)
 
 
 def test_a_batch_naming_an_unknown_version_writes_nothing(engine: Engine) -> None:
@@ -354,11 +347,11 @@ def test_a_batch_naming_an_unknown_version_writes_nothing(engine: Engine) -> Non
     ready = ledger.ready_node()
     unknown = UUID("00000000-0000-4000-8000-000000000000")
     with unit_of_work(engine) as conn:
-        events_before = conn.execute(select(func.count()).select_from(t.events)).scalar_one()
+        events_before = count(conn, "events")
     with pytest.raises(NotFound, match=str(unknown)):
         consolidate_many(UnitOfWork(engine), [ready, unknown], actor=ACTOR)
-    assert _count(engine, t.consolidations) == 0 and _count(engine, t.consolidation_evaluations) == 0
-    assert _count(engine, t.events) == events_before
+    assert count(engine, "consolidations") == 0 and count(engine, "consolidation_evaluations") == 0
+    assert count(engine, "events") == events_before
 
 
 def test_a_dry_run_batch_writes_nothing(engine: Engine) -> None:
@@ -368,7 +361,7 @@ def test_a_dry_run_batch_writes_nothing(engine: Engine) -> None:
     results = consolidate_many(UnitOfWork(engine), [ready, lonely], actor=ACTOR, dry_run=True)
     assert [r.outcome for r in results] == ["would_commit", "not_ready"]
     assert all(r.dry_run for r in results)
-    assert _count(engine, t.consolidations) == 0 and _count(engine, t.consolidation_evaluations) == 0
+    assert count(engine, "consolidations") == 0 and count(engine, "consolidation_evaluations") == 0
 
 
 def test_a_batch_closes_when_its_claims_reach_the_transaction_budget(

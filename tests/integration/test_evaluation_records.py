@@ -13,18 +13,18 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine
 
 from council.domain import chain_codec
 from council.domain.results.consolidation import Evaluated, Replayed
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.errors import BadInput
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.snapshots import current_snapshot
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, replay
 from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
+from tests.rows import insert, rows
 
 
 def _not_ready(engine: Engine) -> tuple[Ledger, UUID, UUID, Evaluated]:
@@ -47,13 +47,8 @@ def _reasons(result: Evaluated) -> list[dict[str, Any]]:
 
 def _stored(engine: Engine, evaluation_id: UUID) -> Any:
     with unit_of_work(engine) as conn:
-        return (
-            conn.execute(
-                select(t.consolidation_evaluations).where(t.consolidation_evaluations.c.id == evaluation_id)
-            )
-            .mappings()
-            .one()
-        )
+        [found] = rows(conn, "consolidation_evaluations", "id = :v", v=evaluation_id)
+        return found
 
 
 def test_a_not_ready_evaluation_stores_its_manifest_and_section_hashes_not_its_snapshot(
@@ -96,21 +91,19 @@ def test_an_evaluation_recorded_with_its_whole_snapshot_still_replays(engine: En
     ledger.claim(ledger.run("openai"), version_id, claim_type="abstain")
     with unit_of_work(engine) as conn:
         snapshot = current_snapshot(conn, version_id)
-        legacy_id = conn.execute(
-            insert(t.consolidation_evaluations)
-            .values(
-                thread_id=ledger.thread_id,
-                logical_node_id=snapshot["node"]["logical_node_id"],
-                node_version_id=version_id,
-                rule_set_id=snapshot["rule_set"]["id"],
-                grouping_algorithm_id=snapshot["grouping"]["id"],
-                snapshot_sha256=snapshot_digests(snapshot)[0],
-                outcome="not_ready",
-                reasons=_reasons(result),
-                snapshot=snapshot,
-            )
-            .returning(t.consolidation_evaluations.c.id)
-        ).scalar_one()
+        legacy_id = insert(
+            conn,
+            "consolidation_evaluations",
+            thread_id=ledger.thread_id,
+            logical_node_id=snapshot["node"]["logical_node_id"],
+            node_version_id=version_id,
+            rule_set_id=snapshot["rule_set"]["id"],
+            grouping_algorithm_id=snapshot["grouping"]["id"],
+            snapshot_sha256=snapshot_digests(snapshot)[0],
+            outcome="not_ready",
+            reasons=_reasons(result),
+            snapshot=snapshot,
+        )["id"]
     # Then replay reads its manifest out of the snapshot and agrees
     replayed = _replay(engine, legacy_id)
     assert replayed.match is True and replayed.differences == []
@@ -126,21 +119,21 @@ def test_an_evaluation_with_neither_snapshot_nor_manifest_is_refused(engine: Eng
         pytest.raises(BadInput, match="consolidation_evaluations_replayable"),
         unit_of_work(engine) as conn,
     ):
-        conn.execute(
-            insert(t.consolidation_evaluations).values(
-                **{
-                    k: row[k]
-                    for k in (
-                        "thread_id",
-                        "logical_node_id",
-                        "node_version_id",
-                        "rule_set_id",
-                        "grouping_algorithm_id",
-                        "outcome",
-                    )
-                },
-                reasons=_reasons(result),
-                snapshot_sha256="0" * 64,
-                manifest=None,
-            )
+        insert(
+            conn,
+            "consolidation_evaluations",
+            **{
+                k: row[k]
+                for k in (
+                    "thread_id",
+                    "logical_node_id",
+                    "node_version_id",
+                    "rule_set_id",
+                    "grouping_algorithm_id",
+                    "outcome",
+                )
+            },
+            reasons=_reasons(result),
+            snapshot_sha256="0" * 64,
+            manifest=None,
         )

@@ -10,12 +10,11 @@ from pathlib import Path
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.domain.commands import NewVersion
 from council.errors import BadInput
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, memory_list, replay
@@ -26,6 +25,7 @@ from council.services.reversal import reverify
 from council.services.threads import review_settings, set_review, show_thread
 from tests.builders import ACTOR, Ledger
 from tests.fakes.chat_model import NOWHERE, local_profiles
+from tests.rows import execute, row
 
 
 def _retracted(ledger: Ledger) -> tuple[UUID, UUID, UUID]:
@@ -65,9 +65,9 @@ def test_a_thread_reviews_automatically_unless_set_and_keeps_the_history_of_its_
     assert review_settings(uow, ledger.thread_id) == settings
     # And the history cannot be edited behind the ledger's back, not even by the owner
     with pytest.raises(Exception, match="permission denied"), unit_of_work(engine) as conn:
-        conn.execute(t.thread_review_settings.update().values(review="auto"))
+        execute(conn, "UPDATE thread_review_settings SET review = 'auto'")
     with pytest.raises(Exception, match="council"), unit_of_work(owner_engine) as conn:
-        conn.execute(t.thread_review_settings.delete())
+        execute(conn, "DELETE FROM thread_review_settings")
 
 
 @pytest.mark.parametrize("bad", ["sometimes", "-5m", "10y", "31d"])
@@ -139,11 +139,7 @@ def test_a_retracted_version_does_not_consolidate_again_on_new_claims(
     assert [m.status for m in memory_list(uow, thread=ledger.thread_id).items] == ["retracted"]
     # And the evaluation replays to the same decision and hash
     with unit_of_work(engine) as conn:
-        evaluation = conn.execute(
-            select(t.consolidation_evaluations.c.id).where(
-                t.consolidation_evaluations.c.node_version_id == version
-            )
-        ).scalar_one()
+        evaluation = row(conn, "consolidation_evaluations", "node_version_id = :v", v=version)["id"]
     assert replay(uow, evaluation).match is True
 
 
@@ -151,9 +147,7 @@ def test_a_revision_of_a_retracted_version_may_consolidate(engine: Engine, uow: 
     ledger = Ledger.new(engine)
     version, _, _ = _retracted(ledger)
     with unit_of_work(engine) as conn:
-        node = conn.execute(
-            select(t.node_versions.c.logical_node_id).where(t.node_versions.c.id == version)
-        ).scalar_one()
+        node = row(conn, "node_versions", "id = :v", v=version)["logical_node_id"]
     revised = add_version(
         uow,
         NewVersion(logical_node=node, content="SQLite parity suffices for the unit tier only"),
@@ -173,12 +167,8 @@ def test_an_explicit_restore_through_adjudication_makes_a_retracted_version_stab
     restored = adjudicate(uow, proposal, actor="alice", restore=True, reason="the rerun was misconfigured")
     assert (restored.outcome, restored.restored_retraction) == ("restored", True)
     with unit_of_work(engine) as conn:
-        status = conn.execute(
-            select(t.consolidations.c.status).where(t.consolidations.c.id == consolidation)
-        ).scalar_one()
-        node_status = conn.execute(
-            select(t.node_version_states.c.status).where(t.node_version_states.c.id == version)
-        ).scalar_one()
+        status = row(conn, "consolidations", "id = :v", v=consolidation)["status"]
+        node_status = row(conn, "node_version_states", "id = :v", v=version)["status"]
     assert (status, node_status) == ("live", "resolved")
     assert [m.status for m in memory_list(uow, thread=ledger.thread_id).items] == ["stable"]
     assert consolidate(uow, version, actor=ACTOR).outcome == "already_consolidated"

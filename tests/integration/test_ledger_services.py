@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import uuid
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Engine
 
 from council.domain.commands import NewClaim, NewFork, NewNode, NewVersion, RecordedRun, same_reading
 from council.domain.results.graph import ClaimAdded, VersionCreated
 from council.domain.results.threads import ThreadCreated
 from council.errors import BadInput, NotFound
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.branches import close_branch, fork_branch, list_branches, merge_branch
@@ -21,6 +21,7 @@ from council.services.evidence import EvidenceInput, add_evidence, show_evidence
 from council.services.nodes import add_node, add_version, set_node_status, show_node
 from council.services.runs import record_run, show_run
 from council.services.threads import create_thread
+from tests.rows import count, counts, query, row
 
 ACTOR = "test"
 
@@ -29,11 +30,6 @@ def _thread(uow: UnitOfWork, title: str = "SQLite parity") -> ThreadCreated:
     return create_thread(
         uow, title=title, objective="Is SQLite parity sufficient for the production adapter?", actor=ACTOR
     )
-
-
-def _count(engine: Engine, table: t.Table) -> int:
-    with unit_of_work(engine) as conn:
-        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
 
 
 def test_same_evidence_in_two_threads_is_one_row(engine: Engine, uow: UnitOfWork) -> None:
@@ -46,13 +42,13 @@ def test_same_evidence_in_two_threads_is_one_row(engine: Engine, uow: UnitOfWork
     # Then there is one evidence row, linked to both threads
     assert a.id == b.id and a.sha256 == b.sha256
     assert a.new_content is True and b.new_content is False
-    assert _count(engine, t.evidence) == 1
-    assert _count(engine, t.thread_evidence) == 2
+    assert count(engine, "evidence") == 1
+    assert count(engine, "thread_evidence") == 2
     shown = show_evidence(uow, a.id)
     assert {row.thread_id for row in shown.threads} == {first.id, second.id}
     # And adding it again to the same thread is harmless
     again = add_evidence(uow, first.id, EvidenceInput(text=body), actor=ACTOR)
-    assert again.already_in_thread is True and _count(engine, t.thread_evidence) == 2
+    assert again.already_in_thread is True and count(engine, "thread_evidence") == 2
 
 
 def test_interpretation_is_branch_local(engine: Engine, uow: UnitOfWork) -> None:
@@ -92,17 +88,16 @@ def test_interpretation_is_branch_local(engine: Engine, uow: UnitOfWork) -> None
     )
     # Then the evidence is one row and each citation keeps its own role and reading
     with unit_of_work(engine) as conn:
-        rows = conn.execute(
-            select(t.citations.c.branch_id, t.citations.c.role, t.citations.c.interpretation).order_by(
-                t.citations.c.created_at
-            )
-        ).all()
+        rows = [
+            SimpleNamespace(**r)
+            for r in query(conn, "SELECT branch_id, role, interpretation FROM citations ORDER BY created_at")
+        ]
     assert [(r.role, r.interpretation) for r in rows] == [
         ("supports", "well under SLO"),
         ("contradicts", "tail latency matters"),
     ]
     assert rows[0].branch_id == main_node.branch_id and rows[1].branch_id == alt_node.branch_id == fork.id
-    assert _count(engine, t.evidence) == 1
+    assert count(engine, "evidence") == 1
 
 
 def test_new_version_moves_head_and_keeps_old(engine: Engine, uow: UnitOfWork) -> None:
@@ -111,12 +106,10 @@ def test_new_version_moves_head_and_keeps_old(engine: Engine, uow: UnitOfWork) -
     second = add_version(uow, NewVersion(logical_node=first.logical_node_id, content="v2 text"), actor=ACTOR)
     assert second.version_no == 2
     with unit_of_work(engine) as conn:
-        head = conn.execute(
-            select(t.logical_nodes.c.head_version_id).where(t.logical_nodes.c.id == first.logical_node_id)
-        ).scalar_one()
-        contents = conn.execute(
-            select(t.node_versions.c.content).order_by(t.node_versions.c.version_no)
-        ).scalars()
+        head = row(conn, "logical_nodes", "id = :v", v=first.logical_node_id)["head_version_id"]
+        contents = [
+            r["content"] for r in query(conn, "SELECT content FROM node_versions ORDER BY version_no")
+        ]
         assert head == second.version_id
         assert list(contents) == ["v1 text", "v2 text"]
     assert show_node(uow, second.version_id).parent_version_id == first.version_id
@@ -186,7 +179,7 @@ def test_run_lineage_and_claims(engine: Engine, uow: UnitOfWork) -> None:
     assert [c.id for c in shown.claims] == [made.id]
     assert show_run(uow, parent.id).children == [child.id]
     with unit_of_work(engine) as conn:
-        role = conn.execute(select(t.citations.c.role).where(t.citations.c.claim_id == made.id)).scalar_one()
+        role = row(conn, "citations", "claim_id = :v", v=made.id)["role"]
     assert role == "contradicts"
     # A run claims once per version
     with pytest.raises(BadInput):
@@ -198,9 +191,7 @@ def test_node_made_by_a_run_is_originated_by_it(engine: Engine, uow: UnitOfWork)
     run = record_run(uow, RecordedRun(thread=thread.id, agent="glm", model="glm-4.6"), actor=ACTOR)
     node = add_node(uow, NewNode(thread=thread.id, content="an idea", run=run.id), actor=ACTOR)
     with unit_of_work(engine) as conn:
-        claim = (
-            conn.execute(select(t.claims).where(t.claims.c.id == node.originate_claim_id)).mappings().one()
-        )
+        claim = row(conn, "claims", "id = :v", v=node.originate_claim_id)
     assert (claim["run_id"], claim["claim_type"]) == (run.id, "originate")
 
 
@@ -238,10 +229,7 @@ def test_merge_and_close_branches(uow: UnitOfWork) -> None:
 
 def _all_counts(engine: Engine) -> dict[str, int]:
     with unit_of_work(engine) as conn:
-        return {
-            name: int(conn.execute(text(f'SELECT count(*) FROM "{name}"')).scalar_one())
-            for name in t.metadata.tables
-        }
+        return counts(conn)
 
 
 @pytest.mark.parametrize(

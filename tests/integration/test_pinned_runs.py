@@ -13,15 +13,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Engine, text
 
 from council.adapters.scheduler import Recorder
 from council.domain.agent_output import AgentOutput, ClaimOut
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
@@ -30,6 +30,7 @@ from council.services.runs import show_run
 from tests.builders import Ledger
 from tests.conftest import CliRunner
 from tests.fakes.openai_server import fake_openai, reply
+from tests.rows import counts, query, row
 
 FAKE_KEY_VAR = "COUNCIL_TEST_PINNED_KEY"
 FAKE_KEY = "sk-pinned-runs-0123456789abcdef"
@@ -79,15 +80,12 @@ def _one_run(uow: UnitOfWork, thread_id: UUID, agent: str) -> UUID:
 
 def _run(engine: Engine, run_id: UUID) -> dict[str, Any]:
     with unit_of_work(engine) as conn:
-        return dict(conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one())
+        return row(conn, "agent_runs", "id = :v", v=run_id)
 
 
 def _rows(engine: Engine) -> dict[str, int]:
     with unit_of_work(engine) as conn:
-        return {
-            name: int(conn.execute(select(func.count()).select_from(table)).scalar_one())
-            for name, table in t.metadata.tables.items()
-        }
+        return counts(conn)
 
 
 # ------------------------------------------------------ the worker's side
@@ -268,16 +266,15 @@ def test_the_next_round_runs_the_executor_its_parent_was_pinned_to(
     for run_id in created.run_ids:
         assert execute_run(uow, scheduler, run_id).status == "succeeded"
     with unit_of_work(engine) as conn:
-        rows = conn.execute(
-            select(
-                t.agent_runs.c.round,
-                t.agent_runs.c.agent,
-                t.agent_runs.c.parent_run_id,
-                t.agent_runs.c.executor,
+        rows = [
+            SimpleNamespace(**r)
+            for r in query(
+                conn,
+                "SELECT round, agent, parent_run_id, executor FROM agent_runs WHERE dispatch_id = :v"
+                " ORDER BY round, agent",
+                v=created.dispatch_id,
             )
-            .where(t.agent_runs.c.dispatch_id == created.dispatch_id)
-            .order_by(t.agent_runs.c.round, t.agent_runs.c.agent)
-        ).all()
+        ]
     # Then each round-2 run carries its parent's executor, simulated as pinned
     first = {r.agent: r for r in rows if r.round == 1}
     second = [r for r in rows if r.round == 2]

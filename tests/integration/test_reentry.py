@@ -8,14 +8,13 @@ from uuid import UUID
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, insert, text
+from sqlalchemy import Engine, text
 
 from council.cli.output import fetch_command
 from council.domain.commands import NewAction, NewFork
 from council.domain.epistemic import lint
 from council.domain.reentry import estimate_tokens
 from council.domain.reentry_markdown import render_markdown
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.lint import ledger_items
 from council.ledger.unit import UnitOfWork
@@ -25,6 +24,7 @@ from council.services.consolidation import consolidate
 from council.services.nodes import set_node_status
 from council.services.reentry import lint_text, reentry_packet
 from tests.builders import ACTOR, Ledger
+from tests.rows import insert
 
 
 def _contest(engine: Engine, consolidation_id: UUID) -> None:
@@ -34,14 +34,14 @@ def _contest(engine: Engine, consolidation_id: UUID) -> None:
             text("SELECT id FROM memory_items WHERE consolidation_id = :c"), {"c": consolidation_id}
         ).scalar_one()
         for old, new in (("stable", "provisional"), ("provisional", "contested")):
-            conn.execute(
-                insert(t.memory_transitions).values(
-                    memory_item_id=memory_id,
-                    from_status=old,
-                    to_status=new,
-                    reason="evidence fell",
-                    actor=ACTOR,
-                )
+            insert(
+                conn,
+                "memory_transitions",
+                memory_item_id=memory_id,
+                from_status=old,
+                to_status=new,
+                reason="evidence fell",
+                actor=ACTOR,
             )
 
 

@@ -10,12 +10,11 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.domain.results.consolidation import MemoryItem
 from council.domain.results.reversal import Reverified
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, memory_list
@@ -23,6 +22,7 @@ from council.services.reversal import change_validity, request_reverification, r
 from council.services.threads import set_review
 from tests.builders import ACTOR, Ledger
 from tests.fakes.chat_model import NOWHERE, local_profiles
+from tests.rows import count
 
 REVIEWERS = ("alpha", "beta", "gamma")
 
@@ -55,7 +55,7 @@ def _three_supporters(engine: Engine) -> tuple[Ledger, Any]:
 
 def _review_dispatches(engine: Engine) -> int:
     with unit_of_work(engine) as conn:
-        return int(conn.execute(select(func.count()).where(t.dispatches.c.mode == "review")).scalar_one())
+        return count(conn, "dispatches", "mode = 'review'")
 
 
 def test_challenged_support_that_does_not_matter_is_stable_again_with_the_check(
@@ -191,9 +191,5 @@ def test_memory_re_verification_contests_marks_the_memory_of_its_dependents_prov
     # And the cascade finished in this pass: nothing was cut off for the queue
     assert recorder.cascades == []
     with unit_of_work(engine) as conn:
-        unfinished = conn.execute(
-            select(func.count())
-            .select_from(t.cascade_continuations)
-            .where(t.cascade_continuations.c.continued_at.is_(None))
-        ).scalar_one()
+        unfinished = count(conn, "cascade_continuations", "continued_at IS NULL")
     assert unfinished == 0

@@ -7,13 +7,12 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, insert, select, text
+from sqlalchemy import Engine, text
 
 from council.adapters.scheduler import Recorder
 from council.domain.commands import NewVersion
 from council.domain.results.consolidation import MemoryItem
 from council.errors import BadInput
-from council.ledger import tables as t
 from council.ledger.db import after_fork, engine_for, unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, memory_list
@@ -21,6 +20,7 @@ from council.services.nodes import add_version, show_node
 from council.services.retraction import adjudicate, propose_retraction, vote
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
+from tests.rows import insert, row
 
 
 def _memory(uow: UnitOfWork, consolidation_id: Any) -> MemoryItem:
@@ -67,13 +67,7 @@ def test_material_invalidation_contests_and_opens_a_proposal(engine: Engine, uow
     assert affected.material is True and affected.memory_status == "contested"
     assert result.proposals == [affected.proposal_id]
     with unit_of_work(engine) as conn:
-        proposal = (
-            conn.execute(
-                select(t.retraction_proposals).where(t.retraction_proposals.c.id == affected.proposal_id)
-            )
-            .mappings()
-            .one()
-        )
+        proposal = row(conn, "retraction_proposals", "id = :v", v=affected.proposal_id)
     assert proposal["status"] == "open" and proposal["consolidation_id"] == consolidation
     assert (proposal["rule_set_id"], proposal["grouping_algorithm_id"]) == ("council-default-v1", "indep-v1")
 
@@ -161,9 +155,7 @@ def test_two_independent_endorse_groups_retract_and_reopen_the_node(engine: Engi
     assert _memory(uow, consolidation).status == "retracted"
     assert show_node(uow, version).status == "open"
     with unit_of_work(engine) as conn:
-        status = conn.execute(
-            select(t.consolidations.c.status).where(t.consolidations.c.id == consolidation)
-        ).scalar_one()
+        status = row(conn, "consolidations", "id = :v", v=consolidation)["status"]
     assert status == "retracted"
     again = adjudicate(uow, proposal.id, actor=ACTOR)
     assert again.outcome == "retracted" and again.already_adjudicated is True
@@ -218,10 +210,13 @@ def test_changing_the_default_grouping_after_opening_does_not_change_adjudicatio
         "evidence_min_shared": 99,
     }
     with unit_of_work(engine) as conn:
-        conn.execute(
-            insert(t.grouping_algorithms).values(
-                id="indep-test-unlinked", params=params, params_sha256="f" * 64, description="test"
-            )
+        insert(
+            conn,
+            "grouping_algorithms",
+            id="indep-test-unlinked",
+            params=params,
+            params_sha256="f" * 64,
+            description="test",
         )
     monkeypatch.setenv("COUNCIL_GROUPING_ALGORITHM", "indep-test-unlinked")
     leader = ledger.run("anthropic", agent="lead")

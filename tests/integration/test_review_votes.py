@@ -8,13 +8,12 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.agents import gateway
 from council.domain.agent_output import AgentOutput, ClaimOut, NewNode, VoteOut
 from council.errors import BadInput
-from council.ledger import tables as t
 from council.ledger.apply_output import check_output
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
@@ -24,6 +23,7 @@ from council.services.execution import execute_run
 from council.services.retraction import propose_retraction
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
+from tests.rows import query, row, rows
 
 AGENTS = ("claude", "codex", "glm")
 
@@ -32,16 +32,6 @@ AGENTS = ("claude", "codex", "glm")
 def _simulated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COUNCIL_SIMULATE", "1")
     monkeypatch.setenv("COUNCIL_OFFLINE", "1")
-
-
-def _row(engine: Engine, table: Any, *where: Any) -> Any:
-    with unit_of_work(engine) as conn:
-        return conn.execute(select(table).where(*where)).mappings().one()
-
-
-def _rows(engine: Engine, table: Any, *where: Any) -> list[Any]:
-    with unit_of_work(engine) as conn:
-        return list(conn.execute(select(table).where(*where)).mappings())
 
 
 def _two_contested(engine: Engine) -> tuple[Ledger, dict[UUID, UUID]]:
@@ -89,14 +79,14 @@ def test_a_review_dispatch_votes_and_adjudicates_its_proposal_when_the_last_run_
     results = [execute_run(uow, Recorder(), run_id, owner="test") for run_id in run_ids]
     # Then every run succeeded with exactly one vote, on that proposal, and claimed nothing
     assert [r.status for r in results] == ["succeeded"] * 3
-    votes = _rows(engine, t.retraction_votes, t.retraction_votes.c.run_id.in_(run_ids))
+    votes = rows(engine, "retraction_votes", "run_id = ANY(:v)", v=run_ids)
     assert sorted(v["run_id"] for v in votes) == sorted(run_ids)
     assert {v["proposal_id"] for v in votes} == {target}
-    assert _rows(engine, t.claims, t.claims.c.run_id.in_(run_ids)) == []
-    applied = _rows(engine, t.events, t.events.c.kind == "run.output_applied")
+    assert rows(engine, "claims", "run_id = ANY(:v)", v=run_ids) == []
+    applied = rows(engine, "events", "kind = :v", v="run.output_applied")
     assert sorted(e["subject_id"] for e in applied) == sorted(str(r) for r in run_ids)
     assert all(e["payload"]["votes"] == 1 and e["payload"]["claims"] == 0 for e in applied)
-    runs = _rows(engine, t.agent_runs, t.agent_runs.c.id.in_(run_ids))
+    runs = rows(engine, "agent_runs", "id = ANY(:v)", v=run_ids)
     assert all(r["mode"] == "review" and r["proposal_id"] == target for r in runs)
     # And each run was shown the proposal, its content and its evidence with validity
     request = runs[0]["request"]["messages"][-1]["content"]
@@ -104,18 +94,18 @@ def test_a_review_dispatch_votes_and_adjudicates_its_proposal_when_the_last_run_
     # And only the last run to end adjudicated it: retracted, under the pinned rules
     assert [r.adjudication is not None for r in results] == [False, False, True]
     assert results[-1].adjudication == "retracted"
-    proposal = _row(engine, t.retraction_proposals, t.retraction_proposals.c.id == target)
+    proposal = row(engine, "retraction_proposals", "id = :v", v=target)
     assert proposal["status"] == "retracted"
     version = proposals[target]
-    memory = _row(engine, t.memory_items, t.memory_items.c.node_version_id == version)
+    memory = row(engine, "memory_items", "node_version_id = :v", v=version)
     assert memory["status"] == "retracted"
-    consolidation = _row(engine, t.consolidations, t.consolidations.c.id == proposal["consolidation_id"])
+    consolidation = row(engine, "consolidations", "id = :v", v=proposal["consolidation_id"])
     assert consolidation["status"] == "retracted"
-    state = _row(engine, t.node_version_states, t.node_version_states.c.id == version)
+    state = row(engine, "node_version_states", "id = :v", v=version)
     assert state["status"] == "open"
     # And the other proposal is untouched: still open, its memory still contested
-    assert _row(engine, t.retraction_proposals, t.retraction_proposals.c.id == other)["status"] == "open"
-    other_memory = _row(engine, t.memory_items, t.memory_items.c.node_version_id == proposals[other])
+    assert row(engine, "retraction_proposals", "id = :v", v=other)["status"] == "open"
+    other_memory = row(engine, "memory_items", "node_version_id = :v", v=proposals[other])
     assert other_memory["status"] == "contested"
 
 
@@ -139,13 +129,13 @@ def test_a_vote_on_another_proposal_fails_the_run_and_writes_nothing(
     result = execute_run(uow, Recorder(), run_id, owner="test")
     # Then the run failed with the reason, after one re-prompt
     assert result.status == "failed"
-    run = _row(engine, t.agent_runs, t.agent_runs.c.id == run_id)
+    run = row(engine, "agent_runs", "id = :v", v=run_id)
     assert run["status"] == "failed" and run["usage"]["calls"] == 2
     assert "votes[0].proposal_id: this run was not dispatched to review proposal" in run["error"]
     # And nothing was written: no vote, no applied output, both proposals still open
-    assert _rows(engine, t.retraction_votes) == []
-    assert _rows(engine, t.events, t.events.c.kind == "run.output_applied") == []
-    statuses = {p["id"]: p["status"] for p in _rows(engine, t.retraction_proposals)}
+    assert rows(engine, "retraction_votes") == []
+    assert rows(engine, "events", "kind = :v", v="run.output_applied") == []
+    statuses = {p["id"]: p["status"] for p in rows(engine, "retraction_proposals")}
     assert statuses == {target: "open", other: "open"}
     # And its dispatch, complete without a vote, left the proposal pending
     assert result.adjudication == "pending"
@@ -157,7 +147,7 @@ def test_only_a_review_run_may_vote(engine: Engine) -> None:
     run_id = ledger.run("anthropic")  # an external run, not dispatched for a review
     output = AgentOutput(votes=[VoteOut(proposal_id=str(proposal_id), vote="endorse")])
     with unit_of_work(engine) as conn:
-        run = conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one()
+        run = row(conn, "agent_runs", "id = :v", v=run_id)
         with pytest.raises(BadInput, match="not dispatched to review"):
             check_output(conn, run, output)
 
@@ -175,10 +165,10 @@ def test_with_its_evidence_intact_the_council_votes_to_keep(engine: Engine, uow:
     # Then nobody votes to retract, codex (the sceptic) votes to keep, and it is not retracted
     votes = {
         r["agent"]: r["vote"]
-        for r in _rows(
+        for r in query(
             engine,
-            t.retraction_votes.join(t.agent_runs, t.agent_runs.c.id == t.retraction_votes.c.run_id),
-            t.retraction_votes.c.proposal_id == proposal_id,
+            "SELECT * FROM retraction_votes v JOIN agent_runs r ON r.id = v.run_id WHERE v.proposal_id = :id",
+            id=proposal_id,
         )
     }
     assert set(votes) == set(AGENTS)
@@ -213,12 +203,12 @@ def test_a_review_answer_without_a_vote_is_re_prompted_with_the_reason_then_fail
     # Then it was re-prompted once, with the reason, and failed with that reason
     reason = f"votes: a review run answers with its vote on retraction proposal {target}"
     assert len(sent) == 2 and reason in sent[1][-1]["content"]
-    run = _row(engine, t.agent_runs, t.agent_runs.c.id == run_id)
+    run = row(engine, "agent_runs", "id = :v", v=run_id)
     assert (result.status, run["status"], run["usage"]["calls"]) == ("failed", "failed", 2)
     assert reason in run["error"] and "this answer has none" in run["error"]
     # And nothing was written: no vote, no applied output; the dispatch ended and left it pending
-    assert _rows(engine, t.retraction_votes) == []
-    assert _rows(engine, t.events, t.events.c.kind == "run.output_applied") == []
+    assert rows(engine, "retraction_votes") == []
+    assert rows(engine, "events", "kind = :v", v="run.output_applied") == []
     assert result.adjudication == "pending"
 
 
@@ -238,16 +228,16 @@ def test_a_review_answer_that_claims_on_another_node_is_refused_and_touches_noth
     recorder = Recorder()
     result = execute_run(uow, recorder, run_id, owner="test")
     # Then the run failed with the reason; it wrote no claim and queued no evaluation
-    run = _row(engine, t.agent_runs, t.agent_runs.c.id == run_id)
+    run = row(engine, "agent_runs", "id = :v", v=run_id)
     assert (result.status, run["status"]) == ("failed", "failed")
     assert "claims: a review run writes nothing outside its proposal" in run["error"]
-    assert _rows(engine, t.claims, t.claims.c.run_id == run_id) == []
-    assert _rows(engine, t.claims, t.claims.c.node_version_id == unrelated) != []  # the one before
-    assert len(_rows(engine, t.claims, t.claims.c.node_version_id == unrelated)) == 1
+    assert rows(engine, "claims", "run_id = :v", v=run_id) == []
+    assert rows(engine, "claims", "node_version_id = :v", v=unrelated) != []  # the one before
+    assert len(rows(engine, "claims", "node_version_id = :v", v=unrelated)) == 1
     assert recorder.evaluations == [] and result.touched_versions == []
     # And the unrelated node did not consolidate: it still has one support
     assert consolidate(uow, unrelated, actor=ACTOR).outcome == "not_ready"
-    assert _rows(engine, t.consolidations, t.consolidations.c.node_version_id == unrelated) == []
+    assert rows(engine, "consolidations", "node_version_id = :v", v=unrelated) == []
 
 
 def test_a_review_answer_with_its_vote_and_more_is_re_prompted_and_only_the_vote_lands(
@@ -268,6 +258,6 @@ def test_a_review_answer_with_its_vote_and_more_is_re_prompted_and_only_the_vote
     # Then the re-prompt named what lies outside its proposal, and only the vote was written
     assert "new_nodes: a review run writes nothing outside its proposal" in sent[1][-1]["content"]
     assert result.status == "succeeded"
-    [cast] = _rows(engine, t.retraction_votes, t.retraction_votes.c.run_id == run_id)
+    [cast] = rows(engine, "retraction_votes", "run_id = :v", v=run_id)
     assert (cast["proposal_id"], cast["vote"]) == (target, "endorse")
-    assert _rows(engine, t.node_versions, t.node_versions.c.created_by_run_id == run_id) == []
+    assert rows(engine, "node_versions", "created_by_run_id = :v", v=run_id) == []

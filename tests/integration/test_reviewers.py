@@ -16,14 +16,12 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.agents import gateway
 from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
 from council.errors import BadInput
-from council.ledger import tables as t
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from council.services.dispatch import dispatch
@@ -34,6 +32,7 @@ from council.services.threads import review_settings, set_review
 from tests.builders import ACTOR, Ledger
 from tests.conftest import CliRunner
 from tests.fakes.chat_model import chat_model, local_profiles
+from tests.rows import rows
 
 UNSTAFFED = "retraction.review_unstaffed"
 
@@ -56,11 +55,6 @@ def _profiles(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def _rows(engine: Engine, table: Any, *where: Any) -> list[Any]:
-    with unit_of_work(engine) as conn:
-        return list(conn.execute(select(table).where(*where)).mappings())
-
-
 def _proposal(ledger: Ledger) -> UUID:
     """A consolidated node of the thread (two recorded real runs) and a proposal to retract it."""
     consolidation = consolidate(ledger.uow, ledger.ready_node(), actor=ACTOR).consolidation_id
@@ -77,16 +71,14 @@ def _work(uow: UnitOfWork, ledger: Ledger, agents: tuple[str, ...]) -> None:
 
 def _review_dispatch(engine: Engine, proposal_id: UUID) -> tuple[Any, list[Any], dict[str, Any]]:
     """The proposal's review dispatch, its runs, and its event's payload."""
-    [made] = _rows(engine, t.dispatches, t.dispatches.c.proposal_id == proposal_id)
-    runs = _rows(engine, t.agent_runs, t.agent_runs.c.dispatch_id == made["id"])
-    [event] = _rows(
-        engine, t.events, t.events.c.kind == "dispatch.created", t.events.c.subject_id == str(made["id"])
-    )
+    [made] = rows(engine, "dispatches", "proposal_id = :v", v=proposal_id)
+    runs = rows(engine, "agent_runs", "dispatch_id = :v", v=made["id"])
+    [event] = rows(engine, "events", "kind = :v AND subject_id = :w", v="dispatch.created", w=str(made["id"]))
     return made, runs, event["payload"]
 
 
 def _unstaffed(engine: Engine, proposal_id: UUID) -> list[dict[str, Any]]:
-    found = _rows(engine, t.events, t.events.c.kind == UNSTAFFED, t.events.c.subject_id == str(proposal_id))
+    found = rows(engine, "events", "kind = :v AND subject_id = :w", v=UNSTAFFED, w=str(proposal_id))
     return [e["payload"] for e in found]
 
 
@@ -123,9 +115,9 @@ def test_the_review_goes_to_the_real_profiles_that_worked_the_thread_and_no_simu
     # And the two real reviewers vote on the proposal through the local model, and nothing else
     for run_id in recorder.runs:
         assert execute_run(uow, Recorder(), run_id, owner="test").status == "succeeded"
-    votes = _rows(engine, t.retraction_votes, t.retraction_votes.c.proposal_id == proposal_id)
+    votes = rows(engine, "retraction_votes", "proposal_id = :v", v=proposal_id)
     assert sorted(v["run_id"] for v in votes) == sorted(r["id"] for r in runs)
-    assert _rows(engine, t.claims, t.claims.c.run_id.in_([r["id"] for r in runs])) == []
+    assert rows(engine, "claims", "run_id = ANY(:v)", v=[r["id"] for r in runs]) == []
 
 
 def test_the_threads_setting_names_its_reviewers_with_history(engine: Engine, uow: UnitOfWork) -> None:
@@ -181,11 +173,9 @@ def test_with_no_profile_that_worked_it_a_proposal_stays_for_a_manual_review_wit
     first = reverify(uow, recorder)
     # Then nothing is dispatched and an event says why the proposal waits for people
     assert (first.dispatched, first.unstaffed, recorder.runs) == ([], [proposal_id], [])
-    assert _rows(engine, t.dispatches, t.dispatches.c.proposal_id == proposal_id) == []
+    assert rows(engine, "dispatches", "proposal_id = :v", v=proposal_id) == []
     [told] = _unstaffed(engine, proposal_id)
-    [created] = _rows(
-        engine, t.thread_review_settings, t.thread_review_settings.c.thread_id == ledger.thread_id
-    )
+    [created] = rows(engine, "thread_review_settings", "thread_id = :v", v=ledger.thread_id)
     assert told["setting_id"] == str(created["id"])  # found under the setting in force
     assert (
         told["reason"] == "no agent profile worked this thread (no worker run answered on it outside review)"
@@ -265,7 +255,7 @@ def test_concurrent_sweeps_tell_once_that_a_proposal_has_no_reviewer(engine: Eng
     # Then one of them told it, once, and none dispatched a review
     assert errors == [] and told == [proposal_id]
     assert len(_unstaffed(engine, proposal_id)) == 1
-    assert _rows(engine, t.dispatches, t.dispatches.c.proposal_id == proposal_id) == []
+    assert rows(engine, "dispatches", "proposal_id = :v", v=proposal_id) == []
 
 
 def test_a_review_dispatched_by_hand_goes_to_the_threads_reviewers_by_default(

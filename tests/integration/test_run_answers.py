@@ -13,12 +13,11 @@ import anyio
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
 from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
-from council.ledger import tables as t
 from council.ledger.answers import MAX_ANSWER_BYTES
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
@@ -38,11 +37,12 @@ from tests.integration.test_run_outcomes import (  # noqa: F401  (the autouse pr
     _thread,
     _valid_output,
 )
+from tests.rows import count
 
 
 def _texts(engine: Engine) -> int:
     with unit_of_work(engine) as conn:
-        return int(conn.execute(select(func.count()).select_from(t.answer_texts)).scalar_one())
+        return count(conn, "answer_texts")
 
 
 def test_an_api_run_keeps_each_round_and_run_show_gives_the_answer(

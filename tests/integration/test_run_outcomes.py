@@ -14,11 +14,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.agents.compiler import REPROMPT
@@ -27,7 +28,6 @@ from council.agents.profiles import resolve
 from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
 from council.domain.requests import CompiledRequest
 from council.domain.results.runs import Executed
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services import execution
@@ -46,6 +46,7 @@ from tests.fakes.openai_server import (
     server_error,
     unauthorized,
 )
+from tests.rows import counts, query, row, rows
 
 DUMMY_KEY = "sk-dummy-run-outcomes-0123456789"
 PROFILES_TOML = """\
@@ -139,26 +140,20 @@ def _valid_output(ledger: Ledger, heads: list[UUID]) -> AgentOutput:
 
 def _run(engine: Engine, run_id: UUID) -> dict[str, Any]:
     with unit_of_work(engine) as conn:
-        return dict(conn.execute(select(t.agent_runs).where(t.agent_runs.c.id == run_id)).mappings().one())
+        return row(conn, "agent_runs", "id = :v", v=run_id)
 
 
 def _events(engine: Engine, run_id: UUID) -> list[tuple[str, dict[str, Any]]]:
     with unit_of_work(engine) as conn:
-        rows = conn.execute(
-            select(t.events.c.kind, t.events.c.payload)
-            .where(t.events.c.subject_id == str(run_id))
-            .order_by(t.events.c.id)
-        )
-        return [(r.kind, r.payload) for r in rows]
+        sql = "SELECT kind, payload FROM events WHERE subject_id = :v ORDER BY id"
+        found = query(conn, sql, v=str(run_id))
+        return [(r["kind"], r["payload"]) for r in found]
 
 
 def _written(engine: Engine) -> dict[str, int]:
     """Row count of every table, to tell what a step wrote."""
     with unit_of_work(engine) as conn:
-        return {
-            name: int(conn.execute(select(func.count()).select_from(table)).scalar_one())
-            for name, table in t.metadata.tables.items()
-        }
+        return counts(conn)
 
 
 def _growth(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -171,7 +166,7 @@ def _attempts(uow: UnitOfWork, run_id: UUID) -> list[dict[str, Any]]:
 
 def _claims(engine: Engine, run_id: UUID) -> list[Any]:
     with unit_of_work(engine) as conn:
-        return list(conn.execute(select(t.claims).where(t.claims.c.run_id == run_id)))
+        return [SimpleNamespace(**r) for r in rows(conn, "claims", "run_id = :v", v=run_id)]
 
 
 # ------------------------------------------------------------------ outcomes
@@ -229,8 +224,8 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
     }
     with unit_of_work(engine) as conn:
         cited = {
-            (r.claim_id, r.evidence_id, r.role)
-            for r in conn.execute(select(t.citations).where(t.citations.c.run_id == run_id))
+            (r["claim_id"], r["evidence_id"], r["role"])
+            for r in rows(conn, "citations", "run_id = :v", v=run_id)
         }
     by_version = {c.node_version_id: c.id for c in claims}
     assert cited == {
@@ -240,8 +235,8 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
     # And the blind briefing's propositions are recorded as exposures
     with unit_of_work(engine) as conn:
         exposures = {
-            (r.kind, r.channel, r.node_version_id, r.exposed_to_run_id)
-            for r in conn.execute(select(t.run_exposures).where(t.run_exposures.c.run_id == run_id))
+            (r["kind"], r["channel"], r["node_version_id"], r["exposed_to_run_id"])
+            for r in rows(conn, "run_exposures", "run_id = :v", v=run_id)
         }
     assert exposures == {("proposition", "briefing", h, None) for h in heads}
     # And consolidation of both touched versions was enqueued, and nothing more
@@ -500,7 +495,7 @@ def test_a_bad_key_fails_at_once_and_the_key_is_nowhere_stored(
     assert DUMMY_KEY not in run["error"]
     assert DUMMY_KEY not in json.dumps(run, default=str)
     with unit_of_work(engine) as conn:
-        events = [json.dumps(r._asdict(), default=str) for r in conn.execute(select(t.events))]
+        events = [json.dumps(r, default=str) for r in rows(conn, "events")]
     assert not [e for e in events if DUMMY_KEY in e]
     # (the evidence it was given inline is recorded as read before the call)
     assert _growth(before, _written(engine)) == {

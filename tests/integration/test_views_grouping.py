@@ -5,21 +5,22 @@ similar input and cited evidence, under three parameter sets, the SQL groups are
 
 from __future__ import annotations
 
+import json
 import random
 from decimal import Decimal
 from pathlib import Path
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine, insert, update
+from sqlalchemy import Engine
 
 from council.domain.canonical import canonical_sha256
-from council.ledger import tables as t
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import groups
 from tests.builders import ACTOR, MODELS, Ledger
 from tests.dashboard import version_of, view_rows
+from tests.rows import execute, insert
 
 VIEWS_DOC = Path(__file__).resolve().parents[2] / "schema" / "views.md"
 
@@ -59,12 +60,12 @@ def _random_ledger(engine: Engine, grouping: str, seed: int) -> tuple[Ledger, li
     params = _GROUPINGS[grouping]
     if params is not None:
         with unit_of_work(engine) as conn:
-            conn.execute(
-                insert(t.grouping_algorithms).values(
-                    id=grouping,
-                    params=params,
-                    params_sha256=canonical_sha256({"id": grouping, "params": params}),
-                )
+            insert(
+                conn,
+                "grouping_algorithms",
+                id=grouping,
+                params=params,
+                params_sha256=canonical_sha256({"id": grouping, "params": params}),
             )
     with UnitOfWork(engine)() as tx:  # the service pins the default grouping; this thread pins another
         thread = tx.threads.create(
@@ -82,8 +83,11 @@ def _random_ledger(engine: Engine, grouping: str, seed: int) -> tuple[Ledger, li
         features = rng.sample(_FEATURES, k=rng.choice([0, 1, 2, 3, 4]))
         if features:  # what a worker stores with the request (write-once)
             with unit_of_work(engine) as conn:
-                conn.execute(
-                    update(t.agent_runs).where(t.agent_runs.c.id == run).values(input_fingerprint=features)
+                execute(
+                    conn,
+                    "UPDATE agent_runs SET input_fingerprint = CAST(:f AS jsonb) WHERE id = :v",
+                    f=json.dumps(features),
+                    v=run,
                 )
         run_ids.append(run)
     versions = [version_of(ledger, f"proposition {n}") for n in range(5)]

@@ -54,7 +54,7 @@ def compile_for(
     stances: list[RoundStance] = []
     if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
         stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)
-    proposal = tx.retractions.briefing(proposal_id) if mode == "review" and proposal_id else None
+    proposal = dict(tx.retractions.briefing(proposal_id)) if mode == "review" and proposal_id else None
     texts = (
         tx.evidence.contents([e.id for e in packet.evidence])
         if is_api(profile.runtime) and packet.evidence
