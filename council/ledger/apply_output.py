@@ -139,6 +139,7 @@ def apply_output(
                 run=run_id,
             ),
             actor=actor,
+            held=True,
         ).version_id
         for version in output.new_versions
     ]

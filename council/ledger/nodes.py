@@ -90,8 +90,12 @@ class Nodes:
         )
         return _created(version, node.status, edge_ids, citation_ids, claim_id)
 
-    def add_version(self, new: NewVersion, *, actor: str) -> VersionCreated:
-        """A content change is a new version (never an edit); the head moves by trigger."""
+    def add_version(self, new: NewVersion, *, actor: str, held: bool = False) -> VersionCreated:
+        """A content change is a new version (never an edit); the head moves by trigger.
+        A version that names its run is that run's output (its citations are what the run
+        cited): by hand (``held`` false) only on a run its recorder holds open, as for a
+        node (:meth:`add`); ``held``: the caller holds the run (a worker's fenced output, an
+        MCP session's submission)."""
         conn = self._conn
         logical_node_id = resolve(conn, "logical_nodes", new.logical_node, "logical node")
         # Locking the logical node serialises version numbering.
@@ -101,6 +105,8 @@ class Nodes:
         edges = _resolved_edges(conn, new.edges, thread_id)
         cites = resolved(conn, new.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
+        if run_id is not None and not held:
+            refuse_unheld(require(conn, "agent_runs", run_id, "run", lock=True), actor)
         version = _insert_version(
             conn,
             logical_node_id,

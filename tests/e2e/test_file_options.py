@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from council.domain.validate import MAX_EVIDENCE_BYTES
 from tests.builders import Ledger
 from tests.conftest import CliRunner
 from tests.integration.test_counterfactual import row_counts, rule_set
@@ -57,6 +58,38 @@ def test_a_file_option_given_something_else_is_one_line_exit_2(
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in result.stderr, (args, result.stderr)
         assert "not a regular file" in lines[0] or "a directory" in lines[0], (args, lines[0])
+        assert json.loads(result.stdout)["code"] == 2, args
+    # And nothing was written
+    assert row_counts(engine) == before
+
+
+def test_a_regular_file_over_its_cap_is_one_line_exit_2(
+    cli: CliRunner, engine: Engine, tmp_path: Path
+) -> None:
+    """The cap itself: a regular file larger than what its option reads is refused as it is read,
+    never loaded whole. (`import`, whose cap is 512 MiB, is left out: a test would read that much.)"""
+    # Given a sparse regular file one byte over the largest of these caps (evidence's 5 MiB)
+    thread = str(Ledger.new(engine).thread_id)
+    good = tmp_path / "rules.json"
+    good.write_text(json.dumps(rule_set("strict-v1", quorum=3)), encoding="utf-8")
+    big = tmp_path / "big.json"
+    with big.open("wb") as handle:
+        handle.truncate(MAX_EVIDENCE_BYTES + 1)
+    before = row_counts(engine)
+    # When each capped file option is given it
+    for args in (
+        ("rule-set", "add", str(big)),
+        ("rule-set", "add", str(good), "--report", str(big)),
+        ("replay", "--rule-set", str(big)),
+        ("eval", "--rule-set", str(big)),
+        ("lint", str(big), "--thread", thread),
+        ("evidence", "add", "--thread", thread, "--file", str(big)),
+    ):
+        result = cli(*args, "--json", timeout=60)
+        # Then it is refused: exit 2, one line naming the cap, one JSON document, no traceback
+        assert result.code == 2, (args, result.code, result.stdout[-300:], result.stderr[-300:])
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "larger than" in lines[0], (args, result.stderr)
         assert json.loads(result.stdout)["code"] == 2, args
     # And nothing was written
     assert row_counts(engine) == before

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from council.services.execution import keep_answer
+from council.adapters.scheduler import Recorder
+from council.domain.commands import RecordedRun
+from council.services.execution import execute_run, keep_answer
+from council.services.outside import begin_run, end_sessions
 from tests.builders import Ledger
 from tests.e2e.conftest import serving
 from tests.e2e.test_live_page import CHROMIUM_ARGS, _chromium
@@ -49,5 +52,36 @@ def test_the_page_shows_a_runs_answer_as_text(engine: Engine, served: str) -> No
             expect(page.locator("#run-answer-title")).to_contain_text(sha[:12])
             expect(page.locator("#injected")).to_have_count(0)
             assert page.evaluate("window.__pwned === undefined") is True
+        finally:
+            browser.close()
+
+
+def test_the_page_shows_a_failed_runs_reason_as_text(engine: Engine, served: str) -> None:
+    """Issue 29 part 3: the page says why a run failed, beside its status."""
+    from playwright.sync_api import expect, sync_playwright
+
+    chromium = _chromium()
+    # Given a thread with a succeeded run and a run that failed with a stored reason
+    ledger = Ledger.new(engine, evidence_items=1)
+    ledger.node("A proposition", cites=[ledger.evidence[0]])
+    succeeded = ledger.dispatched("claude")
+    assert execute_run(ledger.uow, Recorder(), succeeded).status == "succeeded"
+    begun = begin_run(
+        ledger.uow, RecordedRun(ledger.thread_id, "outside", "openai/gpt-5"), holder="session-gone", actor="t"
+    )
+    assert end_sessions(ledger.uow, ["session-gone"]) == [begun.id]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(f"{served}?thread={ledger.thread_id}")
+            page.fill("#token", TOKEN)
+            failed = page.locator(f'#runs tr[data-run-id="{begun.id}"]')
+            expect(failed).to_have_count(1, timeout=20_000)
+            # Then the failed run's row gives its status and its reason; the succeeded one none
+            expect(failed).to_have_attribute("data-status", "failed")
+            expect(failed.locator(".run-reason")).to_contain_text("the MCP session that began it ended")
+            expect(page.locator(f'#runs tr[data-run-id="{succeeded}"] .run-reason')).to_have_text("")
+            expect(page.locator("#runs-summary")).to_contain_text("1 failed")
         finally:
             browser.close()

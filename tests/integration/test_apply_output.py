@@ -20,6 +20,7 @@ from council.ledger.apply_output import check_output
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.nodes import add_version
+from council.services.runs import close_run
 from tests.builders import ACTOR, Ledger
 from tests.rows import counts, row, rows
 
@@ -274,7 +275,7 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
     # Given a ledger the placeholders are filled from, and a run in it
     ledger = Ledger.new(engine)
     head = ledger.node("SQLite parity is sufficient for tests")
-    run_id = ledger.run("anthropic")
+    run_id = ledger.open_run("anthropic")  # closed below, once it has written its version
     claimed = ledger.node("WAL mode removes the lock contention")["version_id"]
     ledger.claim(run_id, claimed)
     own = ledger.node("Postgres is required in production")
@@ -283,6 +284,7 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
         NewVersion(logical_node=own["logical_node_id"], content="Postgres is required", run=run_id),
         actor=ACTOR,
     ).version_id
+    close_run(ledger.uow, run_id, actor=ACTOR)
     other = Ledger.new(engine, title="another question", evidence_items=0)
     values = {
         "version": head["version_id"],

@@ -18,6 +18,7 @@ from sqlalchemy.exc import DBAPIError
 from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
 from council.domain.commands import RecordedRun
+from council.errors import BadInput
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.execution import execute_run
@@ -143,10 +144,18 @@ def test_an_mcp_run_takes_its_output_only_from_the_session_that_holds_it(
         "claims": [{"node_version_id": version, "type": "endorse", "confidence": 0.7, "rationale": "r"}],
     }
     before = _count(engine, "SELECT count(*) FROM claims")
-    for holder, run_id in (("session-x", runs["MCP-held"]), ("session-b", runs["failed"])):
-        with pytest.raises(Exception) as refused:
+    # (another session's run; a run failed when its own session ended; a worker's run, over or
+    # not yet claimed: each refused whichever session asks, with the run named)
+    attempts = (
+        ("session-x", runs["MCP-held"], "not one this session began"),
+        ("session-b", runs["failed"], "has ended (failed)"),
+        ("session-a", runs["succeeded worker"], "has ended (succeeded)"),
+        ("session-a", runs["queued worker"], "not one this session began"),
+    )
+    for holder, run_id, reason in attempts:
+        with pytest.raises(BadInput) as refused:
             submit_output(uow, Recorder(), run_id, output, holder=holder)
-        assert str(run_id) in str(refused.value)
+        assert str(run_id) in str(refused.value) and reason in str(refused.value)
     assert _count(engine, "SELECT count(*) FROM claims") == before
 
 
@@ -214,3 +223,64 @@ def test_a_claim_without_its_event_is_refused_by_the_database_as_the_app_role(en
             {"s": str(claim_id)},
         )
     assert _count(engine, f"SELECT count(*) FROM claims WHERE id = '{claim_id}'") == 1
+
+
+def test_nodes_and_versions_by_hand_are_refused_on_worker_failed_and_mcp_held_runs(
+    engine: Engine, uow: UnitOfWork, db_url: str, cli: CliRunner
+) -> None:
+    """A node or version that names its run is that run's output: its citations count as
+    what the run cited (council_v_opened_evidence). By hand, like a claim, only on an open
+    run of its recorder; `node version --run` took any run of the thread."""
+    # Given runs a person must not write for, and a node to revise
+    ledger, version, runs = _runs(engine, uow)
+    evidence = str(ledger.evidence[0])
+    with unit_of_work(engine) as conn:
+        logical = str(
+            conn.execute(
+                text("SELECT logical_node_id FROM node_versions WHERE id = :v"), {"v": version}
+            ).scalar_one()
+        )
+    thread = str(ledger.thread_id)
+    before = (
+        _count(engine, "SELECT count(*) FROM node_versions"),
+        _count(engine, "SELECT count(*) FROM events"),
+    )
+    app = create_app(bootstrap(db_url, scheduler=lambda uow: Recorder()), policy=Policy(write_token=TOKEN))
+    with TestClient(app, base_url="http://127.0.0.1", headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        for what, run_id in runs.items():
+            # When a node or a version naming the run is added by hand, on the CLI and over HTTP
+            made = cli(
+                "node", "add", "--thread", thread, "--content", "Forged", "--cites", evidence,
+                "--run", str(run_id), "--json",
+            )  # fmt: skip
+            revised = cli(
+                "node", "version", logical, "--content", "Forged v2", "--cites", evidence,
+                "--run", str(run_id), "--json",
+            )  # fmt: skip
+            posted = client.post(
+                f"/threads/{thread}/nodes",
+                json={"content": "Forged", "cites": [evidence], "run_id": str(run_id)},
+            )
+            versioned = client.post(
+                f"/logical-nodes/{logical}/versions",
+                json={"content": "Forged v2", "cites": [evidence], "run_id": str(run_id)},
+            )
+            # Then each is refused with its reason, exit 2 / HTTP 422
+            for done in (made, revised):
+                assert done.code == 2, (what, done.stdout, done.stderr)
+                assert str(run_id) in done.stderr and "\n" not in done.stderr.strip(), what
+            assert (posted.status_code, versioned.status_code) == (422, 422), (
+                what,
+                posted.text,
+                versioned.text,
+            )
+    # And nothing was written
+    after = (
+        _count(engine, "SELECT count(*) FROM node_versions"),
+        _count(engine, "SELECT count(*) FROM events"),
+    )
+    assert after == before
+    # While the recorder's own open run still writes a version
+    recorded = cli("run", "record", "--thread", thread, "--agent", "me", "--model", "m", "--json")
+    mine = cli("node", "version", logical, "--content", "Mine", "--run", recorded.json()["id"], "--json")
+    assert mine.code == 0, mine.stderr
