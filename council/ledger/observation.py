@@ -18,7 +18,7 @@ from uuid import UUID, uuid4
 
 from council.domain.debates import Record
 from council.domain.providers import provider_family
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Unit, driver, in_transaction
 from council.sql import driver_sql
 
 Progress = Callable[[int, int], None]  # (records written, records in all)
@@ -37,13 +37,13 @@ class ImportPlan:
     grouping_algorithm_id: str
 
 
-def find_import(conn: Any, file_sha256: str) -> dict[str, Any] | None:
+def find_import(conn: Unit, file_sha256: str) -> dict[str, Any] | None:
     found = in_transaction(conn, "debate_import_by_sha", {"file_sha256": file_sha256})
     return found[0] if found else None
 
 
 def write_import(
-    conn: Any, plan: ImportPlan, records: Sequence[Record], progress: Progress | None
+    conn: Unit, plan: ImportPlan, records: Sequence[Record], progress: Progress | None
 ) -> list[UUID]:
     """Every record of the file, in the caller's transaction; the thread ids, in order."""
     turns = sum(len(r.turns) for r in records)
@@ -60,13 +60,13 @@ def write_import(
             "actor": plan.actor,
         },
     )
-    driver = conn.connection.driver_connection
+    pq = driver(conn)
     thread_ids: list[UUID] = []
     for start in range(0, len(records), CHUNK):
         tables = _Tables()
         for record in records[start : start + CHUNK]:
             thread_ids.append(tables.add(record, plan))
-        with driver.cursor() as cur:
+        with pq.cursor() as cur:
             for name, rows in tables.in_order():
                 if rows:
                     with cur.copy(driver_sql(name)) as copy:
@@ -81,20 +81,20 @@ class _Tables:
     """The rows of a chunk of records, table by table."""
 
     def __init__(self) -> None:
-        self.threads: list[tuple[Any, ...]] = []
-        self.branches: list[tuple[Any, ...]] = []
-        self.imported: list[tuple[Any, ...]] = []
-        self.nodes: list[tuple[Any, ...]] = []
-        self.versions: list[tuple[Any, ...]] = []
-        self.runs: list[tuple[Any, ...]] = []
-        self.turns: list[tuple[Any, ...]] = []
-        self.claims: list[tuple[Any, ...]] = []
-        self.exposures: list[tuple[Any, ...]] = []
-        self.resolutions: list[tuple[Any, ...]] = []
-        self.propositions: list[tuple[Any, ...]] = []
-        self.events: list[tuple[Any, ...]] = []
+        self.threads: list[tuple[object, ...]] = []
+        self.branches: list[tuple[object, ...]] = []
+        self.imported: list[tuple[object, ...]] = []
+        self.nodes: list[tuple[object, ...]] = []
+        self.versions: list[tuple[object, ...]] = []
+        self.runs: list[tuple[object, ...]] = []
+        self.turns: list[tuple[object, ...]] = []
+        self.claims: list[tuple[object, ...]] = []
+        self.exposures: list[tuple[object, ...]] = []
+        self.resolutions: list[tuple[object, ...]] = []
+        self.propositions: list[tuple[object, ...]] = []
+        self.events: list[tuple[object, ...]] = []
 
-    def in_order(self) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    def in_order(self) -> list[tuple[str, list[tuple[object, ...]]]]:
         return [
             ("copy_threads", self.threads),
             ("copy_branches", self.branches),
@@ -209,7 +209,7 @@ class _Tables:
 
 
 def add_resolution(
-    conn: Any, version_id: UUID, outcome: bool, source: str, reason: str, actor: str
+    conn: Unit, version_id: UUID, outcome: bool, source: str, reason: str, actor: str
 ) -> dict[str, Any]:
     """Append a resolution of ``version_id``; the row, with the one it superseded (if any)."""
     target = in_transaction(conn, "resolution_target", {"version_id": version_id})
@@ -227,12 +227,12 @@ def add_resolution(
     return {**row, "supersedes": previous[0]["id"] if previous else None}
 
 
-def grouping_params(conn: Any, grouping_id: str) -> dict[str, Any]:
+def grouping_params(conn: Unit, grouping_id: str) -> dict[str, Any]:
     [row] = in_transaction(conn, "grouping_params", {"id": grouping_id})
     return dict(row["params"])
 
 
-def eval_rows(conn: Any, thread_ids: Sequence[UUID] | None, tags: Sequence[str]) -> dict[str, Any]:
+def eval_rows(conn: Unit, thread_ids: Sequence[UUID] | None, tags: Sequence[str]) -> dict[str, Any]:
     """Everything `council eval` reads, for the resolved threads of the selection."""
     selection = {"thread_ids": list(thread_ids or []), "tags": list(tags)}
     [count] = in_transaction(conn, "eval_counts", selection)
@@ -249,7 +249,7 @@ def eval_rows(conn: Any, thread_ids: Sequence[UUID] | None, tags: Sequence[str])
     }
 
 
-def export_rows(conn: Any, thread_id: UUID) -> dict[str, Any]:
+def export_rows(conn: Unit, thread_id: UUID) -> dict[str, Any]:
     """Everything a thread's council-debate-v1 record is made of."""
     scope = {"thread_ids": [thread_id]}
     return {

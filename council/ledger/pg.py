@@ -105,7 +105,9 @@ def transaction(url: str) -> Iterator[Connection]:
         raise translate_driver(exc) from exc
 
 
-def in_transaction(conn: Any, name: str, params: dict[str, Any], *, as_tuples: bool = False) -> list[Any]:
+def in_transaction(
+    conn: Unit, name: str, params: Mapping[str, object], *, as_tuples: bool = False
+) -> list[Any]:
     """The rows of the named query run on the psycopg connection under ``conn``, a
     SQLAlchemy connection, in its open transaction: as dicts, or as named tuples
     (``as_tuples``). What a run and the committer execute on a busy worker (the run's
@@ -144,7 +146,7 @@ def driver(conn: Unit) -> Connection:
     return found
 
 
-def fetch(conn: Unit, name: str, shape: type[R], /, *, redact: bool = True, **params: Any) -> list[R]:
+def fetch(conn: Unit, name: str, shape: type[R], /, *, redact: bool = True, **params: object) -> list[R]:
     """The rows of the named query, each as ``shape`` (a TypedDict, read as a dict of
     column -> value, or a dataclass built from the columns)."""
     rows: list[R] = _run(conn, name, params, _factory(shape), redact=redact)
@@ -157,18 +159,18 @@ def fetch_one(conn: Unit, name: str, shape: type[R], /, **params: Any) -> R | No
     return found[0] if found else None
 
 
-def column(conn: Unit, name: str, of: type[R], /, *, redact: bool = True, **params: Any) -> list[R]:
+def column(conn: Unit, name: str, of: type[R], /, *, redact: bool = True, **params: object) -> list[R]:
     """The first column of each row of the named query (values of type ``of``)."""
     rows = _run(conn, name, params, tuple_row, redact=redact)
     return [row[0] for row in rows]
 
 
-def execute(conn: Unit, name: str, /, *, redact: bool = True, **params: Any) -> None:
+def execute(conn: Unit, name: str, /, *, redact: bool = True, **params: object) -> None:
     """Run the named statement; whatever rows it returns are not wanted."""
     _run(conn, name, params, tuple_row, redact=redact)
 
 
-def execute_many(conn: Unit, name: str, params: Sequence[Mapping[str, Any]], /) -> None:
+def execute_many(conn: Unit, name: str, params: Sequence[Mapping[str, object]], /) -> None:
     """Run the named statement once per parameter set, pipelined (one round trip)."""
     if params:
         _run(conn, name, params, tuple_row, many=True)

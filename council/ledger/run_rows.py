@@ -12,6 +12,8 @@ from dataclasses import dataclass, fields
 from typing import Any, TypedDict
 from uuid import UUID
 
+from council.domain.requests import StoredRequest
+
 
 @dataclass(frozen=True, slots=True)
 class ClaimedRun:
@@ -28,7 +30,7 @@ class ClaimedRun:
     round: int
     mode: str
     proposal_id: UUID | None
-    request: dict[str, Any] | None  # stored by an earlier attempt, else None
+    request: StoredRequest | None  # stored by an earlier attempt, else None
     request_sha256: str | None
     executor: dict[str, Any] | None  # the pinned executor (Profile.pinned())
     dispatch_rounds: int | None  # of its dispatch; None for a run outside one

@@ -51,6 +51,7 @@ from council.domain.results.runs import Applied, Executed
 from council.domain.retry import RetryAt
 from council.errors import BadInput, Transient
 from council.known_secrets import redact
+from council.ledger.run_rows import ClaimedRun
 from council.ledger.runs import TERMINAL
 from council.services.evidence_reads import (
     EvidenceReads,
@@ -148,7 +149,7 @@ class _Prepared:
     unrunnable: str | None = None
 
 
-def _prepare(tx: Tx, run: Any, worker: str) -> _Prepared:
+def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
     """Inside the claim's transaction: the pinned executor, if this worker can run it, and
     the request — compiled and stored (its hash and exposures) now, or the one an earlier
     attempt stored, so a retry sends exactly what was hashed."""
@@ -164,7 +165,7 @@ def _prepare(tx: Tx, run: Any, worker: str) -> _Prepared:
     return _Prepared(profile=profile, request=request)
 
 
-def _compiled_and_stored(tx: Tx, run: Any, profile: Profile) -> StoredRequest:
+def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredRequest:
     """The request compiled now, stored with its hash and exposures (the first attempt)."""
     compiled = compile_for(
         tx,
@@ -182,7 +183,13 @@ def _compiled_and_stored(tx: Tx, run: Any, profile: Profile) -> StoredRequest:
 
 
 def _attempt(
-    uow: UnitOfWork, scheduler: Scheduler, run: Any, prepared: _Prepared, *, try_no: int, last_try: bool
+    uow: UnitOfWork,
+    scheduler: Scheduler,
+    run: ClaimedRun,
+    prepared: _Prepared,
+    *,
+    try_no: int,
+    last_try: bool,
 ) -> Executed:
     """One claimed attempt: fail it when the pinned executor cannot run here, else ask
     with the stored request and apply the answer fenced on the attempt."""
@@ -230,7 +237,7 @@ class _Unrunnable(Exception):
     """This worker cannot run the pinned executor; the reason is stored on the run."""
 
 
-def _runnable(run: Any, worker: str) -> Profile:
+def _runnable(run: ClaimedRun, worker: str) -> Profile:
     """The run's pinned executor, when this worker can run it as pinned: never
     the simulator in place of a real model, nor the reverse."""
     try:
@@ -250,7 +257,7 @@ def _runnable(run: Any, worker: str) -> Profile:
 def _failed(
     uow: UnitOfWork,
     scheduler: Scheduler,
-    run: Any,
+    run: ClaimedRun,
     attempt: int,
     reason: str,
     *,
@@ -295,7 +302,7 @@ class _Record:
 
 
 def _ask_and_apply(
-    uow: UnitOfWork, run: Any, attempt: int, request: StoredRequest, profile: Profile
+    uow: UnitOfWork, run: ClaimedRun, attempt: int, request: StoredRequest, profile: Profile
 ) -> Applied | None:
     """Call the model and apply its answer, fenced on the attempt. A call that asks to
     read evidence is answered (each read recorded as opened first) and the model called
@@ -401,7 +408,7 @@ def _apply(
 
 
 def _ask_cli_and_apply(
-    uow: UnitOfWork, run: Any, attempt: int, request: StoredRequest, profile: Profile, record: _Record
+    uow: UnitOfWork, run: ClaimedRun, attempt: int, request: StoredRequest, profile: Profile, record: _Record
 ) -> Applied | None:
     """Run the agent CLI on the stored prompt in a fresh working directory holding the
     briefing's evidence, then check and apply its answer as for any run (one bounded
@@ -458,7 +465,7 @@ def _as_prompt_and_completion(usage: dict[str, object]) -> None:
     usage["unpriced"] = True
 
 
-def _after(uow: UnitOfWork, scheduler: Scheduler, run: Any, result: Executed) -> Executed:
+def _after(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Executed) -> Executed:
     versions = list(result.touched_versions)
     # An ended council member may complete (or break) a quorum: only a rule set with
     # min_council_answered reads it, so a thread under another (as its rule set stood at

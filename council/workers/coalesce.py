@@ -4,7 +4,7 @@ for a bounded time, while a retry of it waits."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from celery import signals
@@ -21,16 +21,21 @@ from council.adapters.coalesce import (
 )
 
 
-def _first(args: Sequence[Any]) -> list[str]:
+def _first(args: Sequence[object]) -> list[str]:
     return [str(args[0])] if args else []
 
 
-def _listed(args: Sequence[Any]) -> list[str]:
-    return [str(i) for i in args[0]] if args and args[0] is not None else []
+def _listed(args: Sequence[object]) -> list[str]:
+    if not args or args[0] is None:
+        return []
+    ids = args[0]
+    if not isinstance(ids, Iterable):
+        raise TypeError(f"a task's first argument lists ids, not {type(ids).__name__}")
+    return [str(i) for i in ids]
 
 
 # The marks each task clears when it starts and sets again when it retries: the ids in its arguments.
-_TASK_MARKS: dict[str, tuple[str, Callable[[Sequence[Any]], list[str]]]] = {
+_TASK_MARKS: dict[str, tuple[str, Callable[[Sequence[object]], list[str]]]] = {
     task_names.EXECUTE_RUN: (RUN, _first),
     task_names.EVALUATE_NODES: (EVALUATION, _listed),
     task_names.CASCADE: (CASCADE, _listed),
@@ -38,7 +43,7 @@ _TASK_MARKS: dict[str, tuple[str, Callable[[Sequence[Any]], list[str]]]] = {
 }
 
 
-def _task_marks(task: Any, args: Sequence[Any] | None) -> tuple[Marks, list[str]] | None:
+def _task_marks(task: Any, args: Sequence[object] | None) -> tuple[Marks, list[str]] | None:
     known = _TASK_MARKS.get(getattr(task, "name", ""))
     if known is None:
         return None
@@ -47,14 +52,14 @@ def _task_marks(task: Any, args: Sequence[Any] | None) -> tuple[Marks, list[str]
 
 
 @signals.task_prerun.connect
-def _unmark_on_start(task: Any = None, args: Sequence[Any] | None = None, **_: Any) -> None:
+def _unmark_on_start(task: Any = None, args: Sequence[object] | None = None, **_: object) -> None:
     found = _task_marks(task, args)
     if found is not None:
         found[0].unmark(found[1])
 
 
 @signals.task_retry.connect
-def _mark_while_retrying(sender: Any = None, request: Any = None, **_: Any) -> None:
+def _mark_while_retrying(sender: object = None, request: object = None, **_: object) -> None:
     found = _task_marks(sender, getattr(request, "args", None))
     if found is not None:
         found[0].mark(found[1], ttl_s=retry_mark_ttl_s())
