@@ -28,6 +28,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
 from council.ledger.table_helpers import TS, XID8, created, fk, id_column, metadata, transitions_table
+from council.ledger.tables_budgets import budget_reservations as budget_reservations
+from council.ledger.tables_budgets import thread_budgets as thread_budgets
 from council.ledger.tables_cascade import cascade_continuations as cascade_continuations
 from council.ledger.tables_evaluations import consolidation_evaluations as consolidation_evaluations
 from council.ledger.tables_evaluations import decision_reasons as decision_reasons

@@ -5,6 +5,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from council.domain.results.base import Result
+from council.domain.results.budgets import BudgetState
 from council.domain.results.consolidation import RuleReason
 from council.domain.results.runs import Cost, DispatchedRun
 
@@ -63,5 +64,6 @@ class AskOutcome(Result):
     contested: list[UUID]
     failures: list[FailedRun]
     cost: Cost
+    budget: BudgetState  # the thread's budget after the ask: spent, reserved, remaining
     runs: list[DispatchedRun]
     next: list[str]
