@@ -31,6 +31,7 @@ from council.errors import BadInput
 from council.services.dispatch import dispatch_runs, send
 from council.services.evidence import EvidenceInput
 from council.services.in_tx.dispatching import create_in
+from council.services.lists import show_dispatch
 from council.services.ports import UnitOfWork
 
 MAX_DELIBERATIVE_ROUNDS = 19  # a dispatch holds at most 20 rounds, the blind one included
@@ -113,6 +114,16 @@ def pending_consolidation(uow: UnitOfWork, thread_id: UUID) -> int:
             if evaluate(tx.consolidations.current_snapshot(head)).positive:
                 pending += 1
         return pending
+
+
+def outcome_now(uow: UnitOfWork, dispatch: IdRef) -> AskOutcome:
+    """A dispatch's outcome as it stands (the HTTP poll): settled once every run ended and
+    the committer has decided what it can."""
+    shown = show_dispatch(uow, dispatch)
+    dispatch_id, thread_id = shown.id, shown.thread_id
+    runs = dispatch_runs(uow, dispatch_id)
+    ended = bool(runs) and all(r.status in ("succeeded", "failed") for r in runs)
+    return outcome(uow, thread_id, dispatch_id, settled=ended and pending_consolidation(uow, thread_id) == 0)
 
 
 def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: bool) -> AskOutcome:
