@@ -757,6 +757,35 @@ GRANT INSERT ON public.branches TO council_app;
 GRANT SELECT ON public.branches TO council_app;
 GRANT UPDATE ON public.branches TO council_app;
 
+CREATE TABLE public.budget_reservations (
+    dispatch_id uuid NOT NULL,
+    agent text NOT NULL,
+    thread_id uuid NOT NULL,
+    model text NOT NULL,
+    runs integer NOT NULL,
+    prompt_tokens integer NOT NULL,
+    max_output_tokens integer NOT NULL,
+    run_usd numeric(12,6) NOT NULL,
+    dispatch_budget_usd numeric(12,6),
+    thread_budget_usd numeric(12,6),
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT budget_reservations_dispatch_budget_usd_check CHECK ((dispatch_budget_usd >= (0)::numeric)),
+    CONSTRAINT budget_reservations_dispatch_id_fkey FOREIGN KEY (dispatch_id) REFERENCES public.dispatches(id),
+    CONSTRAINT budget_reservations_max_output_tokens_check CHECK ((max_output_tokens >= 0)),
+    CONSTRAINT budget_reservations_pkey PRIMARY KEY (dispatch_id, agent),
+    CONSTRAINT budget_reservations_prompt_tokens_check CHECK ((prompt_tokens >= 0)),
+    CONSTRAINT budget_reservations_run_usd_check CHECK ((run_usd >= (0)::numeric)),
+    CONSTRAINT budget_reservations_runs_check CHECK ((runs >= 1)),
+    CONSTRAINT budget_reservations_thread_budget_usd_check CHECK ((thread_budget_usd >= (0)::numeric)),
+    CONSTRAINT budget_reservations_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+);
+CREATE INDEX budget_reservations_thread_idx ON public.budget_reservations USING btree (thread_id);
+CREATE TRIGGER budget_reservations_immutable BEFORE DELETE OR UPDATE ON public.budget_reservations FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER budget_reservations_no_truncate BEFORE TRUNCATE ON public.budget_reservations FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.budget_reservations IS 'What a dispatch reserved per agent before its runs were enqueued (docs/guide/budgets.md)';
+GRANT INSERT ON public.budget_reservations TO council_app;
+GRANT SELECT ON public.budget_reservations TO council_app;
+
 CREATE TABLE public.cascade_continuations (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     pending jsonb NOT NULL,
@@ -1638,6 +1667,24 @@ CREATE TRIGGER run_traces_no_truncate BEFORE TRUNCATE ON public.run_traces FOR E
 COMMENT ON TABLE public.run_traces IS 'One agent-CLI call of a run attempt (2 = the re-prompt): its bounded event stream and what was read from it';
 GRANT INSERT ON public.run_traces TO council_app;
 GRANT SELECT ON public.run_traces TO council_app;
+
+CREATE TABLE public.thread_budgets (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    thread_id uuid NOT NULL,
+    usd numeric(12,6),
+    reason text DEFAULT ''::text NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT thread_budgets_pkey PRIMARY KEY (id),
+    CONSTRAINT thread_budgets_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id),
+    CONSTRAINT thread_budgets_usd_check CHECK ((usd >= (0)::numeric))
+);
+CREATE INDEX thread_budgets_thread_idx ON public.thread_budgets USING btree (thread_id, created_at);
+CREATE TRIGGER thread_budgets_immutable BEFORE DELETE OR UPDATE ON public.thread_budgets FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER thread_budgets_no_truncate BEFORE TRUNCATE ON public.thread_budgets FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.thread_budgets IS 'A thread''s budget in USD, one row per change; the latest is in force (usd NULL: no budget)';
+GRANT INSERT ON public.thread_budgets TO council_app;
+GRANT SELECT ON public.thread_budgets TO council_app;
 
 CREATE TABLE public.thread_evidence (
     thread_id uuid NOT NULL,

@@ -24,6 +24,8 @@ RACE_PRELOAD = [
     "council.ledger.db",
     "council.services.consolidation",
     "council.services.nodes",
+    "council.services.dispatch",
+    "tests.price_map",
     "benchmarks.contention",
     "benchmarks.harness",
 ]

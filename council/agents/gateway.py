@@ -359,3 +359,19 @@ def _cost(response: Any) -> float | None:
     except Exception:  # unpriced or unknown model: cost is unknown, not an error
         return None
     return float(cost) if isinstance(cost, int | float) else None
+
+
+def price_per_token(model: str) -> tuple[float, float] | None:
+    """The model's price in USD per input and per output token in litellm's local price
+    map (what a budget reserves at); None when litellm has no price for it."""
+    _prepare_litellm()
+    import litellm
+
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # not in the price map: unpriced, not an error
+        return None
+    cost_in, cost_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if not isinstance(cost_in, int | float) or not isinstance(cost_out, int | float):
+        return None
+    return float(cost_in), float(cost_out)

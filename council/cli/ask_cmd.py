@@ -10,7 +10,7 @@ import typer
 
 from council.cli.common import JsonOpt, actor, council
 from council.cli.output import console, emit, err_console, inert, returns
-from council.cli.render import short
+from council.cli.render import BUDGET_HELP, budget_line, reservation_line, short
 from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import BadInput
 
@@ -34,6 +34,7 @@ def ask_cmd(
         typer.Option("--simulate", help="auto, always or never (default: COUNCIL_SIMULATE, else auto)."),
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for the runs.")] = 900,
+    budget_usd: Annotated[float | None, typer.Option("--budget-usd", help=BUDGET_HELP)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Ask the council: open a thread (or continue one), attach the evidence, run a blind
@@ -54,7 +55,9 @@ def ask_cmd(
     asked = ask(
         wired.uow,
         wired.required_scheduler(),
-        Question(text=question, agents=names, rounds=rounds, thread=thread, evidence=given),
+        Question(
+            text=question, agents=names, rounds=rounds, thread=thread, evidence=given, budget_usd=budget_usd
+        ),
         actor=actor(),
         simulate=simulate,
     )
@@ -68,6 +71,8 @@ def ask_cmd(
         markup=False,
         highlight=False,
     )
+    if created.reservation is not None:
+        out.print(inert(reservation_line(created.reservation.model_dump(mode="json"))), highlight=False)
     expected = len(names) * created.rounds
     runs = wait_for_runs(created, expected, timeout, out)
     complete = len(runs) == expected and all(r.status in ("succeeded", "failed") for r in runs)
@@ -120,6 +125,7 @@ def _render(data: dict[str, Any]) -> None:
         f"{cost['completion_tokens']} out; ${cost['usd']:.4f}",
         highlight=False,
     )
+    say(f"budget: {budget_line(data['budget'])}", highlight=False)
     say("read more: " + "; ".join(data["next"]), highlight=False)
 
 

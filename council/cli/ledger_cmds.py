@@ -70,6 +70,8 @@ def _thread_record(title: str, keys: list[str]) -> Callable[[Any], None]:
         console.print(f"review: {inert(data['review']['description'])}")
         if data.get("cost") is not None:
             console.print(f"cost: {cost_line(data['cost'])}")
+        if data.get("budget") is not None:
+            console.print(f"budget: {render.budget_line(data['budget'])}")
 
     return shown
 
@@ -99,6 +101,35 @@ def thread_review(
             who = ",".join(item["agents"]) if item["agents"] else "thread"
             line = f"{item['review']:<8} {who:<16} {item['actor']}{why}"
             console.print(f"  {item['set_at']}  {inert(line)}")
+
+    emit(result, as_json, shown)
+
+
+@thread_app.command("budget")
+@returns("council.domain.results.budgets:ThreadBudget")
+def thread_budget_cmd(
+    thread_id: str,
+    usd: Annotated[float | None, typer.Option("--usd", help="The thread's budget in USD.")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove the thread's budget.")] = False,
+    reason: Annotated[str, typer.Option("--reason", help="Why (recorded with the change).")] = "",
+    as_json: JsonOpt = False,
+) -> None:
+    """Show (or, with --usd or --clear, change) the thread's budget: what is spent, what its
+    dispatches have reserved, what remains, and every change."""
+    from council.services.budgets import set_thread_budget, thread_budget
+
+    if usd is None and not clear:
+        result = thread_budget(uow(), thread_id)
+    else:
+        result = set_thread_budget(uow(), thread_id, usd, clear=clear, actor=actor(), reason=reason)
+
+    def shown(_: object) -> None:
+        console.print(f"thread {result.thread_id}: {render.budget_line(result.state.model_dump())}")
+        for item in result.history:
+            amount = "none" if item.usd is None else f"${item.usd:.6f}"
+            why = f" — {item.reason}" if item.reason else ""
+            line = f"{amount:<14} {item.actor}{why}"
+            console.print(f"  {item.set_at}  {inert(line)}")
 
     emit(result, as_json, shown)
 

@@ -4,6 +4,7 @@ result's JSON document, so the two outputs cannot drift apart in content."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from council.cli.output import console, inert
@@ -201,3 +202,26 @@ def node_shown(data: dict[str, Any]) -> None:
         )
     if data["citations"]:
         console.print(f"  citations: {len(data['citations'])}", highlight=False)
+
+
+BUDGET_HELP = (
+    "A budget in USD for this dispatch: every run is reserved (prompt and max output tokens at "
+    "the model's price) before any is sent; over it, or over the thread's budget, nothing is sent."
+)
+
+
+def reservation_line(reservation: Mapping[str, object]) -> str:
+    """What a dispatch reserved, and the thread's budget after it, in one line."""
+    thread = reservation["thread"]
+    after = budget_line(thread) if isinstance(thread, Mapping) else ""
+    return f"reserved ${reservation['usd']:.4f} before sending; thread {after}"
+
+
+def budget_line(state: Mapping[str, object]) -> str:
+    """A budget state in one line: the budget, spent, reserved and remaining (USD)."""
+    if state["usd"] is None:
+        return f"no budget; ${state['spent_usd']:.4f} spent, ${state['reserved_usd']:.4f} reserved"
+    return (
+        f"budget ${state['usd']:.4f}: ${state['spent_usd']:.4f} spent, "
+        f"${state['reserved_usd']:.4f} reserved, ${state['remaining_usd']:.4f} remaining"
+    )

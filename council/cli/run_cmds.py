@@ -63,6 +63,7 @@ def dispatch_cmd(
             help="An idempotency key: a retry with the same key returns the first dispatch, creates nothing.",
         ),
     ] = None,
+    budget_usd: Annotated[float | None, typer.Option("--budget-usd", help=render.BUDGET_HELP)] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Create the runs in Postgres, each pinned to the profile it must run, enqueue
@@ -97,9 +98,14 @@ def dispatch_cmd(
         proposal=proposal,
         simulate=simulate,
         key=key,
+        budget_usd=budget_usd,
     )
     out = console if not as_json else err_console
     _say_what_runs(out, created)
+    if created.reservation is not None:
+        out.print(
+            inert(render.reservation_line(created.reservation.model_dump(mode="json"))), highlight=False
+        )
     if created.delivery == "deferred":
         err_console.print(f"delivery deferred: {inert(created.deferred_reason)}", highlight=False)
     if not wait:

@@ -29,3 +29,7 @@ def lock_proposal(conn: Unit, proposal_id: UUID | str) -> None:
 
 def lock_dispatch_key(conn: Unit, key: str) -> None:
     execute(conn, "lock_dispatch_key", key=key)
+
+
+def lock_thread_budget(conn: Unit, thread_id: UUID | str) -> None:
+    execute(conn, "lock_thread_budget", thread_id=str(thread_id))

@@ -12,6 +12,7 @@ from council.domain import validate as v
 from council.domain.results.threads import Thread, ThreadCost, ThreadCounts, ThreadCreated, ThreadShown
 from council.domain.review import DEFAULT, Review
 from council.errors import NotFound
+from council.ledger.budgets import Budgets, shown_state
 from council.ledger.events import append
 from council.ledger.pg import in_transaction
 from council.ledger.review import ReviewStore
@@ -88,6 +89,7 @@ class Threads:
                 "counts": ThreadCounts(**counts),
                 "cost": ThreadCost(**cost),
                 "review": ReviewStore(self._conn).settings(thread_id).current,
+                "budget": shown_state(Budgets(self._conn).state(thread_id)),
             }
         )
 

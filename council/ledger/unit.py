@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from council.ledger.answers import Answers
     from council.ledger.apply_output import Outputs
     from council.ledger.branches import Branches
+    from council.ledger.budgets import Budgets
     from council.ledger.cascade import Cascades
     from council.ledger.claims import Claims
     from council.ledger.committer import Committer
@@ -158,6 +159,12 @@ class Tx:
         from council.ledger.retraction import Retractions
 
         return Retractions(self.conn)
+
+    @cached_property
+    def budgets(self) -> Budgets:
+        from council.ledger.budgets import Budgets
+
+        return Budgets(self.conn)
 
     @cached_property
     def reviews(self) -> ReviewStore:

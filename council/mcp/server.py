@@ -39,6 +39,7 @@ from council.domain.commands import RecordedRun
 from council.domain.results.base import Result
 from council.domain.validate import MAX_EVIDENCE_BYTES, MAX_LINT_CHARS, first_error, lone_surrogate_at
 from council.errors import BadInput, CouncilError
+from council.mcp import waiting
 from council.services import outside
 from council.services.evidence import EvidenceInput, add_evidence, show_evidence
 from council.services.reentry import DEFAULT_BUDGET, lint_text
@@ -299,6 +300,7 @@ def build_server(
         """The agent-output contract, as JSON Schema."""
         return json.dumps(output_json_schema())
 
+    waiting.register(server, council, holder, _answer, _error)
     return server
 
 

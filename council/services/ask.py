@@ -5,9 +5,10 @@ concluded.
 
 Everything that can be refused is checked before anything is written: the question,
 the rounds, the agents' profiles (and the simulation policy), the thread when one is
-given, and each evidence source (files are read and URLs fetched first). The thread and
-its evidence are then written in one transaction, and the dispatch in its own (as
-`council dispatch` writes it)."""
+given, and each evidence source (files are read and URLs fetched first). The thread, its
+evidence and the dispatch (with its budget reservation, refused when it would overshoot)
+are then written in one transaction, so a refusal writes nothing; its runs are sent once
+it commits."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from uuid import UUID
 from council.adapters.scheduler import Scheduler
 from council.agents.profiles import refuse_simulation, resolve_many, simulation_mode
 from council.domain import validate as v
+from council.domain.budget import budget_usd
 from council.domain.commands import IdRef
 from council.domain.results.ask import AskGroup, AskOutcome, FailedRun, Proposition, Stance
 from council.domain.results.consolidation import RuleReason
@@ -26,8 +28,10 @@ from council.domain.results.runs import Cost, Dispatched, DispatchedRun
 from council.domain.review import parse_review
 from council.domain.rules import evaluate, groups_of
 from council.errors import BadInput
-from council.services.dispatch import dispatch, dispatch_runs
+from council.services.dispatch import dispatch_runs, send
 from council.services.evidence import EvidenceInput
+from council.services.in_tx.dispatching import create_in
+from council.services.lists import show_dispatch
 from council.services.ports import UnitOfWork
 
 MAX_DELIBERATIVE_ROUNDS = 19  # a dispatch holds at most 20 rounds, the blind one included
@@ -40,6 +44,7 @@ class Question:
     rounds: int = 2  # deliberative rounds after the blind one
     thread: IdRef | None = None
     evidence: tuple[EvidenceInput, ...] = ()
+    budget_usd: float | str | None = None  # the dispatch's own budget (the thread's applies too)
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,9 @@ def ask(
     if not question.agents:
         raise BadInput("--agents names no agent")
     simulation = simulation_mode(simulate)
-    refuse_simulation(resolve_many(question.agents, simulation), simulation)
+    profiles = resolve_many(question.agents, simulation)
+    refuse_simulation(profiles, simulation)
+    dispatch_budget = budget_usd(question.budget_usd)
     sources = [(given.source(), given.title) for given in question.evidence]  # read and fetched first
     with uow() as tx:
         if question.thread is None:
@@ -78,16 +85,16 @@ def ask(
             tx.evidence.add(thread_id=thread_id, source=source, title=title, actor=actor).id
             for source, title in sources
         ]
-    created = dispatch(
-        uow,
-        scheduler,
-        thread_id,
-        list(question.agents),
-        mode="deliberative",
-        rounds=question.rounds + 1,
-        actor=actor,
-        simulate=simulate,
-    )
+        dispatched = create_in(
+            tx,
+            thread_id,
+            profiles,
+            mode="deliberative",
+            rounds=question.rounds + 1,
+            actor=actor,
+            dispatch_budget=dispatch_budget,
+        )
+    created = send(uow, scheduler, dispatched, profiles, simulation)
     return Asked(thread_id, question.thread is None, evidence_ids, created)
 
 
@@ -109,6 +116,16 @@ def pending_consolidation(uow: UnitOfWork, thread_id: UUID) -> int:
         return pending
 
 
+def outcome_now(uow: UnitOfWork, dispatch: IdRef) -> AskOutcome:
+    """A dispatch's outcome as it stands (the HTTP poll): settled once every run ended and
+    the committer has decided what it can."""
+    shown = show_dispatch(uow, dispatch)
+    dispatch_id, thread_id = shown.id, shown.thread_id
+    runs = dispatch_runs(uow, dispatch_id)
+    ended = bool(runs) and all(r.status in ("succeeded", "failed") for r in runs)
+    return outcome(uow, thread_id, dispatch_id, settled=ended and pending_consolidation(uow, thread_id) == 0)
+
+
 def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: bool) -> AskOutcome:
     """What the council concluded on the propositions this dispatch's runs judged."""
     runs = dispatch_runs(uow, dispatch_id)
@@ -117,6 +134,7 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
         thread = tx.threads.get(asked_thread)
         graph = tx.graph.of_thread(asked_thread)
         live = {c.node_version_id: c for c in graph.consolidations if c.status == "live"}
+        budget = tx.budgets.of_thread(asked_thread).state
         propositions = []
         for node in graph.nodes:
             head = node.head_version_id
@@ -167,6 +185,7 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
         contested=[p.version_id for p in propositions if p.contested],
         failures=failures,
         cost=Cost.of(runs),
+        budget=budget,
         runs=runs,
         next=[
             f"council node list --thread {short}",

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from council.adapters.scheduler import NotDelivered, Scheduler
 from council.agents.profiles import load_profiles, refuse_simulation, resolve, resolve_many, simulation_mode
+from council.domain.budget import budget_usd as parse_budget
 from council.domain.commands import IdRef
 from council.domain.profile import Profile
 from council.domain.results.runs import (
@@ -27,6 +28,7 @@ from council.domain.results.runs import (
 from council.domain.reviewers import Reviewers
 from council.errors import BadInput
 from council.services.in_tx.briefing import compile_for
+from council.services.in_tx.dispatching import Made, create_in
 from council.services.ports import UnitOfWork
 from council.settings import settings
 
@@ -45,6 +47,7 @@ def dispatch(
     simulate: str | None = None,
     reviewers: Reviewers | None = None,
     key: str | None = None,
+    budget_usd: float | str | None = None,
 ) -> Dispatched:
     """Create the runs in Postgres first, each pinned to its executor, then
     enqueue them (nothing, when ``once_per_proposal`` finds the proposal's
@@ -53,6 +56,9 @@ def dispatch(
     profile is refused and writes nothing. ``reviewers``: how an automatic
     review's agents were chosen (recorded in the dispatch's event). ``key``: an
     idempotency key; a retry with it returns the first dispatch and creates nothing.
+    ``budget_usd``: the dispatch's own budget. Under it, or under the thread's budget, every
+    run is reserved in the dispatch's transaction, under the thread's budget lock, before
+    any is enqueued; a dispatch that would overshoot either is refused and writes nothing.
 
     The runs are committed before they are sent (the ledger is the outbox): when the
     broker cannot take them, the dispatch still stands, ``delivery`` says ``deferred``
@@ -60,23 +66,29 @@ def dispatch(
     simulation = simulation_mode(simulate)
     profiles = resolve_many(agents, simulation)
     refuse_simulation(profiles, simulation)
+    dispatch_budget = parse_budget(budget_usd)
     with uow() as tx:
-        thread_id = tx.resolve("thread", thread)
-        proposal_id = tx.resolve("retraction proposal", proposal) if proposal is not None else None
-        dispatch_id, run_ids, already = tx.runs.create_dispatch(
-            thread_id=thread_id,
-            profiles=profiles,
+        made = create_in(
+            tx,
+            tx.resolve("thread", thread),
+            profiles,
             mode=mode,
             rounds=rounds,
             actor=actor,
-            proposal_id=proposal_id,
+            proposal=proposal,
             once_per_proposal=once_per_proposal,
             reviewers=reviewers,
             key=key,
+            dispatch_budget=dispatch_budget,
         )
-        replayed = already and key is not None
-        # A retry sends again what is still waiting (coalesced: never twice).
-        to_send = tx.runs.waiting_of_dispatch(dispatch_id) if replayed else run_ids
+    return send(uow, scheduler, made, profiles, simulation)
+
+
+def send(
+    uow: UnitOfWork, scheduler: Scheduler, made: Made, profiles: Sequence[Profile], simulation: str
+) -> Dispatched:
+    """Enqueue what a committed dispatch has to send (its runs are the outbox)."""
+    dispatch_id, run_ids, to_send = made.dispatch_id, made.run_ids, made.to_send
     delivery, deferred_reason = "none", None
     if to_send:
         with uow() as tx:
@@ -96,13 +108,14 @@ def dispatch(
             p.name: ExecutorShown(model=p.model, provider=p.provider, simulated=p.simulated, why=p.why)
             for p in profiles
         },
-        mode=mode,
-        rounds=rounds,
-        already_dispatched=already and not replayed,
-        idempotency_key=key,
-        replayed=replayed,
+        mode=made.mode,
+        rounds=made.rounds,
+        already_dispatched=made.already and not made.replayed,
+        idempotency_key=made.key,
+        replayed=made.replayed,
         delivery=delivery,
         deferred_reason=deferred_reason,
+        reservation=made.reservation,
     )
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from council.ledger.answers import Answers
     from council.ledger.apply_output import Outputs
     from council.ledger.branches import Branches
+    from council.ledger.budgets import Budgets
     from council.ledger.cascade import Cascades
     from council.ledger.claims import Claims
     from council.ledger.committer import Committer
@@ -81,6 +82,9 @@ class Tx(Protocol):
 
     @property
     def retractions(self) -> Retractions: ...
+
+    @property
+    def budgets(self) -> Budgets: ...
 
     @property
     def reviews(self) -> ReviewStore: ...

@@ -29,3 +29,8 @@ SELECT pg_advisory_xact_lock(hashtextextended('council.proposal:' || CAST(:propo
 -- Serialise the dispatches that give one idempotency key, so that two retries racing
 -- each other create one dispatch between them.
 SELECT pg_advisory_xact_lock(hashtextextended('council.dispatch-key:' || CAST(:key AS text), 0))
+
+-- lock_thread_budget --
+-- Serialise the reservations on one thread's budget: a dispatch reads what is spent and
+-- reserved and adds its own under this lock, so concurrent dispatches never reserve past it.
+SELECT pg_advisory_xact_lock(hashtextextended('council.budget:' || CAST(:thread_id AS text), 0))

@@ -31,6 +31,17 @@ class DispatchIn(BaseModel):
     )
     rounds: int = Field(default=1, ge=1, le=20)
     proposal_id: UUID | None = Field(default=None, description="The retraction proposal (review mode).")
+    budget_usd: float | None = Field(
+        default=None,
+        ge=0,
+        lt=1_000_000,
+        description="The dispatch's budget in USD, reserved before any run is sent.",
+    )
+
+
+class BudgetIn(BaseModel):
+    usd: float | None = Field(ge=0, lt=1_000_000, description="The thread's budget in USD; null removes it.")
+    reason: str = Field(default="", max_length=v.MAX_REASON)
 
 
 class ReasonIn(BaseModel):

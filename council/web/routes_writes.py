@@ -9,11 +9,13 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Path
 
+from council.domain.results.budgets import ThreadBudget
 from council.domain.results.observation import Resolved
 from council.domain.results.retraction import Adjudicated, Proposal, Vote
 from council.domain.results.reversal import ValidityChanged
 from council.domain.results.runs import Dispatched
 from council.domain.vocabulary import VALIDITY_ACTIONS
+from council.services.budgets import set_thread_budget
 from council.services.dispatch import dispatch as dispatch_runs
 from council.services.observation import resolve as resolve_node
 from council.services.retraction import adjudicate as adjudicate_proposal
@@ -21,7 +23,7 @@ from council.services.retraction import propose_retraction
 from council.services.retraction import vote as cast_vote
 from council.services.reversal import change_validity
 from council.web.errors import documented
-from council.web.models import AdjudicateIn, DispatchIn, ReasonIn, ResolveIn, VoteIn
+from council.web.models import AdjudicateIn, BudgetIn, DispatchIn, ReasonIn, ResolveIn, VoteIn
 from council.web.wiring import Wired, require_write, unicode_body
 
 router = APIRouter(
@@ -62,6 +64,20 @@ def dispatch(
         actor=wired.actor,
         proposal=body.proposal_id,
         key=idempotency_key,
+        budget_usd=body.budget_usd,
+    )
+
+
+@router.post(
+    "/threads/{thread_id}/budget",
+    response_model=ThreadBudget,
+    tags=["writes"],
+    summary="Set or remove the thread's budget (like `council thread budget`)",
+)
+def thread_budget(thread_id: UUID, body: BudgetIn, wired: Wired) -> ThreadBudget:
+    """Appended to the thread's budget history; later dispatches reserve against it."""
+    return set_thread_budget(
+        wired.uow, thread_id, body.usd, clear=body.usd is None, actor=wired.actor, reason=body.reason
     )
 
 

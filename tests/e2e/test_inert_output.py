@@ -290,6 +290,7 @@ def test_every_human_view_shows_hostile_text_literally(
     )
     views.human("action close", action["id"], "--as", "satisfied", "--reason", HOSTILE, literal=False)
     views.human("thread review", thread, "--set", "manual", "--reason", HOSTILE)
+    views.human("thread budget", thread, "--usd", "2.5", "--reason", HOSTILE)
     views.human(
         "resolve",
         "--node",

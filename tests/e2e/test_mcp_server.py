@@ -156,6 +156,7 @@ async def council_session(
             "add_evidence",
             "node_status",
             "lint",
+            "ask",
         }
 
         runs = []

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from council.ledger.answers import Answers
     from council.ledger.apply_output import Outputs
     from council.ledger.branches import Branches
+    from council.ledger.budgets import Budgets
     from council.ledger.cascade import Cascades
     from council.ledger.claims import Claims
     from council.ledger.committer import Committer
@@ -49,6 +50,16 @@ if TYPE_CHECKING:
     from council.ledger.threads import Threads
     from council.ledger.traces import Traces
     from council.ledger.unfinished import Unfinished
+
+
+class NoBudget:
+    """The budgets of a thread that has none: the lock is taken, nothing is reserved."""
+
+    def lock(self, thread_id: UUID) -> None:
+        pass
+
+    def state(self, thread_id: UUID) -> dict[str, object]:
+        return {"usd": None, "spent_usd": 0, "reserved_usd": 0}
 
 
 class FakeTx:
@@ -110,6 +121,11 @@ class FakeTx:
     @property
     def retractions(self) -> Retractions:
         return cast("Retractions", self._store("retractions"))
+
+    @property
+    def budgets(self) -> Budgets:
+        # A thread without a budget unless the test gives a budgets store.
+        return cast("Budgets", self._store("budgets") if "budgets" in self.stores else NoBudget())
 
     @property
     def reviews(self) -> ReviewStore:

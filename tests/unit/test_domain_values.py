@@ -161,6 +161,7 @@ def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None
         "lock_evidence_shared",
         "lock_node",
         "lock_proposal",
+        "lock_thread_budget",
     ]
 
 

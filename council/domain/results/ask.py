@@ -5,8 +5,9 @@ from __future__ import annotations
 from uuid import UUID
 
 from council.domain.results.base import Result
+from council.domain.results.budgets import BudgetState
 from council.domain.results.consolidation import RuleReason
-from council.domain.results.runs import Cost, DispatchedRun
+from council.domain.results.runs import Cost, Dispatched, DispatchedRun
 
 
 class AskGroup(Result):
@@ -63,5 +64,18 @@ class AskOutcome(Result):
     contested: list[UUID]
     failures: list[FailedRun]
     cost: Cost
+    budget: BudgetState  # the thread's budget after the ask: spent, reserved, remaining
     runs: list[DispatchedRun]
     next: list[str]
+
+
+class AskAccepted(Result):
+    """`POST /ask`: the question's thread (new or continued) and its dispatch, created and
+    enqueued; ``outcome`` is the URL to poll for the :class:`AskOutcome` (``complete`` and
+    ``settled`` say when it is final)."""
+
+    thread_id: UUID
+    created_thread: bool
+    evidence_ids: list[UUID]
+    dispatch: Dispatched
+    outcome: str

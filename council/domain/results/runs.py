@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import Field
 
 from council.domain.results.base import Result, Row
+from council.domain.results.budgets import Reservation
 from council.domain.results.graph import Claim
 
 
@@ -212,6 +213,8 @@ class Dispatched(Result):
     # sweep sends them once it is back; none: nothing new to send.
     delivery: str = "sent"
     deferred_reason: str | None = None
+    # What the dispatch reserved under a budget before its runs were enqueued (None: no budget).
+    reservation: Reservation | None = None
     runs: list[DispatchedRun] | None = None
     complete: bool | None = None
     # With --wait: runs that failed, agents whose every run succeeded, and what the runs cost.

@@ -6,6 +6,7 @@ from datetime import datetime
 from uuid import UUID
 
 from council.domain.results.base import Result, Row
+from council.domain.results.budgets import BudgetState
 
 
 class ReviewSetting(Result):
@@ -63,6 +64,7 @@ class ThreadShown(Thread):
     counts: ThreadCounts
     cost: ThreadCost
     review: ReviewSetting
+    budget: BudgetState
 
 
 class ThreadList(Result):

@@ -1,0 +1,83 @@
+"""What a dispatch reserves under a budget, and whether it fits (pure; docs/guide/budgets.md).
+
+A run is reserved at what it could cost at most, at its model's price per token:
+``prompt_tokens`` (the compiled first-round request, counted as one token per 3 bytes of
+UTF-8, more than any common tokenizer gives for text; a deliberative dispatch adds every
+agent's maximum output per run, the most the previous round's stances can add) plus the
+profile's maximum output tokens, times its turns (an agent CLI may call the model
+``max_turns`` times). Sums are in Decimal, rounded up to the micro-dollar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_UP, Decimal
+
+from council.errors import BadInput
+
+MICRO = Decimal("0.000001")
+
+
+@dataclass(frozen=True)
+class Price:
+    input_per_token: Decimal
+    output_per_token: Decimal
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One agent's share of a dispatch: ``runs`` runs at ``run_usd`` each."""
+
+    agent: str
+    model: str
+    runs: int
+    prompt_tokens: int
+    max_output_tokens: int
+    run_usd: Decimal
+
+    @property
+    def usd(self) -> Decimal:
+        return self.run_usd * self.runs
+
+
+def prompt_tokens(text: str) -> int:
+    """An upper estimate of the tokens ``text`` takes (one per 3 bytes of UTF-8, rounded up)."""
+    return -(-len(text.encode("utf-8")) // 3)
+
+
+def run_usd(prompt: int, max_output: int, price: Price, turns: int = 1) -> Decimal:
+    cost = (price.input_per_token * prompt + price.output_per_token * max_output) * max(turns, 1)
+    return cost.quantize(MICRO, rounding=ROUND_UP)
+
+
+def refusal(
+    wanted: Decimal,
+    *,
+    dispatch_budget: Decimal | None,
+    thread_budget: Decimal | None,
+    spent: Decimal,
+    reserved: Decimal,
+) -> str | None:
+    """Why a dispatch reserving ``wanted`` cannot be taken (None: it fits both budgets)."""
+    if dispatch_budget is not None and wanted > dispatch_budget:
+        return f"its runs are estimated at up to ${wanted:.6f}, over --budget-usd ${dispatch_budget:.6f}"
+    if thread_budget is not None and spent + reserved + wanted > thread_budget:
+        left = max(thread_budget - spent - reserved, Decimal(0))
+        return (
+            f"its runs are estimated at up to ${wanted:.6f}, and the thread's budget of ${thread_budget:.6f} "
+            f"has ${left:.6f} left (${spent:.6f} spent, ${reserved:.6f} reserved)"
+        )
+    return None
+
+
+def budget_usd(value: float | str | Decimal | None, what: str = "--budget-usd") -> Decimal | None:
+    """A budget as given (None: none); refused unless a finite amount of at least 0."""
+    if value is None:
+        return None
+    try:
+        amount = Decimal(str(value))
+    except ArithmeticError:
+        raise BadInput(f"{what} must be an amount in USD, got {value!r}") from None
+    if not amount.is_finite() or amount < 0 or amount >= Decimal("1000000"):
+        raise BadInput(f"{what} must be between 0 and 1000000 USD, got {value}")
+    return amount.quantize(Decimal("0.000001"))

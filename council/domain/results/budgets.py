@@ -1,0 +1,59 @@
+"""Budgets: what `council thread budget`, `thread show`, `dispatch --budget-usd` and `ask`
+report about a thread's budget and a dispatch's reservation (docs/guide/budgets.md)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+from council.domain.results.base import Result
+
+
+class BudgetState(Result):
+    """A thread's budget as it stands: ``usd`` the budget in force (None: none), ``spent_usd``
+    what its ended runs cost, ``reserved_usd`` what its dispatches hold for runs not yet
+    ended, ``remaining_usd`` the budget less both (None without a budget)."""
+
+    usd: float | None
+    spent_usd: float
+    reserved_usd: float
+    remaining_usd: float | None
+
+
+class BudgetSetting(Result):
+    """One change of a thread's budget (``usd`` None: the budget was removed)."""
+
+    usd: float | None
+    reason: str
+    actor: str
+    set_at: datetime
+
+
+class ThreadBudget(Result):
+    """A thread's budget in force, what is spent and reserved, and every change, oldest first."""
+
+    thread_id: UUID
+    state: BudgetState
+    history: list[BudgetSetting]
+
+
+class AgentReservation(Result):
+    """What a dispatch reserved for one agent: ``runs`` (one per round) at ``run_usd`` each,
+    estimated from ``prompt_tokens`` and ``max_output_tokens`` at ``model``'s price."""
+
+    agent: str
+    model: str
+    runs: int
+    prompt_tokens: int
+    max_output_tokens: int
+    run_usd: float
+
+
+class Reservation(Result):
+    """A dispatch's reservation, taken before its runs were enqueued: ``usd`` in all, under
+    ``budget_usd`` (the dispatch's own, if given) and the thread's budget state after it."""
+
+    usd: float
+    budget_usd: float | None
+    agents: list[AgentReservation]
+    thread: BudgetState

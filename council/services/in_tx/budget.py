@@ -1,0 +1,135 @@
+"""A dispatch's reservation, taken in the dispatch's transaction under the thread's budget
+lock before any run is enqueued (docs/guide/budgets.md; the arithmetic in
+council.domain.budget). Refused: a one-line reason and nothing written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from uuid import UUID
+
+from council.agents.gateway import price_per_token
+from council.agents.runtimes.registry import is_api
+from council.domain.budget import Estimate, Price, prompt_tokens, refusal, run_usd
+from council.domain.profile import Profile
+from council.domain.results.budgets import AgentReservation, Reservation
+from council.errors import BadInput
+from council.ledger.budgets import shown_state
+from council.services.in_tx.briefing import compile_for
+from council.services.ports import Tx
+
+DEFAULT_MAX_OUTPUT_TOKENS = 4096  # a profile without params.max_tokens is reserved at this
+FREE = Price(Decimal(0), Decimal(0))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a dispatch will reserve once it is created."""
+
+    thread_id: UUID
+    estimates: tuple[Estimate, ...]
+    dispatch_budget: Decimal | None
+    thread_budget: Decimal | None
+
+    @property
+    def usd(self) -> Decimal:
+        return sum((e.usd for e in self.estimates), Decimal(0))
+
+
+def plan(
+    tx: Tx,
+    thread_id: UUID,
+    profiles: Sequence[Profile],
+    *,
+    mode: str,
+    rounds: int,
+    proposal_id: UUID | None,
+    dispatch_budget: Decimal | None,
+) -> Plan | None:
+    """Take the thread's budget lock (held to the end of the dispatch's transaction), and
+    when a budget applies (the dispatch's own or the thread's), estimate every run and
+    refuse the dispatch if it would overshoot either; None when no budget applies."""
+    tx.budgets.lock(thread_id)
+    state = tx.budgets.state(thread_id)
+    thread_budget = state["usd"]
+    if dispatch_budget is None and thread_budget is None:
+        return None
+    estimates = tuple(_estimate(tx, p, thread_id, profiles, mode, rounds, proposal_id) for p in profiles)
+    found = Plan(thread_id, estimates, dispatch_budget, thread_budget)
+    why = refusal(
+        found.usd,
+        dispatch_budget=dispatch_budget,
+        thread_budget=thread_budget,
+        spent=state["spent_usd"],
+        reserved=state["reserved_usd"],
+    )
+    if why is not None:
+        raise BadInput(f"budget: the dispatch is refused, nothing was sent: {why}")
+    return found
+
+
+def reserve(tx: Tx, dispatch_id: UUID, found: Plan) -> Reservation:
+    """Record the plan's reservation for the created dispatch (still under the lock)."""
+    tx.budgets.reserve(
+        dispatch_id,
+        found.thread_id,
+        found.estimates,
+        dispatch_budget=found.dispatch_budget,
+        thread_budget=found.thread_budget,
+    )
+    return Reservation(
+        usd=float(found.usd),
+        budget_usd=None if found.dispatch_budget is None else float(found.dispatch_budget),
+        agents=[
+            AgentReservation(
+                agent=e.agent,
+                model=e.model,
+                runs=e.runs,
+                prompt_tokens=e.prompt_tokens,
+                max_output_tokens=e.max_output_tokens,
+                run_usd=float(e.run_usd),
+            )
+            for e in found.estimates
+        ],
+        thread=shown_state(tx.budgets.state(found.thread_id)),
+    )
+
+
+def _estimate(
+    tx: Tx,
+    profile: Profile,
+    thread_id: UUID,
+    profiles: Sequence[Profile],
+    mode: str,
+    rounds: int,
+    proposal_id: UUID | None,
+) -> Estimate:
+    price = FREE if profile.simulated else _price(profile)
+    max_output = _max_output(profile)
+    first = "review" if mode == "review" else "independent"
+    compiled = compile_for(tx, profile, thread_id, mode=first, proposal_id=proposal_id)
+    prompt = prompt_tokens(json.dumps(compiled.canonical(), ensure_ascii=False))
+    if rounds > 1:  # a later round is shown the previous round's stances: at most every agent's output
+        prompt += sum(_max_output(p) for p in profiles)
+    # The answer and its one bounded re-prompt (which carries the answer back); an agent CLI
+    # may call its model max_turns times.
+    calls = 2 if is_api(profile.runtime) else max(profile.max_turns or 1, 1)
+    usd = run_usd(prompt + max_output, max_output, price, calls)
+    return Estimate(profile.name, profile.model, rounds, prompt, max_output, usd)
+
+
+def _price(profile: Profile) -> Price:
+    found = price_per_token(profile.model)
+    if found is None:
+        raise BadInput(
+            f"budget: agent {profile.name}'s model {profile.model} has no price in litellm's price map, "
+            "so a budget cannot reserve for it; nothing was sent"
+        )
+    return Price(Decimal(str(found[0])), Decimal(str(found[1])))
+
+
+def _max_output(profile: Profile) -> int:
+    given = profile.params.get("max_tokens")
+    return given if isinstance(given, int) and given > 0 else DEFAULT_MAX_OUTPUT_TOKENS

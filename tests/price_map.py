@@ -1,0 +1,9 @@
+"""Preloaded by the race's fork server (``tests.processes``): litellm and its local price
+map imported once, so 64 racing dispatchers that price their models fork with it loaded
+instead of each importing litellm (seconds of CPU apiece)."""
+
+from __future__ import annotations
+
+from council.agents.gateway import price_per_token
+
+price_per_token("openai/gpt-4o-mini")
