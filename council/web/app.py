@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from council import __version__, config
 from council.bootstrap import Council, bootstrap
@@ -31,7 +31,7 @@ from council.web import (
 )
 from council.web.hub import EventHub
 from council.web.security import READ_TOKEN_ENV, TOKEN_ENV, Policy
-from council.web.wiring import Wiring
+from council.web.wiring import Wiring, plain_parameters
 
 DESCRIPTION = (
     "The reasoning ledger of a Council: threads, runs, independence groups, consolidations, "
@@ -84,6 +84,7 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         responses=errors.documented(400),
+        dependencies=[Depends(plain_parameters)],
     )
     app.state.wiring = wired
     errors.install(app)

@@ -80,6 +80,17 @@ def require_write(wired: Wired, credentials: Credentials) -> None:
     _enforce(wired.policy, credentials, write=True)
 
 
+def plain_parameters(request: Request) -> None:
+    """Every route's query and path parameters hold text Postgres can store: a NUL
+    character (``%00``) is refused naming the parameter, never handed to a query (which
+    would fail as a server error)."""
+    pairs = [*request.query_params.multi_items(), *((k, str(v)) for k, v in request.path_params.items())]
+    for name, value in pairs:
+        if "\x00" in name or "\x00" in value:
+            shown = name.replace("\x00", "\\0")
+            raise BadInput(f"parameter {shown!r} contains a NUL character")
+
+
 async def unicode_body(request: Request) -> None:
     """A write's JSON body holds Unicode text only: a lone surrogate (``"\\ud800"``) is
     refused, naming where, before any route reads it (FastAPI has parsed the body once
