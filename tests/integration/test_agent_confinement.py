@@ -183,8 +183,9 @@ def test_the_proxy_keeps_the_base_urls_path_and_sends_a_bearer_key_to_a_response
 
 
 @contextmanager
-def _slow_stream() -> Iterator[str]:
-    """An upstream that sends one SSE event, waits a second, then sends another."""
+def _slow_stream(released: threading.Event, waited: list[bool]) -> Iterator[str]:
+    """An upstream that sends one SSE event, then sends the second only once the client has
+    received the first (``released``), or after 20 s; ``waited`` records whether it was released."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -197,7 +198,7 @@ def _slow_stream() -> Iterator[str]:
             self.end_headers()
             self.wfile.write(b"event: first\ndata: {}\n\n")
             self.wfile.flush()
-            time.sleep(1.0)
+            waited.append(released.wait(20))
             self.wfile.write(b"event: second\ndata: {}\n\n")
             self.wfile.flush()
 
@@ -215,15 +216,20 @@ def _slow_stream() -> Iterator[str]:
 
 
 def test_the_proxy_streams_events_as_they_come() -> None:
-    with _slow_stream() as upstream, provider_proxy("claude-code", upstream, None) as proxy:
-        began = time.monotonic()
-        arrivals: list[tuple[str, float]] = []
-        with httpx.stream("POST", proxy.base_url + "/v1/messages", json={}, timeout=10) as answer:
+    # Given an upstream that holds its second event until the client has the first
+    released, waited = threading.Event(), []
+    with _slow_stream(released, waited) as upstream, provider_proxy("claude-code", upstream, None) as proxy:
+        arrivals: list[str] = []
+        # When the client reads the stream through the proxy, releasing the upstream on the first event
+        with httpx.stream("POST", proxy.base_url + "/v1/messages", json={}, timeout=30) as answer:
             for line in answer.iter_lines():
                 if line.startswith("event:"):
-                    arrivals.append((line, time.monotonic() - began))
-    assert [a[0] for a in arrivals] == ["event: first", "event: second"]
-    assert arrivals[0][1] < 0.8 <= arrivals[1][1]
+                    arrivals.append(line)
+                    released.set()
+    # Then both arrived, and the first reached the client before the upstream sent the second
+    # (a proxy that buffered the answer would have held the first until the upstream gave up waiting)
+    assert arrivals == ["event: first", "event: second"]
+    assert waited == [True]
 
 
 def test_an_unreachable_provider_gets_a_502_at_once_and_the_reason() -> None:
