@@ -50,19 +50,20 @@ class EvidenceReads:
         return found[0] if len(found) == 1 else None
 
 
-def refuse_unread(output: AgentOutput, citable: Sequence[str]) -> None:
+def refuse_unread(output: AgentOutput, citable: Sequence[str], *, how: str | None = None) -> None:
     """ValueError (an invalid output: re-prompted once, then the run fails with it) when the
-    output cites evidence the run was neither given nor read (docs/architecture.md §7)."""
+    output cites evidence the run was neither given nor read (docs/architecture.md §7).
+    ``how`` says how this runtime reads evidence (an API run: inline or through the tool)."""
     unread = [
         cited
         for cited in cited_evidence(output)
         if not any(e == cited or (len(cited) >= MIN_PREFIX and e.startswith(cited)) for e in citable)
     ]
     if unread:
+        how = how or f"whose text is in the briefing's evidence_texts or that you read with {READ_EVIDENCE}"
         raise ValueError(
             f"cites evidence it was not given to read and did not read: {', '.join(unread)}; "
-            "cite only evidence whose text is in the briefing's evidence_texts or that you read "
-            f"with {READ_EVIDENCE}"
+            f"cite only evidence {how}"
         )
 
 

@@ -73,6 +73,7 @@ REVIEW_ACTOR = "worker:review"
 ROUND_ACTOR = "worker:round"  # decides a closing round's versions before the next round
 # An agent CLI's deadline when its profile names none; it is always kept below the lease.
 CLI_TIMEOUT_S = 240.0
+CLI_READS = "whose file under evidence/ in your working directory you opened (open it, then cite it)"
 LEASE_SHARE = 0.8
 
 
@@ -443,6 +444,8 @@ def _ask_cli_and_apply(
         _as_prompt_and_completion(usage)
         try:
             output = AgentOutput.model_validate_json(json_text(answer.text))
+            # A CLI reads the evidence files of its working directory: it cites only what it opened.
+            refuse_unread(output, [o["evidence_id"] for o in record.opened], how=CLI_READS)
             applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record)
             if applied is not None:
                 metrics.count_usage(profile.provider, profile.model, usage, None)

@@ -11,8 +11,10 @@ request and never answer), ``invalid`` (a non-JSON answer, every time),
 ``commands`` — a shell line for the Codex CLI, a path to ``Read`` for Claude
 Code — then answer citing everything they printed: :func:`hostile_answer`),
 ``unknown_ids`` (schema-valid JSON claiming on a node version that does not
-exist: the CLI cannot tell, Council's own validation must) and ``tools_forever``
-(a tool call every turn, for the turn limit).
+exist: the CLI cannot tell, Council's own validation must), ``tools_forever``
+(a tool call every turn, for the turn limit) and ``careless`` (answers citing
+evidence without opening it). Every other answer opens each evidence file it
+cites first, one tool call a turn.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ BEHAVIOURS = (
     "unknown_ids",
     "tools_forever",
     "hostile",
+    "careless",
 )
 LOOT = "HOSTILE-LOOT"  # marks what a hostile model cites, to find it where it was stored
 UNKNOWN_VERSION = "00000000-0000-4000-8000-00000000dead"
@@ -80,11 +83,13 @@ def hostile_answer(prompt: str, found: list[str]) -> str:
     output = json.loads(answer_for(prompt))
     loot = f"{LOOT}\n" + "\n----\n".join(found)
     output["summary"] = loot[:3900]
+    for part in ("new_nodes", "new_versions"):  # it cites only what it found, never the briefing's files
+        for item in output.get(part) or []:
+            item["cites"] = []
     for n, claim in enumerate(output.get("claims") or []):
         claim["rationale"] = loot[:3900]
-        if n == 0:
-            cite = {"new_evidence": {"title": "What I found", "content": loot[:19000]}, "role": "context"}
-            claim["cites"] = [*(claim.get("cites") or [])[:9], cite]
+        cite = {"new_evidence": {"title": "What I found", "content": loot[:19000]}, "role": "context"}
+        claim["cites"] = [cite] if n == 0 else []
     return json.dumps(output)
 
 
@@ -96,24 +101,61 @@ def first_evidence_file(prompt: str) -> str | None:
     return f"evidence/{evidence[0]['sha256']}.txt" if evidence else None
 
 
-def decide(behaviour: str, prompt: str, *, tool_result_seen: bool) -> tuple[str, str]:
+def cited_files(prompt: str, text: str) -> list[str]:
+    """The evidence files (``evidence/<sha256>.txt``) of the briefing's evidence that the
+    answer ``text`` cites, each once, in order."""
+    found = simulated._fenced_json(prompt) or {}
+    packet = found.get("packet") if isinstance(found.get("packet"), dict) else {}
+    files = {
+        str(e["id"]): f"evidence/{e['sha256']}.txt"
+        for e in packet.get("evidence") or []
+        if isinstance(e, dict) and e.get("id") and e.get("sha256")
+    }
+    try:
+        output = json.loads(text)
+    except ValueError:
+        return []
+    cited: list[str] = []
+    for part in ("claims", "new_nodes", "new_versions"):
+        for item in output.get(part) or []:
+            for cite in item.get("cites") or [] if isinstance(item, dict) else []:
+                named = cite.get("evidence_id") if isinstance(cite, dict) else None
+                if not named:
+                    continue
+                for evidence_id, file in files.items():
+                    if (evidence_id == named or evidence_id.startswith(str(named))) and file not in cited:
+                        cited.append(file)
+    return cited
+
+
+def decide(
+    behaviour: str, prompt: str, *, tool_result_seen: bool, reads_done: int | None = None
+) -> tuple[str, str]:
     """(what to do, its text): ``("tool", file)``, ``("answer", json text)``,
-    ``("text", non-JSON)``, ``("401", "")`` or ``("silent", "")``."""
+    ``("text", non-JSON)``, ``("401", "")`` or ``("silent", "")``. A model that answers
+    reads every evidence file its answer cites first, one tool call a turn (``reads_done``:
+    the tool results its conversation holds), as Council requires of every runtime; the
+    ``read`` behaviour reads the first evidence file besides."""
+    done = reads_done if reads_done is not None else int(tool_result_seen)
     if behaviour == "unauthorized":
         return "401", ""
     if behaviour == "silent":
         return "silent", ""
     if behaviour == "tools_forever":
         return "tool", first_evidence_file(prompt) or "evidence/index.json"
-    if behaviour == "read" and not tool_result_seen:
-        found = first_evidence_file(prompt)
-        if found:
-            return "tool", found
     if behaviour == "invalid" or (behaviour == "invalid_once" and simulated.REPROMPT_PREFIX not in prompt):
         return "text", "I think the propositions look fine overall."
     if behaviour == "unknown_ids":
         return "answer", unknown_ids_answer()
-    return "answer", answer_for(prompt)
+    text = answer_for(prompt)
+    if behaviour == "careless":  # cites what its answer cites without opening any of it
+        return "answer", text
+    first = first_evidence_file(prompt) if behaviour == "read" else None
+    to_read = [first] if first else []
+    to_read += [f for f in cited_files(prompt, text) if f not in to_read]
+    if done < len(to_read):
+        return "tool", to_read[done]
+    return "answer", text
 
 
 @contextmanager

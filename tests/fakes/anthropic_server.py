@@ -125,14 +125,16 @@ def _text(content: Any) -> str:
     return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("type") == "text")
 
 
-def conversation(body: Any) -> tuple[str, bool, bool, bool]:
-    """(the user text, a Read result came back, StructuredOutput was answered, it is offered)."""
+def conversation(body: Any) -> tuple[str, int, bool, bool]:
+    """(the user text, how many tool results other than StructuredOutput's came back,
+    StructuredOutput was answered, it is offered)."""
     messages = body.get("messages") if isinstance(body, dict) else None
     tools = body.get("tools") if isinstance(body, dict) else None
     offered = any(isinstance(t, dict) and t.get("name") == STRUCTURED for t in tools or [])
     texts: list[str] = []
     names: dict[str, str] = {}
-    read_back = structured_back = False
+    read_back = 0
+    structured_back = False
     for message in messages if isinstance(messages, list) else []:
         content = message.get("content") if isinstance(message, dict) else None
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
@@ -144,7 +146,7 @@ def conversation(body: Any) -> tuple[str, bool, bool, bool]:
             elif block.get("type") == "tool_result":
                 name = names.get(str(block.get("tool_use_id")), "")
                 structured_back |= name == STRUCTURED and not block.get("is_error")
-                read_back |= name != STRUCTURED
+                read_back += name != STRUCTURED
             elif block.get("type") == "text" and message.get("role") == "user":
                 texts.append(str(block.get("text", "")))
     return "\n".join(texts), read_back, structured_back, offered
@@ -232,7 +234,7 @@ def fake_anthropic(
             if not offered or structured_back:
                 self.send_events(_message(n, model, {"type": "text", "text": "Done."}, "end_turn"))
                 return
-            action, text = decide(behaviour, prompt, tool_result_seen=read_back)
+            action, text = decide(behaviour, prompt, tool_result_seen=read_back > 0, reads_done=read_back)
             if action == "401":
                 self.send_json(
                     401,

@@ -97,7 +97,9 @@ def fake_responses(
                 self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
             prompt, tool_result = prompt_of(body)
-            action, text = decide(behaviour, prompt, tool_result_seen=tool_result)
+            action, text = decide(
+                behaviour, prompt, tool_result_seen=tool_result, reads_done=len(tool_outputs(body))
+            )
             if behaviour == "hostile":
                 done = tool_outputs(body)
                 todo = list(commands or [])
