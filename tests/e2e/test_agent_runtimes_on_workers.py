@@ -167,9 +167,10 @@ def _cli_side(proc: psutil.Process) -> bool:
 def test_a_worker_killed_mid_cli_run_leaves_no_orphan_and_no_duplicated_claim(
     engine: Engine, workers: Workers, cli_env: dict[str, str], tmp_path: Path
 ) -> None:
-    # Given CLI runs in flight on a worker, against models that take 4 s to answer each call
+    # Given CLI runs in flight on a worker, against models that take 2 s to answer each call
+    # (a run opens each file it cites first: four or five calls, within the CLI deadline of 16 s)
     ledger, _ = _seeded(engine)
-    with _fake_models(cli_env, tmp_path, delay_s=4.0):
+    with _fake_models(cli_env, tmp_path, delay_s=2.0):
         doomed = workers("--queues", "runs", env={**cli_env, "COUNCIL_RUN_LEASE_S": "20"})
         created = council(
             cli_env, "dispatch", "--thread", str(ledger.thread_id), "--agents", AGENTS, "--json"
