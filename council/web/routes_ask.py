@@ -14,7 +14,7 @@ from council.domain.results.ask import AskAccepted, AskOutcome
 from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.services.ask import MAX_DELIBERATIVE_ROUNDS, Question, ask, outcome_now
 from council.web.errors import documented
-from council.web.wiring import Wired, require_write, unicode_body
+from council.web.wiring import Wired, require_read, require_write, unicode_body
 
 router = APIRouter()
 
@@ -65,7 +65,8 @@ def ask_route(body: AskIn, wired: Wired) -> AskAccepted:
 @router.get(
     "/dispatches/{dispatch_id}/outcome",
     response_model=AskOutcome,
-    responses=documented(404),
+    responses=documented(401, 404, 503),
+    dependencies=[Depends(require_read)],  # a read like any other: the read token off loopback
     summary="What the council concluded on a dispatch's propositions (`council ask --json`)",
 )
 def ask_outcome(dispatch_id: UUID, wired: Wired) -> AskOutcome:
