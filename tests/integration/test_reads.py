@@ -109,11 +109,7 @@ def test_named_queries_keep_their_binds_for_psycopg(
 
     name = f"probe_{uuid.uuid4().hex[:8]}"
     monkeypatch.setattr(named, "_queries", lambda: {name: sql})
-    assert driver_sql(name) == driver
-    assert named.query(name).text == sql  # SQLAlchemy reads the same binds
-    assert sorted(named.query(name).compile().params) == sorted(
-        part.split(")")[0] for part in driver.split("%(")[1:]
-    )
+    assert driver_sql(name) == driver  # (council.sql.query, SQLAlchemy's reading of them, is gone)
 
 
 def test_every_kind_of_id_resolves_against_its_table(engine: Engine) -> None:
