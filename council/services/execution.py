@@ -52,7 +52,6 @@ from council.domain.retry import RetryAt
 from council.errors import BadInput, Transient
 from council.known_secrets import redact
 from council.ledger.run_rows import ClaimedRun
-from council.ledger.runs import TERMINAL
 from council.services.evidence_reads import (
     EvidenceReads,
     answer_reads,
@@ -63,14 +62,11 @@ from council.services.evidence_reads import (
 from council.services.in_tx.briefing import compile_for
 from council.services.in_tx.output import apply_checked
 from council.services.ports import Tx, UnitOfWork
-from council.services.retraction import adjudicate_if_automatic
-from council.services.rounds import open_next_round
+from council.services.run_followups import follow_up
 from council.settings import settings
 
 # How long an attempt owns its run before the sweep may hand it to another worker:
 # config.run_lease_s() (COUNCIL_RUN_LEASE_S), read at each claim.
-REVIEW_ACTOR = "worker:review"
-ROUND_ACTOR = "worker:round"  # decides a closing round's versions before the next round
 # An agent CLI's deadline when its profile names none; it is always kept below the lease.
 CLI_TIMEOUT_S = 240.0
 CLI_READS = "whose file under evidence/ in your working directory you opened (open it, then cite it)"
@@ -231,7 +227,7 @@ def _attempt(
         touched_versions=applied.touched_versions,
         lint_findings=applied.lint_findings,
     )
-    return _after(uow, scheduler, run, result)
+    return follow_up(uow, scheduler, run, result)
 
 
 class _Unrunnable(Exception):
@@ -280,7 +276,7 @@ def _failed(
             )
     if fenced is None:
         return Executed(run_id=run.id, status="fenced")
-    return _after(uow, scheduler, run, Executed(run_id=run.id, status="failed", error=error or reason))
+    return follow_up(uow, scheduler, run, Executed(run_id=run.id, status="failed", error=error or reason))
 
 
 class _InvalidOutput(Exception):
@@ -466,40 +462,6 @@ def _as_prompt_and_completion(usage: dict[str, object]) -> None:
         if theirs in usage:
             usage[ours] = usage[theirs]
     usage["unpriced"] = True
-
-
-def _after(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Executed) -> Executed:
-    versions = list(result.touched_versions)
-    # An ended council member may complete (or break) a quorum: only a rule set with
-    # min_council_answered reads it, so a thread under another (as its rule set stood at
-    # the claim) pays no transaction for it.
-    if run.dispatch_id is not None and getattr(run, "quorum_rule", False):
-        with uow() as tx:
-            versions = list(dict.fromkeys([*versions, *tx.runs.quorum_versions(run.id)]))
-    if versions:
-        scheduler.enqueue_evaluations(versions)
-    if run.dispatch_id is None:
-        return result
-    following: list[UUID] = []
-    rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
-    if rounds is None or int(run.round) < int(rounds):  # else no round can follow: no transaction
-        following = open_next_round(uow, scheduler, run.dispatch_id, int(run.round) + 1, actor=ROUND_ACTOR)
-    adjudication = None
-    if run.mode == "review" and run.proposal_id is not None and not following:
-        adjudication = _adjudicate_when_reviewed(uow, run.dispatch_id, run.proposal_id)
-    return result.model_copy(update={"next_round_runs": following, "adjudication": adjudication})
-
-
-def _adjudicate_when_reviewed(uow: UnitOfWork, dispatch_id: UUID, proposal_id: UUID) -> str | None:
-    """The last run of a review dispatch to end adjudicates its proposal. Runs
-    ending together may both see the dispatch complete; adjudication is
-    idempotent and serialized under the node lock, so that is harmless."""
-    with uow() as tx:
-        runs = tx.runs.of_dispatch(dispatch_id)
-    if all(r.status in TERMINAL for r in runs):
-        decided = adjudicate_if_automatic(uow, proposal_id, actor=REVIEW_ACTOR)
-        return None if decided is None else decided.outcome
-    return None
 
 
 def json_text(text: str) -> str:

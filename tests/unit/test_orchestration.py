@@ -14,7 +14,7 @@ from council.adapters.scheduler import Recorder
 from council.domain.results.consolidation import Evaluated
 from council.domain.results.reversal import CascadeStep
 from council.errors import Duplicate, TransientDatabaseError
-from council.services import consolidation, dispatch, execution, reversal
+from council.services import consolidation, dispatch, execution, reversal, run_followups
 from tests.fakes.uow import FakeUnitOfWork
 
 # ------------------------------------------------------------------ dispatch
@@ -236,7 +236,7 @@ def test_a_finished_run_enqueues_its_versions_and_the_next_round(monkeypatch: py
     touched = [uuid4()]
     done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=touched)
 
-    after = execution._after(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "deliberative"), done)
+    after = run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "deliberative"), done)
 
     assert scheduler.evaluations == touched and scheduler.runs == following == runs.queued
     assert after.next_round_runs == following and after.adjudication is None
@@ -249,7 +249,7 @@ def test_a_failed_run_of_a_dispatch_re_evaluates_the_versions_of_its_council() -
     scheduler = Recorder()
     failed = execution.Executed(run_id=uuid4(), status="failed", error="refused")
     # When its end is handled
-    execution._after(
+    run_followups.follow_up(
         FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent", quorum_rule=True), failed
     )
     # Then both versions are evaluated again: their quorum changed
@@ -262,7 +262,7 @@ def test_a_run_under_a_rule_set_without_a_quorum_rule_asks_nothing_of_its_counci
     scheduler = Recorder()
     failed = execution.Executed(run_id=uuid4(), status="failed", error="refused")
     # When its end is handled
-    execution._after(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent"), failed)
+    run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent"), failed)
     # Then no transaction looks for its council's versions, and none is evaluated
     assert runs.quorum_asked == 0 and scheduler.evaluations == []
 
@@ -276,13 +276,14 @@ def test_the_last_review_run_to_end_adjudicates_and_an_earlier_one_does_not(
         adjudicated.append(proposal)
         return type("A", (), {"outcome": "retracted"})()
 
-    monkeypatch.setattr(execution, "adjudicate_if_automatic", adjudicate)
+    monkeypatch.setattr(run_followups, "adjudicate_if_automatic", adjudicate)
     proposal = uuid4()
     run = Run(uuid4(), "review", proposal_id=proposal)
     done = execution.Executed(run_id=uuid4(), status="succeeded")
 
     still_running = FakeDispatchRuns([], ["succeeded", "running"])
-    assert execution._after(FakeUnitOfWork(runs=still_running), Recorder(), run, done).adjudication is None
+    follow_up = run_followups.follow_up
+    assert follow_up(FakeUnitOfWork(runs=still_running), Recorder(), run, done).adjudication is None
     all_ended = FakeDispatchRuns([], ["succeeded", "failed"])
-    assert execution._after(FakeUnitOfWork(runs=all_ended), Recorder(), run, done).adjudication == "retracted"
+    assert follow_up(FakeUnitOfWork(runs=all_ended), Recorder(), run, done).adjudication == "retracted"
     assert adjudicated == [proposal]

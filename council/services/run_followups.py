@@ -1,0 +1,55 @@
+"""What follows a run's end (docs/architecture.md §7): its versions evaluated, the next
+round of its dispatch opened, a completed review's proposal adjudicated. Called by
+:mod:`council.services.execution` once a run is terminal."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from council.adapters.scheduler import Scheduler
+from council.domain.results.runs import Executed
+from council.ledger.run_rows import ClaimedRun
+from council.ledger.runs import TERMINAL
+from council.services.ports import UnitOfWork
+from council.services.retraction import adjudicate_if_automatic
+from council.services.rounds import open_next_round
+
+REVIEW_ACTOR = "worker:review"
+ROUND_ACTOR = "worker:round"  # decides a closing round's versions before the next round
+
+
+def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Executed) -> Executed:
+    """What a run's end sets going: the evaluation of every version it touched (and, under a
+    quorum rule, of its council's), the next round of its dispatch when this run closed one,
+    and the adjudication of the proposal a review dispatch it completed was about."""
+    versions = list(result.touched_versions)
+    # An ended council member may complete (or break) a quorum: only a rule set with
+    # min_council_answered reads it, so a thread under another (as its rule set stood at
+    # the claim) pays no transaction for it.
+    if run.dispatch_id is not None and run.quorum_rule:
+        with uow() as tx:
+            versions = list(dict.fromkeys([*versions, *tx.runs.quorum_versions(run.id)]))
+    if versions:
+        scheduler.enqueue_evaluations(versions)
+    if run.dispatch_id is None:
+        return result
+    following: list[UUID] = []
+    rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
+    if rounds is None or int(run.round) < int(rounds):  # else no round can follow: no transaction
+        following = open_next_round(uow, scheduler, run.dispatch_id, int(run.round) + 1, actor=ROUND_ACTOR)
+    adjudication = None
+    if run.mode == "review" and run.proposal_id is not None and not following:
+        adjudication = _adjudicate_when_reviewed(uow, run.dispatch_id, run.proposal_id)
+    return result.model_copy(update={"next_round_runs": following, "adjudication": adjudication})
+
+
+def _adjudicate_when_reviewed(uow: UnitOfWork, dispatch_id: UUID, proposal_id: UUID) -> str | None:
+    """The last run of a review dispatch to end adjudicates its proposal. Runs
+    ending together may both see the dispatch complete; adjudication is
+    idempotent and serialized under the node lock, so that is harmless."""
+    with uow() as tx:
+        runs = tx.runs.of_dispatch(dispatch_id)
+    if all(r.status in TERMINAL for r in runs):
+        decided = adjudicate_if_automatic(uow, proposal_id, actor=REVIEW_ACTOR)
+        return None if decided is None else decided.outcome
+    return None
