@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 from uuid import UUID
 
 from council.ledger.pg import Unit, column, fetch
+from council.ledger.retraction import TransitionRow
 
 
 class VersionRow(TypedDict):
@@ -64,17 +65,6 @@ class VoteRow(TypedDict):
     created_at: datetime
 
 
-class AdjudicationRow(TypedDict):
-    id: UUID
-    proposal_id: UUID
-    from_status: str
-    to_status: str
-    reason: str
-    actor: str
-    details: dict[str, object]
-    created_at: datetime
-
-
 class ExportReads:
     def __init__(self, conn: Unit) -> None:
         self._conn = conn
@@ -95,5 +85,5 @@ class ExportReads:
     def votes(self, thread_id: UUID) -> list[VoteRow]:
         return fetch(self._conn, "export_votes", VoteRow, thread_id=thread_id)
 
-    def adjudications(self, thread_id: UUID) -> list[AdjudicationRow]:
-        return fetch(self._conn, "export_adjudications", AdjudicationRow, thread_id=thread_id)
+    def adjudications(self, thread_id: UUID) -> list[TransitionRow]:
+        return fetch(self._conn, "export_adjudications", TransitionRow, thread_id=thread_id)

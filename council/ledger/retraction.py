@@ -86,7 +86,9 @@ class _CastVote(TypedDict):
     created_at: datetime
 
 
-class _Transition(TypedDict):
+class TransitionRow(TypedDict):
+    """A row of proposal_transitions: one adjudication step of a proposal."""
+
     id: UUID
     proposal_id: UUID
     from_status: str
@@ -209,11 +211,11 @@ class Retractions:
         rows = fetch(conn, "proposals_of_thread", _ShownProposal, thread_id=thread_id)
         ids = [row["id"] for row in rows]
         cast_votes: dict[UUID, list[_CastVote]] = {i: [] for i in ids}
-        history: dict[UUID, list[_Transition]] = {i: [] for i in ids}
+        history: dict[UUID, list[TransitionRow]] = {i: [] for i in ids}
         if ids:
             for vote in fetch(conn, "votes_of_proposals", _CastVote, ids=ids):
                 cast_votes[vote["proposal_id"]].append(vote)
-            for step in fetch(conn, "proposal_transitions_of", _Transition, ids=ids):
+            for step in fetch(conn, "proposal_transitions_of", TransitionRow, ids=ids):
                 history[step["proposal_id"]].append(step)
         return [
             ProposalRead(
