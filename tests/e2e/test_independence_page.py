@@ -356,6 +356,7 @@ def test_sixty_runs_read_as_labelled_group_boxes_with_answers_on_click(engine: E
                 "aria-pressed", "true"
             )
             expect(detail).to_have_attribute("data-run-id", deliberator)
+            assert page.evaluate("document.activeElement.dataset.runId") == deliberator  # focus kept
             page.locator("#formation-panel").screenshot(path=str(ARTIFACTS / "independence-60-narrow.png"))
             assert errors == []
         finally:

@@ -62,9 +62,22 @@ function renderFormation() {
     );
     return section;
   });
+  // a redraw (a claim arrived) keeps the run that had the keyboard focus focused
+  const focused = document.activeElement?.closest?.(".formation .run-vertex");
+  const refocus = focused && [focused.closest(".formation").dataset.versionId, focused.dataset.runId];
   $("formation").replaceChildren(...(sections.length ? sections : [el("p", { class: "empty" }, "no claims yet")]));
   fitLabels($("formation"));
   for (const [versionId, runId] of formation.selected) highlight(versionId, runId);
+  if (refocus) vertexOf(...refocus)?.focus();
+}
+
+function graphOf(versionId) {
+  return [...document.querySelectorAll(".formation svg.indep-graph")].find((g) => g.dataset.versionId === versionId);
+}
+
+function vertexOf(versionId, runId) {
+  const graph = graphOf(versionId);
+  return graph ? [...graph.querySelectorAll(".run-vertex")].find((v) => v.dataset.runId === runId) : undefined;
 }
 
 // The components of the version's runs as the last claim left them (each group's
@@ -131,7 +144,7 @@ function place(clusters, width) {
     shelf = Math.max(shelf, cluster.h);
   }
   for (const cell of at.values()) Object.assign(cell, { x: cell.cluster.x + cell.dx, y: cell.cluster.y + cell.dy });
-  return { at, height: y + shelf };
+  return { at, width: Math.max(...clusters.map((c) => c.x + c.w)), height: y + shelf };
 }
 
 function countsOf(values) {
@@ -148,15 +161,16 @@ function drawIndependence(versionId, steps, width) {
   const agent = (r) => state.runs.get(r)?.agent ?? agentOf.get(r) ?? "?";
   const clusters = clustersOf(steps);
   for (const c of clusters) c.agent = agent;
-  const { at, height } = place(clusters, width);
+  const { at, width: used, height } = place(clusters, width);
   const memberOf = new Map();
   clusters.forEach((c, i) => c.runs.forEach((r) => memberOf.set(r, { index: i, size: c.runs.length, count: clusters.length })));
   formation.clusters.set(versionId, memberOf);
 
+  const drawn = Math.max(300, Math.ceil(used) + 2); // as wide as its boxes, at most the panel
   const box = svg("svg", {
     class: "indep-graph",
-    viewBox: `0 0 ${width} ${height + 2}`,
-    width: String(width),
+    viewBox: `0 0 ${drawn} ${height + 2}`,
+    width: String(drawn),
     height: String(height + 2),
     "data-version-id": versionId,
     "data-runs": String(stepOf.size),
@@ -288,7 +302,7 @@ function fitLabels(root) {
 }
 
 function highlight(versionId, runId) {
-  const graph = document.querySelector(`.formation[data-version-id="${versionId}"] svg.indep-graph`);
+  const graph = graphOf(versionId);
   if (!graph) return;
   graph.dataset.selected = runId;
   for (const v of graph.querySelectorAll(".run-vertex")) {
