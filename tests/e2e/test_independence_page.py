@@ -22,6 +22,7 @@ from sqlalchemy import Engine
 from council.services.execution import keep_answer
 from tests.builders import ACTOR, Ledger
 from tests.e2e.conftest import serving
+from tests.e2e.test_governance_page import _png_size
 from tests.e2e.test_live_page import ARTIFACTS, CHROMIUM_ARGS, _chromium
 
 TOKEN = "independence-page-token"
@@ -245,12 +246,6 @@ def _check_layout(geometry: dict[str, Any], sixty: Sixty) -> None:
             [name] = names
             assert name.startswith(_unclipped(cluster["agents"]))
     assert sorted(held, key=sorted) == sorted(sixty.groups, key=sorted)
-
-
-def _png_size(path: Path) -> tuple[int, int]:
-    header = path.read_bytes()[:24]
-    assert header[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
-    return int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
 
 
 def test_sixty_runs_read_as_labelled_group_boxes_with_answers_on_click(engine: Engine, served: str) -> None:
