@@ -119,7 +119,7 @@ def reverify(
     most ``limit`` per call; cascade from what becomes contested; then dispatch
     a one-round review of each open proposal no review was dispatched for yet,
     to its thread's reviewers — or, with none, leave it for a manual review with
-    the reason (``unstaffed``).
+    the reason (``unstaffed``); one the thread's budget refuses likewise (``unfunded``).
     Memory that is provisional only because it depends on a contested node waits
     for that node's adjudication."""
     with uow() as tx:
@@ -137,14 +137,20 @@ def reverify(
         awaiting = tx.retractions.awaiting_review(limit=limit)
     dispatched: list[UUID] = []
     unstaffed: list[UUID] = []
+    unfunded: list[UUID] = []
     for row in awaiting:
         made = dispatch_review(uow, scheduler, row["id"], row["thread_id"], actor=actor)
         if made.unstaffed:
             unstaffed.append(made.proposal_id)
+        elif made.unfunded:
+            unfunded.append(made.proposal_id)
         elif made.dispatch_id is not None and not made.already_dispatched:
             dispatched.append(made.dispatch_id)
     return Reverified(
-        reverified=[Reassessed(**r) for r in results], dispatched=dispatched, unstaffed=unstaffed
+        reverified=[Reassessed(**r) for r in results],
+        dispatched=dispatched,
+        unstaffed=unstaffed,
+        unfunded=unfunded,
     )
 
 

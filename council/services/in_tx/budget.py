@@ -15,7 +15,7 @@ from council.agents.runtimes.registry import is_api
 from council.domain.budget import Estimate, Price, prompt_tokens, refusal, run_usd
 from council.domain.profile import Profile
 from council.domain.results.budgets import AgentReservation, Reservation
-from council.errors import BadInput
+from council.errors import BudgetRefused
 from council.ledger.budgets import shown_state
 from council.services.in_tx.briefing import compile_for
 from council.services.ports import Tx
@@ -66,7 +66,7 @@ def plan(
         reserved=state["reserved_usd"],
     )
     if why is not None:
-        raise BadInput(f"budget: the dispatch is refused, nothing was sent: {why}")
+        raise BudgetRefused(f"budget: the dispatch is refused, nothing was sent: {why}")
     return found
 
 
@@ -123,7 +123,7 @@ def _estimate(
 def _price(profile: Profile) -> Price:
     found = price_per_token(profile.model)
     if found is None:
-        raise BadInput(
+        raise BudgetRefused(
             f"budget: agent {profile.name}'s model {profile.model} has no price in litellm's price map, "
             "so a budget cannot reserve for it; nothing was sent"
         )
