@@ -37,7 +37,7 @@ SELECT * FROM (
            proposal_id, status, attempt, request_sha256, error, created_at, started_at, finished_at,
            (usage ->> 'prompt_tokens')::bigint AS prompt_tokens,
            (usage ->> 'completion_tokens')::bigint AS completion_tokens,
-           cost_usd::float8 AS cost_usd
+           cost_usd::float8 AS cost_usd, control_of
     FROM agent_runs
     WHERE (CAST(:thread_id AS uuid) IS NULL OR thread_id = :thread_id)
       AND (CAST(:status AS text) IS NULL OR status = :status)
@@ -52,7 +52,7 @@ ORDER BY created_at, id
 -- Dispatches, oldest first, of a thread (`council dispatch list`, GET
 -- /threads/{id}/dispatches) or one by id (`dispatch show`), with their runs counted
 -- by status and their cost.
-SELECT d.id, d.thread_id, d.mode, d.agents, d.rounds, d.proposal_id, d.created_at,
+SELECT d.id, d.thread_id, d.mode, d.agents, d.rounds, d.proposal_id, d.created_at, d.controls,
        count(r.id) AS runs,
        count(r.id) FILTER (WHERE r.status = 'succeeded') AS succeeded,
        count(r.id) FILTER (WHERE r.status = 'failed') AS failed,
