@@ -2310,12 +2310,15 @@ CREATE VIEW public.council_v_frontier AS
     nv.content,
     ( SELECT count(*) AS count
            FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
           WHERE c.node_version_id = nv.id AND (c.claim_type = ANY (ARRAY['originate'::text, 'endorse'::text]))) AS support_claims,
     ( SELECT count(*) AS count
            FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
           WHERE c.node_version_id = nv.id AND c.claim_type = 'dispute'::text) AS dispute_claims,
     ( SELECT count(*) AS count
            FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
           WHERE c.node_version_id = nv.id AND c.claim_type = 'abstain'::text) AS abstentions,
     ( SELECT count(*) AS count
            FROM public.pending_actions p
@@ -2329,11 +2332,15 @@ CREATE VIEW public.council_v_frontier AS
           WHERE e.to_version_id = nv.id AND e.kind = 'contradicts'::text AND (cs.status <> ALL (ARRAY['killed'::text, 'orphaned'::text]))) AS contradicted_by,
     ( SELECT count(DISTINCT ci.evidence_id) AS count
            FROM public.citations ci
-          WHERE ci.node_version_id = nv.id) AS cited_evidence,
+          WHERE ci.node_version_id = nv.id AND NOT (EXISTS ( SELECT 1
+                   FROM public.agent_runs r
+                  WHERE r.id = ci.run_id AND r.control_of IS NOT NULL))) AS cited_evidence,
     ( SELECT count(DISTINCT ci.evidence_id) AS count
            FROM public.citations ci
              JOIN public.evidence e ON e.id = ci.evidence_id
-          WHERE ci.node_version_id = nv.id AND (e.validity = ANY (ARRAY['challenged'::text, 'invalidated'::text]))) AS unsound_evidence,
+          WHERE ci.node_version_id = nv.id AND (e.validity = ANY (ARRAY['challenged'::text, 'invalidated'::text])) AND NOT (EXISTS ( SELECT 1
+                   FROM public.agent_runs r
+                  WHERE r.id = ci.run_id AND r.control_of IS NOT NULL))) AS unsound_evidence,
     nv.created_at
    FROM public.logical_nodes ln
      JOIN public.node_versions nv ON nv.id = ln.head_version_id

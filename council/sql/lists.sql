@@ -10,8 +10,8 @@ ORDER BY te.created_at, e.id
 
 -- list_nodes --
 -- A thread's logical nodes at their head version, oldest first (`council node list`,
--- GET /threads/{id}/nodes): the status, the head's claims by type and whether a live
--- consolidation stands for the node.
+-- GET /threads/{id}/nodes): the status, the head's claims by type (a control run's are
+-- not the council's: never counted) and whether a live consolidation stands for the node.
 SELECT ln.id AS logical_node_id, v.id AS version_id, v.version_no, v.branch_id, b.kind AS branch_kind,
        s.status, v.content, ln.created_at,
        count(c.id) FILTER (WHERE c.claim_type IN ('originate', 'endorse')) AS support_claims,
@@ -24,7 +24,8 @@ FROM logical_nodes ln
 JOIN node_versions v ON v.id = ln.head_version_id
 JOIN node_version_states s ON s.id = v.id
 JOIN branches b ON b.id = v.branch_id
-LEFT JOIN claims c ON c.node_version_id = v.id
+LEFT JOIN (claims c JOIN agent_runs cr ON cr.id = c.run_id AND cr.control_of IS NULL)
+       ON c.node_version_id = v.id
 WHERE ln.thread_id = :thread_id
 GROUP BY ln.id, v.id, b.kind, s.status
 ORDER BY ln.created_at, ln.id

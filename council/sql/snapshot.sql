@@ -6,7 +6,8 @@
 -- 'retraction' names the latest retraction or restore of a consolidation of this
 -- version (a retracted version does not consolidate again on claims alone).
 -- A control run (agent_runs.control_of, revision 0036) is never counted: its claims,
--- citations and exposures are left out, so no decision depends on them.
+-- citations and exposures are left out, so no decision depends on them (a citation
+-- made with its node, by no run, stays).
 -- One row per version found: (version_id, manifest).
 SELECT nv.id AS version_id, json_build_object(
     'version_id', nv.id,
@@ -40,15 +41,17 @@ SELECT nv.id AS version_id, json_build_object(
           AND e.kind = 'stance'),
     'citations', (
         SELECT coalesce(json_agg(ci.id ORDER BY ci.id), '[]'::json)
-        FROM citations ci JOIN agent_runs r ON r.id = ci.run_id AND r.control_of IS NULL
-        WHERE ci.node_version_id = nv.id),
+        FROM citations ci
+        WHERE ci.node_version_id = nv.id
+          AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)),
     'evidence', (
         SELECT coalesce(json_agg(json_build_object('id', e.id, 'transition', (
             SELECT t.id FROM evidence_transitions t WHERE t.evidence_id = e.id
             ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY e.id), '[]'::json)
         FROM (SELECT DISTINCT ci.evidence_id AS id
-              FROM citations ci JOIN agent_runs r ON r.id = ci.run_id AND r.control_of IS NULL
-              WHERE ci.node_version_id = nv.id) e),
+              FROM citations ci
+              WHERE ci.node_version_id = nv.id
+                AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)) e),
     'pending_actions', (
         SELECT coalesce(json_agg(json_build_object('id', p.id, 'transition', (
             SELECT t.id FROM pending_action_transitions t WHERE t.pending_action_id = p.id

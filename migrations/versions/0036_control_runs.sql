@@ -299,6 +299,45 @@ LEFT JOIN LATERAL (
 ) l ON true
 WHERE m.group_kind = 'support';
 
+-- The frontier counts the council's claims and citations: a control run's are left out.
+CREATE OR REPLACE VIEW council_v_frontier AS
+SELECT ln.thread_id,
+       ln.branch_id,
+       b.kind AS branch_kind,
+       b.status AS branch_status,
+       ln.id AS logical_node_id,
+       nv.id AS node_version_id,
+       nv.version_no,
+       s.status,
+       s.status_changed_at,
+       nv.content,
+       (SELECT count(*) FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+        WHERE c.node_version_id = nv.id AND c.claim_type IN ('originate', 'endorse')) AS support_claims,
+       (SELECT count(*) FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+        WHERE c.node_version_id = nv.id AND c.claim_type = 'dispute') AS dispute_claims,
+       (SELECT count(*) FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+        WHERE c.node_version_id = nv.id AND c.claim_type = 'abstain') AS abstentions,
+       (SELECT count(*) FROM pending_actions p
+        WHERE p.node_version_id = nv.id AND p.status = 'open') AS open_pending_actions,
+       (SELECT count(*) FROM edges e WHERE e.from_version_id = nv.id AND e.kind = 'depends_on') AS depends_on,
+       (SELECT count(*) FROM edges e JOIN node_version_states cs ON cs.id = e.from_version_id
+        WHERE e.to_version_id = nv.id AND e.kind = 'contradicts'
+          AND cs.status NOT IN ('killed', 'orphaned')) AS contradicted_by,
+       (SELECT count(DISTINCT ci.evidence_id) FROM citations ci
+        WHERE ci.node_version_id = nv.id
+          AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL))
+           AS cited_evidence,
+       (SELECT count(DISTINCT ci.evidence_id) FROM citations ci JOIN evidence e ON e.id = ci.evidence_id
+        WHERE ci.node_version_id = nv.id AND e.validity IN ('challenged', 'invalidated')
+          AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL))
+           AS unsound_evidence,
+       nv.created_at
+FROM logical_nodes ln
+JOIN node_versions nv ON nv.id = ln.head_version_id
+JOIN node_version_states s ON s.id = nv.id
+JOIN branches b ON b.id = ln.branch_id
+WHERE s.status IN ('open', 'tentative') AND b.status IN ('active', 'merged');
+
 REVOKE ALL ON FUNCTION council_independence_links_v2(uuid), council_independence_members_v2(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION council_independence_links_v2(uuid), council_independence_members_v2(uuid)
     TO council_dashboard;

@@ -23,7 +23,7 @@ from council.services.counterfactual import pin_rule_set
 from council.services.dispatch import dispatch, dispatch_runs
 from council.services.execution import execute_run
 from council.services.learning import stances
-from council.services.lists import list_runs
+from council.services.lists import list_runs, thread_nodes
 from tests.builders import ACTOR, Ledger
 from tests.dashboard import view_rows
 from tests.rows import counts, query
@@ -65,8 +65,8 @@ def test_control_runs_are_marked_blind_reserved_and_never_counted(engine: Engine
     uow, scheduler = UnitOfWork(engine), Recorder()
     pin_rule_set(uow, "council-default-v2", actor=ACTOR)
     ledger = Ledger.new(engine, evidence_items=4)
-    for i in range(6):
-        ledger.node(f"Proposition {i}: the cache keeps class {i} warm")
+    for i in range(6):  # each cites an item as it is added (a citation of no run)
+        ledger.node(f"Proposition {i}: the cache keeps class {i} warm", cites=[ledger.evidence[i % 4]])
     # When claude and codex deliberate two rounds with controls, under a budget
     made = dispatch(uow, scheduler, ledger.thread_id, ["claude", "codex"], mode="deliberative", rounds=2,
                     actor=ACTOR, controls=True, budget_usd=1)  # fmt: skip
@@ -89,6 +89,14 @@ def test_control_runs_are_marked_blind_reserved_and_never_counted(engine: Engine
                          r=control.id)  # fmt: skip
     # And the budget reserved each agent's control run too (2 rounds + 1 control)
     assert made.reservation is not None and [a.runs for a in made.reservation.agents] == [3, 3]
+    # And the node list and the reentry packet count the council's claims alone
+    nodes = {n.version_id: n for n in thread_nodes(uow, ledger.thread_id).items}
+    council_claims = query(engine, """
+        SELECT c.node_version_id, count(*) AS n FROM claims c JOIN agent_runs r ON r.id = c.run_id
+        WHERE r.control_of IS NULL GROUP BY c.node_version_id""")  # fmt: skip
+    for row in council_claims:
+        shown_node = nodes[row["node_version_id"]]
+        assert shown_node.support_claims + shown_node.dispute_claims + shown_node.abstain_claims == row["n"]
     # And run list and run show mark them
     listed = list_runs(uow, thread=ledger.thread_id, dispatch=None, status=None, agent=None, limit=50)
     assert {r.id: r.control_of for r in listed.items if r.control_of} == {
@@ -108,7 +116,8 @@ def test_control_runs_are_marked_blind_reserved_and_never_counted(engine: Engine
             snapshot = tx.consolidations.current_snapshot(version)
         assert not {UUID(c["run_id"]) for c in snapshot["claims"]} & control_ids
         assert not {UUID(r["id"]) for r in snapshot["runs"]} & control_ids
-        assert not {UUID(c["run_id"]) for c in snapshot["citations"]} & control_ids
+        assert not {UUID(c["run_id"]) for c in snapshot["citations"] if c["run_id"]} & control_ids
+        assert any(c["run_id"] is None for c in snapshot["citations"])  # the node's own stays
         assert not {UUID(s["run_id"]) for s in snapshot["council"]} & control_ids
         found = groups(uow, version)
         assert not {UUID(r) for g in found.groups for r in g.runs} & control_ids
