@@ -128,6 +128,15 @@ def test_controls_separate_self_revision_from_conformity_at_the_set_rates(
     deliberative = [r for r in runs if r.round == 2 and r.control_of is None]
     assert len(deliberative) >= 300 and len(controls) == len(deliberative)
     assert {r.control_of for r in runs if r.control_of is not None} == {r.id for r in deliberative}
+    # And the CLI shows them as controls: run list, run show, and the stances the page reads
+    dispatched = json.loads(first.stdout)["dispatch_id"]
+    listed = council(env, "run", "list", "--dispatch", dispatched)
+    assert listed.returncode == 0 and listed.stdout.count(" control ") == AGENTS, listed.stdout
+    control = next(r.id for r in runs if r.control_of is not None)
+    shown = council(env, "run", "show", str(control))
+    assert shown.returncode == 0 and "control run of" in shown.stdout, shown.stdout
+    said = council(env, "stances", "--thread", str(threads[0]))
+    assert said.returncode == 0 and "self_revision" in said.stdout, said.stdout
 
     # And the classes come out at the set rates
     changes = rows(engine, "SELECT * FROM council_v_stance_changes WHERE round = 2")
