@@ -2534,7 +2534,8 @@ CREATE VIEW public.council_v_runs AS
     r.created_at,
     r.started_at,
     r.finished_at,
-    EXTRACT(epoch FROM r.finished_at - r.started_at) AS duration_s
+    EXTRACT(epoch FROM r.finished_at - r.started_at) AS duration_s,
+    r.control_of
    FROM public.agent_runs r
      LEFT JOIN public.agent_runs p ON p.id = r.parent_run_id;
 COMMENT ON VIEW public.council_v_runs IS 'Agent runs with lineage, mode, status and request hash (schema/views.md)';

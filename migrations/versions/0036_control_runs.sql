@@ -25,6 +25,36 @@ CREATE UNIQUE INDEX agent_runs_dispatch_round_agent_v2 ON agent_runs (dispatch_i
     WHERE dispatch_id IS NOT NULL AND control_of IS NULL;
 CREATE UNIQUE INDEX agent_runs_control_of ON agent_runs (control_of) WHERE control_of IS NOT NULL;
 
+-- council_v_runs shows a control run as one: control_of appended (a view only grows).
+CREATE OR REPLACE VIEW council_v_runs AS
+SELECT r.id AS run_id,
+       r.thread_id,
+       r.dispatch_id,
+       r.parent_run_id,
+       p.agent AS parent_agent,
+       r.round,
+       r.mode,
+       r.agent,
+       r.model,
+       r.provider,
+       r.simulated,
+       r.status,
+       r.attempt,
+       r.request_sha256,
+       r.proposal_id,
+       (SELECT count(*) FROM run_exposures e WHERE e.run_id = r.id AND e.kind = 'stance') AS stance_exposures,
+       (SELECT count(*) FROM claims c WHERE c.run_id = r.id) AS claims,
+       r.error,
+       r.usage,
+       r.cost_usd,
+       r.created_at,
+       r.started_at,
+       r.finished_at,
+       EXTRACT(epoch FROM r.finished_at - r.started_at) AS duration_s,
+       r.control_of
+FROM agent_runs r
+LEFT JOIN agent_runs p ON p.id = r.parent_run_id;
+
 -- ------------------------------------------------------ stance changes (issue 34)
 --
 -- council_v_stance_changes as in revision 0012, with two changes: a control run is
