@@ -129,6 +129,10 @@ def test_control_runs_are_marked_blind_reserved_and_never_counted(engine: Engine
     round_two = [c for c in changes if c.round == 2]
     assert round_two and all(c.control_run_id in control_ids for c in round_two)
     assert any(c.change_class == "self_revision" for c in round_two)
+    # And the view classifies each exactly as the domain does (with its control beside it)
+    viewed = query(engine, "SELECT claim_id, change_class FROM council_v_stance_changes WHERE thread_id = :t",
+                   t=ledger.thread_id)  # fmt: skip
+    assert {r["claim_id"]: r["change_class"] for r in viewed} == {c.claim_id: c.change_class for c in changes}
 
 
 def test_controls_need_a_deliberative_dispatch_and_nothing_is_written(engine: Engine, profiles: None) -> None:
