@@ -12,7 +12,8 @@ from pathlib import Path
 from uuid import UUID
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 
 from council.adapters.scheduler import Recorder
 from council.errors import BadInput
@@ -87,6 +88,11 @@ def test_control_runs_are_marked_blind_reserved_and_never_counted(engine: Engine
         assert "previous_round" in rows[controlled]["request"]["messages"][1]["content"]
         assert not query(engine, "SELECT 1 FROM run_exposures WHERE run_id = :r AND kind = 'stance'",
                          r=control.id)  # fmt: skip
+    # And the mark is for good: the run guard refuses to change or clear it
+    for value in (None, next(r.id for r in council if r.round == 1)):
+        with pytest.raises(DBAPIError, match=r"only .* may change"), engine.begin() as conn:
+            conn.execute(text("UPDATE agent_runs SET control_of = :v WHERE id = :r"),
+                         {"v": value, "r": next(iter(controls.values())).id})  # fmt: skip
     # And the budget reserved each agent's control run too (2 rounds + 1 control)
     assert made.reservation is not None and [a.runs for a in made.reservation.agents] == [3, 3]
     # And the node list and the reentry packet count the council's claims alone
