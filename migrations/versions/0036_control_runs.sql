@@ -1,4 +1,4 @@
--- Council ledger, revision 0036: control runs (issue 34 part 2; docs/guide/observe.md).
+-- Council ledger, revision 0036: control runs (issue 34 part 2; docs/guide/learning.md).
 --
 -- A deliberative dispatch asked with controls (dispatches.controls) creates, beside each
 -- run of a later round (one that is shown the previous round's stances), a control run:
