@@ -173,6 +173,7 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredReq
         dispatch_id=run.dispatch_id,
         proposal_id=run.proposal_id,
         thread_known=True,
+        control=run.control_of is not None,
     )
     if not tx.runs.store_request(run.id, int(run.attempt), compiled):
         raise RuntimeError(f"run {run.id}: its claim's transaction could not store its request")

@@ -106,6 +106,9 @@ class StanceChange(Row):
     invalidated_evidence: int
     change_class: str
     created_at: datetime
+    # Its control run (dispatch --controls) and that run's claim on the version, if any.
+    control_run_id: UUID | None = None
+    control_claim_type: str | None = None
 
 
 class StancesShown(Result):

@@ -35,6 +35,9 @@ class RunSummary(Row):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    # A control run (dispatch --controls): the deliberative run it re-ran on the blind
+    # briefing. Its claims are never counted as support.
+    control_of: UUID | None = None
 
 
 class RunList(Result):
@@ -157,6 +160,7 @@ class DispatchedRun(Result):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
+    control_of: UUID | None = None  # a control run: the run it re-ran blind (never support)
 
 
 class Costed(Protocol):
@@ -215,6 +219,8 @@ class Dispatched(Result):
     deferred_reason: str | None = None
     # What the dispatch reserved under a budget before its runs were enqueued (None: no budget).
     reservation: Reservation | None = None
+    # Each run of a later round is paired with a control run on the blind briefing.
+    controls: bool = False
     runs: list[DispatchedRun] | None = None
     complete: bool | None = None
     # With --wait: runs that failed, agents whose every run succeeded, and what the runs cost.

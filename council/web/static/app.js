@@ -317,7 +317,15 @@ async function refreshStances() {
     .map((c) => {
       const row = el("tr", { "data-claim-id": c.claim_id, "data-class": c.change_class });
       row.append(
-        el("td", { class: `stance-${c.change_class}` }, c.change_class.replaceAll("_", " ")),
+        el(
+          "td",
+          {
+            class: `stance-${c.change_class}`,
+            // dispatch --controls: what the run's control (the same profile, blind) answered
+            ...(c.control_run_id ? { title: `its control run ${c.control_run_id.slice(0, 8)}: ${c.control_claim_type}` } : {}),
+          },
+          c.change_class.replaceAll("_", " "),
+        ),
         el("td", {}, c.agent),
         el("td", {}, c.round),
         el("td", {}, c.prior_claim_type || "—"),
