@@ -28,7 +28,8 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
@@ -49,7 +50,7 @@ from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied, Executed
 from council.domain.retry import RetryAt
-from council.errors import BadInput, Transient
+from council.errors import BadInput, CouncilError, Transient
 from council.known_secrets import redact
 from council.ledger.run_rows import ClaimedRun
 from council.services.evidence_reads import (
@@ -154,16 +155,25 @@ def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
         profile = _runnable(run, worker)
     except _Unrunnable as exc:
         return _Prepared(unrunnable=str(exc))
-    request = run.request if run.request is not None else _compiled_and_stored(tx, run, profile)
-    if is_api(profile.runtime) and (given := given_evidence(request)):
-        # The evidence given inline is what an API run reads: recorded before the request is sent.
-        opened = [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given]
-        tx.traces.record(run.id, int(run.attempt), [], opened)
+    if run.request is None:
+        request = _compiled_and_stored(tx, run, profile)
+    else:  # a later attempt sends what the first stored
+        request = run.request
+        if opened := _given_inline(profile, request):
+            tx.traces.record(run.id, int(run.attempt), [], opened)
     return _Prepared(profile=profile, request=request)
 
 
+def _given_inline(profile: Profile, request: StoredRequest) -> list[dict[str, str]]:
+    """The evidence an API request gives inline: what an API run reads, recorded as opened
+    before the request is sent."""
+    given = given_evidence(request) if is_api(profile.runtime) else None
+    return [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given or ()]
+
+
 def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredRequest:
-    """The request compiled now, stored with its hash and exposures (the first attempt)."""
+    """The request compiled now, stored with its hash, its exposures and the evidence it
+    gives inline as opened, in one statement (the first attempt)."""
     compiled = compile_for(
         tx,
         profile,
@@ -174,9 +184,10 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredReq
         proposal_id=run.proposal_id,
         thread_known=True,
     )
-    if not tx.runs.store_request(run.id, int(run.attempt), compiled):
+    request = compiled.canonical()
+    if not tx.runs.store_request(run.id, int(run.attempt), compiled, opened=_given_inline(profile, request)):
         raise RuntimeError(f"run {run.id}: its claim's transaction could not store its request")
-    return compiled.canonical()
+    return request
 
 
 def _attempt(
@@ -331,7 +342,7 @@ def _ask_and_apply(
             )
         # Redacted before anything of it is stored or parsed (a key the model echoed).
         completion = replace(completion, text=redact(completion.text, []))
-        keep_answer(uow, run.id, attempt, usage["calls"], redact(kept_text(completion), []))
+        answer = (usage["calls"], redact(kept_text(completion), []))  # kept before it is checked
         usage["calls"] += 1
         for key, value in (completion.usage or {}).items():
             if isinstance(value, int | float):
@@ -343,6 +354,7 @@ def _ask_and_apply(
         usage["simulated"] = completion.simulated
         try:
             if completion.tool_calls:
+                keep_answer(uow, run.id, attempt, *answer)
                 if reads is None or not tools or turns >= tool_turns:
                     raise ValueError(
                         f"asks for tools after its {tool_turns} rounds of tool calls: answer now"
@@ -354,14 +366,15 @@ def _ask_and_apply(
                     return None
                 messages = [*messages, assistant_turn(completion), *answered]
                 continue
-            output = AgentOutput.model_validate_json(json_text(completion.text))
-            if reads is not None:
-                refuse_unread(output, reads.citable())
-            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost)
+            with _kept_if_refused(uow, run.id, attempt, answer):
+                output = AgentOutput.model_validate_json(json_text(completion.text))
+                if reads is not None:
+                    refuse_unread(output, reads.citable())
+            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost, answer=answer)
             if applied is not None:
                 metrics.count_usage(profile.provider, profile.model, usage, cost)
             return applied
-        except (ValidationError, ValueError, BadInput) as exc:
+        except (ValidationError, ValueError, BadInput) as exc:  # the answer was kept
             reason = _one_line(exc)
             if reprompted:
                 usage.pop("simulated", None)
@@ -373,11 +386,25 @@ def _ask_and_apply(
 
 def keep_answer(uow: UnitOfWork, run_id: UUID, attempt: int, round_no: int, text: str) -> str:
     """Keep what round ``round_no`` (0 = first call; each tool or re-prompt round after it)
-    of the attempt returned, in its own transaction, before it is checked, so a failed
-    run's answer is kept too (docs/architecture.md §7). Keyed by attempt, so a fenced-out attempt's
-    text never stands for another's. Returns the text's SHA-256."""
+    of the attempt returned, in its own transaction, so a failed run's answer is kept too
+    (docs/architecture.md §7). Keyed by attempt, so a fenced-out attempt's text never stands
+    for another's. Returns the text's SHA-256. An answer that parses is kept by the
+    transaction that checks and applies it instead (:func:`_apply`, its first statement),
+    and here only when that transaction rolls back."""
     with uow() as tx:
         return tx.answers.keep(run_id, attempt, round_no, text)
+
+
+@contextmanager
+def _kept_if_refused(uow: UnitOfWork, run_id: UUID, attempt: int, answer: tuple[int, str]) -> Iterator[None]:
+    """An answer that fails before its apply (it does not parse, or cites what was not
+    read) is kept in its own transaction, then the refusal goes on."""
+    try:
+        yield
+    except Exception:
+        with suppress(CouncilError):  # the refusal, not a failure to keep, is what the caller meets
+            keep_answer(uow, run_id, attempt, *answer)
+        raise
 
 
 def _apply(
@@ -389,12 +416,19 @@ def _apply(
     usage: dict[str, Any] | None,
     cost_usd: float | None,
     record: _Record | None = None,
+    answer: tuple[int, str] | None = None,
 ) -> Applied | None:
     """Check and apply the output, lint its prose and close the run (with an agent
     CLI's traces), in one transaction; None for a fenced-out attempt. An invalid
-    output raises BadInput and nothing is written (the caller may re-prompt)."""
-    with uow() as tx:
-        run = tx.runs.fence(run_id, attempt)
+    output raises BadInput and nothing is written (the caller may re-prompt).
+    ``answer`` (its round and text) is kept by the same transaction, first, whether or
+    not the attempt is fenced out; when the transaction rolls back, in one of its own."""
+    kept = _kept_if_refused(uow, run_id, attempt, answer) if answer is not None else nullcontext()
+    with kept, uow() as tx:
+        if answer is None:
+            run = tx.runs.fence(run_id, attempt)
+        else:
+            run = tx.runs.fence_keeping(run_id, attempt, *answer)
         if run is None:
             return None
         if record is not None:
@@ -433,16 +467,19 @@ def _ask_cli_and_apply(
                 record.add(exc.trace)
             raise
         record.add(answer.trace, answer.opened)
-        keep_answer(uow, run.id, attempt, call_no - 1, answer.text)
+        kept = (call_no - 1, answer.text)  # kept by the apply's transaction, or before a re-prompt
         usage["calls"] += 1
         for key, value in answer.trace.usage.items():
             usage[key] = usage.get(key, 0) + value
         _as_prompt_and_completion(usage)
         try:
-            output = AgentOutput.model_validate_json(json_text(answer.text))
-            # A CLI reads the evidence files of its working directory: it cites only what it opened.
-            refuse_unread(output, [o["evidence_id"] for o in record.opened], how=CLI_READS)
-            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record)
+            with _kept_if_refused(uow, run.id, attempt, kept):
+                output = AgentOutput.model_validate_json(json_text(answer.text))
+                # A CLI reads the evidence files of its working directory: it cites only what it opened.
+                refuse_unread(output, [o["evidence_id"] for o in record.opened], how=CLI_READS)
+            applied = _apply(
+                uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record, answer=kept
+            )
             if applied is not None:
                 metrics.count_usage(profile.provider, profile.model, usage, None)
             return applied
