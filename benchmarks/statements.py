@@ -19,6 +19,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -59,6 +60,8 @@ class _Counts:
         self.statements: Counter[str] = Counter()
         self.transactions: Counter[str] = Counter()
         self.named: Counter[tuple[str, str]] = Counter()
+        self.wall: Counter[tuple[str, str]] = Counter()  # seconds waited on each, client side
+        self.server: Counter[tuple[str, str]] = Counter()  # the backend's CPU seconds for each
         self.active = False
 
 
@@ -70,6 +73,16 @@ def _phase(frame: FrameType | None) -> str:
                 return phase
         frame = frame.f_back
     return "other"
+
+
+def _backend_cpu_s(pid: int) -> float:
+    """CPU seconds the backend ``pid`` has run (``/proc/PID/schedstat``, nanoseconds; 0 when
+    the server is not a process of this machine)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as stat:
+            return int(stat.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 @contextmanager
@@ -86,33 +99,49 @@ def _counting(counts: _Counts) -> Iterator[None]:
         text = query if isinstance(query, str) else str(query)
         return by_text.get(text) or " ".join(text.split())[:60]
 
-    def statement(query: Any) -> None:
+    def statement(query: Any, began: float, backend: int, cpu: float) -> None:
         if counts.active:
             phase = _phase(sys._getframe(2))
+            key = (phase, label(query))
             with counts.lock:
                 counts.statements[phase] += 1
-                counts.named[(phase, label(query))] += 1
+                counts.named[key] += 1
+                counts.wall[key] += time.perf_counter() - began
+                counts.server[key] += _backend_cpu_s(backend) - cpu
 
     def execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        statement(query)
-        return saved[0](self, query, *args, **kwargs)
+        backend = self.connection.info.backend_pid
+        began, cpu = time.perf_counter(), _backend_cpu_s(backend)
+        try:
+            return saved[0](self, query, *args, **kwargs)
+        finally:
+            statement(query, began, backend, cpu)
 
     def executemany(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        statement(query)
-        return saved[1](self, query, *args, **kwargs)
+        backend = self.connection.info.backend_pid
+        began, cpu = time.perf_counter(), _backend_cpu_s(backend)
+        try:
+            return saved[1](self, query, *args, **kwargs)
+        finally:
+            statement(query, began, backend, cpu)
 
-    def ended(self: Any) -> None:
-        if counts.active and self.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            with counts.lock:
-                counts.transactions[_phase(sys._getframe(2))] += 1
+    def ended(self: Any, end: Any) -> None:
+        if not counts.active or self.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            end(self)
+            return
+        backend = self.info.backend_pid
+        cpu = _backend_cpu_s(backend)
+        end(self)
+        phase = _phase(sys._getframe(2))
+        with counts.lock:
+            counts.transactions[phase] += 1
+            counts.server[(phase, "COMMIT")] += _backend_cpu_s(backend) - cpu
 
     def commit(self: Any) -> None:
-        ended(self)
-        saved[2](self)
+        ended(self, saved[2])
 
     def rollback(self: Any) -> None:
-        ended(self)
-        saved[3](self)
+        ended(self, saved[3])
 
     cursor.execute, cursor.executemany = execute, executemany  # type: ignore[method-assign]
     connection.commit, connection.rollback = commit, rollback  # type: ignore[method-assign]
@@ -204,6 +233,19 @@ def run() -> dict[str, Any]:
         "transactions_by_phase_per_run": xacts,
         "named_per_run": {
             f"{phase} | {name}": round(n / runs, 2) for (phase, name), n in sorted(counts.named.items())
+        },
+        # The backend's CPU for each statement and COMMIT (its /proc schedstat before and after;
+        # the server on this machine), ms a run, largest first.
+        "server_cpu_ms_per_run": round(1000 * sum(counts.server.values()) / runs, 2),
+        "named_server_cpu_ms_per_run": dict(
+            (f"{phase} | {name}", round(1000 * s / runs, 3))
+            for (phase, name), s in sorted(counts.server.items(), key=lambda item: -item[1])
+        ),
+        # The wait for each statement's answer (round trip, planning, execution), ms a run:
+        # single-threaded, so it is close to the server's time for it.
+        "named_wait_ms_per_run": {
+            f"{phase} | {name}": round(1000 * s / runs, 3)
+            for (phase, name), s in sorted(counts.wall.items(), key=lambda item: -item[1])
         },
         "server": server,
         "ok": True,  # no target: a count
