@@ -28,8 +28,8 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext, suppress
+from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
@@ -50,7 +50,7 @@ from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied, Executed
 from council.domain.retry import RetryAt
-from council.errors import BadInput, CouncilError, Transient
+from council.errors import BadInput, Transient
 from council.known_secrets import redact
 from council.ledger.run_rows import ClaimedRun
 from council.services.evidence_reads import (
@@ -63,6 +63,7 @@ from council.services.evidence_reads import (
 from council.services.in_tx.briefing import compile_for
 from council.services.in_tx.output import apply_checked
 from council.services.ports import Tx, UnitOfWork
+from council.services.run_answers import keep_answer, kept_if_refused
 from council.services.run_followups import follow_up
 from council.settings import settings
 
@@ -366,7 +367,7 @@ def _ask_and_apply(
                     return None
                 messages = [*messages, assistant_turn(completion), *answered]
                 continue
-            with _kept_if_refused(uow, run.id, attempt, answer):
+            with kept_if_refused(uow, run.id, attempt, answer):
                 output = AgentOutput.model_validate_json(json_text(completion.text))
                 if reads is not None:
                     refuse_unread(output, reads.citable())
@@ -382,29 +383,6 @@ def _ask_and_apply(
             reprompted = True
             usage["reprompted"] = True
             messages = reprompt(messages, kept_text(completion), reason)
-
-
-def keep_answer(uow: UnitOfWork, run_id: UUID, attempt: int, round_no: int, text: str) -> str:
-    """Keep what round ``round_no`` (0 = first call; each tool or re-prompt round after it)
-    of the attempt returned, in its own transaction, so a failed run's answer is kept too
-    (docs/architecture.md §7). Keyed by attempt, so a fenced-out attempt's text never stands
-    for another's. Returns the text's SHA-256. An answer that parses is kept by the
-    transaction that checks and applies it instead (:func:`_apply`, its first statement),
-    and here only when that transaction rolls back."""
-    with uow() as tx:
-        return tx.answers.keep(run_id, attempt, round_no, text)
-
-
-@contextmanager
-def _kept_if_refused(uow: UnitOfWork, run_id: UUID, attempt: int, answer: tuple[int, str]) -> Iterator[None]:
-    """An answer that fails before its apply (it does not parse, or cites what was not
-    read) is kept in its own transaction, then the refusal goes on."""
-    try:
-        yield
-    except Exception:
-        with suppress(CouncilError):  # the refusal, not a failure to keep, is what the caller meets
-            keep_answer(uow, run_id, attempt, *answer)
-        raise
 
 
 def _apply(
@@ -423,7 +401,7 @@ def _apply(
     output raises BadInput and nothing is written (the caller may re-prompt).
     ``answer`` (its round and text) is kept by the same transaction, first, whether or
     not the attempt is fenced out; when the transaction rolls back, in one of its own."""
-    kept = _kept_if_refused(uow, run_id, attempt, answer) if answer is not None else nullcontext()
+    kept = kept_if_refused(uow, run_id, attempt, answer) if answer is not None else nullcontext()
     with kept, uow() as tx:
         if answer is None:
             run = tx.runs.fence(run_id, attempt)
@@ -473,7 +451,7 @@ def _ask_cli_and_apply(
             usage[key] = usage.get(key, 0) + value
         _as_prompt_and_completion(usage)
         try:
-            with _kept_if_refused(uow, run.id, attempt, kept):
+            with kept_if_refused(uow, run.id, attempt, kept):
                 output = AgentOutput.model_validate_json(json_text(answer.text))
                 # A CLI reads the evidence files of its working directory: it cites only what it opened.
                 refuse_unread(output, [o["evidence_id"] for o in record.opened], how=CLI_READS)
