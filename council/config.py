@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from council.domain.retry import RetryPolicy
 from council.errors import ConfigError
@@ -42,11 +42,42 @@ def council_home() -> Path:
     return Path(platformdirs.user_data_dir("council", appauthor=False))
 
 
+class ComponentRecord(TypedDict, total=False):
+    """One component as the stack records and reports it (``council up | down | status``,
+    published as ``StackComponent``): which keys it has depends on the command and the
+    kind of component."""
+
+    started_by_us: bool
+    url: str | None
+    pid: int | None
+    running: bool
+    external: bool
+    reused: bool
+    data_dir: str
+    log: str
+    state: str
+    restarts: int
+    last_exit_code: int | None
+    last_exit_at: str | None
+    stopped: bool
+
+
+class StackState(TypedDict, total=False):
+    """The embedded stack's state file, as `council up` writes it (council.stack)."""
+
+    home: str
+    components: dict[str, ComponentRecord]
+    web_port: int
+    database_url: str
+    migrate_database_url: str
+    broker_url: str
+
+
 def state_file() -> Path:
     return council_home() / STATE_FILE_NAME
 
 
-def read_state() -> dict[str, Any] | None:
+def read_state() -> StackState | None:
     path = state_file()
     if not path.exists():
         return None
@@ -54,10 +85,10 @@ def read_state() -> dict[str, Any] | None:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ConfigError(f"unreadable stack state file {path}: {exc}") from exc
-    return data if isinstance(data, dict) else None
+    return cast(StackState, data) if isinstance(data, dict) else None  # the file as `up` wrote it
 
 
-def write_state(data: dict[str, Any]) -> None:
+def write_state(data: StackState) -> None:
     """Private (0600): it holds the embedded broker's password."""
     from council.files import home_mode, private_dir, write_private
 

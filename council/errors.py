@@ -20,6 +20,10 @@ class BadInput(CouncilError):
     exit_code = 2
 
 
+class BudgetRefused(BadInput):
+    """A budget (the dispatch's or its thread's) refuses the dispatch: nothing was written."""
+
+
 class NotFound(BadInput):
     """An id that names no row of the expected kind."""
 

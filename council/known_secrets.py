@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TypeVar, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from council.domain.redaction import MIN_SECRET, Redactor
@@ -21,6 +21,7 @@ from council.domain.secrets import is_secret_name
 from council.settings import snapshot
 
 STATE_FILE = "stack.json"
+P = TypeVar("P")
 
 
 def _url_secrets(value: str) -> Iterator[str]:
@@ -46,7 +47,7 @@ def _state_values() -> Iterator[str]:
     except (OSError, ValueError):
         return
 
-    def walk(value: Any) -> Iterator[str]:
+    def walk(value: object) -> Iterator[str]:
         if isinstance(value, str):
             yield value
         elif isinstance(value, dict):
@@ -92,14 +93,22 @@ def process_redactor() -> Redactor:
     return redactor()
 
 
-def redact_parameters(parameters: Any, redactor: Redactor) -> Any:
-    """A statement's bound parameters with every string (or JSON text) redacted."""
+def redact_parameters(parameters: P, redactor: Redactor) -> P:
+    """A statement's bound parameters with every string (or JSON text) redacted: the
+    same shape, so of the same type (what mypy cannot follow through the walk)."""
+    return cast(P, _redacted(parameters, redactor))
+
+
+def _redacted(parameters: object, redactor: Redactor) -> object:
     if isinstance(parameters, dict):
-        return {key: redact_parameters(value, redactor) for key, value in parameters.items()}
+        return {key: _redacted(value, redactor) for key, value in parameters.items()}
     if isinstance(parameters, list | tuple):
-        return type(parameters)(redact_parameters(value, redactor) for value in parameters)
+        return type(parameters)(_redacted(value, redactor) for value in parameters)
     if isinstance(parameters, str):
         return redactor.redact(parameters)
     if hasattr(parameters, "obj") and hasattr(parameters, "dumps"):  # psycopg's Json / Jsonb
-        return type(parameters)(redact_parameters(parameters.obj, redactor), parameters.dumps)
+        from psycopg.types.json import Json, Jsonb  # loaded already: it made this value
+
+        if isinstance(parameters, Json | Jsonb):
+            return type(parameters)(_redacted(parameters.obj, redactor), parameters.dumps)
     return parameters

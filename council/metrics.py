@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from wsgiref.simple_server import make_server
 
 import psutil
@@ -42,6 +42,9 @@ from prometheus_client.exposition import ThreadingWSGIServer, _SilentHandler
 from prometheus_client.registry import Collector
 
 from council.settings import settings
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -229,10 +232,10 @@ def serve(port: int, addr: str, token: str | None = None) -> int:
     return int(server.server_address[1])
 
 
-def _bearer_only(app: Any, token: str) -> Any:
+def _bearer_only(app: WSGIApplication, token: str) -> WSGIApplication:
     expected = f"Bearer {token}".encode()
 
-    def guarded(environ: dict[str, Any], start_response: Any) -> Any:
+    def guarded(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         given = str(environ.get("HTTP_AUTHORIZATION", "")).encode("latin-1", "replace")
         if not hmac.compare_digest(given, expected):
             start_response("401 Unauthorized", [("WWW-Authenticate", "Bearer"), ("Content-Length", "0")])

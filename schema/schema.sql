@@ -420,7 +420,75 @@ WHERE p.shared >= bound.min_shared
   AND p.shared::double precision / (p.size_a + p.size_b - p.shared)::double precision >= bound.jaccard
 $function$;
 REVOKE ALL ON FUNCTION public.council_independence_links_v1(target uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.council_independence_links_v1(target uuid) TO council_dashboard;
+
+CREATE OR REPLACE FUNCTION public.council_independence_links_v2(target uuid)
+ RETURNS TABLE(run_id uuid, linked_run_id uuid, kind text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER ROWS 20
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+ SET jit TO 'off'
+AS $function$
+WITH params AS (
+    SELECT g.params
+    FROM node_versions nv
+    JOIN threads th ON th.id = nv.thread_id
+    JOIN grouping_algorithms g ON g.id = th.grouping_algorithm_id
+    WHERE nv.id = target
+), claimer AS (
+    SELECT c.run_id, r.parent_run_id, r.input_fingerprint
+    FROM claims c JOIN agent_runs r ON r.id = c.run_id
+    WHERE c.node_version_id = target AND r.control_of IS NULL
+), item AS (
+    SELECT DISTINCT 'similar_input' AS kind, cl.run_id, f.item
+    FROM claimer cl
+    CROSS JOIN LATERAL jsonb_array_elements_text(
+        CASE jsonb_typeof(cl.input_fingerprint) WHEN 'array' THEN cl.input_fingerprint ELSE '[]'::jsonb END
+    ) AS f(item)
+    UNION ALL
+    SELECT DISTINCT 'shared_evidence', ci.run_id, ci.evidence_id::text
+    FROM citations ci JOIN claimer cl ON cl.run_id = ci.run_id
+    WHERE ci.node_version_id = target
+), sized AS (
+    SELECT i.kind, i.run_id, i.item, count(*) OVER (PARTITION BY i.kind, i.run_id) AS size FROM item i
+), bound AS (
+    SELECT 'similar_input' AS kind, (p.params ->> 'input_jaccard')::double precision AS jaccard,
+           0 AS min_shared
+    FROM params p
+    UNION ALL
+    SELECT 'shared_evidence', (p.params ->> 'evidence_jaccard')::double precision,
+           (p.params ->> 'evidence_min_shared')::integer
+    FROM params p
+), pair AS (
+    SELECT a.kind, a.run_id AS run_a, b.run_id AS run_b, a.size AS size_a, b.size AS size_b, count(*) AS shared
+    FROM sized a JOIN sized b ON b.kind = a.kind AND b.item = a.item AND a.run_id < b.run_id
+    GROUP BY a.kind, a.run_id, b.run_id, a.size, b.size
+    UNION ALL
+    SELECT a.kind, a.run_id, b.run_id, a.size, b.size, 0
+    FROM (SELECT DISTINCT kind, run_id, size FROM sized) a
+    JOIN (SELECT DISTINCT kind, run_id, size FROM sized) b ON b.kind = a.kind AND a.run_id < b.run_id
+    JOIN bound ON bound.kind = a.kind AND bound.jaccard <= 0 AND bound.min_shared <= 0
+)
+SELECT a.run_id, a.parent_run_id, 'parent'
+FROM claimer a JOIN claimer b ON b.run_id = a.parent_run_id
+WHERE (SELECT (p.params ->> 'link_parent')::boolean FROM params p) AND a.run_id <> b.run_id
+UNION
+SELECT a.run_id, b.run_id, 'shared_parent'
+FROM claimer a JOIN claimer b ON b.parent_run_id = a.parent_run_id AND a.run_id < b.run_id
+WHERE (SELECT (p.params ->> 'link_parent')::boolean FROM params p)
+UNION
+SELECT e.run_id, e.exposed_to_run_id, 'exposure'
+FROM run_exposures e
+JOIN claimer a ON a.run_id = e.run_id
+JOIN claimer b ON b.run_id = e.exposed_to_run_id
+WHERE (SELECT (p.params ->> 'link_exposure')::boolean FROM params p) AND e.kind = 'stance'
+UNION
+SELECT p.run_a, p.run_b, p.kind
+FROM pair p JOIN bound ON bound.kind = p.kind
+WHERE p.shared >= bound.min_shared
+  AND p.shared::double precision / (p.size_a + p.size_b - p.shared)::double precision >= bound.jaccard
+$function$;
+REVOKE ALL ON FUNCTION public.council_independence_links_v2(target uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_independence_links_v2(target uuid) TO council_dashboard;
 
 CREATE OR REPLACE FUNCTION public.council_independence_members_v1(target uuid)
  RETURNS TABLE(run_id uuid, component_runs uuid[], group_kind text, group_runs uuid[], group_id text)
@@ -460,7 +528,47 @@ FROM member m
 LEFT JOIN grp ON grp.component_runs = m.component_runs AND grp.group_kind = m.group_kind
 $function$;
 REVOKE ALL ON FUNCTION public.council_independence_members_v1(target uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.council_independence_members_v1(target uuid) TO council_dashboard;
+
+CREATE OR REPLACE FUNCTION public.council_independence_members_v2(target uuid)
+ RETURNS TABLE(run_id uuid, component_runs uuid[], group_kind text, group_runs uuid[], group_id text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER ROWS 20
+ SET search_path TO 'pg_catalog', 'public', 'pg_temp'
+ SET jit TO 'off'
+AS $function$
+WITH RECURSIVE link AS (
+    SELECT l.run_id, l.linked_run_id FROM council_independence_links_v2(target) l
+), edge AS (
+    SELECT link.run_id AS a, link.linked_run_id AS b FROM link
+    UNION
+    SELECT link.linked_run_id, link.run_id FROM link
+), reach (run_id, reached) AS (
+    SELECT c.run_id, c.run_id FROM claims c JOIN agent_runs r ON r.id = c.run_id
+    WHERE c.node_version_id = target AND r.control_of IS NULL
+    UNION
+    SELECT reach.run_id, edge.b FROM reach JOIN edge ON edge.a = reach.reached
+), member AS (
+    SELECT c.run_id,
+           (SELECT array_agg(reach.reached ORDER BY reach.reached::text COLLATE "C")
+            FROM reach WHERE reach.run_id = c.run_id) AS component_runs,
+           CASE WHEN c.claim_type IN ('originate', 'endorse') THEN 'support'
+                WHEN c.claim_type = 'dispute' THEN 'dispute' END AS group_kind
+    FROM claims c JOIN agent_runs r ON r.id = c.run_id
+    WHERE c.node_version_id = target AND r.control_of IS NULL
+), grp AS (
+    SELECT m.component_runs, m.group_kind, array_agg(m.run_id ORDER BY m.run_id::text COLLATE "C") AS runs
+    FROM member m
+    WHERE m.group_kind IS NOT NULL
+    GROUP BY m.component_runs, m.group_kind
+)
+SELECT m.run_id, m.component_runs, m.group_kind, grp.runs,
+       'g-' || left(encode(sha256(convert_to(grp.group_kind || ':' || array_to_string(grp.runs, ','), 'UTF8')),
+                           'hex'), 16)
+FROM member m
+LEFT JOIN grp ON grp.component_runs = m.component_runs AND grp.group_kind = m.group_kind
+$function$;
+REVOKE ALL ON FUNCTION public.council_independence_members_v2(target uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_independence_members_v2(target uuid) TO council_dashboard;
 
 CREATE OR REPLACE FUNCTION public.council_live_consolidation_v1(uuid)
  RETURNS json
@@ -652,8 +760,11 @@ CREATE TABLE public.agent_runs (
     finished_at timestamp with time zone,
     request jsonb,
     executor jsonb,
+    control_of uuid,
     CONSTRAINT agent_runs_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 100))),
     CONSTRAINT agent_runs_attempt_check CHECK ((attempt >= 0)),
+    CONSTRAINT agent_runs_control_in_a_later_round CHECK (((control_of IS NULL) OR ((dispatch_id IS NOT NULL) AND (mode = 'deliberative'::text) AND (round >= 2)))),
+    CONSTRAINT agent_runs_control_of_fkey FOREIGN KEY (control_of) REFERENCES public.agent_runs(id),
     CONSTRAINT agent_runs_dispatch_id_fkey FOREIGN KEY (dispatch_id) REFERENCES public.dispatches(id),
     CONSTRAINT agent_runs_executor_pinned CHECK (((executor IS NULL) OR ((jsonb_typeof(executor) = 'object'::text) AND ((executor ->> 'model'::text) = model) AND ((executor ->> 'provider'::text) = provider) AND ((executor -> 'simulated'::text) = to_jsonb(simulated))))),
     CONSTRAINT agent_runs_mode_check CHECK ((mode = ANY (ARRAY['external'::text, 'independent'::text, 'deliberative'::text, 'review'::text, 'imported'::text]))),
@@ -668,8 +779,9 @@ CREATE TABLE public.agent_runs (
     CONSTRAINT agent_runs_status_check CHECK ((status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text]))),
     CONSTRAINT agent_runs_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
+CREATE UNIQUE INDEX agent_runs_control_of ON public.agent_runs USING btree (control_of) WHERE (control_of IS NOT NULL);
 CREATE INDEX agent_runs_dispatch_idx ON public.agent_runs USING btree (dispatch_id, round) WHERE (dispatch_id IS NOT NULL);
-CREATE UNIQUE INDEX agent_runs_dispatch_round_agent ON public.agent_runs USING btree (dispatch_id, round, agent) WHERE (dispatch_id IS NOT NULL);
+CREATE UNIQUE INDEX agent_runs_dispatch_round_agent_v2 ON public.agent_runs USING btree (dispatch_id, round, agent) WHERE ((dispatch_id IS NOT NULL) AND (control_of IS NULL));
 CREATE INDEX agent_runs_parent_idx ON public.agent_runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE INDEX agent_runs_pending_idx ON public.agent_runs USING btree (status, created_at) WHERE (status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text]));
 CREATE INDEX agent_runs_thread_idx ON public.agent_runs USING btree (thread_id, created_at);
@@ -677,6 +789,7 @@ CREATE TRIGGER agent_runs_guard BEFORE UPDATE ON public.agent_runs FOR EACH ROW 
 CREATE TRIGGER agent_runs_move_forward BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_run_moves_forward_v1();
 CREATE TRIGGER agent_runs_no_delete BEFORE DELETE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER agent_runs_no_truncate BEFORE TRUNCATE ON public.agent_runs FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON COLUMN public.agent_runs.control_of IS 'A control run: the deliberative run it re-runs on the blind briefing (never counted as support)';
 GRANT INSERT ON public.agent_runs TO council_app;
 GRANT SELECT ON public.agent_runs TO council_app;
 GRANT UPDATE ON public.agent_runs TO council_app;
@@ -1015,6 +1128,8 @@ CREATE TABLE public.dispatches (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     idempotency_key text,
     request_sha256 text,
+    controls boolean DEFAULT false NOT NULL,
+    CONSTRAINT dispatches_controls_deliberative CHECK (((NOT controls) OR (mode = 'deliberative'::text))),
     CONSTRAINT dispatches_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 200))),
     CONSTRAINT dispatches_key_has_request CHECK (((idempotency_key IS NULL) = (request_sha256 IS NULL))),
     CONSTRAINT dispatches_mode_check CHECK ((mode = ANY (ARRAY['independent'::text, 'deliberative'::text, 'review'::text]))),
@@ -1027,6 +1142,7 @@ CREATE TABLE public.dispatches (
 CREATE UNIQUE INDEX dispatches_idempotency_key ON public.dispatches USING btree (idempotency_key) WHERE (idempotency_key IS NOT NULL);
 CREATE TRIGGER dispatches_immutable BEFORE DELETE OR UPDATE ON public.dispatches FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER dispatches_no_truncate BEFORE TRUNCATE ON public.dispatches FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON COLUMN public.dispatches.controls IS 'Each run of a later round is paired with a control run of the same profile on the blind briefing';
 GRANT INSERT ON public.dispatches TO council_app;
 GRANT SELECT ON public.dispatches TO council_app;
 
@@ -2080,7 +2196,7 @@ CREATE VIEW public.council_v_endorsement_independence AS
    FROM public.council_v_independence_members m
      LEFT JOIN LATERAL ( SELECT array_agg(DISTINCT x.link ORDER BY x.link) AS linked_by,
             array_agg(DISTINCT x.other ORDER BY x.other) AS linked_runs
-           FROM public.council_independence_links_v1(m.node_version_id) il(run_id, linked_run_id, kind)
+           FROM public.council_independence_links_v2(m.node_version_id) il(run_id, linked_run_id, kind)
              CROSS JOIN LATERAL ( VALUES (
                         CASE
                             WHEN il.kind = 'parent'::text AND il.run_id = m.run_id THEN 'parent'::text
@@ -2194,12 +2310,15 @@ CREATE VIEW public.council_v_frontier AS
     nv.content,
     ( SELECT count(*) AS count
            FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
           WHERE c.node_version_id = nv.id AND (c.claim_type = ANY (ARRAY['originate'::text, 'endorse'::text]))) AS support_claims,
     ( SELECT count(*) AS count
            FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
           WHERE c.node_version_id = nv.id AND c.claim_type = 'dispute'::text) AS dispute_claims,
     ( SELECT count(*) AS count
            FROM public.claims c
+             JOIN public.agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
           WHERE c.node_version_id = nv.id AND c.claim_type = 'abstain'::text) AS abstentions,
     ( SELECT count(*) AS count
            FROM public.pending_actions p
@@ -2213,11 +2332,15 @@ CREATE VIEW public.council_v_frontier AS
           WHERE e.to_version_id = nv.id AND e.kind = 'contradicts'::text AND (cs.status <> ALL (ARRAY['killed'::text, 'orphaned'::text]))) AS contradicted_by,
     ( SELECT count(DISTINCT ci.evidence_id) AS count
            FROM public.citations ci
-          WHERE ci.node_version_id = nv.id) AS cited_evidence,
+          WHERE ci.node_version_id = nv.id AND NOT (EXISTS ( SELECT 1
+                   FROM public.agent_runs r
+                  WHERE r.id = ci.run_id AND r.control_of IS NOT NULL))) AS cited_evidence,
     ( SELECT count(DISTINCT ci.evidence_id) AS count
            FROM public.citations ci
              JOIN public.evidence e ON e.id = ci.evidence_id
-          WHERE ci.node_version_id = nv.id AND (e.validity = ANY (ARRAY['challenged'::text, 'invalidated'::text]))) AS unsound_evidence,
+          WHERE ci.node_version_id = nv.id AND (e.validity = ANY (ARRAY['challenged'::text, 'invalidated'::text])) AND NOT (EXISTS ( SELECT 1
+                   FROM public.agent_runs r
+                  WHERE r.id = ci.run_id AND r.control_of IS NOT NULL))) AS unsound_evidence,
     nv.created_at
    FROM public.logical_nodes ln
      JOIN public.node_versions nv ON nv.id = ln.head_version_id
@@ -2254,7 +2377,7 @@ CREATE VIEW public.council_v_independence_links AS
     l.linked_run_id,
     l.kind
    FROM public.node_versions nv
-     CROSS JOIN LATERAL public.council_independence_links_v1(nv.id) l(run_id, linked_run_id, kind)
+     CROSS JOIN LATERAL public.council_independence_links_v2(nv.id) l(run_id, linked_run_id, kind)
   WHERE (EXISTS ( SELECT 1
            FROM public.claims c
           WHERE c.node_version_id = nv.id));
@@ -2280,7 +2403,7 @@ CREATE VIEW public.council_v_independence_members AS
     g.group_runs
    FROM public.node_versions nv
      JOIN public.threads th ON th.id = nv.thread_id
-     CROSS JOIN LATERAL public.council_independence_members_v1(nv.id) g(run_id, component_runs, group_kind, group_runs, group_id)
+     CROSS JOIN LATERAL public.council_independence_members_v2(nv.id) g(run_id, component_runs, group_kind, group_runs, group_id)
      JOIN public.claims c ON c.node_version_id = nv.id AND c.run_id = g.run_id
      JOIN public.agent_runs r ON r.id = g.run_id
   WHERE (EXISTS ( SELECT 1
@@ -2411,7 +2534,8 @@ CREATE VIEW public.council_v_runs AS
     r.created_at,
     r.started_at,
     r.finished_at,
-    EXTRACT(epoch FROM r.finished_at - r.started_at) AS duration_s
+    EXTRACT(epoch FROM r.finished_at - r.started_at) AS duration_s,
+    r.control_of
    FROM public.agent_runs r
      LEFT JOIN public.agent_runs p ON p.id = r.parent_run_id;
 COMMENT ON VIEW public.council_v_runs IS 'Agent runs with lineage, mode, status and request hash (schema/views.md)';
@@ -2447,9 +2571,11 @@ CREATE VIEW public.council_v_stance_changes AS
                    FROM public.citations ci
                   WHERE p.id IS NOT NULL AND ci.node_version_id = c.node_version_id AND (ci.run_id = ANY (ARRAY[c.run_id, p.run_id])) AND (EXISTS ( SELECT 1
                            FROM public.evidence_transitions et
-                          WHERE et.evidence_id = ci.evidence_id AND (et.to_status = ANY (ARRAY['challenged'::text, 'invalidated'::text])) AND et.created_at > p.created_at AND et.created_at <= c.created_at))) AS invalidated_evidence
+                          WHERE et.evidence_id = ci.evidence_id AND (et.to_status = ANY (ARRAY['challenged'::text, 'invalidated'::text])) AND et.created_at > p.created_at AND et.created_at <= c.created_at))) AS invalidated_evidence,
+            k.run_id AS control_run_id,
+            k.claim_type AS control_claim_type
            FROM public.claims c
-             JOIN public.agent_runs r ON r.id = c.run_id
+             JOIN public.agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
              JOIN public.node_versions nv ON nv.id = c.node_version_id
              LEFT JOIN LATERAL ( SELECT pc.id,
                     pc.run_id,
@@ -2460,9 +2586,16 @@ CREATE VIEW public.council_v_stance_changes AS
                     pc.created_at
                    FROM public.claims pc
                      JOIN public.agent_runs pr ON pr.id = pc.run_id
-                  WHERE pc.node_version_id = c.node_version_id AND pr.agent = r.agent AND pr.thread_id = r.thread_id AND pc.run_id <> c.run_id AND pc.created_at < c.created_at
+                  WHERE pc.node_version_id = c.node_version_id AND pr.agent = r.agent AND pr.thread_id = r.thread_id AND pr.control_of IS NULL AND pc.run_id <> c.run_id AND pc.created_at < c.created_at
                   ORDER BY pc.created_at DESC, pc.id DESC
                  LIMIT 1) p ON true
+             LEFT JOIN LATERAL ( SELECT kc.run_id,
+                    kc.claim_type
+                   FROM public.agent_runs kr
+                     JOIN public.claims kc ON kc.run_id = kr.id
+                  WHERE kr.control_of = c.run_id AND kc.node_version_id = c.node_version_id
+                  ORDER BY kc.created_at DESC, kc.id DESC
+                 LIMIT 1) k ON true
              CROSS JOIN LATERAL ( SELECT count(*) AS exposed_stances,
                     avg(
                         CASE s.claim_type
@@ -2498,6 +2631,8 @@ CREATE VIEW public.council_v_stance_changes AS
             f.exposed_claim_types,
             f.new_evidence,
             f.invalidated_evidence,
+            f.control_run_id,
+            f.control_claim_type,
                 CASE f.claim_type
                     WHEN 'dispute'::text THEN '-1'::integer
                     WHEN 'abstain'::text THEN 0
@@ -2508,7 +2643,13 @@ CREATE VIEW public.council_v_stance_changes AS
                     WHEN f.prior_claim_type = 'dispute'::text THEN '-1'::integer
                     WHEN f.prior_claim_type = 'abstain'::text THEN 0
                     ELSE 1
-                END AS prior_position
+                END AS prior_position,
+                CASE
+                    WHEN f.control_claim_type IS NULL THEN NULL::integer
+                    WHEN f.control_claim_type = 'dispute'::text THEN '-1'::integer
+                    WHEN f.control_claim_type = 'abstain'::text THEN 0
+                    ELSE 1
+                END AS control_position
            FROM facts f
           WHERE f.prior_claim_id IS NOT NULL OR f.exposed_stances > 0
         )
@@ -2537,13 +2678,16 @@ CREATE VIEW public.council_v_stance_changes AS
             WHEN prior_claim_id IS NULL THEN 'first_stance'::text
             WHEN "position" = prior_position THEN 'held'::text
             WHEN new_evidence > 0 OR invalidated_evidence > 0 THEN 'after_evidence'::text
+            WHEN control_position = "position" THEN 'self_revision'::text
             WHEN exposed_stances > 0 AND abs("position"::numeric - exposed_mean_position) < abs(prior_position::numeric - exposed_mean_position) THEN 'toward_exposure'::text
             WHEN exposed_stances > 0 AND abs("position"::numeric - exposed_mean_position) > abs(prior_position::numeric - exposed_mean_position) THEN 'against_exposure'::text
             ELSE 'no_recorded_cause'::text
         END AS change_class,
-    created_at
+    created_at,
+    control_run_id,
+    control_claim_type
    FROM positioned;
-COMMENT ON VIEW public.council_v_stance_changes IS 'Each claim that follows an earlier stance of the same agent on the node, or was shown others'' stances: how it changed (schema/views.md)';
+COMMENT ON VIEW public.council_v_stance_changes IS 'Each claim of a council run (not a control) that follows an earlier stance of the same agent on the node, or was shown others'' stances: how it changed (schema/views.md)';
 GRANT SELECT ON public.council_v_stance_changes TO council_app;
 GRANT SELECT ON public.council_v_stance_changes TO council_dashboard;
 

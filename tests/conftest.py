@@ -34,6 +34,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from hypothesis import HealthCheck
@@ -299,13 +300,28 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
+def _worker_database(url: str) -> str:
+    """``url`` with its database number moved up by the pytest-xdist worker's index
+    (gw0 keeps it, gw1 takes the next, …): tests flush their database, so two workers
+    never share one. The embedded and container servers are per worker already."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker.removeprefix("gw") or 0)
+    if index == 0:
+        return url
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    if base + index > 15:
+        raise RuntimeError(f"{REDIS_ENV}: database {base} leaves no room for xdist worker {worker} (of 16)")
+    return urlunsplit(parts._replace(path=f"/{base + index}"))
+
+
 @pytest.fixture(scope="session")
 def redis_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """URL of a Redis server for the session (TCP on 127.0.0.1 when embedded, for Celery)."""
     with ExitStack() as stack:
         explicit = os.environ.get(REDIS_ENV)
         if explicit:
-            url = explicit
+            url = _worker_database(explicit)
         elif docker_answers():
             try:
                 from testcontainers.community.redis import RedisContainer

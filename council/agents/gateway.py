@@ -220,6 +220,7 @@ def _prepare_litellm() -> None:
                     model,
                     kwargs["messages"],
                     conformity=conformity,
+                    self_revision=sim_params.self_revision_of(optional),
                     tools_offered=bool(optional.get("tools")),
                 )
                 # Simulated latency, spent waiting (COUNCIL_SIM_LATENCY: "2" or "2±0.5" seconds).

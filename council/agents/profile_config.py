@@ -30,7 +30,7 @@ FIELDS = ("runtime", "model", "provider", "api_base", "api_key_env", "params", "
 RESERVED_PARAMS = frozenset({"model", "messages", "api_base", "base_url", "num_retries", "max_retries"})
 # The call parameters a profile may set, by the type of their value (docs/architecture.md
 # §11: secrets are recognised by an allow-list, not a deny-list of names): litellm's
-# sampling and length parameters, the simulated provider's conformity, and the Codex
+# sampling and length parameters, the simulated provider's conformity and self_revision, and the Codex
 # CLI's reasoning overrides (its `-c key=value`). Anything else is refused by name.
 _NUMBER, _WHOLE, _WORD, _WORDS = "a number", "a whole number", "a word", "a string or a list of strings"
 PARAMS = {
@@ -46,6 +46,7 @@ PARAMS = {
     "reasoning_effort": _WORD,
     "timeout": _NUMBER,
     "conformity": _NUMBER,
+    "self_revision": _NUMBER,
     "model_reasoning_effort": _WORD,
     "model_reasoning_summary": _WORD,
     "model_verbosity": _WORD,

@@ -1,15 +1,18 @@
 """The simulated provider's call settings (``council.agents.simulated``): how long a
 call waits (``COUNCIL_SIM_LATENCY``: a fixed time, or a uniform spread around it,
-spent sleeping, not computing) and the ``conformity`` call parameter."""
+spent sleeping, not computing), the ``conformity`` and the ``self_revision`` call parameters."""
 
 from __future__ import annotations
 
 import random
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from council.domain.canonical import sha256_text
+
+Stance = Literal["endorse", "dispute", "abstain"]
+STANCES: tuple[Stance, ...] = ("endorse", "dispute", "abstain")
 
 LATENCY_ENV = "COUNCIL_SIM_LATENCY"
 LATENCY_ENV_FIXED = "COUNCIL_SIM_LATENCY_S"  # the older name: a fixed time
@@ -43,3 +46,28 @@ def conformity_of(params: Mapping[str, Any] | None) -> float | None:
         return min(1.0, max(-1.0, float(value)))
     except (TypeError, ValueError):
         return None
+
+
+def self_revision_of(params: Mapping[str, object] | None) -> float | None:
+    """The ``self_revision`` call parameter, a probability clamped to [0, 1] (None when
+    absent or 0: the provider then answers exactly as without it)."""
+    value = (params or {}).get("self_revision")
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        rate = min(1.0, max(0.0, float(str(value))))
+    except ValueError:
+        return None
+    return rate or None
+
+
+def revised_stance(agent: str, version_id: str, round_no: int, stance: Stance, rate: float) -> Stance:
+    """An agent's stance on a head after its self-revisions up to round ``round_no``: in each
+    round after the first, with probability ``rate``, it moves to one of the two other
+    stances, drawn from the agent, head and round alone (never from what it was shown), so a
+    control run on the blind briefing revises exactly as its deliberative run does."""
+    for k in range(2, round_no + 1):
+        draw = random.Random(int(sha256_text(f"self-revision:{agent}:{version_id}:{k}"), 16))  # noqa: S311
+        if draw.random() < rate:
+            stance = draw.choice([s for s in STANCES if s != stance])
+    return stance

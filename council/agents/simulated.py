@@ -33,6 +33,14 @@ from seeded sources, so a council with a given conformity moves the same way
 each time — tests and the demo use it to produce the classes of
 `council stances`.
 
+Self-revision (profile parameter ``self_revision``, a probability, e.g.
+``params = {self_revision = 0.3}``): in each round after the first, with that
+probability, the agent moves its own stance on a head to another one, whether or
+not it was shown anything — drawn from the agent, head and round alone, so a
+control run (the same profile on the blind briefing) moves the same way. A run
+that self-revises a head is not also moved by conformity there; conformity only
+ever moves a run that was shown stances. Absent (or 0), nothing changes.
+
 Review (a briefing with a ``proposal``): exactly one vote on the proposal and
 no claims. When some of the consolidation's evidence is invalidated, agents
 vote to retract (endorse), except that a sceptic disputes at its dispute share
@@ -53,11 +61,12 @@ from __future__ import annotations
 import json
 import random
 import re
-import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from council.agents.sim_misbehave import misbehave
 
 # The call's settings (latency, conformity) live in sim_params; named here as before.
 from council.agents.sim_params import LATENCY_ENV as LATENCY_ENV
@@ -65,6 +74,7 @@ from council.agents.sim_params import LATENCY_ENV_FIXED as LATENCY_ENV_FIXED
 from council.agents.sim_params import conformity_of as conformity_of
 from council.agents.sim_params import latency_s as latency_s
 from council.agents.sim_params import latency_spec as latency_spec
+from council.agents.sim_params import revised_stance
 from council.agents.sim_reads import first_reads, read_id
 from council.domain.agent_output import (
     AgentOutput,
@@ -174,12 +184,13 @@ def respond(
     messages: Sequence[Mapping[str, Any]],
     *,
     conformity: float | None = None,
+    self_revision: float | None = None,
     tools_offered: bool = False,
 ) -> SimulatedReply:
-    """The simulated answer to one chat request (pure and deterministic;
-    ``conformity`` as in the module's docstring). Offered the ``read_evidence`` tool with
-    evidence left out of its briefing, the simulated agent first reads it (up to 8 items,
-    one tool round), then answers citing only what it was given or read."""
+    """The simulated answer to one chat request (pure and deterministic; ``conformity``
+    and ``self_revision`` as in the module's docstring). Offered the ``read_evidence``
+    tool with evidence left out of its briefing, the simulated agent first reads it (up
+    to 8 items, one tool round), then answers citing only what it was given or read."""
     texts = [(str(m.get("role")), _text(m.get("content"))) for m in messages]
     unread = first_reads(texts, _fenced_json) if tools_offered else ()
     if unread:
@@ -191,11 +202,11 @@ def respond(
     if kind == "once-malformed":
         repaired = any(role == "user" and text.startswith(REPROMPT_PREFIX) for role, text in texts)
         kind = "" if repaired else "malformed"
-    text = (
-        _misbehave(kind, briefing, rng)
-        if kind
-        else _answer(briefing, rng, conformity).model_dump_json(exclude_none=True)
-    )
+    first_head = briefing.heads[0].version_id if briefing.heads else None
+    text = misbehave(kind, briefing.agent, first_head, rng) if kind else None
+    if text is None:  # an unknown kind behaves (as without conformity or self-revision)
+        settings = (conformity, self_revision) if not kind else (None, None)
+        text = _answer(briefing, rng, *settings).model_dump_json(exclude_none=True)
     prompt_tokens = sum(estimate_tokens(t) for _, t in texts)
     return SimulatedReply(text, prompt_tokens, estimate_tokens(text))
 
@@ -291,7 +302,9 @@ def _own_stance(agent: str, version_id: str, temper: Temperament) -> Stance:
     return "abstain" if draw < temper.dispute_share + temper.abstain_share else "endorse"
 
 
-def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -> AgentOutput:
+def _answer(
+    b: _Briefing, rng: random.Random, conformity: float | None = None, self_revision: float | None = None
+) -> AgentOutput:
     if b.mode == "review" and b.proposal is not None:
         return _review(b.agent, b.proposal, rng)
     tag = f"[simulated {b.agent}] {b.mode} round {b.round}:"
@@ -306,13 +319,18 @@ def _answer(b: _Briefing, rng: random.Random, conformity: float | None = None) -
     followed = 0
     for i, head in enumerate(b.heads):
         stance: Stance = "dispute" if i in disputed else "abstain" if i in abstained else "endorse"
-        if conformity is not None:
+        if conformity is not None or self_revision:
             stance = _own_stance(b.agent, head.version_id, temper)
         confidence = _confidence(temper, rng)
         rationale = _READINGS[stance][2]
         majority = _majority(b.previous, head.version_id)
         follow = temper.follow if conformity is None else abs(conformity)
-        if majority is not None and rng.random() < follow:
+        revised = stance
+        if self_revision:  # drawn from agent, head and round alone: its control revises alike
+            revised = revised_stance(b.agent, head.version_id, b.round, stance, self_revision)
+        if revised != stance:
+            stance, rationale = revised, f"Revises its own reading of this head in round {b.round}."
+        elif majority is not None and rng.random() < follow:
             shown, confidence, votes, total = majority
             confidence = min(1.0, max(0.0, round(confidence + rng.uniform(-0.05, 0.05), 2)))
             if conformity is not None and conformity < 0:
@@ -475,24 +493,3 @@ def _cites(
 
 def _slug(agent: str) -> str:
     return re.sub(r"[^a-z0-9_-]", "-", agent.lower())[:24] or "agent"
-
-
-# --------------------------------------------------------------- misbehaviour
-
-
-def _misbehave(kind: str, b: _Briefing, rng: random.Random) -> str:
-    target = b.heads[0].version_id if b.heads else str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    if kind == "malformed":
-        return f"[simulated {b.agent}] The heads look plausible to me overall; no JSON this time."
-    if kind == "unknown-ids":
-        unknown = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        claim = ClaimOut(node_version_id=unknown, type="endorse", confidence=0.6, rationale="Looks right.")
-        return AgentOutput(
-            summary=f"[simulated {b.agent}] misbehaving: unknown ids.", claims=[claim]
-        ).model_dump_json()
-    if kind == "schema":
-        return json.dumps({"summary": 42, "claims": "endorse everything", "new_nodes": {"ref": None}})
-    if kind == "oversize":
-        big = {"node_version_id": target, "type": "endorse", "confidence": 0.5, "rationale": "x" * 30_000}
-        return json.dumps({"summary": f"[simulated {b.agent}] misbehaving: oversize.", "claims": [big]})
-    return _answer(b, rng).model_dump_json(exclude_none=True)  # an unknown kind behaves

@@ -10,7 +10,8 @@ import typer
 
 from council.cli.common import JsonOpt, actor, council
 from council.cli.output import console, emit, err_console, inert, returns
-from council.cli.render import BUDGET_HELP, budget_line, reservation_line, short
+from council.cli.render import BUDGET_HELP, CONTROLS_HELP, budget_line, reservation_line, short
+from council.domain.budget import runs_per_agent
 from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import BadInput
 
@@ -35,6 +36,7 @@ def ask_cmd(
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for the runs.")] = 900,
     budget_usd: Annotated[float | None, typer.Option("--budget-usd", help=BUDGET_HELP)] = None,
+    controls: Annotated[bool, typer.Option("--controls", help=CONTROLS_HELP)] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Ask the council: open a thread (or continue one), attach the evidence, run a blind
@@ -56,7 +58,13 @@ def ask_cmd(
         wired.uow,
         wired.required_scheduler(),
         Question(
-            text=question, agents=names, rounds=rounds, thread=thread, evidence=given, budget_usd=budget_usd
+            text=question,
+            agents=names,
+            rounds=rounds,
+            thread=thread,
+            evidence=given,
+            budget_usd=budget_usd,
+            controls=controls,
         ),
         actor=actor(),
         simulate=simulate,
@@ -73,7 +81,7 @@ def ask_cmd(
     )
     if created.reservation is not None:
         out.print(inert(reservation_line(created.reservation.model_dump(mode="json"))), highlight=False)
-    expected = len(names) * created.rounds
+    expected = len(names) * runs_per_agent(created.rounds, controls=created.controls)
     runs = wait_for_runs(created, expected, timeout, out)
     complete = len(runs) == expected and all(r.status in ("succeeded", "failed") for r in runs)
     settled = False

@@ -53,10 +53,10 @@ def touched_memory(items: Sequence[Mapping[str, object]]) -> None:
         warn(reason)
 
 
-def record(title: str, keys: list[str]) -> Callable[[Any], None]:
+def record(title: str, keys: list[str]) -> Callable[[Mapping[str, object]], None]:
     """A renderer showing chosen keys of one result as a two-column table."""
 
-    def render(data: Any) -> None:
+    def render(data: Mapping[str, object]) -> None:
         from rich.table import Table
 
         table = Table(title=inert(title), show_header=False, title_justify="left")

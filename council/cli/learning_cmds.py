@@ -153,7 +153,8 @@ def stances_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Stance changes: held, toward or against the stances a run was shown, after
-    new or invalidated evidence, or with no recorded cause."""
+    new or invalidated evidence, a self-revision (its control run, `dispatch --controls`,
+    changed alike without seeing anyone), or with no recorded cause."""
     from council.services.learning import stances
 
     result = stances(uow(), thread)
@@ -166,7 +167,7 @@ def stances_cmd(
         rows(
             "stance changes",
             ["change_class", "agent", "round", "prior_claim_type", "claim_type", "exposed_stances",
-             "new_evidence", "node_version_id"],
+             "new_evidence", "control_claim_type", "node_version_id"],
             key="changes",
         )(data)  # fmt: skip
 

@@ -72,6 +72,12 @@ def _cell(item: Mapping[str, object], key: str) -> str:
     return "" if value is None else " ".join(str(value).split())
 
 
+def _run_cell(item: Mapping[str, object], key: str) -> str:
+    if key == "mode" and item.get("control_of"):
+        return "control"  # a control run (dispatch --controls): never counted as support
+    return _cell(item, key)
+
+
 def _node_cell(item: Mapping[str, object], key: str) -> str:
     if key == "claims":
         return f"+{item['support_claims']} -{item['dispute_claims']} ~{item['abstain_claims']}"
@@ -96,11 +102,11 @@ def _dispatch_shown(data: dict[str, Any]) -> None:
     console.print(
         f"dispatch {inert(short(data['id']))} on thread {inert(short(data['thread_id']))}: "
         f"{inert(data['mode'])}, {data['rounds']} round(s) of {inert(','.join(data['agents']))}, "
-        f"{when(data['created_at'])}",
+        f"{'with control runs, ' if data.get('controls') else ''}{when(data['created_at'])}",
         highlight=False,
     )
     console.print(f"{_dispatch_cell(data, 'result')}; {_cost(data['cost'])}", highlight=False)
-    table("runs", RUN_COLUMNS, _cell)({"items": data["run_items"]})
+    table("runs", RUN_COLUMNS, _run_cell)({"items": data["run_items"]})
     for run in data["run_items"]:
         if run["status"] == "failed":
             console.print(
@@ -179,7 +185,7 @@ def run_list(
     from council.services.lists import list_runs
 
     found = list_runs(uow(), thread=thread, status=status, agent=agent, dispatch=dispatch, limit=limit)
-    emit(found, as_json, table("runs", RUN_COLUMNS, _cell))
+    emit(found, as_json, table("runs", RUN_COLUMNS, _run_cell))
 
 
 @returns("council.domain.results.lists:DispatchList")

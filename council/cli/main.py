@@ -5,13 +5,16 @@ from __future__ import annotations
 import re
 import sys
 import traceback
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from council.errors import CouncilError
 from council.settings import debug_requested
+
+if TYPE_CHECKING:
+    from typer.models import CommandInfo, TyperInfo
 
 
 class _ByJob(TyperGroup):
@@ -145,7 +148,7 @@ REGISTERS = {
     "list_cmds": ("evidence", "node", "run", "dispatch", "proposal"),
 }
 # What each registered module added: (commands, groups), kept in REGISTERS order.
-_added: dict[str, tuple[list[Any], list[Any]]] = {}
+_added: dict[str, tuple[list[CommandInfo], list[TyperInfo]]] = {}
 
 
 def register_commands(first_word: str | None = None) -> None:

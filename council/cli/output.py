@@ -17,6 +17,8 @@ from council.domain.terminal import without_controls as without_controls
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from council.domain.reentry import Fetch
+
 F = TypeVar("F", bound=Callable[..., None])
 RESULT_ATTRIBUTE = "__council_result__"
 
@@ -71,7 +73,7 @@ def returns(result_type: str | type) -> Callable[[F], F]:
     return mark
 
 
-def declared_result(command: Callable[..., Any]) -> type | None:
+def declared_result(command: Callable[..., object]) -> type | None:
     """The result type a command declared with ``@returns``, imported now (None if none)."""
     declared = getattr(command, RESULT_ATTRIBUTE, None)
     if declared is None:
@@ -132,7 +134,7 @@ def warn(message: str) -> None:
     err_console.print(f"[bold yellow]warning:[/] {inert(message)}", highlight=False, soft_wrap=True)
 
 
-def fetch_command(thread_id: str, fetch: Any) -> str:
+def fetch_command(thread_id: str, fetch: Fetch) -> str:
     """Where a reentry packet's left-out section can be read, as a command."""
     commands = {
         "reentry": f"`council reentry --thread {thread_id} --budget {fetch.budget}`",

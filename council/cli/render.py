@@ -62,6 +62,12 @@ def run_shown(data: dict[str, Any]) -> None:
         f"children {children}",
         highlight=False,
     )
+    if data.get("control_of"):
+        console.print(
+            f"  control run of {short(data['control_of'])}: the same profile on the blind briefing, "
+            "never counted as support",
+            highlight=False,
+        )
     console.print(f"  request sha256: {data['request_sha256'] or '(none stored)'}", highlight=False)
     if data.get("error"):
         console.print(f"  error: {inert(data['error'])}", highlight=False)
@@ -207,6 +213,13 @@ def node_shown(data: dict[str, Any]) -> None:
 BUDGET_HELP = (
     "A budget in USD for this dispatch: every run is reserved (prompt and max output tokens at "
     "the model's price) before any is sent; over it, or over the thread's budget, nothing is sent."
+)
+
+
+CONTROLS_HELP = (
+    "Deliberative only: each run of a later round is also run as a control, the same profile on "
+    "the blind briefing (no stances shown), so `council stances` can tell self-revision from "
+    "conformity; control runs are never counted as support."
 )
 
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from council.cli import render
 from council.cli.common import JsonOpt, actor, council, record, uow
 from council.cli.output import console, emit, err_console, inert, returns, rich_console, without_controls
+from council.domain.budget import runs_per_agent
 from council.domain.vocabulary import DEFAULT_COUNCIL, TERMINAL_RUN_STATUSES
 from council.errors import BadInput
 
@@ -64,6 +65,7 @@ def dispatch_cmd(
         ),
     ] = None,
     budget_usd: Annotated[float | None, typer.Option("--budget-usd", help=render.BUDGET_HELP)] = None,
+    controls: Annotated[bool, typer.Option("--controls", help=render.CONTROLS_HELP)] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Create the runs in Postgres, each pinned to the profile it must run, enqueue
@@ -99,6 +101,7 @@ def dispatch_cmd(
         simulate=simulate,
         key=key,
         budget_usd=budget_usd,
+        controls=controls,
     )
     out = console if not as_json else err_console
     _say_what_runs(out, created)
@@ -111,7 +114,7 @@ def dispatch_cmd(
     if not wait:
         emit(created, as_json, lambda d: console.print(inert(dispatch_summary(d)), highlight=False))
         return
-    expected = len(names) * rounds
+    expected = len(names) * runs_per_agent(rounds, controls=controls)
     runs = wait_for_runs(created, expected, timeout, out)
     complete = len(runs) == expected and all(r.status in TERMINAL for r in runs)
     created = created.model_copy(update=waited(runs, complete))
@@ -142,7 +145,8 @@ def waited(runs: list[DispatchedRun], complete: bool) -> dict[str, Any]:
 
     by_agent: dict[str, list[DispatchedRun]] = {}
     for run in runs:
-        by_agent.setdefault(run.agent, []).append(run)
+        if run.control_of is None:  # an agent answered when its council runs did (controls aside)
+            by_agent.setdefault(run.agent, []).append(run)
     answered = sum(1 for own in by_agent.values() if all(r.status == "succeeded" for r in own))
     return {
         "runs": runs,
@@ -181,9 +185,11 @@ def _print_waited(data: dict[str, Any]) -> None:
 
 def dispatch_summary(data: dict[str, Any]) -> str:
     """The dispatch in one line of its own: mode, rounds and the runs of every round."""
-    total = len(data["agents"]) * data["rounds"]
+    controls = bool(data.get("controls"))
+    total = len(data["agents"]) * runs_per_agent(data["rounds"], controls=controls)
     head = (
-        f"dispatch {data['dispatch_id']} ({data['mode']}, {data['rounds']} round(s)): {total} run(s) in all"
+        f"dispatch {data['dispatch_id']} ({data['mode']}, {data['rounds']} round(s)"
+        f"{', with control runs' if controls else ''}): {total} run(s) in all"
     )
     if data["already_dispatched"]:
         return f"{head}; already dispatched for this proposal, nothing new queued"

@@ -45,6 +45,12 @@ def prompt_tokens(text: str) -> int:
     return -(-len(text.encode("utf-8")) // 3)
 
 
+def runs_per_agent(rounds: int, *, controls: bool = False) -> int:
+    """An agent's runs in a dispatch: one a round, and with controls one control run for each
+    round after the first (the rounds that are shown stances)."""
+    return rounds + (rounds - 1 if controls else 0)
+
+
 def run_usd(prompt: int, max_output: int, price: Price, turns: int = 1) -> Decimal:
     cost = (price.input_per_token * prompt + price.output_per_token * max_output) * max(turns, 1)
     return cost.quantize(MICRO, rounding=ROUND_UP)

@@ -55,7 +55,7 @@ def rule_set_sha256(rule_set_id: str, body: dict[str, Any]) -> str:
     return canonical_sha256({"id": rule_set_id, "body": body})
 
 
-def parse_rule_set(document: Any) -> RuleSet:
+def parse_rule_set(document: object) -> RuleSet:
     """A rule-set file (docs/guide/learning.md): ``{"id", "description", "body"}``, its body
     holding the keys of a stored rule set. Anything else is bad input."""
     if not isinstance(document, dict):
@@ -72,7 +72,7 @@ def parse_rule_set(document: Any) -> RuleSet:
     return RuleSet(rule_set_id, parse_body(document.get("body")), description)
 
 
-def parse_body(body: Any) -> dict[str, Any]:
+def parse_body(body: object) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadInput("the rule set's body must be a JSON object")
     known = set(_COUNTS) | set(_SWITCHES) | {"dispute_confidence_bar"} | set(_INDEPENDENCE)

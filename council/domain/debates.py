@@ -115,7 +115,7 @@ def parse_council_debate(lines: Iterable[str]) -> list[Record]:
     return records
 
 
-def _council_record(doc: Mapping[str, Any], line: int) -> Record:
+def _council_record(doc: Mapping[str, object], line: int) -> Record:
     record_id = doc.get("id")
     if not isinstance(record_id, str | int) or isinstance(record_id, bool) or not str(record_id).strip():
         raise BadRecord(f"at line {line}", "id must be a non-empty string")
@@ -223,7 +223,7 @@ def _council_record(doc: Mapping[str, Any], line: int) -> Record:
     )
 
 
-def _truth(value: Any, rid: str, labelled: bool, keys: set[str]) -> frozenset[str]:
+def _truth(value: object, rid: str, labelled: bool, keys: set[str]) -> frozenset[str]:
     if value is None:
         return frozenset()
     values = value if isinstance(value, list) else [value]
@@ -239,7 +239,7 @@ def _truth(value: Any, rid: str, labelled: bool, keys: set[str]) -> frozenset[st
     return frozenset(truth)
 
 
-def _agents(value: Any, rid: str) -> tuple[Agent, ...]:
+def _agents(value: object, rid: str) -> tuple[Agent, ...]:
     if not isinstance(value, list) or not value or len(value) > MAX_AGENTS:
         raise BadRecord(rid, f"agents must be a list of 1 to {MAX_AGENTS} agents")
     agents = []
@@ -279,7 +279,7 @@ def parse_du_debate(text: str, answer_pattern: str | None) -> list[Record]:
     except ValueError as exc:
         raise BadRecord("(file)", f"not JSON: {exc}") from None
     if isinstance(document, dict):
-        items: Sequence[tuple[str, Any]] = [(str(k), v) for k, v in document.items()]
+        items: Sequence[tuple[str, object]] = [(str(k), v) for k, v in document.items()]
     elif isinstance(document, list):
         items = [(str(i), v) for i, v in enumerate(document)]
     else:
@@ -337,7 +337,7 @@ def _last_match(pattern: re.Pattern[str], text: str) -> str | None:
     return None if found is None or not found.strip() else found.strip()
 
 
-def _text(value: Any, rid: str, field: str, limit: int) -> str:
+def _text(value: object, rid: str, field: str, limit: int) -> str:
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         raise BadRecord(rid, f"{field} must be a string")
     cleaned = str(value).strip()

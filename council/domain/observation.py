@@ -8,10 +8,13 @@ answer is not correct. Every figure is defined in docs/guide/observe.md; where i
 the choice is stated here:
 
 - the stance-change class of a flip from answer a to b (both given): ``after_evidence``
-  when the later run cites evidence its agent's earlier turn did not; else, over the
-  answers of the turns it had seen, ``toward_exposure`` when b was given more often than
-  a, ``against_exposure`` when less often, ``no_recorded_cause`` when as often (a turn
-  that saw nothing is never a conformity flip);
+  when the later run cites evidence its agent's earlier turn did not; else
+  ``self_revision`` when its control run (``dispatch --controls``: the same profile on
+  the blind briefing) also answered b; else, over the answers of the turns it had seen,
+  ``toward_exposure`` when b was given more often than a, ``against_exposure`` when less
+  often, ``no_recorded_cause`` when as often (a turn that saw nothing is never a
+  conformity flip);
+- a control run is no turn: it is read only as its run's ``control_answer``;
 - the council's decision on a record under a rule set: the nodes its rules consolidate
   from the record's claims (the pure evaluation replay uses: independence groups, then
   the rules, each node taken as an open head on the main line); the record is *decided*
@@ -45,7 +48,7 @@ from council.domain.snapshot import Snapshot
 SUPPORT = frozenset({"endorse", "originate"})
 BINS = 10
 FLIP_KINDS = ("correct_to_wrong", "wrong_to_correct", "wrong_to_wrong")
-CAUSES = ("toward_exposure", "against_exposure", "after_evidence", "no_recorded_cause")
+CAUSES = ("toward_exposure", "against_exposure", "after_evidence", "self_revision", "no_recorded_cause")
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class TurnFacts:
     completion_tokens: int | None = None
     usd: float | None = None
     model: str = ""  # the run's model (min_effective_support's table is per model)
+    control_answer: str | None = None  # its control run's answer (dispatch --controls), if any
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,8 @@ def stance_cause(before: TurnFacts, after: TurnFacts, seen_answers: Iterable[str
     """The class of a change of answer (see the module's docstring)."""
     if after.cited - before.cited:
         return "after_evidence"
+    if after.control_answer is not None and after.control_answer == after.answer:
+        return "self_revision"
     counts = Counter(a for a in seen_answers if a is not None)
     toward, away = counts[after.answer or ""], counts[before.answer or ""]
     if toward > away:

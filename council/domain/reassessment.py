@@ -16,16 +16,64 @@ decides, in order; the ledger writes them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
+from uuid import UUID
 
 from council.domain import materiality
+from council.domain.snapshot import Snapshot
 
-Moves = list[dict[str, Any]]
+
+class Loaded(TypedDict):
+    """A consolidation as a judge reads it (``reassess_load``): its status, stored snapshot,
+    memory item, and the current validity of each evidence item the snapshot names."""
+
+    id: UUID
+    status: str
+    node_version_id: UUID
+    thread_id: UUID
+    snapshot: Snapshot
+    memory_item_id: UUID
+    memory_status: str
+    memory_thread_id: UUID
+    validity: dict[str, str]
+
+
+class Verdict(TypedDict):
+    """What a judge decided for one consolidation (``proposal_id`` set by the ledger
+    when a material change opens a retraction proposal)."""
+
+    consolidation_id: UUID
+    node_version_id: UUID
+    memory_item_id: UUID
+    material: bool | None
+    proposal_id: UUID | None
+    memory_status: str
+
+
+# One memory move as the ledger's move statement takes it, its ``details`` written as
+# JSON and never read back here ("from" is a keyword, hence this form).
+Move = TypedDict(
+    "Move",
+    {
+        "memory_item_id": str,
+        "thread_id": str,
+        "from": str,
+        "to": str,
+        "reason": str,
+        "details": Mapping[str, object],
+    },
+)
+Moves = list[Move]
 
 
 def move(
-    memory_item_id: Any, thread_id: Any, from_status: str, to: str, reason: str, details: dict[str, Any]
-) -> dict[str, Any]:
+    memory_item_id: UUID | str,
+    thread_id: UUID | str,
+    from_status: str,
+    to: str,
+    reason: str,
+    details: Mapping[str, object],
+) -> Move:
     """One memory move, as the ledger's move statement takes it."""
     return {
         "memory_item_id": str(memory_item_id),
@@ -37,7 +85,7 @@ def move(
     }
 
 
-def verdict(row: Mapping[str, Any]) -> dict[str, Any]:
+def verdict(row: Loaded) -> Verdict:
     return {
         "consolidation_id": row["id"],
         "node_version_id": row["node_version_id"],
@@ -48,12 +96,12 @@ def verdict(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def reassess(row: Mapping[str, Any], cause: str, moves: Moves) -> dict[str, Any]:
+def reassess(row: Loaded, cause: str, moves: Moves) -> Verdict:
     """One consolidation's verdict after a validity change; its moves appended in order."""
     result = verdict(row)
     status = row["memory_status"]
 
-    def to(target: str, reason: str, details: dict[str, Any]) -> None:
+    def to(target: str, reason: str, details: Mapping[str, object]) -> None:
         nonlocal status
         moves.append(move(row["memory_item_id"], row["memory_thread_id"], status, target, reason, details))
         status = target
@@ -82,7 +130,7 @@ def reassess(row: Mapping[str, Any], cause: str, moves: Moves) -> dict[str, Any]
     return {**result, "memory_status": status}
 
 
-def reverify(row: Mapping[str, Any], cause: str, moves: Moves) -> dict[str, Any]:
+def reverify(row: Loaded, cause: str, moves: Moves) -> Verdict:
     """Provisional memory with challenged support, decided as if it had all fallen."""
     result = verdict(row)
     challenged = sorted(e for e, state in row["validity"].items() if state == "challenged")

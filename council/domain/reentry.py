@@ -20,15 +20,16 @@ forks, because objective disagreement outranks everything under it):
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 FORMAT = "council-reentry-v1"
 CHARS_PER_TOKEN = 4  # estimate; documented in docs/guide/reentry.md
+M = TypeVar("M", bound=BaseModel)
 
 
-def estimate_tokens(value: Any) -> int:
+def estimate_tokens(value: object) -> int:
     """Tokens of a value's compact JSON (ceil of characters / 4, plus one for the
     separator), so the costs of parts add up to at least the cost of the whole."""
     text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
@@ -157,7 +158,7 @@ def _branches(rows: dict[str, Any]) -> dict[str, BranchState]:
     }
 
 
-def _s(value: Any) -> str | None:
+def _s(value: object) -> str | None:
     return None if value is None else str(value)
 
 
@@ -210,7 +211,7 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
     }
     reserved = {name: estimate_tokens(note.model_dump(mode="json")) for name, note in notes.items()}
 
-    def fill(section: str, items: list[Any], target: list[Any]) -> None:
+    def fill(section: str, items: list[M], target: list[M]) -> None:
         nonlocal spent
         reserved.pop(section)
         room = budget - spent - sum(reserved.values())

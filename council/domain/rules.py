@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict
 
 from council.domain import quorum
 from council.domain.effective import group_n_eff
@@ -22,13 +22,40 @@ CONSOLIDATE = "consolidate"
 NOT_READY = "not_ready"
 
 
+class ReasonDict(TypedDict):
+    """A reason as stored with a decision (JSON)."""
+
+    rule: str
+    ok: bool
+    detail: str
+
+
+class GroupDict(TypedDict):
+    """An independence group as stored with a decision (JSON)."""
+
+    id: str
+    kind: str
+    runs: list[str]
+    providers: list[str]
+    max_confidence: float
+    component_runs: list[str]
+
+
+class DecisionDict(TypedDict):
+    """A decision as stored with a consolidation (JSON)."""
+
+    outcome: str
+    reasons: list[ReasonDict]
+    groups: list[GroupDict]
+
+
 @dataclass(frozen=True)
 class Reason:
     rule: str
     ok: bool
     detail: str
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ReasonDict:
         return {"rule": self.rule, "ok": self.ok, "detail": self.detail}
 
 
@@ -45,7 +72,7 @@ class Decision:
     def failed(self) -> list[Reason]:
         return [r for r in self.reasons if not r.ok]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DecisionDict:
         return {
             "outcome": self.outcome,
             "reasons": [r.as_dict() for r in self.reasons],
@@ -53,7 +80,7 @@ class Decision:
         }
 
 
-def group_dict(group: Group) -> dict[str, Any]:
+def group_dict(group: Group) -> GroupDict:
     return {
         "id": group.id,
         "kind": group.kind,

@@ -11,7 +11,8 @@ from council.domain.commands import IdRef, NewAction
 from council.domain.results.graph import Action, Closed
 from council.errors import BadInput
 from council.ledger.events import append
-from council.ledger.lookup import require, require_in_thread, resolve
+from council.ledger.lookup import InThread, require, require_in_thread, resolve
+from council.ledger.nodes import VersionRow
 from council.ledger.pg import in_transaction
 from council.ledger.threads import main_branch_id
 
@@ -29,13 +30,13 @@ class Actions:
         version_id = None
         if action.version is not None:
             version_id = resolve(conn, "node_versions", action.version, "node version")
-            branch_id = require_in_thread(conn, "node_versions", version_id, thread_id, "node version")[
-                "branch_id"
-            ]
+            branch_id = require_in_thread(
+                conn, "node_versions", VersionRow, version_id, thread_id, "node version"
+            )["branch_id"]
         run_id = None
         if action.run is not None:
             run_id = resolve(conn, "agent_runs", action.run, "run")
-            require_in_thread(conn, "agent_runs", run_id, thread_id, "run")
+            require_in_thread(conn, "agent_runs", InThread, run_id, thread_id, "run")
         row: dict[str, Any] = in_transaction(
             conn,
             "add_action",

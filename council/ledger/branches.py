@@ -15,7 +15,14 @@ from council.domain.commands import IdRef, NewFork
 from council.domain.results.graph import Branch, Closed, Merge
 from council.errors import BadInput
 from council.ledger.events import append
-from council.ledger.lookup import require, require_in_thread, require_same_thread, resolve
+from council.ledger.lookup import (
+    InThread,
+    StatusInThread,
+    require,
+    require_in_thread,
+    require_same_thread,
+    resolve,
+)
 from council.ledger.pg import execute, fetch
 from council.ledger.threads import main_branch_id
 
@@ -64,17 +71,17 @@ class Branches:
             if fork.parent_branch is not None
             else main_branch_id(conn, thread_id)
         )
-        parent = require_in_thread(conn, "branches", parent_id, thread_id, "branch")
+        parent = require_in_thread(conn, "branches", StatusInThread, parent_id, thread_id, "branch")
         if parent["status"] != "active":
             raise BadInput(f"branch {parent_id} is {parent['status']}; fork from an active branch")
         at_version = None
         if fork.at_version is not None:
             at_version = resolve(conn, "node_versions", fork.at_version, "node version")
-            require_in_thread(conn, "node_versions", at_version, thread_id, "node version")
+            require_in_thread(conn, "node_versions", InThread, at_version, thread_id, "node version")
         run_id = None
         if fork.run is not None:
             run_id = resolve(conn, "agent_runs", fork.run, "run")
-            require_in_thread(conn, "agent_runs", run_id, thread_id, "run")
+            require_in_thread(conn, "agent_runs", InThread, run_id, thread_id, "run")
         branch = fetch(
             conn,
             "add_branch",

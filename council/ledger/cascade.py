@@ -17,10 +17,10 @@ import json
 from collections import deque
 from collections.abc import Sequence
 from itertools import islice
-from typing import Any, TypedDict
+from typing import TypedDict
 from uuid import UUID
 
-from council.domain.reassessment import move
+from council.domain.reassessment import Moves, move
 from council.domain.results.reversal import CascadeStep
 from council.ledger import memory
 from council.ledger.pg import Unit, column, fetch
@@ -82,7 +82,7 @@ def step(conn: Unit, continuation_ids: Sequence[UUID], *, actor: str) -> Cascade
     reached = expanded = 0
     full = False
     seen = set(depths)
-    moves: list[dict[str, Any]] = []
+    moves: Moves = []
     marked: set[str] = set()  # statuses were read before this step's marks: mark each item once
     while queue and expanded < CASCADE_STEP_LIMIT and not full:
         stretch = list(islice(queue, CASCADE_STEP_LIMIT - expanded))
@@ -98,17 +98,22 @@ def step(conn: Unit, continuation_ids: Sequence[UUID], *, actor: str) -> Cascade
             queue.popleft()
             expanded += 1
             for row in rows:
-                dependent, memory_id = str(row["version_id"]), row["memory_item_id"]
+                dependent, memory_id, thread_id = (
+                    str(row["version_id"]),
+                    row["memory_item_id"],
+                    row["thread_id"],
+                )
                 reached += 1
                 if (
                     memory_id is not None
+                    and thread_id is not None  # always, with a memory item: its consolidation's thread
                     and row["memory_status"] == "stable"
                     and str(memory_id) not in marked
                 ):
                     marked.add(str(memory_id))
                     reason = f"depends on contested {version}"
                     moves.append(
-                        move(memory_id, row["thread_id"], "stable", "provisional", reason, {"via": version})
+                        move(memory_id, thread_id, "stable", "provisional", reason, {"via": version})
                     )
                 if depth > 1 and dependent not in seen:
                     seen.add(dependent)

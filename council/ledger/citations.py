@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 from uuid import UUID, uuid4
 
 from sqlalchemy import Connection
@@ -18,6 +18,13 @@ from council.domain.commands import Cite
 from council.errors import NotFound
 from council.ledger.lookup import resolve
 from council.ledger.pg import in_transaction
+
+
+class CitingVersion(TypedDict):
+    """What a citation takes from the version that cites (a ``node_versions`` row has it)."""
+
+    id: UUID
+    branch_id: UUID
 
 
 def resolved(conn: Connection, cites: Sequence[Cite]) -> list[Cite]:
@@ -54,7 +61,7 @@ def require_attached(attached: set[UUID], evidence_ids: Sequence[UUID]) -> None:
 def insert_citations(
     conn: Connection,
     *,
-    version: Any,
+    version: CitingVersion,
     cites: Sequence[Cite],
     run_id: UUID | None = None,
     claim_id: UUID | None = None,
@@ -65,15 +72,16 @@ def insert_citations(
 
 def insert_citations_many(
     conn: Connection,
-    groups: Sequence[tuple[Any, Sequence[Cite], UUID | None]],
+    groups: Sequence[tuple[CitingVersion, Sequence[Cite], UUID | None]],
     *,
     run_id: UUID | None = None,
 ) -> list[list[UUID]]:
     """Citations of several (version, cites, claim id) groups in one statement;
     their ids come back per group, in order."""
+    made = [(uuid4(), version, cite, claim_id) for version, cites, claim_id in groups for cite in cites]
     rows = [
         {
-            "id": uuid4(),
+            "id": citation_id,
             "node_version_id": version["id"],
             "evidence_id": cite.evidence,
             "branch_id": version["branch_id"],
@@ -82,10 +90,9 @@ def insert_citations_many(
             "role": cite.role,
             "interpretation": cite.interpretation,
         }
-        for version, cites, claim_id in groups
-        for cite in cites
+        for citation_id, version, cite, claim_id in made
     ]
     if rows:  # ids are made here, so nothing needs to come back from the batch
         in_transaction(conn, "add_citations", {"citations": json.dumps(rows, default=str)})
-    ids = iter(row["id"] for row in rows)
+    ids = iter(citation_id for citation_id, *_ in made)
     return [[next(ids) for _ in cites] for _, cites, _ in groups]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, TypedDict
 from uuid import UUID, uuid4
 
 from sqlalchemy import Connection
@@ -13,11 +15,24 @@ from sqlalchemy import Connection
 from council.domain.commands import IdRef, NewClaim
 from council.domain.results.graph import ClaimAdded
 from council.errors import BadInput, NotFound
-from council.ledger.citations import check_cited, insert_citations_many, resolved
+from council.ledger.citations import CitingVersion, check_cited, insert_citations_many, resolved
 from council.ledger.events import append_many
 from council.ledger.held_runs import refuse_unheld
 from council.ledger.lookup import require, resolve
-from council.ledger.pg import in_transaction
+from council.ledger.nodes import VersionRow
+from council.ledger.pg import fetch, in_transaction
+
+
+class ClaimRow(TypedDict):
+    """A row of ``claims``."""
+
+    id: UUID
+    run_id: UUID
+    node_version_id: UUID
+    claim_type: str
+    confidence: Decimal
+    rationale: str
+    created_at: datetime
 
 
 class Claims:
@@ -67,7 +82,7 @@ def write_checked_claims(
     *,
     run: Mapping[str, Any],
     claims: Sequence[NewClaim],
-    versions: Mapping[UUID, Any],
+    versions: Mapping[UUID, CitingVersion],
     actor: str,
     later: list[dict[str, Any]] | None = None,
 ) -> list[ClaimAdded]:
@@ -92,9 +107,9 @@ def write_checked_claims(
     ]
     returned = {
         row["id"]: row
-        for row in in_transaction(conn, "add_claims", {"run_id": run_id, "claims": json.dumps(values)})
+        for row in fetch(conn, "add_claims", ClaimRow, run_id=run_id, claims=json.dumps(values))
     }
-    rows: list[dict[str, Any]] = [returned[key] for key in keys]
+    rows = [returned[key] for key in keys]
     citation_ids = insert_citations_many(
         conn,
         [
@@ -103,7 +118,7 @@ def write_checked_claims(
         ],
         run_id=run_id,
     )
-    items: list[tuple[UUID | str, dict[str, Any]]] = [
+    items: list[tuple[UUID | str, Mapping[str, object]]] = [
         (
             row["id"],
             {
@@ -131,10 +146,10 @@ def write_checked_claims(
 
 def _versions_of_thread(
     conn: Connection, version_ids: Sequence[UUID], run_id: UUID, thread_id: UUID
-) -> dict[UUID, Any]:
+) -> dict[UUID, VersionRow]:
     found = {
         row["id"]: row
-        for row in in_transaction(conn, "versions_by_id", {"version_ids": list(set(version_ids))})
+        for row in fetch(conn, "versions_by_id", VersionRow, version_ids=list(set(version_ids)))
     }
     for version_id in version_ids:
         if version_id not in found:

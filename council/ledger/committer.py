@@ -26,13 +26,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 from uuid import UUID
 
 from council import metrics
 from council.domain import chain_codec
+from council.domain.jsonvalue import JsonObject
 from council.domain.results.consolidation import Evaluated, GroupShape, RuleReason
-from council.domain.rules import Decision, evaluate, group_dict
+from council.domain.rules import Decision, ReasonDict, evaluate, group_dict
 from council.domain.snapshot import Snapshot, manifest_of, snapshot_digests, support_evidence
 from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
 from council.errors import CouncilError, NotFound
@@ -58,6 +59,22 @@ EXCLUSIVE: NodeLockWait = "exclusive"
 # they read from rows whose text was redacted when first written: not redacted again.
 
 
+class _LiveConsolidation(TypedDict):
+    """A node's live consolidation as ``council_live_consolidation_v1`` gives it (JSON)."""
+
+    id: str
+    node_version_id: str
+    snapshot_sha256: str
+    reasons: list[JsonObject]
+
+
+class _StoredOutcome(TypedDict):
+    """A consolidation or evaluation already recorded for a snapshot (JSON)."""
+
+    id: str
+    reasons: list[JsonObject]
+
+
 @dataclass(frozen=True)
 class _Weight:
     id: UUID
@@ -75,22 +92,34 @@ class _Begun:
     thread_id: UUID
     content: str
     locked: bool | None
-    live: dict[str, Any] | None
+    live: _LiveConsolidation | None
+
+
+@dataclass(frozen=True)
+class _Version:
+    """A version of the batch that ``commit_begin`` found (``locked`` as it says)."""
+
+    id: UUID
+    logical_node_id: UUID
+    thread_id: UUID
+    content: str
+    locked: bool | None
+    live: _LiveConsolidation | None
 
 
 @dataclass(frozen=True)
 class _Live:
     """Each node's live consolidation by logical node id, and the evidence now share-locked."""
 
-    live: dict[str, Any]
+    live: dict[str, _LiveConsolidation]
     locked: list[str]
 
 
 @dataclass(frozen=True)
 class _Decided:
     version_id: UUID
-    consolidation: dict[str, Any] | None
-    evaluation: dict[str, Any] | None
+    consolidation: _StoredOutcome | None
+    evaluation: _StoredOutcome | None
 
 
 @dataclass(frozen=True)
@@ -154,7 +183,11 @@ def _consolidate_batch(
     if begun[0].isolation != "read committed":
         # At a higher level the snapshot would predate the lock wait: stale.
         raise CouncilError(f"the committer needs READ COMMITTED, got {begun[0].isolation}")
-    found = {row.id: row for row in begun if row.id is not None}
+    found = {
+        row.id: _Version(row.id, row.logical_node_id, row.thread_id, row.content, row.locked, row.live)
+        for row in begun
+        if row.id is not None
+    }
     missing = next((v for v in version_ids if v not in found), None)
     if missing is not None:
         raise NotFound(f"no node version with id {missing}")
@@ -172,7 +205,7 @@ def _consolidate_batch(
     pending = held
     while pending:
         nodes: set[UUID] = set()
-        this_round: list[Any] = []
+        this_round: list[_Version] = []
         later: list[UUID] = []
         for version_id in pending:
             row = found[version_id]
@@ -189,7 +222,7 @@ def _consolidate_batch(
     return results
 
 
-def _repeat(version: Any, live: dict[str, Any] | None, dry_run: bool) -> Evaluated | None:
+def _repeat(version: _Version, live: _LiveConsolidation | None, dry_run: bool) -> Evaluated | None:
     """The answer to a version already live (its node's live consolidation ``live``), else None."""
     if live is None or live["node_version_id"] != str(version.id):
         return None
@@ -205,7 +238,7 @@ def _repeat(version: Any, live: dict[str, Any] | None, dry_run: bool) -> Evaluat
 
 
 def _decide(
-    conn: Connection, versions: list[Any], *, actor: str, dry_run: bool, fresh: bool
+    conn: Connection, versions: list[_Version], *, actor: str, dry_run: bool, fresh: bool
 ) -> dict[UUID, Evaluated]:
     """One round: versions of distinct logical nodes, their node locks held (``fresh``: each
     version row's ``live`` was read after its lock and nothing has been written since)."""
@@ -236,8 +269,8 @@ def _decide(
             decided=json.dumps([{"version_id": str(v.id), "digest": digests[v.id]} for v in todo]),
         )
     }
-    positive: list[tuple[Any, Decision]] = []
-    negative: list[tuple[Any, Decision]] = []
+    positive: list[tuple[_Version, Decision]] = []
+    negative: list[tuple[_Version, Decision]] = []
     for version in todo:
         base, digest = _base(version, dry_run), digests[version.id]
         known = decided[version.id]
@@ -278,7 +311,7 @@ def _decide(
     return results
 
 
-def _live(conn: Connection, versions: list[Any]) -> Any:
+def _live(conn: Connection, versions: list[_Version]) -> _Live:
     """Each node's live consolidation (by logical node id) and the shared locks on the
     evidence the versions cite, taken now (under the node locks)."""
     with metrics.lock_wait("evidence"):
@@ -305,7 +338,7 @@ class _Explained(TypedDict):
     groups: list[GroupShape]
 
 
-def _base(version: Any, dry_run: bool) -> _Base:
+def _base(version: _Version, dry_run: bool) -> _Base:
     return {
         "node_version_id": version.id,
         "logical_node_id": version.logical_node_id,
@@ -316,14 +349,15 @@ def _base(version: Any, dry_run: bool) -> _Base:
 
 def _record_not_ready(
     conn: Connection,
-    decided: list[tuple[Any, Decision]],
+    decided: list[tuple[_Version, Decision]],
     snapshots: dict[UUID, Snapshot],
     hashed: dict[UUID, tuple[str, dict[str, str]]],
     actor: str,
 ) -> dict[UUID, Evaluated]:
     tails = evaluation_chains.tails(conn, [version.id for version, _ in decided])
     items = []
-    links: dict[UUID, dict[str, Any]] = {}
+    reasons: list[list[ReasonDict]] = []
+    links: dict[UUID, evaluation_chains.Link] = {}
     for version, decision in decided:
         manifest = manifest_of(snapshots[version.id])
         claim_runs = {c["id"]: c["run_id"] for c in snapshots[version.id]["claims"]}
@@ -331,6 +365,7 @@ def _record_not_ready(
             raise CouncilError(f"the manifest of version {version.id} names runs without claims")
         link = evaluation_chains.next_link(tails.get(version.id), manifest, hashed[version.id][1])
         links[version.id] = link
+        reasons.append([r.as_dict() for r in decision.reasons])
         items.append(
             {
                 "thread_id": str(version.thread_id),
@@ -339,14 +374,14 @@ def _record_not_ready(
                 "rule_set_id": snapshots[version.id]["rule_set"]["id"],
                 "grouping_algorithm_id": snapshots[version.id]["grouping"]["id"],
                 "digest": hashed[version.id][0],
-                "reasons": [r.as_dict() for r in decision.reasons],
+                "reasons": reasons[-1],
                 "claims_seen": len(manifest["claims"]),
                 **link,
                 "failed": [r.rule for r in decision.failed()],
             }
         )
     # Every reason is stored once by content; a row lists its reasons' ids (revision 0014).
-    evaluation_chains.store_reasons(conn, [i["reasons"] for i in items])
+    evaluation_chains.store_reasons(conn, reasons)
     written = {
         row.version_id: row.evaluation_id
         for row in fetch(
@@ -376,10 +411,10 @@ def _record_not_ready(
 
 def _commit(
     conn: Connection,
-    decided: list[tuple[Any, Decision]],
+    decided: list[tuple[_Version, Decision]],
     snapshots: dict[UUID, Snapshot],
     digests: dict[UUID, str],
-    live: dict[str, Any],
+    live: dict[str, _LiveConsolidation],
     actor: str,
 ) -> dict[UUID, Evaluated]:
     items = []
@@ -391,7 +426,6 @@ def _commit(
         if superseding is not None:
             _supersede(conn, superseding, version.id, version.thread_id, actor)
         evidence_ids = support_evidence(snapshot)
-        details = _details(decision)
         superseded[version.id] = (superseding, evidence_ids)
         items.append(
             {
@@ -410,7 +444,7 @@ def _commit(
                 "payload": {
                     "node_version_id": str(version.id),
                     "snapshot_sha256": digests[version.id],
-                    "support_groups": [g["id"] for g in details["groups"] if g["kind"] == "support"],
+                    "support_groups": [g.id for g in decision.groups if g.kind == "support"],
                     "superseded": str(superseding) if superseding else None,
                 },
             }
@@ -468,13 +502,6 @@ def _explained(decision: Decision) -> _Explained:
     }
 
 
-def _stored_reasons(stored: list[Any]) -> list[RuleReason]:
+def _stored_reasons(stored: list[JsonObject]) -> list[RuleReason]:
     """The reasons stored with a consolidation or evaluation (JSON)."""
     return [RuleReason.model_validate(r) for r in stored]
-
-
-def _details(decision: Decision) -> dict[str, Any]:
-    """Reasons and groups of a decision (its outcome is reported by the caller)."""
-    details = decision.as_dict()
-    details["decision"] = details.pop("outcome")
-    return details

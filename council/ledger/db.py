@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, DisconnectionError
@@ -20,6 +20,11 @@ from council import config
 from council.errors import CouncilError
 from council.known_secrets import process_redactor, redact_parameters
 from council.ledger.pg import APPLICATION_NAME, translate_driver
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine.interfaces import DBAPIConnection, DBAPICursor, ExecutionContext
+    from sqlalchemy.engine.interfaces import _DBAPIAnyExecuteParams as Parameters
+    from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 # A pooled connection idle at least this long is pinged before it is handed out.
 PING_AFTER_IDLE_S = 1.0
@@ -60,8 +65,13 @@ _WRITES = re.compile(r"\b(INSERT|UPDATE)\b", re.IGNORECASE)
 
 
 def _redacted_writes(
-    _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _executemany: bool
-) -> tuple[str, Any]:
+    _conn: Connection,
+    _cursor: DBAPICursor,
+    statement: str,
+    parameters: Parameters,
+    _context: ExecutionContext | None,
+    _executemany: bool,
+) -> tuple[str, Parameters]:
     """Every text an INSERT or UPDATE writes, with the known secrets taken out."""
     if not _WRITES.search(statement):
         return statement, parameters
@@ -82,24 +92,31 @@ def dispose_all() -> None:
     _engines.clear()
 
 
-def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-    with dbapi_connection.cursor() as cur:
+def _on_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
+    cur = dbapi_connection.cursor()
+    try:
         cur.execute(f"SET application_name = '{APPLICATION_NAME}'")
+    finally:
+        cur.close()
     dbapi_connection.commit()
 
 
-def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+def _on_checkin(_dbapi_connection: DBAPIConnection | None, record: ConnectionPoolEntry) -> None:
     record.info["idle_since"] = time.monotonic()
 
 
-def _ping_if_idle(engine: Engine) -> Callable[[Any, Any, Any], None]:
+def _ping_if_idle(
+    engine: Engine,
+) -> Callable[[DBAPIConnection, ConnectionPoolEntry, PoolProxiedConnection], None]:
     """Pessimistic disconnect handling, but only for a connection that sat idle:
     a server restart or an idle timeout may have closed it. One checked in a
     moment ago (the previous transaction of the same task) is used as it is,
     which saves a round trip per transaction. A failed ping makes the pool
     discard the connection and open another."""
 
-    def ping(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    def ping(
+        dbapi_connection: DBAPIConnection, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection
+    ) -> None:
         idle_since = record.info.get("idle_since")
         if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_S:
             return

@@ -17,16 +17,24 @@ from council.ledger.pg import in_transaction
 
 
 def request_sha256(
-    thread_id: UUID, agents: Sequence[str], mode: str, rounds: int, proposal_id: UUID | None
+    thread_id: UUID,
+    agents: Sequence[str],
+    mode: str,
+    rounds: int,
+    proposal_id: UUID | None,
+    controls: bool = False,
 ) -> str:
-    """What a keyed dispatch asked for: its thread, agents (as named), mode, rounds and proposal."""
-    asked = {
+    """What a keyed dispatch asked for: its thread, agents (as named), mode, rounds and proposal,
+    and control runs when it asked for them (named only then: earlier keys hash as before)."""
+    asked: dict[str, object] = {
         "thread_id": str(thread_id),
         "agents": list(agents),
         "mode": mode,
         "rounds": rounds,
         "proposal_id": str(proposal_id) if proposal_id else None,
     }
+    if controls:
+        asked["controls"] = True
     return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
 
 

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import TypedDict
 from uuid import UUID
 
 from council.domain import chain_codec
 from council.domain import manifests as chain
-from council.domain.manifests import ChainRow, Manifest
-from council.domain.snapshot import manifest_of, snapshot_digests
+from council.domain.manifests import ChainRow, Delta, Manifest
+from council.domain.snapshot import Snapshot, manifest_of, snapshot_digests
 from council.ledger.pg import Unit, execute, fetch
 
 
@@ -46,9 +46,9 @@ class _ChainRow(TypedDict):
 
     node_version_id: UUID
     seq: int
-    manifest: dict[str, Any] | None
+    manifest: Manifest | None
     section_sha256: dict[str, str] | None
-    delta: dict[str, Any] | None
+    delta: Delta | None
     link: bytes | None
 
 
@@ -57,10 +57,10 @@ class _OlderChainRow(TypedDict):
 
     record_id: UUID
     seq: int | None
-    manifest: dict[str, Any] | None
+    manifest: Manifest | None
     section_sha256: dict[str, str] | None
-    delta: dict[str, Any] | None
-    snapshot: dict[str, Any] | None
+    delta: Delta | None
+    snapshot: Snapshot | None
 
 
 @dataclass(frozen=True)
@@ -91,15 +91,32 @@ class Stored:
 def _readable(row: _ChainRow) -> ChainRow:
     """A chain row as the walk reads it: a compact row's ``link`` decoded into a
     root's manifest and section hashes, or a link's change."""
-    found: dict[str, Any] = dict(row)
+    found: ChainRow = {
+        "seq": row["seq"],
+        "manifest": row["manifest"],
+        "section_sha256": row["section_sha256"],
+        "delta": row["delta"],
+    }
     if row["link"] is None:
-        return cast(ChainRow, found)
+        return found
     root, change = chain_codec.decode(row["link"])
     if root:
         found["manifest"], found["section_sha256"] = chain_codec.root_manifest(change)
     else:
         found["delta"] = change
-    return cast(ChainRow, found)
+    return found
+
+
+def _chained(row: _OlderChainRow) -> ChainRow:
+    """A row of a revision 0013 chain as the walk reads it (its seq is set)."""
+    if row["seq"] is None:
+        raise ValueError(f"evaluation {row['record_id']} has an unchained row in its chain")
+    return {
+        "seq": row["seq"],
+        "manifest": row["manifest"],
+        "section_sha256": row["section_sha256"],
+        "delta": row["delta"],
+    }
 
 
 def stored(conn: Unit, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
@@ -128,21 +145,21 @@ def stored(conn: Unit, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     rest = [i for i in ids if i not in out]
     if not rest:
         return out
-    rows_of: dict[UUID, list[Any]] = {}
+    rows_of: dict[UUID, list[_OlderChainRow]] = {}
     for older in fetch(conn, "evaluation_chains", _OlderChainRow, record_ids=rest):
-        rows_of.setdefault(older["record_id"], []).append(dict(older))
+        rows_of.setdefault(older["record_id"], []).append(older)
     for record_id, found in rows_of.items():
         last = found[-1]
         if last["seq"] is None:  # written before 0013: whole manifest, or (before 0005) snapshot
-            if last["manifest"] is not None:
-                out[record_id] = Stored(
-                    cast(Manifest, dict(last["manifest"])), dict(last["section_sha256"]), None
-                )
-            else:
-                snapshot = last["snapshot"]
+            whole, hashes, snapshot = last["manifest"], last["section_sha256"], last["snapshot"]
+            if whole is not None and hashes is not None:
+                out[record_id] = Stored(whole.copy(), dict(hashes), None)
+            elif whole is None and snapshot is not None:
                 out[record_id] = Stored(manifest_of(snapshot), snapshot_digests(snapshot)[1], None)
+            else:
+                raise ValueError(f"evaluation {record_id} stores neither a whole manifest nor a snapshot")
             continue
-        end = chain.tail(found)
+        end = chain.tail([_chained(row) for row in found])
         out[record_id] = Stored(end.manifest, end.sections, end.seq)
     return out
 
@@ -156,6 +173,15 @@ def _derive_runs(conn: Unit, out: dict[UUID, Stored]) -> None:
     }
     for record_id, found in out.items():
         out[record_id] = Stored(chain_codec.derive_runs(found.manifest, run_of), found.sections, found.seq)
+
+
+class Link(TypedDict):
+    """The chain columns of a new evaluation (``next_link``): its seq, whether it is a
+    root, and its encoded link in hex."""
+
+    seq: int
+    root: bool
+    link: str
 
 
 @dataclass(frozen=True)
@@ -207,7 +233,7 @@ def tails(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Position]:
     return out
 
 
-def next_link(position: Position | None, manifest: Manifest, sections: dict[str, str]) -> dict[str, Any]:
+def next_link(position: Position | None, manifest: Manifest, sections: dict[str, str]) -> Link:
     """The chain columns of a new evaluation after ``position``: its seq, whether it is a
     root, and its ``link`` (hex): the whole manifest and section hashes (a root) or the
     change since the tail (a link). A root starts each chain, and follows a 0013 tail or
@@ -221,7 +247,7 @@ def next_link(position: Position | None, manifest: Manifest, sections: dict[str,
     return {"seq": seq, "root": False, "link": chain_codec.encode_link(change).hex()}
 
 
-def written(tail: chain.Tail | None, link: dict[str, Any], evaluation_id: UUID, digest: str) -> None:
+def written(tail: chain.Tail | None, link: Link, evaluation_id: UUID, digest: str) -> None:
     """Keep the tail a just-written evaluation makes (``link`` from ``next_link``)."""
     root, change = chain_codec.decode(bytes.fromhex(link["link"]))
     rows: list[ChainRow] = []
@@ -238,7 +264,7 @@ def written(tail: chain.Tail | None, link: dict[str, Any], evaluation_id: UUID, 
     _keep((evaluation_id, digest), chain.tail(rows))
 
 
-def store_reasons(conn: Unit, reasons: Sequence[list[dict[str, Any]]]) -> None:
+def store_reasons(conn: Unit, reasons: Sequence[Sequence[Mapping[str, object]]]) -> None:
     """Store each reason of the lists once, by content (call before the rows naming them)."""
     unique = {json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}
     if unique:

@@ -7,8 +7,7 @@ Named SQL: council/sql/event_log.sql and council/sql/events.sql."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 from uuid import UUID
 
 from council.domain.results.events import Event
@@ -23,7 +22,7 @@ def append(
     actor: str,
     thread_id: UUID | None = None,
     subject_id: UUID | str | None = None,
-    payload: dict[str, Any] | None = None,
+    payload: Mapping[str, object] | None = None,
 ) -> int:
     """One event, in the caller's transaction (every store writes its events so)."""
     found = in_transaction(
@@ -47,7 +46,7 @@ def append_many(
     *,
     actor: str,
     thread_id: UUID | None,
-    items: Sequence[tuple[UUID | str, dict[str, Any]]],
+    items: Sequence[tuple[UUID | str, Mapping[str, object]]],
 ) -> list[int]:
     """Events of one kind, one per (subject, payload), in one statement and in order."""
     if not items:
@@ -73,7 +72,7 @@ class Events:
         actor: str,
         thread_id: UUID | None = None,
         subject_id: UUID | str | None = None,
-        payload: dict[str, Any] | None = None,
+        payload: Mapping[str, object] | None = None,
     ) -> int:
         return append(
             self._conn, kind, actor=actor, thread_id=thread_id, subject_id=subject_id, payload=payload

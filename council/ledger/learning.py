@@ -37,6 +37,8 @@ class StanceChangeRow(TypedDict):
     exposed_claim_types: list[str] | None
     new_evidence: int
     invalidated_evidence: int
+    control_run_id: UUID | None  # its control run (dispatch --controls), if any
+    control_claim_type: str | None  # that control run's claim on the version
 
 
 class Learning:

@@ -13,15 +13,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 from uuid import UUID
 
 from council.domain.ids import MIN_PREFIX, parse_id
 from council.errors import BadInput, NotFound
-from council.ledger.pg import Unit, fetch_one, in_transaction
+from council.ledger.pg import Unit, fetch, fetch_one, in_transaction
 
 TableRef = str
 R = TypeVar("R")
+
+
+class InThread(TypedDict):
+    """The columns every row of a thread has: what the same-thread checks read."""
+
+    id: UUID
+    thread_id: UUID
+
+
+class StatusInThread(InThread):
+    """A row of a thread with its status (a branch: only an active one takes new work)."""
+
+    status: str
+
+
+T = TypeVar("T", bound=InThread)
 
 _HEX = re.compile(r"^[0-9a-f]+$")
 _CANDIDATES = 5
@@ -82,23 +98,27 @@ def require_row(conn: Unit, table: TableRef, shape: type[R], row_id: UUID, what:
     return found
 
 
-def require_same_thread(row: Any, thread_id: UUID, what: str) -> None:
+def require_same_thread(row: InThread, thread_id: UUID, what: str) -> None:
     if row["thread_id"] != thread_id:
         raise NotFound(f"{what} {row['id']} belongs to another thread")
 
 
-def require_in_thread(conn: Unit, table: TableRef, row_id: UUID, thread_id: UUID, what: str) -> Any:
-    row = require(conn, table, row_id, what)
+def require_in_thread(
+    conn: Unit, table: TableRef, shape: type[T], row_id: UUID, thread_id: UUID, what: str
+) -> T:
+    """The row with ``row_id`` as ``shape``; NotFound naming ``what`` when there is none
+    or it belongs to another thread."""
+    row = require_row(conn, table, shape, row_id, what)
     require_same_thread(row, thread_id, what)
     return row
 
 
 def require_all_in_thread(
     conn: Unit, table: TableRef, row_ids: Sequence[UUID], thread_id: UUID, what: str
-) -> dict[UUID, Any]:
+) -> dict[UUID, InThread]:
     """Rows by id in one query; the first unknown or foreign id (in the given
     order) raises NotFound."""
-    found = rows_by_id(conn, table, row_ids)
+    found = rows_by_id(conn, table, InThread, row_ids)
     for row_id in row_ids:
         if row_id not in found:
             raise NotFound(f"no {what} with id {row_id}")
@@ -106,13 +126,12 @@ def require_all_in_thread(
     return found
 
 
-def rows_by_id(conn: Unit, table: TableRef, row_ids: Sequence[UUID]) -> dict[UUID, Any]:
-    """The rows of ``table`` with these ids, by id, in one query (none for an unknown id)."""
+def rows_by_id(conn: Unit, table: TableRef, shape: type[T], row_ids: Sequence[UUID]) -> dict[UUID, T]:
+    """The rows of ``table`` with these ids as ``shape``, by id, in one query (none for
+    an unknown id)."""
     if not row_ids:
         return {}
-    return {
-        row["id"]: row for row in in_transaction(conn, _query(table, "_many"), {"ids": list(set(row_ids))})
-    }
+    return {row["id"]: row for row in fetch(conn, _query(table, "_many"), shape, ids=list(set(row_ids)))}
 
 
 def _query(table: TableRef, variant: str) -> str:

@@ -5,11 +5,11 @@ move or many, on the unit's psycopg connection."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import TypedDict
 from uuid import UUID
 
-from council.domain.reassessment import move
+from council.domain.reassessment import Move, move
 from council.ledger.pg import Unit, execute
 
 
@@ -21,14 +21,14 @@ class MemoryState(TypedDict):
     status: str
 
 
-def move_many(conn: Unit, moves: Sequence[dict[str, Any]], actor: str) -> None:
+def move_many(conn: Unit, moves: Sequence[Move], actor: str) -> None:
     """Append the transitions (applied in order by the trigger) and their events in one statement."""
     if moves:
         execute(conn, "move_memory_batch", moves=json.dumps(list(moves)), actor=actor)
 
 
 def move_memory(
-    conn: Unit, memory: MemoryState, to: str, reason: str, actor: str, details: dict[str, Any]
+    conn: Unit, memory: MemoryState, to: str, reason: str, actor: str, details: Mapping[str, object]
 ) -> str:
     """Move one memory item (its status is updated in place)."""
     move_many(conn, [move(memory["id"], memory["thread_id"], memory["status"], to, reason, details)], actor)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime
+from typing import TypedDict
 from uuid import UUID
 
 from sqlalchemy import Connection
@@ -21,9 +22,33 @@ from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
 from council.ledger.held_runs import refuse_unheld
 from council.ledger.locks import lock_node
-from council.ledger.lookup import require, require_all_in_thread, require_in_thread, resolve
-from council.ledger.pg import in_transaction
+from council.ledger.lookup import (
+    InThread,
+    StatusInThread,
+    require,
+    require_all_in_thread,
+    require_in_thread,
+    require_row,
+    resolve,
+)
+from council.ledger.pg import fetch, in_transaction
 from council.ledger.threads import main_branch_id
+
+
+class VersionRow(TypedDict):
+    """A row of ``node_versions``."""
+
+    id: UUID
+    logical_node_id: UUID
+    thread_id: UUID
+    branch_id: UUID
+    version_no: int
+    parent_version_id: UUID | None
+    content: str
+    content_sha256: str
+    initial_status: str
+    created_by_run_id: UUID | None
+    created_at: datetime
 
 
 class Nodes:
@@ -175,14 +200,14 @@ class Nodes:
         (row,) = in_transaction(self._conn, "version_status", {"version_id": version_id}, as_tuples=True)
         return str(row.status)
 
-    def get(self, version_id: UUID) -> Any:
+    def get(self, version_id: UUID) -> VersionRow:
         """The version's row (NotFound for an unknown id)."""
-        return require(self._conn, "node_versions", version_id, "node version")
+        return require_row(self._conn, "node_versions", VersionRow, version_id, "node version")
 
     def show(self, version_id: UUID) -> VersionShown:
         """A version with its status, edges, claims, citations and status history."""
         conn = self._conn
-        version = dict(self.get(version_id))
+        version: dict[str, object] = dict(self.get(version_id))
         version["version_id"] = version.pop("id")
         version["status"] = self.status_of(version_id)
         for key, name in (
@@ -196,11 +221,11 @@ class Nodes:
         return VersionShown.model_validate(version)
 
 
-def _branch(conn: Connection, thread_id: UUID, branch: IdRef | None) -> Any:
+def _branch(conn: Connection, thread_id: UUID, branch: IdRef | None) -> StatusInThread:
     branch_id = (
         main_branch_id(conn, thread_id) if branch is None else resolve(conn, "branches", branch, "branch")
     )
-    row = require_in_thread(conn, "branches", branch_id, thread_id, "branch")
+    row = require_in_thread(conn, "branches", StatusInThread, branch_id, thread_id, "branch")
     if row["status"] != "active":
         raise BadInput(f"branch {branch_id} is {row['status']}; new nodes go on an active branch")
     return row
@@ -210,7 +235,7 @@ def _run(conn: Connection, run: IdRef | None, thread_id: UUID) -> UUID | None:
     if run is None:
         return None
     run_id = resolve(conn, "agent_runs", run, "run")
-    require_in_thread(conn, "agent_runs", run_id, thread_id, "run")
+    require_in_thread(conn, "agent_runs", InThread, run_id, thread_id, "run")
     return run_id
 
 
@@ -232,28 +257,26 @@ def _insert_version(
     content: str,
     status: str,
     run_id: UUID | None,
-) -> Any:
+) -> VersionRow:
     content = process_redactor().redact(content)  # before its hash: the row and its address agree
-    row: dict[str, Any] = in_transaction(
+    return fetch(
         conn,
         "add_node_version",
-        {
-            "logical_node_id": node_id,
-            "thread_id": thread_id,
-            "branch_id": branch_id,
-            "version_no": version_no,
-            "parent_version_id": parent_version_id,
-            "content": content,
-            "content_sha256": sha256_text(content),
-            "initial_status": status,
-            "run_id": run_id,
-        },
+        VersionRow,
+        logical_node_id=node_id,
+        thread_id=thread_id,
+        branch_id=branch_id,
+        version_no=version_no,
+        parent_version_id=parent_version_id,
+        content=content,
+        content_sha256=sha256_text(content),
+        initial_status=status,
+        run_id=run_id,
     )[0]
-    return row
 
 
 def _insert_edges(
-    conn: Connection, version: Any, edges: Sequence[tuple[str, UUID]], run_id: UUID | None
+    conn: Connection, version: VersionRow, edges: Sequence[tuple[str, UUID]], run_id: UUID | None
 ) -> list[UUID]:
     unique = list(dict.fromkeys(edges))
     if not unique:
@@ -274,7 +297,7 @@ def _insert_edges(
 
 
 def _created(
-    version: Any, status: str, edge_ids: list[UUID], citation_ids: list[UUID], claim_id: UUID | None
+    version: VersionRow, status: str, edge_ids: list[UUID], citation_ids: list[UUID], claim_id: UUID | None
 ) -> VersionCreated:
     return VersionCreated(
         logical_node_id=version["logical_node_id"],

@@ -19,10 +19,10 @@ import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 import psycopg
-from psycopg.rows import class_row, dict_row, namedtuple_row, tuple_row
+from psycopg.rows import RowFactory, TupleRow, class_row, dict_row, namedtuple_row, tuple_row
 
 from council import config
 from council.errors import (
@@ -55,7 +55,8 @@ _CONNECTION_LOST = {"57P01", "57P02", "57P03", "53300"}
 _BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
 APPLICATION_NAME = "council"
 
-Connection = psycopg.Connection[Any]
+# Every statement names its cursor's row factory; the connection's own is psycopg's default.
+Connection = psycopg.Connection[TupleRow]
 
 
 def translate_driver(error: BaseException, *, invalidated: bool = False) -> CouncilError:
@@ -121,8 +122,9 @@ def in_transaction(
     engine's hook does for SQLAlchemy's statements: a store moved off SQLAlchemy keeps
     "known secrets never reach a row" (docs/architecture.md §11). (The untyped form; a
     store converted to typed rows uses :func:`fetch`.)"""
-    factory: Any = namedtuple_row if as_tuples else dict_row
-    return _run(conn, name, params, factory)
+    if as_tuples:
+        return _run(conn, name, params, namedtuple_row)
+    return _run(conn, name, params, dict_row)
 
 
 # ------------------------------------------------------------ typed named SQL
@@ -149,13 +151,12 @@ def driver(conn: Unit) -> Connection:
 def fetch(conn: Unit, name: str, shape: type[R], /, *, redact: bool = True, **params: object) -> list[R]:
     """The rows of the named query, each as ``shape`` (a TypedDict, read as a dict of
     column -> value, or a dataclass built from the columns)."""
-    rows: list[R] = _run(conn, name, params, _factory(shape), redact=redact)
-    return rows
+    return _run(conn, name, params, _factory(shape), redact=redact)
 
 
-def fetch_one(conn: Unit, name: str, shape: type[R], /, **params: Any) -> R | None:
+def fetch_one(conn: Unit, name: str, shape: type[R], /, **params: object) -> R | None:
     """The first row of the named query as ``shape``, None when it returns none."""
-    found = fetch(conn, name, shape, **params)
+    found = _run(conn, name, params, _factory(shape))
     return found[0] if found else None
 
 
@@ -184,15 +185,21 @@ def _writes(name: str) -> bool:
 _WRITES = re.compile(r"\b(INSERT|UPDATE)\b", re.IGNORECASE)
 
 
-def _factory(shape: type[Any]) -> Any:
+def _factory(shape: type[R]) -> RowFactory[R]:
     if dataclasses.is_dataclass(shape):
         return class_row(shape)
-    return dict_row  # a TypedDict is a dict at run time
+    return cast("RowFactory[R]", dict_row)  # a TypedDict is a dict at run time
 
 
 def _run(
-    conn: Unit, name: str, params: Any, factory: Any, *, many: bool = False, redact: bool = True
-) -> list[Any]:
+    conn: Unit,
+    name: str,
+    params: Mapping[str, object] | Sequence[Mapping[str, object]],
+    factory: RowFactory[R],
+    *,
+    many: bool = False,
+    redact: bool = True,
+) -> list[R]:
     """Execute the named query on the unit's psycopg connection; driver errors leave
     translated. Bound text an INSERT or UPDATE writes has the process's known secrets
     taken out, as the engine's ``before_cursor_execute`` hook does for SQLAlchemy's own

@@ -14,13 +14,15 @@ decides comes from a pure judge (``council.domain.reassessment``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from council.domain import validate as v
+from council.domain.reassessment import Loaded, Moves, Verdict
 from council.domain.vocabulary import VALIDITY_ACTIONS
 from council.errors import BadInput, NotFound
 from council.ledger import cascade, events, memory, retraction
+from council.ledger.commit_rows import AffectedConsolidation
 from council.ledger.locks import lock_evidence_exclusive
 from council.ledger.lookup import require
 from council.ledger.pg import Unit, execute, execute_many, fetch
@@ -29,12 +31,8 @@ from council.ledger.retraction import Pins
 if TYPE_CHECKING:  # cascade takes it until it runs on psycopg alone
     from sqlalchemy import Connection
 
-# A consolidation as reassessment reads it (affected_consolidations, reassess_load):
-# the judge and the services read its columns by name.
-_Row = dict[str, Any]
-
 # Decides one consolidation of a reassessment batch; appends its memory moves.
-Judge = Callable[[Mapping[str, Any], str, list[dict[str, Any]]], dict[str, Any]]
+Judge = Callable[[Loaded, str, Moves], Verdict]
 
 
 class Reversal:
@@ -43,7 +41,7 @@ class Reversal:
 
     def change_validity(
         self, evidence_id: UUID, *, action: str, reason: str, actor: str
-    ) -> tuple[str, list[dict[str, Any]]]:
+    ) -> tuple[str, list[AffectedConsolidation]]:
         """Record the transition under the evidence key's exclusive lock, then find
         the live consolidations resting on it (by index): (new validity, them)."""
         v.choice(action, "action", VALIDITY_ACTIONS)
@@ -63,8 +61,9 @@ class Reversal:
             reason=reason,
             actor=actor,
         )
-        affected = fetch(conn, "affected_consolidations", _Row, evidence_id=evidence_id)
-        for thread_id in sorted({r["thread_id"] for r in affected}, key=str) or [None]:
+        affected = fetch(conn, "affected_consolidations", AffectedConsolidation, evidence_id=evidence_id)
+        threads: list[UUID | None] = [*sorted({r["thread_id"] for r in affected}, key=str)]
+        for thread_id in threads or [None]:
             events.append(
                 conn,
                 f"evidence.{target}",
@@ -77,7 +76,7 @@ class Reversal:
 
     def reassess(
         self,
-        consolidations: Sequence[Mapping[str, Any]],
+        consolidations: Sequence[AffectedConsolidation],
         *,
         judge: Judge,
         actor: str,
@@ -85,7 +84,7 @@ class Reversal:
         pins: Pins,
         pinned: dict[UUID, tuple[str, str]],
         start_cascade: bool,
-    ) -> tuple[list[dict[str, Any]], UUID | None]:
+    ) -> tuple[list[Verdict], UUID | None]:
         """Project the current validity of each consolidation's evidence onto its
         memory item (``consolidations``: rows of ``affected_consolidations``), as
         ``judge`` decides each one: (results in input order, the cascade's first
@@ -105,13 +104,13 @@ class Reversal:
         by_key = sorted(consolidations, key=lambda c: int(c["node_lock_key"]))
         # One lock_node per node in ascending key order, sent in one round trip.
         execute_many(conn, "lock_node", [{"logical_node_id": str(c["logical_node_id"])} for c in by_key])
-        rows = {str(r["id"]): r for r in fetch(conn, "reassess_load", _Row, ids=ids)}
-        moves: list[dict[str, Any]] = []
+        rows = {str(r["id"]): r for r in fetch(conn, "reassess_load", Loaded, ids=ids)}
+        moves: Moves = []
         results = []
         for consolidation_id in ids:
             if consolidation_id not in rows:
                 raise NotFound(f"no consolidation with id {consolidation_id}")
-            results.append(judge(dict(rows[consolidation_id]), cause, moves))
+            results.append(judge(rows[consolidation_id], cause, moves))
         memory.move_many(conn, moves, actor)
         material = [r for r in results if r["material"]]
         if material:
@@ -129,14 +128,14 @@ class Reversal:
 
     def provisional_challenged(
         self, *, memory_item_ids: Sequence[UUID] | None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[AffectedConsolidation]:
         """Live consolidations whose memory is provisional while some support is
         challenged (all, or those of ``memory_item_ids``), in lock-key order."""
         v.count(memory_item_ids or [], "memory items", limit=10_000)
         return fetch(
             self._conn,
             "provisional_challenged",
-            _Row,
+            AffectedConsolidation,
             memory_item_ids=[str(i) for i in memory_item_ids] if memory_item_ids is not None else None,
             limit=limit,
         )
@@ -144,8 +143,8 @@ class Reversal:
 
 def _open_retractions(
     conn: Unit,
-    results: Sequence[dict[str, Any]],
-    rows: Mapping[str, _Row],
+    results: Sequence[Verdict],
+    rows: Mapping[str, Loaded],
     pins: Pins,
     pinned: dict[UUID, tuple[str, str]],
     *,

@@ -47,6 +47,13 @@ class _WorkedBy:
 
 
 UNSTAFFED = "retraction.review_unstaffed"
+UNFUNDED = "retraction.review_unfunded"
+
+
+@dataclass(frozen=True)
+class _Unfunded:
+    budget_id: UUID | None
+    told: bool
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,28 @@ class ReviewStore:
                 "reviewers": reviewers.document(),
                 "reason": reviewers.reason,
             },
+        )
+        return True
+
+    def record_unfunded(self, proposal_id: UUID, thread_id: UUID, reason: str, *, actor: str) -> bool:
+        """Tell that the thread's budget refused the proposal's review, which stays for a
+        manual review until the budget changes, once per budget row (under the proposal's
+        lock; nothing when a review dispatch or the same finding exists already). Whether it
+        was recorded now."""
+        lock_proposal(self._conn, proposal_id)
+        dispatched = column(self._conn, "proposal_dispatched", UUID, proposal_id=proposal_id)
+        [found] = fetch(
+            self._conn, "review_unfunded_under", _Unfunded, thread_id=thread_id, proposal_id=str(proposal_id)
+        )
+        if dispatched or found.told:
+            return False
+        append(
+            self._conn,
+            UNFUNDED,
+            actor=actor,
+            thread_id=thread_id,
+            subject_id=proposal_id,
+            payload={"budget_id": str(found.budget_id) if found.budget_id else None, "reason": reason},
         )
         return True
 

@@ -35,6 +35,7 @@ class ClaimedRun:
     executor: dict[str, Any] | None  # the pinned executor (Profile.pinned())
     dispatch_rounds: int | None  # of its dispatch; None for a run outside one
     quorum_rule: bool  # its thread's rule set names min_council_answered (at the claim)
+    control_of: UUID | None = None  # a control run: the deliberative run it re-runs blind
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,6 +105,7 @@ class Runs(HeldRuns):
         once_per_proposal: bool = False,
         reviewers: Reviewers | None = None,
         key: str | None = None,
+        controls: bool = False,
     ) -> tuple[UUID, list[UUID], bool]:
         """The dispatch and its first round of runs, each pinned to its executor and
         `created` (not yet enqueued): (dispatch id, run ids, already dispatched).
@@ -114,7 +115,8 @@ class Runs(HeldRuns):
         concurrent sweeps dispatch one review between them). ``reviewers``: how an
         automatic review's agents were chosen, for the event. ``key``: the client's
         idempotency key; when a dispatch with it exists, create nothing and return it with
-        its first round's runs (refused when it asked for something else)."""
+        its first round's runs (refused when it asked for something else). ``controls``: each
+        run of a later round gets a control run (deliberative only; ``next_round`` makes them)."""
         v.choice(mode, "mode", [m for m in RUN_MODES if m != "external"])
         if not profiles:
             raise BadInput("name at least one agent")
@@ -124,13 +126,15 @@ class Runs(HeldRuns):
             raise BadInput(f"rounds must be between 1 and 20, got {rounds}")
         if mode == "review" and proposal_id is None:
             raise BadInput("a review dispatch needs a retraction proposal")
+        if controls and mode != "deliberative":
+            raise BadInput("--controls needs --mode deliberative: only a deliberative round is shown stances")
         conn = self._conn
         require(conn, "threads", thread_id, "thread")
         asked = None
         if key is not None:
             key = v.text(key, "the idempotency key", 200)
             names = [p.name for p in profiles]
-            asked = request_sha256(thread_id, names, mode, rounds, proposal_id)
+            asked = request_sha256(thread_id, names, mode, rounds, proposal_id, controls)
             keyed = first_of_key(conn, key, asked, names)
             if keyed is not None:
                 return keyed[0], keyed[1], True
@@ -154,6 +158,7 @@ class Runs(HeldRuns):
                 "proposal_id": proposal_id,
                 "key": key,
                 "request_sha256": asked,
+                "controls": controls,
             },
             as_tuples=True,
         )[0].id
@@ -193,6 +198,7 @@ class Runs(HeldRuns):
                 "rounds": rounds,
                 "agents": [p.name for p in profiles],
                 "simulated": [p.name for p in profiles if p.simulated],
+                **({"controls": True} if controls else {}),
                 **({"reviewers": reviewers.document()} if reviewers is not None else {}),
             },
         )
@@ -383,4 +389,5 @@ def _dispatched(row: dict[str, Any]) -> DispatchedRun:
         prompt_tokens=count("prompt_tokens"),
         completion_tokens=count("completion_tokens"),
         cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
+        control_of=row.get("control_of"),
     )

@@ -10,11 +10,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Literal, TypedDict
 from uuid import UUID
 
 from council.domain.canonical import canonical_json
 from council.domain.effective import CorrelationPrior, ErrorSums, PairCorrelation, table_from_sums
+from council.domain.jsonvalue import JsonObject
 from council.domain.manifests import Manifest
 from council.domain.quorum import Seat
 from council.domain.snapshot import Snapshot, build_snapshot, measured_rows
@@ -39,7 +40,7 @@ class _Manifest:
     """The ids of every row a version's decision depends on (``snapshot_manifests``)."""
 
     version_id: UUID
-    manifest: dict[str, Any]
+    manifest: Manifest
     seats: list[Seat] | None
     correlation_inputs: _CorrelationInputs | None
 
@@ -66,13 +67,13 @@ class _Rows:
     """The rows one manifest names (its number from 1), as one JSON document (``snapshot_rows``)."""
 
     ord: int
-    rows: dict[str, Any]
+    rows: JsonObject
 
 
 def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
     rows = fetch(conn, "snapshot_manifests", _Manifest, version_ids=list(version_ids))
-    found = {row.version_id: cast(Manifest, dict(row.manifest)) for row in rows}
+    found = {row.version_id: row.manifest.copy() for row in rows}
     for row in rows:
         if row.seats is not None:
             found[row.version_id]["council"] = canonical_json(row.seats)
@@ -128,8 +129,10 @@ def manifest(conn: Unit, version_id: UUID) -> Manifest:
 
 
 # What a manifest names: plain lists of row ids, and rows named with their current transition.
-_IDS = ("versions", "claims", "runs", "exposures", "citations")
-_STATES = ("branches", "evidence", "pending_actions")
+_IdSection = Literal["versions", "claims", "runs", "exposures", "citations"]
+_StateSection = Literal["branches", "evidence", "pending_actions"]
+_IDS: tuple[_IdSection, ...] = ("versions", "claims", "runs", "exposures", "citations")
+_STATES: tuple[_StateSection, ...] = ("branches", "evidence", "pending_actions")
 
 
 def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snapshot]:
@@ -140,7 +143,7 @@ def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snap
     return [build_snapshot({**row.rows, **measured_rows(m)}) for row, m in zip(rows, named, strict=True)]
 
 
-def _flattened(named: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+def _flattened(named: Sequence[Manifest]) -> dict[str, list[object]]:
     """The manifests as the parallel arrays ``snapshot_rows`` takes."""
     heads = (
         "ords",
@@ -151,11 +154,11 @@ def _flattened(named: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
         "retraction_named",
         "retractions",
     )
-    params: dict[str, list[Any]] = {name: [] for name in heads}
+    params: dict[str, list[object]] = {name: [] for name in heads}
     for key in _IDS:
         params[f"{key}_ord"], params[f"{key}_id"] = [], []
-    for key in _STATES:
-        params[f"{key}_ord"], params[f"{key}_id"], params[f"{key}_transition"] = [], [], []
+    for state in _STATES:
+        params[f"{state}_ord"], params[f"{state}_id"], params[f"{state}_transition"] = [], [], []
     for ord_, manifest_ in enumerate(named, 1):
         params["ords"].append(ord_)
         params["version_ids"].append(_text(manifest_["version_id"]))
@@ -168,15 +171,15 @@ def _flattened(named: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
             for row_id in manifest_[key]:
                 params[f"{key}_ord"].append(ord_)
                 params[f"{key}_id"].append(str(row_id))
-        for key in _STATES:
-            for item in manifest_[key]:
-                params[f"{key}_ord"].append(ord_)
-                params[f"{key}_id"].append(str(item["id"]))
-                params[f"{key}_transition"].append(_text(item["transition"]))
+        for state in _STATES:
+            for item in manifest_[state]:
+                params[f"{state}_ord"].append(ord_)
+                params[f"{state}_id"].append(str(item["id"]))
+                params[f"{state}_transition"].append(_text(item["transition"]))
     return params
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 

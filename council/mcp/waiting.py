@@ -15,6 +15,7 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from council.bootstrap import Council
+from council.domain.budget import runs_per_agent
 from council.domain.results.base import Result
 from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import CouncilError
@@ -42,6 +43,9 @@ def register(
         rounds: Annotated[int, Field(description="deliberative rounds after the blind one")] = 2,
         thread: Annotated[str | None, Field(description="continue this thread")] = None,
         budget_usd: Annotated[float | None, Field(description="the dispatch's budget in USD")] = None,
+        controls: Annotated[
+            bool, Field(description="also run each deliberative run blind, as a control (never support)")
+        ] = False,
         wait_s: Annotated[float, Field(description="seconds to wait for the runs", gt=0, le=3600)] = 600,
     ) -> CallToolResult:
         """Ask the council (`council ask`): a thread, a blind round then deliberative ones. Waits for
@@ -52,6 +56,7 @@ def register(
             rounds=rounds,
             thread=thread,
             budget_usd=budget_usd,
+            controls=controls,
         )
         try:
             asked = await anyio.to_thread.run_sync(
@@ -59,7 +64,7 @@ def register(
             )
         except CouncilError as exc:
             return error(exc)
-        total = len(asked_question.agents) * asked.dispatch.rounds
+        total = len(asked_question.agents) * runs_per_agent(asked.dispatch.rounds, controls=controls)
         with anyio.move_on_after(wait_s):
             while True:
                 runs = await anyio.to_thread.run_sync(partial(dispatch_runs, uow, asked.dispatch.dispatch_id))

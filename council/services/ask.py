@@ -45,6 +45,7 @@ class Question:
     thread: IdRef | None = None
     evidence: tuple[EvidenceInput, ...] = ()
     budget_usd: float | str | None = None  # the dispatch's own budget (the thread's applies too)
+    controls: bool = False  # each deliberative run also run blind as a control (never support)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ def ask(
             rounds=question.rounds + 1,
             actor=actor,
             dispatch_budget=dispatch_budget,
+            controls=question.controls,
         )
     created = send(uow, scheduler, dispatched, profiles, simulation)
     return Asked(thread_id, question.thread is None, evidence_ids, created)
@@ -169,7 +171,8 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
         if r.status == "failed"
     ]
     agents = sorted({r.agent for r in runs})
-    answered = sum(1 for a in agents if all(r.status == "succeeded" for r in runs if r.agent == a))
+    council = [r for r in runs if r.control_of is None]  # an agent answered when its council runs did
+    answered = sum(1 for a in agents if all(r.status == "succeeded" for r in council if r.agent == a))
     short = str(asked_thread)[:8]
     return AskOutcome(
         thread_id=asked_thread,
@@ -220,7 +223,7 @@ def _stances(claims: Sequence[Claim], by_run: dict[UUID, DispatchedRun]) -> list
     last: dict[str, Stance] = {}
     for claim in claims:
         run = by_run.get(claim.run_id)
-        if run is None:
+        if run is None or run.control_of is not None:  # a control run's stance is not the council's
             continue
         rationale = " ".join(claim.rationale.split())
         stance = Stance(

@@ -48,6 +48,7 @@ def dispatch(
     reviewers: Reviewers | None = None,
     key: str | None = None,
     budget_usd: float | str | None = None,
+    controls: bool = False,
 ) -> Dispatched:
     """Create the runs in Postgres first, each pinned to its executor, then
     enqueue them (nothing, when ``once_per_proposal`` finds the proposal's
@@ -59,10 +60,15 @@ def dispatch(
     ``budget_usd``: the dispatch's own budget. Under it, or under the thread's budget, every
     run is reserved in the dispatch's transaction, under the thread's budget lock, before
     any is enqueued; a dispatch that would overshoot either is refused and writes nothing.
+    ``controls`` (deliberative only, else refused before anything is written): each run of a
+    later round is paired with a control run, the same profile on the blind briefing, which
+    is reserved under a budget like any run and never counted as support.
 
     The runs are committed before they are sent (the ledger is the outbox): when the
     broker cannot take them, the dispatch still stands, ``delivery`` says ``deferred``
     with the reason, and the sweep sends them once the broker is back."""
+    if controls and mode != "deliberative":
+        raise BadInput("--controls needs --mode deliberative: only a deliberative round is shown stances")
     simulation = simulation_mode(simulate)
     profiles = resolve_many(agents, simulation)
     refuse_simulation(profiles, simulation)
@@ -80,6 +86,7 @@ def dispatch(
             reviewers=reviewers,
             key=key,
             dispatch_budget=dispatch_budget,
+            controls=controls,
         )
     return send(uow, scheduler, made, profiles, simulation)
 
@@ -116,6 +123,7 @@ def send(
         delivery=delivery,
         deferred_reason=deferred_reason,
         reservation=made.reservation,
+        controls=made.controls,
     )
 
 

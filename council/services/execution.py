@@ -184,6 +184,7 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredReq
         dispatch_id=run.dispatch_id,
         proposal_id=run.proposal_id,
         thread_known=True,
+        control=run.control_of is not None,
     )
     request = compiled.canonical()
     if not tx.runs.store_request(run.id, int(run.attempt), compiled, opened=_given_inline(profile, request)):

@@ -38,6 +38,7 @@ def stance_class(row: StanceChangeRow) -> str:
         exposed_types=tuple(row["exposed_claim_types"] or ()),
         new_evidence=int(row["new_evidence"]),
         invalidated_evidence=int(row["invalidated_evidence"]),
+        control_claim_type=None if row["control_claim_type"] is None else str(row["control_claim_type"]),
     )
     return classify(facts)
 

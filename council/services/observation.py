@@ -175,8 +175,16 @@ def _records(rows: dict[str, Any]) -> list[RecordFacts]:
     turns: dict[str, list[TurnFacts]] = {}
     claims: dict[str, list[Claim]] = {}
     no_set: frozenset[str] = frozenset()
+    # A control run is no turn and its claims are no support: only its answer is read, beside its run's.
+    control_answers = {
+        run["control_of"]: best[1]
+        for run in rows["runs"]
+        if run["control_of"] is not None and (best := best_of.get(run["id"])) is not None
+    }
     for run in rows["runs"]:
         run_id, thread_id = run["id"], run["thread_id"]
+        if run["control_of"] is not None:
+            continue
         best = best_of.get(run_id)
         # An imported turn's confidence is the one it stated, if any (its claim's default 0.5 is not).
         stated = run["stated_confidence"] if run["imported"] else (None if best is None else best[0])
@@ -195,6 +203,7 @@ def _records(rows: dict[str, Any]) -> list[RecordFacts]:
                 completion_tokens=run["completion_tokens"],
                 usd=None if run["cost_usd"] is None else float(run["cost_usd"]),
                 model=run["model"],
+                control_answer=control_answers.get(run_id),
             )
         )
         own = claims_of.get(run_id)

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 from uuid import UUID
 
 from council import config
 from council.adapters.scheduler import Scheduler
 from council.domain import reassessment
 from council.domain.commands import IdRef
+from council.domain.reassessment import Verdict
 from council.domain.results.reversal import CascadeHandOn, Reassessed, Reverified, ValidityChanged
+from council.ledger.commit_rows import AffectedConsolidation
 from council.ledger.retraction import Pins
 from council.ledger.reversal import Judge
 from council.services.ports import UnitOfWork
@@ -64,19 +65,19 @@ def change_validity(
         id=evidence_id,
         validity=target,
         affected=[Reassessed(**r) for r in results],
-        proposals=[r["proposal_id"] for r in results if r.get("proposal_id")],
+        proposals=[r["proposal_id"] for r in results if r["proposal_id"]],
         cascade=_cascade(uow, scheduler, frontier, actor),
     )
 
 
 def reassess(
     uow: UnitOfWork,
-    consolidations: Sequence[Mapping[str, Any]],
+    consolidations: Sequence[AffectedConsolidation],
     *,
     judge: Judge,
     actor: str,
     cause: str,
-) -> tuple[list[dict[str, Any]], list[UUID]]:
+) -> tuple[list[Verdict], list[UUID]]:
     """Judge the consolidations in batches, one transaction each under its node
     locks; (the results in input order, the cascade continuations they started)."""
     rule_set, grouping = config.proposal_pins()
@@ -84,7 +85,7 @@ def reassess(
     pinned: dict[UUID, tuple[str, str]] = {}
     batches = [consolidations[i : i + REASSESS_BATCH] for i in range(0, len(consolidations), REASSESS_BATCH)]
 
-    def one(batch: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], UUID | None]:
+    def one(batch: Sequence[AffectedConsolidation]) -> tuple[list[Verdict], UUID | None]:
         with uow() as tx:
             return tx.reversal.reassess(
                 batch, judge=judge, actor=actor, cause=cause, pins=pins, pinned=pinned, start_cascade=True
@@ -119,7 +120,7 @@ def reverify(
     most ``limit`` per call; cascade from what becomes contested; then dispatch
     a one-round review of each open proposal no review was dispatched for yet,
     to its thread's reviewers — or, with none, leave it for a manual review with
-    the reason (``unstaffed``).
+    the reason (``unstaffed``); one the thread's budget refuses likewise (``unfunded``).
     Memory that is provisional only because it depends on a contested node waits
     for that node's adjudication."""
     with uow() as tx:
@@ -137,18 +138,24 @@ def reverify(
         awaiting = tx.retractions.awaiting_review(limit=limit)
     dispatched: list[UUID] = []
     unstaffed: list[UUID] = []
+    unfunded: list[UUID] = []
     for row in awaiting:
         made = dispatch_review(uow, scheduler, row["id"], row["thread_id"], actor=actor)
         if made.unstaffed:
             unstaffed.append(made.proposal_id)
+        elif made.unfunded:
+            unfunded.append(made.proposal_id)
         elif made.dispatch_id is not None and not made.already_dispatched:
             dispatched.append(made.dispatch_id)
     return Reverified(
-        reverified=[Reassessed(**r) for r in results], dispatched=dispatched, unstaffed=unstaffed
+        reverified=[Reassessed(**r) for r in results],
+        dispatched=dispatched,
+        unstaffed=unstaffed,
+        unfunded=unfunded,
     )
 
 
-def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, Any]]) -> list[UUID]:
+def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, object]]) -> list[UUID]:
     """A read touched these memory items: queue re-verification of the provisional ones."""
     provisional = [UUID(str(item["id"])) for item in memory if item.get("status") == "provisional"]
     if provisional:
@@ -157,7 +164,7 @@ def request_reverification(scheduler: Scheduler, memory: Sequence[Mapping[str, A
 
 
 def reverify_touched(
-    scheduler_of: Callable[[], Scheduler | None], memory: Sequence[Mapping[str, Any]]
+    scheduler_of: Callable[[], Scheduler | None], memory: Sequence[Mapping[str, object]]
 ) -> str | None:
     """The one re-verification on read (docs/architecture.md §5, lazily), for every face
     (CLI, HTTP API, MCP): a read showed these memory items, so queue re-verification of the

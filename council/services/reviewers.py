@@ -5,7 +5,10 @@ thread — or to the reviewers its review setting names — resolved here, real 
 simulated as they would run here, never a simulated voter beside real ones
 (the rule: ``council.domain.reviewers``). What was left out, and why, is in the
 dispatch's event; when nobody qualifies, the proposal stays for a manual review
-and a ``retraction.review_unstaffed`` event says why, once per setting.
+and a ``retraction.review_unstaffed`` event says why, once per setting. When the
+thread's budget refuses the review dispatch, the proposal stays for a manual review
+and a ``retraction.review_unfunded`` event says why, once per budget: the sweep goes
+on to the other proposals, and takes this one again when the budget changes.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from council.adapters.scheduler import Scheduler
 from council.agents.profiles import load_profiles, simulation_mode
 from council.domain.commands import IdRef
 from council.domain.reviewers import SETTING, THREAD, Candidate, Reviewers, choose
-from council.errors import BadInput
+from council.errors import BadInput, BudgetRefused
 from council.services.dispatch import dispatch
 from council.services.ports import UnitOfWork
 
@@ -26,13 +29,15 @@ from council.services.ports import UnitOfWork
 class ReviewDispatch:
     """One proposal's automatic review: its dispatch (None when nobody qualified),
     whether it existed already, who was chosen and left out, and — with nobody —
-    whether this call told so (``unstaffed``; a racing sweep may have told it first)."""
+    whether this call told so (``unstaffed``; a racing sweep may have told it first); with
+    the review refused by the thread's budget, whether this call told that (``unfunded``)."""
 
     proposal_id: UUID
     reviewers: Reviewers
     dispatch_id: UUID | None = None
     already_dispatched: bool = False
     unstaffed: bool = False
+    unfunded: bool = False
 
 
 def dispatch_review(
@@ -50,18 +55,23 @@ def dispatch_review(
         with uow() as tx:
             told = tx.reviews.record_unstaffed(proposal_id, thread_id, setting_id, reviewers, actor=actor)
         return ReviewDispatch(proposal_id=proposal_id, reviewers=reviewers, unstaffed=told)
-    made = dispatch(
-        uow,
-        scheduler,
-        thread_id,
-        reviewers.agents,
-        mode="review",
-        rounds=1,
-        actor=actor,
-        proposal=proposal_id,
-        once_per_proposal=True,
-        reviewers=reviewers,
-    )
+    try:
+        made = dispatch(
+            uow,
+            scheduler,
+            thread_id,
+            reviewers.agents,
+            mode="review",
+            rounds=1,
+            actor=actor,
+            proposal=proposal_id,
+            once_per_proposal=True,
+            reviewers=reviewers,
+        )
+    except BudgetRefused as refused:  # nothing was written: say so once, and go on
+        with uow() as tx:
+            told = tx.reviews.record_unfunded(proposal_id, thread_id, str(refused), actor=actor)
+        return ReviewDispatch(proposal_id=proposal_id, reviewers=reviewers, unfunded=told)
     return ReviewDispatch(
         proposal_id=proposal_id,
         reviewers=reviewers,

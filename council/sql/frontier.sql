@@ -49,12 +49,13 @@ counter_nodes AS (
 disputes AS (
     SELECT c.node_version_id AS target, c.id AS claim_id, c.run_id, r.agent, r.provider, c.confidence,
            c.rationale
-    FROM claims c JOIN agent_runs r ON r.id = c.run_id
+    FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL  -- a control is no one's dispute
     WHERE c.claim_type = 'dispute' AND c.node_version_id IN (SELECT version_id FROM heads)
 ),
 cited AS (
     SELECT DISTINCT ci.node_version_id, ci.evidence_id
     FROM citations ci WHERE ci.node_version_id IN (SELECT version_id FROM frontier_versions)
+      AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)
 )
 SELECT json_build_object(
     'thread', (SELECT row_to_json(t) FROM (
@@ -64,8 +65,9 @@ SELECT json_build_object(
     'heads', (SELECT coalesce(json_agg(json_build_object(
             'version_id', h.version_id, 'logical_node_id', h.logical_node_id, 'branch_id', h.branch_id,
             'status', h.status, 'content', nv.content, 'version_no', nv.version_no,
-            'support_claims', (SELECT count(*) FROM claims c WHERE c.node_version_id = h.version_id
-                               AND c.claim_type IN ('originate', 'endorse')),
+            'support_claims', (SELECT count(*) FROM claims c JOIN agent_runs r ON r.id = c.run_id
+                               WHERE c.node_version_id = h.version_id AND r.control_of IS NULL
+                                 AND c.claim_type IN ('originate', 'endorse')),
             'dispute_claims', coalesce(dc.disputes, 0))
         ORDER BY (h.status = 'tentative') DESC, h.status_changed_at DESC, h.version_id), '[]'::json)
         FROM heads h JOIN node_versions nv ON nv.id = h.version_id

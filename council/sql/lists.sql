@@ -10,8 +10,8 @@ ORDER BY te.created_at, e.id
 
 -- list_nodes --
 -- A thread's logical nodes at their head version, oldest first (`council node list`,
--- GET /threads/{id}/nodes): the status, the head's claims by type and whether a live
--- consolidation stands for the node.
+-- GET /threads/{id}/nodes): the status, the head's claims by type (a control run's are
+-- not the council's: never counted) and whether a live consolidation stands for the node.
 SELECT ln.id AS logical_node_id, v.id AS version_id, v.version_no, v.branch_id, b.kind AS branch_kind,
        s.status, v.content, ln.created_at,
        count(c.id) FILTER (WHERE c.claim_type IN ('originate', 'endorse')) AS support_claims,
@@ -24,7 +24,8 @@ FROM logical_nodes ln
 JOIN node_versions v ON v.id = ln.head_version_id
 JOIN node_version_states s ON s.id = v.id
 JOIN branches b ON b.id = v.branch_id
-LEFT JOIN claims c ON c.node_version_id = v.id
+LEFT JOIN (claims c JOIN agent_runs cr ON cr.id = c.run_id AND cr.control_of IS NULL)
+       ON c.node_version_id = v.id
 WHERE ln.thread_id = :thread_id
 GROUP BY ln.id, v.id, b.kind, s.status
 ORDER BY ln.created_at, ln.id
@@ -37,7 +38,7 @@ SELECT * FROM (
            proposal_id, status, attempt, request_sha256, error, created_at, started_at, finished_at,
            (usage ->> 'prompt_tokens')::bigint AS prompt_tokens,
            (usage ->> 'completion_tokens')::bigint AS completion_tokens,
-           cost_usd::float8 AS cost_usd
+           cost_usd::float8 AS cost_usd, control_of
     FROM agent_runs
     WHERE (CAST(:thread_id AS uuid) IS NULL OR thread_id = :thread_id)
       AND (CAST(:status AS text) IS NULL OR status = :status)
@@ -52,7 +53,7 @@ ORDER BY created_at, id
 -- Dispatches, oldest first, of a thread (`council dispatch list`, GET
 -- /threads/{id}/dispatches) or one by id (`dispatch show`), with their runs counted
 -- by status and their cost.
-SELECT d.id, d.thread_id, d.mode, d.agents, d.rounds, d.proposal_id, d.created_at,
+SELECT d.id, d.thread_id, d.mode, d.agents, d.rounds, d.proposal_id, d.created_at, d.controls,
        count(r.id) AS runs,
        count(r.id) FILTER (WHERE r.status = 'succeeded') AS succeeded,
        count(r.id) FILTER (WHERE r.status = 'failed') AS failed,

@@ -99,7 +99,7 @@ WHERE (cardinality(CAST(:thread_ids AS uuid[])) = 0 OR t.id = ANY (CAST(:thread_
 
 -- eval_runs --
 -- The runs of the threads in turn order (an imported run's turn index, else round then
--- creation), with what the figures need.
+-- creation), with what the figures need; a control run names the run it controls.
 SELECT r.id::text AS id, r.thread_id::text AS thread_id, r.agent, r.provider, r.model,
        r.parent_run_id::text AS parent_run_id,
        -- a list of strings, as text[]: the client parses an array far faster than JSON
@@ -108,7 +108,8 @@ SELECT r.id::text AS id, r.thread_id::text AS thread_id, r.agent, r.provider, r.
        )) AS input_fingerprint,
        (r.usage ->> 'prompt_tokens')::bigint AS prompt_tokens,
        (r.usage ->> 'completion_tokens')::bigint AS completion_tokens,
-       r.cost_usd, it.run_id IS NOT NULL AS imported, it.stated_confidence
+       r.cost_usd, it.run_id IS NOT NULL AS imported, it.stated_confidence,
+       r.control_of::text AS control_of
 FROM agent_runs r
 LEFT JOIN imported_turns it ON it.run_id = r.id
 WHERE r.thread_id = ANY (CAST(:thread_ids AS uuid[])) AND r.mode <> 'review'
@@ -160,10 +161,11 @@ WHERE n.thread_id = :thread_id
 ORDER BY p.ordinal NULLS LAST, v.created_at, v.id
 
 -- export_runs --
--- Its turns: the runs in turn order, with what an imported turn recorded.
+-- Its turns: the runs in turn order, with what an imported turn recorded (a control run
+-- is no turn of the debate).
 SELECT r.id::text AS id, r.agent, r.model, r.provider, r.round, it.debate_round, it.stated_confidence,
        it.saw_given, it.turn_text, it.run_id IS NOT NULL AS imported
 FROM agent_runs r
 LEFT JOIN imported_turns it ON it.run_id = r.id
-WHERE r.thread_id = :thread_id AND r.mode <> 'review'
+WHERE r.thread_id = :thread_id AND r.mode <> 'review' AND r.control_of IS NULL
 ORDER BY it.turn_index NULLS LAST, r.round, r.created_at, r.id

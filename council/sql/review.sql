@@ -4,7 +4,9 @@
 -- never set it), or once open for the thread's delay (delayed). A manual
 -- thread's proposals are never reviewed by themselves, nor one that was found to
 -- have no reviewer under the setting in force (its `retraction.review_unstaffed`
--- event names that setting; a change of the setting makes it due again). The
+-- event names that setting; a change of the setting makes it due again), nor one
+-- whose review the thread's budget refused (its `retraction.review_unfunded` event
+-- names the budget row in force; a change of the budget makes it due again). The
 -- setting in force is the thread's latest row. Oldest first, at most :limit.
 SELECT p.id, p.thread_id
 FROM retraction_proposals p
@@ -20,6 +22,12 @@ WHERE p.status = 'open'
       SELECT 1 FROM events e
       WHERE e.kind = 'retraction.review_unstaffed' AND e.subject_id = p.id::text
         AND e.payload ->> 'setting_id' IS NOT DISTINCT FROM s.id::text)
+  AND NOT EXISTS (
+      SELECT 1 FROM events e
+      WHERE e.kind = 'retraction.review_unfunded' AND e.subject_id = p.id::text
+        AND e.payload ->> 'budget_id' IS NOT DISTINCT FROM (
+            SELECT b.id::text FROM thread_budgets b WHERE b.thread_id = p.thread_id
+            ORDER BY b.created_at DESC, b.id DESC LIMIT 1))
 ORDER BY p.created_at, p.id
 LIMIT :limit
 
@@ -50,3 +58,16 @@ SELECT
         SELECT 1 FROM agent_runs r
         WHERE r.thread_id = :thread_id AND r.mode <> 'review' AND r.status = 'succeeded'
           AND NOT r.simulated) AS real
+
+-- review_unfunded_under --
+-- The thread's budget row in force (NULL: none) and whether the proposal's review was
+-- already found refused under it, so that concurrent sweeps record it once (they run
+-- this under the proposal's lock).
+WITH budget AS (
+    SELECT b.id FROM thread_budgets b WHERE b.thread_id = :thread_id
+    ORDER BY b.created_at DESC, b.id DESC LIMIT 1)
+SELECT (SELECT id FROM budget) AS budget_id,
+       EXISTS (
+           SELECT 1 FROM events e
+           WHERE e.kind = 'retraction.review_unfunded' AND e.subject_id = :proposal_id
+             AND e.payload ->> 'budget_id' IS NOT DISTINCT FROM (SELECT id::text FROM budget)) AS told

@@ -25,7 +25,7 @@ WITH before AS (
     FROM before b
     WHERE a.id = b.id
     RETURNING a.id, a.attempt, a.thread_id, a.dispatch_id, a.agent, a.model, a.provider, a.simulated, a.round,
-              a.mode, a.proposal_id, a.request, a.request_sha256, a.executor,
+              a.mode, a.proposal_id, a.request, a.request_sha256, a.executor, a.control_of,
               (SELECT d.rounds FROM dispatches d WHERE d.id = a.dispatch_id) AS dispatch_rounds,
               (SELECT rs.body ? 'min_council_answered' FROM threads th JOIN rule_sets rs ON rs.id = th.rule_set_id
                WHERE th.id = a.thread_id) AS quorum_rule
@@ -132,29 +132,46 @@ WITH finished AS (
 SELECT id FROM finished
 
 -- next_round --
--- Create round :next_round of a dispatch once every run of the round before
--- is terminal; idempotent (unique per dispatch, round and agent). Each new run's
--- parent is the same agent's run of the previous round, and it runs the
--- executor its parent was pinned to.
-INSERT INTO agent_runs (thread_id, dispatch_id, agent, model, provider, simulated, executor, parent_run_id,
-                        round, mode, proposal_id, status)
-SELECT r.thread_id, r.dispatch_id, r.agent, r.model, r.provider, r.simulated, r.executor, r.id, :next_round,
-       r.mode, r.proposal_id, 'created'
-FROM agent_runs r
-JOIN dispatches d ON d.id = r.dispatch_id
-WHERE r.dispatch_id = :dispatch_id AND r.round = :next_round - 1 AND :next_round <= d.rounds
-  AND NOT EXISTS (SELECT 1 FROM agent_runs o WHERE o.dispatch_id = :dispatch_id AND o.round = :next_round - 1
-                  AND o.status NOT IN ('succeeded', 'failed'))
-ORDER BY r.agent
-ON CONFLICT (dispatch_id, round, agent) WHERE dispatch_id IS NOT NULL DO NOTHING
-RETURNING id
+-- Create round :next_round of a dispatch once every run of the round before (its
+-- control runs too) is terminal; idempotent (unique per dispatch, round and agent). Each
+-- new run's parent is the same agent's run of the previous round, and it runs the
+-- executor its parent was pinned to. Under a dispatch with controls, each new run gets
+-- its control run in the same statement: the same agent, executor, parent and round,
+-- control_of naming it (compiled on the blind briefing when it is claimed).
+WITH made AS (
+    INSERT INTO agent_runs (thread_id, dispatch_id, agent, model, provider, simulated, executor, parent_run_id,
+                            round, mode, proposal_id, status)
+    SELECT r.thread_id, r.dispatch_id, r.agent, r.model, r.provider, r.simulated, r.executor, r.id, :next_round,
+           r.mode, r.proposal_id, 'created'
+    FROM agent_runs r
+    JOIN dispatches d ON d.id = r.dispatch_id
+    WHERE r.dispatch_id = :dispatch_id AND r.round = :next_round - 1 AND r.control_of IS NULL
+      AND :next_round <= d.rounds
+      AND NOT EXISTS (SELECT 1 FROM agent_runs o WHERE o.dispatch_id = :dispatch_id AND o.round = :next_round - 1
+                      AND o.status NOT IN ('succeeded', 'failed'))
+    ORDER BY r.agent
+    ON CONFLICT (dispatch_id, round, agent) WHERE dispatch_id IS NOT NULL AND control_of IS NULL DO NOTHING
+    RETURNING *
+), controls AS (
+    INSERT INTO agent_runs (thread_id, dispatch_id, agent, model, provider, simulated, executor, parent_run_id,
+                            round, mode, proposal_id, status, control_of)
+    SELECT m.thread_id, m.dispatch_id, m.agent, m.model, m.provider, m.simulated, m.executor, m.parent_run_id,
+           m.round, m.mode, m.proposal_id, 'created', m.id
+    FROM made m JOIN dispatches d ON d.id = m.dispatch_id
+    WHERE d.controls
+    ORDER BY m.agent
+    RETURNING id, agent
+)
+SELECT id FROM (SELECT id, agent, 0 AS k FROM made UNION ALL SELECT id, agent, 1 FROM controls) n
+ORDER BY n.agent, n.k
 
 -- previous_round_stances --
--- The stances of a dispatch's previous round: what a deliberative run is shown.
+-- The stances of a dispatch's previous round: what a deliberative run is shown (never a
+-- control run's: a control is no member of the council).
 SELECT c.id AS claim_id, c.run_id, r.agent, c.node_version_id, c.claim_type AS type,
        c.confidence::text AS confidence, c.rationale
 FROM agent_runs r JOIN claims c ON c.run_id = r.id
-WHERE r.dispatch_id = :dispatch_id AND r.round = :round AND r.status = 'succeeded'
+WHERE r.dispatch_id = :dispatch_id AND r.round = :round AND r.status = 'succeeded' AND r.control_of IS NULL
 ORDER BY c.node_version_id, c.id
 
 -- sweep_runs --

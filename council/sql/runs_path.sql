@@ -42,10 +42,11 @@ SELECT * FROM agent_runs WHERE dispatch_id = :dispatch_id ORDER BY round, agent
 SELECT id FROM dispatches WHERE proposal_id = :proposal_id ORDER BY created_at LIMIT 1
 
 -- add_dispatch --
--- A dispatch: its thread, mode, agents as named, rounds, proposal, and idempotency key
--- with the hash of what it asked for.
-INSERT INTO dispatches (thread_id, mode, agents, rounds, proposal_id, idempotency_key, request_sha256)
-VALUES (:thread_id, :mode, CAST(:agents AS text[]), :rounds, CAST(:proposal_id AS uuid), :key, :request_sha256)
+-- A dispatch: its thread, mode, agents as named, rounds, proposal, idempotency key
+-- with the hash of what it asked for, and whether its later rounds get control runs.
+INSERT INTO dispatches (thread_id, mode, agents, rounds, proposal_id, idempotency_key, request_sha256, controls)
+VALUES (:thread_id, :mode, CAST(:agents AS text[]), :rounds, CAST(:proposal_id AS uuid), :key, :request_sha256,
+        :controls)
 RETURNING id
 
 -- add_first_round --

@@ -5,6 +5,9 @@
 -- row; all named rows are immutable, so reading them later changes nothing.
 -- 'retraction' names the latest retraction or restore of a consolidation of this
 -- version (a retracted version does not consolidate again on claims alone).
+-- A control run (agent_runs.control_of, revision 0036) is never counted: its claims,
+-- citations and exposures are left out, so no decision depends on them (a citation
+-- made with its node, by no run, stays).
 -- One row per version found: (version_id, manifest).
 SELECT nv.id AS version_id, json_build_object(
     'version_id', nv.id,
@@ -24,23 +27,31 @@ SELECT nv.id AS version_id, json_build_object(
         WHERE b.id = nv.branch_id OR (b.thread_id = nv.thread_id AND b.kind = 'objective')),
     'claims', (
         SELECT coalesce(json_agg(c.id ORDER BY c.id), '[]'::json)
-        FROM claims c WHERE c.node_version_id = nv.id),
+        FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+        WHERE c.node_version_id = nv.id),
     'runs', (
         SELECT coalesce(json_agg(DISTINCT c.run_id), '[]'::json)
-        FROM claims c WHERE c.node_version_id = nv.id),
+        FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+        WHERE c.node_version_id = nv.id),
     'exposures', (
         SELECT coalesce(json_agg(e.id ORDER BY e.id), '[]'::json)
         FROM run_exposures e
-        WHERE e.run_id IN (SELECT c.run_id FROM claims c WHERE c.node_version_id = nv.id)
+        WHERE e.run_id IN (SELECT c.run_id FROM claims c JOIN agent_runs r ON r.id = c.run_id
+                           WHERE c.node_version_id = nv.id AND r.control_of IS NULL)
           AND e.kind = 'stance'),
     'citations', (
         SELECT coalesce(json_agg(ci.id ORDER BY ci.id), '[]'::json)
-        FROM citations ci WHERE ci.node_version_id = nv.id),
+        FROM citations ci
+        WHERE ci.node_version_id = nv.id
+          AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)),
     'evidence', (
         SELECT coalesce(json_agg(json_build_object('id', e.id, 'transition', (
             SELECT t.id FROM evidence_transitions t WHERE t.evidence_id = e.id
             ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY e.id), '[]'::json)
-        FROM (SELECT DISTINCT ci.evidence_id AS id FROM citations ci WHERE ci.node_version_id = nv.id) e),
+        FROM (SELECT DISTINCT ci.evidence_id AS id
+              FROM citations ci
+              WHERE ci.node_version_id = nv.id
+                AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)) e),
     'pending_actions', (
         SELECT coalesce(json_agg(json_build_object('id', p.id, 'transition', (
             SELECT t.id FROM pending_action_transitions t WHERE t.pending_action_id = p.id
@@ -64,7 +75,7 @@ CASE WHEN rs.body ? 'min_council_answered' THEN (
         FROM claims c
         JOIN agent_runs r ON r.id = c.run_id
         JOIN dispatches d ON d.id = r.dispatch_id
-        WHERE c.node_version_id = nv.id AND d.mode <> 'review'
+        WHERE c.node_version_id = nv.id AND d.mode <> 'review' AND r.control_of IS NULL
     ), seated AS (
         SELECT DISTINCT unnest(j.agents) AS agent FROM judged j
     ), sent AS (
@@ -81,7 +92,7 @@ CASE WHEN rs.body ? 'min_council_answered' THEN (
     FROM agent_runs r
     WHERE r.dispatch_id IN (SELECT s.id FROM sent s)
       AND r.agent IN (SELECT s.agent FROM seated s)
-      AND r.mode <> 'control')
+      AND r.control_of IS NULL)
 END AS seats,
 -- Under a rule set with min_effective_support: its prior and threshold, and the
 -- model and provider family of every run that claimed on the version.
@@ -91,7 +102,7 @@ CASE WHEN rs.body ? 'min_effective_support' THEN json_build_object(
     'models', (
         SELECT coalesce(json_agg(DISTINCT jsonb_build_object('model', r.model, 'provider', r.provider)), '[]'::json)
         FROM claims c JOIN agent_runs r ON r.id = c.run_id
-        WHERE c.node_version_id = nv.id))
+        WHERE c.node_version_id = nv.id AND r.control_of IS NULL))
 END AS correlation_inputs
 FROM node_versions nv
 JOIN threads th ON th.id = nv.thread_id
@@ -102,7 +113,7 @@ WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
 -- Per pair of :models, over the resolved node versions both took a stance on: how many,
 -- how many times each was in error and how many times both were (council/domain/effective.py:
 -- a model's latest non-abstain stance on a version is in error when supporting contradicts
--- the resolution in force). Sums, not stances: a decision under min_effective_support
+-- the resolution in force; a control run's stance is not counted). Sums, not stances: a decision under min_effective_support
 -- reads one row a pair however many records were resolved.
 WITH res AS (
     SELECT DISTINCT ON (x.node_version_id) x.node_version_id, x.outcome
@@ -114,7 +125,7 @@ WITH res AS (
     FROM res
     JOIN claims c ON c.node_version_id = res.node_version_id AND c.claim_type <> 'abstain'
     JOIN agent_runs r ON r.id = c.run_id
-    WHERE r.model = ANY(CAST(:models AS text[]))
+    WHERE r.model = ANY(CAST(:models AS text[])) AND r.control_of IS NULL
     ORDER BY r.model, c.node_version_id, c.created_at DESC, c.id DESC
 )
 SELECT a.model AS a, b.model AS b, count(*)::int AS n, sum(a.err)::int AS sa, sum(b.err)::int AS sb,
@@ -138,7 +149,7 @@ SELECT DISTINCT ON (r.model, c.node_version_id) r.model, c.node_version_id::text
 FROM res
 JOIN claims c ON c.node_version_id = res.node_version_id AND c.claim_type <> 'abstain'
 JOIN agent_runs r ON r.id = c.run_id
-WHERE r.model = ANY(CAST(:models AS text[]))
+WHERE r.model = ANY(CAST(:models AS text[])) AND r.control_of IS NULL
 ORDER BY r.model, c.node_version_id, c.created_at DESC, c.id DESC
 
 -- snapshot_rows --
@@ -263,7 +274,7 @@ FROM agent_runs me
 JOIN threads th ON th.id = me.thread_id
 JOIN rule_sets rs ON rs.id = th.rule_set_id AND rs.body ? 'min_council_answered'
 JOIN dispatches d ON d.thread_id = me.thread_id AND d.mode <> 'review' AND me.agent = ANY(d.agents)
-JOIN agent_runs r ON r.dispatch_id = d.id
+JOIN agent_runs r ON r.dispatch_id = d.id AND r.control_of IS NULL
 JOIN claims c ON c.run_id = r.id
 WHERE me.id = :run_id AND me.dispatch_id IS NOT NULL
   AND NOT EXISTS (

@@ -10,13 +10,15 @@
 -- was decided last under the node lock, revision 0013)
 -- or a row from before 0013 (consolidation_evaluations_legacy_sha256_key); a
 -- consolidation's snapshot is read only for a head that was consolidated and
--- is open again (retracted).
+-- is open again (retracted). A control run's claims are counted by no snapshot
+-- (revision 0036), so not here either.
 WITH unseen AS MATERIALIZED (
     SELECT s.id
     FROM node_version_states s
     JOIN node_versions nv ON nv.id = s.id
     JOIN logical_nodes ln ON ln.id = nv.logical_node_id AND ln.head_version_id = nv.id
-    CROSS JOIN LATERAL (SELECT count(*) AS n FROM claims c WHERE c.node_version_id = s.id) k
+    CROSS JOIN LATERAL (SELECT count(*) AS n FROM claims c JOIN agent_runs r ON r.id = c.run_id
+                        WHERE c.node_version_id = s.id AND r.control_of IS NULL) k
     WHERE s.status IN ('open', 'tentative')
       AND k.n > coalesce((SELECT e.claims_seen FROM council_evaluation_tail_v2(s.id) e), 0)
       AND k.n > coalesce((SELECT max(e.claims_seen) FROM consolidation_evaluations e

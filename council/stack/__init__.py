@@ -29,11 +29,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Literal, Protocol, TypedDict
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from council import config
+from council.config import ComponentRecord, StackState
 from council.errors import StackError
 from council.files import PRIVATE_UMASK, home_mode, private_dir
 from council.settings import settings
@@ -58,9 +59,22 @@ class Backend(Protocol):
 class Component:
     name: str
     env_var: str  # when set, the service it names is used and nothing is started
-    state_key: str  # where up records the embedded URL (read back by council.config)
+    # where up records the embedded URL (read back by council.config)
+    state_key: Literal["database_url", "broker_url"]
     backend: Backend
-    owner_key: str | None = None  # where up records the owner's URL, when it differs
+    owner_key: Literal["migrate_database_url"] | None = None  # the owner's URL, when it differs
+
+
+class UpReport(TypedDict, total=False):
+    """What :func:`up` returns (published as ``StackUp``)."""
+
+    home: str
+    database_url: str
+    broker_url: str
+    database_revision: str
+    web_url: str | None
+    components: dict[str, ComponentRecord]
+    workers_restarted: list[str]
 
 
 def components() -> tuple[Component, ...]:
@@ -77,7 +91,7 @@ def components() -> tuple[Component, ...]:
     )
 
 
-def up(progress: Progress | None = None) -> dict[str, Any]:
+def up(progress: Progress | None = None) -> UpReport:
     """Start (or reuse) every embedded component, migrate the database, start (or
     reuse) the supervised processes, record the state.
 
@@ -92,10 +106,10 @@ def up(progress: Progress | None = None) -> dict[str, Any]:
     os.umask(PRIVATE_UMASK)  # this process writes the stack's files too (pgserver's among them)
     with _locked(home):
         web_port = processes.choose_web_port(home)  # before anything starts: a taken port fails fast
-        records: dict[str, dict[str, Any]] = {}
-        state: dict[str, Any] = {"home": str(home), "components": records, "web_port": web_port}
+        records: dict[str, ComponentRecord] = {}
+        state: StackState = {"home": str(home), "components": records, "web_port": web_port}
         config.write_state(state)  # the supervisor reads the port from it
-        result: dict[str, Any] = {"home": str(home), "components": records}
+        result: UpReport = {"home": str(home), "components": records}
         for component in components():
             external = settings().variable(component.env_var)
             if external:
@@ -173,8 +187,8 @@ def down() -> dict[str, object]:
     home = config.council_home()
     with _locked(home):
         state = config.read_state() or {}
-        records: dict[str, Any] = state.setdefault("components", {})
-        report: dict[str, dict[str, Any]] = processes.stop(home)
+        records: dict[str, ComponentRecord] = state.setdefault("components", {})
+        report = processes.stop(home)
         records.pop(processes.SUPERVISOR, None)
         failures: list[str] = []
         for component in reversed(components()):
@@ -209,7 +223,7 @@ def status() -> dict[str, object]:
     redacted, ``database_revision`` is None when the database is unreachable.
     """
     home = config.council_home()
-    report: dict[str, dict[str, Any]] = {}
+    report: dict[str, ComponentRecord] = {}
     urls: dict[str, str | None] = {}  # unredacted, by state key
     for component in components():
         external = settings().variable(component.env_var)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from council.files import write_private
 from council.settings import settings
@@ -23,7 +23,14 @@ _KEY_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN")
 _PROFILE_VARIABLES = ("COUNCIL_PROFILE", "COUNCIL_SIMULATE", "COUNCIL_PROFILES")
 
 
-def current(home: Path) -> dict[str, Any]:
+class Fingerprint(TypedDict):
+    """What the workers were started with (``FILE``): key variables' names, the profiles' digest."""
+
+    keys: list[str]
+    profiles_sha256: str
+
+
+def current(home: Path) -> Fingerprint:
     """The names of the provider key variables set now, and the profiles' digest."""
     current = settings()
     keys = sorted(name for name, value in current.variables() if name.endswith(_KEY_SUFFIXES) and value)
@@ -39,16 +46,16 @@ def current(home: Path) -> dict[str, Any]:
     return {"keys": keys, "profiles_sha256": digest.hexdigest()}
 
 
-def record(home: Path, fingerprint: dict[str, Any]) -> None:
+def record(home: Path, fingerprint: Fingerprint) -> None:
     write_private(home / FILE, json.dumps(fingerprint, indent=2, sort_keys=True))
 
 
-def recorded(home: Path) -> dict[str, Any] | None:
+def recorded(home: Path) -> Fingerprint | None:
     try:
         data = json.loads((home / FILE).read_text())
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return cast(Fingerprint, data) if isinstance(data, dict) else None  # as `record` wrote it
 
 
 def drift(home: Path) -> list[str]:

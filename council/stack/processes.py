@@ -30,11 +30,12 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 import psutil
 
 from council import config
+from council.config import ComponentRecord
 from council.errors import StackError
 from council.files import PRIVATE_UMASK, private_dir, private_tree, write_private
 from council.settings import child_environment, settings
@@ -54,6 +55,27 @@ _STOP_TIMEOUT_S = 60  # the supervisor gives its children a warm shutdown first
 
 
 METRICS_PORT_ENV = "COUNCIL_METRICS_PORT"  # read by council/workers/metrics_server.py
+
+
+class ChildRecord(TypedDict, total=False):
+    """A supervised process as the supervisor records it in ``STATE_FILE`` (every key;
+    read back from the file, none is counted on)."""
+
+    pid: int | None
+    started: float | None  # its create_time
+    state: str
+    restarts: int
+    last_exit_code: int | None
+    last_exit_at: str | None
+
+
+class ProcessFile(TypedDict, total=False):
+    """The supervisor's ``STATE_FILE``: its pid, start time and children (empty: none is
+    recorded, or the file is unreadable)."""
+
+    pid: int
+    started: float
+    children: dict[str, ChildRecord]
 
 
 @dataclass(frozen=True)
@@ -168,15 +190,15 @@ def log_dir(home: Path) -> Path:
     return home / "logs"
 
 
-def read(home: Path) -> dict[str, Any]:
+def read(home: Path) -> ProcessFile:
     try:
         data = json.loads((home / STATE_FILE).read_text())
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return cast(ProcessFile, data) if isinstance(data, dict) else {}  # as the supervisor wrote it
 
 
-def write(home: Path, data: dict[str, Any]) -> None:
+def write(home: Path, data: ProcessFile) -> None:
     write_private(home / STATE_FILE, json.dumps(data, indent=2, sort_keys=True))
 
 
@@ -196,7 +218,7 @@ def alive_supervisor(home: Path) -> bool:
     return alive(state.get("pid"), state.get("started"))
 
 
-def start(home: Path) -> dict[str, Any]:
+def start(home: Path) -> dict[str, ComponentRecord]:
     """Start the supervisor unless one runs; wait until it has started every child.
 
     Returns ``{name: record}`` for the supervisor and each child, with ``reused``.
@@ -227,7 +249,7 @@ def start(home: Path) -> dict[str, Any]:
     return records
 
 
-def _await_children(home: Path, process: subprocess.Popen[bytes]) -> dict[str, Any]:
+def _await_children(home: Path, process: subprocess.Popen[bytes]) -> ProcessFile:
     deadline = time.monotonic() + _START_TIMEOUT_S
     while time.monotonic() < deadline:
         state = read(home)
@@ -248,8 +270,9 @@ def await_web(home: Path, port: int, restarts: int = 0) -> None:
     log = log_dir(home) / "web.log"
     deadline = time.monotonic() + _WEB_TIMEOUT_S
     while time.monotonic() < deadline:
-        web = read(home).get("children", {}).get("web", {})
-        if alive(web.get("pid"), web.get("started")) and _listens(web["pid"], port):
+        web: ChildRecord = read(home).get("children", {}).get("web", {})
+        pid = web.get("pid")
+        if pid is not None and alive(pid, web.get("started")) and _listens(pid, port):
             return
         if web.get("restarts", 0) > restarts:
             raise StackError(f"the web server could not serve on {WEB_HOST}:{port}: {_last_line(log)}")
@@ -273,7 +296,7 @@ def _last_line(log: Path) -> str:
     return f"{lines[-1].strip()} (see {log})" if lines else f"see {log}"
 
 
-def stop(home: Path) -> dict[str, dict[str, Any]]:
+def stop(home: Path) -> dict[str, ComponentRecord]:
     """SIGTERM the supervisor (it stops its children, then exits); if it is gone or
     stuck, kill what is left of its children's process groups."""
     state = read(home)
@@ -294,7 +317,7 @@ def stop(home: Path) -> dict[str, dict[str, Any]]:
     }
 
 
-def kill_leftovers(home: Path, state: dict[str, Any]) -> None:
+def kill_leftovers(home: Path, state: ProcessFile) -> None:
     """SIGKILL every process still in one of the children's groups that carries this
     home in its environment (a recycled group id does not)."""
     groups = {c["pid"] for c in state.get("children", {}).values() if c.get("pid")}
@@ -308,7 +331,7 @@ def kill_leftovers(home: Path, state: dict[str, Any]) -> None:
             continue
 
 
-def report(home: Path, state: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+def report(home: Path, state: ProcessFile | None = None) -> dict[str, ComponentRecord]:
     """``{name: {"running", "pid", "started_by_us", "external", "state", "log", ...}}`` for
     the supervisor and each child it runs (or would run), with ``restarts``,
     ``last_exit_code`` (negative: killed by that signal), ``last_exit_at`` and
@@ -319,7 +342,7 @@ def report(home: Path, state: dict[str, Any] | None = None) -> dict[str, dict[st
     result = {SUPERVISOR: _entry(state, "running" if supervised else "stopped", logs / f"{SUPERVISOR}.log")}
     children = state.get("children", {})
     for spec in specs(home):
-        child = children.get(spec.name, {})
+        child: ChildRecord = children.get(spec.name, {})
         entry = _entry(child, child.get("state", "stopped"), logs / f"{spec.name}.log")
         if not supervised:
             entry["state"] = "unsupervised" if entry["running"] else "stopped"
@@ -332,7 +355,7 @@ def report(home: Path, state: dict[str, Any] | None = None) -> dict[str, dict[st
     return result
 
 
-def _entry(record: dict[str, Any], state: str, log: Path) -> dict[str, Any]:
+def _entry(record: ProcessFile | ChildRecord, state: str, log: Path) -> ComponentRecord:
     running = alive(record.get("pid"), record.get("started"))
     return {
         "running": running,

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import psutil
 
@@ -168,7 +167,7 @@ class Supervisor:
         )
 
 
-def _record(child: Child) -> dict[str, Any]:
+def _record(child: Child) -> processes.ChildRecord:
     return {
         "pid": child.pid,
         "started": child.started,

@@ -37,6 +37,11 @@ class DispatchIn(BaseModel):
         lt=1_000_000,
         description="The dispatch's budget in USD, reserved before any run is sent.",
     )
+    controls: bool = Field(
+        default=False,
+        description="Deliberative only: each run of a later round is also run as a control on the "
+        "blind briefing (never counted as support).",
+    )
 
 
 class BudgetIn(BaseModel):

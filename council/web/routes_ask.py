@@ -29,6 +29,10 @@ class AskIn(BaseModel):
     budget_usd: float | None = Field(
         default=None, ge=0, lt=1_000_000, description="The dispatch's budget in USD."
     )
+    controls: bool = Field(
+        default=False,
+        description="Also run each deliberative run as a control on the blind briefing (never support).",
+    )
 
 
 @router.post(
@@ -50,6 +54,7 @@ def ask_route(body: AskIn, wired: Wired) -> AskAccepted:
             rounds=body.rounds,
             thread=body.thread_id,
             budget_usd=body.budget_usd,
+            controls=body.controls,
         ),
         actor=wired.actor,
     )

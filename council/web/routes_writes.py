@@ -65,6 +65,7 @@ def dispatch(
         proposal=body.proposal_id,
         key=idempotency_key,
         budget_usd=body.budget_usd,
+        controls=body.controls,
     )
 
 

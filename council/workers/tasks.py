@@ -180,6 +180,7 @@ def reverify(self: PolicyTask, memory_item_ids: list[str] | None = None) -> dict
         ],
         "dispatched": [str(d) for d in result.dispatched],
         "unstaffed": [str(p) for p in result.unstaffed],
+        "unfunded": [str(p) for p in result.unfunded],
     }
 
 

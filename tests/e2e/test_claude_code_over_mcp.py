@@ -112,6 +112,9 @@ def _claude(base_url: str, db_url: str, tmp_path: Path) -> dict[str, Any]:
         "ANTHROPIC_API_KEY": "sk-ant-fake-mcp-1414213562",
         # Connect the MCP servers before the first model call, so its tools are offered.
         "MCP_CONNECTION_NONBLOCKING": "0",
+        # ...and wait for them up to a minute, not Claude Code's 5 s (MCP_CONNECT_TIMEOUT_MS):
+        # on a loaded machine Council's server had not answered in 5 s and no tool was offered.
+        "MCP_CONNECT_TIMEOUT_MS": "60000",
         **QUIET,
     }
     argv = [

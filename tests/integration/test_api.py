@@ -7,6 +7,7 @@ and tokens is tests/e2e/test_http_guard.py.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -492,8 +493,26 @@ def test_the_page_and_its_assets_are_served_from_the_package(client: TestClient)
     page = client.get("/")
     script = client.get("/static/app.js")
     assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
-    for asset in ("graph.js", "governance.js", "style.css"):  # every asset the page names is served
+    for asset in ("graph.js", "independence.js", "governance.js", "truth.js", "style.css"):
+        # every asset the page names is served
         assert f"/static/{asset}" in page.text and client.get(f"/static/{asset}").status_code == 200
+    # Stored text reaches the page as text: no script parses a string as markup or code, and
+    # the page runs no inline script or handler (its content security policy would refuse one)
+    scripts = re.findall(r'<script src="/static/([a-z]+\.js)"', page.text)
+    assert len(scripts) == page.text.count("<script") == 5
+    sinks = (
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "new Function",
+        "setHTML",
+    )
+    for name in scripts:
+        source = client.get(f"/static/{name}").text
+        assert not [sink for sink in sinks if sink in source], name
+    assert not re.search(r"\son[a-z]+=", page.text)
     # The stream is read with fetch, so the token travels in a header, never in a URL
     assert (
         script.status_code == 200

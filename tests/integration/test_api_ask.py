@@ -7,9 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 
 from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
+from council.ledger.db import engine_for
 from council.web.app import create_app
 from council.web.security import Policy
 
@@ -68,3 +70,32 @@ def test_a_thread_budget_set_over_http_shows_in_the_thread(client: TestClient) -
     assert [h["usd"] for h in cleared.json()["history"]] == [1.5, None]
     # And a negative budget is refused
     assert client.post(f"/threads/{thread}/budget", json={"usd": -1}).status_code == 422
+
+
+def test_controls_over_http_on_ask_and_dispatch_and_refused_without_deliberation(
+    client: TestClient, db_url: str
+) -> None:
+    # When a question is asked with controls, it is a dispatch with controls
+    asked = client.post(
+        "/ask", json={"question": "Is the cache safe?", "agents": ["claude"], "controls": True}
+    )
+    assert asked.status_code == 202, asked.text
+    assert asked.json()["dispatch"]["controls"] is True
+    thread = asked.json()["thread_id"]
+    # And a deliberative dispatch may ask for them too
+    made = client.post(
+        f"/threads/{thread}/dispatch",
+        json={"agents": ["claude"], "mode": "deliberative", "rounds": 2, "controls": True},
+    )
+    assert made.status_code == 202, made.text
+    assert made.json()["controls"] is True
+    # But an independent one is refused with the reason, and nothing is written
+    with engine_for(db_url).connect() as conn:
+        before = conn.execute(text("SELECT count(*) FROM dispatches")).scalar_one()
+    refused = client.post(f"/threads/{thread}/dispatch", json={"agents": ["claude"], "controls": True})
+    assert refused.status_code == 422 and "--controls needs --mode deliberative" in refused.text
+    with engine_for(db_url).connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM dispatches")).scalar_one() == before == 2
+    # And the dispatch list says which dispatches pair their runs with controls
+    listed = client.get(f"/threads/{thread}/dispatches").json()["items"]
+    assert [d["controls"] for d in listed] == [True, True]

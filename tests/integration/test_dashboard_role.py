@@ -101,10 +101,10 @@ def test_dashboard_role_may_not_write_anything_nor_read_a_table(engine: Engine, 
         ).fetchall()
     assert sorted(held) == sorted((view, "SELECT") for view, _ in views)
     # (besides the functions the views call, which return what the views show: the two
-    # grouping functions, and the decoding of a compact evaluation's reason ids)
+    # grouping functions (_v2 since revision 0036), and the decoding of a compact evaluation's reason ids)
     assert sorted(callable_functions) == [
-        ("council_independence_links_v1",),
-        ("council_independence_members_v1",),
+        ("council_independence_links_v2",),
+        ("council_independence_members_v2",),
         ("council_reason_ids_v1",),
     ]
 

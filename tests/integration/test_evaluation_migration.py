@@ -121,6 +121,11 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     owner_url, app_url = at_0013
     monkeypatch.setattr(ReviewStore, "set", _review_setting_as_0013)
     owner, engine = engine_for(owner_url), engine_for(app_url)
+    # Today's snapshot query leaves control runs out by agent_runs.control_of (revision 0036);
+    # under 0013 no run is a control, so a null column of that name stands in while the 0013
+    # evaluations are recorded, and is gone before the upgrade adds the real one.
+    with owner.begin() as conn:
+        conn.execute(text("ALTER TABLE agent_runs ADD COLUMN control_of uuid"))
     # Given a hot node whose three evaluations were chained under 0013 (a root, two links)
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
@@ -130,6 +135,8 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
         ledger.claim(ledger.run("anthropic"), version_id, cites=[ledger.evidence[i]])
         evaluation_id, state = _record_as_0013(owner, version_id, state)
         old[evaluation_id] = state[3]
+    with owner.begin() as conn:
+        conn.execute(text("ALTER TABLE agent_runs DROP COLUMN control_of"))
     # When the ledger is migrated to 0014
     upgrade(owner_url)
     # Then every 0013 evaluation still replays exactly

@@ -23,6 +23,7 @@ from council.agents import gateway
 from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
 from council.errors import BadInput
 from council.ledger.unit import UnitOfWork
+from council.services.budgets import set_thread_budget
 from council.services.consolidation import consolidate
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
@@ -35,6 +36,7 @@ from tests.fakes.chat_model import chat_model, local_profiles
 from tests.rows import rows
 
 UNSTAFFED = "retraction.review_unstaffed"
+UNFUNDED = "retraction.review_unfunded"
 
 
 @pytest.fixture(autouse=True)
@@ -276,3 +278,36 @@ def test_a_review_dispatched_by_hand_goes_to_the_threads_reviewers_by_default(
     assert done.json()["agents"] == ["alpha", "beta"]
     made, _, _ = _review_dispatch(engine, proposal_id)
     assert made["agents"] == ["alpha", "beta"]
+
+
+def test_a_review_the_threads_budget_refuses_is_told_once_and_holds_up_no_other_proposal(
+    engine: Engine, uow: UnitOfWork
+) -> None:
+    # Given two threads worked by alpha and beta, each with a proposal, the older one's
+    # thread under a budget its reviewers cannot be reserved under (their model has no price)
+    funded_out, funded = Ledger.new(engine), Ledger.new(engine)
+    refused_proposal = _proposal(funded_out)
+    funded_proposal = _proposal(funded)
+    for ledger in (funded_out, funded):
+        _work(uow, ledger, ("alpha", "beta"))
+    set_thread_budget(uow, funded_out.thread_id, 5, actor="alice", reason="cap")
+    # When the sweep takes one proposal at a time
+    first = reverify(uow, Recorder(), limit=1)
+    second = reverify(uow, Recorder(), limit=1)
+    # Then the refused review is told once, with the budget's reason, and dispatches nothing
+    assert first.unfunded == [refused_proposal] and first.dispatched == []
+    [told] = rows(engine, "events", "kind = :v AND subject_id = :w", v=UNFUNDED, w=str(refused_proposal))
+    assert told["payload"]["reason"].startswith("budget: agent alpha's model openai/alpha-model has no price")
+    assert rows(engine, "dispatches", "proposal_id = :v", v=refused_proposal) == []
+    # And the next sweep goes on to the other thread's proposal instead of trying it again
+    made, _, _ = _review_dispatch(engine, funded_proposal)
+    assert second.dispatched == [made["id"]] and second.unfunded == []
+    assert reverify(uow, Recorder()).unfunded == []
+    # And once the budget changes, the refused proposal is due again and its review is sent
+    set_thread_budget(uow, funded_out.thread_id, None, clear=True, actor="alice", reason="lifted")
+    again = reverify(uow, Recorder())
+    made, _, _ = _review_dispatch(engine, refused_proposal)
+    assert again.dispatched == [made["id"]]
+    assert (
+        len(rows(engine, "events", "kind = :v AND subject_id = :w", v=UNFUNDED, w=str(refused_proposal))) == 1
+    )

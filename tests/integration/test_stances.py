@@ -21,6 +21,7 @@ from council.services.execution import execute_run
 from council.services.learning import stances
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
+from tests.rows import insert, row
 
 
 def view_classes(engine: Engine, thread_id: UUID) -> dict[UUID, str]:
@@ -44,6 +45,18 @@ def test_each_class_is_recognised_from_a_hand_built_ledger(engine: Engine, uow: 
     ) -> UUID:
         claim = ledger.claim(ledger.run("anthropic", "alpha", exposed_to=exposed_to), node, kind, cites=cites)
         return UUID(str(claim["id"]))
+
+    def claim_run(claim_id: UUID) -> UUID:
+        return UUID(str(row(engine, "claims", "id = :c", c=claim_id)["run_id"]))
+
+    def control_of(run_id: UUID) -> UUID:
+        """A control run of ``run_id`` (as dispatch --controls makes one), recorded directly."""
+        made = insert(engine, "dispatches", thread_id=ledger.thread_id, mode="deliberative",
+                      agents=["alpha"], rounds=2, controls=True)  # fmt: skip
+        control = insert(engine, "agent_runs", thread_id=ledger.thread_id, dispatch_id=made["id"],
+                         agent="alpha", model="anthropic/model", provider="anthropic", round=2,
+                         mode="deliberative", status="succeeded", control_of=run_id)  # fmt: skip
+        return UUID(str(control["id"]))
 
     def others(node: UUID, kind: str) -> tuple[UUID, ...]:
         runs = (ledger.run("openai", "beta"), ledger.run("zhipu", "gamma"))
@@ -85,6 +98,22 @@ def test_each_class_is_recognised_from_a_hand_built_ledger(engine: Engine, uow: 
     first = version("first stance")
     shown = others(first, "endorse")
     expected[alpha(first, "endorse", exposed_to=shown)] = "first_stance"
+    # Self-revision: shown two disputes, it disputes, and its control (blind) disputes too
+    revised = version("self revision")
+    alpha(revised, "endorse")
+    shown = others(revised, "dispute")
+    changed = alpha(revised, "dispute", exposed_to=shown)
+    expected[changed] = "self_revision"
+    ledger.claim(control_of(claim_run(changed)), revised, "dispute")  # not a subject itself
+    # A control that changed another way explains nothing: toward exposure stays; and a
+    # control is nobody's prior stance (the next claim, the same again, is held)
+    other_way = version("control changed another way")
+    alpha(other_way, "endorse")
+    shown = others(other_way, "dispute")
+    conformed = alpha(other_way, "dispute", exposed_to=shown)
+    expected[conformed] = "toward_exposure"
+    ledger.claim(control_of(claim_run(conformed)), other_way, "abstain")
+    expected[alpha(other_way, "dispute")] = "held"
 
     # Then the view classifies exactly these claims so (the others' claims have no prior and no exposure)
     assert view_classes(engine, ledger.thread_id) == expected
@@ -93,9 +122,10 @@ def test_each_class_is_recognised_from_a_hand_built_ledger(engine: Engine, uow: 
     assert {c.claim_id: c.change_class for c in shown_result.changes} == expected
     assert shown_result.counts == {
         "first_stance": 1,
-        "held": 1,
+        "held": 2,
         "after_evidence": 2,
-        "toward_exposure": 1,
+        "self_revision": 1,
+        "toward_exposure": 2,
         "against_exposure": 1,
         "no_recorded_cause": 1,
     }

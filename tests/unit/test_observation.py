@@ -191,6 +191,15 @@ def test_stance_cause_classes() -> None:
     assert stance_cause(before, after, ["X", "X", "Y"]) == "against_exposure"
     assert stance_cause(before, after, ["X", "Y"]) == "no_recorded_cause"
     assert stance_cause(before, after, []) == "no_recorded_cause"
+    # Its control (the blind re-run) answered the same: self-revision, whatever was seen
+    revised = dataclasses.replace(after, control_answer="Y")
+    assert stance_cause(before, revised, ["Y"]) == "self_revision"
+    assert stance_cause(before, revised, []) == "self_revision"
+    # A control that held (or moved elsewhere) leaves the class to what was seen
+    assert stance_cause(before, dataclasses.replace(after, control_answer="X"), ["Y"]) == "toward_exposure"
+    assert stance_cause(before, dataclasses.replace(after, control_answer="Z"), []) == "no_recorded_cause"
+    # Evidence still outranks it
+    assert stance_cause(before, dataclasses.replace(cited, control_answer="Y"), []) == "after_evidence"
 
 
 def test_calibration_brier_and_ece_with_bins() -> None:

@@ -6,6 +6,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+# A JSON object a result carries as it was stored or computed (a request, a trace, a
+# rule set's body, a report's table): printed and sent whole, never read key by key in
+# Python. Its published schema is "an object", as for any dict field.
+Document = dict[str, object]
+
 
 class Result(BaseModel):
     """A typed, immutable result. Unknown keys are refused, so a shape cannot

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from council.domain.results.base import Result, Row
+from council.domain.results.base import Document, Result, Row
 from council.domain.results.history import DetailedTransition, Transition
 
 
@@ -105,9 +105,9 @@ class ConsolidationShown(Row):
     node_version_id: UUID
     rule_set_id: str
     grouping_algorithm_id: str
-    snapshot: dict[str, Any]
+    snapshot: Document
     snapshot_sha256: str
-    decision: dict[str, Any]
+    decision: dict[str, Any]  # read key by key (its reasons) by the services
     status: str
     status_changed_at: datetime
     created_at: datetime

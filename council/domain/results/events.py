@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
-from council.domain.results.base import Result, Row
+from council.domain.results.base import Document, Result, Row
 from council.domain.results.consolidation import GroupShape
 
 
@@ -16,7 +15,7 @@ class Event(Row):
     kind: str
     subject_id: str | None
     actor: str
-    payload: dict[str, Any]
+    payload: Document
     created_at: datetime
 
 

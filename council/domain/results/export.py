@@ -9,10 +9,10 @@ same ledger gives the same bytes. schema/decision-record.schema.json is generate
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 from uuid import UUID
 
-from council.domain.results.base import Result, Row
+from council.domain.results.base import Document, Result, Row
 from council.domain.results.learning import StanceChange
 from council.domain.results.runs import Cost
 
@@ -165,7 +165,7 @@ class RecordAdjudication(Row):
     to_status: str
     reason: str
     actor: str
-    details: dict[str, Any]
+    details: Document
     created_at: datetime
 
 
@@ -207,7 +207,7 @@ class ThreadExport(Result):
 
     format: Literal["council-debate-v1", "decision-record", "markdown"]
     thread_id: UUID
-    record: dict[str, Any] | None = None
+    record: Document | None = None
     decision_record: DecisionRecord | None = None
     markdown: str | None = None
     out: str | None = None

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
-from council.domain.results.base import Row
+from council.domain.results.base import Document, Row
 
 
 class Transition(Row):
@@ -19,4 +18,4 @@ class Transition(Row):
 
 
 class DetailedTransition(Transition):
-    details: dict[str, Any]
+    details: Document

@@ -4,12 +4,11 @@ stance changes and calibration, as the commands and routes that read them return
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from pydantic import RootModel
 
-from council.domain.results.base import Result, Row
+from council.domain.results.base import Document, Result, Row
 from council.domain.results.consolidation import Replayed, RuleReason
 
 
@@ -38,7 +37,7 @@ class Counterfactual(Result):
 
     rule_set_id: str
     rule_set_sha256: str
-    body: dict[str, Any]
+    body: Document
     thread_id: UUID | None
     since: datetime | None
     compared: int
@@ -63,7 +62,7 @@ class RuleSetProvenance(Row):
 
 class RuleSetShown(Row):
     id: str
-    body: dict[str, Any]
+    body: Document
     body_sha256: str
     description: str
     created_at: datetime
@@ -107,6 +106,9 @@ class StanceChange(Row):
     invalidated_evidence: int
     change_class: str
     created_at: datetime
+    # Its control run (dispatch --controls) and that run's claim on the version, if any.
+    control_run_id: UUID | None = None
+    control_claim_type: str | None = None
 
 
 class StancesShown(Result):

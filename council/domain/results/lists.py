@@ -81,6 +81,7 @@ class DispatchItem(Row):
     failed: int
     unfinished: int
     cost: Cost
+    controls: bool = False  # its later rounds' runs are paired with control runs
 
 
 class DispatchList(Result):

@@ -4,10 +4,9 @@ commands that make them return them (docs/guide/observe.md defines every figure 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
-from council.domain.results.base import Result, Row
+from council.domain.results.base import Document, Result, Row
 
 
 class Imported(Result):
@@ -46,13 +45,13 @@ class EvalReport(Result):
     rule_sets: list[str]
     records: int
     resolved: int
-    agents: dict[str, Any]
-    majority: dict[str, Any]
-    council: dict[str, Any]
-    effective_votes: dict[str, Any]
-    oracle_gap: dict[str, Any]
-    calibration: dict[str, Any] | None
-    cost: dict[str, Any] | None
+    agents: Document
+    majority: Document
+    council: Document
+    effective_votes: Document
+    oracle_gap: Document
+    calibration: Document | None
+    cost: Document | None
     report_sha256: str
 
 
@@ -60,5 +59,5 @@ class DebateExport(Result):
     """`council export --format json`: the thread as one council-debate-v1 record (docs/guide/observe.md);
     ``out``: the file it was also written to (one JSON line), if any."""
 
-    record: dict[str, Any]
+    record: Document
     out: str | None = None

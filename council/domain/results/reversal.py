@@ -40,12 +40,14 @@ class ValidityChanged(Result):
 
 class Reverified(Result):
     """A re-verification pass: the memory it re-verified, the review dispatches it
-    created, and the proposals it found no reviewer for (left for a manual review;
-    the event ``retraction.review_unstaffed`` says why)."""
+    created, the proposals it found no reviewer for (left for a manual review;
+    the event ``retraction.review_unstaffed`` says why), and those whose review the
+    thread's budget refused (likewise; ``retraction.review_unfunded``)."""
 
     reverified: list[Reassessed]
     dispatched: list[UUID]
     unstaffed: list[UUID] = Field(default_factory=list)
+    unfunded: list[UUID] = Field(default_factory=list)
 
 
 class CascadeStep(Result):

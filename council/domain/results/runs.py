@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 from uuid import UUID
 
 from pydantic import Field
 
-from council.domain.results.base import Result, Row
+from council.domain.results.base import Document, Result, Row
 from council.domain.results.budgets import Reservation
 from council.domain.results.graph import Claim
 
@@ -35,6 +35,9 @@ class RunSummary(Row):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    # A control run (dispatch --controls): the deliberative run it re-ran on the blind
+    # briefing. Its claims are never counted as support.
+    control_of: UUID | None = None
 
 
 class RunList(Result):
@@ -44,12 +47,12 @@ class RunList(Result):
 class Run(RunSummary):
     lease_owner: str | None
     lease_expires_at: datetime | None
-    request: dict[str, Any] | None
+    request: Document | None
     input_fingerprint: list[str] | None
-    usage: dict[str, Any] | None
+    usage: Document | None
     cost_usd: float | None
-    lint_findings: list[dict[str, Any]] | None
-    executor: dict[str, Any] | None
+    lint_findings: list[Document] | None
+    executor: Document | None
 
 
 class RunRecorded(Run):
@@ -96,7 +99,7 @@ class RunTrace(Result):
     cli_version: str
     exit_status: int | None
     stopped: str | None
-    trace: dict[str, Any]
+    trace: Document
     created_at: datetime
 
 
@@ -157,6 +160,7 @@ class DispatchedRun(Result):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
+    control_of: UUID | None = None  # a control run: the run it re-ran blind (never support)
 
 
 class Costed(Protocol):
@@ -215,6 +219,8 @@ class Dispatched(Result):
     deferred_reason: str | None = None
     # What the dispatch reserved under a budget before its runs were enqueued (None: no budget).
     reservation: Reservation | None = None
+    # Each run of a later round is paired with a control run on the blind briefing.
+    controls: bool = False
     runs: list[DispatchedRun] | None = None
     complete: bool | None = None
     # With --wait: runs that failed, agents whose every run succeeded, and what the runs cost.
@@ -234,11 +240,11 @@ class PreviewExposure(Result):
 class Preview(Result):
     """Exactly the request a run would send now, and its SHA-256 (what the run stores)."""
 
-    request: dict[str, Any]
+    request: Document
     request_sha256: str
     simulated: bool
     provider: str
-    executor: dict[str, Any]
+    executor: Document
     exposures: list[PreviewExposure]
     input_features: list[str]
 
@@ -252,7 +258,7 @@ class ProfileShown(Result):
     api_base: str | None
     api_key_env: str
     key_set: bool | None
-    params: dict[str, Any]
+    params: Document
     max_turns: int | None
     timeout_s: float | None
     simulated: bool

@@ -40,11 +40,14 @@ def compile_for(
     dispatch_id: UUID | None = None,
     proposal_id: UUID | None = None,
     thread_known: bool = False,
+    control: bool = False,
 ) -> CompiledRequest:
     """The request a run of ``profile`` would send now, read in the caller's
     transaction (the preview and the worker both call this); a review run is
     also shown the proposal it votes on. ``thread_known``: the thread is that of
-    a run this transaction holds (not looked up again)."""
+    a run this transaction holds (not looked up again). ``control``: a control run of a
+    deliberative round, compiled on the blind briefing of its round (the previous round's
+    stances are not shown, so none is recorded as its exposure)."""
     # The event high-water mark moves with every event of the thread (the dispatch itself, a
     # sibling run starting), not with what the briefing says; in the request it would make a
     # preview never hash to the request its run stores.
@@ -52,7 +55,7 @@ def compile_for(
         tx, thread_id, budget=BRIEFING_BUDGET, blind=True, thread_known=thread_known
     ).model_copy(update={"high_water_event_id": None})
     stances: list[RoundStance] = []
-    if mode == "deliberative" and round_no > 1 and dispatch_id is not None:
+    if mode == "deliberative" and round_no > 1 and dispatch_id is not None and not control:
         stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)
     proposal = dict(tx.retractions.briefing(proposal_id)) if mode == "review" and proposal_id else None
     texts = (

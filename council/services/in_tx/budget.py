@@ -12,10 +12,10 @@ from uuid import UUID
 
 from council.agents.gateway import price_per_token
 from council.agents.runtimes.registry import is_api
-from council.domain.budget import Estimate, Price, prompt_tokens, refusal, run_usd
+from council.domain.budget import Estimate, Price, prompt_tokens, refusal, run_usd, runs_per_agent
 from council.domain.profile import Profile
 from council.domain.results.budgets import AgentReservation, Reservation
-from council.errors import BadInput
+from council.errors import BudgetRefused
 from council.ledger.budgets import shown_state
 from council.services.in_tx.briefing import compile_for
 from council.services.ports import Tx
@@ -47,6 +47,7 @@ def plan(
     rounds: int,
     proposal_id: UUID | None,
     dispatch_budget: Decimal | None,
+    controls: bool = False,
 ) -> Plan | None:
     """Take the thread's budget lock (held to the end of the dispatch's transaction), and
     when a budget applies (the dispatch's own or the thread's), estimate every run and
@@ -56,7 +57,10 @@ def plan(
     thread_budget = state["usd"]
     if dispatch_budget is None and thread_budget is None:
         return None
-    estimates = tuple(_estimate(tx, p, thread_id, profiles, mode, rounds, proposal_id) for p in profiles)
+    runs = runs_per_agent(rounds, controls=controls)
+    estimates = tuple(
+        _estimate(tx, p, thread_id, profiles, mode, rounds, proposal_id, runs) for p in profiles
+    )
     found = Plan(thread_id, estimates, dispatch_budget, thread_budget)
     why = refusal(
         found.usd,
@@ -66,7 +70,7 @@ def plan(
         reserved=state["reserved_usd"],
     )
     if why is not None:
-        raise BadInput(f"budget: the dispatch is refused, nothing was sent: {why}")
+        raise BudgetRefused(f"budget: the dispatch is refused, nothing was sent: {why}")
     return found
 
 
@@ -105,6 +109,7 @@ def _estimate(
     mode: str,
     rounds: int,
     proposal_id: UUID | None,
+    runs: int,
 ) -> Estimate:
     price = FREE if profile.simulated else _price(profile)
     max_output = _max_output(profile)
@@ -117,13 +122,13 @@ def _estimate(
     # may call its model max_turns times.
     calls = 2 if is_api(profile.runtime) else max(profile.max_turns or 1, 1)
     usd = run_usd(prompt + max_output, max_output, price, calls)
-    return Estimate(profile.name, profile.model, rounds, prompt, max_output, usd)
+    return Estimate(profile.name, profile.model, runs, prompt, max_output, usd)
 
 
 def _price(profile: Profile) -> Price:
     found = price_per_token(profile.model)
     if found is None:
-        raise BadInput(
+        raise BudgetRefused(
             f"budget: agent {profile.name}'s model {profile.model} has no price in litellm's price map, "
             "so a budget cannot reserve for it; nothing was sent"
         )

@@ -31,6 +31,7 @@ class Made:
     mode: str
     rounds: int
     reservation: Reservation | None
+    controls: bool = False
 
 
 def create_in(
@@ -46,6 +47,7 @@ def create_in(
     reviewers: Reviewers | None = None,
     key: str | None = None,
     dispatch_budget: Decimal | None = None,
+    controls: bool = False,
 ) -> Made:
     proposal_id = tx.resolve("retraction proposal", proposal) if proposal is not None else None
     planned = budget.plan(
@@ -56,6 +58,7 @@ def create_in(
         rounds=rounds,
         proposal_id=proposal_id,
         dispatch_budget=dispatch_budget,
+        controls=controls,
     )
     dispatch_id, run_ids, already = tx.runs.create_dispatch(
         thread_id=thread_id,
@@ -67,9 +70,10 @@ def create_in(
         once_per_proposal=once_per_proposal,
         reviewers=reviewers,
         key=key,
+        controls=controls,
     )
     replayed = already and key is not None
     reservation = budget.reserve(tx, dispatch_id, planned) if planned is not None and not already else None
     # A retry sends again what is still waiting (coalesced: never twice).
     to_send = tx.runs.waiting_of_dispatch(dispatch_id) if replayed else run_ids
-    return Made(dispatch_id, run_ids, to_send, already, replayed, key, mode, rounds, reservation)
+    return Made(dispatch_id, run_ids, to_send, already, replayed, key, mode, rounds, reservation, controls)

@@ -22,8 +22,9 @@ const state = {
 
 const $ = (id) => document.getElementById(id);
 
-// Further panels (governance.js) register here: refresh() when the thread (re)opens,
-// onEvent(event) for each event of it.
+// Further panels (independence.js, governance.js, truth.js) register here: refresh()
+// when the thread (re)opens, refresh() again for each event it wants(event), and
+// runsChanged(), if it has one, when the thread's runs were read again.
 const panels = [];
 
 function el(tag, attrs = {}, text) {
@@ -286,6 +287,7 @@ async function refreshRuns() {
   const failed = items.filter((r) => r.status === "failed").length;
   $("runs-summary").textContent = `${done}/${items.length} finished` + (failed ? `, ${failed} failed` : "");
   renderGroups(); // group members are shown with their agent and round
+  for (const panel of panels) if (panel.runsChanged) panel.runsChanged();
 }
 
 // A run's kept answer (GET /runs/{id}: `answer`), shown as text: what a model returned is
@@ -315,7 +317,15 @@ async function refreshStances() {
     .map((c) => {
       const row = el("tr", { "data-claim-id": c.claim_id, "data-class": c.change_class });
       row.append(
-        el("td", { class: `stance-${c.change_class}` }, c.change_class.replaceAll("_", " ")),
+        el(
+          "td",
+          {
+            class: `stance-${c.change_class}`,
+            // dispatch --controls: what the run's control (the same profile, blind) answered
+            ...(c.control_run_id ? { title: `its control run ${c.control_run_id.slice(0, 8)}: ${c.control_claim_type}` } : {}),
+          },
+          c.change_class.replaceAll("_", " "),
+        ),
         el("td", {}, c.agent),
         el("td", {}, c.round),
         el("td", {}, c.prior_claim_type || "—"),
