@@ -32,6 +32,7 @@ BENCHMARKS = {
     "worker-profile": "benchmarks.worker_profile",
     "peer": "benchmarks.peer",
     "model-call": "benchmarks.model_call",
+    "statements": "benchmarks.statements",
 }
 
 

@@ -44,7 +44,10 @@ def run() -> dict[str, Any]:
     calls = int(os.environ.get("COUNCIL_BENCH_MODEL_CALLS", CALLS))
     load = os.getloadavg()
     sides: dict[str, list[tuple[float, float]]] = {"gateway (litellm)": [], "openai SDK": []}
-    with _environ({"COUNCIL_OFFLINE": "1"}), fake_openai([reply(AGENT_OUTPUT_JSON)]) as (url, _):
+    # The gateway's litellm route (its OpenAI SDK route, council.agents.openai_direct, is the
+    # other side's call plus the gateway's own checks).
+    litellm_route = {"COUNCIL_OFFLINE": "1", "COUNCIL_OPENAI_DIRECT": "0"}
+    with _environ(litellm_route), fake_openai([reply(AGENT_OUTPUT_JSON)]) as (url, _):
         client = openai.OpenAI(base_url=url, api_key="council-no-key", max_retries=0)
 
         def through_gateway() -> Any:

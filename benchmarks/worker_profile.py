@@ -63,10 +63,14 @@ TARGET_POSTGRES_MS = 6.0
 STEPS = (
     ("the model call (gateway.complete: litellm, openai, httpx)", "complete", "council/agents/gateway.py"),
     ("claim, compile and store the request (one transaction)", "_prepare", "council/services/execution.py"),
-    ("keep the answer (its own transaction)", "keep_answer", "council/services/execution.py"),
-    ("check and apply (one transaction)", "_apply", "council/services/execution.py"),
+    (
+        "keep the answer (its own transaction: tool rounds, refused answers)",
+        "keep_answer",
+        "council/services/execution.py",
+    ),
+    ("keep, check and apply (one transaction)", "_apply", "council/services/execution.py"),
     ("enqueue evaluations (Redis marks, Celery send)", "enqueue_evaluations", "council/adapters/celery.py"),
-    ("next round (query, mark queued, Celery send)", "_after", "council/services/execution.py"),
+    ("next round (query, mark queued, Celery send)", "follow_up", "council/services/run_followups.py"),
     ("the rest of execute_run (metrics, redaction…)", "execute_run", "council/services/execution.py"),
     ("Celery's task trace (ack, signals, marks)", "trace_task", "celery/app/trace.py"),
 )

@@ -87,6 +87,7 @@ class Settings:
     codex_home: Path | None = None  # CODEX_HOME (Codex's own)
     ssl_cert_paths: tuple[str, ...] = ()  # SSL_CERT_FILE, SSL_CERT_DIR (a confined CLI may read them)
     litellm_log: str | None = None  # LITELLM_LOG
+    openai_direct: bool = True  # COUNCIL_OPENAI_DIRECT=0: OpenAI-compatible calls through litellm too
     # The snapshot, for variables named at run time; holds provider keys, so never shown.
     environ: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -160,6 +161,7 @@ class Settings:
             codex_home=env.path("CODEX_HOME"),
             ssl_cert_paths=tuple(v for v in (environ.get("SSL_CERT_FILE"), environ.get("SSL_CERT_DIR")) if v),
             litellm_log=env.text("LITELLM_LOG"),
+            openai_direct=environ.get("COUNCIL_OPENAI_DIRECT", "1").strip() != "0",
             environ=MappingProxyType(environ),
         )
 

@@ -18,6 +18,11 @@ Safety switch: under ``COUNCIL_OFFLINE=1`` (set by the test suite) only the
 simulated provider and servers on localhost may be called; anything else is
 refused before litellm is even loaded.
 
+A profile on litellm's ``openai/`` provider with its own ``api_base`` is called with the
+OpenAI SDK directly where litellm would send the same request (``council.agents.openai_direct``:
+litellm's wrapper costs more CPU than the call), its errors classified and its answer
+priced as litellm's are; ``COUNCIL_OPENAI_DIRECT=0`` sends every call through litellm.
+
 litellm is imported lazily (it is slow to import) with its price map read
 from the installed package, never fetched. The simulated provider
 (``council.agents.simulated``) is registered as litellm's custom provider
@@ -33,11 +38,11 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from council.agents import sim_params, simulated
+from council.agents import openai_direct, sim_params, simulated
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.known_secrets import redact
 from council.settings import export, settings
@@ -119,16 +124,22 @@ def complete(
         elif api_base:
             call["api_key"] = NO_KEY
     call.setdefault("timeout", DEFAULT_TIMEOUT_S)
+    passed = {**params, "timeout": call["timeout"]}
+    direct = not is_simulated and settings().openai_direct and openai_direct.takes(model, api_base, passed)
     if tools:
         call["tools"] = tools
     _prepare_litellm()
     import litellm
 
     try:
-        # litellm's and the OpenAI SDK's own retries are off: the run's retry policy is the only one.
-        response = litellm.completion(
-            model=model, messages=messages, num_retries=0, max_retries=0, drop_params=True, **call
-        )
+        if direct and api_base:  # the request litellm would send, without its wrapper (openai_direct)
+            key = str(call.get("api_key") or NO_KEY)
+            sent = openai_direct.create(model, messages, passed, api_base=api_base, api_key=key, tools=tools)
+        else:
+            # litellm's and the OpenAI SDK's own retries are off: the run's retry policy is the only one.
+            response = litellm.completion(
+                model=model, messages=messages, num_retries=0, max_retries=0, drop_params=True, **call
+            )
     except Exception as exc:
         if is_simulated:
             # Anything the simulator raises is a defect of the simulation (litellm reports it as
@@ -141,6 +152,9 @@ def complete(
         if _is_provider_error(exc):
             raise PermanentLLMError(f"{model}: {_reason(exc, secret)}") from None
         raise
+    if direct:
+        answered = _completion(sent, model, False, priced=False)
+        return replace(answered, cost_usd=openai_direct.price(model, answered.usage))
     return _completion(response, model, is_simulated)
 
 
@@ -280,13 +294,15 @@ def _status(exc: BaseException) -> int | None:
 
 
 def _is_transient(exc: BaseException) -> bool:
+    import openai
     from litellm import exceptions as e
 
     if _MISSING_KEY.search(str(exc)):
         return False
     if isinstance(
         exc,
-        e.RateLimitError
+        openai.APIConnectionError  # the SDK's own, timeouts among them (the direct path)
+        | e.RateLimitError
         | e.Timeout
         | e.APIConnectionError
         | e.InternalServerError
@@ -312,7 +328,7 @@ def _reason(exc: BaseException, secret: str) -> str:
     return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 1] + "…"
 
 
-def _completion(response: Any, model: str, is_simulated: bool) -> Completion:
+def _completion(response: Any, model: str, is_simulated: bool, *, priced: bool = True) -> Completion:
     choice = response.choices[0] if response.choices else None
     text = (choice.message.content if choice is not None else None) or ""
     usage = getattr(response, "usage", None)
@@ -326,7 +342,7 @@ def _completion(response: Any, model: str, is_simulated: bool) -> Completion:
     return Completion(
         text=str(text),
         usage=counts or None,
-        cost_usd=0.0 if is_simulated else _cost(response),
+        cost_usd=0.0 if is_simulated else _cost(response) if priced else None,
         model=str(getattr(response, "model", None) or model),
         simulated=is_simulated,
         tool_calls=_tool_calls(choice.message if choice is not None else None),

@@ -11,8 +11,9 @@ connection; a run comes back as a typed row (:mod:`council.ledger.run_rows`).
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -25,7 +26,7 @@ from council.domain.results.runs import DispatchedRun, RunShown, RunSummary
 from council.domain.reviewers import Reviewers
 from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
-from council.ledger.answers import Answers
+from council.ledger.answers import Answers, bounded
 from council.ledger.attempts import attempts_of
 from council.ledger.dispatch_keys import first_of_key, request_sha256
 from council.ledger.events import append
@@ -266,12 +267,42 @@ class Runs(HeldRuns):
         found = in_transaction(self._conn, "fence_run", {"run_id": run_id, "attempt": attempt})
         return FencedRun(**found[0]) if found else None
 
-    def store_request(self, run_id: UUID, attempt: int, request: CompiledRequest) -> bool:
+    def fence_keeping(self, run_id: UUID, attempt: int, round_no: int, text: str) -> FencedRun | None:
+        """Keep what round ``round_no`` of the attempt returned (as ``Answers.keep``: written
+        whether or not the attempt still owns the run), then the run's row, locked, if this
+        attempt still owns it (None: fenced out), as :meth:`fence`: one statement."""
+        sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        body, length, cut = bounded(text)
+        found = in_transaction(
+            self._conn,
+            "keep_answer_and_fence",
+            {
+                "sha256": sha,
+                "body": body,
+                "byte_length": length,
+                "truncated": cut,
+                "run_id": run_id,
+                "attempt": attempt,
+                "round": round_no,
+            },
+        )
+        return FencedRun(**found[0]) if found else None
+
+    def store_request(
+        self,
+        run_id: UUID,
+        attempt: int,
+        request: CompiledRequest,
+        *,
+        opened: Sequence[Mapping[str, str]] = (),
+    ) -> bool:
         """Record the canonical request, its hash and exposures before the call, with
-        the run.started event (fenced; False when the attempt is fenced out or a
-        request is stored). One statement: the claim's transaction calls it."""
+        the run.started event, and the evidence the request gives inline as opened
+        (``opened``: evidence_id, file, tool; each once) (fenced; False when the attempt
+        is fenced out or a request is stored). One statement: the claim's transaction calls it."""
         canonical = request.canonical()
         sha256 = request.sha256
+        unique = list({o["evidence_id"]: dict(o) for o in reversed(opened)}.values())
         stored = in_transaction(
             self._conn,
             "store_request",
@@ -282,6 +313,7 @@ class Runs(HeldRuns):
                 "request_sha256": sha256,
                 "input_fingerprint": json.dumps(request.input_features),
                 "exposures": json.dumps([e.__dict__ for e in request.exposures]),
+                "opened": json.dumps(unique),
                 "payload": json.dumps(
                     {"attempt": attempt, "request_sha256": sha256, "exposures": len(request.exposures)}
                 ),

@@ -29,6 +29,7 @@ import os
 import socket
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
@@ -62,6 +63,7 @@ from council.services.evidence_reads import (
 from council.services.in_tx.briefing import compile_for
 from council.services.in_tx.output import apply_checked
 from council.services.ports import Tx, UnitOfWork
+from council.services.run_answers import keep_answer, kept_if_refused
 from council.services.run_followups import follow_up
 from council.settings import settings
 
@@ -154,16 +156,25 @@ def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
         profile = _runnable(run, worker)
     except _Unrunnable as exc:
         return _Prepared(unrunnable=str(exc))
-    request = run.request if run.request is not None else _compiled_and_stored(tx, run, profile)
-    if is_api(profile.runtime) and (given := given_evidence(request)):
-        # The evidence given inline is what an API run reads: recorded before the request is sent.
-        opened = [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given]
-        tx.traces.record(run.id, int(run.attempt), [], opened)
+    if run.request is None:
+        request = _compiled_and_stored(tx, run, profile)
+    else:  # a later attempt sends what the first stored
+        request = run.request
+        if opened := _given_inline(profile, request):
+            tx.traces.record(run.id, int(run.attempt), [], opened)
     return _Prepared(profile=profile, request=request)
 
 
+def _given_inline(profile: Profile, request: StoredRequest) -> list[dict[str, str]]:
+    """The evidence an API request gives inline: what an API run reads, recorded as opened
+    before the request is sent."""
+    given = given_evidence(request) if is_api(profile.runtime) else None
+    return [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given or ()]
+
+
 def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredRequest:
-    """The request compiled now, stored with its hash and exposures (the first attempt)."""
+    """The request compiled now, stored with its hash, its exposures and the evidence it
+    gives inline as opened, in one statement (the first attempt)."""
     compiled = compile_for(
         tx,
         profile,
@@ -175,9 +186,10 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredReq
         thread_known=True,
         control=run.control_of is not None,
     )
-    if not tx.runs.store_request(run.id, int(run.attempt), compiled):
+    request = compiled.canonical()
+    if not tx.runs.store_request(run.id, int(run.attempt), compiled, opened=_given_inline(profile, request)):
         raise RuntimeError(f"run {run.id}: its claim's transaction could not store its request")
-    return compiled.canonical()
+    return request
 
 
 def _attempt(
@@ -332,7 +344,7 @@ def _ask_and_apply(
             )
         # Redacted before anything of it is stored or parsed (a key the model echoed).
         completion = replace(completion, text=redact(completion.text, []))
-        keep_answer(uow, run.id, attempt, usage["calls"], redact(kept_text(completion), []))
+        answer = (usage["calls"], redact(kept_text(completion), []))  # kept before it is checked
         usage["calls"] += 1
         for key, value in (completion.usage or {}).items():
             if isinstance(value, int | float):
@@ -344,6 +356,7 @@ def _ask_and_apply(
         usage["simulated"] = completion.simulated
         try:
             if completion.tool_calls:
+                keep_answer(uow, run.id, attempt, *answer)
                 if reads is None or not tools or turns >= tool_turns:
                     raise ValueError(
                         f"asks for tools after its {tool_turns} rounds of tool calls: answer now"
@@ -355,14 +368,15 @@ def _ask_and_apply(
                     return None
                 messages = [*messages, assistant_turn(completion), *answered]
                 continue
-            output = AgentOutput.model_validate_json(json_text(completion.text))
-            if reads is not None:
-                refuse_unread(output, reads.citable())
-            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost)
+            with kept_if_refused(uow, run.id, attempt, answer):
+                output = AgentOutput.model_validate_json(json_text(completion.text))
+                if reads is not None:
+                    refuse_unread(output, reads.citable())
+            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost, answer=answer)
             if applied is not None:
                 metrics.count_usage(profile.provider, profile.model, usage, cost)
             return applied
-        except (ValidationError, ValueError, BadInput) as exc:
+        except (ValidationError, ValueError, BadInput) as exc:  # the answer was kept
             reason = _one_line(exc)
             if reprompted:
                 usage.pop("simulated", None)
@@ -370,15 +384,6 @@ def _ask_and_apply(
             reprompted = True
             usage["reprompted"] = True
             messages = reprompt(messages, kept_text(completion), reason)
-
-
-def keep_answer(uow: UnitOfWork, run_id: UUID, attempt: int, round_no: int, text: str) -> str:
-    """Keep what round ``round_no`` (0 = first call; each tool or re-prompt round after it)
-    of the attempt returned, in its own transaction, before it is checked, so a failed
-    run's answer is kept too (docs/architecture.md §7). Keyed by attempt, so a fenced-out attempt's
-    text never stands for another's. Returns the text's SHA-256."""
-    with uow() as tx:
-        return tx.answers.keep(run_id, attempt, round_no, text)
 
 
 def _apply(
@@ -390,12 +395,19 @@ def _apply(
     usage: dict[str, Any] | None,
     cost_usd: float | None,
     record: _Record | None = None,
+    answer: tuple[int, str] | None = None,
 ) -> Applied | None:
     """Check and apply the output, lint its prose and close the run (with an agent
     CLI's traces), in one transaction; None for a fenced-out attempt. An invalid
-    output raises BadInput and nothing is written (the caller may re-prompt)."""
-    with uow() as tx:
-        run = tx.runs.fence(run_id, attempt)
+    output raises BadInput and nothing is written (the caller may re-prompt).
+    ``answer`` (its round and text) is kept by the same transaction, first, whether or
+    not the attempt is fenced out; when the transaction rolls back, in one of its own."""
+    kept = kept_if_refused(uow, run_id, attempt, answer) if answer is not None else nullcontext()
+    with kept, uow() as tx:
+        if answer is None:
+            run = tx.runs.fence(run_id, attempt)
+        else:
+            run = tx.runs.fence_keeping(run_id, attempt, *answer)
         if run is None:
             return None
         if record is not None:
@@ -434,16 +446,19 @@ def _ask_cli_and_apply(
                 record.add(exc.trace)
             raise
         record.add(answer.trace, answer.opened)
-        keep_answer(uow, run.id, attempt, call_no - 1, answer.text)
+        kept = (call_no - 1, answer.text)  # kept by the apply's transaction, or before a re-prompt
         usage["calls"] += 1
         for key, value in answer.trace.usage.items():
             usage[key] = usage.get(key, 0) + value
         _as_prompt_and_completion(usage)
         try:
-            output = AgentOutput.model_validate_json(json_text(answer.text))
-            # A CLI reads the evidence files of its working directory: it cites only what it opened.
-            refuse_unread(output, [o["evidence_id"] for o in record.opened], how=CLI_READS)
-            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record)
+            with kept_if_refused(uow, run.id, attempt, kept):
+                output = AgentOutput.model_validate_json(json_text(answer.text))
+                # A CLI reads the evidence files of its working directory: it cites only what it opened.
+                refuse_unread(output, [o["evidence_id"] for o in record.opened], how=CLI_READS)
+            applied = _apply(
+                uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record, answer=kept
+            )
             if applied is not None:
                 metrics.count_usage(profile.provider, profile.model, usage, None)
             return applied

@@ -30,6 +30,9 @@ def open_next_round(
     created already)."""
     with uow() as tx:
         versions = tx.runs.closed_round_versions(dispatch_id, round_no - 1)
+        if not versions:  # nothing to decide first (or the round is still open): one transaction
+            created = tx.runs.next_round(dispatch_id, round_no)
+            tx.runs.mark_queued(created)
     if versions:
         try:
             consolidate_many(uow, versions, actor=actor)
@@ -40,9 +43,9 @@ def open_next_round(
                 dispatch_id,
                 exc,
             )
-    with uow() as tx:
-        created = tx.runs.next_round(dispatch_id, round_no)
-        tx.runs.mark_queued(created)
+        with uow() as tx:
+            created = tx.runs.next_round(dispatch_id, round_no)
+            tx.runs.mark_queued(created)
     if created:
         scheduler.enqueue_runs(created)
     return created

@@ -44,6 +44,25 @@ WITH before AS (
 )
 SELECT * FROM claimed
 
+-- keep_answer_and_fence --
+-- The writing transaction's first statement: keep what round :round of the attempt
+-- returned (as keep_answer: the text once by its SHA-256, the round's row naming it, a
+-- round kept twice writes nothing), whether or not the attempt still owns the run, then
+-- lock the run row if it does (as fence_run; a zombie attempt finds nothing).
+WITH text_kept AS (
+    INSERT INTO answer_texts (sha256, body, byte_length, truncated)
+    VALUES (:sha256, :body, :byte_length, :truncated)
+    ON CONFLICT (sha256) DO NOTHING
+), answer_kept AS (
+    INSERT INTO run_answers (run_id, attempt, round, answer_sha256)
+    VALUES (:run_id, :attempt, :round, :sha256)
+    ON CONFLICT (run_id, attempt, round) DO NOTHING
+)
+SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256
+FROM agent_runs
+WHERE id = :run_id AND attempt = :attempt AND status = 'running'
+FOR UPDATE
+
 -- fence_run --
 -- Inside the writing transaction: lock the run row and check that this attempt
 -- still owns it. A zombie attempt (its lease was taken over) finds nothing.
@@ -53,8 +72,9 @@ WHERE id = :run_id AND attempt = :attempt AND status = 'running'
 FOR UPDATE
 
 -- store_request --
--- Record the canonical request, its hash, its input features and its exposures
--- (JSON array :exposures) before the call, with the run.started event, fenced
+-- Record the canonical request, its hash, its input features, its exposures
+-- (JSON array :exposures) and the evidence it gives inline as opened (JSON array
+-- :opened of evidence_id, file and tool) before the call, with the run.started event, fenced
 -- on the attempt and only once: nothing when the attempt no longer owns the
 -- run or a request is stored already. One statement, one round trip.
 WITH stored AS (
@@ -70,6 +90,11 @@ WITH stored AS (
     FROM stored s,
          jsonb_to_recordset(CAST(:exposures AS jsonb))
              AS e(kind text, channel text, exposed_to_run_id uuid, claim_id uuid, node_version_id uuid)
+), opened AS (
+    INSERT INTO run_opened_evidence (run_id, attempt, evidence_id, file, tool)
+    SELECT s.id, CAST(:attempt AS integer), o.evidence_id, o.file, o.tool
+    FROM stored s, jsonb_to_recordset(CAST(:opened AS jsonb)) AS o(evidence_id uuid, file text, tool text)
+    ON CONFLICT (run_id, attempt, evidence_id) DO NOTHING
 ), announced AS (
     INSERT INTO events (thread_id, kind, subject_id, actor, payload)
     SELECT thread_id, 'run.started', id::text, 'worker:' || agent, CAST(:payload AS jsonb) FROM stored

@@ -9,22 +9,25 @@ import logging
 import socket
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from council.agents import gateway
+from council.agents import gateway, openai_direct
 from council.agents.errors import PermanentLLMError, TransientLLMError
 from council.agents.simulated import REPROMPT_PREFIX
 from council.domain.agent_output import AgentOutput
 from council.domain.epistemic import guarded_words
+from tests.fakes.chat_model import chat_model
 from tests.fakes.openai_server import (
     AGENT_OUTPUT_JSON,
     Step,
     client_error,
     fake_openai,
     rate_limited,
+    read_evidence,
     reply,
     server_error,
     unauthorized,
@@ -41,6 +44,31 @@ PARAMS = {"temperature": 0.2}
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COUNCIL_OFFLINE", "1")
     monkeypatch.setenv(KEY_VAR, FAKE_KEY)
+    # litellm's route unless a test asks for both (``route``): the tests that stub litellm meet it.
+    monkeypatch.setenv("COUNCIL_OPENAI_DIRECT", "0")
+
+
+ROUTES = ("litellm", "openai-sdk")
+
+
+@pytest.fixture(params=ROUTES)
+def route(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each contract test of the OpenAI-compatible path runs on both routes of the gateway:
+    through litellm (``COUNCIL_OPENAI_DIRECT=0``) and on the OpenAI SDK directly
+    (``council.agents.openai_direct``), and checks that the call took the route named."""
+    gateway._prepare_litellm()  # its price map from the package, before litellm is imported
+    import litellm
+
+    direct = request.param == "openai-sdk"
+    monkeypatch.setenv("COUNCIL_OPENAI_DIRECT", "1" if direct else "0")
+    taken: list[str] = []
+    create, completion = openai_direct.create, litellm.completion
+    monkeypatch.setattr(
+        openai_direct, "create", lambda *a, **k: taken.append("openai-sdk") or create(*a, **k)
+    )
+    monkeypatch.setattr(litellm, "completion", lambda *a, **k: taken.append("litellm") or completion(*a, **k))
+    yield request.param
+    assert set(taken) <= {request.param}, f"a call went through {set(taken) - {request.param}}"
 
 
 def ask(base_url: str, key: str = KEY_VAR) -> gateway.Completion:
@@ -51,6 +79,7 @@ def ask(base_url: str, key: str = KEY_VAR) -> gateway.Completion:
 # ------------------------------------------------------- gateway over HTTP
 
 
+@pytest.mark.usefixtures("route")
 def test_a_valid_reply_returns_its_text_and_usage() -> None:
     # Given a provider that answers with an AgentOutput document
     with fake_openai([reply(AGENT_OUTPUT_JSON, prompt_tokens=30, completion_tokens=12)]) as (url, recorder):
@@ -68,6 +97,7 @@ def test_a_valid_reply_returns_its_text_and_usage() -> None:
     assert sent["headers"]["authorization"] == f"Bearer {FAKE_KEY}"
 
 
+@pytest.mark.usefixtures("route")
 def test_a_non_json_reply_is_returned_as_text() -> None:
     with fake_openai([reply("I would rather chat.")]) as (url, _):
         completion = ask(url)
@@ -79,6 +109,7 @@ def test_a_non_json_reply_is_returned_as_text() -> None:
     [rate_limited(), server_error(), client_error(502), client_error(503)],
     ids=lambda s: str(s.status),
 )
+@pytest.mark.usefixtures("route")
 def test_a_transient_error_is_one_attempt_and_says_so(step: Step) -> None:
     # Given a provider that is rate limited or failing
     with fake_openai([step, reply("ok")]) as (url, recorder), pytest.raises(TransientLLMError) as caught:
@@ -91,6 +122,7 @@ def test_a_transient_error_is_one_attempt_and_says_so(step: Step) -> None:
 
 
 @pytest.mark.parametrize("status", [400, 403, 404])
+@pytest.mark.usefixtures("route")
 def test_a_client_error_is_permanent_at_once(status: int) -> None:
     with (
         fake_openai([client_error(status), reply("ok")]) as (url, recorder),
@@ -100,6 +132,7 @@ def test_a_client_error_is_permanent_at_once(status: int) -> None:
     assert len(recorder.requests) == 1
 
 
+@pytest.mark.usefixtures("route")
 def test_an_authentication_error_is_permanent_at_once_and_hides_the_key() -> None:
     # Given a provider that echoes the key it was given in its 401 message
     with fake_openai([unauthorized()]) as (url, recorder), pytest.raises(PermanentLLMError) as caught:
@@ -110,6 +143,7 @@ def test_an_authentication_error_is_permanent_at_once_and_hides_the_key() -> Non
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
 
 
+@pytest.mark.usefixtures("route")
 def test_the_key_is_read_from_the_named_variable_and_never_the_providers_usual_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -122,6 +156,7 @@ def test_the_key_is_read_from_the_named_variable_and_never_the_providers_usual_o
     assert recorder.requests[0]["headers"]["authorization"] == "Bearer sk-from-the-named-variable-0123"
 
 
+@pytest.mark.usefixtures("route")
 def test_an_own_api_base_without_a_key_variable_gets_a_placeholder_not_the_workers_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -137,6 +172,7 @@ def test_an_own_api_base_without_a_key_variable_gets_a_placeholder_not_the_worke
     assert WORKER_OPENAI_KEY not in json.dumps(recorder.requests)
 
 
+@pytest.mark.usefixtures("route")
 def test_an_own_api_base_without_a_key_variable_works_on_a_worker_with_no_keys_at_all(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -151,6 +187,7 @@ def test_an_own_api_base_without_a_key_variable_works_on_a_worker_with_no_keys_a
     assert len(recorder.requests) == 1
 
 
+@pytest.mark.usefixtures("route")
 def test_a_named_key_variable_that_is_unset_is_permanent_without_a_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -179,12 +216,112 @@ def test_missing_credentials_reported_as_a_500_are_permanent(monkeypatch: pytest
         gateway.complete("openai/fake-model", MESSAGES, {}, api_base="http://127.0.0.1:9/v1", api_key_env="")
 
 
+def test_missing_credentials_reported_as_a_500_by_the_sdk_are_permanent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the same report from the OpenAI SDK itself, on the direct route
+    import httpx
+    import openai
+
+    monkeypatch.setenv("COUNCIL_OPENAI_DIRECT", "1")
+
+    def refuses(*_: Any, **__: Any) -> Any:
+        request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+        raise openai.InternalServerError(
+            "Missing credentials. Please pass an `api_key`, or set the `OPENAI_API_KEY` variable.",
+            response=httpx.Response(500, request=request),
+            body=None,
+        )
+
+    monkeypatch.setattr(openai.resources.chat.Completions, "create", refuses)
+    # When the gateway meets it, it is permanent there too
+    with pytest.raises(PermanentLLMError, match="Missing credentials"):
+        gateway.complete("openai/fake-model", MESSAGES, {}, api_base="http://127.0.0.1:9/v1", api_key_env="")
+
+
+@pytest.mark.usefixtures("route")
+def test_a_timeout_is_transient() -> None:
+    # Given a model slower than the call's timeout
+    with chat_model(latency_s=1.5) as (url, _), pytest.raises(TransientLLMError, match=r"(?i)time"):
+        gateway.complete("openai/fake-model", MESSAGES, {"timeout": 0.3}, api_base=url)
+
+
+@pytest.mark.usefixtures("route")
+def test_a_refused_connection_is_transient() -> None:
+    with pytest.raises(TransientLLMError, match=r"(?i)connection"):
+        gateway.complete("openai/fake-model", MESSAGES, {}, api_base=f"http://127.0.0.1:{_closed_port()}/v1")
+
+
+@pytest.mark.usefixtures("route")
+def test_tool_calls_come_back_with_their_ids_names_and_arguments() -> None:
+    tools = [{"type": "function", "function": {"name": "read_evidence", "parameters": {"type": "object"}}}]
+    with fake_openai([read_evidence("e-1", "e-2")]) as (url, recorder):
+        completion = gateway.complete("openai/fake-model", MESSAGES, {}, api_base=url, tools=tools)
+    assert recorder.requests[0]["json"]["tools"] == tools
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in completion.tool_calls] == [
+        ("call_0", "read_evidence", {"id": "e-1"}),
+        ("call_1", "read_evidence", {"id": "e-2"}),
+    ]
+
+
+ALL_PASSED = {
+    "temperature": 0.2, "top_p": 0.9, "max_tokens": 100, "stop": ["\n\n"], "seed": 3,
+    "presence_penalty": 0.1, "frequency_penalty": 0.2, "timeout": 30,
+}  # fmt: skip
+
+
+def test_both_routes_send_the_same_request_and_return_the_same_completion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given every parameter the direct route takes, tools, and a model litellm can price
+    tools = [{"type": "function", "function": {"name": "read_evidence", "parameters": {"type": "object"}}}]
+    sent, answers = {}, {}
+    for direct in ("0", "1"):
+        monkeypatch.setenv("COUNCIL_OPENAI_DIRECT", direct)
+        with fake_openai([reply("ok", prompt_tokens=1000, completion_tokens=500)]) as (url, recorder):
+            answers[direct] = [
+                gateway.complete(m, MESSAGES, ALL_PASSED, api_base=url, api_key_env=KEY_VAR, tools=tools)
+                for m in ("openai/gpt-4o-mini", "openai/fake-model")
+            ]
+        sent[direct] = [(r["path"], r["json"], r["headers"]["authorization"]) for r in recorder.requests]
+    # Then the server saw the same requests, and the answers are the same, priced alike
+    assert sent["1"] == sent["0"]
+    assert answers["1"] == answers["0"]
+    assert answers["1"][0].cost_usd == pytest.approx(0.00045)  # 1,000 + 500 tokens of gpt-4o-mini
+    assert answers["1"][1].cost_usd is None  # a model the price map lacks: unpriced
+
+
+@pytest.mark.parametrize(
+    ("model", "params", "direct"),
+    [
+        ("openai/fake-model", {"temperature": 0.2, "timeout": 5}, True),
+        ("openai/fake-model", {"top_k": 5}, False),  # a parameter litellm maps or drops
+        ("openai/o3-mini", {"max_tokens": 10}, False),  # litellm renames max_tokens for o-series
+        ("openai/gpt-5.5", {}, False),
+        ("anthropic/claude-sonnet-4-6", {}, False),
+    ],
+)
+def test_only_calls_litellm_would_send_unchanged_take_the_direct_route(
+    model: str, params: dict[str, Any], direct: bool
+) -> None:
+    assert openai_direct.takes(model, "http://127.0.0.1:9/v1", params) is direct
+    assert openai_direct.takes(model, None, params) is False  # the provider's own endpoint: litellm
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 @pytest.mark.parametrize("owned", ["api_key", "api_base", "base_url", "num_retries", "max_retries"])
+@pytest.mark.usefixtures("route")
 def test_call_parameters_never_carry_the_key_endpoint_or_retries(owned: str) -> None:
     with pytest.raises(PermanentLLMError, match=owned):
         gateway.complete("openai/fake-model", MESSAGES, {owned: "x"}, api_base="http://127.0.0.1:9/v1")
 
 
+@pytest.mark.usefixtures("route")
 def test_offline_refuses_real_providers_without_touching_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
     import litellm
 
