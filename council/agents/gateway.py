@@ -153,6 +153,9 @@ def complete(
             raise PermanentLLMError(f"{model}: {_reason(exc, secret)}") from None
         raise
     if direct:
+        why = openai_direct.malformed(sent)
+        if why is not None:  # litellm reports the same answer as a provider's HTTP 500: transient
+            raise TransientLLMError(f"{model}: the provider's answer is malformed: {why}")
         answered = _completion(sent, model, False, priced=False)
         return replace(answered, cost_usd=openai_direct.price(model, answered.usage))
     return _completion(response, model, is_simulated)

@@ -76,6 +76,27 @@ def create(
     return response
 
 
+def malformed(response: object) -> str | None:
+    """Why the answer is not a chat completion the gateway can read (None: it is). The SDK
+    builds its response without validating it, so a server's malformed 200 would reach the
+    gateway as wrong types; litellm refuses the same answers as a provider error (HTTP 500),
+    and so does the gateway on this route (the reasons are litellm's)."""
+    choices = getattr(response, "choices", None)
+    if choices is None:
+        return "provider returned a response with no 'choices'"
+    if not isinstance(choices, list):
+        return f"provider returned 'choices' that is not a list ({type(choices).__name__})"
+    if not choices:
+        return None  # an empty answer, read as no text (as litellm returns it)
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    tool_calls = getattr(message, "tool_calls", None)
+    readable = hasattr(message, "content") and isinstance(content, str | None)
+    if not readable or not isinstance(tool_calls, list | None):
+        return "invalid response object: its first choice has no readable message"
+    return None
+
+
 def price(model: str, usage: Mapping[str, int] | None) -> float | None:
     """The answer's cost in USD from litellm's price map for ``model``, as litellm prices
     the answer it returns; None for a model the map lacks (remembered: litellm searches

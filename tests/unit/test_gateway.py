@@ -551,3 +551,25 @@ def test_preloading_makes_one_simulated_call_that_spares_the_latency(monkeypatch
     gateway.complete("council-sim/claude", MESSAGES, {})
     # Then the preload called once, and only the run's call waited
     assert (answered, waits) == ([gateway.WARM_UP_MODEL, "council-sim/claude"], [30.0])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id": "chatcmpl-fake"},
+        {"choices": "none"},
+        {"choices": [{"message": 3}]},
+        {"choices": [{"message": {"content": 5}}]},
+    ],
+    ids=["no-choices", "choices-not-a-list", "message-not-an-object", "content-not-text"],
+)
+@pytest.mark.usefixtures("route")
+def test_a_malformed_answer_is_transient_on_both_routes(body: dict[str, Any]) -> None:
+    # Given a server that answers 200 with a body that is no chat completion: the gateway
+    # refuses it as one failed, transient attempt on either route (litellm reports it as a
+    # provider's 500; the SDK builds its response without validating it)
+    with (
+        fake_openai([Step(200, body)]) as (url, _),
+        pytest.raises(TransientLLMError, match="openai/fake-model: "),
+    ):
+        ask(url)
