@@ -155,6 +155,23 @@ def review_problem(output: AgentOutput, proposal_id: str) -> tuple[str, str] | N
     return None
 
 
+def control_view(output: AgentOutput) -> tuple[AgentOutput, dict[str, int]]:
+    """What of a control run's answer is applied — its claims on node versions that exist
+    — and how many items of each other part were left out. A control run re-runs a
+    deliberative run's profile on the same request without the round's stances, only to
+    record the stances it takes (never counted as support); what else it says is kept in its
+    answer, not added to the graph the council works on. Its request says nothing different
+    (a control is the same question), so its answer may well propose more."""
+    claims = [c for c in output.claims if not c.node_version_id.startswith("ref:")]
+    left = {key: len(getattr(output, key)) for key in _OUTSIDE_A_CONTROL}
+    left["claims"] = len(output.claims) - len(claims)
+    kept = output.model_copy(update={key: [] for key in _OUTSIDE_A_CONTROL} | {"claims": claims})
+    return kept, {key: n for key, n in left.items() if n}
+
+
+_OUTSIDE_A_CONTROL = ("new_nodes", "new_versions", "forks", "pending_actions", "votes")
+
+
 def output_json_schema() -> dict[str, object]:
     schema = AgentOutput.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 
 from council.domain import commands, output_check
 from council.domain import source as sources
-from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut
+from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, control_view
 from council.domain.commands import Cite
 from council.domain.ids import parse_id
 from council.domain.output_check import (
@@ -79,7 +79,9 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
         attached_evidence=frozenset(attached_evidence(conn, thread_id, refs.evidence)),
     )
     output_check.check(
-        output, OutputRun(run["id"], thread_id, run.get("mode"), run.get("proposal_id")), known
+        output,
+        OutputRun(run["id"], thread_id, run.get("mode"), run.get("proposal_id")),
+        known,
     )
     return claimable
 
@@ -97,6 +99,9 @@ def apply_output(
     ``later``: the claim.added and run.output_applied events are handed to it
     (kind, actor, payload, a claim's subject) for the caller to append with the
     run's end, in the same transaction and order, instead of being appended here."""
+    left_out: dict[str, int] = {}
+    if run.get("control_of") is not None:  # a control run: its claims on existing versions only
+        output, left_out = control_view(output)
     claimed_versions = check_output(conn, run, output)
     run_id, thread_id = run["id"], run["thread_id"]
     votes = [
@@ -200,7 +205,9 @@ def apply_output(
     if votes:  # only review runs vote; other outputs keep their result and event shape
         result["votes"] = votes
     result["touched_versions"] = list(dict.fromkeys([*claimed, *result["nodes"], *versions]))
-    summary = {key: len(ids) for key, ids in result.items()}
+    summary: dict[str, object] = {key: len(ids) for key, ids in result.items()}
+    if left_out:
+        summary["control_left_out"] = left_out
     if later is not None:
         later.append({"kind": "run.output_applied", "actor": actor, "payload": summary})
     else:

@@ -51,6 +51,7 @@ class FencedRun(Mapping[str, object]):
     mode: str
     proposal_id: UUID | None
     request_sha256: str | None
+    control_of: UUID | None = None  # a control run: the deliberative run it re-runs blind
 
     def __getitem__(self, column: str) -> Any:
         if column not in _FENCED:

@@ -58,7 +58,7 @@ WITH text_kept AS (
     VALUES (:run_id, :attempt, :round, :sha256)
     ON CONFLICT (run_id, attempt, round) DO NOTHING
 )
-SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256
+SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256, control_of
 FROM agent_runs
 WHERE id = :run_id AND attempt = :attempt AND status = 'running'
 FOR UPDATE
@@ -66,7 +66,7 @@ FOR UPDATE
 -- fence_run --
 -- Inside the writing transaction: lock the run row and check that this attempt
 -- still owns it. A zombie attempt (its lease was taken over) finds nothing.
-SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256
+SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256, control_of
 FROM agent_runs
 WHERE id = :run_id AND attempt = :attempt AND status = 'running'
 FOR UPDATE

@@ -96,7 +96,7 @@ SELECT count(*) AS claims FROM claims WHERE run_id = :run_id
 -- held_by_sessions --
 -- The begun runs the :holders (ended sessions) still hold, locked, by id: the row
 -- each attempt holds, as the run is fenced (fence_run).
-SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256 FROM agent_runs
+SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256, control_of FROM agent_runs
 WHERE lease_owner = ANY(CAST(:holders AS text[])) AND status = 'running' AND mode = 'external'
 ORDER BY id
 FOR UPDATE

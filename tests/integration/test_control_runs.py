@@ -16,6 +16,8 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
 from council.adapters.scheduler import Recorder
+from council.agents import gateway
+from council.domain.agent_output import AgentOutput, ClaimOut, NewNode, PendingActionOut
 from council.errors import BadInput
 from council.ledger.unit import UnitOfWork
 from council.services import rounds
@@ -162,3 +164,49 @@ def test_without_controls_a_deliberative_dispatch_makes_none(engine: Engine, pro
     runs = dispatch_runs(uow, made.dispatch_id)
     assert not made.controls and len(runs) == 6 and all(r.control_of is None for r in runs)
     assert all(c.change_class != "self_revision" for c in stances(uow, ledger.thread_id).changes)
+
+
+def test_a_control_runs_claims_on_existing_versions_are_all_it_adds(
+    engine: Engine, profiles: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a deliberative dispatch with controls whose first round has run
+    uow, scheduler = UnitOfWork(engine), Recorder()
+    ledger = Ledger.new(engine, evidence_items=1)
+    version = str(ledger.node("Proposition: the cache keeps its class warm")["version_id"])
+    made = dispatch(uow, scheduler, ledger.thread_id, ["claude"], mode="deliberative", rounds=2,
+                    actor=ACTOR, controls=True)  # fmt: skip
+    assert execute_run(uow, scheduler, scheduler.runs[0]).status == "succeeded"
+    [control] = [r for r in dispatch_runs(uow, made.dispatch_id) if r.control_of is not None]
+    # When the control's model answers as a council member might: a claim on the version it
+    # was shown, and a new proposition with its own claim and a pending action
+    answer = AgentOutput(
+        summary="[test] a control that proposes more",
+        claims=[
+            ClaimOut(node_version_id=version, type="dispute", confidence=0.6),
+            ClaimOut(node_version_id="ref:n1", type="endorse", confidence=0.9),
+        ],
+        new_nodes=[NewNode(ref="n1", content="A proposition of the control's own")],
+        pending_actions=[PendingActionOut(description="measure it", acceptance_condition="a number")],
+    ).model_dump_json()
+    monkeypatch.setattr(
+        gateway,
+        "complete",
+        lambda model, *a, **k: gateway.Completion(answer, {"prompt_tokens": 1}, None, model, True),
+    )
+    before = counts(engine)
+    assert execute_run(uow, scheduler, control.id).status == "succeeded"
+    # Then its claim on the existing version is recorded, and nothing else reaches the graph
+    claims = query(engine, "SELECT node_version_id, claim_type FROM claims WHERE run_id = :r", r=control.id)
+    assert [(str(c["node_version_id"]), c["claim_type"]) for c in claims] == [(version, "dispute")]
+    after = counts(engine)
+    assert (after["logical_nodes"], after["pending_actions"]) == (
+        before["logical_nodes"],
+        before["pending_actions"],
+    )
+    # And its event says what was left out; its whole answer is kept
+    [applied] = query(engine, "SELECT payload FROM events WHERE kind = :k AND subject_id = :r",
+                      k="run.output_applied", r=str(control.id))  # fmt: skip
+    assert applied["payload"]["control_left_out"] == {"new_nodes": 1, "pending_actions": 1, "claims": 1}
+    kept = query(engine, """SELECT t.body FROM run_answers a JOIN answer_texts t ON t.sha256 = a.answer_sha256
+                            WHERE a.run_id = :r""", r=control.id)  # fmt: skip
+    assert [k["body"] for k in kept] == [answer]
