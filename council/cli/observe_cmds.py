@@ -31,6 +31,13 @@ def import_cmd(
             "--answer-pattern", help="du-debate: the regular expression of an answer (group 1 if any)."
         ),
     ] = None,
+    numeric: Annotated[
+        bool,
+        typer.Option(
+            "--numeric",
+            help="du-debate: answers that read as numbers (once $ , and spaces are dropped) are numbers.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Import recorded debates: a thread per record, a run per turn (mode imported), the truth
@@ -44,6 +51,7 @@ def import_cmd(
         file_name=file.name,
         fmt=fmt,
         answer_pattern=answer_pattern,
+        numeric=numeric,
         actor=actor(),
         progress=_progress(),
     )

@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from council.domain.validate import MAX_CONTENT, MAX_NAME, MAX_OBJECTIVE, MAX_RATIONALE
@@ -78,7 +79,9 @@ def answer_key(answer: str) -> str:
     return " ".join(answer.split()).casefold()
 
 
-def parse_file(data: bytes, fmt: Format, *, answer_pattern: str | None = None) -> list[Record]:
+def parse_file(
+    data: bytes, fmt: Format, *, answer_pattern: str | None = None, numeric: bool = False
+) -> list[Record]:
     """Every record of a file, or BadRecord for the first bad one."""
     try:
         text = data.decode("utf-8")
@@ -87,7 +90,7 @@ def parse_file(data: bytes, fmt: Format, *, answer_pattern: str | None = None) -
     if fmt == "council-debate-v1":
         records = parse_council_debate(text.splitlines())
     else:
-        records = parse_du_debate(text, answer_pattern)
+        records = parse_du_debate(text, answer_pattern, numeric=numeric)
     if not records:
         raise BadRecord("(file)", "no records")
     if len(records) > MAX_RECORDS:
@@ -261,13 +264,17 @@ def _agents(value: object, rid: str) -> tuple[Agent, ...]:
     return tuple(agents)
 
 
-def parse_du_debate(text: str, answer_pattern: str | None) -> list[Record]:
-    """The JSON most published debate harnesses write: a list (or an object of id → item) of
+def parse_du_debate(text: str, answer_pattern: str | None, *, numeric: bool = False) -> list[Record]:
+    """The JSON most published debate harnesses write: an object of question →
+    ``[agent_contexts, answer]`` (what Du et al.'s ``gen_gsm.py`` and ``gen_mmlu.py`` dump: the
+    record's id is then its position in the file), or a list (or an object of id → item) of
     ``{"question", "answer", "agent_contexts": [[{"role", "content"}, ...], ...]}``. Each
     assistant message is a turn (its index among its agent's assistant messages is its round);
     the answer is the last match of ``answer_pattern`` in it (its first group, if it has one),
-    the truth the last match in ``answer``. Every turn of round r saw every other agent's
-    turn of round r - 1, as those harnesses feed them."""
+    the truth the last match in ``answer``. With ``numeric``, an answer that reads as a number
+    once ``$``, ``,`` and spaces are dropped is that number (``$1,080.00`` and ``1080`` are one
+    answer), as those harnesses' own scorers compare them. Every turn of round r saw every
+    other agent's turn of round r - 1, as those harnesses feed them."""
     if not answer_pattern:
         raise BadRecord("(file)", "du-debate needs --answer-pattern (the regular expression of an answer)")
     try:
@@ -284,8 +291,18 @@ def parse_du_debate(text: str, answer_pattern: str | None) -> list[Record]:
         items = [(str(i), v) for i, v in enumerate(document)]
     else:
         raise BadRecord("(file)", "du-debate is a JSON list (or object) of debates")
+
+    def answer_of(found: str | None) -> str | None:
+        return _number(found) if numeric and found is not None else found
+
     records = []
-    for rid, item in items:
+    for position, (key, item) in enumerate(items):
+        rid = key
+        if isinstance(item, list) and isinstance(document, dict):
+            if len(item) != 2:
+                raise BadRecord(str(position), "a question's value must be [agent_contexts, answer]")
+            rid = str(position)
+            item = {"question": key, "agent_contexts": item[0], "answer": item[1]}
         if not isinstance(item, dict):
             raise BadRecord(rid, "not an object")
         question = _text(item.get("question"), rid, "question", MAX_OBJECTIVE)
@@ -304,7 +321,8 @@ def parse_du_debate(text: str, answer_pattern: str | None) -> list[Record]:
                 content = message.get("content")
                 if not isinstance(content, str):
                     raise BadRecord(rid, f"{name}'s message {round_no} has no text content")
-                by_round.setdefault(round_no, []).append((name, _last_match(pattern, content), content))
+                found = answer_of(_last_match(pattern, content))
+                by_round.setdefault(round_no, []).append((name, found, content))
         drafts = [(r, name, ans, content) for r in sorted(by_round) for name, ans, content in by_round[r]]
         if not drafts:
             raise BadRecord(rid, "no assistant message")
@@ -313,8 +331,8 @@ def parse_du_debate(text: str, answer_pattern: str | None) -> list[Record]:
         turns = []
         for index, (round_no, name, ans, content) in enumerate(drafts):
             saw = tuple(i for i, (r, n, *_) in enumerate(drafts) if r == round_no - 1 and n != name)
-            key = None if ans is None else answer_key(ans)
-            turns.append(Turn(index, round_no, name, key, None, content[: MAX_RATIONALE * 8], saw, False))
+            answer = None if ans is None else answer_key(ans)
+            turns.append(Turn(index, round_no, name, answer, None, content[: MAX_RATIONALE * 8], saw, False))
         first: dict[str, str] = {}
         for _r, _n, ans, _c in drafts:
             if ans is not None:
@@ -322,12 +340,25 @@ def parse_du_debate(text: str, answer_pattern: str | None) -> list[Record]:
         truth_text = item.get("answer")
         truth: frozenset[str] = frozenset()
         if truth_text is not None:
-            match = _last_match(pattern, str(truth_text)) or str(truth_text).strip()
+            match = answer_of(_last_match(pattern, str(truth_text)) or str(truth_text).strip())
             truth = frozenset({answer_key(match)}) if match else frozenset()
         records.append(
             Record(rid, question, tuple(first.items()), truth, tuple(agents), tuple(turns), ("du-debate",))
         )
     return records
+
+
+def _number(text: str) -> str:
+    """``text`` as a canonical decimal if it reads as a number once ``$``, ``,`` and spaces
+    are dropped (``$1,080.00`` → ``1080``), else ``text``."""
+    cleaned = re.sub(r"[$,\s]", "", text)
+    if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)", cleaned):
+        return text
+    try:
+        value = Decimal(cleaned).normalize()
+    except InvalidOperation:
+        return text
+    return format(value, "f")
 
 
 def _last_match(pattern: re.Pattern[str], text: str) -> str | None:

@@ -52,6 +52,7 @@ def import_debates(
     file_name: str,
     fmt: str = "council-debate-v1",
     answer_pattern: str | None = None,
+    numeric: bool = False,
     actor: str,
     progress: Progress | None = None,
 ) -> Imported:
@@ -61,7 +62,7 @@ def import_debates(
         raise BadInput(f"the file is {len(data)} bytes (limit {MAX_FILE_BYTES})")
     digest = hashlib.sha256(data).hexdigest()
     try:
-        records = parse_file(data, _format(fmt), answer_pattern=answer_pattern)
+        records = parse_file(data, _format(fmt), answer_pattern=answer_pattern, numeric=numeric)
     except BadRecord as exc:
         raise BadInput(f"refused the whole file: {exc}") from None
     name = v.text(file_name, "file name", v.MAX_NAME * 2)

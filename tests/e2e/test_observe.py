@@ -225,6 +225,35 @@ def test_du_debate_and_resolve(cli: Any, tmp_path: Path, engine: Engine) -> None
     assert r["agents"]["agent-0"]["last_accuracy"] == 0.5
 
 
+def test_du_debates_as_the_harness_dumps_them_with_numeric_answers(cli: Any, tmp_path: Path) -> None:
+    # Given what gen_gsm.py dumps: {question: [agent_contexts, answer]}, boxed numbers, a "#### N" truth
+    def context(*answers: str) -> list[dict[str, str]]:
+        messages = [{"role": "user", "content": "Solve..."}]
+        for answer in answers:
+            messages += [{"role": "assistant", "content": f"So it is \\boxed{{{answer}}}."},
+                         {"role": "user", "content": "Others said..."}]  # fmt: skip
+        return messages
+
+    du = {
+        "How many?": [[context("1,080", "1080"), context("$1,080.00", "1079")], "steps\n#### 1080"],
+        "How far?": [[context("7", "7"), context("7.0", "7")], "#### 7"],
+    }
+    path = tmp_path / "gsm_3_2.json"
+    path.write_text(json.dumps(du), encoding="utf-8")
+    pattern = r"(?:\\boxed\{|####)[^0-9-]{0,3}(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
+    # When it is imported with --numeric
+    imported = cli(
+        "import", str(path), "--format", "du-debate", "--answer-pattern", pattern, "--numeric", "--json"
+    )
+    assert imported.code == 0, imported.stderr
+    assert (imported.json()["records"], imported.json()["turns"]) == (2, 8)
+    # Then "1,080", "$1,080.00" and "1080" are the truth: agent-0 right twice, agent-1 right then wrong
+    r = cli("eval", "--tag", "file:gsm_3_2.json", "--json").json()
+    assert r["resolved"] == 2
+    assert (r["agents"]["agent-0"]["first_accuracy"], r["agents"]["agent-0"]["last_accuracy"]) == (1.0, 1.0)
+    assert (r["agents"]["agent-1"]["first_accuracy"], r["agents"]["agent-1"]["last_accuracy"]) == (1.0, 0.5)
+
+
 def test_the_guide_example_is_this_debate() -> None:
     guide = Path(__file__).resolve().parents[2] / "docs" / "guide" / "observe.md"
     section = guide.read_text(encoding="utf-8")
