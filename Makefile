@@ -26,11 +26,12 @@ $(STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	$(BIN)/council demo
 
-# pytest-xdist workers (tests/conftest.py gives each its own databases and Redis database);
-# PYTEST_WORKERS=0 runs the suite in one process.
+# pytest-xdist workers (tests/conftest.py gives each its own databases and Redis database),
+# a test file to one worker, in its order (module fixtures such as test_stack's `council up`
+# are shared by its tests, which run in order); PYTEST_WORKERS=0 runs the suite in one process.
 PYTEST_WORKERS ?= 3
 test: $(STAMP) check agent-clis-if-npm
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal --durations=30
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
 # The fault campaign as a standing test (tests/soak): SCHEDULES seeded schedules of faults against
 # Council as real processes on a private Postgres and Redis, each checked from the ledger.

@@ -21,7 +21,9 @@ def test_version_completion_and_help_grouped_by_job(cli: Any) -> None:
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     shown = cli("--version")
     assert shown.code == 0 and shown.stdout.strip() == f"council {version}"
-    completion = cli("--show-completion", "bash")
+    # the shell named, not detected from this process's ancestors (under pytest-xdist no
+    # shell is among them, and typer's detection then finds none)
+    completion = cli("--show-completion", "bash", env={"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"})
     assert completion.code == 0 and "complete" in completion.stdout
     helped = cli("--help")
     assert helped.code == 0
