@@ -37,6 +37,32 @@ def bounded(text: str, limit: int = MAX_ANSWER_BYTES) -> tuple[str, int, bool]:
     return raw[:limit].decode("utf-8", errors="ignore"), len(raw), True
 
 
+class AnswerParameters(TypedDict):
+    """The named queries' parameters that keep one round's answer (keep_answer, keep_answer_and_fence)."""
+
+    sha256: str
+    body: str
+    byte_length: int
+    truncated: bool
+    run_id: UUID
+    attempt: int
+    round: int
+
+
+def answer_parameters(run_id: UUID, attempt: int, round_no: int, text: str) -> AnswerParameters:
+    """The text's SHA-256 (of the full text), its bounded body, and the round it answers."""
+    body, length, cut = bounded(text)
+    return AnswerParameters(
+        sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        body=body,
+        byte_length=length,
+        truncated=cut,
+        run_id=run_id,
+        attempt=attempt,
+        round=round_no,
+    )
+
+
 class Answers:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
@@ -44,22 +70,9 @@ class Answers:
     def keep(self, run_id: UUID, attempt: int, round_no: int, text: str) -> str:
         """Store what round ``round_no`` of the attempt returned; the text once by its hash.
         Returns the SHA-256. Keeping the same round twice is a no-op (a retried call)."""
-        sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        body, length, cut = bounded(text)
-        in_transaction(
-            self._conn,
-            "keep_answer",
-            {
-                "sha256": sha,
-                "body": body,
-                "byte_length": length,
-                "truncated": cut,
-                "run_id": run_id,
-                "attempt": attempt,
-                "round": round_no,
-            },
-        )
-        return sha
+        kept = answer_parameters(run_id, attempt, round_no, text)
+        in_transaction(self._conn, "keep_answer", dict(kept))
+        return kept["sha256"]
 
     def of_run(self, run_id: UUID) -> list[AnswerRow]:
         """Every kept round of the run, by attempt and round."""

@@ -11,7 +11,6 @@ connection; a run comes back as a typed row (:mod:`council.ledger.run_rows`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,7 +25,7 @@ from council.domain.results.runs import DispatchedRun, RunShown, RunSummary
 from council.domain.reviewers import Reviewers
 from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
-from council.ledger.answers import Answers, bounded
+from council.ledger.answers import Answers, answer_parameters
 from council.ledger.attempts import attempts_of
 from council.ledger.dispatch_keys import first_of_key, request_sha256
 from council.ledger.events import append
@@ -271,20 +270,8 @@ class Runs(HeldRuns):
         """Keep what round ``round_no`` of the attempt returned (as ``Answers.keep``: written
         whether or not the attempt still owns the run), then the run's row, locked, if this
         attempt still owns it (None: fenced out), as :meth:`fence`: one statement."""
-        sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        body, length, cut = bounded(text)
         found = in_transaction(
-            self._conn,
-            "keep_answer_and_fence",
-            {
-                "sha256": sha,
-                "body": body,
-                "byte_length": length,
-                "truncated": cut,
-                "run_id": run_id,
-                "attempt": attempt,
-                "round": round_no,
-            },
+            self._conn, "keep_answer_and_fence", dict(answer_parameters(run_id, attempt, round_no, text))
         )
         return FencedRun(**found[0]) if found else None
 
