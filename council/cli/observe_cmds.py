@@ -38,6 +38,12 @@ def import_cmd(
             help="du-debate: answers that read as numbers (once $ , and spaces are dropped) are numbers.",
         ),
     ] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", help="du-debate: every agent's model (the format names none).")
+    ] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="du-debate: every agent's provider (its model family).")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Import recorded debates: a thread per record, a run per turn (mode imported), the truth
@@ -52,6 +58,8 @@ def import_cmd(
         fmt=fmt,
         answer_pattern=answer_pattern,
         numeric=numeric,
+        model=model,
+        provider=provider,
         actor=actor(),
         progress=_progress(),
     )

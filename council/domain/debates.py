@@ -80,17 +80,28 @@ def answer_key(answer: str) -> str:
 
 
 def parse_file(
-    data: bytes, fmt: Format, *, answer_pattern: str | None = None, numeric: bool = False
+    data: bytes,
+    fmt: Format,
+    *,
+    answer_pattern: str | None = None,
+    numeric: bool = False,
+    model: str | None = None,
+    provider: str | None = None,
 ) -> list[Record]:
-    """Every record of a file, or BadRecord for the first bad one."""
+    """Every record of a file, or BadRecord for the first bad one. ``model`` and ``provider``
+    (du-debate only, which names neither) are every agent's."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadRecord("(file)", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
     if fmt == "council-debate-v1":
+        if model is not None or provider is not None:
+            raise BadRecord(
+                "(file)", "--model and --provider are for du-debate: council-debate-v1 names its agents'"
+            )
         records = parse_council_debate(text.splitlines())
     else:
-        records = parse_du_debate(text, answer_pattern, numeric=numeric)
+        records = parse_du_debate(text, answer_pattern, numeric=numeric, model=model, provider=provider)
     if not records:
         raise BadRecord("(file)", "no records")
     if len(records) > MAX_RECORDS:
@@ -264,7 +275,14 @@ def _agents(value: object, rid: str) -> tuple[Agent, ...]:
     return tuple(agents)
 
 
-def parse_du_debate(text: str, answer_pattern: str | None, *, numeric: bool = False) -> list[Record]:
+def parse_du_debate(
+    text: str,
+    answer_pattern: str | None,
+    *,
+    numeric: bool = False,
+    model: str | None = None,
+    provider: str | None = None,
+) -> list[Record]:
     """The JSON most published debate harnesses write: an object of question →
     ``[agent_contexts, answer]`` (what Du et al.'s ``gen_gsm.py`` and ``gen_mmlu.py`` dump: the
     record's id is then its position in the file), or a list (or an object of id → item) of
@@ -274,7 +292,8 @@ def parse_du_debate(text: str, answer_pattern: str | None, *, numeric: bool = Fa
     the truth the last match in ``answer``. With ``numeric``, an answer that reads as a number
     once ``$``, ``,`` and spaces are dropped is that number (``$1,080.00`` and ``1080`` are one
     answer), as those harnesses' own scorers compare them. Every turn of round r saw every
-    other agent's turn of round r - 1, as those harnesses feed them."""
+    other agent's turn of round r - 1, as those harnesses feed them. The format names no model:
+    ``model`` and ``provider``, when given, are every agent's (one file is one model's run)."""
     if not answer_pattern:
         raise BadRecord("(file)", "du-debate needs --answer-pattern (the regular expression of an answer)")
     try:
@@ -313,7 +332,7 @@ def parse_du_debate(text: str, answer_pattern: str | None, *, numeric: bool = Fa
         agents = []
         for number, context in enumerate(contexts):
             name = f"agent-{number}"
-            agents.append(Agent(name, None, None))
+            agents.append(Agent(name, model, provider))
             if not isinstance(context, list):
                 raise BadRecord(rid, f"agent_contexts[{number}] is not a list of messages")
             said = [m for m in context if isinstance(m, dict) and m.get("role") == "assistant"]

@@ -53,6 +53,8 @@ def import_debates(
     fmt: str = "council-debate-v1",
     answer_pattern: str | None = None,
     numeric: bool = False,
+    model: str | None = None,
+    provider: str | None = None,
     actor: str,
     progress: Progress | None = None,
 ) -> Imported:
@@ -60,9 +62,13 @@ def import_debates(
     v.choice(fmt, "--format", FORMATS)
     if len(data) > MAX_FILE_BYTES:
         raise BadInput(f"the file is {len(data)} bytes (limit {MAX_FILE_BYTES})")
+    model = None if model is None else v.text(model, "--model", 200)
+    provider = None if provider is None else v.text(provider, "--provider", v.MAX_NAME)
     digest = hashlib.sha256(data).hexdigest()
     try:
-        records = parse_file(data, _format(fmt), answer_pattern=answer_pattern, numeric=numeric)
+        records = parse_file(
+            data, _format(fmt), answer_pattern=answer_pattern, numeric=numeric, model=model, provider=provider
+        )
     except BadRecord as exc:
         raise BadInput(f"refused the whole file: {exc}") from None
     name = v.text(file_name, "file name", v.MAX_NAME * 2)

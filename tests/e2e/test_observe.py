@@ -241,12 +241,15 @@ def test_du_debates_as_the_harness_dumps_them_with_numeric_answers(cli: Any, tmp
     path = tmp_path / "gsm_3_2.json"
     path.write_text(json.dumps(du), encoding="utf-8")
     pattern = r"(?:\\boxed\{|####)[^0-9-]{0,3}(-?[0-9][0-9,]*(?:\.[0-9]+)?)"
-    # When it is imported with --numeric
-    imported = cli(
-        "import", str(path), "--format", "du-debate", "--answer-pattern", pattern, "--numeric", "--json"
-    )
+    # When it is imported with --numeric, naming the model the file is a run of
+    imported = cli("import", str(path), "--format", "du-debate", "--answer-pattern", pattern, "--numeric",
+                   "--model", "qwen3-14b", "--provider", "alibaba", "--json")  # fmt: skip
     assert imported.code == 0, imported.stderr
     assert (imported.json()["records"], imported.json()["turns"]) == (2, 8)
+    # Then every agent is recorded as that model's
+    thread = imported.json()["thread_ids"][0]
+    record = cli("export", "--thread", thread, "--format", "debate", "--json").json()["record"]
+    assert {(a["model"], a["provider"]) for a in record["agents"]} == {("qwen3-14b", "alibaba")}
     # Then "1,080", "$1,080.00" and "1080" are the truth: agent-0 right twice, agent-1 right then wrong
     r = cli("eval", "--tag", "file:gsm_3_2.json", "--json").json()
     assert r["resolved"] == 2

@@ -71,3 +71,19 @@ def test_the_id_keyed_object_form_still_keeps_its_ids() -> None:
     item = {"question": "Q?", "answer": "(A)", "agent_contexts": [_context("Q?", "(A)")]}
     (record,) = parse_file(json.dumps({"q-7": item}).encode(), "du-debate", answer_pattern=r"\((\w)\)")
     assert record.id == "q-7" and record.truth == frozenset({"a"})
+
+
+def test_a_stated_model_and_provider_are_every_agents_and_only_du_debate_takes_them() -> None:
+    # Given a du-debate file, which names no model
+    q = "Half of 17?"
+    data = _du({q: ([_context(q, r"\boxed{8.5}"), _context(q, r"\boxed{8.5}")], "#### 8.5")})
+    # When it is read as one model's run
+    [record] = parse_file(data, "du-debate", answer_pattern=GSM, model="qwen3-14b", provider="alibaba")
+    # Then every agent is that model's; without them, none is named
+    assert {(a.model, a.provider) for a in record.agents} == {("qwen3-14b", "alibaba")}
+    [plain] = parse_file(data, "du-debate", answer_pattern=GSM)
+    assert {(a.model, a.provider) for a in plain.agents} == {(None, None)}
+    # And a council-debate-v1 file, which names its agents' models, refuses them
+    line = json.dumps({"id": "r1", "question": "Q?", "agents": [{"name": "a"}], "turns": []})
+    with pytest.raises(BadRecord, match="--model and --provider are for du-debate"):
+        parse_file(line.encode(), "council-debate-v1", model="qwen3-14b")
