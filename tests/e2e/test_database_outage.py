@@ -293,8 +293,9 @@ def test_a_postgres_outage_loses_no_work(
     )
     assert committed == []
     # And every run ended with a reason when it failed, its claims written once
-    runs = _rows(engine, "SELECT status, error FROM agent_runs")
-    assert all(r.status == "succeeded" or (r.status == "failed" and r.error) for r in runs)
+    runs = _rows(engine, "SELECT id, dispatch_id, round, status, error FROM agent_runs")
+    unended = [r for r in runs if not (r.status == "succeeded" or (r.status == "failed" and r.error))]
+    assert unended == [], f"{unended}\n--- worker logs (tails)\n{logs}"
     duplicates = _rows(engine, "SELECT run_id, node_version_id FROM claims GROUP BY 1, 2 HAVING count(*) > 1")
     assert duplicates == []
     # And the re-verification says what it checked
