@@ -779,6 +779,7 @@ CREATE TABLE public.agent_runs (
     CONSTRAINT agent_runs_status_check CHECK ((status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text]))),
     CONSTRAINT agent_runs_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
+CREATE INDEX node_versions_created_by_run_idx ON public.node_versions USING btree (created_by_run_id) WHERE (created_by_run_id IS NOT NULL);
 CREATE UNIQUE INDEX agent_runs_control_of ON public.agent_runs USING btree (control_of) WHERE (control_of IS NOT NULL);
 CREATE INDEX agent_runs_dispatch_idx ON public.agent_runs USING btree (dispatch_id, round) WHERE (dispatch_id IS NOT NULL);
 CREATE UNIQUE INDEX agent_runs_dispatch_round_agent_v2 ON public.agent_runs USING btree (dispatch_id, round, agent) WHERE ((dispatch_id IS NOT NULL) AND (control_of IS NULL));

@@ -1,9 +1,9 @@
 """Coalescing requests: one waiting message per run, per node version's
 evaluation, per cascade continuation and per memory item's re-verification.
 
-Every run enqueues an evaluation of each version it touched, and a council's
-runs touch the same versions: without coalescing the commit queue fills with
-copies of the same work. An id is *marked* in Redis (``SET NX`` with an
+Runs outside a dispatch, rounds that close and the sweep enqueue evaluations of
+the versions they touched, and they touch the same versions: without coalescing
+the commit queue fills with copies of the same work. An id is *marked* in Redis (``SET NX`` with an
 expiry) when its message is enqueued, and unmarked when its task *starts*,
 before it reads anything (``task_prerun``, in ``council/workers/coalesce.py``). A claim that lands after
 the start finds no mark and enqueues a fresh evaluation, so no change goes

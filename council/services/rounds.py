@@ -6,7 +6,9 @@ join the earlier, independent supporters into one group. So before the next roun
 created, the versions the closing round claimed on are decided by the committer (the same
 idempotent, locked consolidation the commit queue runs), and what the council concluded
 blind — or in any round — is recorded before deliberation can merge it away. A failure to
-decide here leaves the decision to the commit queue, as before; the round is created anyway.
+decide here sends the versions to the commit queue; the round is created anyway. The versions
+of a dispatch's last round go to the commit queue once it closes (:func:`evaluate_closed_round`):
+a dispatch's runs are evaluated once a round (``council.services.run_followups``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def open_next_round(
     if versions:
         try:
             consolidate_many(uow, versions, actor=actor)
-        except CouncilError as exc:  # the commit queue decides them later (their evaluations are enqueued)
+        except CouncilError as exc:  # the commit queue decides them later
+            scheduler.enqueue_evaluations(versions)
             log.warning(
                 "round %s of dispatch %s: deciding before the next round failed: %s",
                 round_no - 1,
@@ -49,3 +52,16 @@ def open_next_round(
     if created:
         scheduler.enqueue_runs(created)
     return created
+
+
+def evaluate_closed_round(
+    uow: UnitOfWork, scheduler: Scheduler, dispatch_id: UUID, round_no: int
+) -> list[UUID]:
+    """After a dispatch's last round: once every run of round ``round_no`` has ended, send
+    the versions it claimed on or made to the commit queue (none while it is open). Runs
+    ending together may both see it closed: the marks coalesce, the committer is idempotent."""
+    with uow() as tx:
+        versions = tx.runs.closed_round_versions(dispatch_id, round_no)
+    if versions:
+        scheduler.enqueue_evaluations(versions)
+    return versions

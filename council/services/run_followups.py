@@ -12,16 +12,41 @@ from council.ledger.run_rows import ClaimedRun
 from council.ledger.runs import TERMINAL
 from council.services.ports import UnitOfWork
 from council.services.retraction import adjudicate_if_automatic
-from council.services.rounds import open_next_round
+from council.services.rounds import evaluate_closed_round, open_next_round
 
 REVIEW_ACTOR = "worker:review"
 ROUND_ACTOR = "worker:round"  # decides a closing round's versions before the next round
 
 
 def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Executed) -> Executed:
-    """What a run's end sets going: the evaluation of every version it touched (and, under a
-    quorum rule, of its council's), the next round of its dispatch when this run closed one,
-    and the adjudication of the proposal a review dispatch it completed was about."""
+    """What a run's end sets going: the evaluation of the versions it touched, the next round
+    of its dispatch when this run closed one, and the adjudication of the proposal a review
+    dispatch it completed was about.
+
+    A dispatch's runs are evaluated once a round, not once a run: the run that closes a
+    round has the round's versions decided (before the next round, :mod:`rounds`) or, after
+    the last round, sent to the commit queue. A decision in the middle of a round would be
+    taken again, on more claims, when the round closes; a round that stays open is
+    evaluated by the sweep (``unfinished.evaluations``). A run outside a dispatch, a review,
+    and a run under a quorum rule (each council member's end can complete or break a
+    quorum) have their versions evaluated at once."""
+    if run.dispatch_id is None or run.mode == "review" or run.quorum_rule:
+        _evaluate_now(uow, scheduler, run, result)
+    if run.dispatch_id is None:
+        return result
+    following: list[UUID] = []
+    rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
+    if rounds is None or int(run.round) < int(rounds):
+        following = open_next_round(uow, scheduler, run.dispatch_id, int(run.round) + 1, actor=ROUND_ACTOR)
+    elif run.mode != "review" and not run.quorum_rule:  # the last round: its versions once it closes
+        evaluate_closed_round(uow, scheduler, run.dispatch_id, int(run.round))
+    adjudication = None
+    if run.mode == "review" and run.proposal_id is not None and not following:
+        adjudication = _adjudicate_when_reviewed(uow, run.dispatch_id, run.proposal_id)
+    return result.model_copy(update={"next_round_runs": following, "adjudication": adjudication})
+
+
+def _evaluate_now(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Executed) -> None:
     versions = list(result.touched_versions)
     # An ended council member may complete (or break) a quorum: only a rule set with
     # min_council_answered reads it, so a thread under another (as its rule set stood at
@@ -31,16 +56,6 @@ def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Ex
             versions = list(dict.fromkeys([*versions, *tx.runs.quorum_versions(run.id)]))
     if versions:
         scheduler.enqueue_evaluations(versions)
-    if run.dispatch_id is None:
-        return result
-    following: list[UUID] = []
-    rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
-    if rounds is None or int(run.round) < int(rounds):  # else no round can follow: no transaction
-        following = open_next_round(uow, scheduler, run.dispatch_id, int(run.round) + 1, actor=ROUND_ACTOR)
-    adjudication = None
-    if run.mode == "review" and run.proposal_id is not None and not following:
-        adjudication = _adjudicate_when_reviewed(uow, run.dispatch_id, run.proposal_id)
-    return result.model_copy(update={"next_round_runs": following, "adjudication": adjudication})
 
 
 def _adjudicate_when_reviewed(uow: UnitOfWork, dispatch_id: UUID, proposal_id: UUID) -> str | None:

@@ -12,10 +12,13 @@ import pytest
 from sqlalchemy import Engine, text
 
 from council.adapters.scheduler import Recorder
+from council.domain.commands import NewVersion
 from council.ledger.db import unit_of_work
+from council.ledger.nodes import Nodes
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
+from council.services.rounds import evaluate_closed_round
 from tests.builders import ACTOR, Ledger
 from tests.fakes.chat_model import chat_model, messages_model
 
@@ -72,3 +75,47 @@ def test_the_blind_round_consolidates_before_the_deliberative_round_is_created(
     assert sorted(claims) == ["endorse", "endorse"], claims
     assert live == ["worker:round"]
     assert len(scheduler.runs) == 4  # round 2 was created and enqueued after the decision
+
+
+def test_a_dispatch_is_sent_to_the_commit_queue_once_when_its_last_round_closes(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stack: ExitStack
+) -> None:
+    # Given an independent dispatch of two models that endorse the thread's one head
+    chat, _ = stack.enter_context(chat_model(endorse=True))
+    messages, _ = stack.enter_context(messages_model(endorse=True))
+    profiles = tmp_path / "profiles.toml"
+    profiles.write_text(
+        PROFILE.format(name="alpha", model="openai/alpha", url=chat)
+        + PROFILE.format(name="beta", model="anthropic/beta", url=messages),
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("COUNCIL_PROFILES", str(profiles))
+    monkeypatch.setenv("COUNCIL_SIMULATE", "never")
+    ledger = Ledger.new(engine, evidence_items=1)
+    made = ledger.node("The replica keeps up", cites=list(ledger.evidence))
+    uow, scheduler = UnitOfWork(engine), Recorder()
+    dispatch(uow, scheduler, ledger.thread_id, ["alpha", "beta"], mode="independent", rounds=1, actor=ACTOR)
+    first, second = scheduler.runs
+    # When the first run ends, the round still open
+    assert execute_run(uow, scheduler, first).status == "succeeded"
+    # Then nothing is sent to be evaluated yet
+    assert scheduler.evaluations == []
+    # And when the second run ends
+    ended = execute_run(uow, scheduler, second)
+    assert ended.status == "succeeded", ended.error
+    # Then the round's version, which both endorsed, is sent once
+    assert scheduler.evaluations == [made["version_id"]]
+    # And a version a round's run made is the round's too, though no claim of its maker's is on it
+    with unit_of_work(engine) as conn:
+        revision = Nodes(conn).add_version(
+            NewVersion(
+                logical_node=made["logical_node_id"], content="The replica keeps up, mostly", run=first
+            ),
+            actor=ACTOR,
+            held=True,
+        )
+        dispatch_id = conn.execute(
+            text("SELECT dispatch_id FROM agent_runs WHERE id = :r"), {"r": first}
+        ).scalar()
+    sent = evaluate_closed_round(uow, Recorder(), dispatch_id, 1)
+    assert sent == sorted([made["version_id"], revision.version_id])

@@ -49,19 +49,23 @@ def _commits() -> Iterator[list[str]]:
         psycopg.Connection.commit = commit  # type: ignore[method-assign]
 
 
-def test_a_one_round_api_run_is_two_transactions_and_keeps_its_answer(
+def test_a_one_round_api_run_is_two_transactions_and_a_read_of_its_round_and_keeps_its_answer(
     engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # Given a provider that answers a valid output at once
+    # Given a provider that answers a valid output at once, to a dispatch of one run
     ledger, heads = _thread(engine)
     answer = _valid_output(ledger, heads).model_dump_json()
     with _fake_agent(monkeypatch, tmp_path, [reply(answer)]):
         run_id = _dispatch(uow, Recorder(), ledger.thread_id)
         # When the run is executed
+        scheduler = Recorder()
         with _commits() as commits:
-            assert execute_run(uow, Recorder(), run_id).status == "succeeded"
-    # Then it took two transactions: claim with its stored request, then keep, check and apply
-    assert len(commits) == 2
+            assert execute_run(uow, scheduler, run_id).status == "succeeded"
+    # Then it took two transactions (claim with its stored request; keep, check and apply), and
+    # a third that only read whether its round had closed: it had, so the round's versions
+    # (what the run claimed on) were sent to be evaluated, once
+    assert len(commits) == 3
+    assert sorted(scheduler.evaluations) == sorted(heads)
     shown = show_run(uow, run_id)
     assert [(a.attempt, a.round, a.text) for a in shown.answers] == [(1, 0, answer)]
 

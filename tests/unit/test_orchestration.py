@@ -13,8 +13,8 @@ import pytest
 from council.adapters.scheduler import Recorder
 from council.domain.results.consolidation import Evaluated
 from council.domain.results.reversal import CascadeStep
-from council.errors import Duplicate, TransientDatabaseError
-from council.services import consolidation, dispatch, execution, reversal, run_followups
+from council.errors import CouncilError, Duplicate, TransientDatabaseError
+from council.services import consolidation, dispatch, execution, reversal, rounds, run_followups
 from tests.fakes.uow import FakeUnitOfWork
 
 # ------------------------------------------------------------------ dispatch
@@ -201,13 +201,14 @@ class FakeDispatchRuns:
     queued: list[UUID] = field(default_factory=list)
     quorum: list[UUID] = field(default_factory=list)
     quorum_asked: int = 0
+    closed: list[UUID] = field(default_factory=list)  # the round's versions, once it has closed
 
     def quorum_versions(self, run_id: UUID) -> list[UUID]:
         self.quorum_asked += 1
         return self.quorum  # versions whose council (min_council_answered) the run sat on
 
     def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
-        return []  # nothing claimed: nothing to decide before the next round
+        return self.closed
 
     def next_round(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
         return self.following
@@ -227,19 +228,68 @@ class Run:
     proposal_id: UUID | None = None
     id: UUID = field(default_factory=uuid4)
     quorum_rule: bool = False  # the claim says whether the thread's rule set reads a quorum
+    dispatch_rounds: int | None = None  # the claim returns its dispatch's rounds
 
 
-def test_a_finished_run_enqueues_its_versions_and_the_next_round(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_outside_a_dispatch_has_its_versions_evaluated_at_once() -> None:
+    scheduler = Recorder()
+    touched = [uuid4(), uuid4()]
+    done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=touched)
+
+    after = run_followups.follow_up(FakeUnitOfWork(), scheduler, Run(None, "external"), done)
+
+    assert scheduler.evaluations == touched and scheduler.runs == [] and after.next_round_runs == []
+
+
+def test_a_dispatched_run_leaves_its_versions_to_its_rounds_close_and_enqueues_the_next_round() -> None:
+    # Given the run that closed round 1 of 2, whose round claimed on nothing
     following = [uuid4(), uuid4()]
     runs = FakeDispatchRuns(following, ["succeeded"])
     scheduler = Recorder()
-    touched = [uuid4()]
-    done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=touched)
-
-    after = run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "deliberative"), done)
-
-    assert scheduler.evaluations == touched and scheduler.runs == following == runs.queued
+    done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=[uuid4()])
+    # When its end is handled
+    run = Run(uuid4(), "deliberative", round=1, dispatch_rounds=2)
+    after = run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
+    # Then its own versions are not sent on their own (the round's close decides them), and
+    # the next round is created and enqueued
+    assert scheduler.evaluations == [] and scheduler.runs == following == runs.queued
     assert after.next_round_runs == following and after.adjudication is None
+
+
+@pytest.mark.parametrize("closed", [True, False], ids=["closed", "still-open"])
+def test_the_run_that_closes_the_last_round_sends_the_rounds_versions_once(closed: bool) -> None:
+    # Given a run of a dispatch's last round, and the versions its round claimed on or made
+    round_versions = [uuid4(), uuid4(), uuid4()]
+    runs = FakeDispatchRuns([], ["succeeded"], closed=round_versions if closed else [])
+    scheduler = Recorder()
+    done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=round_versions[:1])
+    # When its end is handled
+    run = Run(uuid4(), "deliberative", round=2, dispatch_rounds=2)
+    run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
+    # Then the round's versions go to the commit queue when it has closed, and nothing before
+    assert scheduler.evaluations == (round_versions if closed else [])
+    assert scheduler.runs == []
+
+
+def test_a_round_the_runs_worker_fails_to_decide_goes_to_the_commit_queue(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given round 1 of 2 closed with two versions, and a committer that fails
+    round_versions = [uuid4(), uuid4()]
+    following = [uuid4()]
+    runs = FakeDispatchRuns(following, ["succeeded"], closed=round_versions)
+
+    def fail(*_args: Any, **_kwargs: Any) -> None:
+        raise CouncilError("the database went away")
+
+    monkeypatch.setattr(rounds, "consolidate_many", fail)
+    scheduler = Recorder()
+    done = execution.Executed(run_id=uuid4(), status="failed", error="refused")  # it touched nothing
+    # When the run that closed it ends
+    run = Run(uuid4(), "deliberative", round=1, dispatch_rounds=2)
+    run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
+    # Then the commit queue decides the round's versions, and the next round is still created
+    assert scheduler.evaluations == round_versions and scheduler.runs == following
 
 
 def test_a_failed_run_of_a_dispatch_re_evaluates_the_versions_of_its_council() -> None:
