@@ -204,6 +204,44 @@ $function$;
 REVOKE ALL ON FUNCTION public.council_event_horizon_v1() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_event_horizon_v1() TO council_app;
 
+CREATE OR REPLACE FUNCTION public.council_guard_agent_runs_v1()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF OLD.request_sha256 IS NOT NULL THEN
+        IF NEW.request_sha256 IS DISTINCT FROM OLD.request_sha256 THEN
+            RAISE EXCEPTION 'council: agent_runs.request_sha256 is write-once' USING ERRCODE = 'CN001';
+        END IF;
+    END IF;
+    IF OLD.input_fingerprint IS NOT NULL THEN
+        IF NEW.input_fingerprint IS DISTINCT FROM OLD.input_fingerprint THEN
+            RAISE EXCEPTION 'council: agent_runs.input_fingerprint is write-once' USING ERRCODE = 'CN001';
+        END IF;
+    END IF;
+    IF OLD.request IS NOT NULL THEN
+        IF NEW.request IS DISTINCT FROM OLD.request THEN
+            RAISE EXCEPTION 'council: agent_runs.request is write-once' USING ERRCODE = 'CN001';
+        END IF;
+    END IF;
+    IF (NEW.id, NEW.thread_id, NEW.dispatch_id, NEW.agent, NEW.model, NEW.provider, NEW.simulated,
+        NEW.parent_run_id, NEW.round, NEW.mode, NEW.proposal_id, NEW.created_at, NEW.executor,
+        NEW.control_of)
+       IS DISTINCT FROM
+       (OLD.id, OLD.thread_id, OLD.dispatch_id, OLD.agent, OLD.model, OLD.provider, OLD.simulated,
+        OLD.parent_run_id, OLD.round, OLD.mode, OLD.proposal_id, OLD.created_at, OLD.executor,
+        OLD.control_of)
+    THEN
+        RAISE EXCEPTION 'council: UPDATE on agent_runs is refused: only status, attempt, lease_owner, '
+            'lease_expires_at, usage, cost_usd, error, lint_findings, started_at, finished_at, '
+            'once:request_sha256, once:input_fingerprint, once:request may change'
+            USING ERRCODE = 'CN001';
+    END IF;
+    RETURN NEW;
+END;
+$function$;
+REVOKE ALL ON FUNCTION public.council_guard_agent_runs_v1() FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION public.council_guard_update_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -779,14 +817,13 @@ CREATE TABLE public.agent_runs (
     CONSTRAINT agent_runs_status_check CHECK ((status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text]))),
     CONSTRAINT agent_runs_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
-CREATE INDEX node_versions_created_by_run_idx ON public.node_versions USING btree (created_by_run_id) WHERE (created_by_run_id IS NOT NULL);
 CREATE UNIQUE INDEX agent_runs_control_of ON public.agent_runs USING btree (control_of) WHERE (control_of IS NOT NULL);
 CREATE INDEX agent_runs_dispatch_idx ON public.agent_runs USING btree (dispatch_id, round) WHERE (dispatch_id IS NOT NULL);
 CREATE UNIQUE INDEX agent_runs_dispatch_round_agent_v2 ON public.agent_runs USING btree (dispatch_id, round, agent) WHERE ((dispatch_id IS NOT NULL) AND (control_of IS NULL));
 CREATE INDEX agent_runs_parent_idx ON public.agent_runs USING btree (parent_run_id) WHERE (parent_run_id IS NOT NULL);
 CREATE INDEX agent_runs_pending_idx ON public.agent_runs USING btree (status, created_at) WHERE (status = ANY (ARRAY['created'::text, 'queued'::text, 'running'::text]));
 CREATE INDEX agent_runs_thread_idx ON public.agent_runs USING btree (thread_id, created_at);
-CREATE TRIGGER agent_runs_guard BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_guard_update_v3('status', 'attempt', 'lease_owner', 'lease_expires_at', 'usage', 'cost_usd', 'error', 'lint_findings', 'started_at', 'finished_at', 'once:request_sha256', 'once:input_fingerprint', 'once:request');
+CREATE TRIGGER agent_runs_guard BEFORE UPDATE OF id, thread_id, dispatch_id, agent, model, provider, simulated, parent_run_id, round, mode, proposal_id, request_sha256, input_fingerprint, created_at, request, executor, control_of ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_guard_agent_runs_v1();
 CREATE TRIGGER agent_runs_move_forward BEFORE UPDATE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_run_moves_forward_v1();
 CREATE TRIGGER agent_runs_no_delete BEFORE DELETE ON public.agent_runs FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER agent_runs_no_truncate BEFORE TRUNCATE ON public.agent_runs FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
@@ -1473,6 +1510,7 @@ CREATE TABLE public.node_versions (
     CONSTRAINT node_versions_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id),
     CONSTRAINT node_versions_version_no_check CHECK ((version_no >= 1))
 );
+CREATE INDEX node_versions_created_by_run_idx ON public.node_versions USING btree (created_by_run_id) WHERE (created_by_run_id IS NOT NULL);
 CREATE INDEX node_versions_thread_idx ON public.node_versions USING btree (thread_id, branch_id);
 CREATE TRIGGER node_versions_immutable BEFORE DELETE OR UPDATE ON public.node_versions FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER node_versions_inserted AFTER INSERT ON public.node_versions FOR EACH ROW EXECUTE FUNCTION public.council_node_version_inserted_v1();

@@ -446,12 +446,29 @@ _CHANGED = {
 }
 
 
+# A run's operational state (council_run_moves_forward_v1 keeps a finished run's), and the
+# columns the run guard lets be set once, from NULL.
+RUN_FREE = {
+    "status",
+    "attempt",
+    "lease_owner",
+    "lease_expires_at",
+    "usage",
+    "cost_usd",
+    "error",
+    "lint_findings",
+    "started_at",
+    "finished_at",
+}
+RUN_WRITE_ONCE = {"request_sha256", "input_fingerprint", "request"}
+
+
 @pytest.mark.parametrize("table", ["agent_runs", "cascade_continuations"])
 def test_every_column_the_guard_does_not_name_is_refused(
     engine: Engine, fresh_ledger: dict[str, Any], table: str
 ) -> None:
-    # Given a row of a table guarded by council_guard_update_v3 (revision 0016), and the
-    # columns its trigger lets change, read from the catalog
+    # Given a row of a table guarded by council_guard_update_v3 (revision 0016) or the run
+    # guard (revision 0038), and the columns its trigger lets change, read from the catalog
     with unit_of_work(engine) as conn:
         if table == "cascade_continuations":
             conn.execute(
@@ -472,9 +489,26 @@ def test_every_column_the_guard_does_not_name_is_refused(
             ),
             {"t": table},
         ).all()
-    named = {arg.removeprefix("once:") for arg in args.split("\\000") if arg}
-    assert function == "council_guard_update_v3"
-    unnamed = [(column, kind) for column, kind in columns if column not in named]
+        protected = set(
+            conn.execute(
+                text(
+                    "SELECT a.attname FROM pg_trigger t JOIN pg_attribute a "
+                    "ON a.attrelid = t.tgrelid AND a.attnum = ANY (t.tgattr) "
+                    "WHERE t.tgrelid = CAST(:t AS regclass) AND t.tgname = :t || '_guard'"
+                ),
+                {"t": table},
+            ).scalars()
+        )
+    if table == "agent_runs":
+        # The run guard (revision 0038) fires only on an UPDATE naming a column it protects:
+        # every column is protected or free to change, none left out
+        assert function == "council_guard_agent_runs_v1"
+        assert {column for column, _ in columns} == protected | RUN_FREE and not protected & RUN_FREE
+        unnamed = [(column, kind) for column, kind in columns if column in protected - RUN_WRITE_ONCE]
+    else:
+        named = {arg.removeprefix("once:") for arg in args.split("\\000") if arg}
+        assert function == "council_guard_update_v3" and not protected  # fires on every update
+        unnamed = [(column, kind) for column, kind in columns if column not in named]
     assert len(unnamed) >= 3  # its identity: id, created_at and more
     for column, kind in unnamed:
         # When any of the others is changed
