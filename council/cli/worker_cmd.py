@@ -7,10 +7,8 @@ from typing import Annotated
 
 import typer
 
-from council.config import DEFAULT_POOL_SIZE, POOL_SIZE_ENV
 from council.domain.vocabulary import QUEUES
 from council.errors import BadInput
-from council.settings import export
 
 POOLS = ("prefork", "threads")
 
@@ -46,9 +44,6 @@ def worker_cmd(
         raise BadInput(f"--pool must be one of {', '.join(POOLS)}, got {pool!r}")
     if concurrency < 1:
         raise BadInput(f"--concurrency must be at least 1, got {concurrency}")
-    if pool == "threads":
-        # Every thread may hold a database connection at once: the process's pool must cover them.
-        export(POOL_SIZE_ENV, str(max(concurrency, DEFAULT_POOL_SIZE)), overwrite=False)
     app = connect()
     default_directory()  # before Celery's command line loads anything that imports prometheus_client
     argv = ["worker", "-Q", ",".join(wanted), "--pool", pool, "--concurrency", str(concurrency)]

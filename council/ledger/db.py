@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from council import config
-from council.errors import CouncilError
+from council.errors import CouncilError, TransientDatabaseError
 from council.known_secrets import process_redactor, redact_parameters
 from council.ledger.pg import APPLICATION_NAME, translate_driver
 
@@ -50,6 +51,9 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
             sa_url,
             pool_size=pool_size,
             max_overflow=pool_size,
+            # The connection checked in last goes out first: a few connections do the work and
+            # stay warm (their catalog caches filled, their statements prepared), the rest idle.
+            pool_use_lifo=True,
             isolation_level="READ COMMITTED",
         )
         event.listen(engine, "connect", _on_connect)
@@ -138,9 +142,12 @@ def translate(exc: DBAPIError) -> CouncilError:
 @contextmanager
 def unit_of_work(engine: Engine) -> Iterator[Connection]:
     """One transaction at READ COMMITTED: commit on success, roll back on error,
-    driver errors translated (the unit of work's transactions are these)."""
+    driver errors translated (the unit of work's transactions are these). No connection
+    free in the pool within its timeout (every one in a transaction) is transient."""
     try:
         with engine.begin() as conn:
             yield conn
     except DBAPIError as exc:
         raise translate(exc) from exc
+    except PoolTimeout as exc:
+        raise TransientDatabaseError(f"no database connection came free: {exc}") from exc

@@ -1,14 +1,16 @@
-"""The connection pool: an idle connection is checked before use, a busy one is not."""
+"""The connection pool: an idle connection is checked before use, a busy one is not; the
+connection checked in last goes out first; waiting out the pool is transient."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, create_engine, text
 
+from council import config
 from council.config import POOL_SIZE_ENV
-from council.errors import ConfigError
+from council.errors import ConfigError, TransientDatabaseError
 from council.ledger import db
 from council.ledger.db import unit_of_work
 
@@ -75,3 +77,35 @@ def test_the_pool_size_comes_from_the_environment_and_a_bad_one_is_a_config_erro
     monkeypatch.setenv(POOL_SIZE_ENV, "lots")
     with pytest.raises(ConfigError, match="COUNCIL_DB_POOL_SIZE"):
         db.engine_for(db_url)
+
+
+def test_the_connection_checked_in_last_goes_out_first(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a process's engine with two connections open, the first checked in before the second
+    monkeypatch.setattr(db, "_engines", {})
+    engine = db.engine_for(db_url, pool_size=2)
+    try:
+        with engine.connect() as first, engine.connect() as second:
+            pids = [c.execute(text("SELECT pg_backend_pid()")).scalar_one() for c in (first, second)]
+            first.close()  # checked in first
+        # When transactions follow one another
+        used = {_backend_pid(engine) for _ in range(5)}
+        # Then each takes the connection checked in last: one warm connection does the work
+        assert used == {pids[1]}
+    finally:
+        engine.dispose()
+
+
+def test_no_connection_free_within_the_pools_timeout_is_transient(db_url: str) -> None:
+    # Given a pool of one connection, held
+    engine = create_engine(config.sqlalchemy_url(db_url), pool_size=1, max_overflow=0, pool_timeout=0.2)
+    try:
+        # When another transaction wants one, it waits out the timeout
+        # Then the failure is transient: a worker's task retries it
+        with (
+            engine.connect(),
+            pytest.raises(TransientDatabaseError, match="no database connection came free"),
+            unit_of_work(engine),
+        ):
+            pass
+    finally:
+        engine.dispose()

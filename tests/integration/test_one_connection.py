@@ -1,0 +1,84 @@
+"""A run, its round's close and its evaluation each hold one database connection at a time,
+so a threads worker's pool may be smaller than its thread count (docs/operations/
+deploy-and-scale.md, Postgres connections): a thread that held one connection while it
+waited for a second could, with every connection so held, wait for ever."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+
+from council import config
+from council.adapters.scheduler import Recorder
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import consolidate_many
+from council.services.dispatch import dispatch
+from council.services.execution import execute_run
+from tests.builders import ACTOR, Ledger
+from tests.fakes.chat_model import chat_model, messages_model
+
+PROFILE = '[profiles.{name}]\nmodel = "{model}"\napi_key_env = ""\napi_base = "{url}"\n'
+
+
+@pytest.fixture
+def one_connection(db_url: str) -> Iterator[Engine]:
+    """The database through a pool of exactly one connection: a second checkout by the
+    thread that holds it waits 2 s and raises (SQLAlchemy's pool timeout)."""
+    engine = create_engine(
+        config.sqlalchemy_url(db_url),
+        pool_size=1,
+        max_overflow=0,
+        pool_timeout=2,
+        isolation_level="READ COMMITTED",
+    )
+    yield engine
+    engine.dispose()
+
+
+def test_a_deliberative_council_runs_closes_its_rounds_and_is_decided_on_one_connection(
+    engine: Engine, one_connection: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two models of two providers that endorse the thread's head, and a pool of one connection
+    with ExitStack() as stack:
+        chat, _ = stack.enter_context(chat_model(endorse=True))
+        messages, _ = stack.enter_context(messages_model(endorse=True))
+        profiles = tmp_path / "profiles.toml"
+        profiles.write_text(
+            PROFILE.format(name="alpha", model="openai/alpha", url=chat)
+            + PROFILE.format(name="beta", model="anthropic/beta", url=messages),
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("COUNCIL_PROFILES", str(profiles))
+        monkeypatch.setenv("COUNCIL_SIMULATE", "never")
+        ledger = Ledger.new(engine, evidence_items=1)
+        version = ledger.node("The replica keeps up", cites=list(ledger.evidence))["version_id"]
+        uow, scheduler = UnitOfWork(one_connection), Recorder()
+        # When a deliberative council of two rounds is dispatched, run, closed round by round,
+        # and what its last round sent to the commit queue is decided, all on that connection
+        dispatch(
+            uow, scheduler, ledger.thread_id, ["alpha", "beta"], mode="deliberative", rounds=2, actor=ACTOR
+        )
+        done = 0
+        while done < len(scheduler.runs):
+            ended = execute_run(uow, scheduler, scheduler.runs[done])
+            assert ended.status == "succeeded", ended.error
+            done += 1
+        sent = list(scheduler.evaluations)  # the last round's (none: the head it saw was decided)
+        decided = consolidate_many(uow, list(dict.fromkeys([version, *sent])), actor="worker:commit")
+    # Then every run ended, the blind round's close decided the head, and the commit queue's
+    # evaluation of it found it decided
+    assert done == 4
+    assert [d.node_version_id for d in decided][:1] == [version]
+    with engine.connect() as conn:
+        actors = conn.execute(
+            text(
+                "SELECT actor FROM node_status_transitions "
+                "WHERE node_version_id = :v AND to_status = 'resolved'"
+            ),
+            {"v": version},
+        ).scalars()
+        assert list(actors) == ["worker:round"]
