@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypedDict
 from uuid import UUID
 
@@ -38,6 +37,17 @@ from council.domain.snapshot import Snapshot, manifest_of, snapshot_digests, sup
 from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
 from council.errors import CouncilError, NotFound
 from council.ledger import evaluation_chains, events
+from council.ledger.committer_rows import (
+    BatchVersion,
+    Begun,
+    Decided,
+    LiveAndLocked,
+    LiveConsolidation,
+    MemoryState,
+    NotReady,
+    Weight,
+    Written,
+)
 from council.ledger.pg import execute, fetch
 from council.ledger.snapshots import locked_snapshots
 
@@ -53,92 +63,6 @@ COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 # How commit_begin takes a batch's node locks (see its comment in council/sql/committer.sql).
 NodeLockWait = Literal["try", "exclusive"]
 EXCLUSIVE: NodeLockWait = "exclusive"
-
-
-# The committer's rows (council/sql/committer.sql). Its statements only write what
-# they read from rows whose text was redacted when first written: not redacted again.
-
-
-class _LiveConsolidation(TypedDict):
-    """A node's live consolidation as ``council_live_consolidation_v1`` gives it (JSON)."""
-
-    id: str
-    node_version_id: str
-    snapshot_sha256: str
-    reasons: list[JsonObject]
-
-
-class _StoredOutcome(TypedDict):
-    """A consolidation or evaluation already recorded for a snapshot (JSON)."""
-
-    id: str
-    reasons: list[JsonObject]
-
-
-@dataclass(frozen=True)
-class _Weight:
-    id: UUID
-    claims: int
-
-
-@dataclass(frozen=True)
-class _Begun:
-    """A version of the batch under its node lock (``commit_begin``); a lone row of
-    NULLs but ``isolation`` when none was found."""
-
-    isolation: str
-    id: UUID | None
-    logical_node_id: UUID
-    thread_id: UUID
-    content: str
-    locked: bool | None
-    live: _LiveConsolidation | None
-
-
-@dataclass(frozen=True)
-class _Version:
-    """A version of the batch that ``commit_begin`` found (``locked`` as it says)."""
-
-    id: UUID
-    logical_node_id: UUID
-    thread_id: UUID
-    content: str
-    locked: bool | None
-    live: _LiveConsolidation | None
-
-
-@dataclass(frozen=True)
-class _Live:
-    """Each node's live consolidation by logical node id, and the evidence now share-locked."""
-
-    live: dict[str, _LiveConsolidation]
-    locked: list[str]
-
-
-@dataclass(frozen=True)
-class _Decided:
-    version_id: UUID
-    consolidation: _StoredOutcome | None
-    evaluation: _StoredOutcome | None
-
-
-@dataclass(frozen=True)
-class _NotReady:
-    version_id: UUID
-    evaluation_id: UUID
-
-
-@dataclass(frozen=True)
-class _Written:
-    version_id: UUID
-    consolidation_id: UUID
-    memory_item_id: UUID
-
-
-@dataclass(frozen=True)
-class _MemoryState:
-    id: UUID
-    status: str
 
 
 class Committer:
@@ -163,7 +87,7 @@ class Committer:
         """The claims on each version that exists (one read, before any lock)."""
         if not version_ids:
             return {}
-        rows = fetch(self._conn, "commit_weights", _Weight, version_ids=list(version_ids))
+        rows = fetch(self._conn, "commit_weights", Weight, version_ids=list(version_ids))
         return {row.id: int(row.claims) for row in rows}
 
 
@@ -174,7 +98,7 @@ def _consolidate_batch(
         begun = fetch(
             conn,
             "commit_begin",
-            _Begun,
+            Begun,
             version_ids=version_ids,
             wait=wait,
             lock_timeout=LOCK_TIMEOUT,
@@ -184,7 +108,7 @@ def _consolidate_batch(
         # At a higher level the snapshot would predate the lock wait: stale.
         raise CouncilError(f"the committer needs READ COMMITTED, got {begun[0].isolation}")
     found = {
-        row.id: _Version(row.id, row.logical_node_id, row.thread_id, row.content, row.locked, row.live)
+        row.id: BatchVersion(row.id, row.logical_node_id, row.thread_id, row.content, row.locked, row.live)
         for row in begun
         if row.id is not None
     }
@@ -205,7 +129,7 @@ def _consolidate_batch(
     pending = held
     while pending:
         nodes: set[UUID] = set()
-        this_round: list[_Version] = []
+        this_round: list[BatchVersion] = []
         later: list[UUID] = []
         for version_id in pending:
             row = found[version_id]
@@ -222,7 +146,7 @@ def _consolidate_batch(
     return results
 
 
-def _repeat(version: _Version, live: _LiveConsolidation | None, dry_run: bool) -> Evaluated | None:
+def _repeat(version: BatchVersion, live: LiveConsolidation | None, dry_run: bool) -> Evaluated | None:
     """The answer to a version already live (its node's live consolidation ``live``), else None."""
     if live is None or live["node_version_id"] != str(version.id):
         return None
@@ -238,7 +162,7 @@ def _repeat(version: _Version, live: _LiveConsolidation | None, dry_run: bool) -
 
 
 def _decide(
-    conn: Connection, versions: list[_Version], *, actor: str, dry_run: bool, fresh: bool
+    conn: Connection, versions: list[BatchVersion], *, actor: str, dry_run: bool, fresh: bool
 ) -> dict[UUID, Evaluated]:
     """One round: versions of distinct logical nodes, their node locks held (``fresh``: each
     version row's ``live`` was read after its lock and nothing has been written since)."""
@@ -265,12 +189,12 @@ def _decide(
         for row in fetch(
             conn,
             "commit_decided",
-            _Decided,
+            Decided,
             decided=json.dumps([{"version_id": str(v.id), "digest": digests[v.id]} for v in todo]),
         )
     }
-    positive: list[tuple[_Version, Decision]] = []
-    negative: list[tuple[_Version, Decision]] = []
+    positive: list[tuple[BatchVersion, Decision]] = []
+    negative: list[tuple[BatchVersion, Decision]] = []
     for version in todo:
         base, digest = _base(version, dry_run), digests[version.id]
         known = decided[version.id]
@@ -311,14 +235,14 @@ def _decide(
     return results
 
 
-def _live(conn: Connection, versions: list[_Version]) -> _Live:
+def _live(conn: Connection, versions: list[BatchVersion]) -> LiveAndLocked:
     """Each node's live consolidation (by logical node id) and the shared locks on the
     evidence the versions cite, taken now (under the node locks)."""
     with metrics.lock_wait("evidence"):
         [live] = fetch(
             conn,
             "commit_live",
-            _Live,
+            LiveAndLocked,
             logical_node_ids=[v.logical_node_id for v in versions],
             version_ids=[v.id for v in versions],
         )
@@ -338,7 +262,7 @@ class _Explained(TypedDict):
     groups: list[GroupShape]
 
 
-def _base(version: _Version, dry_run: bool) -> _Base:
+def _base(version: BatchVersion, dry_run: bool) -> _Base:
     return {
         "node_version_id": version.id,
         "logical_node_id": version.logical_node_id,
@@ -349,7 +273,7 @@ def _base(version: _Version, dry_run: bool) -> _Base:
 
 def _record_not_ready(
     conn: Connection,
-    decided: list[tuple[_Version, Decision]],
+    decided: list[tuple[BatchVersion, Decision]],
     snapshots: dict[UUID, Snapshot],
     hashed: dict[UUID, tuple[str, dict[str, str]]],
     actor: str,
@@ -385,7 +309,7 @@ def _record_not_ready(
     written = {
         row.version_id: row.evaluation_id
         for row in fetch(
-            conn, "commit_not_ready", _NotReady, items=json.dumps(items), actor=actor, redact=False
+            conn, "commit_not_ready", NotReady, items=json.dumps(items), actor=actor, redact=False
         )
     }
     for (
@@ -411,10 +335,10 @@ def _record_not_ready(
 
 def _commit(
     conn: Connection,
-    decided: list[tuple[_Version, Decision]],
+    decided: list[tuple[BatchVersion, Decision]],
     snapshots: dict[UUID, Snapshot],
     digests: dict[UUID, str],
-    live: dict[str, _LiveConsolidation],
+    live: dict[str, LiveConsolidation],
     actor: str,
 ) -> dict[UUID, Evaluated]:
     items = []
@@ -451,7 +375,7 @@ def _commit(
         )
     written = {
         row.version_id: row
-        for row in fetch(conn, "commit_write", _Written, items=json.dumps(items), actor=actor, redact=False)
+        for row in fetch(conn, "commit_write", Written, items=json.dumps(items), actor=actor, redact=False)
     }
     return {
         version.id: Evaluated(
@@ -473,7 +397,7 @@ def _supersede(conn: Connection, old_id: UUID, new_version_id: UUID, thread_id: 
     become superseded (historically valid, replaced) in the same transaction."""
     reason = f"superseded by a consolidation of version {new_version_id}"
     execute(conn, "supersede_consolidation", consolidation_id=old_id, reason=reason, actor=actor)
-    [memory] = fetch(conn, "superseded_memory", _MemoryState, consolidation_id=old_id)
+    [memory] = fetch(conn, "superseded_memory", MemoryState, consolidation_id=old_id)
     if memory.status not in ("retracted", "superseded"):
         execute(
             conn,
