@@ -26,8 +26,9 @@ def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Ex
     A dispatch's runs are evaluated once a round, not once a run: the run that closes a
     round has the round's versions decided (before the next round, :mod:`rounds`) or, after
     the last round, sent to the commit queue. A decision in the middle of a round would be
-    taken again, on more claims, when the round closes; a round that stays open is
-    evaluated by the sweep (``unfinished.evaluations``). A run outside a dispatch, a review,
+    taken again, on more claims, when the round closes, so the sweep leaves an open round's
+    claims to its close (``unfinished.evaluations``; every run ends, by its lease and
+    retries at the latest). A run outside a dispatch, a review,
     and a run under a quorum rule (each council member's end can complete or break a
     quorum) have their versions evaluated at once."""
     if run.dispatch_id is None or run.mode == "review" or run.quorum_rule:

@@ -11,7 +11,8 @@ ledger alone:
   scheduler that coalesces skips runs whose message still waits), or running
   on an expired lease;
 - evaluations: open or tentative heads holding claims that no evaluation or
-  consolidation of them saw;
+  consolidation of them saw (a dispatch round's once the round has closed: its
+  closing run has them evaluated);
 - cascade continuations that no step continued;
 - reassessments: live consolidations whose memory is still stable, and has
   not moved since evidence they rest on was challenged or invalidated;

@@ -11,7 +11,11 @@
 -- or a row from before 0013 (consolidation_evaluations_legacy_sha256_key); a
 -- consolidation's snapshot is read only for a head that was consolidated and
 -- is open again (retracted). A control run's claims are counted by no snapshot
--- (revision 0036), so not here either.
+-- (revision 0036), so not here either. A head claimed on in a dispatch's round that is
+-- still open waits for the round: the run that closes it has the round's versions
+-- evaluated (council/services/run_followups.py), so its claims are not unfinished yet —
+-- unless the run is a review's, or its thread's rule set reads a quorum
+-- (min_council_answered), whose runs are evaluated one by one.
 WITH unseen AS MATERIALIZED (
     SELECT s.id
     FROM node_version_states s
@@ -25,6 +29,13 @@ WITH unseen AS MATERIALIZED (
                           WHERE e.node_version_id = s.id AND e.seq IS NULL), 0)
       AND k.n > coalesce((SELECT max(jsonb_array_length(c.snapshot -> 'claims')) FROM consolidations c
                           WHERE c.node_version_id = s.id), 0)
+      AND NOT EXISTS (
+          SELECT 1 FROM claims c JOIN agent_runs r ON r.id = c.run_id
+          WHERE c.node_version_id = s.id AND r.dispatch_id IS NOT NULL AND r.mode <> 'review'
+            AND EXISTS (SELECT 1 FROM agent_runs o WHERE o.dispatch_id = r.dispatch_id AND o.round = r.round
+                        AND o.status NOT IN ('succeeded', 'failed'))
+            AND NOT EXISTS (SELECT 1 FROM threads th JOIN rule_sets rs ON rs.id = th.rule_set_id
+                            WHERE th.id = r.thread_id AND rs.body ? 'min_council_answered'))
 )
 SELECT u.id, newest.at AS newest_claim_at
 FROM unseen u

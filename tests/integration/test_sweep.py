@@ -22,6 +22,7 @@ from council.ledger.reversal import Reversal
 from council.ledger.runs import Runs
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, consolidate_many
+from council.services.counterfactual import pin_rule_set
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
 from council.services.nodes import add_version
@@ -402,3 +403,33 @@ def test_a_review_whose_adjudication_was_lost_is_adjudicated_by_the_sweep(
         engine, "SELECT id FROM retraction_proposal_transitions WHERE proposal_id = :p", p=proposal
     )
     assert len(transitions) == 1
+
+
+@pytest.mark.parametrize("quorum", [False, True], ids=["round-rule", "quorum-rule"])
+def test_a_dispatch_rounds_claims_wait_for_the_round_unless_its_runs_are_evaluated_one_by_one(
+    engine: Engine, uow: UnitOfWork, simulated: None, quorum: bool
+) -> None:
+    # Given an independent dispatch of two runs, one of which has ended with its claims, and
+    # evaluation messages that are lost (nothing takes them from the recorder)
+    if quorum:  # council-default-v2 reads a quorum: each run's versions are evaluated at its end
+        pin_rule_set(uow, "council-default-v2", actor=ACTOR)
+    ledger = Ledger.new(engine)
+    ledger.node("SQLite parity establishes query-semantics equivalence", cites=[ledger.evidence[0]])
+    recorder = Recorder()
+    dispatched = dispatch(
+        uow, recorder, ledger.thread_id, ["claude", "codex"], mode="independent", rounds=1, actor=ACTOR
+    )
+    first, last = dispatched.run_ids
+    assert execute_run(uow, recorder, first, owner="test").status == "succeeded"
+    claimed = {
+        r.node_version_id
+        for r in _rows(engine, "SELECT node_version_id FROM claims WHERE run_id = :r", r=first)
+    }
+    assert claimed
+    # When the sweep looks for evaluations while the round is open
+    # Then a round's claims wait for the round; a quorum thread's are unfinished at once
+    assert set(_unevaluated(uow)) == (claimed if quorum else set())
+    # And once the round has closed (its closing run's message lost too), they are unfinished
+    assert execute_run(uow, recorder, last, owner="test").status == "succeeded"
+    found = set(_unevaluated(uow))
+    assert claimed <= found <= set(recorder.evaluations)
