@@ -75,7 +75,8 @@ def import_cmd(
         else:
             console.print(
                 f"{inert(data['file_name'])} was imported before (import {data['import_id']}, "
-                f"{data['records']} record(s)): nothing written"
+                f"{data['records']} record(s)): nothing written (a file is imported once, as it was read "
+                "then: options given now, such as --model or --numeric, do not change it)"
             )
 
     emit(result, as_json, render)

@@ -87,6 +87,10 @@ def test_import_then_eval_gives_the_hand_computed_figures(cli: Any, tmp_path: Pa
     again = cli("import", str(path), "--json")
     assert again.code == 0 and again.json()["created"] is False
     assert _rows(engine) == after
+    # And a person told so, with options that would have read it otherwise, learns they change nothing
+    told = cli("import", str(path))
+    assert told.code == 0 and "was imported before" in told.stdout and "do not change it" in told.stdout
+    assert _rows(engine) == after
 
     # When eval reads it, under the pinned rules and a lax rule set
     lax = tmp_path / "lax.json"
