@@ -228,12 +228,15 @@ class Runs(HeldRuns):
         )
         return [r.id for r in found]
 
-    def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
-        """The node versions round ``round_no`` claimed on, once all its runs ended (else none)."""
-        found = in_transaction(
+    def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID] | None:
+        """The node versions round ``round_no`` claimed on or made, once all its runs ended;
+        None while it is open."""
+        [found] = in_transaction(
             self._conn, "round_closed_versions", {"dispatch_id": dispatch_id, "round": round_no}
         )
-        return [UUID(str(r["node_version_id"])) for r in found]
+        if not found["closed"]:
+            return None
+        return [UUID(str(v)) for v in found["versions"]]
 
     def quorum_versions(self, run_id: UUID) -> list[UUID]:
         """Versions not yet consolidated whose council (min_council_answered) the ended run sat on."""

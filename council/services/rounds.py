@@ -32,7 +32,9 @@ def open_next_round(
     created already)."""
     with uow() as tx:
         versions = tx.runs.closed_round_versions(dispatch_id, round_no - 1)
-        if not versions:  # nothing to decide first (or the round is still open): one transaction
+        if versions is None:  # still open: the run that closes it creates the next (one statement)
+            return []
+        if not versions:  # nothing to decide first: one transaction
             created = tx.runs.next_round(dispatch_id, round_no)
             tx.runs.mark_queued(created)
     if versions:
@@ -64,4 +66,4 @@ def evaluate_closed_round(
         versions = tx.runs.closed_round_versions(dispatch_id, round_no)
     if versions:
         scheduler.enqueue_evaluations(versions)
-    return versions
+    return versions or []

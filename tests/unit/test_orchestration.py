@@ -201,16 +201,18 @@ class FakeDispatchRuns:
     queued: list[UUID] = field(default_factory=list)
     quorum: list[UUID] = field(default_factory=list)
     quorum_asked: int = 0
-    closed: list[UUID] = field(default_factory=list)  # the round's versions, once it has closed
+    closed: list[UUID] | None = field(default_factory=list)  # the round's versions; None: still open
+    next_round_asked: int = 0
 
     def quorum_versions(self, run_id: UUID) -> list[UUID]:
         self.quorum_asked += 1
         return self.quorum  # versions whose council (min_council_answered) the run sat on
 
-    def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
+    def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID] | None:
         return self.closed
 
     def next_round(self, dispatch_id: UUID, round_no: int) -> list[UUID]:
+        self.next_round_asked += 1
         return self.following
 
     def mark_queued(self, run_ids: list[UUID]) -> None:
@@ -256,11 +258,24 @@ def test_a_dispatched_run_leaves_its_versions_to_its_rounds_close_and_enqueues_t
     assert after.next_round_runs == following and after.adjudication is None
 
 
+def test_a_run_that_finds_its_round_open_asks_for_no_next_round() -> None:
+    # Given a run of round 1 of 2 whose round still has a run going
+    runs = FakeDispatchRuns([uuid4()], ["succeeded", "running"], closed=None)
+    scheduler = Recorder()
+    done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=[uuid4()])
+    # When its end is handled
+    run = Run(uuid4(), "deliberative", round=1, dispatch_rounds=2)
+    after = run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
+    # Then nothing is created, enqueued or evaluated: the run that closes the round does that
+    assert runs.next_round_asked == 0 and after.next_round_runs == []
+    assert scheduler.runs == [] and scheduler.evaluations == []
+
+
 @pytest.mark.parametrize("closed", [True, False], ids=["closed", "still-open"])
 def test_the_run_that_closes_the_last_round_sends_the_rounds_versions_once(closed: bool) -> None:
     # Given a run of a dispatch's last round, and the versions its round claimed on or made
     round_versions = [uuid4(), uuid4(), uuid4()]
-    runs = FakeDispatchRuns([], ["succeeded"], closed=round_versions if closed else [])
+    runs = FakeDispatchRuns([], ["succeeded"], closed=round_versions if closed else None)
     scheduler = Recorder()
     done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=round_versions[:1])
     # When its end is handled
