@@ -31,7 +31,8 @@ def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Ex
     retries at the latest). A run outside a dispatch, a review,
     and a run under a quorum rule (each council member's end can complete or break a
     quorum) have their versions evaluated at once."""
-    if run.dispatch_id is None or run.mode == "review" or run.quorum_rule:
+    once_a_round = run.dispatch_id is not None and run.mode != "review" and not run.quorum_rule
+    if not once_a_round:
         _evaluate_now(uow, scheduler, run, result)
     if run.dispatch_id is None:
         return result
@@ -39,7 +40,7 @@ def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Ex
     rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
     if rounds is None or int(run.round) < int(rounds):
         following = open_next_round(uow, scheduler, run.dispatch_id, int(run.round) + 1, actor=ROUND_ACTOR)
-    elif run.mode != "review" and not run.quorum_rule:  # the last round: its versions once it closes
+    elif once_a_round:  # the last round: its versions once it closes
         evaluate_closed_round(uow, scheduler, run.dispatch_id, int(run.round))
     adjudication = None
     if run.mode == "review" and run.proposal_id is not None and not following:

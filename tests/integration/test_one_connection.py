@@ -6,8 +6,6 @@ waited for a second could, with every connection so held, wait for ever."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -19,9 +17,7 @@ from council.services.consolidation import consolidate_many
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
 from tests.builders import ACTOR, Ledger
-from tests.fakes.chat_model import chat_model, messages_model
-
-PROFILE = '[profiles.{name}]\nmodel = "{model}"\napi_key_env = ""\napi_base = "{url}"\n'
+from tests.integration.test_rounds import endorsing_models  # noqa: F401  (the fixture)
 
 
 @pytest.fixture
@@ -39,36 +35,24 @@ def one_connection(db_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
+@pytest.mark.usefixtures("endorsing_models")
 def test_a_deliberative_council_runs_closes_its_rounds_and_is_decided_on_one_connection(
-    engine: Engine, one_connection: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, one_connection: Engine
 ) -> None:
     # Given two models of two providers that endorse the thread's head, and a pool of one connection
-    with ExitStack() as stack:
-        chat, _ = stack.enter_context(chat_model(endorse=True))
-        messages, _ = stack.enter_context(messages_model(endorse=True))
-        profiles = tmp_path / "profiles.toml"
-        profiles.write_text(
-            PROFILE.format(name="alpha", model="openai/alpha", url=chat)
-            + PROFILE.format(name="beta", model="anthropic/beta", url=messages),
-            encoding="utf-8",
-        )
-        monkeypatch.setenv("COUNCIL_PROFILES", str(profiles))
-        monkeypatch.setenv("COUNCIL_SIMULATE", "never")
-        ledger = Ledger.new(engine, evidence_items=1)
-        version = ledger.node("The replica keeps up", cites=list(ledger.evidence))["version_id"]
-        uow, scheduler = UnitOfWork(one_connection), Recorder()
-        # When a deliberative council of two rounds is dispatched, run, closed round by round,
-        # and what its last round sent to the commit queue is decided, all on that connection
-        dispatch(
-            uow, scheduler, ledger.thread_id, ["alpha", "beta"], mode="deliberative", rounds=2, actor=ACTOR
-        )
-        done = 0
-        while done < len(scheduler.runs):
-            ended = execute_run(uow, scheduler, scheduler.runs[done])
-            assert ended.status == "succeeded", ended.error
-            done += 1
-        sent = list(scheduler.evaluations)  # the last round's (none: the head it saw was decided)
-        decided = consolidate_many(uow, list(dict.fromkeys([version, *sent])), actor="worker:commit")
+    ledger = Ledger.new(engine, evidence_items=1)
+    version = ledger.node("The replica keeps up", cites=list(ledger.evidence))["version_id"]
+    uow, scheduler = UnitOfWork(one_connection), Recorder()
+    # When a deliberative council of two rounds is dispatched, run, closed round by round,
+    # and what its last round sent to the commit queue is decided, all on that connection
+    dispatch(uow, scheduler, ledger.thread_id, ["alpha", "beta"], mode="deliberative", rounds=2, actor=ACTOR)
+    done = 0
+    while done < len(scheduler.runs):
+        ended = execute_run(uow, scheduler, scheduler.runs[done])
+        assert ended.status == "succeeded", ended.error
+        done += 1
+    sent = list(scheduler.evaluations)  # the last round's (none: the head it saw was decided)
+    decided = consolidate_many(uow, list(dict.fromkeys([version, *sent])), actor="worker:commit")
     # Then every run ended, the blind round's close decided the head, and the commit queue's
     # evaluation of it found it decided
     assert done == 4

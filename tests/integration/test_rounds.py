@@ -22,30 +22,32 @@ from council.services.rounds import evaluate_closed_round
 from tests.builders import ACTOR, Ledger
 from tests.fakes.chat_model import chat_model, messages_model
 
-
-@pytest.fixture
-def stack() -> Iterator[ExitStack]:
-    with ExitStack() as opened:
-        yield opened
-
-
 PROFILE = '[profiles.{name}]\nmodel = "{model}"\napi_key_env = ""\napi_base = "{url}"\n'
 
 
+@pytest.fixture
+def endorsing_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Profiles ``alpha`` (OpenAI-compatible) and ``beta`` (Anthropic Messages), two models of
+    two providers served by local fake servers, each endorsing every head it is shown."""
+    with ExitStack() as stack:
+        chat, _ = stack.enter_context(chat_model(endorse=True))
+        messages, _ = stack.enter_context(messages_model(endorse=True))
+        profiles = tmp_path / "profiles.toml"
+        profiles.write_text(
+            PROFILE.format(name="alpha", model="openai/alpha", url=chat)
+            + PROFILE.format(name="beta", model="anthropic/beta", url=messages),
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("COUNCIL_PROFILES", str(profiles))
+        monkeypatch.setenv("COUNCIL_SIMULATE", "never")
+        yield
+
+
+@pytest.mark.usefixtures("endorsing_models")
 def test_the_blind_round_consolidates_before_the_deliberative_round_is_created(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stack: ExitStack
+    engine: Engine,
 ) -> None:
     # Given two models of two providers (local fake servers) that endorse the one head of a thread
-    chat, _ = stack.enter_context(chat_model(endorse=True))
-    messages, _ = stack.enter_context(messages_model(endorse=True))
-    profiles = tmp_path / "profiles.toml"
-    profiles.write_text(
-        PROFILE.format(name="alpha", model="openai/alpha", url=chat)
-        + PROFILE.format(name="beta", model="anthropic/beta", url=messages),
-        encoding="utf-8",
-    )
-    monkeypatch.setenv("COUNCIL_PROFILES", str(profiles))
-    monkeypatch.setenv("COUNCIL_SIMULATE", "never")
     ledger = Ledger.new(engine, evidence_items=2)
     version = ledger.node("The replica keeps up", cites=list(ledger.evidence))["version_id"]
     uow, scheduler = UnitOfWork(engine), Recorder()
@@ -77,20 +79,11 @@ def test_the_blind_round_consolidates_before_the_deliberative_round_is_created(
     assert len(scheduler.runs) == 4  # round 2 was created and enqueued after the decision
 
 
+@pytest.mark.usefixtures("endorsing_models")
 def test_a_dispatch_is_sent_to_the_commit_queue_once_when_its_last_round_closes(
-    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stack: ExitStack
+    engine: Engine,
 ) -> None:
     # Given an independent dispatch of two models that endorse the thread's one head
-    chat, _ = stack.enter_context(chat_model(endorse=True))
-    messages, _ = stack.enter_context(messages_model(endorse=True))
-    profiles = tmp_path / "profiles.toml"
-    profiles.write_text(
-        PROFILE.format(name="alpha", model="openai/alpha", url=chat)
-        + PROFILE.format(name="beta", model="anthropic/beta", url=messages),
-        encoding="utf-8",
-    )
-    monkeypatch.setenv("COUNCIL_PROFILES", str(profiles))
-    monkeypatch.setenv("COUNCIL_SIMULATE", "never")
     ledger = Ledger.new(engine, evidence_items=1)
     made = ledger.node("The replica keeps up", cites=list(ledger.evidence))
     uow, scheduler = UnitOfWork(engine), Recorder()
