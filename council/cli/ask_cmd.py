@@ -29,7 +29,10 @@ def ask_cmd(
     agents: Annotated[str, typer.Option("--agents", help="Comma-separated profile names.")] = ",".join(
         DEFAULT_COUNCIL
     ),
-    rounds: Annotated[int, typer.Option("--rounds", help="Deliberative rounds after the blind one.")] = 2,
+    rounds: Annotated[
+        int,
+        typer.Option("--rounds", help="Deliberative rounds after the proposing and cross-review rounds."),
+    ] = 2,
     simulate: Annotated[
         str | None,
         typer.Option("--simulate", help="auto, always or never (default: COUNCIL_SIMULATE, else auto)."),
@@ -81,7 +84,7 @@ def ask_cmd(
     )
     if created.reservation is not None:
         out.print(inert(reservation_line(created.reservation.model_dump(mode="json"))), highlight=False)
-    expected = len(names) * runs_per_agent(created.rounds, controls=created.controls)
+    expected = len(names) * runs_per_agent(created.rounds, controls=created.controls, mode=created.mode)
     runs = wait_for_runs(created, expected, timeout, out)
     complete = len(runs) == expected and all(r.status in ("succeeded", "failed") for r in runs)
     settled = False

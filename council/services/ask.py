@@ -1,7 +1,9 @@
 """Asking the council as a person would (`council ask`): the question opens a thread
-(or continues one), its evidence is attached, and one deliberative dispatch runs a blind
-round then ``rounds`` deliberative ones; :func:`outcome` then reads what the council
-concluded.
+(or is asked on one, recorded as its event ``thread.question_asked``, so every later
+briefing carries it), its evidence is attached, and one council dispatch runs the council
+protocol — each agent proposes blind, cross-reviews blind, then ``rounds`` deliberative
+rounds (docs/architecture.md §7, ``council.domain.protocol``); :func:`outcome` then reads
+what the council concluded, its answer first.
 
 Everything that can be refused is checked before anything is written: the question,
 the rounds, the agents' profiles (and the simulation policy), the thread when one is
@@ -21,6 +23,7 @@ from council.agents.profiles import refuse_simulation, resolve_many, simulation_
 from council.domain import validate as v
 from council.domain.budget import budget_usd
 from council.domain.commands import IdRef
+from council.domain.protocol import check_rounds
 from council.domain.results.ask import AskGroup, AskOutcome, FailedRun, Proposition, Stance
 from council.domain.results.consolidation import RuleReason
 from council.domain.results.graph import Claim, ThreadGraph
@@ -34,14 +37,14 @@ from council.services.in_tx.dispatching import create_in
 from council.services.lists import show_dispatch
 from council.services.ports import UnitOfWork
 
-MAX_DELIBERATIVE_ROUNDS = 19  # a dispatch holds at most 20 rounds, the blind one included
+QUESTION_ASKED = "thread.question_asked"  # a question asked on an existing thread (its event)
 
 
 @dataclass(frozen=True)
 class Question:
     text: str
     agents: tuple[str, ...]
-    rounds: int = 2  # deliberative rounds after the blind one
+    rounds: int = 2  # deliberative rounds after the proposing and cross-review rounds
     thread: IdRef | None = None
     evidence: tuple[EvidenceInput, ...] = ()
     budget_usd: float | str | None = None  # the dispatch's own budget (the thread's applies too)
@@ -60,8 +63,7 @@ def ask(
     uow: UnitOfWork, scheduler: Scheduler, question: Question, *, actor: str, simulate: str | None = None
 ) -> Asked:
     text = v.text(question.text, "question", v.MAX_OBJECTIVE)
-    if not 0 <= question.rounds <= MAX_DELIBERATIVE_ROUNDS:
-        raise BadInput(f"--rounds must be between 0 and {MAX_DELIBERATIVE_ROUNDS} (after the blind round)")
+    total = check_rounds("council", question.rounds)
     if not question.agents:
         raise BadInput("--agents names no agent")
     simulation = simulation_mode(simulate)
@@ -82,6 +84,7 @@ def ask(
         else:
             thread_id = tx.resolve("thread", question.thread)
             tx.threads.get(thread_id)
+            tx.events.append(QUESTION_ASKED, actor=actor, thread_id=thread_id, payload={"question": text})
         evidence_ids = [
             tx.evidence.add(thread_id=thread_id, source=source, title=title, actor=actor).id
             for source, title in sources
@@ -90,8 +93,8 @@ def ask(
             tx,
             thread_id,
             profiles,
-            mode="deliberative",
-            rounds=question.rounds + 1,
+            mode="council",
+            rounds=total,
             actor=actor,
             dispatch_budget=dispatch_budget,
             controls=question.controls,

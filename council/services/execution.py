@@ -185,6 +185,7 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredReq
         proposal_id=run.proposal_id,
         thread_known=True,
         control=run.control_of is not None,
+        run_id=run.id,
     )
     request = compiled.canonical()
     if not tx.runs.store_request(run.id, int(run.attempt), compiled, opened=_given_inline(profile, request)):
