@@ -42,10 +42,13 @@ def ask_cmd(
     controls: Annotated[bool, typer.Option("--controls", help=CONTROLS_HELP)] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ask the council: open a thread (or continue one), attach the evidence, run a blind
-    round then deliberative ones with live progress, and print what it concluded — each
-    proposition, consolidated or not and why, its groups, each agent's stance, what is
-    contested, who failed and why, and the cost. Exit 1 when any run failed."""
+    """Ask the council: open a thread (or ask on one: the question is recorded on it), attach
+    the evidence, run the council protocol with live progress — each agent proposes its own
+    answer blind, judges the others' propositions blind (cross-review), then deliberates —
+    and print the answer first (what the council established, or its live alternatives with
+    their independent support), each agent's own summary, then each proposition, consolidated
+    or not and why, its groups, each agent's stance, what is contested, who failed and why,
+    and the cost. Exit 1 when any run failed."""
     from council.services.ask import Question, ask, outcome, pending_consolidation
     from council.services.evidence import EvidenceInput
 
@@ -111,6 +114,13 @@ def ask_cmd(
 def _render(data: dict[str, Any]) -> None:
     say = console.print
     say(f"[bold]{inert(data['question'])}[/]", highlight=False)
+    _render_answer(data["answer"])
+    if data["summaries"]:
+        say("each agent, in its own words:", highlight=False)
+        for s in data["summaries"]:
+            said = s["summary"] if len(s["summary"]) <= 400 else s["summary"][:399] + "…"
+            say(inert(f"  {s['agent']} (round {s['round']}): {said}"), highlight=False)
+    say("propositions:", highlight=False)
     if not data["propositions"]:
         say("no proposition was judged by this ask", highlight=False)
     for p in data["propositions"]:
@@ -138,6 +148,40 @@ def _render(data: dict[str, Any]) -> None:
     )
     say(f"budget: {budget_line(data['budget'])}", highlight=False)
     say("read more: " + "; ".join(data["next"]), highlight=False)
+
+
+def _render_answer(answer: dict[str, Any]) -> None:
+    """The answer first: what the council established, or that it established nothing, and
+    the live alternatives with their independent support and disputes."""
+    say = console.print
+    if answer["established"]:
+        say(
+            f"[green]answer[/] {short(answer['version_id'])}: {inert(_line(answer['content']))}",
+            highlight=False,
+        )
+        say(f"    established on {_groups(answer['support_groups'])}", highlight=False)
+    else:
+        say(
+            "[yellow]no established answer[/]" + (": the live alternatives" if answer["alternatives"] else "")
+        )
+    for alt in answer["alternatives"]:
+        kind = "rival" if alt["rival"] else "also consolidated" if alt["consolidated"] else "alternative"
+        say(f"  {kind} {short(alt['version_id'])}: {inert(_line(alt['content']))}", highlight=False)
+        held = f"support {_groups(alt['support_groups'])}"
+        if alt["dispute_groups"]:
+            held += f"; disputed by {_groups(alt['dispute_groups'])}"
+        say(f"    {held}", highlight=False)
+
+
+def _line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 200 else flat[:199] + "…"
+
+
+def _groups(groups: list[dict[str, Any]]) -> str:
+    if not groups:
+        return "no independent group"
+    return f"{len(groups)} independent group(s): " + inert(" · ".join(", ".join(g["agents"]) for g in groups))
 
 
 def register(app: typer.Typer) -> None:

@@ -46,6 +46,7 @@ from council.agents.runtimes.registry import cli_driver, is_api
 from council.agents.runtimes.trace import Trace
 from council.agents.runtimes.workdir import EvidenceFile
 from council.domain.agent_output import AgentOutput
+from council.domain.answer import json_text
 from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied, Executed
@@ -479,15 +480,6 @@ def _as_prompt_and_completion(usage: dict[str, object]) -> None:
         if theirs in usage:
             usage[ours] = usage[theirs]
     usage["unpriced"] = True
-
-
-def json_text(text: str) -> str:
-    """Accept a bare JSON document or one fenced ```json block around it."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0]
-    return stripped
 
 
 def _one_line(exc: Exception) -> str:
