@@ -12,6 +12,7 @@ from council.cli.common import JsonOpt, actor, council
 from council.cli.output import console, emit, err_console, inert, returns
 from council.cli.render import BUDGET_HELP, CONTROLS_HELP, budget_line, reservation_line, short
 from council.domain.budget import runs_per_agent
+from council.domain.results.answer import Answer, AnswerGroup
 from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import BadInput
 
@@ -114,7 +115,7 @@ def ask_cmd(
 def _render(data: dict[str, Any]) -> None:
     say = console.print
     say(f"[bold]{inert(data['question'])}[/]", highlight=False)
-    _render_answer(data["answer"])
+    _render_answer(Answer.model_validate(data["answer"]))
     if data["summaries"]:
         say("each agent, in its own words:", highlight=False)
         for s in data["summaries"]:
@@ -150,26 +151,23 @@ def _render(data: dict[str, Any]) -> None:
     say("read more: " + "; ".join(data["next"]), highlight=False)
 
 
-def _render_answer(answer: dict[str, Any]) -> None:
+def _render_answer(answer: Answer) -> None:
     """The answer first: what the council established, or that it established nothing, and
     the live alternatives with their independent support and disputes."""
     say = console.print
-    if answer["established"]:
-        say(
-            f"[green]answer[/] {short(answer['version_id'])}: {inert(_line(answer['content']))}",
-            highlight=False,
-        )
-        say(f"    established on {_groups(answer['support_groups'])}", highlight=False)
+    if answer.established:
+        content = inert(_line(answer.content or ""))
+        say(f"[green]answer[/] {short(answer.version_id)}: {content}", highlight=False)
+        say(f"    established on {_groups(answer.support_groups)}", highlight=False)
     else:
-        say(
-            "[yellow]no established answer[/]" + (": the live alternatives" if answer["alternatives"] else "")
-        )
-    for alt in answer["alternatives"]:
-        kind = "rival" if alt["rival"] else "also consolidated" if alt["consolidated"] else "alternative"
-        say(f"  {kind} {short(alt['version_id'])}: {inert(_line(alt['content']))}", highlight=False)
-        held = f"support {_groups(alt['support_groups'])}"
-        if alt["dispute_groups"]:
-            held += f"; disputed by {_groups(alt['dispute_groups'])}"
+        more = ": the live alternatives" if answer.alternatives else ""
+        say(f"[yellow]no established answer[/]{more}")
+    for alt in answer.alternatives:
+        kind = "rival" if alt.rival else "also consolidated" if alt.consolidated else "alternative"
+        say(f"  {kind} {short(alt.version_id)}: {inert(_line(alt.content))}", highlight=False)
+        held = f"support {_groups(alt.support_groups)}"
+        if alt.dispute_groups:
+            held += f"; disputed by {_groups(alt.dispute_groups)}"
         say(f"    {held}", highlight=False)
 
 
@@ -178,10 +176,10 @@ def _line(text: str) -> str:
     return flat if len(flat) <= 200 else flat[:199] + "…"
 
 
-def _groups(groups: list[dict[str, Any]]) -> str:
+def _groups(groups: list[AnswerGroup]) -> str:
     if not groups:
         return "no independent group"
-    return f"{len(groups)} independent group(s): " + inert(" · ".join(", ".join(g["agents"]) for g in groups))
+    return f"{len(groups)} independent group(s): " + inert(" · ".join(", ".join(g.agents) for g in groups))
 
 
 def register(app: typer.Typer) -> None:

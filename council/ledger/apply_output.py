@@ -89,13 +89,15 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
     return claimable
 
 
-def _must_judge(conn: Connection, run: Mapping[Any, Any]) -> tuple[UUID, ...]:
+def _must_judge(conn: Connection, run: Mapping[str, object]) -> tuple[UUID, ...]:
     """What a council's cross-review run must judge (none for any other run)."""
-    dispatch_id, round_no = run.get("dispatch_id"), int(run.get("round") or 1)
+    run_id, dispatch_id, round_no = run.get("id"), run.get("dispatch_id"), run.get("round")
     control = run.get("control_of") is not None
-    if dispatch_id is None or not judges_every_proposition(str(run.get("mode")), round_no, control=control):
+    if not (isinstance(run_id, UUID) and isinstance(dispatch_id, UUID) and isinstance(round_no, int)):
         return ()
-    return tuple(RoundBriefings(conn).to_judge(run["id"], dispatch_id, round_no))
+    if not judges_every_proposition(str(run.get("mode")), round_no, control=control):
+        return ()
+    return tuple(RoundBriefings(conn).to_judge(run_id, dispatch_id, round_no))
 
 
 def apply_output(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TypedDict
 from uuid import UUID
 
 from council.domain.protocol import to_judge
@@ -18,7 +18,7 @@ from council.ledger.pg import Unit, column, fetch, fetch_one
 
 class _Stored(TypedDict):
     sha256: str
-    body: dict[str, Any]
+    body: dict[str, object]
 
 
 @dataclass(frozen=True)

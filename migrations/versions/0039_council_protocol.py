@@ -4,7 +4,7 @@ stored once when the round opens (content-addressed), and the questions asked on
 
 Revision ID: 0039
 Revises: 0038
-Create Date: 2026-12-05
+Create Date: 2026-12-07
 """
 
 from __future__ import annotations

@@ -71,6 +71,11 @@ def test_the_walkthrough_runs_command_by_command(db_url: str, redis_url: str, tm
     # proposed it in round 1, others endorsed it in round 2, none shown another's stance)
     question = re.search(r'council ask "([^"]+)"', walkthrough())
     assert question is not None
+    # (and its human rendering led with that answer, then each agent's words, then the propositions)
+    led = re.search(
+        r"^answer [0-9a-f]{8}: .*?^each agent, in its own words:.*?^propositions:", done.stdout, re.M | re.S
+    )
+    assert led is not None, done.stdout[-3000:]
     blind = consolidated_on_blind_runs(db_url, question.group(1))
     assert blind, "the README's ask consolidated nothing on blind runs"
     for agents_by_group in blind:

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.ledger.unit import UnitOfWork
-from council.services.dispatch import dispatch
+from council.services.dispatch import dispatch, preview
 from council.services.execution import execute_run
 from tests.builders import ACTOR, Ledger
 from tests.rows import query
@@ -38,15 +38,16 @@ def shared_part(request: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in briefing.items() if k not in OWN}, sort_keys=True)
 
 
-def shown(engine: Engine, run_id: UUID) -> tuple[list[tuple[Any, ...]], str]:
+def shown(engine: Engine, run_id: UUID) -> tuple[list[tuple[Any, ...]], str, Any]:
+    """What a run was shown: its exposures, its request's shared part, its input features."""
     exposures = query(
         engine,
         "SELECT kind, channel, exposed_to_run_id, claim_id, node_version_id FROM run_exposures "
         "WHERE run_id = :r ORDER BY kind, channel, node_version_id, claim_id",
         r=run_id,
     )
-    [run] = query(engine, "SELECT request FROM agent_runs WHERE id = :r", r=run_id)
-    return [tuple(e.values()) for e in exposures], shared_part(run["request"])
+    [run] = query(engine, "SELECT request, input_fingerprint FROM agent_runs WHERE id = :r", r=run_id)
+    return [tuple(e.values()) for e in exposures], shared_part(run["request"]), run["input_fingerprint"]
 
 
 @pytest.mark.parametrize(("mode", "rounds"), [("independent", 2), ("council", 0)])
@@ -59,6 +60,7 @@ def test_every_run_of_a_round_is_shown_the_same_thread_whatever_order_workers_ta
         # three agents (a council: it proposes, then cross-reviews; independent: two blind rounds)
         ledger = Ledger.new(engine, evidence_items=1)
         uow, scheduler = UnitOfWork(engine), Recorder()
+        previewed = preview(uow, ledger.thread_id, "claude", mode=mode)
         made = dispatch(uow, scheduler, ledger.thread_id, AGENTS, mode=mode, rounds=rounds, actor=ACTOR)
         assert made.rounds == 2
         for round_no in (1, 2):
@@ -76,12 +78,20 @@ def test_every_run_of_a_round_is_shown_the_same_thread_whatever_order_workers_ta
             seen = [shown(engine, run) for run in round_runs]
             assert all(s[0] == seen[0][0] for s in seen), (mode, round_no, backwards, "exposures")
             assert all(s[1] == seen[0][1] for s in seen), (mode, round_no, backwards, "shared briefing")
+            # (being told which propositions are its own is neither exposure nor run-specific input)
+            assert all(s[2] == seen[0][2] for s in seen), (mode, round_no, backwards, "input features")
             # And what it was shown is the thread as it stood when the round opened: the evidence
             # attached while it ran is not in it (the next round is shown it)
             assert str(late) not in seen[0][1]
             propositions = [e for e in seen[0][0] if e[0] == "proposition"]
             if round_no == 1:
                 assert propositions == []  # blind and simultaneous: nobody saw another's proposal
+                # And the evidence, cited by nothing yet, reached every run; the preview made before
+                # the dispatch is exactly what the first round's run of its agent stored
+                assert str(ledger.evidence[0]) in seen[0][1]
+                [claude] = query(engine, "SELECT request_sha256 FROM agent_runs WHERE dispatch_id = :d "
+                                 "AND round = 1 AND agent = 'claude'", d=made.dispatch_id)  # fmt: skip
+                assert claude["request_sha256"] == previewed.request_sha256
             else:
                 assert str(ledger.evidence[1]) in seen[0][1]
                 if mode == "council":
