@@ -42,6 +42,7 @@ STYLES: tuple[tuple[str, str], ...] = (
         "Negative — “{ev}” is not enough, so to “{q}” I say no.",
     ),
 )
+REPROMPT = "Your previous answer was invalid"  # how Council's one re-prompt begins
 _QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
 _AGAINST = re.compile(r"\b(no|not|negative)\b")
 _FOR = re.compile(r"\b(yes|affirmative|does)\b")
@@ -49,11 +50,14 @@ _FOR = re.compile(r"\b(yes|affirmative|does)\b")
 
 @dataclass(frozen=True)
 class Mind:
-    """What a fake model holds: its verdict on any question, how sure it is, and its style."""
+    """What a fake model holds: its verdict on any question, how sure it is, and its style.
+    ``skips``: a careless reviewer judges only the first proposition it is shown in a
+    cross-review — ``once`` (it repairs when re-prompted) or ``always``."""
 
     verdict: Verdict
     confidence: float
     style: int
+    skips: Literal["never", "once", "always"] = "never"
 
 
 def read_verdict(text: str) -> Verdict | None:
@@ -106,6 +110,14 @@ def answer(mind: Mind, model: str, messages: list[Any]) -> str:
         return json.dumps({"summary": f"{model}: keep it.", "votes": [vote]})
     own = set(briefing.get("your_propositions") or [])
     heads = [h for h in (briefing.get("packet") or {}).get("heads") or [] if h.get("version_id") not in own]
+    reprompted = any(
+        isinstance(m, dict) and m.get("role") == "user" and str(m.get("content")).startswith(REPROMPT)
+        for m in messages
+    )
+    if briefing.get("phase") == "cross_review" and (
+        mind.skips == "always" or (mind.skips == "once" and not reprompted)
+    ):
+        heads = heads[:1]
     claims = [_judged(mind, model, head, cites) for head in heads]
     output: dict[str, Any] = {"claims": [c for c in claims if c is not None][:50]}
     thread = briefing.get("thread") or {}
