@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,8 +12,10 @@ from council.cli.common import JsonOpt, actor, council
 from council.cli.output import console, emit, err_console, inert, returns
 from council.cli.render import BUDGET_HELP, CONTROLS_HELP, budget_line, reservation_line, short
 from council.domain.budget import runs_per_agent
-from council.domain.results.answer import Answer, AnswerGroup
 from council.domain.vocabulary import DEFAULT_COUNCIL
+
+if TYPE_CHECKING:  # the result types import pydantic: a command's start loads them only when it renders
+    from council.domain.results.answer import Answer, AnswerGroup
 from council.errors import BadInput
 
 SETTLE_S = 60.0  # after the runs: how long to wait for the committer's decisions
@@ -115,6 +117,8 @@ def ask_cmd(
 def _render(data: dict[str, Any]) -> None:
     say = console.print
     say(f"[bold]{inert(data['question'])}[/]", highlight=False)
+    from council.domain.results.answer import Answer
+
     _render_answer(Answer.model_validate(data["answer"]))
     if data["summaries"]:
         say("each agent, in its own words:", highlight=False)
