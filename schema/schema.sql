@@ -801,11 +801,11 @@ CREATE TABLE public.agent_runs (
     control_of uuid,
     CONSTRAINT agent_runs_agent_check CHECK (((length(agent) >= 1) AND (length(agent) <= 100))),
     CONSTRAINT agent_runs_attempt_check CHECK ((attempt >= 0)),
-    CONSTRAINT agent_runs_control_in_a_later_round CHECK (((control_of IS NULL) OR ((dispatch_id IS NOT NULL) AND (mode = 'deliberative'::text) AND (round >= 2)))),
+    CONSTRAINT agent_runs_control_in_a_later_round CHECK (((control_of IS NULL) OR ((dispatch_id IS NOT NULL) AND (((mode = 'deliberative'::text) AND (round >= 2)) OR ((mode = 'council'::text) AND (round >= 3)))))),
     CONSTRAINT agent_runs_control_of_fkey FOREIGN KEY (control_of) REFERENCES public.agent_runs(id),
     CONSTRAINT agent_runs_dispatch_id_fkey FOREIGN KEY (dispatch_id) REFERENCES public.dispatches(id),
     CONSTRAINT agent_runs_executor_pinned CHECK (((executor IS NULL) OR ((jsonb_typeof(executor) = 'object'::text) AND ((executor ->> 'model'::text) = model) AND ((executor ->> 'provider'::text) = provider) AND ((executor -> 'simulated'::text) = to_jsonb(simulated))))),
-    CONSTRAINT agent_runs_mode_check CHECK ((mode = ANY (ARRAY['external'::text, 'independent'::text, 'deliberative'::text, 'review'::text, 'imported'::text]))),
+    CONSTRAINT agent_runs_mode_check CHECK ((mode = ANY (ARRAY['external'::text, 'independent'::text, 'deliberative'::text, 'review'::text, 'imported'::text, 'council'::text]))),
     CONSTRAINT agent_runs_model_check CHECK (((length(model) >= 1) AND (length(model) <= 200))),
     CONSTRAINT agent_runs_parent_run_id_fkey FOREIGN KEY (parent_run_id) REFERENCES public.agent_runs(id),
     CONSTRAINT agent_runs_pkey PRIMARY KEY (id),
@@ -1156,6 +1156,23 @@ COMMENT ON TABLE public.decision_reasons IS 'Each reason of recorded evaluations
 GRANT INSERT ON public.decision_reasons TO council_app;
 GRANT SELECT ON public.decision_reasons TO council_app;
 
+CREATE TABLE public.dispatch_rounds (
+    dispatch_id uuid NOT NULL,
+    round integer NOT NULL,
+    briefing_sha256 text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT dispatch_rounds_briefing_sha256_fkey FOREIGN KEY (briefing_sha256) REFERENCES public.round_briefings(sha256),
+    CONSTRAINT dispatch_rounds_dispatch_id_fkey FOREIGN KEY (dispatch_id) REFERENCES public.dispatches(id),
+    CONSTRAINT dispatch_rounds_pkey PRIMARY KEY (dispatch_id, round),
+    CONSTRAINT dispatch_rounds_round_check CHECK (((round >= 1) AND (round <= 20)))
+);
+CREATE INDEX dispatch_rounds_briefing_idx ON public.dispatch_rounds USING btree (briefing_sha256);
+CREATE TRIGGER dispatch_rounds_immutable BEFORE DELETE OR UPDATE ON public.dispatch_rounds FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER dispatch_rounds_no_truncate BEFORE TRUNCATE ON public.dispatch_rounds FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.dispatch_rounds IS 'The shared briefing every run of a dispatch''s round is compiled from, stored when the round opened';
+GRANT INSERT ON public.dispatch_rounds TO council_app;
+GRANT SELECT ON public.dispatch_rounds TO council_app;
+
 CREATE TABLE public.dispatches (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     thread_id uuid NOT NULL,
@@ -1167,10 +1184,10 @@ CREATE TABLE public.dispatches (
     idempotency_key text,
     request_sha256 text,
     controls boolean DEFAULT false NOT NULL,
-    CONSTRAINT dispatches_controls_deliberative CHECK (((NOT controls) OR (mode = 'deliberative'::text))),
+    CONSTRAINT dispatches_controls_deliberative CHECK (((NOT controls) OR (mode = ANY (ARRAY['deliberative'::text, 'council'::text])))),
     CONSTRAINT dispatches_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 200))),
     CONSTRAINT dispatches_key_has_request CHECK (((idempotency_key IS NULL) = (request_sha256 IS NULL))),
-    CONSTRAINT dispatches_mode_check CHECK ((mode = ANY (ARRAY['independent'::text, 'deliberative'::text, 'review'::text]))),
+    CONSTRAINT dispatches_mode_check CHECK ((mode = ANY (ARRAY['independent'::text, 'deliberative'::text, 'review'::text, 'council'::text]))),
     CONSTRAINT dispatches_pkey PRIMARY KEY (id),
     CONSTRAINT dispatches_proposal_id_fkey FOREIGN KEY (proposal_id) REFERENCES public.retraction_proposals(id),
     CONSTRAINT dispatches_request_sha256_check CHECK ((request_sha256 ~ '^[0-9a-f]{64}$'::text)),
@@ -1223,6 +1240,7 @@ CREATE TABLE public.events (
     CONSTRAINT events_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
 );
 CREATE INDEX events_claim_added_idx ON public.events USING btree (subject_id) WHERE (kind = 'claim.added'::text);
+CREATE INDEX events_question_asked_idx ON public.events USING btree (thread_id, id) WHERE (kind = 'thread.question_asked'::text);
 CREATE INDEX events_review_unstaffed_idx ON public.events USING btree (subject_id) WHERE (kind = 'retraction.review_unstaffed'::text);
 CREATE INDEX events_thread_idx ON public.events USING btree (thread_id, id);
 CREATE INDEX events_thread_tail_idx ON public.events USING btree (thread_id, COALESCE(tx, '0'::xid8), id);
@@ -1655,6 +1673,19 @@ CREATE TRIGGER retraction_votes_immutable BEFORE DELETE OR UPDATE ON public.retr
 CREATE TRIGGER retraction_votes_no_truncate BEFORE TRUNCATE ON public.retraction_votes FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.retraction_votes TO council_app;
 GRANT SELECT ON public.retraction_votes TO council_app;
+
+CREATE TABLE public.round_briefings (
+    sha256 text NOT NULL,
+    body jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT round_briefings_pkey PRIMARY KEY (sha256),
+    CONSTRAINT round_briefings_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+CREATE TRIGGER round_briefings_immutable BEFORE DELETE OR UPDATE ON public.round_briefings FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER round_briefings_no_truncate BEFORE TRUNCATE ON public.round_briefings FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.round_briefings IS 'The shared part of a round''s briefing (blind packet, previous stances, proposal), once per SHA-256 of its canonical JSON';
+GRANT INSERT ON public.round_briefings TO council_app;
+GRANT SELECT ON public.round_briefings TO council_app;
 
 CREATE TABLE public.rule_set_pins (
     id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +13,9 @@ from council.cli.output import console, emit, err_console, inert, returns
 from council.cli.render import BUDGET_HELP, CONTROLS_HELP, budget_line, reservation_line, short
 from council.domain.budget import runs_per_agent
 from council.domain.vocabulary import DEFAULT_COUNCIL
+
+if TYPE_CHECKING:  # the result types import pydantic: a command's start loads them only when it renders
+    from council.domain.results.answer import Answer, AnswerGroup
 from council.errors import BadInput
 
 SETTLE_S = 60.0  # after the runs: how long to wait for the committer's decisions
@@ -29,7 +32,10 @@ def ask_cmd(
     agents: Annotated[str, typer.Option("--agents", help="Comma-separated profile names.")] = ",".join(
         DEFAULT_COUNCIL
     ),
-    rounds: Annotated[int, typer.Option("--rounds", help="Deliberative rounds after the blind one.")] = 2,
+    rounds: Annotated[
+        int,
+        typer.Option("--rounds", help="Deliberative rounds after the proposing and cross-review rounds."),
+    ] = 2,
     simulate: Annotated[
         str | None,
         typer.Option("--simulate", help="auto, always or never (default: COUNCIL_SIMULATE, else auto)."),
@@ -39,10 +45,13 @@ def ask_cmd(
     controls: Annotated[bool, typer.Option("--controls", help=CONTROLS_HELP)] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ask the council: open a thread (or continue one), attach the evidence, run a blind
-    round then deliberative ones with live progress, and print what it concluded — each
-    proposition, consolidated or not and why, its groups, each agent's stance, what is
-    contested, who failed and why, and the cost. Exit 1 when any run failed."""
+    """Ask the council: open a thread (or ask on one: the question is recorded on it), attach
+    the evidence, run the council protocol with live progress — each agent proposes its own
+    answer blind, judges the others' propositions blind (cross-review), then deliberates —
+    and print the answer first (what the council established, or its live alternatives with
+    their independent support), each agent's own summary, then each proposition, consolidated
+    or not and why, its groups, each agent's stance, what is contested, who failed and why,
+    and the cost. Exit 1 when any run failed."""
     from council.services.ask import Question, ask, outcome, pending_consolidation
     from council.services.evidence import EvidenceInput
 
@@ -81,7 +90,7 @@ def ask_cmd(
     )
     if created.reservation is not None:
         out.print(inert(reservation_line(created.reservation.model_dump(mode="json"))), highlight=False)
-    expected = len(names) * runs_per_agent(created.rounds, controls=created.controls)
+    expected = len(names) * runs_per_agent(created.rounds, controls=created.controls, mode=created.mode)
     runs = wait_for_runs(created, expected, timeout, out)
     complete = len(runs) == expected and all(r.status in ("succeeded", "failed") for r in runs)
     settled = False
@@ -108,6 +117,15 @@ def ask_cmd(
 def _render(data: dict[str, Any]) -> None:
     say = console.print
     say(f"[bold]{inert(data['question'])}[/]", highlight=False)
+    from council.domain.results.answer import Answer
+
+    _render_answer(Answer.model_validate(data["answer"]))
+    if data["summaries"]:
+        say("each agent, in its own words:", highlight=False)
+        for s in data["summaries"]:
+            said = s["summary"] if len(s["summary"]) <= 400 else s["summary"][:399] + "…"
+            say(inert(f"  {s['agent']} (round {s['round']}): {said}"), highlight=False)
+    say("propositions:", highlight=False)
     if not data["propositions"]:
         say("no proposition was judged by this ask", highlight=False)
     for p in data["propositions"]:
@@ -135,6 +153,37 @@ def _render(data: dict[str, Any]) -> None:
     )
     say(f"budget: {budget_line(data['budget'])}", highlight=False)
     say("read more: " + "; ".join(data["next"]), highlight=False)
+
+
+def _render_answer(answer: Answer) -> None:
+    """The answer first: what the council established, or that it established nothing, and
+    the live alternatives with their independent support and disputes."""
+    say = console.print
+    if answer.established:
+        content = inert(_line(answer.content or ""))
+        say(f"[green]answer[/] {short(answer.version_id)}: {content}", highlight=False)
+        say(f"    established on {_groups(answer.support_groups)}", highlight=False)
+    else:
+        more = ": the live alternatives" if answer.alternatives else ""
+        say(f"[yellow]no established answer[/]{more}")
+    for alt in answer.alternatives:
+        kind = "rival" if alt.rival else "also consolidated" if alt.consolidated else "alternative"
+        say(f"  {kind} {short(alt.version_id)}: {inert(_line(alt.content))}", highlight=False)
+        held = f"support {_groups(alt.support_groups)}"
+        if alt.dispute_groups:
+            held += f"; disputed by {_groups(alt.dispute_groups)}"
+        say(f"    {held}", highlight=False)
+
+
+def _line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 200 else flat[:199] + "…"
+
+
+def _groups(groups: list[AnswerGroup]) -> str:
+    if not groups:
+        return "no independent group"
+    return f"{len(groups)} independent group(s): " + inert(" · ".join(", ".join(g.agents) for g in groups))
 
 
 def register(app: typer.Typer) -> None:

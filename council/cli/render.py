@@ -217,9 +217,9 @@ BUDGET_HELP = (
 
 
 CONTROLS_HELP = (
-    "Deliberative only: each run of a later round is also run as a control, the same profile on "
-    "the blind briefing (no stances shown), so `council stances` can tell self-revision from "
-    "conformity; control runs are never counted as support."
+    "Deliberative and council only: each run of a round shown stances is also run as a control, the "
+    "same profile on the blind briefing (no stances shown), so `council stances` can tell "
+    "self-revision from conformity; control runs are never counted as support."
 )
 
 

@@ -44,8 +44,22 @@ def dispatch_cmd(
             "the agents that worked the thread, or its review setting's).",
         ),
     ] = None,
-    mode: Annotated[str, typer.Option("--mode", help="independent, deliberative or review.")] = "independent",
-    rounds: Annotated[int, typer.Option("--rounds", help="Rounds (deliberative: round r sees r-1).")] = 1,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            help="independent, deliberative, council (propose, cross-review blind, then deliberate) "
+            "or review.",
+        ),
+    ] = "independent",
+    rounds: Annotated[
+        int | None,
+        typer.Option(
+            "--rounds",
+            help="Rounds (deliberative: round r sees r-1); for --mode council the deliberative rounds "
+            "after its proposing and cross-review rounds (default 2; 1 for any other mode).",
+        ),
+    ] = None,
     proposal: Annotated[str | None, typer.Option("--proposal", help="Retraction proposal (review).")] = None,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for every round, showing progress.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait with --wait.")] = 600,
@@ -95,7 +109,7 @@ def dispatch_cmd(
         thread,
         names,
         mode=mode,
-        rounds=rounds,
+        rounds=rounds if rounds is not None else (2 if mode == "council" else 1),
         actor=actor(),
         proposal=proposal,
         simulate=simulate,
@@ -114,7 +128,7 @@ def dispatch_cmd(
     if not wait:
         emit(created, as_json, lambda d: console.print(inert(dispatch_summary(d)), highlight=False))
         return
-    expected = len(names) * runs_per_agent(rounds, controls=controls)
+    expected = len(names) * runs_per_agent(created.rounds, controls=controls, mode=created.mode)
     runs = wait_for_runs(created, expected, timeout, out)
     complete = len(runs) == expected and all(r.status in TERMINAL for r in runs)
     created = created.model_copy(update=waited(runs, complete))
@@ -186,7 +200,7 @@ def _print_waited(data: dict[str, Any]) -> None:
 def dispatch_summary(data: dict[str, Any]) -> str:
     """The dispatch in one line of its own: mode, rounds and the runs of every round."""
     controls = bool(data.get("controls"))
-    total = len(data["agents"]) * runs_per_agent(data["rounds"], controls=controls)
+    total = len(data["agents"]) * runs_per_agent(data["rounds"], controls=controls, mode=data["mode"])
     head = (
         f"dispatch {data['dispatch_id']} ({data['mode']}, {data['rounds']} round(s)"
         f"{', with control runs' if controls else ''}): {total} run(s) in all"
@@ -281,14 +295,14 @@ def _table(runs: list[DispatchedRun], expected: int) -> Table:
 def preview_cmd(
     thread: Annotated[str, typer.Option("--thread", help="Thread id.")],
     agent: Annotated[str, typer.Option("--agent", help="Profile name.")],
-    mode: Annotated[str, typer.Option("--mode", help="independent or review.")] = "independent",
+    mode: Annotated[
+        str, typer.Option("--mode", help="independent, council (its proposing round) or review.")
+    ] = "independent",
     as_json: JsonOpt = False,
 ) -> None:
-    """Exactly the request a run of this agent would send now (same compiler, same hash)."""
+    """Exactly the request a first-round run of this agent would send now (same compiler, same hash)."""
     from council.services.dispatch import preview
 
-    if mode not in ("independent", "review"):
-        raise BadInput("preview compiles a first-round request: --mode independent or review")
     result = preview(uow(), thread, agent, mode=mode)
 
     def render(data: dict[str, Any]) -> None:

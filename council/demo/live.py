@@ -36,6 +36,9 @@ class StepFailed(CouncilError):
 
 
 Done = Callable[[list[dict[str, Any]]], bool]
+# The nodes to show groups for, by name: fixed, or found as the runs make them (a council's
+# propositions are made by its proposing round).
+Nodes = Mapping[str, UUID] | Callable[[], Mapping[str, UUID]]
 
 
 def finished(runs: list[dict[str, Any]], expected: int) -> bool:
@@ -53,7 +56,7 @@ class Watcher:
         self.rounds: dict[str, dict[int, dict[str, int]]] = {}
 
     def follow(
-        self, title: str, dispatch_id: UUID, nodes: Mapping[str, UUID], done: Done, timeout_s: float
+        self, title: str, dispatch_id: UUID, named: Nodes, done: Done, timeout_s: float
     ) -> list[dict[str, Any]]:
         """Refresh until ``done(runs)``; StepFailed after ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
@@ -61,6 +64,7 @@ class Watcher:
         with Live(console=self.out, refresh_per_second=4, transient=False) as live:
             while True:
                 runs = [r.json_document() for r in dispatch_runs(self.uow, dispatch_id)]
+                nodes = named() if callable(named) else named
                 for run in runs:
                     self.labels[str(run["id"])] = without_controls(f"{run['agent']} r{run['round']}")
                 for round_no in sorted({r["round"] for r in runs} - reported):

@@ -1,10 +1,11 @@
-"""What the demo thread says: a question, three evidence items, two propositions.
+"""What the demo thread says: a question, three evidence items, and a follow-up proposition.
 
-The first proposition rests on one evidence item only — the decisive one the
-demo later invalidates. The follow-up depends on it and waits on a pending
-action (a load test), so it stays open while the council deliberates on it.
-Each demo's evidence carries its own build stamp: evidence is content-addressed
-across threads, and an earlier demo's invalidation must not reach this one.
+The council answers the question in its own words, on the one evidence item the thread
+then holds — the decisive one the demo later invalidates. The other two arrive with the
+follow-up, which depends on the council's answer and waits on a pending action (a load
+test), so it stays open while the council deliberates on it. Each demo's evidence carries
+its own build stamp: evidence is content-addressed across threads, and an earlier demo's
+invalidation must not reach this one.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ from dataclasses import dataclass
 
 TITLE = "SQLite parity for the production adapter"
 OBJECTIVE = (
-    "Is SQLite parity sufficient to ship the PostgreSQL production adapter without a "
-    "dedicated PostgreSQL test tier?"
+    "Does SQLite parity establish query-semantics equivalence with PostgreSQL 16 for the adapter's queries?"
 )
 
 
@@ -42,8 +42,6 @@ CONTEXT = (
     ),
 )
 
-CLAIM = "SQLite parity establishes query-semantics equivalence with PostgreSQL 16 for the adapter's queries."
-CLAIM_READING = "412/412 query-semantics cases agree on both engines"
 FOLLOW_UP = "SQLite parity is sufficient to ship the production adapter without a PostgreSQL-only test tier."
 FOLLOW_UP_READING = "concurrency and locking lie outside what the parity suite covers"
 ACTION = "Run the 8-writer load test against the adapter on PostgreSQL 16"

@@ -1,20 +1,19 @@
 """The demo's steps, through the real services and the stack's Celery workers.
 
-1. Open a thread: the question, three evidence items, a proposition resting on
-   the decisive one.
-2. Independent round: claude, codex and glm judge it blind; each run's write
-   enqueues an evaluation, and the commit worker consolidates the node once
-   enough independent support has landed.
-3. Deliberative rounds on a follow-up proposition (kept open by a pending
-   load test): round 2 is shown round 1's stances, so their groups merge.
-4. The decisive evidence is invalidated: the consolidation is contested and a
-   retraction proposal opens. The council reviews it and the proposal is
-   adjudicated.
+1. Open a thread: the question and the one evidence item it then holds.
+2. The council protocol, blind: claude, codex and glm each propose their own answer in their
+   own words (round 1), then each judges the others' propositions, shown without author or
+   stance (round 2, the cross-review); the commit worker consolidates what independent
+   agents' blind runs support — the answer.
+3. Deliberative rounds on a follow-up proposition (kept open by a pending load test): round 2
+   is shown round 1's stances, so their groups merge.
+4. The decisive evidence is invalidated: the consolidations resting on it are contested and
+   retraction proposals open. The council reviews them and each proposal is adjudicated.
 5. The reentry packet: what a later session resumes from.
 
-With the simulated provider this is deterministic: on a thread with one open
-head every temperament endorses it, and the claims cite the only evidence the
-briefing carries, so that one item decides it.
+With the simulated provider this is deterministic: each agent holds a view drawn from its
+temperament and the question (on this question all three answer yes, in three wordings),
+and cites the only evidence the thread holds when it answers, so that one item decides it.
 """
 
 from __future__ import annotations
@@ -35,16 +34,17 @@ from council.domain.reentry_markdown import FetchHint, render_markdown
 from council.domain.terminal import inert, without_controls
 from council.domain.vocabulary import DEFAULT_COUNCIL
 from council.errors import CouncilError
+from council.services.ask import outcome, pending_consolidation
 from council.services.claims import add_action
 from council.services.consolidation import history, replay, show_consolidation
 from council.services.dispatch import dispatch, dispatch_runs
 from council.services.evidence import EvidenceInput, add_evidence
 from council.services.learning import stances
-from council.services.nodes import add_node
+from council.services.nodes import add_node, show_node
 from council.services.reentry import reentry_packet
 from council.services.retraction import adjudicate
 from council.services.reversal import change_validity
-from council.services.threads import create_thread, list_events
+from council.services.threads import create_thread, list_events, thread_graph
 
 AGENTS = DEFAULT_COUNCIL
 ACTOR = "demo"
@@ -71,16 +71,16 @@ class Story:
         begun = time.monotonic()
         try:
             with self.step("open the thread"):
-                claim = self.open_thread()
-            with self.step("independent round, consolidated by the workers"):
-                consolidation_id = self.independent_round(claim)
+                self.open_thread()
+            with self.step("the council proposes and cross-reviews, blind"):
+                answer = self.council_rounds()
             with self.step("deliberative rounds"):
-                self.deliberate(claim)
+                self.deliberate(answer)
             if url := page_url(self.summary["thread_id"]):
                 self.out.print(f"[bold]live page:[/] {url}")
                 self.summary["page_url"] = url
             with self.step("invalidate the decisive evidence"):
-                proposals = self.invalidate(consolidation_id)
+                proposals = self.invalidate(UUID(str(self.summary["consolidation"]["id"])))
             with self.step("review vote and adjudication"):
                 self.review(proposals)
             with self.step("reentry packet"):
@@ -116,87 +116,104 @@ class Story:
             record["seconds"] = round(time.monotonic() - started, 1)
         record["ok"] = True
 
-    def open_thread(self) -> UUID:
+    def open_thread(self) -> None:
         tid = create_thread(self.uow, title=scenario.TITLE, objective=scenario.OBJECTIVE, actor=ACTOR).id
         stamp = str(tid)[:8]
-        ids = [
+        given = EvidenceInput(text=scenario.DECISIVE.body.format(stamp=stamp), title=scenario.DECISIVE.title)
+        decisive = add_evidence(self.uow, tid, given, actor=ACTOR).id
+        self.out.print(f"thread {tid}: {scenario.OBJECTIVE}")
+        self.out.print(f"evidence: {scenario.DECISIVE.title}")
+        self.summary.update(
+            thread_id=tid, question=scenario.OBJECTIVE, evidence_ids=[decisive], decisive_evidence_id=decisive
+        )
+
+    def council_rounds(self) -> UUID:
+        """Round 1 proposes, round 2 cross-reviews, both blind; wait for the runs, then for
+        the commit worker's decisions; the answer is the consolidated proposition the
+        council's outcome leads with."""
+        tid = self.summary["thread_id"]
+        created = self._dispatch("council", 0)
+        runs = self.watcher.follow(
+            "propose, then cross-review (blind)",
+            created,
+            lambda: self._propositions(created),
+            lambda found: (
+                finished(found, 2 * len(AGENTS))
+                and (_any_failed(found) or pending_consolidation(self.uow, tid) == 0)
+            ),
+            self.timeout_s,
+        )
+        _require_succeeded(runs)
+        answer = outcome(self.uow, tid, created, settled=True).answer
+        if not answer.established or answer.version_id is None:
+            raise StepFailed("the council established no answer in its blind rounds")
+        for name, version in self._propositions(created).items():
+            shown = show_node(self.uow, version)
+            mark = "[green]consolidated[/]" if version in self._consolidated() else "open"
+            self.out.print(f"{inert(name)} {str(version)[:8]} ({mark}): “{inert(shown.content)}”")
+        [live] = [c.json_document() for c in history(self.uow, answer.version_id).consolidations
+                  if c.status == "live"]  # fmt: skip
+        shown_live = show_consolidation(self.uow, live["id"]).json_document()
+        support = [g for g in shown_live["decision"]["groups"] if g["kind"] == "support"]
+        providers = ", ".join(sorted({p for g in support for p in g["providers"]}))
+        committed = [
+            e
+            for e in list_events(self.uow, tid).json_document()["items"]
+            if e["kind"] == "consolidation.committed" and e["subject_id"] == str(live["id"])
+        ]
+        by = inert(committed[0]["actor"])
+        self.out.print(
+            f"[green]answer[/] {str(answer.version_id)[:8]}, consolidated by {by} on {len(support)} "
+            f"independent support groups ({inert(providers)}): its author's blind proposal and the "
+            "others' blind cross-review endorsements; none of them was shown another's stance"
+        )
+        self.summary["node_version_ids"]["answer"] = answer.version_id
+        self.summary["consolidation"] = {
+            "id": live["id"],
+            "node_version_id": answer.version_id,
+            "content": answer.content,
+            "committed_by": committed[0]["actor"],
+            "support_groups": len(support),
+            "evidence_ids": shown_live["evidence_ids"],
+            "replay_match": replay(self.uow, live["id"]).match,
+        }
+        return UUID(str(answer.version_id))
+
+    def _propositions(self, dispatch_id: UUID) -> dict[str, UUID]:
+        """Each agent's own proposition, made by its run of the proposing round."""
+        made = {r.id: r.agent for r in dispatch_runs(self.uow, dispatch_id) if r.round == 1}
+        graph = thread_graph(self.uow, self.summary["thread_id"])
+        return {
+            f"{made[v.created_by_run_id]}'s proposition": v.version_id
+            for node in graph.nodes
+            for v in node.versions
+            if v.created_by_run_id in made
+        }
+
+    def _consolidated(self) -> set[UUID]:
+        graph = thread_graph(self.uow, self.summary["thread_id"])
+        return {c.node_version_id for c in graph.consolidations if c.status == "live"}
+
+    def deliberate(self, answer: UUID) -> None:
+        tid = self.summary["thread_id"]
+        stamp = str(tid)[:8]
+        context = [
             add_evidence(
                 self.uow,
                 tid,
                 EvidenceInput(text=item.body.format(stamp=stamp), title=item.title),
                 actor=ACTOR,
             ).id
-            for item in (scenario.DECISIVE, *scenario.CONTEXT)
+            for item in scenario.CONTEXT
         ]
-        claim = add_node(
-            self.uow,
-            NewNode(
-                thread=tid,
-                content=scenario.CLAIM,
-                status="tentative",
-                cites=same_reading(ids[:1], None, scenario.CLAIM_READING),
-            ),
-            actor=ACTOR,
-        ).version_id
-        self.out.print(f"thread {tid}: {scenario.OBJECTIVE}")
-        self.out.print(f"evidence: {', '.join(i.title for i in (scenario.DECISIVE, *scenario.CONTEXT))}")
-        self.out.print(f"proposition {str(claim)[:8]}: “{scenario.CLAIM}” (cites the parity suite report)")
-        self.summary.update(
-            thread_id=tid,
-            question=scenario.OBJECTIVE,
-            evidence_ids=ids,
-            decisive_evidence_id=ids[0],
-            node_version_ids={"claim": claim},
-        )
-        return UUID(str(claim))
-
-    def independent_round(self, claim: UUID) -> UUID:
-        """Wait for the runs, then for the commit worker's consolidation."""
-        created = self._dispatch("independent", 1)
-
-        def consolidated() -> bool:
-            return any(c.status == "live" for c in history(self.uow, claim).consolidations)
-
-        runs = self.watcher.follow(
-            "independent round",
-            created,
-            {"proposition": claim},
-            lambda found: finished(found, len(AGENTS)) and (consolidated() or _any_failed(found)),
-            self.timeout_s,
-        )
-        _require_succeeded(runs)
-        [live] = [c.json_document() for c in history(self.uow, claim).consolidations if c.status == "live"]
-        committed = [
-            e
-            for e in list_events(self.uow, self.summary["thread_id"]).json_document()["items"]
-            if e["kind"] == "consolidation.committed"
-        ]
-        shown = show_consolidation(self.uow, live["id"]).json_document()
-        support = [g for g in shown["decision"]["groups"] if g["kind"] == "support"]
-        providers = ", ".join(sorted({p for g in support for p in g["providers"]}))
-        self.out.print(
-            f"[green]consolidated[/] {live['id']} by {inert(committed[0]['actor'])}, on the {len(support)} "
-            f"independent support groups it had seen ({inert(providers)})"
-        )
-        self.summary["consolidation"] = {
-            "id": live["id"],
-            "node_version_id": claim,
-            "committed_by": committed[0]["actor"],
-            "support_groups": len(support),
-            "evidence_ids": shown["evidence_ids"],
-            "replay_match": replay(self.uow, live["id"]).match,
-        }
-        return UUID(str(live["id"]))
-
-    def deliberate(self, claim: UUID) -> None:
-        tid = self.summary["thread_id"]
+        self.summary["evidence_ids"] += context
         follow_up = add_node(
             self.uow,
             NewNode(
                 thread=tid,
                 content=scenario.FOLLOW_UP,
-                edges=(("depends_on", claim),),
-                cites=same_reading(self.summary["evidence_ids"][1:], "context", scenario.FOLLOW_UP_READING),
+                edges=(("depends_on", answer),),
+                cites=same_reading(context, "context", scenario.FOLLOW_UP_READING),
             ),
             actor=ACTOR,
         ).version_id
@@ -211,6 +228,7 @@ class Story:
             actor=ACTOR,
         )
         self.summary["node_version_ids"]["follow_up"] = follow_up
+        self.out.print(f"evidence: {', '.join(i.title for i in scenario.CONTEXT)}")
         self.out.print(f"follow-up {str(follow_up)[:8]}: “{scenario.FOLLOW_UP}”, awaiting: {scenario.ACTION}")
         created = self._dispatch("deliberative", 2)
         runs = self.watcher.follow(
@@ -285,6 +303,8 @@ class Story:
         self.summary["reentry_markdown"] = markdown
 
     def _dispatch(self, mode: str, rounds: int, proposal_id: UUID | None = None) -> UUID:
+        """A dispatch of the demo's agents; ``rounds`` as ``--rounds`` counts them (a council's:
+        its deliberative rounds)."""
         created = dispatch(
             self.uow,
             self.scheduler,
@@ -295,7 +315,7 @@ class Story:
             actor=ACTOR,
             proposal=proposal_id,
         )
-        self.summary["dispatches"].append({"id": created.dispatch_id, "mode": mode, "rounds": rounds})
+        self.summary["dispatches"].append({"id": created.dispatch_id, "mode": mode, "rounds": created.rounds})
         return created.dispatch_id
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 
+from council.domain.protocol import stance_rounds
 from council.errors import BadInput
 
 MICRO = Decimal("0.000001")
@@ -45,10 +46,11 @@ def prompt_tokens(text: str) -> int:
     return -(-len(text.encode("utf-8")) // 3)
 
 
-def runs_per_agent(rounds: int, *, controls: bool = False) -> int:
-    """An agent's runs in a dispatch: one a round, and with controls one control run for each
-    round after the first (the rounds that are shown stances)."""
-    return rounds + (rounds - 1 if controls else 0)
+def runs_per_agent(rounds: int, *, controls: bool = False, mode: str = "deliberative") -> int:
+    """An agent's runs in a dispatch of ``rounds`` rounds in all: one a round, and with controls
+    one control run for each round that is shown stances (a deliberative dispatch's rounds
+    after the first, a council's after its two blind ones)."""
+    return rounds + (stance_rounds(mode, rounds) if controls else 0)
 
 
 def run_usd(prompt: int, max_output: int, price: Price, turns: int = 1) -> Decimal:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from council.domain.results.answer import Answer, AnswerGroup
 from council.domain.results.export import DecisionRecord, RecordConsolidation, RecordProposition
 from council.domain.terminal import without_controls
 
@@ -39,7 +40,8 @@ def _short(value: object) -> str:
 
 
 def render_decision_record(record: DecisionRecord) -> str:
-    """The record as Markdown: the question, evidence, a heading per proposition (versions,
+    """The record as Markdown: the question, the answer first (what was established, or the
+    live alternatives), each agent's summary, evidence, a heading per proposition (versions,
     groups, consolidations with each rule ✓/✗, claims), runs, retractions, stance changes
     and cost."""
     t = record.thread
@@ -51,6 +53,8 @@ def render_decision_record(record: DecisionRecord) -> str:
         f"Thread {_id(t.id)}; rule set {md(t.rule_set_id)}, grouping {md(t.grouping_algorithm_id)}.",
         "",
     ]
+    out += _answer(record.answer)
+    out += _summaries(record)
     out += _evidence(record)
     agents = {str(r.id): r.agent for r in record.runs}
     for n, proposition in enumerate(record.propositions, 1):
@@ -69,6 +73,40 @@ def render_decision_record(record: DecisionRecord) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def _answer(answer: Answer) -> list[str]:
+    """The answer first: what the council established, or that it established nothing, with
+    the live alternatives and their independent support and disputes."""
+    out = ["## Answer", ""]
+    if answer.established:
+        held = _held(answer.support_groups)
+        out.append(f"**Established:** {_q(answer.content)} (version {_short(answer.version_id)}), on {held}.")
+    else:
+        out.append("**No established answer.**" + (" The live alternatives:" if answer.alternatives else ""))
+    out.append("")
+    for alt in answer.alternatives:
+        kind = "rival" if alt.rival else "also consolidated" if alt.consolidated else "alternative"
+        disputed = f"; disputed by {_held(alt.dispute_groups)}" if alt.dispute_groups else ""
+        out.append(
+            f"- {kind} {_q(alt.content)} (version {_short(alt.version_id)}): support "
+            f"{_held(alt.support_groups)}{disputed}"
+        )
+    return [*out, ""] if answer.alternatives else out
+
+
+def _held(groups: list[AnswerGroup]) -> str:
+    if not groups:
+        return "no independent group"
+    return f"{len(groups)} independent group(s) (" + "; ".join(md(", ".join(g.agents)) for g in groups) + ")"
+
+
+def _summaries(record: DecisionRecord) -> list[str]:
+    out = ["## Each agent, in its own words", ""]
+    if not record.summaries:
+        return [*out, "No summary.", ""]
+    out += [f"- {md(s.agent)} (round {s.round}): {_q(s.summary)}" for s in record.summaries]
+    return [*out, ""]
 
 
 def _evidence(record: DecisionRecord) -> list[str]:

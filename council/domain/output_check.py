@@ -19,6 +19,7 @@ from council.domain import source as sources
 from council.domain import validate as v
 from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNode, review_problem
 from council.domain.ids import parse_id
+from council.domain.protocol import unjudged_reason
 from council.domain.votes import ProposalFacts, check_vote
 from council.errors import BadInput, NotFound
 
@@ -82,6 +83,9 @@ class Known:
     logical_nodes: Mapping[UUID, UUID]  # id -> its thread
     versions: Mapping[UUID, VersionFacts]
     attached_evidence: frozenset[UUID]  # the cited evidence attached to the thread
+    # A council's cross-review run: the propositions it was shown that its own lineage did
+    # not originate, each of which it must judge (council.domain.protocol.to_judge).
+    must_judge: tuple[UUID, ...] = ()
 
 
 _Row = TypeVar("_Row", ClaimTarget, BranchFacts, VersionFacts)
@@ -128,6 +132,7 @@ def check(output: AgentOutput, run: OutputRun, known: Known) -> None:
     refs = {node.ref for node in creation_order(output.new_nodes)}
     _check_votes(output, run, known)
     _check_claims(output, run, known)
+    _check_judged(output, known)
     for i, node in enumerate(output.new_nodes):
         with at(f"new_nodes[{i}].branch_id"):
             branch_id = parse_id(node.branch_id, "branch") if node.branch_id else _main(known)
@@ -250,6 +255,17 @@ def _check_claims(output: AgentOutput, run: OutputRun, known: Known) -> None:
                 raise BadInput(f"node version {version_id} was created by this run; it cannot claim on it")
             if (already := target.claimed_by_this_run) is not None:
                 raise BadInput(f"this run already claimed ({already}) on node version {version_id}")
+
+
+def _check_judged(output: AgentOutput, known: Known) -> None:
+    """A cross-review run judges every proposition it did not originate (the re-prompt names
+    the versions it left out)."""
+    if not known.must_judge:
+        return
+    judged = set(_ids(claim.node_version_id for claim in output.claims))
+    missing = [str(v) for v in known.must_judge if v not in judged]
+    if missing:
+        raise BadInput(f"claims: {unjudged_reason(missing)}")
 
 
 def _check_edges(known: Known, thread_id: UUID, edges: Sequence[EdgeOut], refs: set[str], where: str) -> None:

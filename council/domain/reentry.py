@@ -5,13 +5,14 @@ the budget is cut by a fixed priority and listed under ``left_out`` with how
 to fetch it — never silently dropped. Only killed (resolved-negative)
 branches are compressed, to one line each (invariant 7).
 
-Priority, highest first (never cut: the objective and unresolved objective
-forks, because objective disagreement outranks everything under it):
+Priority, highest first (never cut: the objective, the questions asked on the thread and
+unresolved objective forks, because objective disagreement outranks everything under it):
   1. open and tentative heads (tentative first, then most recently changed)
   2. live counterarguments of the heads shown
   3. open pending actions and their acceptance conditions
   4. the heads' depends_on chains
-  5. evidence references (challenged or invalidated first)
+  5. evidence references: every item attached to the thread (challenged or invalidated
+     first, then those the frontier cites)
   6. branch topology
   7. memory (stable, provisional, contested, and retracted: a next session is told
      what was consolidated and then retracted)
@@ -124,6 +125,8 @@ class ReentryPacket(BaseModel):
     thread_id: str
     title: str
     objective: str
+    # Questions asked on the thread after its objective (`council ask --thread`), in order.
+    questions: list[str] = []
     blind: bool
     budget_tokens: int
     estimated_tokens: int
@@ -172,6 +175,7 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
         thread_id=tid,
         title=thread["title"],
         objective=thread["objective"],
+        questions=[str(q) for q in rows.get("questions") or []],
         blind=blind,
         budget_tokens=budget,
         estimated_tokens=0,
@@ -201,7 +205,7 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
         "counterarguments": int(rows["counter_node_count"]) + (0 if blind else int(rows["dispute_count"])),
         "pending actions": int(rows["action_count"]),
         "dependencies": int(rows["dependency_count"]),
-        "evidence": len(rows["evidence"]),
+        "evidence": int(rows.get("evidence_count", len(rows["evidence"]))),
         "branches": len(rows["branches"]),
         "memory": int(rows["memory_count"]),
     }

@@ -50,6 +50,8 @@ def plain_hint(_thread_id: str, fetch: Fetch) -> str:
 def render_markdown(packet: ReentryPacket, hint: FetchHint = plain_hint) -> str:
     """The packet as Markdown; ``hint`` words where each left-out section can be read."""
     out: list[str] = [f"# Reentry packet: {packet.title}", "", f"**Objective:** {_q(packet.objective)}", ""]
+    if packet.questions:
+        out += ["**Asked since:**", "", *(f"- {_q(q)}" for q in packet.questions), ""]
     note = f"Thread `{packet.thread_id}`, ledger up to event #{packet.high_water_event_id or 0}; "
     note += f"about {packet.estimated_tokens} of {packet.budget_tokens} tokens."
     if packet.blind:

@@ -38,6 +38,9 @@ RuntimeName = Literal["litellm", "codex-cli", "claude-code"]
 RUNTIMES: Final[tuple[RuntimeName, ...]] = get_args(RuntimeName)
 RunMode = Literal["external", "independent", "deliberative", "review"]
 RUN_MODES: Final[tuple[RunMode, ...]] = get_args(RunMode)
+# What a dispatch may be asked to run (council: propose, cross-review, deliberate; migration 0039).
+DispatchMode = Literal["independent", "deliberative", "review", "council"]
+DISPATCH_MODES: Final[tuple[DispatchMode, ...]] = get_args(DispatchMode)
 RunStatus = Literal["created", "queued", "running", "succeeded", "failed"]
 RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
 TerminalRunStatus = Literal["succeeded", "failed"]

@@ -31,6 +31,7 @@ from council.domain.output_check import (
     ref_of,
     references,
 )
+from council.domain.protocol import judges_every_proposition
 from council.domain.results.runs import Applied
 from council.errors import NotFound
 from council.ledger import events, evidence, retraction_votes
@@ -40,6 +41,7 @@ from council.ledger.citations import attached_evidence
 from council.ledger.claims import write_checked_claims
 from council.ledger.nodes import Nodes
 from council.ledger.pg import in_transaction
+from council.ledger.round_briefings import RoundBriefings
 from council.ledger.threads import main_branch_id
 
 
@@ -77,6 +79,7 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
         },
         versions={i: VersionFacts(r["thread_id"], r["branch_id"]) for i, r in versions.items()},
         attached_evidence=frozenset(attached_evidence(conn, thread_id, refs.evidence)),
+        must_judge=_must_judge(conn, run),
     )
     output_check.check(
         output,
@@ -84,6 +87,17 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
         known,
     )
     return claimable
+
+
+def _must_judge(conn: Connection, run: Mapping[str, object]) -> tuple[UUID, ...]:
+    """What a council's cross-review run must judge (none for any other run)."""
+    run_id, dispatch_id, round_no = run.get("id"), run.get("dispatch_id"), run.get("round")
+    control = run.get("control_of") is not None
+    if not (isinstance(run_id, UUID) and isinstance(dispatch_id, UUID) and isinstance(round_no, int)):
+        return ()
+    if not judges_every_proposition(str(run.get("mode")), round_no, control=control):
+        return ()
+    return tuple(RoundBriefings(conn).to_judge(run_id, dispatch_id, round_no))
 
 
 def apply_output(

@@ -65,6 +65,11 @@ class VoteRow(TypedDict):
     created_at: datetime
 
 
+class _Edge(TypedDict):
+    from_version_id: UUID
+    to_version_id: UUID
+
+
 class ExportReads:
     def __init__(self, conn: Unit) -> None:
         self._conn = conn
@@ -84,6 +89,11 @@ class ExportReads:
 
     def votes(self, thread_id: UUID) -> list[VoteRow]:
         return fetch(self._conn, "export_votes", VoteRow, thread_id=thread_id)
+
+    def contradicts(self, thread_id: UUID) -> list[tuple[UUID, UUID]]:
+        """(from, to) of each ``contradicts`` edge of the thread."""
+        found = fetch(self._conn, "export_contradicts", _Edge, thread_id=thread_id)
+        return [(e["from_version_id"], e["to_version_id"]) for e in found]
 
     def adjudications(self, thread_id: UUID) -> list[TransitionRow]:
         return fetch(self._conn, "export_adjudications", TransitionRow, thread_id=thread_id)

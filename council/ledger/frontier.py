@@ -28,5 +28,6 @@ class Frontier:
             counter_limit=rows_cap,
             action_limit=rows_cap,
             memory_limit=rows_cap,
+            evidence_limit=rows_cap,
         )
         return found  # the one JSON column, already a dict

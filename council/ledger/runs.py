@@ -20,10 +20,11 @@ from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.profile import Profile
+from council.domain.protocol import CONTROLLED_MODES, CONTROLS_REFUSED
 from council.domain.requests import CompiledRequest, Exposure
 from council.domain.results.runs import DispatchedRun, RunShown, RunSummary
 from council.domain.reviewers import Reviewers
-from council.domain.vocabulary import RUN_MODES, TERMINAL_RUN_STATUSES
+from council.domain.vocabulary import DISPATCH_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger.answers import Answers, answer_parameters
 from council.ledger.attempts import attempts_of
@@ -115,8 +116,10 @@ class Runs(HeldRuns):
         automatic review's agents were chosen, for the event. ``key``: the client's
         idempotency key; when a dispatch with it exists, create nothing and return it with
         its first round's runs (refused when it asked for something else). ``controls``: each
-        run of a later round gets a control run (deliberative only; ``next_round`` makes them)."""
-        v.choice(mode, "mode", [m for m in RUN_MODES if m != "external"])
+        run of a round shown stances gets a control run (deliberative and council only;
+        ``next_round`` makes them). ``rounds``: every round of the dispatch (a council's two
+        blind ones included)."""
+        v.choice(mode, "mode", DISPATCH_MODES)
         if not profiles:
             raise BadInput("name at least one agent")
         if len({p.name for p in profiles}) != len(profiles):
@@ -125,8 +128,8 @@ class Runs(HeldRuns):
             raise BadInput(f"rounds must be between 1 and 20, got {rounds}")
         if mode == "review" and proposal_id is None:
             raise BadInput("a review dispatch needs a retraction proposal")
-        if controls and mode != "deliberative":
-            raise BadInput("--controls needs --mode deliberative: only a deliberative round is shown stances")
+        if controls and mode not in CONTROLLED_MODES:
+            raise BadInput(CONTROLS_REFUSED)
         conn = self._conn
         require(conn, "threads", thread_id, "thread")
         asked = None

@@ -14,6 +14,7 @@ from council.ledger.pg import Unit, column, fetch
 class _DueRound(TypedDict):
     dispatch_id: UUID
     next_round: int
+    mode: str
 
 
 class Unfinished:
@@ -40,10 +41,10 @@ class Unfinished:
             self._conn, "unreassessed_consolidations", AffectedConsolidation, settle_s=settle_s, limit=limit
         )
 
-    def next_rounds(self, *, settle_s: float, limit: int) -> list[tuple[UUID, int]]:
-        """Deliberative dispatches whose next round is due but was never created."""
+    def next_rounds(self, *, settle_s: float, limit: int) -> list[tuple[UUID, int, str]]:
+        """Dispatches whose next round is due but was never created: (dispatch, round, mode)."""
         rows = fetch(self._conn, "stalled_dispatches", _DueRound, settle_s=settle_s, limit=limit)
-        return [(row["dispatch_id"], int(row["next_round"])) for row in rows]
+        return [(row["dispatch_id"], int(row["next_round"]), row["mode"]) for row in rows]
 
     def adjudications(self, *, settle_s: float, limit: int) -> list[UUID]:
         """Open proposals whose review dispatch ended."""

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from council.ledger.retraction import Retractions
     from council.ledger.reversal import Reversal
     from council.ledger.review import ReviewStore
+    from council.ledger.round_briefings import RoundBriefings
     from council.ledger.rule_sets import RuleSets
     from council.ledger.runs import Runs
     from council.ledger.threads import Threads
@@ -243,6 +244,12 @@ class Tx:
         from council.ledger.lint import Lint
 
         return Lint(self.conn)
+
+    @cached_property
+    def rounds(self) -> RoundBriefings:
+        from council.ledger.round_briefings import RoundBriefings
+
+        return RoundBriefings(self.conn)
 
 
 class UnitOfWork:

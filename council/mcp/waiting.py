@@ -40,7 +40,9 @@ def register(
         question: Annotated[str, Field(description="the question (a new thread's objective)")],
         ctx: Ctx,
         agents: Annotated[list[str] | None, Field(description="profile names")] = None,
-        rounds: Annotated[int, Field(description="deliberative rounds after the blind one")] = 2,
+        rounds: Annotated[
+            int, Field(description="deliberative rounds after the proposing and cross-review rounds")
+        ] = 2,
         thread: Annotated[str | None, Field(description="continue this thread")] = None,
         budget_usd: Annotated[float | None, Field(description="the dispatch's budget in USD")] = None,
         controls: Annotated[
@@ -48,8 +50,9 @@ def register(
         ] = False,
         wait_s: Annotated[float, Field(description="seconds to wait for the runs", gt=0, le=3600)] = 600,
     ) -> CallToolResult:
-        """Ask the council (`council ask`): a thread, a blind round then deliberative ones. Waits for
-        the runs, sending progress notifications (runs ended of all), then answers the outcome."""
+        """Ask the council (`council ask`): a thread, then the council protocol (each agent
+        proposes blind, cross-reviews blind, then deliberates). Waits for the runs, sending
+        progress notifications (runs ended of all), then answers the outcome."""
         asked_question = Question(
             text=question,
             agents=tuple(agents or DEFAULT_COUNCIL),
@@ -64,7 +67,10 @@ def register(
             )
         except CouncilError as exc:
             return error(exc)
-        total = len(asked_question.agents) * runs_per_agent(asked.dispatch.rounds, controls=controls)
+        dispatched = asked.dispatch
+        total = len(asked_question.agents) * runs_per_agent(
+            dispatched.rounds, controls=controls, mode=dispatched.mode
+        )
         with anyio.move_on_after(wait_s):
             while True:
                 runs = await anyio.to_thread.run_sync(partial(dispatch_runs, uow, asked.dispatch.dispatch_id))

@@ -1,7 +1,9 @@
 """Asking the council as a person would (`council ask`): the question opens a thread
-(or continues one), its evidence is attached, and one deliberative dispatch runs a blind
-round then ``rounds`` deliberative ones; :func:`outcome` then reads what the council
-concluded.
+(or is asked on one, recorded as its event ``thread.question_asked``, so every later
+briefing carries it), its evidence is attached, and one council dispatch runs the council
+protocol — each agent proposes blind, cross-reviews blind, then ``rounds`` deliberative
+rounds (docs/architecture.md §7, ``council.domain.protocol``); :func:`outcome` then reads
+what the council concluded, its answer first.
 
 Everything that can be refused is checked before anything is written: the question,
 the rounds, the agents' profiles (and the simulation policy), the thread when one is
@@ -19,11 +21,14 @@ from uuid import UUID
 from council.adapters.scheduler import Scheduler
 from council.agents.profiles import refuse_simulation, resolve_many, simulation_mode
 from council.domain import validate as v
+from council.domain.answer import LIVE_STATUSES, Candidate, answer_of, summaries
 from council.domain.budget import budget_usd
 from council.domain.commands import IdRef
-from council.domain.results.ask import AskGroup, AskOutcome, FailedRun, Proposition, Stance
+from council.domain.protocol import check_rounds
+from council.domain.results.answer import AnswerGroup
+from council.domain.results.ask import AskOutcome, FailedRun, Proposition, Stance
 from council.domain.results.consolidation import RuleReason
-from council.domain.results.graph import Claim, ThreadGraph
+from council.domain.results.graph import Claim
 from council.domain.results.runs import Cost, Dispatched, DispatchedRun
 from council.domain.review import parse_review
 from council.domain.rules import evaluate, groups_of
@@ -32,16 +37,16 @@ from council.services.dispatch import dispatch_runs, send
 from council.services.evidence import EvidenceInput
 from council.services.in_tx.dispatching import create_in
 from council.services.lists import show_dispatch
-from council.services.ports import UnitOfWork
+from council.services.ports import Tx, UnitOfWork
 
-MAX_DELIBERATIVE_ROUNDS = 19  # a dispatch holds at most 20 rounds, the blind one included
+QUESTION_ASKED = "thread.question_asked"  # a question asked on an existing thread (its event)
 
 
 @dataclass(frozen=True)
 class Question:
     text: str
     agents: tuple[str, ...]
-    rounds: int = 2  # deliberative rounds after the blind one
+    rounds: int = 2  # deliberative rounds after the proposing and cross-review rounds
     thread: IdRef | None = None
     evidence: tuple[EvidenceInput, ...] = ()
     budget_usd: float | str | None = None  # the dispatch's own budget (the thread's applies too)
@@ -60,8 +65,7 @@ def ask(
     uow: UnitOfWork, scheduler: Scheduler, question: Question, *, actor: str, simulate: str | None = None
 ) -> Asked:
     text = v.text(question.text, "question", v.MAX_OBJECTIVE)
-    if not 0 <= question.rounds <= MAX_DELIBERATIVE_ROUNDS:
-        raise BadInput(f"--rounds must be between 0 and {MAX_DELIBERATIVE_ROUNDS} (after the blind round)")
+    total = check_rounds("council", question.rounds)
     if not question.agents:
         raise BadInput("--agents names no agent")
     simulation = simulation_mode(simulate)
@@ -82,6 +86,7 @@ def ask(
         else:
             thread_id = tx.resolve("thread", question.thread)
             tx.threads.get(thread_id)
+            tx.events.append(QUESTION_ASKED, actor=actor, thread_id=thread_id, payload={"question": text})
         evidence_ids = [
             tx.evidence.add(thread_id=thread_id, source=source, title=title, actor=actor).id
             for source, title in sources
@@ -90,8 +95,8 @@ def ask(
             tx,
             thread_id,
             profiles,
-            mode="deliberative",
-            rounds=question.rounds + 1,
+            mode="council",
+            rounds=total,
             actor=actor,
             dispatch_budget=dispatch_budget,
             controls=question.controls,
@@ -129,7 +134,10 @@ def outcome_now(uow: UnitOfWork, dispatch: IdRef) -> AskOutcome:
 
 
 def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: bool) -> AskOutcome:
-    """What the council concluded on the propositions this dispatch's runs judged."""
+    """What the council concluded on the propositions this dispatch's runs judged: its answer
+    first (``council.domain.answer``: the established proposition, or none, and the live
+    alternatives), each agent's own summary, then every proposition and why it did or did not
+    consolidate, failures and cost."""
     runs = dispatch_runs(uow, dispatch_id)
     by_run = {r.id: r for r in runs}
     with uow() as tx:
@@ -138,6 +146,7 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
         live = {c.node_version_id: c for c in graph.consolidations if c.status == "live"}
         budget = tx.budgets.of_thread(asked_thread).state
         propositions = []
+        candidates = []
         for node in graph.nodes:
             head = node.head_version_id
             if head is None:
@@ -152,10 +161,22 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
             else:
                 reasons = [RuleReason(**r.as_dict()) for r in evaluate(snapshot).reasons]
             groups = [_group(g.kind, g.runs, by_run) for g in groups_of(snapshot)]
+            version = next(ver for ver in node.versions if ver.version_id == head)
+            if version.status in LIVE_STATUSES:
+                candidates.append(
+                    Candidate(
+                        version_id=head,
+                        content=version.content,
+                        consolidated=stored is not None,
+                        created_at=version.created_at,
+                        support_groups=tuple(g for g in groups if g.kind == "support"),
+                        dispute_groups=tuple(g for g in groups if g.kind == "dispute"),
+                    )
+                )
             propositions.append(
                 Proposition(
                     version_id=head,
-                    content=_content(graph, head),
+                    content=version.content,
                     consolidated=stored is not None,
                     consolidation_id=None if stored is None else stored.id,
                     why=_why(stored is not None, reasons),
@@ -165,6 +186,8 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
                     stances=_stances(tx.nodes.show(head).claims, by_run),
                 )
             )
+        contradicts = [(e.from_version_id, e.to_version_id) for e in graph.edges if e.kind == "contradicts"]
+        said = summaries([_last_answer(tx, r) for r in _last_runs(runs)])
     failures = [
         FailedRun(run_id=r.id, agent=r.agent, round=r.round, error=r.error)
         for r in runs
@@ -175,6 +198,8 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
     answered = sum(1 for a in agents if all(r.status == "succeeded" for r in council if r.agent == a))
     short = str(asked_thread)[:8]
     return AskOutcome(
+        answer=answer_of(candidates, contradicts),
+        summaries=said,
         thread_id=asked_thread,
         question=thread.objective,
         dispatch_id=dispatch_id,
@@ -199,14 +224,25 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
     )
 
 
-def _content(graph: ThreadGraph, version_id: UUID) -> str:
-    return next(ver.content for node in graph.nodes for ver in node.versions if ver.version_id == version_id)
-
-
-def _group(kind: str, runs: Sequence[str], by_run: dict[UUID, DispatchedRun]) -> AskGroup:
+def _group(kind: str, runs: Sequence[str], by_run: dict[UUID, DispatchedRun]) -> AnswerGroup:
     ids = [UUID(r) for r in runs]
     agents = sorted({by_run[i].agent if i in by_run else "(earlier run)" for i in ids})
-    return AskGroup(kind=kind, agents=agents, runs=ids)
+    return AnswerGroup(kind=kind, agents=agents, runs=ids)
+
+
+def _last_runs(runs: Sequence[DispatchedRun]) -> list[DispatchedRun]:
+    """Each agent's last council run that answered (controls aside)."""
+    last: dict[str, DispatchedRun] = {}
+    for run in runs:
+        answered = run.status == "succeeded" and run.control_of is None
+        if answered and (run.agent not in last or last[run.agent].round < run.round):
+            last[run.agent] = run
+    return [last[a] for a in sorted(last)]
+
+
+def _last_answer(tx: Tx, run: DispatchedRun) -> tuple[str, UUID, int, str]:
+    kept = tx.answers.of_run(run.id)
+    return run.agent, run.id, run.round, kept[-1]["text"] if kept else ""
 
 
 def _why(consolidated: bool, reasons: list[RuleReason]) -> str:

@@ -16,6 +16,7 @@ from council.agents.profiles import load_profiles, refuse_simulation, resolve, r
 from council.domain.budget import budget_usd as parse_budget
 from council.domain.commands import IdRef
 from council.domain.profile import Profile
+from council.domain.protocol import CONTROLLED_MODES, CONTROLS_REFUSED, check_rounds
 from council.domain.results.runs import (
     Dispatched,
     DispatchedRun,
@@ -60,15 +61,19 @@ def dispatch(
     ``budget_usd``: the dispatch's own budget. Under it, or under the thread's budget, every
     run is reserved in the dispatch's transaction, under the thread's budget lock, before
     any is enqueued; a dispatch that would overshoot either is refused and writes nothing.
-    ``controls`` (deliberative only, else refused before anything is written): each run of a
-    later round is paired with a control run, the same profile on the blind briefing, which
-    is reserved under a budget like any run and never counted as support.
+    ``rounds``: the dispatch's rounds, except under ``mode`` council, where it counts the
+    deliberative rounds after the proposing and cross-review ones (docs/architecture.md §7,
+    ``council.domain.protocol``). ``controls`` (deliberative and council only, else refused
+    before anything is written): each run of a round shown stances is paired with a control
+    run, the same profile on the blind briefing, which is reserved under a budget like any
+    run and never counted as support.
 
     The runs are committed before they are sent (the ledger is the outbox): when the
     broker cannot take them, the dispatch still stands, ``delivery`` says ``deferred``
     with the reason, and the sweep sends them once the broker is back."""
-    if controls and mode != "deliberative":
-        raise BadInput("--controls needs --mode deliberative: only a deliberative round is shown stances")
+    if controls and mode not in CONTROLLED_MODES:
+        raise BadInput(CONTROLS_REFUSED)
+    total = check_rounds(mode, rounds)
     simulation = simulation_mode(simulate)
     profiles = resolve_many(agents, simulation)
     refuse_simulation(profiles, simulation)
@@ -79,7 +84,7 @@ def dispatch(
             tx.resolve("thread", thread),
             profiles,
             mode=mode,
-            rounds=rounds,
+            rounds=total,
             actor=actor,
             proposal=proposal,
             once_per_proposal=once_per_proposal,
@@ -135,8 +140,8 @@ def dispatch_runs(uow: UnitOfWork, dispatch_id: UUID) -> list[DispatchedRun]:
 
 def preview(uow: UnitOfWork, thread: IdRef, agent: str, *, mode: str = "independent") -> Preview:
     """Exactly the request a first-round run of ``agent`` would send now, and its hash."""
-    if mode not in ("independent", "review"):
-        raise BadInput("preview compiles a first-round request: mode independent or review")
+    if mode not in ("independent", "review", "council"):
+        raise BadInput("preview compiles a first-round request: mode independent, council or review")
     profile = resolve(agent)
     with uow() as tx:
         compiled = compile_for(tx, profile, tx.resolve("thread", thread), mode=mode)

@@ -46,6 +46,7 @@ from council.agents.runtimes.registry import cli_driver, is_api
 from council.agents.runtimes.trace import Trace
 from council.agents.runtimes.workdir import EvidenceFile
 from council.domain.agent_output import AgentOutput
+from council.domain.answer import json_text
 from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied, Executed
@@ -185,6 +186,7 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredReq
         proposal_id=run.proposal_id,
         thread_known=True,
         control=run.control_of is not None,
+        run_id=run.id,
     )
     request = compiled.canonical()
     if not tx.runs.store_request(run.id, int(run.attempt), compiled, opened=_given_inline(profile, request)):
@@ -478,15 +480,6 @@ def _as_prompt_and_completion(usage: dict[str, object]) -> None:
         if theirs in usage:
             usage[ours] = usage[theirs]
     usage["unpriced"] = True
-
-
-def json_text(text: str) -> str:
-    """Accept a bare JSON document or one fenced ```json block around it."""
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        stripped = stripped.rsplit("```", 1)[0]
-    return stripped
 
 
 def _one_line(exc: Exception) -> str:

@@ -15,8 +15,10 @@ from datetime import datetime
 from typing import TypeVar
 from uuid import UUID
 
+from council.domain.answer import LIVE_STATUSES, Candidate, answer_of, summaries
 from council.domain.commands import IdRef
 from council.domain.decision_markdown import render_decision_record
+from council.domain.results.answer import Answer, AnswerGroup
 from council.domain.results.export import (
     DecisionRecord,
     RecordAdjudication,
@@ -97,15 +99,19 @@ def _read(tx: Tx, thread_id: UUID) -> DecisionRecord:
     items, truncated = lists.runs(thread_id=thread_id, limit=MAX_RUNS)
     if truncated:
         raise BadInput(f"thread {thread_id} has more than {MAX_RUNS} runs: too many to export")
-    runs = [_run(tx, item) for item in _ordered(items, lambda r: (r.created_at, str(r.id)))]
+    said: dict[str, tuple[str, UUID, int, str]] = {}  # each agent's last answer (agent, run, round, text)
+    runs = [_run(tx, item, said) for item in _ordered(items, lambda r: (r.created_at, str(r.id)))]
+    propositions = _propositions(tx, reads, thread_id)
     return DecisionRecord(
+        answer=_answer(propositions, runs, reads.contradicts(thread_id)),
+        summaries=summaries(list(said.values())),
         question=shown.objective,
         thread=RecordThread.model_validate(shown.model_dump()),
         evidence=[
             RecordEvidence.model_validate(e.model_dump())
             for e in _ordered(lists.evidence(thread_id), lambda e: (e.added_at, str(e.id)))
         ],
-        propositions=_propositions(tx, reads, thread_id),
+        propositions=propositions,
         runs=runs,
         retractions=_retractions(reads, thread_id),
         stance_changes=[
@@ -122,11 +128,15 @@ def _ordered(rows: Iterable[T], key: Callable[[T], tuple[datetime, str]]) -> lis
     return sorted(rows, key=key)
 
 
-def _run(tx: Tx, item: RunItem) -> RecordRun:
+def _run(tx: Tx, item: RunItem, said: dict[str, tuple[str, UUID, int, str]]) -> RecordRun:
+    """The run's record; an answered council run's kept answer is its agent's last in ``said``
+    (runs come in creation order; a control run is no council member)."""
     shown = tx.runs.show(item.id)
     answer = None
     if shown.answer is not None:
         text = shown.answer.text
+        if item.status == "succeeded" and item.control_of is None:
+            said[item.agent] = (item.agent, item.id, item.round, text)
         answer = RecordAnswer(
             sha256=shown.answer.sha256,
             excerpt=text[:EXCERPT_CHARS],
@@ -195,6 +205,36 @@ def _propositions(tx: Tx, reads: ExportReads, thread_id: UUID) -> list[RecordPro
             )
         )
     return found
+
+
+def _answer(
+    propositions: list[RecordProposition], runs: list[RecordRun], contradicts: list[tuple[UUID, UUID]]
+) -> Answer:
+    """The thread's answer among its live propositions (``council.domain.answer``)."""
+    agents = {str(r.id): r.agent for r in runs}
+
+    def group(g: RecordGroup) -> AnswerGroup:
+        who = sorted({agents.get(r, "(outside this record)") for r in g.runs})
+        return AnswerGroup(kind=g.kind, agents=who, runs=[UUID(r) for r in g.runs])
+
+    candidates = []
+    for p in propositions:
+        if p.status not in LIVE_STATUSES:
+            continue
+        head = next(v for v in p.versions if v.version_id == p.head_version_id)
+        live = any(c.status == "live" and c.node_version_id == p.head_version_id for c in p.consolidations)
+        groups = [group(g) for g in p.independence_groups]
+        candidates.append(
+            Candidate(
+                version_id=p.head_version_id,
+                content=p.content,
+                consolidated=live,
+                created_at=head.created_at,
+                support_groups=tuple(g for g in groups if g.kind == "support"),
+                dispute_groups=tuple(g for g in groups if g.kind == "dispute"),
+            )
+        )
+    return answer_of(candidates, contradicts)
 
 
 def _retractions(reads: ExportReads, thread_id: UUID) -> list[RecordRetraction]:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from council.ledger.retraction import Retractions
     from council.ledger.reversal import Reversal
     from council.ledger.review import ReviewStore
+    from council.ledger.round_briefings import RoundBriefings
     from council.ledger.rule_sets import RuleSets
     from council.ledger.runs import Runs
     from council.ledger.threads import Threads
@@ -124,6 +125,9 @@ class Tx(Protocol):
 
     @property
     def lint(self) -> Lint: ...
+
+    @property
+    def rounds(self) -> RoundBriefings: ...
 
 
 class UnitOfWork(Protocol):

@@ -1,14 +1,20 @@
-"""The next round of a deliberative dispatch, after the round before it is decided.
+"""The next round of a dispatch, after the round before it is decided.
 
 A deliberative round is shown the previous round's stances, and a run shown a stance is
 connected to its author (docs/guide/independence-and-consolidation.md): the round's claims
 join the earlier, independent supporters into one group. So before the next round is
 created, the versions the closing round claimed on are decided by the committer (the same
 idempotent, locked consolidation the commit queue runs), and what the council concluded
-blind — or in any round — is recorded before deliberation can merge it away. A failure to
-decide here sends the versions to the commit queue; the round is created anyway. The versions
-of a dispatch's last round go to the commit queue once it closes (:func:`evaluate_closed_round`):
-a dispatch's runs are evaluated once a round (``council.services.run_followups``).
+blind — or in any round — is recorded before deliberation can merge it away. A council's
+proposing round decides nothing at its close: each of its propositions is judged in the
+cross-review, whose close decides them (``council.domain.protocol.decides_at_close``). A
+failure to decide here sends the versions to the commit queue; the round is created anyway.
+The round is opened in the transaction that creates its runs: its shared briefing — the
+thread as it stands once the round before is decided — is compiled and stored there
+(:func:`council.services.in_tx.briefing.open_round`), and every run of the round is
+compiled from it. The versions of a dispatch's last round go to the commit queue once it
+closes (:func:`evaluate_closed_round`): a dispatch's runs are evaluated once a round
+(``council.services.run_followups``).
 """
 
 from __future__ import annotations
@@ -17,26 +23,29 @@ import logging
 from uuid import UUID
 
 from council.adapters.scheduler import Scheduler
+from council.domain.protocol import decides_at_close
 from council.errors import CouncilError
 from council.services.consolidation import consolidate_many
-from council.services.ports import UnitOfWork
+from council.services.in_tx.briefing import open_round
+from council.services.ports import Tx, UnitOfWork
 
 log = logging.getLogger(__name__)
 
 
 def open_next_round(
-    uow: UnitOfWork, scheduler: Scheduler, dispatch_id: UUID, round_no: int, *, actor: str
+    uow: UnitOfWork, scheduler: Scheduler, dispatch_id: UUID, round_no: int, *, mode: str, actor: str
 ) -> list[UUID]:
-    """Decide what round ``round_no - 1`` claimed on (once it has ended), then create round
-    ``round_no`` (idempotent) and enqueue its runs; the new runs' ids (none: not due, or
-    created already)."""
+    """Decide what round ``round_no - 1`` claimed on (once it has ended; a council's proposing
+    round decides nothing), then create round ``round_no`` (idempotent), open it and enqueue
+    its runs; the new runs' ids (none: not due, or created already). ``mode``: the dispatch's."""
     with uow() as tx:
         versions = tx.runs.closed_round_versions(dispatch_id, round_no - 1)
         if versions is None:  # still open: the run that closes it creates the next (one statement)
             return []
+        if not decides_at_close(mode, round_no - 1):
+            versions = []
         if not versions:  # nothing to decide first: one transaction
-            created = tx.runs.next_round(dispatch_id, round_no)
-            tx.runs.mark_queued(created)
+            created = _created(tx, dispatch_id, round_no)
     if versions:
         try:
             consolidate_many(uow, versions, actor=actor)
@@ -49,10 +58,19 @@ def open_next_round(
                 exc,
             )
         with uow() as tx:
-            created = tx.runs.next_round(dispatch_id, round_no)
-            tx.runs.mark_queued(created)
+            created = _created(tx, dispatch_id, round_no)
     if created:
         scheduler.enqueue_runs(created)
+    return created
+
+
+def _created(tx: Tx, dispatch_id: UUID, round_no: int) -> list[UUID]:
+    """Round ``round_no``'s runs, created and opened in the caller's transaction (none when
+    another transaction created them: it opened the round)."""
+    created = tx.runs.next_round(dispatch_id, round_no)
+    if created:
+        open_round(tx, dispatch_id, round_no)
+        tx.runs.mark_queued(created)
     return created
 
 

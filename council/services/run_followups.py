@@ -39,7 +39,9 @@ def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Ex
     following: list[UUID] = []
     rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
     if rounds is None or int(run.round) < int(rounds):
-        following = open_next_round(uow, scheduler, run.dispatch_id, int(run.round) + 1, actor=ROUND_ACTOR)
+        following = open_next_round(
+            uow, scheduler, run.dispatch_id, int(run.round) + 1, mode=run.mode, actor=ROUND_ACTOR
+        )
     elif once_a_round:  # the last round: its versions once it closes
         evaluate_closed_round(uow, scheduler, run.dispatch_id, int(run.round))
     adjudication = None

@@ -16,7 +16,7 @@ ledger alone:
 - cascade continuations that no step continued;
 - reassessments: live consolidations whose memory is still stable, and has
   not moved since evidence they rest on was challenged or invalidated;
-- the next round of a deliberative dispatch whose round ended;
+- the next round of a dispatch whose round ended;
 - the adjudication of a proposal whose review dispatch ended (unless its
   thread reviews by hand).
 
@@ -81,8 +81,8 @@ def sweep(
         if frontier:
             scheduler.enqueue_cascade(frontier)
     rounds: list[UUID] = []
-    for dispatch_id, round_no in due:
-        if open_next_round(uow, scheduler, dispatch_id, round_no, actor=ACTOR):
+    for dispatch_id, round_no, mode in due:
+        if open_next_round(uow, scheduler, dispatch_id, round_no, mode=mode, actor=ACTOR):
             rounds.append(dispatch_id)
     decided = {p: adjudicate_if_automatic(uow, p, actor=ACTOR) for p in reviewed}
     adjudicated = [p for p, result in decided.items() if result is not None and result.outcome != "pending"]

@@ -50,3 +50,9 @@ FROM retraction_proposal_transitions t
 JOIN retraction_proposals p ON p.id = t.proposal_id
 WHERE p.thread_id = :thread_id
 ORDER BY t.created_at, t.id
+
+-- export_contradicts --
+-- The contradicts edges of a thread (from, to): the rivals among the alternatives of its answer.
+SELECT from_version_id, to_version_id FROM edges
+WHERE thread_id = :thread_id AND kind = 'contradicts'
+ORDER BY created_at, id

@@ -2,8 +2,10 @@
 -- The active frontier of a thread (docs/architecture.md §6): open and tentative heads on
 -- every live branch (newest first, tentative before open, capped), their
 -- depends_on chains (bounded depth), live counterarguments, open pending
--- actions, cited evidence as references, unresolved objective forks, branch
--- topology and memory. One statement: one consistent view of the thread.
+-- actions, every evidence item of the thread as a reference (challenged or invalidated
+-- first, then those a frontier version cites, then in the order they were attached), the
+-- questions asked on the thread, unresolved objective forks, branch topology and memory.
+-- One statement: one consistent view of the thread.
 WITH RECURSIVE
 br AS (
     SELECT b.id, b.kind, b.label, b.status, b.divergence_type, b.objective, b.parent_branch_id,
@@ -102,13 +104,20 @@ SELECT json_build_object(
               ORDER BY created_at, id LIMIT :action_limit) p),
     'action_count', (SELECT count(*) FROM pending_actions WHERE thread_id = :thread_id AND status = 'open'),
     'evidence', (SELECT coalesce(json_agg(json_build_object(
-            'id', e.id, 'title', te.title, 'sha256', e.content_sha256, 'validity', e.validity,
-            'cited_by', x.cited_by) ORDER BY (e.validity <> 'valid' AND e.validity <> 'reaffirmed') DESC, e.id),
-            '[]'::json)
-        FROM (SELECT evidence_id, json_agg(node_version_id ORDER BY node_version_id) AS cited_by
-              FROM cited GROUP BY evidence_id) x
-        JOIN evidence e ON e.id = x.evidence_id
-        JOIN thread_evidence te ON te.evidence_id = e.id AND te.thread_id = :thread_id),
+            'id', t.id, 'title', t.title, 'sha256', t.sha256, 'validity', t.validity,
+            'cited_by', coalesce(t.cited_by, '[]'::json)) ORDER BY t.n), '[]'::json)
+        FROM (SELECT e.id, te.title, e.content_sha256 AS sha256, e.validity, x.cited_by,
+                     row_number() OVER (ORDER BY (e.validity <> 'valid' AND e.validity <> 'reaffirmed') DESC,
+                                                 x.cited_by IS NULL, te.created_at, e.id) AS n
+              FROM thread_evidence te
+              JOIN evidence e ON e.id = te.evidence_id
+              LEFT JOIN (SELECT evidence_id, json_agg(node_version_id ORDER BY node_version_id) AS cited_by
+                         FROM cited GROUP BY evidence_id) x ON x.evidence_id = e.id
+              WHERE te.thread_id = :thread_id
+              ORDER BY n LIMIT :evidence_limit) t),
+    'evidence_count', (SELECT count(*) FROM thread_evidence WHERE thread_id = :thread_id),
+    'questions', (SELECT coalesce(json_agg(q.payload ->> 'question' ORDER BY q.id), '[]'::json)
+        FROM events q WHERE q.thread_id = :thread_id AND q.kind = 'thread.question_asked'),
     'branches', (SELECT coalesce(json_agg(row_to_json(br) ORDER BY br.created_at, br.id), '[]'::json) FROM br),
     'killed_reasons', (SELECT coalesce(json_object_agg(t.branch_id, t.reason), '{}'::json)
         FROM (SELECT DISTINCT ON (bt.branch_id) bt.branch_id, bt.reason FROM branch_transitions bt

@@ -135,7 +135,8 @@ SELECT id FROM finished
 -- Create round :next_round of a dispatch once every run of the round before (its
 -- control runs too) is terminal; idempotent (unique per dispatch, round and agent). Each
 -- new run's parent is the same agent's run of the previous round, and it runs the
--- executor its parent was pinned to. Under a dispatch with controls, each new run gets
+-- executor its parent was pinned to. Under a dispatch with controls, each new run of a
+-- round shown stances (a deliberative dispatch's round 2 on, a council's round 3 on) gets
 -- its control run in the same statement: the same agent, executor, parent and round,
 -- control_of naming it (compiled on the blind briefing when it is claimed).
 WITH made AS (
@@ -158,7 +159,7 @@ WITH made AS (
     SELECT m.thread_id, m.dispatch_id, m.agent, m.model, m.provider, m.simulated, m.executor, m.parent_run_id,
            m.round, m.mode, m.proposal_id, 'created', m.id
     FROM made m JOIN dispatches d ON d.id = m.dispatch_id
-    WHERE d.controls
+    WHERE d.controls AND (d.mode <> 'council' OR m.round >= 3)
     ORDER BY m.agent
     RETURNING id, agent
 )

@@ -45,11 +45,11 @@ ORDER BY newest.at, u.id
 LIMIT :limit
 
 -- stalled_dispatches --
--- For the sweep: deliberative dispatches whose latest round ended, all of it,
--- at least :settle_s ago, while rounds remain — the next round was never
+-- For the sweep: dispatches of several rounds whose latest round ended, all of
+-- it, at least :settle_s ago, while rounds remain — the next round was never
 -- created (the database went away just after the round's last run committed).
 -- Creating a round is idempotent (next_round), so finding one twice is harmless.
-SELECT d.id AS dispatch_id, r.round + 1 AS next_round
+SELECT d.id AS dispatch_id, r.round + 1 AS next_round, d.mode
 FROM dispatches d
 CROSS JOIN LATERAL (
     SELECT max(a.round) AS round, max(a.finished_at) AS finished_at,

@@ -9,7 +9,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from council.domain import validate as v
-from council.domain.vocabulary import RUN_MODES
+from council.domain.vocabulary import DISPATCH_MODES
 
 MAX_EVENT_ID = 2**63 - 1  # events.id is a bigint
 
@@ -26,10 +26,14 @@ class DispatchIn(BaseModel):
     agents: list[str] = Field(
         min_length=1, max_length=20, description="Profile names, e.g. claude, codex, glm."
     )
-    mode: str = Field(
-        default="independent", json_schema_extra={"enum": [m for m in RUN_MODES if m != "external"]}
+    mode: str = Field(default="independent", json_schema_extra={"enum": list(DISPATCH_MODES)})
+    rounds: int = Field(
+        default=1,
+        ge=0,
+        le=20,
+        description="Rounds; under mode council the deliberative rounds after its proposing and "
+        "cross-review rounds (0 to 18).",
     )
-    rounds: int = Field(default=1, ge=1, le=20)
     proposal_id: UUID | None = Field(default=None, description="The retraction proposal (review mode).")
     budget_usd: float | None = Field(
         default=None,
@@ -39,8 +43,8 @@ class DispatchIn(BaseModel):
     )
     controls: bool = Field(
         default=False,
-        description="Deliberative only: each run of a later round is also run as a control on the "
-        "blind briefing (never counted as support).",
+        description="Deliberative and council only: each run of a round shown stances is also run as a "
+        "control on the blind briefing (never counted as support).",
     )
 
 

@@ -10,9 +10,10 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from council.domain import validate as v
+from council.domain.protocol import BLIND_COUNCIL_ROUNDS, MAX_ROUNDS
 from council.domain.results.ask import AskAccepted, AskOutcome
 from council.domain.vocabulary import DEFAULT_COUNCIL
-from council.services.ask import MAX_DELIBERATIVE_ROUNDS, Question, ask, outcome_now
+from council.services.ask import Question, ask, outcome_now
 from council.web.errors import documented
 from council.web.wiring import Wired, require_read, require_write, unicode_body
 
@@ -24,7 +25,10 @@ class AskIn(BaseModel):
     thread_id: UUID | None = Field(default=None, description="Continue this thread instead of opening one.")
     agents: list[str] = Field(default=list(DEFAULT_COUNCIL), min_length=1, max_length=20)
     rounds: int = Field(
-        default=2, ge=0, le=MAX_DELIBERATIVE_ROUNDS, description="Deliberative rounds after the blind one."
+        default=2,
+        ge=0,
+        le=MAX_ROUNDS - BLIND_COUNCIL_ROUNDS,
+        description="Deliberative rounds after the proposing and cross-review rounds.",
     )
     budget_usd: float | None = Field(
         default=None, ge=0, lt=1_000_000, description="The dispatch's budget in USD."

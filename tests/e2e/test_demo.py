@@ -1,6 +1,7 @@
-"""`council demo` end to end on a fresh embedded stack (what `make demo` runs): the
-stack's own workers consolidate a proposition, its decisive evidence is
-invalidated, the council's review retracts it, and the stack goes down again."""
+"""`council demo` end to end on a fresh embedded stack (what `make demo` runs): the council
+proposes its answers and cross-reviews them blind on the stack's own workers, which
+consolidate the answer; its decisive evidence is invalidated, the council's review retracts
+it, and the stack goes down again."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from pathlib import Path
 import psutil
 
 from council.cli.demo_cmd import memory_section
-from council.demo import scenario
 from tests.conftest import free_port
 from tests.published import validate_cli_output
 
@@ -68,16 +68,22 @@ def test_demo_consolidates_on_the_workers_then_retracts_and_stops_its_stack(tmp_
     assert [s["ok"] for s in summary["steps"]] == [True] * 6
     assert elapsed < PROMISED_S
     runs = [r for d in summary["dispatches"] for r in d["runs"]]
-    assert [d["mode"] for d in summary["dispatches"]][:3] == ["independent", "deliberative", "review"]
+    assert [d["mode"] for d in summary["dispatches"]][:3] == ["council", "deliberative", "review"]
     assert runs and all(r["status"] == "succeeded" and r["simulated"] for r in runs)
     assert summary["page_url"] == f"http://127.0.0.1:{port}/?thread={summary['thread_id']}"
-    # And three blind runs were independent, and the commit worker consolidated on its own,
-    # resting on the decisive evidence alone
-    assert summary["groups_by_round"]["proposition"] == {"1": {"support": 3, "dispute": 0}}
+    # And each agent proposed its own answer in its own words in the blind proposing round
+    proposed = {k: v for k, v in summary["groups_by_round"].items() if k.endswith("'s proposition")}
+    assert sorted(proposed) == [f"{a}'s proposition" for a in ("claude", "codex", "glm")]
+    # And after the blind cross-review each was supported by independent groups of different
+    # agents' blind runs, its author's and the others' endorsements; the commit worker
+    # consolidated the answer on its own, resting on the decisive evidence alone
+    for counts in proposed.values():
+        assert counts["1"] == {"support": 1, "dispute": 0} and counts["2"] == {"support": 3, "dispute": 0}
     consolidation = summary["consolidation"]
-    assert consolidation["committed_by"] == "worker:commit"
+    assert consolidation["committed_by"] == "worker:commit" and consolidation["support_groups"] == 3
     assert consolidation["evidence_ids"] == [summary["decisive_evidence_id"]]
     assert consolidation["replay_match"] is True
+    assert consolidation["node_version_id"] == summary["node_version_ids"]["answer"]
     # And the deliberative round joined every run on the follow-up into one component
     follow_up = summary["groups_by_round"]["follow-up"]
     assert follow_up["2"]["support"] == 1 and follow_up["2"]["dispute"] <= 1
@@ -85,11 +91,12 @@ def test_demo_consolidates_on_the_workers_then_retracts_and_stops_its_stack(tmp_
     assert summary["invalidation"]["memory_status"] == "contested"
     assert summary["retraction"]["outcome"] == "retracted"
     assert summary["retraction"]["proposal_id"] == summary["invalidation"]["proposal_id"]
-    # And the reentry packet has the proposition open again, and its memory tells a
-    # next session that it was consolidated and then retracted
-    assert f"[open] “{scenario.CLAIM}”" in summary["reentry_markdown"]
+    # And the reentry packet has the answer open again, and its memory tells a next session
+    # that it was consolidated and then retracted
+    answer = consolidation["content"]
+    assert f"[open] “{answer}”" in summary["reentry_markdown"]
     told = memory_section(summary["reentry_markdown"])
-    assert any(line.startswith(f"- “{scenario.CLAIM}”: retracted") for line in told), told
+    assert any(line.startswith(f"- “{answer}”: retracted") for line in told), told
     assert "round 2 was shown round 1's stances" in done.stderr
     # And it brought down the stack it started: nothing of it is left running
     assert summary["stack"] == {"home": str(home), "left_running": False, "stopped": True}

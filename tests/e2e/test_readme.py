@@ -1,5 +1,6 @@
 """The README's quick start (five minutes with the CLI), run command by command as a new user
-would (docs/architecture.md §9): every line of its first bash block must succeed in order."""
+would (docs/architecture.md §9): every line of its first bash block must succeed in order, and
+its `council ask` establishes an answer through the council's blind cross-review."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ import os
 import re
 import subprocess
 from pathlib import Path
+from uuid import UUID
 
 import redis
 
+from council.ledger.db import engine_for
+from council.ledger.unit import UnitOfWork
+from council.services.consolidation import show_consolidation
 from tests.conftest import free_port
+from tests.rows import query
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## Quick start: five minutes with the CLI"
@@ -60,3 +66,41 @@ def test_the_walkthrough_runs_command_by_command(db_url: str, redis_url: str, tm
     # Then every command succeeded, down included
     assert done.returncode == 0, f"walkthrough failed:\n{done.stderr[-4000:]}\n{done.stdout[-2000:]}"
     assert "not_ready" in done.stdout  # the hand-recorded runs were one group, as the comment says
+    # And the council `ask` established an answer through its blind cross-review: a proposition
+    # consolidated on independent support groups of different agents' blind runs (one agent
+    # proposed it in round 1, others endorsed it in round 2, none shown another's stance)
+    question = re.search(r'council ask "([^"]+)"', walkthrough())
+    assert question is not None
+    # (and its human rendering led with that answer, then each agent's words, then the propositions)
+    led = re.search(
+        r"^answer [0-9a-f]{8}: .*?^each agent, in its own words:.*?^propositions:", done.stdout, re.M | re.S
+    )
+    assert led is not None, done.stdout[-3000:]
+    blind = consolidated_on_blind_runs(db_url, question.group(1))
+    assert blind, "the README's ask consolidated nothing on blind runs"
+    for agents_by_group in blind:
+        assert len(agents_by_group) >= 2 and len(set(agents_by_group)) == len(agents_by_group)
+
+
+def consolidated_on_blind_runs(db_url: str, question: str) -> list[list[str]]:
+    """For each live consolidation of the thread that asked ``question``: the agent of each of
+    its support groups, when every group's runs are one agent's runs of a council's two blind
+    rounds (proposing and cross-review)."""
+    engine = engine_for(db_url)
+    [thread] = query(engine, "SELECT id FROM threads WHERE objective = :q", q=question)
+    found = []
+    for live in query(engine, "SELECT id FROM consolidations WHERE thread_id = :t AND status = 'live'",
+                      t=thread["id"]):  # fmt: skip
+        shown = show_consolidation(UnitOfWork(engine), live["id"])
+        agents = []
+        for group in (g for g in shown.decision["groups"] if g["kind"] == "support"):
+            runs = query(engine, "SELECT agent, round, mode FROM agent_runs WHERE id = ANY(:r)",
+                         r=[UUID(r) for r in group["runs"]])  # fmt: skip
+            if {(r["mode"], r["round"] <= 2) for r in runs} != {("council", True)}:
+                break
+            if len({r["agent"] for r in runs}) != 1:
+                break
+            agents.append(runs[0]["agent"])
+        else:
+            found.append(agents)
+    return found

@@ -18,6 +18,10 @@ Offered the ``read_evidence`` tool, it reads the evidence left out of its briefi
 ``cites_unread=True`` it is a careless model instead: it never calls the tool and cites the
 first item it was not given, every time.
 
+With ``mind`` set (``tests.fakes.minded_model.Mind``), it is a model that thinks for itself
+instead: it holds a verdict with a confidence, words its own proposition in its own style,
+and judges what it is shown by reading it.
+
 ``messages_model()`` is the same reading model behind the Anthropic Messages API as
 litellm's ``anthropic/`` provider calls it (``POST /v1/messages``, not streamed): tool
 calls are ``tool_use`` blocks and come back as ``tool_result`` blocks.
@@ -35,7 +39,9 @@ from typing import Any
 from council.agents import simulated
 from council.agents.sim_reads import read_id
 from council.domain.agent_output import AgentOutput, VoteOut
+from tests.fakes import minded_model
 from tests.fakes.agent_model import Recorder, SseHandler, serving
+from tests.fakes.minded_model import Mind
 
 # For profiles that are dispatched but never executed (the scheduler only records): nothing listens.
 NOWHERE = "http://127.0.0.1:9/v1"
@@ -50,10 +56,16 @@ def local_profiles(path: Path, base_url: str, *names: str) -> Path:
 
 @contextmanager
 def chat_model(
-    vote: str | None = None, *, cites_unread: bool = False, endorse: bool = False, latency_s: float = 0.0
+    vote: str | None = None,
+    *,
+    cites_unread: bool = False,
+    endorse: bool = False,
+    latency_s: float = 0.0,
+    mind: Mind | None = None,
 ) -> Iterator[tuple[str, Recorder]]:
     """Serve the reading model on 127.0.0.1; yields (base_url ending in /v1, recorder).
-    ``latency_s``: each answer waits that long first (a model's latency, spent sleeping)."""
+    ``latency_s``: each answer waits that long first (a model's latency, spent sleeping).
+    ``mind``: a model that thinks for itself instead (``tests.fakes.minded_model``)."""
     recorder = Recorder()
 
     class Handler(SseHandler):
@@ -67,7 +79,13 @@ def chat_model(
                 time.sleep(latency_s)
             model, messages = str(body.get("model") or "fake"), body.get("messages") or []
             proposal = proposal_in(messages)
-            if vote is not None and proposal is not None:
+            if mind is not None:
+                reads = minded_model.unread(messages, bool(body.get("tools")))
+                if reads:
+                    self.send_json(200, _tool_round(model, tuple(reads)))
+                    return
+                text = minded_model.answer(mind, model, messages)
+            elif vote is not None and proposal is not None:
                 text = AgentOutput(
                     summary="[reading model] a vote.",
                     votes=[VoteOut(proposal_id=proposal, vote=vote, confidence=0.9, rationale="As stated.")],
@@ -89,8 +107,11 @@ def chat_model(
 
 
 @contextmanager
-def messages_model(*, cites_unread: bool = False, endorse: bool = False) -> Iterator[tuple[str, Recorder]]:
-    """The reading model behind the Anthropic Messages API; yields (base_url, recorder)."""
+def messages_model(
+    *, cites_unread: bool = False, endorse: bool = False, mind: Mind | None = None
+) -> Iterator[tuple[str, Recorder]]:
+    """The reading model behind the Anthropic Messages API; yields (base_url, recorder).
+    ``mind``: a model that thinks for itself instead (``tests.fakes.minded_model``)."""
     recorder = Recorder()
 
     class Handler(SseHandler):
@@ -106,6 +127,23 @@ def messages_model(*, cites_unread: bool = False, endorse: bool = False) -> Iter
             offered = any(
                 isinstance(t, dict) and t.get("name") == "read_evidence" for t in body.get("tools") or []
             )
+            if mind is not None:
+                minded_reads = minded_model.unread(messages, offered)
+                if minded_reads:
+                    blocks = [
+                        {
+                            "type": "tool_use",
+                            "id": f"toolu_read_{n}",
+                            "name": "read_evidence",
+                            "input": {"id": e},
+                        }
+                        for n, e in enumerate(minded_reads)
+                    ]
+                    self.send_json(200, _message(model, blocks, "tool_use"))
+                    return
+                minded = minded_model.answer(mind, model, messages)
+                self.send_json(200, _message(model, [{"type": "text", "text": minded}], "end_turn"))
+                return
             reply = simulated.respond(
                 simulated.MODEL_PREFIX + model, messages, tools_offered=offered and not cites_unread
             )

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from council.ledger.retraction import Retractions
     from council.ledger.reversal import Reversal
     from council.ledger.review import ReviewStore
+    from council.ledger.round_briefings import RoundBriefings
     from council.ledger.rule_sets import RuleSets
     from council.ledger.runs import Runs
     from council.ledger.threads import Threads
@@ -178,6 +179,10 @@ class FakeTx:
     @property
     def lint(self) -> Lint:
         return cast("Lint", self._store("lint"))
+
+    @property
+    def rounds(self) -> RoundBriefings:
+        return cast("RoundBriefings", self._store("rounds"))
 
 
 class _Recording:

@@ -39,12 +39,13 @@ def test_ask_over_http_creates_the_thread_and_dispatch_and_the_outcome_can_be_po
     response = client.post(
         "/ask", json={"question": "Is the cache safe?", "agents": ["claude", "glm"], "rounds": 1}
     )
-    # Then a new thread and a deliberative dispatch of two rounds exist, its runs enqueued
+    # Then a new thread and a council dispatch exist (propose, cross-review, one deliberative
+    # round), its first round's runs enqueued
     assert response.status_code == 202, response.text
     accepted = response.json()
     assert accepted["created_thread"] is True
     dispatch = accepted["dispatch"]
-    assert dispatch["mode"] == "deliberative" and dispatch["rounds"] == 2
+    assert dispatch["mode"] == "council" and dispatch["rounds"] == 3
     assert [str(r) for r in recorder.runs] == dispatch["run_ids"]
     assert accepted["outcome"] == f"/dispatches/{dispatch['dispatch_id']}/outcome"
     # And polling the outcome gives the ask document, not final while the runs wait

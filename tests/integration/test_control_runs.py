@@ -148,10 +148,25 @@ def test_controls_need_a_deliberative_dispatch_and_nothing_is_written(engine: En
     ledger.node("A proposition")
     before = counts(engine)
     for mode in ("independent", "review"):
-        with pytest.raises(BadInput, match="--controls needs --mode deliberative"):
+        with pytest.raises(BadInput, match="--controls needs --mode deliberative or council"):
             dispatch(UnitOfWork(engine), Recorder(), ledger.thread_id, ["claude"], mode=mode, rounds=1,
                      actor=ACTOR, controls=True)  # fmt: skip
     assert counts(engine) == before
+
+
+def test_a_council_pairs_only_its_deliberative_rounds_with_controls(engine: Engine, profiles: None) -> None:
+    # Given a council dispatch with controls: its proposing and cross-review rounds are blind
+    uow, scheduler = UnitOfWork(engine), Recorder()
+    ledger = Ledger.new(engine, evidence_items=1)
+    made = dispatch(uow, scheduler, ledger.thread_id, ["claude", "codex"], mode="council", rounds=1,
+                    actor=ACTOR, controls=True, budget_usd=1)  # fmt: skip
+    run_all(uow, scheduler)
+    # Then only round 3, the one shown stances, has a control run for each run, reserved with them
+    runs = dispatch_runs(uow, made.dispatch_id)
+    controls = [r for r in runs if r.control_of is not None]
+    assert made.rounds == 3 and made.controls and len(runs) == 8
+    assert {r.round for r in controls} == {3} and len(controls) == 2
+    assert made.reservation is not None and sum(a.runs for a in made.reservation.agents) == 8
 
 
 def test_without_controls_a_deliberative_dispatch_makes_none(engine: Engine, profiles: None) -> None:

@@ -38,8 +38,9 @@ def test_the_ask_tool_reports_progress_while_it_waits(db_url: str, monkeypatch: 
     is_error, text = asyncio.run(run())
     # Then the client received progress notifications while it waited: runs ended of all
     assert len(seen) >= 3, seen
-    assert all(total == 4 and done == 0 for done, total, _ in seen), seen
-    assert seen[0][2] == "0 of 4 runs ended, 0 failed"
+    # (two agents, each a run in each of the council's three rounds: propose, cross-review, one deliberative)
+    assert all(total == 6 and done == 0 for done, total, _ in seen), seen
+    assert seen[0][2] == "0 of 6 runs ended, 0 failed"
     # And the answer is the ask document as it stands
     document = json.loads(text)
     assert not is_error, document

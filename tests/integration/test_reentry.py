@@ -133,8 +133,10 @@ def test_packet_contains_the_frontier_and_omits_what_is_decided(engine: Engine, 
     }
     assert [c.rationale for c in packet.counterarguments if c.kind == "dispute"] == ["tail latency differs"]
     assert [a.id for a in packet.actions] == [str(s["action"].id)]
-    # Evidence as references only
-    assert {e.id for e in packet.evidence} == {str(s["ledger"].evidence[0])}
+    # Every evidence item of the thread, as references only: the cited one first, with what cites it
+    assert {e.id for e in packet.evidence} == {str(e) for e in s["ledger"].evidence}
+    assert packet.evidence[0].id == str(s["ledger"].evidence[0]) and packet.evidence[0].cited_by
+    assert all(not e.cited_by for e in packet.evidence[1:])
     assert "content" not in packet.evidence[0].model_dump()
     # The unresolved objective fork, branch topology with the killed branch and its reason
     assert [b.label for b in packet.objective_forks] == ["scope"]

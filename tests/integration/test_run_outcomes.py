@@ -83,7 +83,8 @@ def _fake_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, script: list[St
 
 
 def _thread(engine: Engine) -> tuple[Ledger, list[UUID]]:
-    """A thread with three evidence items and two open propositions citing them."""
+    """A thread with three evidence items (every one in a run's briefing) and two open
+    propositions citing two of them."""
     ledger = Ledger.new(engine, evidence_items=3)
     heads = [
         UUID(
@@ -274,7 +275,7 @@ def test_malformed_json_twice_fails_after_one_reprompt_and_writes_nothing_else(
     # answers it returned (kept, though invalid) was written
     grown = _growth(before, _written(engine))
     assert grown.pop("run_answers") == 2 and 1 <= grown.pop("answer_texts") <= 2
-    assert grown == {"run_exposures": 2, "events": 2, "run_attempts": 2, "run_opened_evidence": 2}
+    assert grown == {"run_exposures": 2, "events": 2, "run_attempts": 2, "run_opened_evidence": 3}
     assert [kind for kind, _ in _events(engine, run_id)] == ["run.started", "run.failed"]
     assert _claims(engine, run_id) == []
     assert scheduler.evaluations == []
@@ -334,7 +335,7 @@ def test_unknown_ids_twice_fail_with_a_reason_naming_the_id(
     # And nothing else was written but the two answers it returned (kept, though invalid)
     grown = _growth(before, _written(engine))
     assert grown.pop("run_answers") == 2 and 1 <= grown.pop("answer_texts") <= 2
-    assert grown == {"run_exposures": len(heads), "events": 2, "run_attempts": 2, "run_opened_evidence": 2}
+    assert grown == {"run_exposures": len(heads), "events": 2, "run_attempts": 2, "run_opened_evidence": 3}
     assert _claims(engine, run_id) == []
 
 
@@ -497,12 +498,12 @@ def test_a_bad_key_fails_at_once_and_the_key_is_nowhere_stored(
     with unit_of_work(engine) as conn:
         events = [json.dumps(r, default=str) for r in rows(conn, "events")]
     assert not [e for e in events if DUMMY_KEY in e]
-    # (the evidence it was given inline is recorded as read before the call)
+    # (the evidence it was given inline, every item of the thread, is recorded as read before the call)
     assert _growth(before, _written(engine)) == {
         "run_exposures": 2,
         "events": 2,
         "run_attempts": 2,
-        "run_opened_evidence": 2,
+        "run_opened_evidence": 3,
     }
     assert _claims(engine, run_id) == []
 

@@ -24,6 +24,7 @@ from council.agents.runtimes.trace import MAX_EVENTS, MAX_STRING, Trace, opened
 from council.agents.runtimes.workdir import EvidenceFile, attempt_dir
 from council.domain.canonical import sha256_text
 from council.domain.reentry import EvidenceRef, ReentryPacket
+from council.domain.round_briefing import RoundBriefing
 from council.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +178,8 @@ def test_a_cli_request_hashes_its_prompt_runtime_version_model_and_settings(
     )
     profile = load_profiles()["codex"]
     packet = _packet(("e1", "first"), ("e2", "second"))
-    request = compile_request(profile, packet, mode="independent", round_no=1)
+    shared = RoundBriefing(mode="independent", round=1, phase="blind", packet=packet)
+    request = compile_request(profile, shared)
     canonical = request.canonical()
     # The one prompt carries the compiled briefing and instructions, and says where the files are
     assert set(canonical) == {"runtime", "runtime_version", "model", "prompt", "settings"}
@@ -195,27 +197,21 @@ def test_a_cli_request_hashes_its_prompt_runtime_version_model_and_settings(
         f"evidence/{sha256_text('second')}.txt",
     ]
     # And the hash moves with the runtime's version, the model and each setting
-    same = compile_request(profile, packet, mode="independent", round_no=1)
+    same = compile_request(profile, shared)
     assert same.sha256 == request.sha256
     for change in ({"cli_version": "0.0.1"}, {"model": "gpt-5.4"}, {"max_turns": 5}):
-        other = compile_request(replace(profile, **change), packet, mode="independent", round_no=1)
+        other = compile_request(replace(profile, **change), shared)
         assert other.sha256 != request.sha256, change
     # And litellm requests given all their evidence inline keep their shape (and their hashes)
     api = replace(profile, runtime="litellm", cli_version=None)
     texts = {e.id: "text" for e in packet.evidence}
-    plain = compile_request(
-        api, packet, mode="independent", round_no=1, evidence_texts=texts, inline_tokens=100
-    )
+    plain = compile_request(api, shared, evidence_texts=texts, inline_tokens=100)
     assert set(plain.canonical()) == {"model", "messages", "params"}
     # And one that leaves evidence out is offered the read_evidence tool, with its bound, in the hash
-    short = compile_request(
-        api, packet, mode="independent", round_no=1, evidence_texts=texts, inline_tokens=0
-    )
+    short = compile_request(api, shared, evidence_texts=texts, inline_tokens=0)
     assert set(short.canonical()) == {"model", "messages", "params", "tools", "tool_turns"}
     assert short.canonical()["tools"][0]["function"]["name"] == "read_evidence"
-    bounded = compile_request(
-        api, packet, mode="independent", round_no=1, evidence_texts=texts, inline_tokens=0, tool_turns=2
-    )
+    bounded = compile_request(api, shared, evidence_texts=texts, inline_tokens=0, tool_turns=2)
     assert bounded.sha256 != short.sha256
 
 

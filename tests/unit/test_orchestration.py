@@ -15,6 +15,7 @@ from council.domain.results.consolidation import Evaluated
 from council.domain.results.reversal import CascadeStep
 from council.errors import CouncilError, Duplicate, TransientDatabaseError
 from council.services import consolidation, dispatch, execution, reversal, rounds, run_followups
+from council.services.in_tx import dispatching
 from tests.fakes.uow import FakeUnitOfWork
 
 # ------------------------------------------------------------------ dispatch
@@ -36,6 +37,30 @@ class FakeRuns:
         self.queued.extend(run_ids)
 
 
+@dataclass
+class FakeRounds:
+    """The rounds' shared briefings, as stored (dispatch, round)."""
+
+    stored: list[tuple[UUID, int]] = field(default_factory=list)
+
+    def store(self, dispatch_id: UUID, round_no: int, briefing: object) -> bool:
+        self.stored.append((dispatch_id, round_no))
+        return True
+
+
+@pytest.fixture
+def briefed(monkeypatch: pytest.MonkeyPatch) -> list[UUID]:
+    """The first round's shared briefing compiled without a ledger (the threads it was read for)."""
+    read: list[UUID] = []
+
+    def briefing(tx: object, thread_id: UUID, **kw: Any) -> object:
+        read.append(thread_id)
+        return object()
+
+    monkeypatch.setattr(dispatching, "round_briefing", briefing)
+    return read
+
+
 class OrderedRecorder(Recorder):
     """Notes what the runs store had marked queued when each enqueue arrived."""
 
@@ -49,32 +74,40 @@ class OrderedRecorder(Recorder):
         super().enqueue_runs(run_ids)
 
 
-def test_dispatch_commits_the_runs_before_it_enqueues_them(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dispatch_commits_the_runs_before_it_enqueues_them(
+    monkeypatch: pytest.MonkeyPatch, briefed: list[UUID]
+) -> None:
     # Given a fake ledger and a scheduler that notes what was queued when it was asked
     monkeypatch.setenv("COUNCIL_SIMULATE", "always")
-    runs = FakeRuns()
-    uow = FakeUnitOfWork(runs=runs)
+    runs, opened = FakeRuns(), FakeRounds()
+    uow = FakeUnitOfWork(runs=runs, rounds=opened)
     scheduler = OrderedRecorder(runs)
 
     # When a council of three is dispatched
-    made = dispatch.dispatch(uow, scheduler, uuid4(), ["claude", "codex", "glm"], mode="independent",
+    thread = uuid4()
+    made = dispatch.dispatch(uow, scheduler, thread, ["claude", "codex", "glm"], mode="independent",
                              rounds=1, actor="test")  # fmt: skip
 
-    # Then the runs were created in one committed transaction and marked queued in a
-    # second, both before anything was enqueued; the scheduler got exactly those runs
+    # Then the runs were created, and their first round opened (its shared briefing read and
+    # stored), in one committed transaction, and marked queued in a second, both before
+    # anything was enqueued; the scheduler got exactly those runs
     assert [calls for calls in uow.committed] == [
-        ["resolve thread", "runs.create_dispatch"],
+        ["resolve thread", "runs.create_dispatch", "rounds.store"],
         ["runs.mark_queued"],
     ]
+    assert briefed == [thread] and opened.stored == [(made.dispatch_id, 1)]
     assert scheduler.runs == runs.created == made.run_ids
     assert scheduler.queued_when_enqueued == [runs.created]
     assert made.simulated == ["claude", "codex", "glm"]
 
 
-def test_a_review_already_dispatched_enqueues_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_review_already_dispatched_enqueues_nothing(
+    monkeypatch: pytest.MonkeyPatch, briefed: list[UUID]
+) -> None:
     monkeypatch.setenv("COUNCIL_SIMULATE", "always")
     earlier = uuid4()
-    uow = FakeUnitOfWork(runs=FakeRuns(existing=earlier))
+    opened = FakeRounds()
+    uow = FakeUnitOfWork(runs=FakeRuns(existing=earlier), rounds=opened)
     scheduler = Recorder()
 
     made = dispatch.dispatch(uow, scheduler, uuid4(), ["claude"], mode="review", rounds=1, actor="test",
@@ -82,6 +115,7 @@ def test_a_review_already_dispatched_enqueues_nothing(monkeypatch: pytest.Monkey
 
     assert made.already_dispatched and made.dispatch_id == earlier and made.run_ids == []
     assert scheduler.runs == [] and len(uow.log) == 1  # no second transaction either
+    assert opened.stored == []  # and no round opened again
 
 
 # ------------------------------------------------------------- consolidation
@@ -233,6 +267,16 @@ class Run:
     dispatch_rounds: int | None = None  # the claim returns its dispatch's rounds
 
 
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[tuple[UUID, int]]:
+    """The rounds opened (their shared briefings compiled and stored), without a ledger."""
+    found: list[tuple[UUID, int]] = []
+    monkeypatch.setattr(
+        rounds, "open_round", lambda tx, dispatch_id, round_no: found.append((dispatch_id, round_no))
+    )
+    return found
+
+
 def test_a_run_outside_a_dispatch_has_its_versions_evaluated_at_once() -> None:
     scheduler = Recorder()
     touched = [uuid4(), uuid4()]
@@ -243,7 +287,9 @@ def test_a_run_outside_a_dispatch_has_its_versions_evaluated_at_once() -> None:
     assert scheduler.evaluations == touched and scheduler.runs == [] and after.next_round_runs == []
 
 
-def test_a_dispatched_run_leaves_its_versions_to_its_rounds_close_and_enqueues_the_next_round() -> None:
+def test_a_dispatched_run_leaves_its_versions_to_its_rounds_close_and_enqueues_the_next_round(
+    opened: list[tuple[UUID, int]],
+) -> None:
     # Given the run that closed round 1 of 2, whose round claimed on nothing
     following = [uuid4(), uuid4()]
     runs = FakeDispatchRuns(following, ["succeeded"])
@@ -253,9 +299,10 @@ def test_a_dispatched_run_leaves_its_versions_to_its_rounds_close_and_enqueues_t
     run = Run(uuid4(), "deliberative", round=1, dispatch_rounds=2)
     after = run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
     # Then its own versions are not sent on their own (the round's close decides them), and
-    # the next round is created and enqueued
+    # the next round is created, opened and enqueued
     assert scheduler.evaluations == [] and scheduler.runs == following == runs.queued
     assert after.next_round_runs == following and after.adjudication is None
+    assert opened == [(run.dispatch_id, 2)]
 
 
 def test_a_run_that_finds_its_round_open_asks_for_no_next_round() -> None:
@@ -286,8 +333,30 @@ def test_the_run_that_closes_the_last_round_sends_the_rounds_versions_once(close
     assert scheduler.runs == []
 
 
+@pytest.mark.parametrize(("mode", "closing", "decided"), [("council", 1, False), ("council", 2, True),
+                                                        ("deliberative", 1, True)])  # fmt: skip
+def test_a_council_s_proposing_round_decides_nothing_and_its_cross_review_decides(
+    monkeypatch: pytest.MonkeyPatch, opened: list[tuple[UUID, int]], mode: str, closing: int, decided: bool
+) -> None:
+    # Given the run that closes round `closing` of a dispatch of 4 rounds, whose round made
+    # or claimed on two versions
+    round_versions = [uuid4(), uuid4()]
+    following = [uuid4()]
+    runs = FakeDispatchRuns(following, ["succeeded"], closed=round_versions)
+    asked: list[list[UUID]] = []
+    monkeypatch.setattr(rounds, "consolidate_many", lambda uow, versions, actor: asked.append(list(versions)))
+    # When its end is handled
+    run = Run(uuid4(), mode, round=closing, dispatch_rounds=4)
+    run_followups.follow_up(FakeUnitOfWork(runs=runs), Recorder(), run, execution.Executed(
+        run_id=run.id, status="succeeded"))  # fmt: skip
+    # Then the round's versions are decided before the next round opens, except at the close
+    # of a council's proposing round (each of its propositions is judged in the cross-review)
+    assert asked == ([round_versions] if decided else [])
+    assert opened == [(run.dispatch_id, closing + 1)] and runs.queued == following
+
+
 def test_a_round_the_runs_worker_fails_to_decide_goes_to_the_commit_queue(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, opened: list[tuple[UUID, int]]
 ) -> None:
     # Given round 1 of 2 closed with two versions, and a committer that fails
     round_versions = [uuid4(), uuid4()]

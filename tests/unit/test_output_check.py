@@ -243,3 +243,28 @@ def test_check_vote_refuses_another_thread_and_a_second_vote() -> None:
     with pytest.raises(BadInput, match=f"run {run_id} already voted on proposal {proposal}"):
         check_vote(run_id, THREAD, proposal, ProposalFacts(THREAD, "open", True))
     check_vote(run_id, THREAD, proposal, ProposalFacts(THREAD, "open", False))
+
+
+def test_a_cross_review_judges_every_proposition_it_did_not_make_and_is_told_which_it_left() -> None:
+    # Given a council's cross-review run that must judge V1 and V2 (what its round showed, less
+    # its own lineage's proposition)
+    known = _known(must_judge=(V1, V2))
+    # When it judges only V2, it is refused with the one it left unjudged, for the re-prompt
+    reason = str(_refused({"claims": [{"node_version_id": str(V2), "type": "endorse"}]}, known))
+    assert reason.startswith("claims: a cross-review judges every proposition it did not originate")
+    assert str(V1) in reason and str(V2) not in reason
+    # Then an abstain is a judgement too: a claim of any kind on each passes
+    check(
+        AgentOutput.model_validate(
+            {
+                "claims": [
+                    {"node_version_id": str(V2), "type": "dispute"},
+                    {"node_version_id": str(V1).upper(), "type": "abstain"},
+                ]
+            }
+        ),
+        RUN,
+        known,
+    )
+    # And a run outside a cross-review is asked for nothing of the kind
+    check(AgentOutput.model_validate({"claims": []}), RUN, _known())

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from council.domain.results.answer import AgentSummary, Answer, AnswerGroup
 from council.domain.results.base import Result
 from council.domain.results.budgets import BudgetState
 from council.domain.results.consolidation import RuleReason
 from council.domain.results.runs import Cost, Dispatched, DispatchedRun
-
-
-class AskGroup(Result):
-    kind: str  # support | dispute
-    agents: list[str]  # the agents of its runs, sorted (a run's agent once per group)
-    runs: list[UUID]
 
 
 class Stance(Result):
@@ -35,7 +30,7 @@ class Proposition(Result):
     why: str  # one line: the rules that held (consolidated) or those that failed
     reasons: list[RuleReason]  # the stored decision's (consolidated) or the current evaluation's
     contested: bool  # an independent dispute group stands against it
-    groups: list[AskGroup]
+    groups: list[AnswerGroup]
     stances: list[Stance]
 
 
@@ -47,15 +42,20 @@ class FailedRun(Result):
 
 
 class AskOutcome(Result):
-    """What the council concluded: each proposition the ask's runs judged, who failed and
-    why, what it cost, and the commands to read more. ``settled`` is false when the wait
-    ended before the committer had decided every proposition that could consolidate."""
+    """What the council concluded, its answer first (what it established, or that it
+    established nothing, with the live alternatives and their independent support), then
+    each agent's own summary in its words, each proposition the ask's runs judged and why it
+    did or did not consolidate, who failed and why, what it cost, and the commands to read
+    more. ``settled`` is false when the wait ended before the committer had decided every
+    proposition that could consolidate."""
 
+    answer: Answer
+    summaries: list[AgentSummary]
     thread_id: UUID
     question: str
     dispatch_id: UUID
     agents: list[str]
-    rounds: int  # in all: the blind round and the deliberative ones
+    rounds: int  # in all: the proposing, cross-review and deliberative rounds
     complete: bool  # every run ended
     settled: bool
     answered: int  # agents whose every run succeeded

@@ -29,14 +29,17 @@ class DemoRun(Result):
 
 class DemoDispatch(Result):
     id: UUID
-    mode: Literal["independent", "deliberative", "review"]
+    mode: Literal["independent", "deliberative", "review", "council"]
     rounds: int = Field(ge=1)
     runs: list[DemoRun]
 
 
 class DemoConsolidation(Result):
+    """The council's answer (of its consolidated propositions, the one its outcome leads with)."""
+
     id: UUID
     node_version_id: UUID
+    content: str
     committed_by: str
     support_groups: int = Field(ge=0)
     evidence_ids: list[UUID]

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Literal
 from uuid import UUID
 
+from council.domain.results.answer import AgentSummary, Answer
 from council.domain.results.base import Document, Result, Row
 from council.domain.results.learning import StanceChange
 from council.domain.results.runs import Cost
@@ -187,9 +188,13 @@ class RecordRetraction(Result):
 
 
 class DecisionRecord(Result):
-    """A thread's decision record, for a person (docs/reference/formats.md)."""
+    """A thread's decision record, for a person (docs/reference/formats.md): the answer first
+    (what the council established, or its live alternatives), each agent's own summary, then
+    the question, evidence, propositions, runs, retractions, stance changes and cost."""
 
     format: Literal["council-decision-record-v1"] = "council-decision-record-v1"
+    answer: Answer
+    summaries: list[AgentSummary]
     question: str
     thread: RecordThread
     evidence: list[RecordEvidence]

@@ -15,6 +15,7 @@ from council.agents.runtimes.registry import is_api
 from council.domain.budget import Estimate, Price, prompt_tokens, refusal, run_usd, runs_per_agent
 from council.domain.profile import Profile
 from council.domain.results.budgets import AgentReservation, Reservation
+from council.domain.round_briefing import RoundBriefing
 from council.errors import BudgetRefused
 from council.ledger.budgets import shown_state
 from council.services.in_tx.briefing import compile_for
@@ -48,6 +49,7 @@ def plan(
     proposal_id: UUID | None,
     dispatch_budget: Decimal | None,
     controls: bool = False,
+    shared: RoundBriefing | None = None,
 ) -> Plan | None:
     """Take the thread's budget lock (held to the end of the dispatch's transaction), and
     when a budget applies (the dispatch's own or the thread's), estimate every run and
@@ -57,9 +59,9 @@ def plan(
     thread_budget = state["usd"]
     if dispatch_budget is None and thread_budget is None:
         return None
-    runs = runs_per_agent(rounds, controls=controls)
+    runs = runs_per_agent(rounds, controls=controls, mode=mode)
     estimates = tuple(
-        _estimate(tx, p, thread_id, profiles, mode, rounds, proposal_id, runs) for p in profiles
+        _estimate(tx, p, thread_id, profiles, mode, rounds, proposal_id, runs, shared) for p in profiles
     )
     found = Plan(thread_id, estimates, dispatch_budget, thread_budget)
     why = refusal(
@@ -110,13 +112,15 @@ def _estimate(
     rounds: int,
     proposal_id: UUID | None,
     runs: int,
+    shared: RoundBriefing | None,
 ) -> Estimate:
     price = FREE if profile.simulated else _price(profile)
     max_output = _max_output(profile)
-    first = "review" if mode == "review" else "independent"
-    compiled = compile_for(tx, profile, thread_id, mode=first, proposal_id=proposal_id)
+    compiled = compile_for(tx, profile, thread_id, mode=mode, proposal_id=proposal_id, shared=shared)
     prompt = prompt_tokens(json.dumps(compiled.canonical(), ensure_ascii=False))
-    if rounds > 1:  # a later round is shown the previous round's stances: at most every agent's output
+    # A later round is shown the previous round's stances, or (a council's cross-review) every
+    # agent's propositions: at most every agent's output.
+    if rounds > 1:
         prompt += sum(_max_output(p) for p in profiles)
     # The answer and its one bounded re-prompt (which carries the answer back); an agent CLI
     # may call its model max_turns times.

@@ -1,7 +1,8 @@
-"""A dispatch created in the caller's transaction: under a budget, its reservation is taken
-in the same transaction, under the thread's budget lock, before the runs exist
-(council.services.dispatch sends them once it commits; `ask` creates its thread, evidence
-and dispatch in one transaction, so a refused budget writes nothing)."""
+"""A dispatch created in the caller's transaction: its first round opened (its shared
+briefing stored: docs/architecture.md §7, simultaneous rounds) and, under a budget, its
+reservation taken in the same transaction, under the thread's budget lock, before the runs
+exist (council.services.dispatch sends them once it commits; `ask` creates its thread,
+evidence and dispatch in one transaction, so a refused budget writes nothing)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from council.domain.profile import Profile
 from council.domain.results.budgets import Reservation
 from council.domain.reviewers import Reviewers
 from council.services.in_tx import budget
+from council.services.in_tx.briefing import round_briefing
 from council.services.ports import Tx
 
 
@@ -50,6 +52,9 @@ def create_in(
     controls: bool = False,
 ) -> Made:
     proposal_id = tx.resolve("retraction proposal", proposal) if proposal is not None else None
+    # The first round opens with the dispatch: its shared briefing is the thread as it stands in
+    # this transaction (what a budget estimates, what every first-round run is compiled from).
+    shared = round_briefing(tx, thread_id, mode=mode, proposal_id=proposal_id)
     planned = budget.plan(
         tx,
         thread_id,
@@ -59,6 +64,7 @@ def create_in(
         proposal_id=proposal_id,
         dispatch_budget=dispatch_budget,
         controls=controls,
+        shared=shared,
     )
     dispatch_id, run_ids, already = tx.runs.create_dispatch(
         thread_id=thread_id,
@@ -73,6 +79,8 @@ def create_in(
         controls=controls,
     )
     replayed = already and key is not None
+    if not already:
+        tx.rounds.store(dispatch_id, 1, shared)
     reservation = budget.reserve(tx, dispatch_id, planned) if planned is not None and not already else None
     # A retry sends again what is still waiting (coalesced: never twice).
     to_send = tx.runs.waiting_of_dispatch(dispatch_id) if replayed else run_ids

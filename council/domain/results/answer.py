@@ -1,0 +1,54 @@
+"""The council's answer, first in what `council ask` and `council export` return
+(docs/architecture.md §9): what it established — or that it established nothing — with the
+live alternatives and their independent support, then each agent's own summary."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from council.domain.results.base import Result
+
+
+class AnswerGroup(Result):
+    """An independence group of the runs that claimed on a proposition."""
+
+    kind: str  # support | dispute
+    agents: list[str]  # the agents of its runs, sorted (a run's agent once per group)
+    runs: list[UUID]
+
+
+class Alternative(Result):
+    """A live proposition answering the question, other than the answer."""
+
+    version_id: UUID
+    content: str
+    consolidated: bool  # a live consolidation of it stands (the same answer in other words)
+    rival: bool  # joined to the answer or to another alternative by a `contradicts` edge
+    support: int  # independent support groups
+    disputes: int  # independent dispute groups
+    support_groups: list[AnswerGroup]
+    dispute_groups: list[AnswerGroup]
+
+
+class Answer(Result):
+    """What the council established: a consolidated proposition (of several that state it in
+    other words, the one with the most independent support, then the earliest), or none
+    (``established`` false, ``version_id`` and ``content`` null); and the other live
+    propositions answering the question, rivals first."""
+
+    established: bool
+    version_id: UUID | None
+    content: str | None
+    support: int  # the answer's independent support groups (0 when none is established)
+    support_groups: list[AnswerGroup]
+    dispute_groups: list[AnswerGroup]
+    alternatives: list[Alternative]
+
+
+class AgentSummary(Result):
+    """An agent's own summary, in its words: the ``summary`` of the answer it gave last."""
+
+    agent: str
+    run_id: UUID
+    round: int
+    summary: str
