@@ -29,7 +29,7 @@ from typing import TypeVar
 
 from council.domain import validate as v
 from council.domain.effective import group_n_eff
-from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
+from council.domain.independence import Group, GroupingParams, RunFacts, group_many
 from council.domain.snapshot_shapes import (
     Snapshot,
     SnapshotCitation,
@@ -103,19 +103,30 @@ def derived_facts(member: Member, others: Iterable[Member]) -> list[RunFacts]:
 def contest(node: Member, rivals: Sequence[Member], params: GroupingParams) -> Contest:
     """The node's groups and each rival's, every alternative's rivals' supporters counted
     as its disputes (computed once; the rules then measure and compare them)."""
-    everyone = [node, *rivals]
-    mine = derived_facts(node, rivals)
-    measured = []
-    for i, rival in enumerate(rivals):
-        others = [m for j, m in enumerate(everyone) if j != i + 1]
-        groups = group_runs(derived_facts(rival, others), params)
-        measured.append(Rival(rival.version_id, tuple(groups), rival.in_contest, rival.live))
-    own = {f.run_id for f in node.facts}
-    return Contest(
-        groups=tuple(group_runs(mine, params)),
-        derived=tuple(f.run_id for f in mine if f.run_id not in own),
-        rivals=tuple(measured),
-    )
+    return contests([node, *rivals], params)[node.version_id]
+
+
+def contests(members: Sequence[Member], params: GroupingParams) -> dict[str, Contest]:
+    """Each member of one alternative set with its contest against all the others: every
+    member's groups computed once, and once only the components its runs form when every
+    member has the same runs (an imported record: each turn supports one option, or
+    abstains on every one) — ``independence.group_many``."""
+    facts = [derived_facts(m, [o for o in members if o is not m]) for m in members]
+    grouped = dict(zip((m.version_id for m in members), group_many(facts, params), strict=True))
+    found = {}
+    for member, own in zip(members, facts, strict=True):
+        mine = {f.run_id for f in member.facts}
+        rivals = tuple(
+            Rival(r.version_id, tuple(grouped[r.version_id]), r.in_contest, r.live)
+            for r in members
+            if r is not member
+        )
+        found[member.version_id] = Contest(
+            groups=tuple(grouped[member.version_id]),
+            derived=tuple(f.run_id for f in own if f.run_id not in mine),
+            rivals=rivals,
+        )
+    return found
 
 
 def support(groups: Iterable[Group], models: Mapping[str, str] | None, correlations: object) -> float:

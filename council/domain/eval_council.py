@@ -66,17 +66,36 @@ def node_groups(record: RecordFacts, params: GroupingParams) -> dict[str, list[G
     return {node: group_runs(facts, params) for node, facts in node_facts(record).items()}
 
 
-def contests(record: RecordFacts, params: GroupingParams) -> dict[str, Contest]:
+def contests(
+    record: RecordFacts,
+    params: GroupingParams,
+    need: int = 1,
+    direct: Mapping[str, list[Group]] | None = None,
+) -> dict[str, Contest]:
     """Each node of a set of rivals with its contest (no rival live yet): computed once per
-    record for every rule set with exclusive_alternatives (the grouping is the rules' input)."""
+    record for every rule set with exclusive_alternatives (the grouping is the rules' input).
+    A set none of whose nodes has ``need`` independent support groups of its own is left
+    out: rivals' supporters counted as disputes only ever join components, so its nodes
+    cannot reach them with the contest either (none consolidates, none is compared).
+    ``direct``: each node's own groups, when the caller has them (``node_groups``)."""
     if not record.rivals:
         return {}
     facts = node_facts(record)
-    members = {node: Member(node, tuple(facts.get(node, ()))) for node in record.rivals}
-    return {
-        node: alternatives.contest(members[node], [members[r] for r in sorted(rivals)], params)
-        for node, rivals in sorted(record.rivals.items())
-    }
+    own = direct if direct is not None else {n: group_runs(f, params) for n, f in facts.items()}
+    able = {n for n in record.rivals if _may_consolidate(own.get(n, []), {"min_support_groups": need})}
+    if not able:
+        return {}  # most records: no alternative has the support, so none is contested
+    links = [(node, rival) for node, rivals in record.rivals.items() for rival in rivals]
+    found: dict[str, Contest] = {}
+    for members in alternatives.components(links, record.rivals):
+        if not members & able:
+            continue
+        found.update(
+            alternatives.contests(
+                [Member(node, tuple(facts.get(node, ()))) for node in sorted(members)], params
+            )
+        )
+    return found
 
 
 def decided_nodes(
@@ -84,17 +103,19 @@ def decided_nodes(
     rules: Mapping[str, object],
     measured: Mapping[str, object] | None = None,
     contested: Mapping[str, Contest] | None = None,
+    rivals: Mapping[str, frozenset[str]] | None = None,
 ) -> tuple[str, ...]:
     """The node versions the rules consolidate, given each one's groups (sorted), with what
     ``measured`` gives (the record's runs and correlation table; no dispatch sent an
     imported record's council, so min_council_answered has nothing missing) and, under
-    exclusive_alternatives, each rival's contest (see the module's docstring)."""
+    exclusive_alternatives, the record's ``rivals`` and each contest (``contests``; a rival
+    without one cannot consolidate: see there)."""
     body = dict(rules)
-    exclusive = bool(body.get("exclusive_alternatives")) and bool(contested)
+    exclusive = bool(body.get("exclusive_alternatives")) and bool(rivals)
     snapshot = _snapshot(measured)
     decided: list[str] = []
     for node, node_groups_ in sorted(groups.items()):
-        if exclusive and node in (contested or {}):
+        if exclusive and node in (rivals or {}):
             continue  # decided with its set, below
         if _may_consolidate(node_groups_, body) and decide(_at(snapshot, node), body, node_groups_).positive:
             decided.append(node)

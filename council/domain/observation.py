@@ -113,12 +113,18 @@ def evaluate_records(
     resolved = [r for r in records if r.resolved]
     params = GroupingParams.from_record(grouping)
     grouped = {r.id: node_groups(r, params) for r in resolved}  # the grouping does not depend on the rules
-    exclusive = any(rs.body.get("exclusive_alternatives") for rs in rule_sets)
-    contested = {r.id: contests(r, params) for r in resolved} if exclusive else {}  # likewise
+    exclusive = [
+        int(rs.body["min_support_groups"]) for rs in rule_sets if rs.body.get("exclusive_alternatives")
+    ]
+    contested = (
+        {r.id: contests(r, params, min(exclusive), grouped[r.id]) for r in resolved} if exclusive else {}
+    )
     stats = PairStats(model_errors(resolved))  # council/domain/eval_effective.py
     decisions = {
         rs.id: {
-            r.id: decided_nodes(grouped[r.id], rs.body, measured(r, rs.body, stats), contested.get(r.id))
+            r.id: decided_nodes(
+                grouped[r.id], rs.body, measured(r, rs.body, stats), contested.get(r.id), r.rivals
+            )
             for r in resolved
         }
         for rs in rule_sets

@@ -245,7 +245,16 @@ def _rivals(links: Sequence[Link], versions: Sequence[LinkedVersion]) -> dict[st
     for thread, thread_links in by_thread.items():
         nodes = versions_of.get(thread, {})
         rivals: dict[str, frozenset[str]] = {}
-        for group in components(((link.a, link.b) for link in thread_links), nodes):
+        one_question = (
+            {link.b for link in thread_links}
+            if all(link.ordinal is not None for link in thread_links)
+            else ()
+        )
+        if len(one_question) == 1:  # an imported record or an asked question: its options, no edge
+            sets = [frozenset(link.a for link in thread_links)]
+        else:
+            sets = components(((link.a, link.b) for link in thread_links), nodes)
+        for group in sets:
             for node in group:
                 others = frozenset(v for other in group if other != node for v in nodes[other])
                 for version in nodes[node]:
