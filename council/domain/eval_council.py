@@ -117,7 +117,13 @@ def decided_nodes(
     for node, node_groups_ in sorted(groups.items()):
         if exclusive and node in (rivals or {}):
             continue  # decided with its set, below
-        if _may_consolidate(node_groups_, body) and decide(_at(snapshot, node), body, node_groups_).positive:
+        alone = (
+            Contest(tuple(node_groups_), (), ()) if exclusive or body.get("exclusive_alternatives") else None
+        )
+        if (
+            _may_consolidate(node_groups_, body)
+            and decide(_at(snapshot, node), body, node_groups_, alone).positive
+        ):
             decided.append(node)
     if exclusive and contested:
         decided += _decide_sets(contested, body, snapshot)

@@ -194,3 +194,16 @@ def test_eval_contests_a_records_rivals_and_counts_records_with_two() -> None:
     assert (council["exclusive"]["correct"], council["exclusive"]["rivals"]) == (1, 0)
     # A margin of two groups is more than A's lead of one
     assert council["margin"]["decided"] == 0
+
+
+def test_eval_decides_a_node_without_rivals_under_exclusive_rules() -> None:
+    # One answer only (a record whose agents all agree, no options): no set, nothing contested
+    record = RecordFacts(
+        "agreed",
+        {"A": True},
+        (_turn("p1", "p1", "A"), _turn("p2", "p2", "A")),
+        (Claim("p1", "A", "endorse", 0.5), Claim("p2", "A", "endorse", 0.5)),
+    )
+    report = evaluate_records([record], [RuleSetUnderTest("exclusive", EXCLUSIVE)], PARAMS)
+    council: Any = report["council"]
+    assert (council["exclusive"]["decided"], council["exclusive"]["correct"]) == (1, 1)
