@@ -27,7 +27,11 @@ MARGINS = (0, 0.25, 0.5, 0.75, 1.0)
 def council(url: str, *args: str) -> dict:
     env = {**os.environ, "COUNCIL_DATABASE_URL": url, "COUNCIL_OFFLINE": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "council.cli", *args, "--json"], capture_output=True, text=True, env=env, cwd=ROOT
+        [sys.executable, "-m", "council.cli", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
     )
     if done.returncode != 0:
         raise SystemExit(f"council {' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
@@ -44,7 +48,9 @@ def main() -> None:
         files = []
         for m in MARGINS:
             variant = out / f"v3-margin-{m}.json"
-            variant.write_text(json.dumps({"id": f"v3-margin-{m}", "body": {**v3["body"], "min_rival_margin": m}}))
+            variant.write_text(
+                json.dumps({"id": f"v3-margin-{m}", "body": {**v3["body"], "min_rival_margin": m}})
+            )
             files.append(variant)
         for n in (1, 3):
             records = [json.loads(line) for line in (blind / f"blind-{n}.jsonl").read_text().splitlines()]
@@ -56,12 +62,25 @@ def main() -> None:
                 args = [a for rs in RULE_SETS for a in ("--rule-set", rs)]
                 report = council(url, "eval", "--tag", f"file:{name}", *args)
                 (out / f"{task}-{n}.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-                sweep = council(url, "eval", "--tag", f"file:{name}", *[a for f in files for a in ("--rule-set", str(f))])
-                swept.append((f"{task}, {n}", {k: (v["decided"], v["wrong"], v["rivals"]) for k, v in sweep["council"].items()}))
+                sweep = council(
+                    url, "eval", "--tag", f"file:{name}", *[a for f in files for a in ("--rule-set", str(f))]
+                )
+                swept.append(
+                    (
+                        f"{task}, {n}",
+                        {k: (v["decided"], v["wrong"], v["rivals"]) for k, v in sweep["council"].items()},
+                    )
+                )
                 path.unlink()  # derived from the harness's files: not kept
                 figures = {rs: report["council"][rs] for rs in RULE_SETS}
-                rows.append((f"{task}, {n} agent(s)/model", report["resolved"], figures,
-                             report["effective_votes"]["mean_n_eff"]))
+                rows.append(
+                    (
+                        f"{task}, {n} agent(s)/model",
+                        report["resolved"],
+                        figures,
+                        report["effective_votes"]["mean_n_eff"],
+                    )
+                )
     for f in files:
         f.unlink()
     lines = ["v3's rules with other min_rival_margin (n_eff): decided / wrong / rivals per blind council"]
@@ -70,9 +89,15 @@ def main() -> None:
     (out / "margins.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"server: {server}")
-    print("| blind council | " + " | ".join(f"{rs[-2:]} decided | {rs[-2:]} wrong | {rs[-2:]} rivals" for rs in RULE_SETS) + " |")
+    print(
+        "| blind council | "
+        + " | ".join(f"{rs[-2:]} decided | {rs[-2:]} wrong | {rs[-2:]} rivals" for rs in RULE_SETS)
+        + " |"
+    )
     for label, resolved, figures, _ in rows:
-        cells = " | ".join(f"{f['decided']} / {resolved} | {f['wrong']} | {f['rivals']}" for f in figures.values())
+        cells = " | ".join(
+            f"{f['decided']} / {resolved} | {f['wrong']} | {f['rivals']}" for f in figures.values()
+        )
         print(f"| {label} | {cells} |")
 
 
