@@ -7,39 +7,42 @@
 
 -- ----------------------------------------------------------------- functions
 
-CREATE OR REPLACE FUNCTION public.council_alternative_set_v1(logical_node_id uuid)
+CREATE OR REPLACE FUNCTION public.council_alternative_set_v1(node uuid)
  RETURNS SETOF uuid
- LANGUAGE sql
- STABLE PARALLEL SAFE STRICT
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE STRICT ROWS 4
 AS $function$
-WITH RECURSIVE member(id) AS (
-    SELECT $1
-    UNION
-    SELECT linked.id
-    FROM member m
-    CROSS JOIN LATERAL (
-        SELECT t.logical_node_id AS id
-        FROM node_versions f
-        JOIN edges e ON e.from_version_id = f.id AND e.kind = 'contradicts'
-        JOIN node_versions t ON t.id = e.to_version_id
-        WHERE f.logical_node_id = m.id
-        UNION ALL
-        SELECT f.logical_node_id
-        FROM node_versions t
-        JOIN edges e ON e.to_version_id = t.id AND e.kind = 'contradicts'
-        JOIN node_versions f ON f.id = e.from_version_id
-        WHERE t.logical_node_id = m.id
-        UNION ALL
-        SELECT o.logical_node_id
-        FROM option_set_members mine
-        JOIN option_set_members o ON o.option_set_id = mine.option_set_id
-        WHERE mine.logical_node_id = m.id
-    ) AS linked
-)
-SELECT id FROM member
+BEGIN
+    RETURN QUERY
+    WITH RECURSIVE member(id) AS (
+        SELECT node
+        UNION
+        SELECT linked.id
+        FROM member m
+        CROSS JOIN LATERAL (
+            SELECT t.logical_node_id AS id
+            FROM node_versions f
+            JOIN edges e ON e.from_version_id = f.id AND e.kind = 'contradicts'
+            JOIN node_versions t ON t.id = e.to_version_id
+            WHERE f.logical_node_id = m.id
+            UNION ALL
+            SELECT f.logical_node_id
+            FROM node_versions t
+            JOIN edges e ON e.to_version_id = t.id AND e.kind = 'contradicts'
+            JOIN node_versions f ON f.id = e.from_version_id
+            WHERE t.logical_node_id = m.id
+            UNION ALL
+            SELECT o.logical_node_id
+            FROM option_set_members mine
+            JOIN option_set_members o ON o.option_set_id = mine.option_set_id
+            WHERE mine.logical_node_id = m.id
+        ) AS linked
+    )
+    SELECT member.id FROM member;
+END
 $function$;
-REVOKE ALL ON FUNCTION public.council_alternative_set_v1(logical_node_id uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.council_alternative_set_v1(logical_node_id uuid) TO council_app;
+REVOKE ALL ON FUNCTION public.council_alternative_set_v1(node uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_alternative_set_v1(node uuid) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_alternatives_lock_key_v1(thread_id uuid)
  RETURNS bigint

@@ -28,9 +28,9 @@ WHERE th.id = :thread_id
 -- members of that set holding a live consolidation (at most one under exclusive_alternatives).
 SELECT nv.id AS version_id, nv.logical_node_id,
        (SELECT min(CAST(m AS text)) FROM council_alternative_set_v1(nv.logical_node_id) AS m) AS set_name,
-       ARRAY(SELECT k.logical_node_id FROM consolidations k
-             WHERE k.status = 'live'
-               AND k.logical_node_id IN (SELECT council_alternative_set_v1(nv.logical_node_id))
+       ARRAY(SELECT k.logical_node_id
+             FROM council_alternative_set_v1(nv.logical_node_id) AS a(id)
+             JOIN consolidations k ON k.logical_node_id = a.id AND k.status = 'live'
              ORDER BY k.logical_node_id) AS live
 FROM node_versions nv
 WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))

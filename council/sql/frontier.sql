@@ -77,9 +77,10 @@ SELECT json_build_object(
                     'consolidated', EXISTS (SELECT 1 FROM consolidations k
                                             WHERE k.logical_node_id = ln.id AND k.status = 'live'))
                     ORDER BY ln.id), '[]'::json)
-                FROM logical_nodes ln JOIN node_version_states s ON s.id = ln.head_version_id
-                WHERE ln.id IN (SELECT council_alternative_set_v1(h.logical_node_id))
-                  AND ln.id <> h.logical_node_id))
+                FROM council_alternative_set_v1(h.logical_node_id) AS a(id)
+                JOIN logical_nodes ln ON ln.id = a.id
+                JOIN node_version_states s ON s.id = ln.head_version_id
+                WHERE ln.id <> h.logical_node_id))
         ORDER BY (h.status = 'tentative') DESC, h.status_changed_at DESC, h.version_id), '[]'::json)
         FROM heads h JOIN node_versions nv ON nv.id = h.version_id
         -- Counted once per head by grouping, not by rescanning every dispute for each head.
@@ -130,9 +131,10 @@ SELECT json_build_object(
             'status', m.status, 'content', m.content,
             -- its rivals still open: the live counterarguments of what it states (revision 0040)
             'rivals', (SELECT coalesce(json_agg(ln.head_version_id ORDER BY ln.id), '[]'::json)
-                FROM logical_nodes ln JOIN node_version_states s ON s.id = ln.head_version_id
-                WHERE ln.id IN (SELECT council_alternative_set_v1(m.logical_node_id))
-                  AND ln.id <> m.logical_node_id AND s.status IN ('open', 'tentative')))
+                FROM council_alternative_set_v1(m.logical_node_id) AS a(id)
+                JOIN logical_nodes ln ON ln.id = a.id
+                JOIN node_version_states s ON s.id = ln.head_version_id
+                WHERE ln.id <> m.logical_node_id AND s.status IN ('open', 'tentative')))
             ORDER BY m.status_changed_at DESC, m.id), '[]'::json)
         FROM (SELECT * FROM memory_items WHERE thread_id = :thread_id
               AND status IN ('stable', 'provisional', 'contested', 'retracted')

@@ -104,10 +104,13 @@ CASE WHEN rs.body ? 'min_effective_support' THEN json_build_object(
         SELECT coalesce(json_agg(DISTINCT jsonb_build_object('model', r.model, 'provider', r.provider)), '[]'::json)
         FROM claims c JOIN agent_runs r ON r.id = c.run_id
         WHERE r.control_of IS NULL
-          AND (c.node_version_id = nv.id OR c.node_version_id IN (
-              SELECT h.head_version_id FROM logical_nodes h
-              WHERE rs.body @> '{"exclusive_alternatives": true}'
-                AND h.id IN (SELECT council_alternative_set_v1(nv.logical_node_id))))))
+          AND c.node_version_id IN (
+              SELECT nv.id
+              UNION ALL
+              SELECT h.head_version_id
+              FROM council_alternative_set_v1(nv.logical_node_id) AS a(id)
+              JOIN logical_nodes h ON h.id = a.id
+              WHERE rs.body @> '{"exclusive_alternatives": true}' AND h.id <> nv.logical_node_id)))
 END AS correlation_inputs,
 -- Under a rule set with exclusive_alternatives (revision 0040): every other alternative of
 -- the version's set (council_alternative_set_v1: contradicts edges and option sets, read
@@ -143,8 +146,9 @@ CASE WHEN rs.body @> '{"exclusive_alternatives": true}' THEN (
                 ORDER BY t.created_at DESC, t.id DESC LIMIT 1))
             FROM consolidations k WHERE k.logical_node_id = h.id AND k.status = 'live'))
         ORDER BY h.id), '[]'::json)
-    FROM logical_nodes h
-    WHERE h.id IN (SELECT council_alternative_set_v1(nv.logical_node_id)) AND h.id <> nv.logical_node_id)
+    FROM council_alternative_set_v1(nv.logical_node_id) AS a(id)
+    JOIN logical_nodes h ON h.id = a.id
+    WHERE h.id <> nv.logical_node_id)
 END AS rivals
 FROM node_versions nv
 JOIN threads th ON th.id = nv.thread_id
