@@ -7,6 +7,51 @@
 
 -- ----------------------------------------------------------------- functions
 
+CREATE OR REPLACE FUNCTION public.council_alternative_set_v1(node uuid)
+ RETURNS SETOF uuid
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE STRICT ROWS 4
+AS $function$
+BEGIN
+    RETURN QUERY
+    WITH RECURSIVE member(id) AS (
+        SELECT node
+        UNION
+        SELECT linked.id
+        FROM member m
+        CROSS JOIN LATERAL (
+            SELECT t.logical_node_id AS id
+            FROM node_versions f
+            JOIN edges e ON e.from_version_id = f.id AND e.kind = 'contradicts'
+            JOIN node_versions t ON t.id = e.to_version_id
+            WHERE f.logical_node_id = m.id
+            UNION ALL
+            SELECT f.logical_node_id
+            FROM node_versions t
+            JOIN edges e ON e.to_version_id = t.id AND e.kind = 'contradicts'
+            JOIN node_versions f ON f.id = e.from_version_id
+            WHERE t.logical_node_id = m.id
+            UNION ALL
+            SELECT o.logical_node_id
+            FROM option_set_members mine
+            JOIN option_set_members o ON o.option_set_id = mine.option_set_id
+            WHERE mine.logical_node_id = m.id
+        ) AS linked
+    )
+    SELECT member.id FROM member;
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_alternative_set_v1(node uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_alternative_set_v1(node uuid) TO council_app;
+
+CREATE OR REPLACE FUNCTION public.council_alternatives_lock_key_v1(thread_id uuid)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT hashtextextended('council.alternatives:' || CAST(thread_id AS text), 0) $function$;
+REVOKE ALL ON FUNCTION public.council_alternatives_lock_key_v1(thread_id uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_alternatives_lock_key_v1(thread_id uuid) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_apply_transition_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1535,6 +1580,45 @@ CREATE TRIGGER node_versions_inserted AFTER INSERT ON public.node_versions FOR E
 CREATE TRIGGER node_versions_no_truncate BEFORE TRUNCATE ON public.node_versions FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.node_versions TO council_app;
 GRANT SELECT ON public.node_versions TO council_app;
+
+CREATE TABLE public.option_set_members (
+    logical_node_id uuid NOT NULL,
+    option_set_id uuid NOT NULL,
+    thread_id uuid NOT NULL,
+    label text,
+    ordinal integer NOT NULL,
+    CONSTRAINT option_set_members_label_check CHECK (((length(btrim(label)) >= 1) AND (length(btrim(label)) <= 100))),
+    CONSTRAINT option_set_members_logical_node_id_fkey FOREIGN KEY (logical_node_id) REFERENCES public.logical_nodes(id),
+    CONSTRAINT option_set_members_option_set_id_fkey FOREIGN KEY (option_set_id) REFERENCES public.option_sets(id),
+    CONSTRAINT option_set_members_option_set_id_label_key UNIQUE (option_set_id, label),
+    CONSTRAINT option_set_members_option_set_id_ordinal_key UNIQUE (option_set_id, ordinal),
+    CONSTRAINT option_set_members_ordinal_check CHECK ((ordinal >= 0)),
+    CONSTRAINT option_set_members_pkey PRIMARY KEY (logical_node_id),
+    CONSTRAINT option_set_members_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+);
+CREATE INDEX option_set_members_set_idx ON public.option_set_members USING btree (option_set_id);
+CREATE TRIGGER option_set_members_immutable BEFORE DELETE OR UPDATE ON public.option_set_members FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER option_set_members_no_truncate BEFORE TRUNCATE ON public.option_set_members FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.option_set_members IS 'An option of an option set: its logical node, its label (A, B, ...; none for a free answer) and its place';
+GRANT INSERT ON public.option_set_members TO council_app;
+GRANT SELECT ON public.option_set_members TO council_app;
+
+CREATE TABLE public.option_sets (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    thread_id uuid NOT NULL,
+    origin text NOT NULL,
+    actor text NOT NULL,
+    created_at timestamp with time zone DEFAULT clock_timestamp() NOT NULL,
+    CONSTRAINT option_sets_origin_check CHECK ((origin = ANY (ARRAY['ask'::text, 'import'::text]))),
+    CONSTRAINT option_sets_pkey PRIMARY KEY (id),
+    CONSTRAINT option_sets_thread_id_fkey FOREIGN KEY (thread_id) REFERENCES public.threads(id)
+);
+CREATE INDEX option_sets_thread_idx ON public.option_sets USING btree (thread_id);
+CREATE TRIGGER option_sets_immutable BEFORE DELETE OR UPDATE ON public.option_sets FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER option_sets_no_truncate BEFORE TRUNCATE ON public.option_sets FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
+COMMENT ON TABLE public.option_sets IS 'The options of one multiple-choice question (ask --option, an imported record): one alternative set';
+GRANT INSERT ON public.option_sets TO council_app;
+GRANT SELECT ON public.option_sets TO council_app;
 
 CREATE TABLE public.pending_action_transitions (
     id uuid DEFAULT gen_random_uuid() NOT NULL,

@@ -43,6 +43,12 @@ def ask_cmd(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for the runs.")] = 900,
     budget_usd: Annotated[float | None, typer.Option("--budget-usd", help=BUDGET_HELP)] = None,
     controls: Annotated[bool, typer.Option("--controls", help=CONTROLS_HELP)] = False,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option", help="LABEL=TEXT: the question is multiple-choice, its options rivals (repeatable)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Ask the council: open a thread (or ask on one: the question is recorded on it), attach
@@ -74,6 +80,7 @@ def ask_cmd(
             evidence=given,
             budget_usd=budget_usd,
             controls=controls,
+            options=tuple(option or ()),
         ),
         actor=actor(),
         simulate=simulate,

@@ -52,6 +52,10 @@ def node_add(
     depends_on: Annotated[
         list[str] | None, typer.Option("--depends-on", help="VERSION_ID (repeatable).")
     ] = None,
+    contradicts: Annotated[
+        list[str] | None,
+        typer.Option("--contradicts", help="VERSION_ID of a rival: both cannot hold (repeatable)."),
+    ] = None,
     edge: Annotated[list[str] | None, typer.Option("--edge", help="KIND:VERSION_ID (repeatable).")] = None,
     cites: Annotated[list[str] | None, typer.Option("--cites", help="EVIDENCE_ID (repeatable).")] = None,
     role: Annotated[str, typer.Option("--role", help="Citation role.")] = "supports",
@@ -60,7 +64,7 @@ def node_add(
     run: Annotated[str | None, typer.Option("--run", help="The run that originates it.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add a logical node with its first version."""
+    """Add a logical node with its first version (--contradicts: a rival alternative)."""
     from council.domain.commands import NewNode, same_reading
     from council.services.nodes import add_node
 
@@ -69,7 +73,11 @@ def node_add(
         content=content,
         status=status,
         branch=branch,
-        edges=(*(("depends_on", d) for d in depends_on or []), *_edges(edge)),
+        edges=(
+            *(("depends_on", d) for d in depends_on or []),
+            *(("contradicts", c) for c in contradicts or []),
+            *_edges(edge),
+        ),
         cites=same_reading(cites or [], role, interpretation),
         run=run,
     )

@@ -8,7 +8,8 @@ logical nodes, retraction proposals) are checked against the ledger before anyth
 stored reason after one bounded re-prompt.
 
 Ids are ledger UUIDs as strings. Inside one output, a new node may be named
-by its ``ref`` and edges may point at ``ref:<ref>``.
+by its ``ref`` and edges may point at ``ref:<ref>``; ``edges`` join versions that
+exist (or start at a new node's ``ref:``), e.g. two rival answers (``contradicts``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,16 @@ class CitationOut(_Strict):
 class EdgeOut(_Strict):
     kind: Literal["supports", "contradicts", "depends_on", "refines", "supersedes"]
     to: str = Field(description="a node version id, or ref:<ref> of a new node in this output")
+
+
+class EdgeBetween(_Strict):
+    """An edge between versions that exist (or from a new node of this output), e.g. two
+    answers that cannot both hold (``contradicts``: they become rival alternatives,
+    docs/architecture.md §4) or one that says the same as another in other words (``refines``)."""
+
+    node_version_id: str = Field(description="the version the edge starts at, or ref:<ref> of a new node")
+    kind: Literal["contradicts", "refines", "supports"]
+    to: str = Field(description="an existing node version id of this thread (not the same version)")
 
 
 class ClaimOut(_Strict):
@@ -117,6 +128,7 @@ class AgentOutput(_Strict):
     forks: list[ForkOut] = Field(default_factory=list, max_length=5)
     pending_actions: list[PendingActionOut] = Field(default_factory=list, max_length=10)
     votes: list[VoteOut] = Field(default_factory=list, max_length=5)
+    edges: list[EdgeBetween] = Field(default_factory=list, max_length=20)
 
     @model_validator(mode="after")
     def _unique(self) -> AgentOutput:
@@ -133,7 +145,7 @@ class AgentOutput(_Strict):
 
 
 # What a review run may not write: everything but its vote lies outside its proposal.
-OUTSIDE_A_REVIEW = ("claims", "new_nodes", "new_versions", "forks", "pending_actions")
+OUTSIDE_A_REVIEW = ("claims", "new_nodes", "new_versions", "forks", "pending_actions", "edges")
 
 
 def review_problem(output: AgentOutput, proposal_id: str) -> tuple[str, str] | None:
@@ -169,7 +181,7 @@ def control_view(output: AgentOutput) -> tuple[AgentOutput, dict[str, int]]:
     return kept, {key: n for key, n in left.items() if n}
 
 
-_OUTSIDE_A_CONTROL = ("new_nodes", "new_versions", "forks", "pending_actions", "votes")
+_OUTSIDE_A_CONTROL = ("new_nodes", "new_versions", "forks", "pending_actions", "votes", "edges")
 
 
 def output_json_schema() -> dict[str, object]:

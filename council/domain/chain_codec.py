@@ -55,7 +55,8 @@ _TEXT_SCALARS = {SCALARS["rule_set_id"], SCALARS["grouping_algorithm_id"]}
 _ID_SCALARS = [s for s in (*SCALARS.values(), *OPTIONAL_SCALARS.values()) if s not in _TEXT_SCALARS]
 # Tags are numbered in this order and stored: a key added later goes at the end.
 _FIRST_OPTIONAL = [OPTIONAL_SCALARS["retraction"]]
-_LATER_OPTIONAL = [s for s in OPTIONAL_SCALARS.values() if s not in _FIRST_OPTIONAL]  # format v3
+_LATER_OPTIONAL = [OPTIONAL_SCALARS["correlations"], OPTIONAL_SCALARS["council"]]  # format v3
+_V4_OPTIONAL = [OPTIONAL_SCALARS["rivals"]]  # format v4
 KEYS = [
     *(f"{sign}{short}" for short in _LISTS for sign in "+-"),
     *SCALARS.values(),
@@ -64,6 +65,8 @@ KEYS = [
     "#",
     *_LATER_OPTIONAL,
     *(f"-{short}" for short in _LATER_OPTIONAL),
+    *_V4_OPTIONAL,
+    *(f"-{short}" for short in _V4_OPTIONAL),
 ]
 _TAGS = {key: n for n, key in enumerate(KEYS, start=1)}
 _SECTIONS = list(SNAPSHOT_SECTIONS.values())
@@ -319,6 +322,8 @@ def root_manifest(change: Mapping[str, JsonValue]) -> tuple[Manifest, dict[str, 
         manifest["correlations"] = scalar("correlations")
     if OPTIONAL_SCALARS["council"] in change:
         manifest["council"] = scalar("council")
+    if OPTIONAL_SCALARS["rivals"] in change:
+        manifest["rivals"] = scalar("rivals")
     names = {short: name for name, short in SNAPSHOT_SECTIONS.items()}
     hashes = change.get("#", {})
     assert isinstance(hashes, dict)

@@ -75,7 +75,9 @@ def parse_rule_set(document: object) -> RuleSet:
 def parse_body(body: object) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadInput("the rule set's body must be a JSON object")
-    known = set(_COUNTS) | set(_SWITCHES) | {"dispute_confidence_bar"} | set(_INDEPENDENCE)
+    known = (
+        set(_COUNTS) | set(_SWITCHES) | {"dispute_confidence_bar"} | set(_INDEPENDENCE) | set(_ALTERNATIVES)
+    )
     unknown = sorted(set(body) - known)
     if unknown:
         raise BadInput(f"unknown rule(s) in the body: {', '.join(unknown)}")
@@ -93,6 +95,7 @@ def parse_body(body: object) -> dict[str, Any]:
     if isinstance(bar, bool) or not isinstance(bar, int | float) or not 0 <= bar <= 1:
         raise BadInput("dispute_confidence_bar must be a number from 0 to 1")
     _check_independence(body)
+    check_alternatives(body)
     return dict(body)
 
 
@@ -128,6 +131,24 @@ def _check_independence(body: Mapping[str, object]) -> None:
         raise BadInput("correlation_min_resolved must be a whole number from 1 to 100000")
     if "min_council_answered" in body and not _number(body["min_council_answered"], 0, 1):
         raise BadInput("min_council_answered must be a share from 0 to 1")
+
+
+# The rule-set keys of exclusive alternatives (docs/architecture.md §4, council-default-v3).
+_ALTERNATIVES = ("exclusive_alternatives", "min_rival_margin")
+
+
+def check_alternatives(body: Mapping[str, object]) -> None:
+    """``exclusive_alternatives`` is true or false; ``min_rival_margin`` a number from 0 to
+    100, only beside ``exclusive_alternatives`` true (a margin between rivals means nothing
+    when rivals may both consolidate). Checked for a rule-set file and a stored rule set alike."""
+    exclusive = body.get("exclusive_alternatives", False)
+    if not isinstance(exclusive, bool):
+        raise BadInput("exclusive_alternatives must be true or false")
+    if "min_rival_margin" in body:
+        if not exclusive:
+            raise BadInput("min_rival_margin needs exclusive_alternatives true in the body")
+        if not _number(body["min_rival_margin"], 0, 100):
+            raise BadInput("min_rival_margin must be a number from 0 to 100")
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,26 @@ def group_runs(runs: Sequence[RunFacts], params: GroupingParams) -> list[Group]:
     return _groups(runs, _components(runs, params))
 
 
+def group_many(fact_lists: Sequence[Sequence[RunFacts]], params: GroupingParams) -> list[list[Group]]:
+    """The groups of each list of runs, as ``group_runs`` gives them. Lists of the same runs
+    with the same linking facts (parent, exposures, inputs, cited evidence: all but the
+    stance and its confidence) share one computation of the components: one node's
+    alternatives, each with its rivals' supporters as disputes, are the same runs with
+    other stances (council/domain/alternatives.py)."""
+    found: list[list[Group]] = []
+    shared: dict[tuple[tuple[object, ...], ...], _UnionFind] = {}
+    for facts in fact_lists:
+        ordered = sorted(facts, key=lambda f: f.run_id)
+        key = tuple(
+            (f.run_id, f.parent_run_id, f.exposed_to, f.input_features, f.cited_evidence) for f in ordered
+        )
+        components = shared.get(key)
+        if components is None:
+            components = shared[key] = _components(ordered, params)
+        found.append(_groups(ordered, components))
+    return found
+
+
 def merge_links(runs: Sequence[RunFacts], params: GroupingParams) -> list[Link]:
     """The links that joined two components, in the order grouping found them: a
     spanning forest of the components, one link per merge, each with its kind.

@@ -47,7 +47,9 @@ SCALARS = {
 # "correlations" and "council" (snapshot format v3) are the canonical JSON of what the
 # decision measured when it was made: the error-correlation table of the models that
 # claimed and the runs the node's council sent (only under a rule set that reads them).
-OPTIONAL_SCALARS = {"retraction": "z", "correlations": "k", "council": "q"}
+# "rivals" (snapshot format v4, under exclusive_alternatives) is the canonical JSON of the
+# rows its rival alternatives were read from (council.domain.snapshot.rival_manifest).
+OPTIONAL_SCALARS = {"retraction": "z", "correlations": "k", "council": "q", "rivals": "a"}
 # Snapshot sections (their hashes) under the delta key "#".
 SNAPSHOT_SECTIONS = {
     "format": "f",
@@ -64,6 +66,7 @@ SNAPSHOT_SECTIONS = {
     "grouping": "g",
     "correlations": "k",  # v3
     "council": "q",  # v3
+    "rivals": "a",  # v4
 }
 _SECTION_NAMES = {short: name for name, short in SNAPSHOT_SECTIONS.items()}
 
@@ -94,6 +97,7 @@ class Manifest(TypedDict):
     retraction: NotRequired[str | None]
     correlations: NotRequired[str | None]  # canonical JSON of the table (format v3)
     council: NotRequired[str | None]  # canonical JSON of the council's seats (format v3)
+    rivals: NotRequired[str | None]  # canonical JSON of the rivals' row ids (format v4)
 
 
 # A delta (see ``delta``): short keys to added items, removed ids, changed scalars, and
@@ -188,6 +192,8 @@ def _assemble(scalars: _Scalars, lists: _Lists) -> Manifest:
         manifest["correlations"] = scalars["correlations"]
     if "council" in scalars:
         manifest["council"] = scalars["council"]
+    if "rivals" in scalars:
+        manifest["rivals"] = scalars["rivals"]
     return manifest
 
 

@@ -17,9 +17,10 @@ the choice is stated here:
 - a control run is no turn: it is read only as its run's ``control_answer``;
 - the council's decision on a record under a rule set: the nodes its rules consolidate
   from the record's claims (the pure evaluation replay uses: independence groups, then
-  the rules, each node taken as an open head on the main line); the record is *decided*
-  when at least one node consolidates, and *correct* when every consolidated node is true;
-  under ``min_effective_support`` the rules read the correlation table of the record's
+  the rules, each node taken as an open head on the main line; under exclusive_alternatives
+  its rivals contested as the committer contests them), with what decided, correct, wrong,
+  unjudged and rivals count — council/domain/eval_council.py states it; under
+  ``min_effective_support`` the rules read the correlation table of the record's
   models measured on the other resolved records (``model_errors``: per record, whether a
   model's last turn was not correct), shrunk toward the rule set's prior;
 - error correlation of two agents: Pearson's (phi) over the resolved records where both
@@ -37,13 +38,12 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from council.domain.canonical import canonical_json
+from council.domain.eval_council import contests, council, decided_nodes, judged_wrong, node_groups
 from council.domain.eval_effective import PairStats, measured, model_errors
-from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
-from council.domain.rules import decide
-from council.domain.snapshot import Snapshot
+from council.domain.independence import GroupingParams
 
 SUPPORT = frozenset({"endorse", "originate"})
 BINS = 10
@@ -83,6 +83,7 @@ class RecordFacts:
     truth: Mapping[str, bool]  # node version id -> the resolution in force
     turns: tuple[TurnFacts, ...]  # in turn order
     claims: tuple[Claim, ...] = ()
+    rivals: Mapping[str, frozenset[str]] = field(default_factory=dict)  # node version -> its rival versions
 
     @property
     def resolved(self) -> bool:
@@ -112,9 +113,20 @@ def evaluate_records(
     resolved = [r for r in records if r.resolved]
     params = GroupingParams.from_record(grouping)
     grouped = {r.id: node_groups(r, params) for r in resolved}  # the grouping does not depend on the rules
+    exclusive = [
+        int(rs.body["min_support_groups"]) for rs in rule_sets if rs.body.get("exclusive_alternatives")
+    ]
+    contested = (
+        {r.id: contests(r, params, min(exclusive), grouped[r.id]) for r in resolved} if exclusive else {}
+    )
     stats = PairStats(model_errors(resolved))  # council/domain/eval_effective.py
     decisions = {
-        rs.id: {r.id: decided_nodes(grouped[r.id], rs.body, measured(r, rs.body, stats)) for r in resolved}
+        rs.id: {
+            r.id: decided_nodes(
+                grouped[r.id], rs.body, measured(r, rs.body, stats), contested.get(r.id), r.rivals
+            )
+            for r in resolved
+        }
         for rs in rule_sets
     }
     correlations = error_correlations(resolved)
@@ -126,7 +138,7 @@ def evaluate_records(
             "first_round": _majority(resolved, first=True),
             "last_round": _majority(resolved, first=False),
         },
-        "council": {rs.id: _council(resolved, decisions[rs.id]) for rs in rule_sets},
+        "council": {rs.id: council(resolved, decisions[rs.id]) for rs in rule_sets},
         "effective_votes": _effective(
             resolved, decisions[rule_sets[0].id] if rule_sets else {}, correlations
         ),
@@ -235,74 +247,6 @@ def _majority(records: Sequence[RecordFacts], *, first: bool) -> dict[str, objec
     return {"accuracy": _ratio(correct, len(records)), "ties": ties, "correct": correct}
 
 
-def node_groups(record: RecordFacts, params: GroupingParams) -> dict[str, list[Group]]:
-    """The independence groups of each node version the record's claims name."""
-    turns = {t.run_id: t for t in record.turns}
-    by_node: dict[str, list[Claim]] = {}
-    for claim in record.claims:
-        by_node.setdefault(claim.node, []).append(claim)
-    grouped = {}
-    for node, claims in sorted(by_node.items()):
-        facts = [
-            RunFacts(
-                run_id=c.run_id,
-                provider=turns[c.run_id].provider,
-                stance=c.type,
-                confidence=c.confidence,
-                parent_run_id=turns[c.run_id].parent_run_id,
-                exposed_to=frozenset(turns[c.run_id].saw),
-                input_features=turns[c.run_id].input_features,
-                cited_evidence=turns[c.run_id].cited,
-            )
-            for c in claims
-            if c.run_id in turns
-        ]
-        grouped[node] = group_runs(facts, params)
-    return grouped
-
-
-def decided_nodes(
-    groups: Mapping[str, list[Group]], rules: Mapping[str, Any], measured: Mapping[str, object] | None = None
-) -> tuple[str, ...]:
-    """The node versions the rules consolidate, given each one's groups (sorted): the rules
-    of replay's pure evaluation, each node taken as an open head on the main line with no
-    fork, pending action or challenged evidence (an imported record has none), and with what
-    ``measured`` gives (the record's runs and correlation table; no dispatch sent an imported
-    record's council, so min_council_answered has nothing missing)."""
-    body = dict(rules)
-    need = int(body["min_support_groups"])
-    decided = []
-    for node, node_groups_ in sorted(groups.items()):
-        if sum(1 for g in node_groups_ if g.kind == "support") < need:
-            continue  # the rule `independent_support` fails: decide() could not consolidate it
-        # Only what decide() reads for an open head with no forks, evidence or actions.
-        snapshot: Mapping[str, object] = {
-            "node": {"status": "open", "head_version_id": node, "version_id": node},
-            "objective_forks": [],
-            "evidence": [],
-            "citations": [],
-            "claims": [],
-            "pending_actions": [],
-            "branch": {"kind": "main", "status": "active"},
-            **(measured or {}),
-        }
-        if decide(cast(Snapshot, snapshot), body, node_groups_).positive:
-            decided.append(node)
-    return tuple(decided)
-
-
-def _council(records: Sequence[RecordFacts], decisions: Mapping[str, Sequence[str]]) -> dict[str, object]:
-    decided = [r for r in records if decisions[r.id]]
-    correct = sum(all(r.truth.get(n) is True for n in decisions[r.id]) for r in decided)
-    return {
-        "decided": len(decided),
-        "coverage": _ratio(len(decided), len(records)),
-        "accuracy": _ratio(correct, len(decided)),
-        "correct": correct,
-        "wrong": len(decided) - correct,
-    }
-
-
 def error_correlations(records: Sequence[RecordFacts]) -> dict[tuple[str, str], tuple[float | None, int]]:
     """Per pair of agents (sorted names): the correlation of their last turns' errors and
     how many resolved records they shared."""
@@ -374,11 +318,10 @@ def _oracle_gap(
     deciding) chose otherwise."""
     reachable = [r for r in records if any(r.correct(t.answer) for t in r.turns)]
     majority = sum(not r.correct(_round_majority(r, first=False)[0]) for r in reachable)
-    council = {
-        rs: sum(1 for r in reachable if d[r.id] and not all(r.truth.get(n) is True for n in d[r.id]))
-        for rs, d in decisions.items()
+    chose_otherwise = {
+        rs: sum(1 for r in reachable if judged_wrong(r, d[r.id])) for rs, d in decisions.items()
     }
-    return {"oracle_correct": len(reachable), "majority": majority, "council": council}
+    return {"oracle_correct": len(reachable), "majority": majority, "council": chose_otherwise}
 
 
 def calibration(pairs: Iterable[tuple[float, bool]]) -> dict[str, object] | None:

@@ -17,7 +17,14 @@ from uuid import UUID
 
 from council.domain import source as sources
 from council.domain import validate as v
-from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, NewNode, review_problem
+from council.domain.agent_output import (
+    AgentOutput,
+    CitationOut,
+    EdgeBetween,
+    EdgeOut,
+    NewNode,
+    review_problem,
+)
 from council.domain.ids import parse_id
 from council.domain.protocol import unjudged_reason
 from council.domain.votes import ProposalFacts, check_vote
@@ -55,6 +62,7 @@ class BranchFacts:
 class VersionFacts:
     thread_id: UUID
     branch_id: UUID
+    logical_node_id: UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,7 @@ def references(output: AgentOutput) -> References:
     ]
     versions = [
         *(edge.to for edge in edges if ref_of(edge) is None),
+        *(end for edge in output.edges for end in (edge.node_version_id, edge.to)),
         *(fork.at_version_id for fork in output.forks if fork.at_version_id is not None),
         *(a.node_version_id for a in output.pending_actions if a.node_version_id is not None),
     ]
@@ -159,6 +168,7 @@ def check(output: AgentOutput, run: OutputRun, known: Known) -> None:
         with at(f"pending_actions[{i}].node_version_id"):
             if (version_id := optional_version(action.node_version_id)) is not None:
                 _in_thread(known.versions, version_id, thread_id, "node version")
+    _check_edges_between(known, thread_id, output.edges, refs)
     _check_citations(output, known)
 
 
@@ -202,7 +212,7 @@ def citation_lists(output: AgentOutput) -> Iterator[tuple[str, Sequence[Citation
 
 def ref_of(edge: EdgeOut) -> str | None:
     """The new node's ref a ``ref:`` edge points at; None for an edge to an existing version."""
-    return edge.to[len(REF) :] if edge.to.startswith(REF) else None
+    return ref_of_text(edge.to)
 
 
 def optional_version(value: str | None) -> UUID | None:
@@ -281,6 +291,36 @@ def _check_edges(known: Known, thread_id: UUID, edges: Sequence[EdgeOut], refs: 
         v.count(edges, "edges")
         for version_id in targets:
             _in_thread(known.versions, version_id, thread_id, "node version")
+
+
+def _check_edges_between(known: Known, thread_id: UUID, edges: Sequence[EdgeBetween], refs: set[str]) -> None:
+    """Edges between versions: each end a version of this thread (the start may be a new
+    node's ``ref:``), never a version to itself nor two versions of one node."""
+    for i, edge in enumerate(edges):
+        with at(f"edges[{i}].node_version_id"):
+            start = ref_of_text(edge.node_version_id)
+            if start is not None and start not in refs:
+                raise BadInput(f"no new node in this output has ref {start!r}")
+            source = None if start is not None else parse_id(edge.node_version_id, "node version")
+            if source is not None:
+                _in_thread(known.versions, source, thread_id, "node version")
+        with at(f"edges[{i}].to"):
+            if edge.to.startswith(REF):
+                raise BadInput(
+                    "ends at an existing version; an edge to a new node goes on that node (its edges)"
+                )
+            target = parse_id(edge.to, "node version")
+            found = _in_thread(known.versions, target, thread_id, "node version")
+            if source == target:
+                raise BadInput(f"an edge from node version {target} to itself")
+            node = None if source is None else known.versions[source].logical_node_id
+            if node is not None and node == found.logical_node_id:
+                raise BadInput(f"node versions {source} and {target} are versions of one node")
+
+
+def ref_of_text(value: str) -> str | None:
+    """The new node's ref ``ref:<ref>`` names; None for an id."""
+    return value[len(REF) :] if value.startswith(REF) else None
 
 
 def _check_fork(

@@ -65,6 +65,14 @@ class Dependency(BaseModel):
     content: str
 
 
+class RivalRef(BaseModel):
+    """Another alternative of a head's set (docs/architecture.md §4): both cannot hold."""
+
+    version_id: str  # its head version
+    status: str
+    consolidated: bool  # its node holds a live consolidation: this head is the live counterargument to it
+
+
 class Head(BaseModel):
     version_id: str
     logical_node_id: str
@@ -75,6 +83,7 @@ class Head(BaseModel):
     content: str
     support_claims: int | None = None
     dispute_claims: int | None = None
+    rivals: list[RivalRef] = Field(default_factory=list)
 
 
 class PendingAction(BaseModel):
@@ -103,6 +112,7 @@ class MemoryNote(BaseModel):
     consolidation_id: str
     status: str
     content: str
+    rivals: list[str] = Field(default_factory=list)  # its rivals still open: live counterarguments
 
 
 class Fetch(BaseModel):
@@ -247,6 +257,7 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
             # Claim counts are stances in aggregate: a blind briefing carries none.
             support_claims=None if blind else int(h["support_claims"]),
             dispute_claims=None if blind else int(h["dispute_claims"]),
+            rivals=[RivalRef.model_validate(r) for r in h.get("rivals") or []],
         )
         for h in rows["heads"]
     ]
@@ -326,6 +337,7 @@ def build_packet(rows: dict[str, Any], *, budget: int, blind: bool) -> ReentryPa
             consolidation_id=str(m["consolidation_id"]),
             status=m["status"],
             content=m["content"],
+            rivals=[str(r) for r in m.get("rivals") or []],
         )
         for m in rows["memory"]
     ]

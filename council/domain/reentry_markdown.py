@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from council.domain.reentry import BranchState, Fetch, ReentryPacket
+from council.domain.reentry import BranchState, Fetch, ReentryPacket, RivalRef
 
 
 def _q(text: str) -> str:
@@ -20,6 +20,24 @@ def _q(text: str) -> str:
 
 def _short(value: str | None) -> str:
     return (value or "")[:8]
+
+
+def _open_rivals(rivals: list[str]) -> str:
+    if not rivals:
+        return ""
+    return (
+        f"; live counterargument: rival alternative {', '.join(f'`{_short(r)}`' for r in rivals)} still open"
+    )
+
+
+def _rival_line(rival: RivalRef) -> str:
+    """A head's rival alternative: both cannot hold (at most one consolidates)."""
+    if rival.consolidated:
+        return (
+            f"  - rival alternative of `{_short(rival.version_id)}`, which is consolidated: "
+            "this head is the live counterargument to it"
+        )
+    return f"  - rival alternative of `{_short(rival.version_id)}` ({rival.status}): both cannot hold"
 
 
 def _branch_line(branch: BranchState) -> str:
@@ -95,6 +113,7 @@ def render_markdown(packet: ReentryPacket, hint: FetchHint = plain_hint) -> str:
         )
         out += deps.get(head.version_id, [])
         out += counters.get(head.version_id, [])
+        out += [_rival_line(r) for r in head.rivals]
         if cited.get(head.version_id):
             out.append("  - cites " + "; ".join(cited[head.version_id]))
     out.append("")
@@ -121,6 +140,7 @@ def render_markdown(packet: ReentryPacket, hint: FetchHint = plain_hint) -> str:
         out += ["## Memory (from consolidations)", ""]
         out += [
             f"- {_q(m.content)}: {m.status} (consolidation `{_short(m.consolidation_id)}`)"
+            + _open_rivals(m.rivals)
             for m in packet.memory
         ]
         out.append("")

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypedDict
 
-from council.domain import quorum
+from council.domain import alternatives, quorum
+from council.domain.alternatives import Contest
 from council.domain.effective import group_n_eff
 from council.domain.independence import Group, GroupingParams, RunFacts, group_runs
-from council.domain.snapshot import NodeRetraction, Snapshot, support_evidence
+from council.domain.snapshot import Snapshot, support_evidence
+from council.domain.snapshot_shapes import NodeRetraction
 
 CONSOLIDATE = "consolidate"
 NOT_READY = "not_ready"
@@ -93,31 +95,11 @@ def group_dict(group: Group) -> GroupDict:
 
 def run_facts(snapshot: Snapshot) -> list[RunFacts]:
     """One RunFacts per run that claimed on the node version."""
-    runs = {r["id"]: r for r in snapshot["runs"]}
-    exposed: dict[str, set[str]] = {}
-    for e in snapshot["exposures"]:
-        if e["exposed_to_run_id"] is not None:
-            exposed.setdefault(e["run_id"], set()).add(e["exposed_to_run_id"])
-    cited: dict[str, set[str]] = {}
-    for c in snapshot["citations"]:
-        if c["run_id"] is not None:
-            cited.setdefault(c["run_id"], set()).add(c["evidence_id"])
-    facts = []
-    for claim in snapshot["claims"]:
-        run = runs[claim["run_id"]]
-        facts.append(
-            RunFacts(
-                run_id=run["id"],
-                provider=run["provider"],
-                stance=claim["type"],
-                confidence=float(claim["confidence"]),
-                parent_run_id=run["parent_run_id"],
-                exposed_to=frozenset(exposed.get(run["id"], ())),
-                input_features=frozenset(run["input_features"]),
-                cited_evidence=frozenset(cited.get(run["id"], ())),
-            )
+    return list(
+        alternatives.facts_of(
+            snapshot["claims"], snapshot["runs"], snapshot["exposures"], snapshot["citations"]
         )
-    return facts
+    )
 
 
 def groups_of(snapshot: Snapshot) -> list[Group]:
@@ -147,11 +129,23 @@ def evaluate(snapshot: Snapshot) -> Decision:
     return decide(snapshot, snapshot["rule_set"]["body"], groups_of(snapshot))
 
 
-def decide(snapshot: Snapshot, rules: dict[str, Any], groups: list[Group]) -> Decision:
+def decide(
+    snapshot: Snapshot, rules: Mapping[str, Any], groups: list[Group], contest: Contest | None = None
+) -> Decision:
     """Apply the rule-set body ``rules`` to a snapshot whose groups are already
     known (a counterfactual decides one snapshot under two rule sets, and the
-    grouping does not depend on the rules)."""
+    grouping does not depend on the rules). Under ``exclusive_alternatives`` the
+    groups are the node's with its rivals' endorsements counted as disputes:
+    ``contest`` when the caller measured it (council eval), else from the snapshot."""
     node = snapshot["node"]
+    if rules.get("exclusive_alternatives"):
+        if contest is None:
+            mine, rivals = alternatives.members_of(snapshot)
+            params = GroupingParams.from_record(snapshot["grouping"]["params"])
+            contest = alternatives.contest(mine, rivals, params)
+        groups = list(contest.groups)
+    else:
+        contest = None
     support = [g for g in groups if g.kind == "support"]
     dispute = [g for g in groups if g.kind == "dispute"]
     reasons: list[Reason] = []
@@ -194,13 +188,19 @@ def decide(snapshot: Snapshot, rules: dict[str, Any], groups: list[Group]) -> De
         reasons.append(Reason("council_answered", quorum.met(seats, need), quorum.describe(seats, need)))
     bar = Decimal(str(rules["dispute_confidence_bar"]))
     strong = [g for g in dispute if Decimal(str(g.max_confidence)) > bar]
+    derived = (
+        "" if contest is None else f"; {len(contest.derived)} run(s) endorsing a rival counted as disputing"
+    )
     reasons.append(
         Reason(
             "no_strong_dispute",
             not strong,
-            f"{len(strong)} independent dispute group(s) above confidence {bar} ({len(dispute)} in all)",
+            f"{len(strong)} independent dispute group(s) above confidence {bar} "
+            f"({len(dispute)} in all{derived})",
         )
     )
+    if contest is not None:
+        reasons.extend(_rival_reasons(snapshot, rules, support, contest))
     if rules.get("block_on_open_objective_fork", True):
         open_forks = [b["id"] for b in snapshot["objective_forks"] if b["status"] == "active"]
         reasons.append(
@@ -242,6 +242,39 @@ def decide(snapshot: Snapshot, rules: dict[str, Any], groups: list[Group]) -> De
         )
     outcome = CONSOLIDATE if all(r.ok for r in reasons) else NOT_READY
     return Decision(outcome, tuple(reasons), tuple(groups))
+
+
+def _rival_reasons(
+    snapshot: Snapshot, rules: Mapping[str, object], support: list[Group], contest: Contest
+) -> list[Reason]:
+    """Under exclusive_alternatives: the node's support beats every rival's in contest by
+    ``min_rival_margin``, and no rival holds a live consolidation (docs/architecture.md §4)."""
+    given = rules.get("min_rival_margin", 0)
+    margin = float(given) if isinstance(given, int | float) else 0.0
+    effective = rules.get("min_effective_support") is not None
+    models = alternatives.snapshot_models(snapshot) if effective else None
+    table = snapshot.get("correlations", [])
+    unit = "n_eff" if effective else "independent support group(s)"
+    mine = alternatives.support(support, models, table)
+    measured = [
+        (alternatives.support(r.groups, models, table), r.version_id) for r in contest.rivals if r.in_contest
+    ]
+    if measured:
+        theirs, strongest = max(measured)
+        beats = round(mine - theirs, 6) >= margin
+        detail = (
+            f"{mine:.2f} {unit} against {theirs:.2f} of the strongest of {len(measured)} rival(s) "
+            f"({alternatives.short(strongest)}), a margin of {margin:g} required"
+        )
+    else:
+        beats, detail = True, "no rival alternative in contest"
+    live = [
+        f"{alternatives.short(r.version_id)} holds live consolidation {r.live}"
+        for r in contest.rivals
+        if r.live
+    ]
+    held = "rival " + ", ".join(live) if live else "no rival holds a live consolidation"
+    return [Reason("rival_margin", beats, detail), Reason("no_live_rival", not live, held)]
 
 
 def _effective_support(snapshot: Snapshot, support: list[Group], need: float) -> Reason:

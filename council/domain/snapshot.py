@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 from council.domain.canonical import canonical_json, canonical_sha256, sha256_text
-from council.domain.effective import PairCorrelation
-from council.domain.jsonvalue import JsonValue
 from council.domain.manifests import Manifest
-from council.domain.quorum import Seat
+from council.domain.snapshot_shapes import (
+    RivalIds,
+    SnapshotBranch,
+    SnapshotCitation,
+    SnapshotClaim,
+    SnapshotConsolidation,
+    SnapshotExposure,
+    SnapshotNode,
+    SnapshotRival,
+    SnapshotRun,
+)
+from council.domain.snapshot_shapes import Snapshot as Snapshot  # re-exported: the shape every reader names
 
 FORMAT = "council-snapshot-v1"
 # v2 adds node.retraction: the latest retraction (or restore) of a consolidation of
@@ -30,109 +39,12 @@ FORMAT_V2 = "council-snapshot-v2"
 # holds both as canonical JSON, so replay rebuilds them as they were: a later table,
 # or a run that finished later, never changes a past decision.
 FORMAT_V3 = "council-snapshot-v3"
-
-
-class NodeRetraction(TypedDict):
-    transition_id: str | None
-    consolidation_id: str | None
-    status: str | None
-
-
-class SnapshotNode(TypedDict):
-    version_id: str
-    logical_node_id: str
-    thread_id: str
-    version_no: int
-    content_sha256: str
-    status: str
-    status_transition_id: str | None
-    head_version_id: str
-    version_ids: list[str]
-    retraction: NotRequired[NodeRetraction]  # format v2 only
-
-
-class SnapshotBranch(TypedDict):
-    id: str
-    kind: str
-    status: str
-    transition_id: str | None
-
-
-class SnapshotClaim(TypedDict):
-    id: str
-    run_id: str
-    type: str
-    confidence: str  # numeric, as Postgres prints it
-
-
-class SnapshotRun(TypedDict):
-    id: str
-    agent: str
-    provider: str
-    simulated: bool
-    parent_run_id: str | None
-    input_features: list[str]
-    model: NotRequired[str]  # read by the effective-support rule (else the agent)
-
-
-class SnapshotExposure(TypedDict):
-    id: str
-    run_id: str
-    exposed_to_run_id: str | None
-    channel: str
-
-
-class SnapshotCitation(TypedDict):
-    id: str
-    run_id: str | None
-    claim_id: str | None
-    evidence_id: str
-    role: str
-
-
-class SnapshotEvidence(TypedDict):
-    id: str
-    sha256: str
-    validity: str
-    transition_id: str | None
-
-
-class SnapshotAction(TypedDict):
-    id: str
-    status: str
-    transition_id: str | None
-
-
-class SnapshotRuleSet(TypedDict):
-    id: str
-    sha256: str
-    body: dict[str, JsonValue]
-
-
-class SnapshotGrouping(TypedDict):
-    id: str
-    sha256: str
-    params: dict[str, JsonValue]
-
-
-class Snapshot(TypedDict):
-    """What a decision depends on, as stored (``consolidations.snapshot``) and hashed."""
-
-    format: str
-    node: SnapshotNode
-    branch: SnapshotBranch
-    objective_forks: list[SnapshotBranch]
-    claims: list[SnapshotClaim]
-    runs: list[SnapshotRun]
-    exposures: list[SnapshotExposure]
-    citations: list[SnapshotCitation]
-    evidence: list[SnapshotEvidence]
-    pending_actions: list[SnapshotAction]
-    rule_set: SnapshotRuleSet
-    grouping: SnapshotGrouping
-    # Read by the rules min_council_answered and min_effective_support when present.
-    council: NotRequired[list[Seat]]
-    correlations: NotRequired[list[PairCorrelation]]
+# v4 adds ``rivals``, under a rule set with exclusive_alternatives: each other alternative
+# of the node's set (docs/architecture.md §4) as it stood — its head version and status,
+# the claims on it with their runs, exposures and citations, and its node's live
+# consolidation — read after the locks in the one manifest statement. The manifest names
+# those rows (``rivals``, canonical JSON of their ids), so replay re-reads exactly them.
+FORMAT_V4 = "council-snapshot-v4"
 
 
 _Row = TypeVar("_Row", bound=Mapping[str, object])
@@ -146,7 +58,10 @@ def _s(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def build_snapshot(rows: Mapping[str, Any]) -> Snapshot:
+_Rows = Mapping[str, Any]  # the rows snapshot_rows (or snapshot_rival_rows) read, as JSON
+
+
+def build_snapshot(rows: _Rows) -> Snapshot:
     """Canonical snapshot from the rows of ``snapshot_rows`` (pure)."""
     version = rows["version"]
     if version is None:
@@ -183,46 +98,20 @@ def build_snapshot(rows: Mapping[str, Any]) -> Snapshot:
             "status": retraction.get("to_status"),
         }
     measured = {key: rows[key] for key in ("correlations", "council") if rows.get(key) is not None}
+    rivals = rows.get("rivals")
+    if rivals is not None:
+        fmt = FORMAT_V4
+    else:
+        fmt = FORMAT_V3 if measured else FORMAT if retraction is None else FORMAT_V2
     snapshot: Snapshot = {
-        "format": FORMAT_V3 if measured else FORMAT if retraction is None else FORMAT_V2,
+        "format": fmt,
         "node": node,
         "branch": node_branch,
         "objective_forks": _by_id([b for b in branches.values() if b["kind"] == "objective"]),
-        "claims": _by_id(
-            [
-                {
-                    "id": str(c["id"]),
-                    "run_id": str(c["run_id"]),
-                    "type": c["type"],
-                    "confidence": c["confidence"],
-                }
-                for c in rows["claims"] or []
-            ]
-        ),
+        "claims": _claims(rows),
         "runs": _by_id([_run(r, with_model=bool(measured)) for r in rows["runs"] or []]),
-        "exposures": _by_id(
-            [
-                {
-                    "id": str(e["id"]),
-                    "run_id": str(e["run_id"]),
-                    "exposed_to_run_id": _s(e["exposed_to_run_id"]),
-                    "channel": e["channel"],
-                }
-                for e in rows["exposures"] or []
-            ]
-        ),
-        "citations": _by_id(
-            [
-                {
-                    "id": str(c["id"]),
-                    "run_id": _s(c["run_id"]),
-                    "claim_id": _s(c["claim_id"]),
-                    "evidence_id": str(c["evidence_id"]),
-                    "role": c["role"],
-                }
-                for c in rows["citations"] or []
-            ]
-        ),
+        "exposures": _exposures(rows),
+        "citations": _citations(rows),
         "evidence": _by_id(
             [
                 {
@@ -255,7 +144,99 @@ def build_snapshot(rows: Mapping[str, Any]) -> Snapshot:
         snapshot["correlations"] = measured["correlations"]
     if "council" in measured:
         snapshot["council"] = measured["council"]
+    if rivals is not None:
+        snapshot["rivals"] = sorted((_rival(r) for r in rivals), key=lambda r: r["logical_node_id"])
     return snapshot
+
+
+def _claims(rows: _Rows) -> list[SnapshotClaim]:
+    return _by_id(
+        [
+            {"id": str(c["id"]), "run_id": str(c["run_id"]), "type": c["type"], "confidence": c["confidence"]}
+            for c in rows["claims"] or []
+        ]
+    )
+
+
+def _exposures(rows: _Rows) -> list[SnapshotExposure]:
+    return _by_id(
+        [
+            {
+                "id": str(e["id"]),
+                "run_id": str(e["run_id"]),
+                "exposed_to_run_id": _s(e["exposed_to_run_id"]),
+                "channel": e["channel"],
+            }
+            for e in rows["exposures"] or []
+        ]
+    )
+
+
+def _citations(rows: _Rows) -> list[SnapshotCitation]:
+    return _by_id(
+        [
+            {
+                "id": str(c["id"]),
+                "run_id": _s(c["run_id"]),
+                "claim_id": _s(c["claim_id"]),
+                "evidence_id": str(c["evidence_id"]),
+                "role": c["role"],
+            }
+            for c in rows["citations"] or []
+        ]
+    )
+
+
+def _rival(r: _Rows) -> SnapshotRival:
+    """A rival from the rows ``snapshot_rival_rows`` read (its runs carry their model)."""
+    transition = r.get("node_transition")
+    held = r.get("consolidation")
+    consolidation: SnapshotConsolidation | None = None
+    if held is not None:
+        consolidation = {
+            "id": str(held["id"]),
+            "version_id": str(held["node_version_id"]),
+            "status": held["to_status"] or "live",
+            "transition_id": _s(held["transition"]),
+        }
+    return {
+        "logical_node_id": str(r["version"]["logical_node_id"]),
+        "version_id": str(r["version"]["id"]),
+        "status": transition["to_status"] if transition else r["version"]["initial_status"],
+        "status_transition_id": _s(transition["id"]) if transition else None,
+        "claims": _claims(r),
+        "runs": _by_id([_run(run, with_model=True) for run in r["runs"] or []]),
+        "exposures": _exposures(r),
+        "citations": _citations(r),
+        "consolidation": consolidation,
+    }
+
+
+def rival_ids(snapshot: Snapshot) -> list[RivalIds]:
+    """The rows a v4 snapshot's rivals were read from (what its manifest names)."""
+    return [
+        {
+            "node": r["logical_node_id"],
+            "version": r["version_id"],
+            "transition": r["status_transition_id"],
+            "claims": [c["id"] for c in r["claims"]],
+            "exposures": [e["id"] for e in r["exposures"]],
+            "citations": [c["id"] for c in r["citations"]],
+            "consolidation": None
+            if r["consolidation"] is None
+            else [r["consolidation"]["id"], r["consolidation"]["transition_id"]],
+        }
+        for r in snapshot["rivals"]
+    ]
+
+
+def named_rivals(named: Manifest) -> list[RivalIds] | None:
+    """The rivals a v4 manifest names (None for a manifest of an earlier format)."""
+    text = named.get("rivals")
+    if text is None:
+        return None
+    found: list[RivalIds] = json.loads(text)
+    return found
 
 
 def measured_rows(named: Manifest) -> dict[str, object]:
@@ -325,6 +306,8 @@ def manifest_of(snapshot: Snapshot) -> Manifest:
         manifest["correlations"] = canonical_json(snapshot["correlations"])
     if "council" in snapshot:
         manifest["council"] = canonical_json(snapshot["council"])
+    if "rivals" in snapshot:
+        manifest["rivals"] = canonical_json(rival_ids(snapshot))
     return manifest
 
 

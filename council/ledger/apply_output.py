@@ -9,7 +9,9 @@ Named SQL: council/sql/outputs.sql and council/sql/claim_store.sql.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -17,7 +19,7 @@ from sqlalchemy import Connection
 
 from council.domain import commands, output_check
 from council.domain import source as sources
-from council.domain.agent_output import AgentOutput, CitationOut, EdgeOut, control_view
+from council.domain.agent_output import AgentOutput, CitationOut, EdgeBetween, EdgeOut, control_view
 from council.domain.commands import Cite
 from council.domain.ids import parse_id
 from council.domain.output_check import (
@@ -29,6 +31,7 @@ from council.domain.output_check import (
     creation_order,
     optional_version,
     ref_of,
+    ref_of_text,
     references,
 )
 from council.domain.protocol import judges_every_proposition
@@ -36,11 +39,12 @@ from council.domain.results.runs import Applied
 from council.errors import NotFound
 from council.ledger import events, evidence, retraction_votes
 from council.ledger.actions import Actions
+from council.ledger.alternatives import Alternatives
 from council.ledger.branches import Branches
 from council.ledger.citations import attached_evidence
 from council.ledger.claims import write_checked_claims
 from council.ledger.nodes import Nodes
-from council.ledger.pg import in_transaction
+from council.ledger.pg import column, in_transaction
 from council.ledger.round_briefings import RoundBriefings
 from council.ledger.threads import main_branch_id
 
@@ -77,7 +81,9 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
             i: r["thread_id"]
             for i, r in _by_id(conn, "logical_node_threads_by_id", "node_ids", refs.logical_nodes).items()
         },
-        versions={i: VersionFacts(r["thread_id"], r["branch_id"]) for i, r in versions.items()},
+        versions={
+            i: VersionFacts(r["thread_id"], r["branch_id"], r["logical_node_id"]) for i, r in versions.items()
+        },
         attached_evidence=frozenset(attached_evidence(conn, thread_id, refs.evidence)),
         must_judge=_must_judge(conn, run),
     )
@@ -118,6 +124,8 @@ def apply_output(
         output, left_out = control_view(output)
     claimed_versions = check_output(conn, run, output)
     run_id, thread_id = run["id"], run["thread_id"]
+    if contradicts(output):  # the thread's alternatives key first, before any row lock (node_store)
+        Alternatives(conn).lock(thread_id)
     votes = [
         retraction_votes.record_vote(
             conn,
@@ -162,6 +170,7 @@ def apply_output(
         ).version_id
         for version in output.new_versions
     ]
+    linked = _edges_between(conn, thread_id, run_id, output.edges, made)
     claimed = [parse_id(claim.node_version_id, "node version") for claim in output.claims]
     new_claims = [
         commands.NewClaim(
@@ -218,7 +227,9 @@ def apply_output(
     }
     if votes:  # only review runs vote; other outputs keep their result and event shape
         result["votes"] = votes
-    result["touched_versions"] = list(dict.fromkeys([*claimed, *result["nodes"], *versions]))
+    if output.edges:
+        result["edges"] = linked.ids
+    result["touched_versions"] = list(dict.fromkeys([*claimed, *result["nodes"], *versions, *linked.rivals]))
     summary: dict[str, object] = {key: len(ids) for key, ids in result.items()}
     if left_out:
         summary["control_left_out"] = left_out
@@ -229,6 +240,42 @@ def apply_output(
             conn, "run.output_applied", actor=actor, thread_id=thread_id, subject_id=run_id, payload=summary
         )
     return Applied.model_validate(result)
+
+
+@dataclass(frozen=True)
+class _Linked:
+    ids: list[UUID]  # the edges written
+    rivals: list[UUID]  # the ends of its contradicts edges: their decisions change
+
+
+def contradicts(output: AgentOutput) -> bool:
+    """Whether the output writes a contradicts edge: a new node's, a new version's, or between versions."""
+    kinds = [e.kind for n in output.new_nodes for e in n.edges]
+    kinds += [e.kind for v in output.new_versions for e in v.edges]
+    return "contradicts" in kinds or any(e.kind == "contradicts" for e in output.edges)
+
+
+def _edges_between(
+    conn: Connection, thread_id: UUID, run_id: UUID, edges: Sequence[EdgeBetween], made: Mapping[str, UUID]
+) -> _Linked:
+    """The output's edges between versions (a ``ref:`` start resolved to the version made
+    here), contradicts edges checked under the thread's alternatives key first."""
+    if not edges:
+        return _Linked([], [])
+    rows = []
+    for edge in edges:
+        start = ref_of_text(edge.node_version_id)
+        source = made[start] if start is not None else parse_id(edge.node_version_id, "node version")
+        rows.append((edge.kind, source, parse_id(edge.to, "node version")))
+    rivals = [(source, target) for kind, source, target in rows if kind == "contradicts"]
+    Alternatives(conn).check_edges(thread_id, rivals)
+    document = [
+        {"kind": k, "from_version_id": str(a), "to_version_id": str(b)} for k, a, b in dict.fromkeys(rows)
+    ]
+    ids = column(
+        conn, "add_edges_between", UUID, thread_id=thread_id, run_id=run_id, edges=json.dumps(document)
+    )
+    return _Linked(ids, list(dict.fromkeys(v for pair in rivals for v in pair)))
 
 
 def _claimable(conn: Connection, run_id: UUID, version_ids: Sequence[UUID]) -> dict[UUID, Any]:

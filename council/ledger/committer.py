@@ -30,6 +30,7 @@ from uuid import UUID
 
 from council import metrics
 from council.domain import chain_codec
+from council.domain.alternatives import one_per_set
 from council.domain.jsonvalue import JsonObject
 from council.domain.results.consolidation import Evaluated, GroupShape, RuleReason
 from council.domain.rules import Decision, ReasonDict, evaluate, group_dict
@@ -124,7 +125,8 @@ def _consolidate_batch(
             results[v] = repeat
     # Now under the node locks: every statement from here sees what committed before it.
     # Versions of one logical node are decided in turn (one per node per round), so a
-    # round writes at most one live consolidation per node and sees the round before.
+    # round writes at most one live consolidation per node and sees the round before; so
+    # are rival alternatives a round would both consolidate (``one_per_set``).
     held = [v for v in version_ids if found[v].locked]
     pending = held
     while pending:
@@ -141,8 +143,9 @@ def _consolidate_batch(
         # The first round knows each node's live consolidation from commit_begin (read after
         # its lock); a later one reads it again, after the round before it wrote.
         first = pending is held
-        results.update(_decide(conn, this_round, actor=actor, dry_run=dry_run, fresh=first))
-        pending = later
+        decided, deferred = _decide(conn, this_round, actor=actor, dry_run=dry_run, fresh=first)
+        results.update(decided)
+        pending = later + deferred
     return results
 
 
@@ -163,9 +166,11 @@ def _repeat(version: BatchVersion, live: LiveConsolidation | None, dry_run: bool
 
 def _decide(
     conn: Connection, versions: list[BatchVersion], *, actor: str, dry_run: bool, fresh: bool
-) -> dict[UUID, Evaluated]:
+) -> tuple[dict[UUID, Evaluated], list[UUID]]:
     """One round: versions of distinct logical nodes, their node locks held (``fresh``: each
-    version row's ``live`` was read after its lock and nothing has been written since)."""
+    version row's ``live`` was read after its lock and nothing has been written since).
+    Returns the results and the versions left for the next round (a rival of one this round
+    consolidates: decided again once it is written, it sees it live)."""
     state = _live(conn, versions) if not fresh else None
     results: dict[UUID, Evaluated] = {}
     todo = []
@@ -177,7 +182,7 @@ def _decide(
         else:
             todo.append(version)
     if not todo:
-        return results
+        return results, []
     if state is None:
         state = _live(conn, todo)
 
@@ -228,11 +233,15 @@ def _decide(
                 )
             else:
                 (positive if decision.positive else negative).append((version, decision))
+    # Rivals decided in one round from one view of the data would both see no live rival:
+    # one positive per alternative set now, the others decided again in the next round.
+    positive, later = one_per_set([(item, snapshots[item[0].id]) for item in positive])
+    deferred = [version.id for version, _ in later]
     if negative:
         results.update(_record_not_ready(conn, negative, snapshots, hashed, actor))
     if positive:
         results.update(_commit(conn, positive, snapshots, digests, state.live, actor))
-    return results
+    return results, deferred
 
 
 def _live(conn: Connection, versions: list[BatchVersion]) -> LiveAndLocked:

@@ -10,6 +10,7 @@ from uuid import UUID
 from sqlalchemy import Connection
 
 from council.domain.results.graph import ThreadGraph
+from council.ledger.alternatives import Alternatives
 from council.ledger.pg import in_transaction
 
 
@@ -27,6 +28,7 @@ class Graph:
                 "branches": _of_thread(conn, "graph_branches", thread_id),
                 "consolidations": _of_thread(conn, "graph_consolidations", thread_id),
                 "memory": _of_thread(conn, "graph_memory", thread_id),
+                "alternative_sets": Alternatives(conn).of_thread(thread_id),
             }
         )
 

@@ -18,6 +18,7 @@ from council.domain.results.graph import StatusChanged, VersionCreated, VersionS
 from council.domain.vocabulary import MANUAL_NODE_MOVES
 from council.errors import BadInput
 from council.known_secrets import process_redactor
+from council.ledger.alternatives import Alternatives
 from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
 from council.ledger.held_runs import refuse_unheld
@@ -67,6 +68,7 @@ class Nodes:
         branch = _branch(conn, thread_id, node.branch)
         run_id = _run(conn, node.run, thread_id)
         edges = _resolved_edges(conn, node.edges, thread_id)
+        _guard_rivals(conn, thread_id, edges)  # before any other lock
         cites = resolved(conn, node.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
         if run_id is not None and not held:
@@ -77,6 +79,7 @@ class Nodes:
         version = _insert_version(
             conn, node_id, thread_id, branch["id"], 1, None, node.content, node.status, run_id
         )
+        _check_rivals(conn, version, edges)
         edge_ids = _insert_edges(conn, version, edges, run_id)
         claim_id = None
         if run_id is not None:
@@ -123,6 +126,10 @@ class Nodes:
         MCP session's submission)."""
         conn = self._conn
         logical_node_id = resolve(conn, "logical_nodes", new.logical_node, "logical node")
+        if any(kind == "contradicts" for kind, _ in new.edges):  # the alternatives key before the row lock
+            Alternatives(conn).lock(
+                require(conn, "logical_nodes", logical_node_id, "logical node")["thread_id"]
+            )
         # Locking the logical node serialises version numbering.
         node = require(conn, "logical_nodes", logical_node_id, "logical node", lock=True)
         thread_id = node["thread_id"]
@@ -143,6 +150,7 @@ class Nodes:
             new.status,
             run_id,
         )
+        _check_rivals(conn, version, edges)
         edge_ids = _insert_edges(conn, version, edges, run_id)
         citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id)
         append(
@@ -245,6 +253,21 @@ def _resolved_edges(
     found = [(kind, resolve(conn, "node_versions", target, "node version")) for kind, target in edges]
     require_all_in_thread(conn, "node_versions", [target for _, target in found], thread_id, "node version")
     return found
+
+
+def _guard_rivals(conn: Connection, thread_id: UUID, edges: Sequence[tuple[str, UUID]]) -> None:
+    """Before a version with contradicts edges is written: the thread's alternatives key
+    (under exclusive_alternatives; taken before any row or node lock, as the committer
+    takes it before its node locks). Taking it again later in the transaction is free."""
+    if any(kind == "contradicts" for kind, _ in edges):
+        Alternatives(conn).lock(thread_id)
+
+
+def _check_rivals(conn: Connection, version: VersionRow, edges: Sequence[tuple[str, UUID]]) -> None:
+    """A new version's contradicts edges, checked under the key (``Alternatives.check_edges``)."""
+    ends = [(version["id"], target) for kind, target in edges if kind == "contradicts"]
+    if ends:
+        Alternatives(conn).check_edges(version["thread_id"], ends)
 
 
 def _insert_version(

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID, uuid4
 
+from council.domain.alternatives import IMPORTED
 from council.domain.debates import Record
 from council.domain.providers import provider_family
+from council.ledger.alternatives import Alternatives
 from council.ledger.pg import Unit, driver, in_transaction
 from council.sql import driver_sql
 
@@ -92,6 +94,8 @@ class _Tables:
         self.exposures: list[tuple[object, ...]] = []
         self.resolutions: list[tuple[object, ...]] = []
         self.propositions: list[tuple[object, ...]] = []
+        self.option_sets: list[tuple[object, ...]] = []
+        self.options: list[tuple[object, ...]] = []
         self.events: list[tuple[object, ...]] = []
 
     def in_order(self) -> list[tuple[str, list[tuple[object, ...]]]]:
@@ -102,6 +106,8 @@ class _Tables:
             ("copy_logical_nodes", self.nodes),
             ("copy_node_versions", self.versions),
             ("copy_imported_propositions", self.propositions),
+            ("copy_option_sets", self.option_sets),
+            ("copy_option_set_members", self.options),
             ("copy_imported_runs", self.runs),
             ("copy_imported_turns", self.turns),
             ("copy_claims", self.claims),
@@ -118,8 +124,13 @@ class _Tables:
         tags = [*record.tags, f"file:{plan.file_name}"]
         self.imported.append((thread, plan.import_id, record.id, tags, record.labelled))
         version_of: dict[str, UUID] = {}
+        option_set = uuid4()
+        if len(record.propositions) > 1:  # one question's answers cannot both hold: one alternative set
+            self.option_sets.append((option_set, thread, IMPORTED, plan.actor))
         for ordinal, (key, content) in enumerate(record.propositions):
             node, version = uuid4(), uuid4()
+            if len(record.propositions) > 1:
+                self.options.append((node, option_set, thread, key if record.labelled else None, ordinal))
             version_of[key] = version
             text = f"{key}: {content}" if record.labelled else content
             self.nodes.append((node, thread, branch))
@@ -246,6 +257,8 @@ def eval_rows(conn: Unit, thread_ids: Sequence[UUID] | None, tags: Sequence[str]
         "exposures": in_transaction(conn, "eval_exposures", scope),
         "citations": in_transaction(conn, "eval_citations", scope),
         "resolutions": in_transaction(conn, "eval_resolutions", scope),
+        "alternatives": Alternatives(conn).links(ids),
+        "alternative_versions": Alternatives(conn).linked_versions(ids),
     }
 
 

@@ -44,6 +44,12 @@ def restore_retraction(
     live = column(conn, "restore_live_rival", UUID, logical_node_id=consolidation["logical_node_id"])
     if live:
         raise BadInput(f"consolidation {live[0]} of the same node is live; a restore would make two")
+    rival = column(conn, "restore_live_alternative", UUID, logical_node_id=consolidation["logical_node_id"])
+    if rival:
+        raise BadInput(
+            f"consolidation {rival[0]} of a rival alternative is live; "
+            "at most one alternative of a set may be (retract it first)"
+        )
     version = fetch_one(conn, "restore_version", _Version, id=consolidation["node_version_id"])
     if version is None:
         raise NotFound(f"no node version with id {consolidation['node_version_id']}")

@@ -24,6 +24,7 @@ from council.domain.results.retraction import Proposal, Vote
 from council.domain.vocabulary import VOTES
 from council.errors import BadInput
 from council.ledger import events
+from council.ledger.alternatives import Alternatives
 from council.ledger.consolidations import ConsolidationRow
 from council.ledger.locks import lock_node
 from council.ledger.lookup import require_row
@@ -237,6 +238,7 @@ class Retractions:
         (adjudication serialises with the committer)."""
         conn = self._conn
         consolidation = _consolidation(conn, proposal(conn, proposal_id)["consolidation_id"])
+        Alternatives(conn).lock(consolidation["thread_id"])  # a restore reads rivals: before the node lock
         lock_node(conn, consolidation["logical_node_id"])
         found = proposal(conn, proposal_id)
         return found, _consolidation(conn, found["consolidation_id"])

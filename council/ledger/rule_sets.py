@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 from uuid import UUID
 
-from council.domain.counterfactual import RuleSet
+from council.domain.counterfactual import RuleSet, check_alternatives
 from council.domain.results.learning import RuleSetProvenance, RuleSetShown
 from council.errors import BadInput, NotFound
 from council.ledger.events import append
@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # events.append takes it until the events store runs named SQ
     from sqlalchemy import Connection
 
 DEFAULT_RULE_SET = "council-default-v1"
+EXCLUSIVE_RULE_SET = "council-default-v3"  # exclusive alternatives (revision 0040)
 
 
 class _RuleSetRow(TypedDict):
@@ -49,12 +50,23 @@ class RuleSets:
         row = fetch_one(self._conn, "rule_set", _RuleSetRow, id=rule_set_id)
         if row is None:
             raise NotFound(f"no rule set named {rule_set_id!r}")
+        try:  # a stored body is refused as a file's would be
+            check_alternatives(row["body"])
+        except BadInput as exc:
+            raise BadInput(f"rule set {rule_set_id!r}: {exc}") from None
         return RuleSet(row["id"], dict(row["body"]), row["description"])
 
     def pinned(self) -> str:
         """The rule set a thread created now is pinned to."""
         latest = column(self._conn, "pinned_rule_set", str)
         return latest[0] if latest else DEFAULT_RULE_SET
+
+    def exclusive(self) -> str:
+        """The rule set a thread of rival alternatives is pinned to (a multiple-choice
+        question, an imported record): the one pinned for new threads when it makes
+        alternatives exclusive, else council-default-v3 (docs/architecture.md §4)."""
+        pinned = self.pinned()
+        return pinned if self.get(pinned).body.get("exclusive_alternatives") is True else EXCLUSIVE_RULE_SET
 
     def show(self, rule_set_id: str) -> RuleSetShown:
         found = self._shown(rule_set_id)

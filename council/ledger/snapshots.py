@@ -18,7 +18,8 @@ from council.domain.effective import CorrelationPrior, ErrorSums, PairCorrelatio
 from council.domain.jsonvalue import JsonObject
 from council.domain.manifests import Manifest
 from council.domain.quorum import Seat
-from council.domain.snapshot import Snapshot, build_snapshot, measured_rows
+from council.domain.snapshot import Snapshot, build_snapshot, measured_rows, named_rivals
+from council.domain.snapshot_shapes import RivalIds
 from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
 from council.ledger.pg import Unit, fetch
@@ -43,6 +44,7 @@ class _Manifest:
     manifest: Manifest
     seats: list[Seat] | None
     correlation_inputs: _CorrelationInputs | None
+    rivals: list[RivalIds] | None  # under exclusive_alternatives (format v4)
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,15 @@ class _Rows:
     rows: JsonObject
 
 
+@dataclass(frozen=True)
+class _RivalRows:
+    """The rows one rival of a v4 manifest names (``snapshot_rival_rows``)."""
+
+    ord: int
+    no: int
+    rows: JsonObject
+
+
 def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
     rows = fetch(conn, "snapshot_manifests", _Manifest, version_ids=list(version_ids))
@@ -77,6 +88,8 @@ def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
     for row in rows:
         if row.seats is not None:
             found[row.version_id]["council"] = canonical_json(row.seats)
+        if row.rivals is not None:
+            found[row.version_id]["rivals"] = canonical_json(row.rivals)
     measuring = {row.version_id: row.correlation_inputs for row in rows if row.correlation_inputs is not None}
     if measuring:
         tables = _correlation_tables(conn, measuring)
@@ -140,7 +153,48 @@ def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snap
     if not named:
         return []
     rows = fetch(conn, "snapshot_rows", _Rows, redact=False, **_flattened(named))
-    return [build_snapshot({**row.rows, **measured_rows(m)}) for row, m in zip(rows, named, strict=True)]
+    rivals = _rival_rows(conn, named)
+    return [
+        build_snapshot({**row.rows, **measured_rows(m), **rivals.get(row.ord, {})})
+        for row, m in zip(rows, named, strict=True)
+    ]
+
+
+def _rival_rows(conn: Unit, named: Sequence[Manifest]) -> dict[int, dict[str, object]]:
+    """Per v4 manifest (by its number from 1), ``{"rivals": [the rows each rival names]}``,
+    in one statement for all of them (none when no manifest names rivals)."""
+    listed = {ord_: named_rivals(m) for ord_, m in enumerate(named, 1)}
+    found: dict[int, dict[str, object]] = {
+        o: {"rivals": []} for o, rivals in listed.items() if rivals is not None
+    }
+    params: dict[str, list[object]] = {
+        name: []
+        for name in (
+            "rival_ords", "rival_nos", "rival_versions", "rival_transitions", "rival_consolidations",
+            "rival_consolidation_transitions", "claims_ord", "claims_no", "claims_id", "exposures_ord",
+            "exposures_no", "exposures_id", "citations_ord", "citations_no", "citations_id",
+        )
+    }  # fmt: skip
+    for ord_, rivals in listed.items():
+        for no, rival in enumerate(rivals or [], 1):
+            held = rival["consolidation"] or [None, None]
+            for name, value in (
+                ("rival_ords", ord_), ("rival_nos", no), ("rival_versions", rival["version"]),
+                ("rival_transitions", rival["transition"]), ("rival_consolidations", held[0]),
+                ("rival_consolidation_transitions", held[1]),
+            ):  # fmt: skip
+                params[name].append(value)
+            for kind in ("claims", "exposures", "citations"):
+                for row_id in rival[kind]:
+                    params[f"{kind}_ord"].append(ord_)
+                    params[f"{kind}_no"].append(no)
+                    params[f"{kind}_id"].append(row_id)
+    if params["rival_ords"]:
+        for row in fetch(conn, "snapshot_rival_rows", _RivalRows, redact=False, **params):
+            rivals_of = found[row.ord]["rivals"]
+            assert isinstance(rivals_of, list)
+            rivals_of.append(row.rows)
+    return found
 
 
 def _flattened(named: Sequence[Manifest]) -> dict[str, list[object]]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
     from council.ledger.actions import Actions
+    from council.ledger.alternatives import Alternatives
     from council.ledger.answers import Answers
     from council.ledger.apply_output import Outputs
     from council.ledger.branches import Branches
@@ -214,6 +215,12 @@ class Tx:
         from council.ledger.graph import Graph
 
         return Graph(self.conn)
+
+    @cached_property
+    def alternatives(self) -> Alternatives:
+        from council.ledger.alternatives import Alternatives
+
+        return Alternatives(self.conn)
 
     @cached_property
     def frontier(self) -> Frontier:

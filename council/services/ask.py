@@ -21,9 +21,10 @@ from uuid import UUID
 from council.adapters.scheduler import Scheduler
 from council.agents.profiles import refuse_simulation, resolve_many, simulation_mode
 from council.domain import validate as v
+from council.domain.alternatives import ASKED, option_content, parse_options
 from council.domain.answer import LIVE_STATUSES, Candidate, answer_of, summaries
 from council.domain.budget import budget_usd
-from council.domain.commands import IdRef
+from council.domain.commands import IdRef, NewNode
 from council.domain.protocol import check_rounds
 from council.domain.results.answer import AnswerGroup
 from council.domain.results.ask import AskOutcome, FailedRun, Proposition, Stance
@@ -51,6 +52,7 @@ class Question:
     evidence: tuple[EvidenceInput, ...] = ()
     budget_usd: float | str | None = None  # the dispatch's own budget (the thread's applies too)
     controls: bool = False  # each deliberative run also run blind as a control (never support)
+    options: tuple[str, ...] = ()  # LABEL=TEXT: a multiple-choice question (one alternative set)
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class Asked:
     created_thread: bool
     evidence_ids: list[UUID]
     dispatch: Dispatched
+    options: tuple[UUID, ...] = ()  # the options' node versions, in order
 
 
 def ask(
@@ -72,6 +75,7 @@ def ask(
     profiles = resolve_many(question.agents, simulation)
     refuse_simulation(profiles, simulation)
     dispatch_budget = budget_usd(question.budget_usd)
+    options = parse_options(question.options)
     sources = [(given.source(), given.title) for given in question.evidence]  # read and fetched first
     with uow() as tx:
         if question.thread is None:
@@ -81,12 +85,14 @@ def ask(
                 objective=text,
                 actor=actor,
                 review=parse_review("auto"),
+                rule_set_id=tx.rule_sets.exclusive() if options else None,
             )
             thread_id = made.id
         else:
             thread_id = tx.resolve("thread", question.thread)
             tx.threads.get(thread_id)
             tx.events.append(QUESTION_ASKED, actor=actor, thread_id=thread_id, payload={"question": text})
+        option_versions = _add_options(tx, thread_id, options, actor) if options else ()
         evidence_ids = [
             tx.evidence.add(thread_id=thread_id, source=source, title=title, actor=actor).id
             for source, title in sources
@@ -102,7 +108,29 @@ def ask(
             controls=question.controls,
         )
     created = send(uow, scheduler, dispatched, profiles, simulation)
-    return Asked(thread_id, question.thread is None, evidence_ids, created)
+    return Asked(thread_id, question.thread is None, evidence_ids, created, option_versions)
+
+
+def _add_options(tx: Tx, thread_id: UUID, options: Sequence[tuple[str, str]], actor: str) -> tuple[UUID, ...]:
+    """The options as open nodes of the thread, recorded as one alternative set (before the
+    dispatch, in its transaction). A thread whose rule set lets rivals both consolidate is refused."""
+    rule_set = tx.rule_sets.get(tx.threads.get(thread_id).rule_set_id)
+    if not rule_set.body.get("exclusive_alternatives"):
+        raise BadInput(
+            f"--option needs a thread whose rule set makes alternatives exclusive; thread {thread_id} is "
+            f"pinned to {rule_set.id} (ask without --thread opens one pinned to {tx.rule_sets.exclusive()})"
+        )
+    made = [
+        tx.nodes.add(NewNode(thread=thread_id, content=option_content(label, body)), actor=actor)
+        for label, body in options
+    ]
+    tx.alternatives.add_options(
+        thread_id,
+        [(m.logical_node_id, label) for m, (label, _) in zip(made, options, strict=True)],
+        origin=ASKED,
+        actor=actor,
+    )
+    return tuple(m.version_id for m in made)
 
 
 def pending_consolidation(uow: UnitOfWork, thread_id: UUID) -> int:

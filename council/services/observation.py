@@ -15,6 +15,7 @@ from typing import Any
 from uuid import uuid4
 
 from council.domain import validate as v
+from council.domain.alternatives import components
 from council.domain.commands import IdRef
 from council.domain.counterfactual import parse_rule_set
 from council.domain.debates import (
@@ -38,6 +39,7 @@ from council.domain.observation import (
 from council.domain.results.observation import DebateExport, EvalReport, Imported, Resolved
 from council.errors import BadInput
 from council.ledger import observation as store
+from council.ledger.alternatives import Link, LinkedVersion
 from council.ledger.observation import ImportPlan, Progress
 from council.ledger.threads import DEFAULT_GROUPING
 from council.services.ports import UnitOfWork
@@ -91,7 +93,7 @@ def import_debates(
             fmt=fmt,
             file_name=name,
             actor=actor,
-            rule_set_id=tx.rule_sets.pinned(),
+            rule_set_id=tx.rule_sets.exclusive(),  # a record's answers are rival alternatives
             grouping_algorithm_id=DEFAULT_GROUPING,
         )
         threads = store.write_import(tx.conn, plan, records, progress)
@@ -216,13 +218,49 @@ def _records(rows: dict[str, Any]) -> list[RecordFacts]:
         own = claims_of.get(run_id)
         if own:
             claims.setdefault(thread_id, []).extend(own)
+    rivals = _rivals(rows["alternatives"], rows["alternative_versions"])
     # Records the selection counted but that have no resolution are counted, not measured.
     resolved = [
-        RecordFacts(str(t), truth.get(t, {}), tuple(turns.get(t, ())), tuple(claims.get(t, ())))
+        RecordFacts(
+            str(t), truth.get(t, {}), tuple(turns.get(t, ())), tuple(claims.get(t, ())), rivals.get(t, {})
+        )
         for t in rows["threads"]
     ]
     unresolved = [RecordFacts(f"unresolved-{i}", {}, ()) for i in range(rows["records"] - len(resolved))]
     return resolved + unresolved
+
+
+def _rivals(links: Sequence[Link], versions: Sequence[LinkedVersion]) -> dict[str, dict[str, frozenset[str]]]:
+    """Per thread, each linked node version's rival versions: those of the other logical
+    nodes of its alternative set (docs/architecture.md §4; a revision is no rival of its node)."""
+    by_thread: dict[str, list[Link]] = {}
+    for link in links:
+        by_thread.setdefault(link.thread_id, []).append(link)
+    versions_of: dict[str, dict[str, list[str]]] = {}
+    for linked in versions:
+        versions_of.setdefault(linked.thread_id, {}).setdefault(linked.logical_node_id, []).append(
+            linked.version_id
+        )
+    found: dict[str, dict[str, frozenset[str]]] = {}
+    for thread, thread_links in by_thread.items():
+        nodes = versions_of.get(thread, {})
+        rivals: dict[str, frozenset[str]] = {}
+        one_question = (
+            {link.b for link in thread_links}
+            if all(link.ordinal is not None for link in thread_links)
+            else ()
+        )
+        if len(one_question) == 1:  # an imported record or an asked question: its options, no edge
+            sets = [frozenset(link.a for link in thread_links)]
+        else:
+            sets = components(((link.a, link.b) for link in thread_links), nodes)
+        for group in sets:
+            for node in group:
+                others = frozenset(v for other in group if other != node for v in nodes[other])
+                for version in nodes[node]:
+                    rivals[version] = others
+        found[thread] = rivals
+    return found
 
 
 def export_debate(uow: UnitOfWork, thread: IdRef) -> DebateExport:

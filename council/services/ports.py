@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
     from council.ledger.actions import Actions
+    from council.ledger.alternatives import Alternatives
     from council.ledger.answers import Answers
     from council.ledger.apply_output import Outputs
     from council.ledger.branches import Branches
@@ -110,6 +111,9 @@ class Tx(Protocol):
 
     @property
     def graph(self) -> Graph: ...
+
+    @property
+    def alternatives(self) -> Alternatives: ...
 
     @property
     def frontier(self) -> Frontier: ...

@@ -10,24 +10,37 @@ WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
 -- (any number; one is a batch of one): SET LOCAL the lock and statement
 -- timeouts, and generic plans for the prepared statements that follow (their
 -- shapes never change; a custom plan for each batch size costs more to plan
--- than to run), and report the isolation level (row s), then find the versions of
--- :version_ids and take each one's logical-node lock, transaction-scoped, in
--- ascending key order (deadlock-free between batches), as :wait says:
--- 'exclusive' waits for each; 'try' takes the free ones without waiting and,
--- where another transaction holds a lock (its node is being decided now),
--- waits for a shared lock instead, granted to every such waiter at once when
--- the holder ends, to read what the holder decided, never to decide
--- (`locked` is false there: the shared lock's void result IS NOT NULL, and a
--- constant false would be folded away with the call). Either way a wait is
--- only ever for a key above every one held. The lateral subquery reads s, so
--- the timeouts are set before any
--- lock is waited for; the locks, volatile, are taken after the sort. One row
--- per version found (a single row of NULLs but the isolation when none is).
+-- than to run), and report the isolation level (row s), then take the batch's locks,
+-- transaction-scoped, in one fixed order (deadlock-free between batches and with every
+-- other taker of these keys):
+--   1. the alternatives key of each thread of the batch whose rule set has
+--      exclusive_alternatives (council_alternatives_lock_key_v1, revision 0040), in
+--      ascending key order (lateral a). At most one alternative of a set may hold a live
+--      consolidation (invariant 8); the set is a component of contradicts edges and option
+--      sets that can grow while a decision runs (a new edge joins two sets), so no key
+--      derived from its members is stable, but a set never leaves its thread: the thread's
+--      key covers every set of it as it is and as it will be. Whether a thread needs the key
+--      is read from its pinned rule set, which never changes, so it is the same before and
+--      after any wait. Every version of such a thread takes it, in a set or not yet (an edge
+--      may put it in one), and so does a write of a contradicts edge there
+--      (alternatives_guard), before it reads whether the edge would join two live
+--      alternatives. No one takes a thread's key while holding a node key;
+--   2. each version's logical-node lock, in ascending key order (lateral v).
+-- As :wait says: 'exclusive' waits for each; 'try' takes the free ones without waiting and,
+-- where another transaction holds one (its node, or its thread's alternatives, is being
+-- decided now), waits for a shared lock instead, granted to every such waiter at once when
+-- the holder ends, to read what the holder decided, never to decide (`locked` is false
+-- there: the shared lock's void result IS NOT NULL, and a constant false would be folded
+-- away with the call). A version whose thread's key was only shared takes its node's
+-- lock shared too. Either way a wait is only ever for a key above every one held (the
+-- thread keys all come before the node keys). The lateral subqueries read s, so the
+-- timeouts are set before any lock is waited for; the locks, volatile, are taken after
+-- each sort. One row per version found (a single row of NULLs but the isolation when none is).
 -- Nothing read by this statement's own snapshot may be trusted for the
 -- decision (it predates the lock waits; the version rows it reads are
--- immutable), but `live`, each node's live consolidation, is read right after
--- that node's lock by a VOLATILE function, with a fresh snapshot (revision
--- 0014): a repeat of a consolidated version is answered from this statement alone.
+-- immutable, and so is a thread's rule set), but `live`, each node's live consolidation,
+-- is read right after that node's lock by a VOLATILE function, with a fresh snapshot
+-- (revision 0014): a repeat of a consolidated version is answered from this statement alone.
 SELECT s.isolation, v.id, v.logical_node_id, v.thread_id, v.content, v.locked,
        CASE WHEN v.locked IS NOT NULL THEN council_live_consolidation_v1(v.logical_node_id) END AS live
 FROM (SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
@@ -35,9 +48,29 @@ FROM (SELECT set_config('lock_timeout', :lock_timeout, true) AS lock_timeout,
              set_config('plan_cache_mode', 'force_generic_plan', true) AS plan_cache_mode,
              current_setting('transaction_isolation') AS isolation) AS s
 LEFT JOIN LATERAL (
+    SELECT coalesce(json_object_agg(k.thread_id, k.held), '{}'::json) AS held
+    FROM (
+        SELECT t.thread_id,
+               CASE WHEN CAST(:wait AS text) <> 'try' THEN pg_advisory_xact_lock(t.key) IS NOT NULL
+                    WHEN pg_try_advisory_xact_lock(t.key) THEN true
+                    ELSE pg_advisory_xact_lock_shared(t.key) IS NULL
+               END AS held
+        FROM (SELECT DISTINCT nv.thread_id, council_alternatives_lock_key_v1(nv.thread_id) AS key
+              FROM node_versions nv
+              JOIN threads th ON th.id = nv.thread_id
+              JOIN rule_sets rs ON rs.id = th.rule_set_id
+              WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
+                AND rs.body @> '{"exclusive_alternatives": true}'
+                AND s.lock_timeout IS NOT NULL AND s.statement_timeout IS NOT NULL) AS t
+        ORDER BY t.key, t.thread_id
+    ) AS k
+) AS a ON true
+LEFT JOIN LATERAL (
     SELECT nv.id, nv.logical_node_id, nv.thread_id, nv.content,
            CASE WHEN CAST(:wait AS text) <> 'try' THEN pg_advisory_xact_lock(
                      council_node_lock_key_v1(nv.logical_node_id)) IS NOT NULL
+                WHEN (a.held ->> CAST(nv.thread_id AS text)) = 'false' THEN pg_advisory_xact_lock_shared(
+                     council_node_lock_key_v1(nv.logical_node_id)) IS NULL
                 WHEN pg_try_advisory_xact_lock(
                      council_node_lock_key_v1(nv.logical_node_id)) THEN true
                 ELSE pg_advisory_xact_lock_shared(
@@ -45,7 +78,7 @@ LEFT JOIN LATERAL (
            END AS locked
     FROM node_versions nv
     WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
-      AND s.lock_timeout IS NOT NULL AND s.statement_timeout IS NOT NULL
+      AND s.lock_timeout IS NOT NULL AND s.statement_timeout IS NOT NULL AND a.held IS NOT NULL
     ORDER BY council_node_lock_key_v1(nv.logical_node_id), nv.id
 ) AS v ON true
 

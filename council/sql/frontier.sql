@@ -70,7 +70,19 @@ SELECT json_build_object(
             'support_claims', (SELECT count(*) FROM claims c JOIN agent_runs r ON r.id = c.run_id
                                WHERE c.node_version_id = h.version_id AND r.control_of IS NULL
                                  AND c.claim_type IN ('originate', 'endorse')),
-            'dispute_claims', coalesce(dc.disputes, 0))
+            'dispute_claims', coalesce(dc.disputes, 0),
+            -- The other alternatives of the head's set (revision 0040: contradicts edges and
+            -- option sets): each rival's head, its status, whether its node holds a live
+            -- consolidation. A structural fact about propositions, no stance.
+            'rivals', (SELECT coalesce(json_agg(json_build_object(
+                    'version_id', ln.head_version_id, 'status', s.status,
+                    'consolidated', EXISTS (SELECT 1 FROM consolidations k
+                                            WHERE k.logical_node_id = ln.id AND k.status = 'live'))
+                    ORDER BY ln.id), '[]'::json)
+                FROM council_alternative_set_v1(h.logical_node_id) AS a(id)
+                JOIN logical_nodes ln ON ln.id = a.id
+                JOIN node_version_states s ON s.id = ln.head_version_id
+                WHERE ln.id <> h.logical_node_id))
         ORDER BY (h.status = 'tentative') DESC, h.status_changed_at DESC, h.version_id), '[]'::json)
         FROM heads h JOIN node_versions nv ON nv.id = h.version_id
         -- Counted once per head by grouping, not by rescanning every dispute for each head.
@@ -125,7 +137,14 @@ SELECT json_build_object(
               ORDER BY bt.branch_id, bt.created_at DESC) t),
     'memory', (SELECT coalesce(json_agg(json_build_object(
             'id', m.id, 'node_version_id', m.node_version_id, 'consolidation_id', m.consolidation_id,
-            'status', m.status, 'content', m.content) ORDER BY m.status_changed_at DESC, m.id), '[]'::json)
+            'status', m.status, 'content', m.content,
+            -- its rivals still open: the live counterarguments of what it states (revision 0040)
+            'rivals', (SELECT coalesce(json_agg(ln.head_version_id ORDER BY ln.id), '[]'::json)
+                FROM council_alternative_set_v1(m.logical_node_id) AS a(id)
+                JOIN logical_nodes ln ON ln.id = a.id
+                JOIN node_version_states s ON s.id = ln.head_version_id
+                WHERE ln.id <> m.logical_node_id AND s.status IN ('open', 'tentative')))
+            ORDER BY m.status_changed_at DESC, m.id), '[]'::json)
         FROM (SELECT * FROM memory_items WHERE thread_id = :thread_id
               AND status IN ('stable', 'provisional', 'contested', 'retracted')
               ORDER BY status_changed_at DESC, id LIMIT :memory_limit) m),

@@ -30,6 +30,15 @@ COPY logical_nodes (id, thread_id, branch_id) FROM STDIN
 COPY node_versions (id, logical_node_id, thread_id, branch_id, version_no, content, content_sha256,
                     initial_status) FROM STDIN
 
+-- copy_option_sets --
+-- A record's propositions (its options, or its distinct free answers: one question's
+-- answers) are one alternative set (revision 0040).
+COPY option_sets (id, thread_id, origin, actor) FROM STDIN
+
+-- copy_option_set_members --
+-- Each proposition of the record as an option of its set (a free answer has no label).
+COPY option_set_members (logical_node_id, option_set_id, thread_id, label, ordinal) FROM STDIN
+
 -- copy_imported_runs --
 -- One run per turn, of mode imported: finished as it was recorded, never run by Council.
 COPY agent_runs (id, thread_id, agent, model, provider, simulated, parent_run_id, round, mode, status,

@@ -95,15 +95,61 @@ CASE WHEN rs.body ? 'min_council_answered' THEN (
       AND r.control_of IS NULL)
 END AS seats,
 -- Under a rule set with min_effective_support: its prior and threshold, and the
--- model and provider family of every run that claimed on the version.
+-- model and provider family of every run that claimed on the version (and, under
+-- exclusive_alternatives, on its rivals' heads: their support is measured too).
 CASE WHEN rs.body ? 'min_effective_support' THEN json_build_object(
     'prior', rs.body -> 'error_correlation_prior',
     'min_resolved', rs.body -> 'correlation_min_resolved',
     'models', (
         SELECT coalesce(json_agg(DISTINCT jsonb_build_object('model', r.model, 'provider', r.provider)), '[]'::json)
         FROM claims c JOIN agent_runs r ON r.id = c.run_id
-        WHERE c.node_version_id = nv.id AND r.control_of IS NULL))
-END AS correlation_inputs
+        WHERE r.control_of IS NULL
+          AND c.node_version_id IN (
+              SELECT nv.id
+              UNION ALL
+              SELECT h.head_version_id
+              FROM council_alternative_set_v1(nv.logical_node_id) AS a(id)
+              JOIN logical_nodes h ON h.id = a.id
+              WHERE rs.body @> '{"exclusive_alternatives": true}' AND h.id <> nv.logical_node_id)))
+END AS correlation_inputs,
+-- Under a rule set with exclusive_alternatives (revision 0040): every other alternative of
+-- the version's set (council_alternative_set_v1: contradicts edges and option sets, read
+-- in this statement's view) with the rows its part of the decision depends on — its head
+-- version and that version's latest status transition, the claims on the head (never a
+-- control run's), their runs' stance exposures, the head's citations, and its node's
+-- live consolidation named with its latest transition. Runs are those of the claims.
+CASE WHEN rs.body @> '{"exclusive_alternatives": true}' THEN (
+    SELECT coalesce(json_agg(json_build_object(
+        'node', h.id,
+        'version', h.head_version_id,
+        'transition', (
+            SELECT t.id FROM node_status_transitions t WHERE t.node_version_id = h.head_version_id
+            ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
+        'claims', (
+            SELECT coalesce(json_agg(c.id ORDER BY c.id), '[]'::json)
+            FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+            WHERE c.node_version_id = h.head_version_id),
+        'exposures', (
+            SELECT coalesce(json_agg(e.id ORDER BY e.id), '[]'::json)
+            FROM run_exposures e
+            WHERE e.kind = 'stance' AND e.run_id IN (
+                SELECT c.run_id FROM claims c JOIN agent_runs r ON r.id = c.run_id
+                WHERE c.node_version_id = h.head_version_id AND r.control_of IS NULL)),
+        'citations', (
+            SELECT coalesce(json_agg(ci.id ORDER BY ci.id), '[]'::json)
+            FROM citations ci
+            WHERE ci.node_version_id = h.head_version_id
+              AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)),
+        'consolidation', (
+            SELECT json_build_array(k.id, (
+                SELECT t.id FROM consolidation_transitions t WHERE t.consolidation_id = k.id
+                ORDER BY t.created_at DESC, t.id DESC LIMIT 1))
+            FROM consolidations k WHERE k.logical_node_id = h.id AND k.status = 'live'))
+        ORDER BY h.id), '[]'::json)
+    FROM council_alternative_set_v1(nv.logical_node_id) AS a(id)
+    JOIN logical_nodes h ON h.id = a.id
+    WHERE h.id <> nv.logical_node_id)
+END AS rivals
 FROM node_versions nv
 JOIN threads th ON th.id = nv.thread_id
 JOIN rule_sets rs ON rs.id = th.rule_set_id
@@ -262,6 +308,70 @@ LEFT JOIN branches_by USING (ord)
 LEFT JOIN evidence_by USING (ord)
 LEFT JOIN pending_actions_by USING (ord)
 ORDER BY x.ord
+
+-- snapshot_rival_rows --
+-- The rows the rivals of v4 manifests name (council/domain/snapshot.py, format v4), the
+-- manifests passed flattened: per rival, :rival_ords (the manifest's number, from 1) and
+-- :rival_nos (its place among that manifest's rivals) beside its head version, that
+-- version's status transition and its live consolidation (and transition) if any; per
+-- claim, exposure and citation, the (ord, no) of its rival and its id. One row per rival,
+-- (ord, no, rows), in order; its runs are those of its claims, with their model. Every
+-- row is read by primary key, so the cost follows what the manifests name.
+WITH x AS (
+    SELECT * FROM unnest(CAST(:rival_ords AS int[]), CAST(:rival_nos AS int[]), CAST(:rival_versions AS uuid[]),
+                         CAST(:rival_transitions AS uuid[]), CAST(:rival_consolidations AS uuid[]),
+                         CAST(:rival_consolidation_transitions AS uuid[]))
+        AS x(ord, no, version_id, node_transition, consolidation, consolidation_transition)
+), claims_by AS (
+    SELECT u.ord, u.no, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'type', c.claim_type, 'confidence', c.confidence::text)) AS j,
+        array_agg(DISTINCT c.run_id) AS runs
+    FROM unnest(CAST(:claims_ord AS int[]), CAST(:claims_no AS int[]), CAST(:claims_id AS uuid[])) AS u(ord, no, id)
+    JOIN claims c ON c.id = u.id
+    GROUP BY u.ord, u.no
+), exposures_by AS (
+    SELECT u.ord, u.no, json_agg(json_build_object(
+        'id', e.id, 'run_id', e.run_id, 'exposed_to_run_id', e.exposed_to_run_id, 'channel', e.channel)) AS j
+    FROM unnest(CAST(:exposures_ord AS int[]), CAST(:exposures_no AS int[]), CAST(:exposures_id AS uuid[]))
+        AS u(ord, no, id)
+    JOIN run_exposures e ON e.id = u.id
+    GROUP BY u.ord, u.no
+), citations_by AS (
+    SELECT u.ord, u.no, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'claim_id', c.claim_id, 'evidence_id', c.evidence_id,
+        'role', c.role)) AS j
+    FROM unnest(CAST(:citations_ord AS int[]), CAST(:citations_no AS int[]), CAST(:citations_id AS uuid[]))
+        AS u(ord, no, id)
+    JOIN citations c ON c.id = u.id
+    GROUP BY u.ord, u.no
+)
+SELECT x.ord, x.no, json_build_object(
+    'version', (
+        SELECT row_to_json(r) FROM (
+            SELECT nv.id, nv.logical_node_id, nv.initial_status FROM node_versions nv WHERE nv.id = x.version_id) r),
+    'node_transition', (
+        SELECT row_to_json(r) FROM (
+            SELECT t.id, t.to_status FROM node_status_transitions t WHERE t.id = x.node_transition) r),
+    'consolidation', (
+        SELECT row_to_json(r) FROM (
+            SELECT k.id, k.node_version_id, x.consolidation_transition AS transition, t.to_status
+            FROM consolidations k
+            LEFT JOIN consolidation_transitions t ON t.id = x.consolidation_transition
+            WHERE k.id = x.consolidation) r),
+    'claims', coalesce(claims_by.j, '[]'::json),
+    'runs', (
+        SELECT coalesce(json_agg(json_build_object(
+            'id', r.id, 'agent', r.agent, 'model', r.model, 'provider', r.provider, 'simulated', r.simulated,
+            'parent_run_id', r.parent_run_id, 'input_fingerprint', r.input_fingerprint)), '[]'::json)
+        FROM agent_runs r WHERE r.id = ANY(claims_by.runs)),
+    'exposures', coalesce(exposures_by.j, '[]'::json),
+    'citations', coalesce(citations_by.j, '[]'::json)
+) AS rows
+FROM x
+LEFT JOIN claims_by USING (ord, no)
+LEFT JOIN exposures_by USING (ord, no)
+LEFT JOIN citations_by USING (ord, no)
+ORDER BY x.ord, x.no
 
 -- quorum_versions --
 -- When run :run_id of a dispatch ends, the versions whose council it sat on and whose

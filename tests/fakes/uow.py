@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection
 
     from council.ledger.actions import Actions
+    from council.ledger.alternatives import Alternatives
     from council.ledger.answers import Answers
     from council.ledger.apply_output import Outputs
     from council.ledger.branches import Branches
@@ -159,6 +160,10 @@ class FakeTx:
     @property
     def graph(self) -> Graph:
         return cast("Graph", self._store("graph"))
+
+    @property
+    def alternatives(self) -> Alternatives:
+        return cast("Alternatives", self._store("alternatives"))
 
     @property
     def frontier(self) -> Frontier:

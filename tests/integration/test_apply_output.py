@@ -60,6 +60,14 @@ EXPECTED = {
     "action_unknown_version.json": "pending_actions[0].node_version_id: no node version with id",
     "nul_in_content.json": "new_nodes[0].content: contains a NUL character",
     "new_evidence_6mib.json": "String should have at most 20000 characters",
+    "edges_unknown_version.json": "edges[0].to: no node version with id 00000000-0000-4000-8000-00000000dead",
+    "edges_foreign_version.json": "edges[0].to: node version",
+    "edges_to_itself.json": "edges[0].to: an edge from node version",
+    "edges_within_one_node.json": "are versions of one node",
+    "edges_to_a_new_node.json": "edges[0].to: ends at an existing version",
+    "edges_kind_depends_on.json": "edges.0.kind: Input should be 'contradicts', 'refines' or 'supports'",
+    "edges_from_unknown_ref.json": "edges[0].node_version_id: no new node in this output has ref 'missing'",
+    "node_contradicts_foreign_version.json": "new_nodes[0].edges: node version",
 }
 
 
@@ -295,6 +303,7 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
         "foreign_evidence": other.add_evidence("only in the other thread"),
         "claimed_version": claimed,
         "run_version": run_version,
+        "own_version": own["version_id"],
         "6MiB": "x" * (6 * 1024 * 1024),
     }
     text = (CORPUS / name).read_text()

@@ -28,6 +28,11 @@ from council.services.consolidation import consolidate, history, replay
 from tests.builders import ACTOR, Ledger
 from tests.migrations.schema_dump import create_database, drop_database, role_url, unique_name
 
+STAND_IN_SET = """
+CREATE FUNCTION council_alternative_set_v1(logical_node_id uuid) RETURNS SETOF uuid
+    LANGUAGE sql STABLE AS $$ SELECT $1 $$;
+GRANT EXECUTE ON FUNCTION council_alternative_set_v1(uuid) TO council_app;
+"""
 INSERT_0013 = """
 INSERT INTO consolidation_evaluations (thread_id, logical_node_id, node_version_id, rule_set_id,
     grouping_algorithm_id, snapshot_sha256, outcome, reasons, reason_ids, seq, manifest, section_sha256,
@@ -123,9 +128,12 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     owner, engine = engine_for(owner_url), engine_for(app_url)
     # Today's snapshot query leaves control runs out by agent_runs.control_of (revision 0036);
     # under 0013 no run is a control, so a null column of that name stands in while the 0013
-    # evaluations are recorded, and is gone before the upgrade adds the real one.
+    # evaluations are recorded, and is gone before the upgrade adds the real one. It also
+    # names council_alternative_set_v1 (revision 0040) for rule sets with exclusive
+    # alternatives, which 0013 has none of: a stand-in (no rival) is there likewise.
     with owner.begin() as conn:
         conn.execute(text("ALTER TABLE agent_runs ADD COLUMN control_of uuid"))
+        conn.execute(text(STAND_IN_SET))
     # Given a hot node whose three evaluations were chained under 0013 (a root, two links)
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
@@ -137,6 +145,7 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
         old[evaluation_id] = state[3]
     with owner.begin() as conn:
         conn.execute(text("ALTER TABLE agent_runs DROP COLUMN control_of"))
+        conn.execute(text("DROP FUNCTION council_alternative_set_v1(uuid)"))
     # When the ledger is migrated to 0014
     upgrade(owner_url)
     # Then every 0013 evaluation still replays exactly

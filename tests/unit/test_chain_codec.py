@@ -40,6 +40,7 @@ def uuid_manifests(draw: st.DrawFn) -> dict[str, Any]:
         **{name: draw(ids) for name in chain.ID_SECTIONS},
         **{name: draw(states) for name in chain.STATE_SECTIONS},
         **draw(st.sampled_from([{}, {"retraction": None}, {"retraction": str(uuid4())}])),
+        **draw(st.sampled_from([{}, {"rivals": "[]"}, {"rivals": f'[{{"node":"{uuid4()}","claims":[]}}]'}])),
     }
 
 
@@ -116,6 +117,14 @@ def test_a_compact_chain_rebuilds_every_manifest_whatever_order_its_records_are_
         manifest, sections = stored[seq]
         assert end.manifest == chain.normal(chain_codec.without_runs(manifest)) and end.seq == seq
         assert all(chain.same_section(end.sections[k], sections[k]) for k in sections)
+
+
+def test_stored_tags_never_move_a_later_key_goes_at_the_end() -> None:
+    # The tags of revision 0014 and of format v3, as rows were written with them
+    before = ["+v", "-v", "+c", "-c", "+x", "-x", "+t", "-t", "+b", "-b", "+e", "-e", "+p", "-p",
+              "i", "h", "n", "s", "g", "z", "-z", "#", "k", "q", "-k", "-q"]  # fmt: skip
+    assert chain_codec.KEYS[: len(before)] == before
+    assert chain_codec.KEYS[len(before) :] == ["a", "-a"]  # format v4: the rivals
 
 
 def test_a_link_of_one_claim_is_small() -> None:

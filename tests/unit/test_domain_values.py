@@ -151,9 +151,15 @@ def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None
         assert node_key in queries[name], name
     for name in ("lock_evidence_shared", "lock_evidence_exclusive", "commit_live"):
         assert evidence_key in queries[name], name
-    assert not [name for name, sql in queries.items() if "'council.node:'" in sql]
+    alternatives_key = "council_alternatives_lock_key_v1("  # a thread's alternative sets: migration 0040
+    for name in ("commit_begin", "alternatives_guard"):
+        assert alternatives_key in queries[name], name
+    assert not [
+        name for name, sql in queries.items() if "'council.node:'" in sql or "'council.alternatives:'" in sql
+    ]
     locking = [name for name, sql in queries.items() if "advisory" in sql]
     assert sorted(locking) == [
+        "alternatives_guard",
         "commit_begin",
         "commit_live",
         "lock_dispatch_key",

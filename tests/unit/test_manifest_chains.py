@@ -34,6 +34,8 @@ def manifests(draw: st.DrawFn) -> dict[str, Any]:
         # A manifest from before the retraction rule has no "retraction" key; after it,
         # None when there was no retraction: presence must survive a chain.
         **draw(st.sampled_from([{}, {"retraction": None}, {"retraction": "r1"}, {"retraction": "r2"}])),
+        # Format v4 (exclusive alternatives): the rivals' row ids as canonical JSON, or absent.
+        **draw(st.sampled_from([{}, {"rivals": "[]"}, {"rivals": '[{"claims":["c1"],"node":"n1"}]'}])),
     }
 
 

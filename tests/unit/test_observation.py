@@ -144,7 +144,7 @@ def test_blind_independent_support_from_two_providers_consolidates() -> None:
     )
     report = evaluate_records([blind], [DEFAULT], GROUPING)
     assert report["council"]["council-default-v1"] == {
-        "decided": 1, "coverage": 1.0, "accuracy": 1.0, "correct": 1, "wrong": 0,
+        "decided": 1, "coverage": 1.0, "accuracy": 1.0, "correct": 1, "wrong": 0, "unjudged": 0, "rivals": 0,
     }  # fmt: skip
     [node] = report["effective_votes"]["nodes"]
     assert node["supporters"] == ["a", "b"]

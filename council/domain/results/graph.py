@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
+from pydantic import Field
+
 from council.domain.results.base import Result, Row
 from council.domain.results.history import Transition
 
@@ -192,9 +194,24 @@ class GraphMemory(Row):
     status_changed_at: datetime
 
 
+class AlternativeMember(Result):
+    """A logical node of an alternative set, with its option label when it is an option."""
+
+    logical_node_id: UUID
+    label: str | None = None
+
+
+class AlternativeSet(Result):
+    """Propositions that cannot both hold (docs/architecture.md §4): the component of
+    contradicts edges and option sets, in the order of their logical node ids."""
+
+    members: list[AlternativeMember]
+
+
 class ThreadGraph(Result):
     """A thread's logical nodes with every version (status, claim count), the edges
-    between versions, its branches, consolidations and memory items."""
+    between versions, its branches, consolidations and memory items, and its
+    alternative sets."""
 
     thread_id: UUID
     nodes: list[GraphNode]
@@ -202,3 +219,4 @@ class ThreadGraph(Result):
     branches: list[GraphBranch]
     consolidations: list[GraphConsolidation]
     memory: list[GraphMemory]
+    alternative_sets: list[AlternativeSet] = Field(default_factory=list)

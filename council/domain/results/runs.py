@@ -299,5 +299,6 @@ class Applied(Result):
     forks: list[UUID]
     pending_actions: list[UUID]
     votes: list[UUID] = Field(default_factory=list)
+    edges: list[UUID] = Field(default_factory=list)  # between versions that existed (``edges``)
     touched_versions: list[UUID]
     lint_findings: int = 0
