@@ -246,6 +246,8 @@ def cites(
         offset = KNOWN_AGENTS.index(b.agent) * m // len(KNOWN_AGENTS)
     else:
         offset = int(sha256_text(b.agent), 16) % m
+    if head is not None:  # the head's own place, not its index: a head inserted before it moves no citation
+        i = int(sha256_text(head), 16) % m
     picks = [b.evidence[(offset + i) % m]]
     # Whether to cite a second item is drawn per agent and head, not per request: an agent
     # cites the same evidence on a head round after round until the evidence list changes,
