@@ -252,8 +252,3 @@ def _number(variable: str, text: str, *, integer: bool) -> int | float:
         return int(text) if integer else float(text)
     except ValueError:
         raise ConfigError(f"{variable}: {'a whole number' if integer else 'a number'} expected") from None
-
-
-def env_name(name: str) -> str:
-    """The NAME part of a profile's variables: upper case, other characters as ``_``."""
-    return re.sub(r"[^A-Z0-9]", "_", name.upper())

@@ -17,7 +17,7 @@ from council.domain.commands import IdRef, NewNode, NewVersion
 from council.domain.results.graph import StatusChanged, VersionCreated, VersionShown
 from council.domain.vocabulary import MANUAL_NODE_MOVES
 from council.errors import BadInput
-from council.known_secrets import process_redactor
+from council.known_secrets import refuse_known_secret
 from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
 from council.ledger.held_runs import hold_by_hand
@@ -258,7 +258,7 @@ def _insert_version(
     status: str,
     run_id: UUID | None,
 ) -> VersionRow:
-    content = process_redactor().redact(content)  # before its hash: the row and its address agree
+    refuse_known_secret(content, "the node's content")  # addressed by its content: never altered
     return fetch(
         conn,
         "add_node_version",

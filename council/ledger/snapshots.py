@@ -139,7 +139,7 @@ def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snap
     """The snapshot each manifest names, in order (one statement for all of them)."""
     if not named:
         return []
-    rows = fetch(conn, "snapshot_rows", _Rows, redact=False, **_flattened(named))
+    rows = fetch(conn, "snapshot_rows", _Rows, screen=False, **_flattened(named))
     return [build_snapshot({**row.rows, **measured_rows(m)}) for row, m in zip(rows, named, strict=True)]
 
 
