@@ -48,6 +48,7 @@ def create_in(
     key: str | None = None,
     dispatch_budget: Decimal | None = None,
     controls: bool = False,
+    simulation: str = "auto",
 ) -> Made:
     proposal_id = tx.resolve("retraction proposal", proposal) if proposal is not None else None
     planned = budget.plan(
@@ -71,6 +72,8 @@ def create_in(
         reviewers=reviewers,
         key=key,
         controls=controls,
+        budget_usd=dispatch_budget,
+        simulation=simulation,
     )
     replayed = already and key is not None
     reservation = budget.reserve(tx, dispatch_id, planned) if planned is not None and not already else None
