@@ -10,9 +10,9 @@ This is the only module that reads ``os.environ``. A child process's environment
 built by :func:`child_environment`; a variable that a library reads for itself
 (prometheus_client's, litellm's) is set by :func:`export`. Variables whose names are
 only known at run time — a profile's ``api_key_env``, ``COUNCIL_PROFILE_*`` overrides,
-the secret-named values redaction looks for — are read from the snapshot a Settings
-keeps (:meth:`Settings.variable`, :meth:`Settings.variables`). Secrets are never part
-of its ``repr``.
+the key variables redaction looks for (``council.known_secrets``) — are read from the
+snapshot a Settings keeps (:meth:`Settings.variable`, :meth:`Settings.variables`).
+Secrets are never part of its ``repr``.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ class Settings:
         return self.environ.get(name, "")
 
     def variables(self) -> Iterable[tuple[str, str]]:
-        """Every variable of the snapshot (redaction's secret-named values, profile overrides)."""
+        """Every variable of the snapshot (profile overrides, the workers' key fingerprint)."""
         return self.environ.items()
 
 
