@@ -50,7 +50,9 @@ def test_db_url_for_the_application_and_the_read_only_role(cli: Any, db_url: str
 def test_db_url_read_only_never_prints_the_applications_password(cli: Any) -> None:
     """Issue 44: without COUNCIL_DASHBOARD_DATABASE_URL, `db url --read-only` printed
     council_dashboard followed by council_app's password."""
-    app_url = "postgresql://council_app:app-password-0123@db.example:5432/council?password=q-0123&sslmode=require"
+    app_url = (
+        "postgresql://council_app:app-password-0123@db.example:5432/council?password=q-0123&sslmode=require"
+    )
     shown = cli("db", "url", "--read-only", "--json", env={"COUNCIL_DATABASE_URL": app_url})
     assert shown.code == 0, shown.stderr
     assert shown.json() == {
