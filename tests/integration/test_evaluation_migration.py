@@ -124,8 +124,11 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     # Today's snapshot query leaves control runs out by agent_runs.control_of (revision 0036);
     # under 0013 no run is a control, so a null column of that name stands in while the 0013
     # evaluations are recorded, and is gone before the upgrade adds the real one.
+    # Likewise a writer's fence marks the run it holds (revision 0041): a stand-in function.
     with owner.begin() as conn:
         conn.execute(text("ALTER TABLE agent_runs ADD COLUMN control_of uuid"))
+        stand_in = "CREATE FUNCTION council_hold_v1(uuid, integer) RETURNS boolean LANGUAGE sql AS 'SELECT true'"
+        conn.execute(text(stand_in))
     # Given a hot node whose three evaluations were chained under 0013 (a root, two links)
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
@@ -137,6 +140,7 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
         old[evaluation_id] = state[3]
     with owner.begin() as conn:
         conn.execute(text("ALTER TABLE agent_runs DROP COLUMN control_of"))
+        conn.execute(text("DROP FUNCTION council_hold_v1(uuid, integer)"))
     # When the ledger is migrated to 0014
     upgrade(owner_url)
     # Then every 0013 evaluation still replays exactly
