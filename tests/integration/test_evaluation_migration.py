@@ -127,7 +127,7 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     # Likewise a writer's fence marks the run it holds (revision 0041): a stand-in function.
     with owner.begin() as conn:
         conn.execute(text("ALTER TABLE agent_runs ADD COLUMN control_of uuid"))
-        stand_in = "CREATE FUNCTION council_hold_v1(uuid, integer) RETURNS boolean LANGUAGE sql AS 'SELECT true'"
+        stand_in = "CREATE FUNCTION council_hold_v1(uuid, int) RETURNS boolean LANGUAGE sql AS 'SELECT true'"
         conn.execute(text(stand_in))
     # Given a hot node whose three evaluations were chained under 0013 (a root, two links)
     ledger = Ledger.new(engine)
