@@ -50,6 +50,7 @@ _ESCAPE = re.compile(
     r"|%([0-7][0-9a-fA-F])"
 )
 _MAY_ESCAPE = re.compile(r"[\\&%]")
+_ESCAPE_PARTS = frozenset("\\&#;%uxX0123456789abcdefABCDEF" + "".join(_NAMED))
 
 
 def _base64_cores(secret: bytes) -> set[str]:
@@ -97,9 +98,11 @@ def _char(match: re.Match[str]) -> str | None:
 
 class _View:
     """A decoding of a text, with the way back: where in the text each decoded character
-    came from. Marks are the decoded characters that were an escape."""
+    came from. Marks are the decoded characters that were an escape. Only escapes of a
+    character some secret's form holds (``alphabet``) are decoded: a ``\\n`` or a
+    ``\\u00e4`` can be no part of a match, and a JSON text full of them costs one scan."""
 
-    def __init__(self, text: str, parent: _View | None = None) -> None:
+    def __init__(self, text: str, alphabet: frozenset[str], parent: _View | None = None) -> None:
         self.parent = parent
         out: list[str] = []
         self._at: list[int] = []  # decoded index of each escape's character
@@ -107,7 +110,7 @@ class _View:
         last = shift = 0
         for match in _ESCAPE.finditer(text):
             char = _char(match)
-            if char is None:
+            if char is None or char not in alphabet:
                 continue
             out += [text[last : match.start()], char]
             shift += match.start() - last
@@ -143,6 +146,9 @@ class Redactor:
             if len(secret) >= MIN_SECRET:
                 for variant in variants(secret):
                     self._names.setdefault(variant, name)
+        # what a decoding may need to produce: a secret's forms, and what makes up an escape
+        # itself (a reference nested in a JSON escape: \\u0026#115;)
+        self._alphabet = frozenset("".join(self._names)) | _ESCAPE_PARTS
         # longest first, so a secret's encoding is never half-replaced by a shorter match
         ordered = sorted(self._names, key=lambda v: (-len(v), v))
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
@@ -156,10 +162,10 @@ class Redactor:
         views: list[_View] = []
         if not _MAY_ESCAPE.search(text):
             return views
-        current = _View(text)
+        current = _View(text, self._alphabet)
         while current.changed and len(views) < _DEPTH:
             views.append(current)
-            current = _View(current.text, current)
+            current = _View(current.text, self._alphabet, current)
         return views
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
