@@ -78,6 +78,7 @@ SHAPES: Final[Mapping[str, Mapping[str, str]]] = {
     "thread.budget_set": {"usd": "string|null"},
     "thread.created": {"title": "string", "rule_set_id": "string", "grouping_algorithm_id": "string"},
     "thread.imported": {"import_id": "string", "record_id": "string", "turns": "number"},
+    "thread.question_asked": {"question": "string"},  # council ask --thread (main's revision 0039)
     "thread.review_set": {"review": "string"},
 }
 

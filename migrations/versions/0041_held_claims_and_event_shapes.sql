@@ -85,6 +85,7 @@ INSERT INTO event_shapes (kind, required) VALUES
     ('thread.budget_set', '{"usd": "string|null"}'),
     ('thread.created', '{"grouping_algorithm_id": "string", "rule_set_id": "string", "title": "string"}'),
     ('thread.imported', '{"import_id": "string", "record_id": "string", "turns": "number"}'),
+    ('thread.question_asked', '{"question": "string"}'),
     ('thread.review_set', '{"review": "string"}');
 GRANT SELECT ON event_shapes TO council_app;
 
