@@ -168,17 +168,28 @@ READ_ONLY_ROLE = "council_dashboard"  # migration 0004: SELECT on the documented
 
 def read_only_database_url(required: bool = True) -> str | None:
     """The dashboards' read-only URL: COUNCIL_DASHBOARD_DATABASE_URL, else the
-    application's URL with the read-only role (and no password: the application's
-    is not the role's)."""
+    application's URL with the read-only role and no password at all — neither in its
+    user information nor as a ``password`` query parameter: the application's is not
+    the role's. (``URL.set(password=None)`` keeps the password it has.)"""
     url = settings().dashboard_database_url
     if url:
         return url
     app_url = database_url(required=required)
     if app_url is None:
         return None
-    from sqlalchemy.engine import make_url
+    from sqlalchemy.engine import URL, make_url
 
-    return make_url(app_url).set(username=READ_ONLY_ROLE, password=None).render_as_string(hide_password=False)
+    app = make_url(app_url)
+    query = {key: value for key, value in app.query.items() if key.lower() not in ("password", "passfile")}
+    shown = URL.create(
+        app.drivername,
+        username=READ_ONLY_ROLE,
+        host=app.host,
+        port=app.port,
+        database=app.database,
+        query=query,
+    )
+    return shown.render_as_string(hide_password=False)
 
 
 def migrate_database_url(required: bool = True) -> str | None:

@@ -73,7 +73,8 @@ def write_private(path: Path, text: str) -> None:
 def read_regular(path: str | Path, what: str, limit: int) -> bytes:
     """The bytes of the regular file ``path`` (the ``what`` a command was given), at most
     ``limit`` of them; a directory, FIFO, device or socket, a missing or unreadable file,
-    or a larger one is refused with a one-line reason."""
+    or a larger one is refused with a one-line reason, and so is every error of the read
+    itself (a kernel file such as ``/proc/kmsg`` that has nothing to give: "try again")."""
     shown = str(path)
     try:
         fd = os.open(Path(path).expanduser(), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
@@ -81,16 +82,25 @@ def read_regular(path: str | Path, what: str, limit: int) -> bytes:
         raise BadInput(f"cannot read the {what} {shown}: no such file") from None
     except OSError as exc:
         raise BadInput(f"cannot read the {what} {shown}: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise BadInput(f"cannot read the {what} {shown}: {kind}")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:  # a kernel file (/proc/kmsg) may answer "try again": an error here
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except BlockingIOError:
+        raise BadInput(f"cannot read the {what} {shown}: nothing to read now (no ordinary file)") from None
+    except OSError as exc:
+        raise BadInput(f"cannot read the {what} {shown}: {exc.strerror or exc}") from None
+    finally:
         os.close(fd)
-        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
-        raise BadInput(f"cannot read the {what} {shown}: {kind}")
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            data = handle.read(limit + 1)
-        except OSError as exc:
-            raise BadInput(f"cannot read the {what} {shown}: {exc.strerror or exc}") from None
-    if len(data) > limit:
+    if size > limit:
         raise BadInput(f"cannot read the {what} {shown}: larger than {limit} bytes")
-    return data
+    return b"".join(chunks)

@@ -26,7 +26,12 @@ the write token: anyone else is refused before its first byte. Its size is bound
 by ``COUNCIL_API_MAX_BODY_BYTES`` (default 6 MiB, above the 5 MiB evidence cap)
 before it is read: a larger ``Content-Length`` is refused at once (413), a chunked
 body is counted as it arrives and refused as soon as it passes the bound. Every
-such refusal closes the connection, so the rest of the body is never read.
+such refusal closes the connection, so the rest of the body is never read. A JSON
+body is then read whole and must be JSON as Council takes it: UTF-8, numbers finite
+(no ``NaN`` or ``Infinity``, which Python's parser accepts and no column or answer
+can hold), nesting at most 64 deep; otherwise the API answers 422 as FastAPI words
+a malformed body, and ``council mcp --http`` 400 with a JSON-RPC parse error
+(``Policy.malformed_json``). The app receives the body it would have read.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from council import config
+from council.domain import strict_json
+from council.domain.jsonvalue import JsonObject
 from council.domain.validate import MAX_EVIDENCE_BYTES
 from council.errors import ConfigError
 from council.settings import settings
@@ -71,16 +78,26 @@ SECURITY_HEADERS = (
 )
 
 Grant = Literal["write", "read"]
+MalformedJson = Literal["http", "jsonrpc"]
 
 
 @dataclass(frozen=True)
 class Refusal:
     status: int
     detail: str
+    document: JsonObject | None = None  # the answer's body, when not {"detail": detail}
 
     @property
     def headers(self) -> dict[str, str]:
         return {"WWW-Authenticate": "Bearer"} if self.status == 401 else {}
+
+
+def malformed(reason: str, style: MalformedJson) -> Refusal:
+    """A JSON body refused, as the face words a malformed body."""
+    if style == "jsonrpc":
+        error: JsonObject = {"code": -32700, "message": f"Parse error: {reason}"}
+        return Refusal(400, reason, {"jsonrpc": "2.0", "id": None, "error": error})
+    return Refusal(422, reason, {"detail": [{"type": "json_invalid", "loc": ["body"], "msg": reason}]})
 
 
 @dataclass(frozen=True)
@@ -89,6 +106,7 @@ class Policy:
     read_token: str | None = None
     allowed_hosts: frozenset[str] | None = LOOPBACK_HOSTS  # None: any host
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    malformed_json: MalformedJson = "http"  # how a refused JSON body is answered (see ``malformed``)
 
     @classmethod
     def from_env(cls, *, bound_host: str | None = None) -> Policy:
@@ -227,14 +245,24 @@ class Guard:
         if refusal is not None:
             await _answer(send, refusal)
             return
-        if length is not None:  # the server frames the body by its stated length
+        json_body = _is_json(headers.get("content-type"))
+        if length is not None and not json_body:  # the server frames the body by its stated length
             await self.app(scope, receive, send)
             return
         body = await _bounded(receive, limit)
         if body is None:
             await _answer(send, Refusal(413, too_large_reason(limit)))
             return
+        reason = strict_json.body_problem(body) if json_body and body else None
+        if reason is not None:
+            await _answer(send, malformed(reason, self.policy.malformed_json))
+            return
         await self.app(scope, _replay(body, receive), send)
+
+
+def _is_json(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 def _with_security_headers(send: Send) -> Send:
@@ -293,7 +321,7 @@ def too_large_reason(limit: int) -> str:
 async def _answer(send: Send, refusal: Refusal) -> None:
     """The refusal as FastAPI words an HTTPException; the connection closes after it,
     so an unread body is never read."""
-    body = json.dumps({"detail": refusal.detail}).encode()
+    body = json.dumps(refusal.document or {"detail": refusal.detail}).encode()
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

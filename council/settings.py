@@ -10,9 +10,9 @@ This is the only module that reads ``os.environ``. A child process's environment
 built by :func:`child_environment`; a variable that a library reads for itself
 (prometheus_client's, litellm's) is set by :func:`export`. Variables whose names are
 only known at run time — a profile's ``api_key_env``, ``COUNCIL_PROFILE_*`` overrides,
-the secret-named values redaction looks for — are read from the snapshot a Settings
-keeps (:meth:`Settings.variable`, :meth:`Settings.variables`). Secrets are never part
-of its ``repr``.
+the key variables redaction looks for (``council.known_secrets``) — are read from the
+snapshot a Settings keeps (:meth:`Settings.variable`, :meth:`Settings.variables`).
+Secrets are never part of its ``repr``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ DEFAULT_EVIDENCE_TOOL_TURNS = 4
 DEFAULT_EVENT_POLL_S = 0.25
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_IDLE_TIMEOUT_S = 5.0
+DEFAULT_BODY_TIMEOUT_S = 60.0
 DEFAULT_MCP_SESSION_IDLE_S = 600.0
 DEFAULT_FETCH_TIMEOUT_S = 15.0
 
@@ -69,6 +70,7 @@ class Settings:
     event_poll_s: float = DEFAULT_EVENT_POLL_S  # COUNCIL_EVENT_POLL_S
     http_header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S  # COUNCIL_HTTP_HEADER_TIMEOUT_S
     http_idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S  # COUNCIL_HTTP_IDLE_TIMEOUT_S
+    http_body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S  # COUNCIL_HTTP_BODY_TIMEOUT_S
     mcp_session_idle_s: float = DEFAULT_MCP_SESSION_IDLE_S  # COUNCIL_MCP_SESSION_IDLE_S
     evaluation_batch: int = 50  # COUNCIL_EVALUATION_BATCH
     evaluation_delay_s: float = 0.0  # COUNCIL_EVALUATION_DELAY_S
@@ -143,6 +145,7 @@ class Settings:
             event_poll_s=env.positive("COUNCIL_EVENT_POLL_S", DEFAULT_EVENT_POLL_S),
             http_header_timeout_s=env.positive("COUNCIL_HTTP_HEADER_TIMEOUT_S", DEFAULT_HEADER_TIMEOUT_S),
             http_idle_timeout_s=env.positive("COUNCIL_HTTP_IDLE_TIMEOUT_S", DEFAULT_IDLE_TIMEOUT_S),
+            http_body_timeout_s=env.positive("COUNCIL_HTTP_BODY_TIMEOUT_S", DEFAULT_BODY_TIMEOUT_S),
             mcp_session_idle_s=env.positive("COUNCIL_MCP_SESSION_IDLE_S", DEFAULT_MCP_SESSION_IDLE_S),
             evaluation_batch=max(1, int(env.number("COUNCIL_EVALUATION_BATCH", 50))),
             evaluation_delay_s=env.number("COUNCIL_EVALUATION_DELAY_S", 0.0),
@@ -170,7 +173,7 @@ class Settings:
         return self.environ.get(name, "")
 
     def variables(self) -> Iterable[tuple[str, str]]:
-        """Every variable of the snapshot (redaction's secret-named values, profile overrides)."""
+        """Every variable of the snapshot (profile overrides, the workers' key fingerprint)."""
         return self.environ.items()
 
 

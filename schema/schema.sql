@@ -92,6 +92,56 @@ BEGIN
 END;
 $function$;
 
+CREATE OR REPLACE FUNCTION public.council_claim_has_event_v2()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM events
+        WHERE kind = 'claim.added' AND subject_id = NEW.id::text
+          AND payload ->> 'run_id' = NEW.run_id::text AND payload ->> 'node_version_id' = NEW.node_version_id::text
+    ) THEN
+        RAISE EXCEPTION 'claim % has no claim.added event naming its run and node version: a claim is written with its event', NEW.id
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NULL;
+END;
+$function$;
+REVOKE ALL ON FUNCTION public.council_claim_has_event_v2() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.council_claims_need_a_held_run_v1()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    held text := coalesce(current_setting('council.held_runs', true), '') || ' ';
+    mine bigint := CAST(CAST(pg_current_xact_id() AS text) AS bigint) % 4294967296;
+    r record;
+BEGIN
+    FOR r IN
+        SELECT a.id, a.status, a.attempt, a.mode, CAST(CAST(a.xmin AS text) AS bigint) AS made_by
+        FROM agent_runs a
+        WHERE a.id IN (SELECT DISTINCT c.run_id FROM added c)
+        ORDER BY a.id
+        FOR SHARE
+    LOOP
+        CONTINUE WHEN r.mode = 'imported' AND r.made_by = mine;
+        IF r.status <> 'running' THEN
+            RAISE EXCEPTION 'council: run % is %: a claim is accepted only from a run that is live and held', r.id, r.status
+                USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        IF strpos(held, ' ' || r.id || ':' || r.attempt || ' ') = 0 THEN
+            RAISE EXCEPTION 'council: run % (attempt %) is not held by this transaction: a claim is accepted only '
+                'from a run that is live and held (its writer fences it first)', r.id, r.attempt
+                USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END;
+$function$;
+REVOKE ALL ON FUNCTION public.council_claims_need_a_held_run_v1() FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION public.council_evaluation_id_v1(uuid, integer)
  RETURNS uuid
  LANGUAGE sql
@@ -248,6 +298,36 @@ AS $function$
 $function$;
 REVOKE ALL ON FUNCTION public.council_event_horizon_v1() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_event_horizon_v1() TO council_app;
+
+CREATE OR REPLACE FUNCTION public.council_event_shape_v1()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    bad record;
+BEGIN
+    SELECT a.id, a.kind,
+           CASE WHEN s.kind IS NULL THEN 'no event kind ' || quote_literal(a.kind) || ' is known'
+                WHEN jsonb_typeof(a.payload) IS DISTINCT FROM 'object'
+                    THEN 'its payload is a JSON ' || coalesce(jsonb_typeof(a.payload), 'NULL') || ', not an object'
+                ELSE 'its payload''s ' || quote_literal(k.key) || ' is missing or not a ' || k.type END AS why
+    INTO bad
+    FROM added a
+    LEFT JOIN event_shapes s ON s.kind = a.kind
+    LEFT JOIN LATERAL jsonb_each_text(s.required) AS k(key, type) ON jsonb_typeof(a.payload) = 'object'
+    WHERE s.kind IS NULL
+       OR jsonb_typeof(a.payload) IS DISTINCT FROM 'object'
+       OR (k.key IS NOT NULL
+           AND coalesce(jsonb_typeof(a.payload -> k.key), 'missing') <> ALL (string_to_array(k.type, '|')))
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'council: event % (%) does not fit its kind: %', bad.id, bad.kind, bad.why
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NULL;
+END;
+$function$;
+REVOKE ALL ON FUNCTION public.council_event_shape_v1() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION public.council_guard_agent_runs_v1()
  RETURNS trigger
@@ -435,6 +515,17 @@ BEGIN
 END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_guard_update_v3() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.council_hold_v1(run uuid, attempt integer)
+ RETURNS boolean
+ LANGUAGE sql
+AS $function$
+    SELECT set_config('council.held_runs',
+                      coalesce(current_setting('council.held_runs', true), '') || ' ' || run || ':' || attempt,
+                      true) IS NOT NULL
+$function$;
+REVOKE ALL ON FUNCTION public.council_hold_v1(run uuid, attempt integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_hold_v1(run uuid, attempt integer) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_independence_links_v1(target uuid)
  RETURNS TABLE(run_id uuid, linked_run_id uuid, kind text)
@@ -1043,8 +1134,9 @@ CREATE TABLE public.claims (
     CONSTRAINT claims_run_id_node_version_id_key UNIQUE (run_id, node_version_id)
 );
 CREATE INDEX claims_node_version_idx ON public.claims USING btree (node_version_id, claim_type);
-CREATE CONSTRAINT TRIGGER claims_have_their_event AFTER INSERT ON public.claims DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.council_claim_has_event_v1();
+CREATE CONSTRAINT TRIGGER claims_have_their_event AFTER INSERT ON public.claims DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.council_claim_has_event_v2();
 CREATE TRIGGER claims_immutable BEFORE DELETE OR UPDATE ON public.claims FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
+CREATE TRIGGER claims_need_a_held_run AFTER INSERT ON public.claims REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.council_claims_need_a_held_run_v1();
 CREATE TRIGGER claims_no_truncate BEFORE TRUNCATE ON public.claims FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.claims TO council_app;
 GRANT SELECT ON public.claims TO council_app;
@@ -1271,6 +1363,15 @@ CREATE TRIGGER edges_no_truncate BEFORE TRUNCATE ON public.edges FOR EACH STATEM
 GRANT INSERT ON public.edges TO council_app;
 GRANT SELECT ON public.edges TO council_app;
 
+CREATE TABLE public.event_shapes (
+    kind text NOT NULL,
+    required jsonb NOT NULL,
+    CONSTRAINT event_shapes_pkey PRIMARY KEY (kind),
+    CONSTRAINT event_shapes_required_check CHECK ((jsonb_typeof(required) = 'object'::text))
+);
+COMMENT ON TABLE public.event_shapes IS 'Every event kind, with the keys its payload always has and their JSON types (revision 0041)';
+GRANT SELECT ON public.event_shapes TO council_app;
+
 CREATE TABLE public.events (
     id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
     thread_id uuid,
@@ -1290,6 +1391,7 @@ CREATE INDEX events_review_unstaffed_idx ON public.events USING btree (subject_i
 CREATE INDEX events_thread_idx ON public.events USING btree (thread_id, id);
 CREATE INDEX events_thread_tail_idx ON public.events USING btree (thread_id, COALESCE(tx, '0'::xid8), id);
 CREATE INDEX events_tx_idx ON public.events USING btree (tx) WHERE (tx IS NOT NULL);
+CREATE TRIGGER events_fit_their_kind AFTER INSERT ON public.events REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.council_event_shape_v1();
 CREATE TRIGGER events_immutable BEFORE DELETE OR UPDATE ON public.events FOR EACH ROW EXECUTE FUNCTION public.council_refuse_mutation_v1();
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON public.events FOR EACH STATEMENT EXECUTE FUNCTION public.council_refuse_mutation_v1();
 GRANT INSERT ON public.events TO council_app;

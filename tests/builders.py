@@ -94,15 +94,18 @@ class Ledger:
         exposed_to: list[UUID] | tuple[UUID, ...] = (),
         round_no: int = 1,
     ) -> UUID:
-        """A run recorded by hand and closed by its recorder at once (``succeeded``); the
-        builder's :meth:`claim` still adds its claims, as its holder would have."""
-        from council.services.runs import close_run
-
-        run_id = self.open_run(
+        """A run recorded by hand, held open by its recorder: the builder's :meth:`claim`
+        adds its claims as the recorder (the database takes a claim only from a run that is
+        live and held); :meth:`close` ends it."""
+        return self.open_run(
             provider, agent, parent_run_id=parent_run_id, exposed_to=exposed_to, round_no=round_no
         )
+
+    def close(self, run_id: UUID) -> None:
+        """End a run recorded by hand (``succeeded``): it takes no more claims."""
+        from council.services.runs import close_run
+
         close_run(self.uow, run_id, actor=ACTOR)
-        return run_id
 
     def open_run(
         self,
@@ -145,8 +148,15 @@ class Ledger:
             rationale=rationale,
             cites=same_reading(cites, citation_role, interpretation),
         )
-        with self.uow() as tx:  # as the run's holder: a worker's run claims through its own output
-            [added] = tx.claims.add(run_id, [claim], actor=ACTOR, held=True)
+        from tests.rows import row
+
+        run = row(self.engine, "agent_runs", "id = :id", id=run_id)
+        with self.uow() as tx:
+            if run["mode"] == "external":  # as its recorder, who holds it open
+                [added] = tx.claims.add(run_id, [claim], actor=ACTOR)
+            else:  # a worker's running attempt, as its own output would: fenced first
+                assert tx.runs.fence(run_id, run["attempt"]) is not None, f"run {run_id} is not running"
+                [added] = tx.claims.add(run_id, [claim], actor=ACTOR, held=True)
         return added.model_dump()
 
     def ready_node(self, content: str = "SQLite parity is sufficient for tests") -> UUID:
@@ -154,9 +164,9 @@ class Ledger:
         citing different evidence: ready to consolidate under the default rules."""
         version_id = UUID(str(self.node(content)["version_id"]))
         for i, provider in enumerate(("anthropic", "openai")):
-            self.claim(
-                self.run(provider), version_id, confidence=0.8, cites=[self.evidence[i % len(self.evidence)]]
-            )
+            run_id = self.run(provider)
+            self.claim(run_id, version_id, confidence=0.8, cites=[self.evidence[i % len(self.evidence)]])
+            self.close(run_id)
         return version_id
 
 

@@ -17,7 +17,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from council.config import council_home
-from council.domain.secrets import is_secret_name, looks_like_secret, secret_paths, url_credentials
+from council.domain.secrets import (
+    holds_secret_shape,
+    is_secret_name,
+    secret_paths,
+    url_credentials,
+)
 from council.domain.vocabulary import RUNTIMES
 from council.errors import ConfigError
 from council.settings import settings
@@ -131,7 +136,7 @@ def check_value(where: str, key: str, value: Any) -> None:
         raise ConfigError(f"{where}: runtime must be one of {', '.join(RUNTIMES)}, got {value!r}")
     if key in ("model", "provider") and not value.strip():
         raise ConfigError(f"{where}: {key} must not be empty")
-    if key in ("model", "provider") and looks_like_secret(value):
+    if key in ("model", "provider") and holds_secret_shape(value):
         raise ConfigError(f"{where}: {key} looks like a key: {_KEY_HINT}")
     if key == "api_key_env" and value and not _VARIABLE.match(value):
         raise ConfigError(
@@ -252,8 +257,3 @@ def _number(variable: str, text: str, *, integer: bool) -> int | float:
         return int(text) if integer else float(text)
     except ValueError:
         raise ConfigError(f"{variable}: {'a whole number' if integer else 'a number'} expected") from None
-
-
-def env_name(name: str) -> str:
-    """The NAME part of a profile's variables: upper case, other characters as ``_``."""
-    return re.sub(r"[^A-Z0-9]", "_", name.upper())

@@ -31,10 +31,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from council.agents.profile_config import CLI_RUNTIMES, env_name, env_overrides, file_tables
+from council.agents.profile_config import CLI_RUNTIMES, env_overrides, file_tables
 from council.agents.runtimes.installed import version_to_pin
 from council.agents.runtimes.registry import runtime as runtime_of
 from council.agents.simulated import MODEL_PREFIX
+from council.domain.key_variables import env_name, key_env_for_model
 from council.domain.profile import Profile
 from council.domain.providers import provider_family
 from council.errors import BadInput, ConfigError
@@ -44,27 +45,6 @@ SIMULATE_ENV = "COUNCIL_SIMULATE"
 SIMULATION_MODES = ("auto", "always", "never")
 _MODE_ALIASES = {"": "auto", "0": "auto", "false": "auto", "no": "auto", "off": "auto",
                  "1": "always", "true": "always", "yes": "always", "on": "always"}  # fmt: skip
-
-_ROUTE_KEY_ENVS = {
-    "openrouter": "OPENROUTER_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-    "zai": "ZAI_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "together_ai": "TOGETHERAI_API_KEY",
-    "fireworks_ai": "FIREWORKS_AI_API_KEY",
-}
-# Routes that authenticate by other means (cloud credentials) or not at all (local servers).
-_KEYLESS_ROUTES = frozenset(
-    {"bedrock", "bedrock_converse", "sagemaker", "vertex_ai", "ollama", "ollama_chat", "lm_studio",
-     "hosted_vllm", "vllm", "llamafile"}
-)  # fmt: skip
-_FAMILY_KEY_ENVS = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-    "zhipu": "ZAI_API_KEY",
-    "google": "GEMINI_API_KEY",
-}
 
 # Models current in the installed litellm's local price map (tests/unit/test_profiles.py checks them).
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -127,17 +107,6 @@ def refuse_simulation(profiles: list[Profile], mode: str) -> None:
             + ", ".join(f"{p.name} ({p.why})" for p in simulated)
             + "; set the key variables or dispatch with --simulate auto"
         )
-
-
-def key_env_for_model(model: str) -> str:
-    """The variable that holds a model's key, by its route (``""``: none needed)."""
-    route = model.split("/", 1)[0].strip().lower() if "/" in model else ""
-    if route in _KEYLESS_ROUTES:
-        return ""
-    if route:
-        return _ROUTE_KEY_ENVS.get(route, env_name(route) + "_API_KEY")
-    family = provider_family(model)
-    return _FAMILY_KEY_ENVS.get(family, env_name(family) + "_API_KEY")
 
 
 def _merge(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -32,16 +33,25 @@ def watch_cmd(
     out.print(f"watching thread {thread_id} from {start} (Ctrl-C to stop)")
     collected: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
+    skipped: list[Mapping[str, object]] = []
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while deadline is None or time.monotonic() < deadline:
             page = tail_events(uow(), thread_id, cursor)
             cursor = page.cursor
             events = [e.json_document() for e in page.events]
-            found = _steps_of(thread_id, events) if events else {}
+            found, passed = _steps_of(thread_id, events) if events else ({}, {})
             for event in events:
                 collected.append(event)
                 step = found.get(event["id"])
+                if event["id"] in passed:
+                    skipped.append(passed[event["id"]])
+                    out.print(
+                        f"#{event['id']} skipped: a malformed {inert(event['kind'])} event "
+                        f"({inert(str(passed[event['id']]['reason']))})",
+                        highlight=False,
+                    )
+                    continue
                 if step is None:
                     subject = event["subject_id"] or ""
                     out.print(
@@ -58,17 +68,22 @@ def watch_cmd(
     except KeyboardInterrupt:
         pass
     last = {s["node_version_id"]: s["groups"] for s in steps}
-    emit(Watched(thread_id=thread_id, events=collected, steps=steps, groups=last), as_json, lambda d: None)
+    watched = Watched(thread_id=thread_id, events=collected, steps=steps, groups=last, skipped=skipped)
+    emit(watched, as_json, lambda d: None)
 
 
-def _steps_of(thread_id: UUID, events: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """The formation step of each claim among ``events``, by event id (settled order is not
-    id order: the steps are read from the page's lowest id on)."""
+def _steps_of(
+    thread_id: UUID, events: list[dict[str, Any]]
+) -> tuple[dict[int, dict[str, Any]], dict[int, Mapping[str, object]]]:
+    """The formation step of each claim among ``events``, and each malformed claim event
+    passed over, by event id (settled order is not id order: the steps are read from the
+    page's lowest id on)."""
     from council.services.formation import formation
 
     ids = {e["id"] for e in events}
-    steps = formation(uow(), thread_id, after=min(ids) - 1).json_document()["steps"]
-    return {s["event_id"]: s for s in steps if s["event_id"] in ids}
+    found = formation(uow(), thread_id, after=min(ids) - 1).json_document()
+    steps = {s["event_id"]: s for s in found["steps"] if s["event_id"] in ids}
+    return steps, {s["event_id"]: s for s in found["skipped"] if s["event_id"] in ids}
 
 
 LINKS = {

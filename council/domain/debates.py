@@ -10,14 +10,15 @@ turn of *another* agent in a *smaller* round). A bad record refuses the whole fi
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
+from council.domain import strict_json
+from council.domain.answer_patterns import AnswerPattern, PatternTooSlow
 from council.domain.validate import MAX_CONTENT, MAX_NAME, MAX_OBJECTIVE, MAX_RATIONALE
 
 Format = Literal["council-debate-v1", "du-debate"]
@@ -115,14 +116,16 @@ def parse_file(
 
 
 def parse_council_debate(lines: Iterable[str]) -> list[Record]:
-    records = []
+    records: list[Record] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if len(records) == MAX_RECORDS:  # while reading: the rest is never parsed
+            raise BadRecord("(file)", f"more than {MAX_RECORDS} records")
         try:
-            document = json.loads(line)
+            document = strict_json.loads(line)
         except ValueError as exc:
-            raise BadRecord(f"at line {number}", f"not JSON: {exc}") from None
+            raise BadRecord(f"at line {number}", f"not JSON as Council takes it: {exc}") from None
         if not isinstance(document, dict):
             raise BadRecord(f"at line {number}", "not a JSON object")
         records.append(_council_record(document, number))
@@ -297,27 +300,30 @@ def parse_du_debate(
     if not answer_pattern:
         raise BadRecord("(file)", "du-debate needs --answer-pattern (the regular expression of an answer)")
     try:
-        pattern = re.compile(answer_pattern)
-    except re.error as exc:
-        raise BadRecord("(file)", f"--answer-pattern is not a regular expression: {exc}") from None
-    try:
-        document = json.loads(text)
+        pattern = AnswerPattern(answer_pattern)
     except ValueError as exc:
-        raise BadRecord("(file)", f"not JSON: {exc}") from None
-    if isinstance(document, dict):
-        items: Sequence[tuple[str, object]] = [(str(k), v) for k, v in document.items()]
-    elif isinstance(document, list):
-        items = [(str(i), v) for i, v in enumerate(document)]
-    else:
+        raise BadRecord("(file)", f"--answer-pattern is not a regular expression: {exc}") from None
+    keyed = text.lstrip()[:1] == "{"
+    if not keyed and text.lstrip()[:1] != "[":
         raise BadRecord("(file)", "du-debate is a JSON list (or object) of debates")
+    try:  # read one debate at a time: the record limit holds before the rest is parsed
+        debates = strict_json.items(text, limit=MAX_RECORDS, what="records")
+        return _du_records(debates, keyed, pattern, numeric, model, provider)
+    except strict_json.JsonRefused as exc:
+        raise BadRecord("(file)", f"not JSON as Council takes it: {exc}") from None
+    except PatternTooSlow as exc:
+        raise BadRecord("(file)", str(exc)) from None
 
+
+def _du_records(items: Iterable[tuple[str, object]], keyed: bool, pattern: AnswerPattern, numeric: bool,
+                model: str | None, provider: str | None) -> list[Record]:  # fmt: skip
     def answer_of(found: str | None) -> str | None:
         return _number(found) if numeric and found is not None else found
 
     records = []
     for position, (key, item) in enumerate(items):
         rid = key
-        if isinstance(item, list) and isinstance(document, dict):
+        if isinstance(item, list) and keyed:
             if len(item) != 2:
                 raise BadRecord(str(position), "a question's value must be [agent_contexts, answer]")
             rid = str(position)
@@ -340,7 +346,7 @@ def parse_du_debate(
                 content = message.get("content")
                 if not isinstance(content, str):
                     raise BadRecord(rid, f"{name}'s message {round_no} has no text content")
-                found = answer_of(_last_match(pattern, content))
+                found = answer_of(pattern.last(content))
                 by_round.setdefault(round_no, []).append((name, found, content))
         drafts = [(r, name, ans, content) for r in sorted(by_round) for name, ans, content in by_round[r]]
         if not drafts:
@@ -359,7 +365,7 @@ def parse_du_debate(
         truth_text = item.get("answer")
         truth: frozenset[str] = frozenset()
         if truth_text is not None:
-            match = answer_of(_last_match(pattern, str(truth_text)) or str(truth_text).strip())
+            match = answer_of(pattern.last(str(truth_text)) or str(truth_text).strip())
             truth = frozenset({answer_key(match)}) if match else frozenset()
         records.append(
             Record(rid, question, tuple(first.items()), truth, tuple(agents), tuple(turns), ("du-debate",))
@@ -378,13 +384,6 @@ def _number(text: str) -> str:
     except InvalidOperation:
         return text
     return format(value, "f")
-
-
-def _last_match(pattern: re.Pattern[str], text: str) -> str | None:
-    found = None
-    for match in pattern.finditer(text):
-        found = match.group(1) if match.groups() else match.group(0)
-    return None if found is None or not found.strip() else found.strip()
 
 
 def _text(value: object, rid: str, field: str, limit: int) -> str:

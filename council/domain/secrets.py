@@ -33,6 +33,9 @@ _SECRET_VALUE = re.compile(
 )
 
 
+_PARTS = re.compile(r"[/:@=,\s]+")
+
+
 def is_secret_name(name: str) -> bool:
     normal = name.strip().lower().replace("-", "_")
     return normal in _SECRET_NAMES or normal.endswith(_SECRET_SUFFIXES)
@@ -40,6 +43,13 @@ def is_secret_name(name: str) -> bool:
 
 def looks_like_secret(value: str) -> bool:
     return bool(_SECRET_VALUE.search(value))
+
+
+def holds_secret_shape(value: str) -> bool:
+    """Whether any part of ``value`` — split where a model name, a route or a URL-like
+    string is (``/``, ``:``, ``@``, ``=``, ``,``, spaces) — looks like a credential:
+    ``openai/sk-…`` hides a key behind a route."""
+    return any(looks_like_secret(part) for part in _PARTS.split(value) if part)
 
 
 def secret_paths(data: Mapping[str, Any], prefix: str = "") -> list[str]:

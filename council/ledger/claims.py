@@ -17,7 +17,7 @@ from council.domain.results.graph import ClaimAdded
 from council.errors import BadInput, NotFound
 from council.ledger.citations import CitingVersion, check_cited, insert_citations_many, resolved
 from council.ledger.events import append_many
-from council.ledger.held_runs import refuse_unheld
+from council.ledger.held_runs import hold_by_hand
 from council.ledger.lookup import require, resolve
 from council.ledger.nodes import VersionRow
 from council.ledger.pg import fetch, in_transaction
@@ -45,14 +45,15 @@ class Claims:
         """Claims of one run, checked first, then written set-based: one statement
         each for the claims, their citations and their events, whatever their
         number (an agent's output claims on dozens of versions at once). By hand
-        (``held`` false) only on a run recorded by hand (:func:`refuse_unheld`); ``held``:
-        the caller holds the run as its worker would (tests that stand in for one)."""
+        (``held`` false) only on a run recorded by hand that ``actor`` holds open
+        (:func:`hold_by_hand`); ``held``: the caller fenced the run in this transaction (a
+        worker's output, an MCP session's submission)."""
         conn = self._conn
         run_id = resolve(conn, "agent_runs", run, "run")
         row = require(conn, "agent_runs", run_id, "run", lock=True)
         checked = [_resolved(conn, claim) for claim in claims]  # an unknown id first: not found
         if not held:
-            refuse_unheld(row, actor)
+            hold_by_hand(conn, row, actor)
         if not checked:
             return []
         version_ids = [UUID(str(claim.version)) for claim in checked]

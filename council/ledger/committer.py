@@ -318,7 +318,7 @@ def _record_not_ready(
     written = {
         row.version_id: row.evaluation_id
         for row in fetch(
-            conn, "commit_not_ready", NotReady, items=json.dumps(items), actor=actor, redact=False
+            conn, "commit_not_ready", NotReady, items=json.dumps(items), actor=actor, screen=False
         )
     }
     for (
@@ -384,7 +384,7 @@ def _commit(
         )
     written = {
         row.version_id: row
-        for row in fetch(conn, "commit_write", Written, items=json.dumps(items), actor=actor, redact=False)
+        for row in fetch(conn, "commit_write", Written, items=json.dumps(items), actor=actor, screen=False)
     }
     return {
         version.id: Evaluated(

@@ -6,7 +6,6 @@ once per process and hands the unit of work (``council.ledger.unit``) to the ser
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,12 +18,10 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from council import config
 from council.errors import CouncilError, TransientDatabaseError
-from council.known_secrets import process_redactor, redact_parameters
 from council.ledger.pg import APPLICATION_NAME, translate_driver
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine.interfaces import DBAPIConnection, DBAPICursor, ExecutionContext
-    from sqlalchemy.engine.interfaces import _DBAPIAnyExecuteParams as Parameters
+    from sqlalchemy.engine.interfaces import DBAPIConnection
     from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 # A pooled connection idle at least this long is pinged before it is handed out.
@@ -59,27 +56,8 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
         event.listen(engine, "connect", _on_connect)
         event.listen(engine, "checkin", _on_checkin)
         event.listen(engine, "checkout", _ping_if_idle(engine))
-        if process_redactor():  # known secrets never reach a row (docs/architecture.md §11)
-            event.listen(engine, "before_cursor_execute", _redacted_writes, retval=True)
         _engines[sa_url] = engine
     return engine
-
-
-_WRITES = re.compile(r"\b(INSERT|UPDATE)\b", re.IGNORECASE)
-
-
-def _redacted_writes(
-    _conn: Connection,
-    _cursor: DBAPICursor,
-    statement: str,
-    parameters: Parameters,
-    _context: ExecutionContext | None,
-    _executemany: bool,
-) -> tuple[str, Parameters]:
-    """Every text an INSERT or UPDATE writes, with the known secrets taken out."""
-    if not _WRITES.search(statement):
-        return statement, parameters
-    return statement, redact_parameters(parameters, process_redactor())
 
 
 def after_fork() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from decimal import Decimal
 from uuid import UUID
 
 from sqlalchemy import Connection
@@ -23,9 +24,14 @@ def request_sha256(
     rounds: int,
     proposal_id: UUID | None,
     controls: bool = False,
+    budget_usd: Decimal | None = None,
+    simulation: str = "auto",
 ) -> str:
-    """What a keyed dispatch asked for: its thread, agents (as named), mode, rounds and proposal,
-    and control runs when it asked for them (named only then: earlier keys hash as before)."""
+    """What a keyed dispatch asked for, the whole request: its thread, agents (as named), mode,
+    rounds and proposal, and — each named only when given, so earlier keys hash as before —
+    control runs, its own budget and a simulation mode other than auto. A retry that changes
+    any of them is another request, refused under the same key (issue 44: the budget and
+    the simulation mode were left out, and such a retry silently replayed the first)."""
     asked: dict[str, object] = {
         "thread_id": str(thread_id),
         "agents": list(agents),
@@ -35,6 +41,10 @@ def request_sha256(
     }
     if controls:
         asked["controls"] = True
+    if budget_usd is not None:
+        asked["budget_usd"] = str(budget_usd.normalize())
+    if simulation != "auto":
+        asked["simulation"] = simulation
     return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
 
 
@@ -50,7 +60,10 @@ def first_of_key(
         return None
     first = found[0]
     if first.request_sha256 != asked:
-        raise BadInput(f"key {key!r} was given to another dispatch, which asked for something else")
+        raise BadInput(
+            f"key {key!r} was given to another dispatch, which asked for something else (its thread, "
+            "agents, mode, rounds, proposal, controls, budget or simulation mode differ); use a new key"
+        )
     runs = in_transaction(
         conn, "first_round_of_dispatch", {"dispatch_id": first.id, "agents": list(agents)}, as_tuples=True
     )

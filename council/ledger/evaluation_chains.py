@@ -269,4 +269,4 @@ def store_reasons(conn: Unit, reasons: Sequence[Sequence[Mapping[str, object]]])
     unique = {json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}
     if unique:
         # the rules' reasons, over text redacted when it was first written
-        execute(conn, "evaluation_reasons", reasons=json.dumps(list(unique.values())), redact=False)
+        execute(conn, "evaluation_reasons", reasons=json.dumps(list(unique.values())), screen=False)

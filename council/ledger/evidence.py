@@ -4,7 +4,6 @@ Named SQL: council/sql/evidence_store.sql."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
@@ -15,7 +14,7 @@ from council.domain.canonical import sha256_text
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
 from council.domain.source import Source, checked_size
 from council.errors import NotFound
-from council.known_secrets import process_redactor
+from council.known_secrets import refuse_known_secret
 from council.ledger.events import append
 from council.ledger.lookup import require
 from council.ledger.pg import in_transaction
@@ -70,8 +69,8 @@ def add_evidence(
     conn: Connection, *, thread_id: UUID, source: Source, title: str | None, actor: str
 ) -> EvidenceAdded:
     """:meth:`EvidenceStore.add`; also called by the output writer for evidence a run supplies."""
-    if source.content is not None:  # known secrets out before the address is taken
-        source = replace(source, content=process_redactor().redact(source.content))
+    if source.content is not None:  # addressed by its content, which is never altered
+        refuse_known_secret(source.content, "the evidence's content")
     size = checked_size(source)
     title = v.text(title if title is not None else source.suggested_title, "title", v.MAX_TITLE)
     digest = content_hash(source)

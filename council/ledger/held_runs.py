@@ -61,6 +61,14 @@ def refuse_unheld(run: Mapping[str, Any], actor: str) -> None:
         )
 
 
+def hold_by_hand(conn: Connection, run: Mapping[str, object], actor: str) -> None:
+    """Hold a run recorded by hand (its row, locked) that ``actor`` may add claims to
+    (:func:`refuse_unheld`): fence it at its attempt, so this transaction holds it — the
+    database accepts a claim only from a run its inserting transaction fenced (revision 0041)."""
+    refuse_unheld(run, actor)
+    in_transaction(conn, "fence_run", {"run_id": run["id"], "attempt": run["attempt"]})
+
+
 class HeldRuns:
     _conn: Connection
 

@@ -17,11 +17,11 @@ from council.domain.commands import IdRef, NewNode, NewVersion
 from council.domain.results.graph import StatusChanged, VersionCreated, VersionShown
 from council.domain.vocabulary import MANUAL_NODE_MOVES
 from council.errors import BadInput
-from council.known_secrets import process_redactor
+from council.known_secrets import refuse_known_secret
 from council.ledger.alternatives import Alternatives
 from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
-from council.ledger.held_runs import refuse_unheld
+from council.ledger.held_runs import hold_by_hand
 from council.ledger.locks import lock_node
 from council.ledger.lookup import (
     InThread,
@@ -60,7 +60,7 @@ class Nodes:
         """Create a logical node with its first version. A node made by a run is
         originated by it (an `originate` claim with its claim.added event, in the same
         transaction). By hand (``held`` false) the run must be one its recorder, ``actor``,
-        holds open, as for any claim by hand (:func:`refuse_unheld`); ``held``: the caller
+        holds open, as for any claim by hand (:func:`hold_by_hand`); ``held``: the caller
         holds the run (a worker's fenced output, an MCP session's submission)."""
         conn = self._conn
         thread_id = resolve(conn, "threads", node.thread, "thread")
@@ -72,7 +72,7 @@ class Nodes:
         cites = resolved(conn, node.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
         if run_id is not None and not held:
-            refuse_unheld(require(conn, "agent_runs", run_id, "run", lock=True), actor)
+            hold_by_hand(conn, require(conn, "agent_runs", run_id, "run", lock=True), actor)
         node_id = in_transaction(
             conn, "add_logical_node", {"thread_id": thread_id, "branch_id": branch["id"]}, as_tuples=True
         )[0].id
@@ -138,7 +138,7 @@ class Nodes:
         cites = resolved(conn, new.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
         if run_id is not None and not held:
-            refuse_unheld(require(conn, "agent_runs", run_id, "run", lock=True), actor)
+            hold_by_hand(conn, require(conn, "agent_runs", run_id, "run", lock=True), actor)
         version = _insert_version(
             conn,
             logical_node_id,
@@ -281,7 +281,7 @@ def _insert_version(
     status: str,
     run_id: UUID | None,
 ) -> VersionRow:
-    content = process_redactor().redact(content)  # before its hash: the row and its address agree
+    refuse_known_secret(content, "the node's content")  # addressed by its content: never altered
     return fetch(
         conn,
         "add_node_version",

@@ -19,6 +19,7 @@ from uuid import UUID, uuid4
 from council.domain.alternatives import IMPORTED
 from council.domain.debates import Record
 from council.domain.providers import provider_family
+from council.known_secrets import refuse_in_parameters
 from council.ledger.alternatives import Alternatives
 from council.ledger.pg import Unit, driver, in_transaction
 from council.sql import driver_sql
@@ -71,6 +72,7 @@ def write_import(
         with pq.cursor() as cur:
             for name, rows in tables.in_order():
                 if rows:
+                    refuse_in_parameters(rows)  # the one check of what the ledger stores, as pg's
                     with cur.copy(driver_sql(name)) as copy:
                         for row in rows:
                             copy.write_row(row)

@@ -118,10 +118,9 @@ def in_transaction(
     leave translated. A connection the server dropped is invalidated, and with it
     every connection the pool holds, as SQLAlchemy's own execution does on a
     disconnect: after a restart they are all dead, and each would otherwise cost a
-    failed try. An INSERT's or UPDATE's bound text has the known secrets taken out, as the
-    engine's hook does for SQLAlchemy's statements: a store moved off SQLAlchemy keeps
-    "known secrets never reach a row" (docs/architecture.md §11). (The untyped form; a
-    store converted to typed rows uses :func:`fetch`.)"""
+    failed try. An INSERT's or UPDATE's bound text passes the one check of what the ledger
+    stores (:func:`_run`). (The untyped form; a store converted to typed rows uses
+    :func:`fetch`.)"""
     if as_tuples:
         return _run(conn, name, params, namedtuple_row)
     return _run(conn, name, params, dict_row)
@@ -148,10 +147,10 @@ def driver(conn: Unit) -> Connection:
     return found
 
 
-def fetch(conn: Unit, name: str, shape: type[R], /, *, redact: bool = True, **params: object) -> list[R]:
+def fetch(conn: Unit, name: str, shape: type[R], /, *, screen: bool = True, **params: object) -> list[R]:
     """The rows of the named query, each as ``shape`` (a TypedDict, read as a dict of
     column -> value, or a dataclass built from the columns)."""
-    return _run(conn, name, params, _factory(shape), redact=redact)
+    return _run(conn, name, params, _factory(shape), screen=screen)
 
 
 def fetch_one(conn: Unit, name: str, shape: type[R], /, **params: object) -> R | None:
@@ -160,15 +159,15 @@ def fetch_one(conn: Unit, name: str, shape: type[R], /, **params: object) -> R |
     return found[0] if found else None
 
 
-def column(conn: Unit, name: str, of: type[R], /, *, redact: bool = True, **params: object) -> list[R]:
+def column(conn: Unit, name: str, of: type[R], /, *, screen: bool = True, **params: object) -> list[R]:
     """The first column of each row of the named query (values of type ``of``)."""
-    rows = _run(conn, name, params, tuple_row, redact=redact)
+    rows = _run(conn, name, params, tuple_row, screen=screen)
     return [row[0] for row in rows]
 
 
-def execute(conn: Unit, name: str, /, *, redact: bool = True, **params: object) -> None:
+def execute(conn: Unit, name: str, /, *, screen: bool = True, **params: object) -> None:
     """Run the named statement; whatever rows it returns are not wanted."""
-    _run(conn, name, params, tuple_row, redact=redact)
+    _run(conn, name, params, tuple_row, screen=screen)
 
 
 def execute_many(conn: Unit, name: str, params: Sequence[Mapping[str, object]], /) -> None:
@@ -198,22 +197,22 @@ def _run(
     factory: RowFactory[R],
     *,
     many: bool = False,
-    redact: bool = True,
+    screen: bool = True,
 ) -> list[R]:
     """Execute the named query on the unit's psycopg connection; driver errors leave
-    translated. Bound text an INSERT or UPDATE writes has the process's known secrets
-    taken out, as the engine's ``before_cursor_execute`` hook does for SQLAlchemy's own
-    statements (docs/architecture.md §11) — unless ``redact`` is false: a statement of the
-    commit path that only writes text read from rows already redacted when first written
-    (it ran on :func:`in_transaction`, unredacted, before the typed helpers). A connection
-    the server dropped under a SQLAlchemy transaction is invalidated with the whole pool
-    (see :func:`in_transaction`); under ``Tx.pg`` the unit of work does the same when the
-    error leaves the block."""
-    from council.known_secrets import process_redactor, redact_parameters
+    translated. Every INSERT or UPDATE passes the one check of what the ledger stores
+    (docs/architecture.md §11): a bound text (JSON included) that holds a known secret,
+    as written or as a reader decodes it, is refused (BadInput), never rewritten — what
+    a model or agent returns was redacted where it arrived — unless ``screen`` is false:
+    a statement of the commit path that only writes text read from rows already checked
+    when first written. A connection the server dropped under a SQLAlchemy transaction
+    is invalidated with the whole pool (see :func:`in_transaction`); under ``Tx.pg`` the
+    unit of work does the same when the error leaves the block."""
+    from council.known_secrets import refuse_in_parameters
 
     pq = driver(conn)
-    if redact and _writes(name) and process_redactor():
-        params = redact_parameters(params, process_redactor())
+    if screen and _writes(name):
+        refuse_in_parameters(params)
     try:
         with pq.cursor(row_factory=factory) as cur:
             if many:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
@@ -106,6 +107,8 @@ class Runs(HeldRuns):
         reviewers: Reviewers | None = None,
         key: str | None = None,
         controls: bool = False,
+        budget_usd: Decimal | None = None,
+        simulation: str = "auto",
     ) -> tuple[UUID, list[UUID], bool]:
         """The dispatch and its first round of runs, each pinned to its executor and
         `created` (not yet enqueued): (dispatch id, run ids, already dispatched).
@@ -115,10 +118,11 @@ class Runs(HeldRuns):
         concurrent sweeps dispatch one review between them). ``reviewers``: how an
         automatic review's agents were chosen, for the event. ``key``: the client's
         idempotency key; when a dispatch with it exists, create nothing and return it with
-        its first round's runs (refused when it asked for something else). ``controls``: each
-        run of a round shown stances gets a control run (deliberative and council only;
-        ``next_round`` makes them). ``rounds``: every round of the dispatch (a council's two
-        blind ones included)."""
+        its first round's runs (refused when it asked for something else: ``budget_usd`` and
+        ``simulation``, the dispatch's own budget and simulation mode, are part of what it
+        asked). ``controls``: each run of a round shown stances gets a control run
+        (deliberative and council only; ``next_round`` makes them). ``rounds``: every round of
+        the dispatch (a council's two blind ones included)."""
         v.choice(mode, "mode", DISPATCH_MODES)
         if not profiles:
             raise BadInput("name at least one agent")
@@ -136,7 +140,9 @@ class Runs(HeldRuns):
         if key is not None:
             key = v.text(key, "the idempotency key", 200)
             names = [p.name for p in profiles]
-            asked = request_sha256(thread_id, names, mode, rounds, proposal_id, controls)
+            asked = request_sha256(
+                thread_id, names, mode, rounds, proposal_id, controls, budget_usd, simulation
+            )
             keyed = first_of_key(conn, key, asked, names)
             if keyed is not None:
                 return keyed[0], keyed[1], True

@@ -152,7 +152,7 @@ def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snap
     """The snapshot each manifest names, in order (one statement for all of them)."""
     if not named:
         return []
-    rows = fetch(conn, "snapshot_rows", _Rows, redact=False, **_flattened(named))
+    rows = fetch(conn, "snapshot_rows", _Rows, screen=False, **_flattened(named))
     rivals = _rival_rows(conn, named)
     return [
         build_snapshot({**row.rows, **measured_rows(m), **rivals.get(row.ord, {})})
@@ -190,7 +190,7 @@ def _rival_rows(conn: Unit, named: Sequence[Manifest]) -> dict[int, dict[str, ob
                     params[f"{kind}_no"].append(no)
                     params[f"{kind}_id"].append(row_id)
     if params["rival_ords"]:
-        for row in fetch(conn, "snapshot_rival_rows", _RivalRows, redact=False, **params):
+        for row in fetch(conn, "snapshot_rival_rows", _RivalRows, screen=False, **params):
             rivals_of = found[row.ord]["rivals"]
             assert isinstance(rivals_of, list)
             rivals_of.append(row.rows)

@@ -7,7 +7,9 @@ otherwise. In front of the token check sits the HTTP API's guard
 (``council.httpguard``): a ``Host`` that is not loopback, the bound host or in
 ``COUNCIL_ALLOWED_HOSTS`` is refused (400, DNS rebinding), and a body larger
 than ``COUNCIL_API_MAX_BODY_BYTES`` is refused before it is read (413) — on
-every address, not only loopback, where the SDK's own check applies.
+every address, not only loopback, where the SDK's own check applies — and a JSON
+body that is not UTF-8 or holds ``NaN`` or ``Infinity`` is answered 400 with a
+JSON-RPC parse error (the SDK answered 500 to one that is not UTF-8).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import hmac
 import json
 import socket
+from dataclasses import replace
 from typing import Any
 
 from mcp.server.fastmcp import FastMCP
@@ -57,7 +60,8 @@ class BearerGuard:
 
 def guarded(app: ASGIApp, token: str, *, bound_host: str) -> ASGIApp:
     """``app`` behind the Host allow-list and body bound, then the bearer token."""
-    return httpguard.Guard(BearerGuard(app, token), httpguard.Policy.from_env(bound_host=bound_host))
+    policy = replace(httpguard.Policy.from_env(bound_host=bound_host), malformed_json="jsonrpc")
+    return httpguard.Guard(BearerGuard(app, token), policy)
 
 
 def serve(

@@ -57,7 +57,8 @@ def dispatch(
     ``COUNCIL_SIMULATE``); under never, a dispatch that would simulate any
     profile is refused and writes nothing. ``reviewers``: how an automatic
     review's agents were chosen (recorded in the dispatch's event). ``key``: an
-    idempotency key; a retry with it returns the first dispatch and creates nothing.
+    idempotency key; a retry with it (the same request: budget and simulation mode included)
+    returns the first dispatch and creates nothing; another request under it is refused.
     ``budget_usd``: the dispatch's own budget. Under it, or under the thread's budget, every
     run is reserved in the dispatch's transaction, under the thread's budget lock, before
     any is enqueued; a dispatch that would overshoot either is refused and writes nothing.
@@ -92,6 +93,7 @@ def dispatch(
             key=key,
             dispatch_budget=dispatch_budget,
             controls=controls,
+            simulation=simulation,
         )
     return send(uow, scheduler, made, profiles, simulation)
 

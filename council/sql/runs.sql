@@ -48,7 +48,8 @@ SELECT * FROM claimed
 -- The writing transaction's first statement: keep what round :round of the attempt
 -- returned (as keep_answer: the text once by its SHA-256, the round's row naming it, a
 -- round kept twice writes nothing), whether or not the attempt still owns the run, then
--- lock the run row if it does (as fence_run; a zombie attempt finds nothing).
+-- lock the run row if it does (as fence_run; a zombie attempt finds nothing, and marks it holds
+-- the run as fence_run does).
 WITH text_kept AS (
     INSERT INTO answer_texts (sha256, body, byte_length, truncated)
     VALUES (:sha256, :body, :byte_length, :truncated)
@@ -61,14 +62,20 @@ WITH text_kept AS (
 SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256, control_of
 FROM agent_runs
 WHERE id = :run_id AND attempt = :attempt AND status = 'running'
+  AND council_hold_v1(CAST(:run_id AS uuid), CAST(:attempt AS integer))
 FOR UPDATE
 
 -- fence_run --
 -- Inside the writing transaction: lock the run row and check that this attempt
--- still owns it. A zombie attempt (its lease was taken over) finds nothing.
+-- still owns it. A zombie attempt (its lease was taken over) finds nothing. The
+-- transaction marks that it holds the run at this attempt (council_hold_v1, revision
+-- 0041): the claims it writes are accepted only so. Whatever order the conditions are
+-- evaluated in, the mark names the attempt presented, which a claim's check compares
+-- with the run's current attempt and status: a zombie's mark never matches.
 SELECT id, attempt, thread_id, dispatch_id, round, agent, mode, proposal_id, request_sha256, control_of
 FROM agent_runs
 WHERE id = :run_id AND attempt = :attempt AND status = 'running'
+  AND council_hold_v1(CAST(:run_id AS uuid), CAST(:attempt AS integer))
 FOR UPDATE
 
 -- store_request --

@@ -47,6 +47,22 @@ def test_db_url_for_the_application_and_the_read_only_role(cli: Any, db_url: str
     assert refused.code != 0 and "permission denied" in refused.stderr
 
 
+def test_db_url_read_only_never_prints_the_applications_password(cli: Any) -> None:
+    """Issue 44: without COUNCIL_DASHBOARD_DATABASE_URL, `db url --read-only` printed
+    council_dashboard followed by council_app's password."""
+    app_url = (
+        "postgresql://council_app:app-password-0123@db.example:5432/council?password=q-0123&sslmode=require"
+    )
+    shown = cli("db", "url", "--read-only", "--json", env={"COUNCIL_DATABASE_URL": app_url})
+    assert shown.code == 0, shown.stderr
+    assert shown.json() == {
+        "url": "postgresql://council_dashboard@db.example:5432/council?sslmode=require",
+        "role": "council_dashboard",
+        "read_only": True,
+    }
+    assert "0123" not in shown.stdout + shown.stderr
+
+
 def test_status_says_down_when_nothing_runs(cli: Any) -> None:
     status = cli("status", "--json").json()
     assert status["state"] == "down"

@@ -145,6 +145,8 @@ def _cascade_and_reverification(engine: Engine) -> tuple[Ledger, list[UUID], UUI
         [[ledger.evidence[4], ledger.evidence[5]], [ledger.evidence[4], ledger.evidence[6]]],
         [],
     )
+    for run in runs:  # their recorder is done with them: every run of the ledger ends
+        ledger.close(run)
     results = consolidate_many(ledger.uow, [root, middle, *with_memory, challenged], actor=ACTOR)
     assert {r.outcome for r in results} == {"committed"}
     return ledger, [middle, *with_memory], challenged

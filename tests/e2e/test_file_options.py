@@ -63,6 +63,23 @@ def test_a_file_option_given_something_else_is_one_line_exit_2(
     assert row_counts(engine) == before
 
 
+@pytest.mark.skipif(not os.access("/proc/kmsg", os.R_OK), reason="/proc/kmsg is not readable here (not root)")
+def test_a_read_that_fails_is_one_line_exit_2(cli: CliRunner, engine: Engine) -> None:
+    """/proc/kmsg is a regular file whose non-blocking read says "try again" once it has
+    given what it had (issue 44: the second read exited 1, "unexpected TypeError")."""
+    before = row_counts(engine)
+    # When a file option is given it twice: the first read takes what the kernel log held
+    for _ in range(2):
+        result = cli("rule-set", "add", "/proc/kmsg", "--json", timeout=60)
+        # Then each is refused in one line, exit 2, one JSON document, no traceback
+        assert result.code == 2, (result.code, result.stdout[-300:], result.stderr[-300:])
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+        assert json.loads(result.stdout)["code"] == 2
+    assert "nothing to read now" in lines[0], lines[0]
+    assert row_counts(engine) == before
+
+
 def test_a_regular_file_over_its_cap_is_one_line_exit_2(
     cli: CliRunner, engine: Engine, tmp_path: Path
 ) -> None:

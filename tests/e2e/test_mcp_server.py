@@ -339,6 +339,31 @@ def test_http_on_every_address_allow_lists_hosts_and_bounds_bodies(
     assert counts(engine) == before
 
 
+def test_http_answers_a_body_that_is_not_json_as_council_takes_it_with_a_parse_error(
+    mcp_http: str, engine: Engine
+) -> None:
+    """A body that is not UTF-8 made the SDK answer 500 (issue 44); one with NaN or Infinity
+    is no JSON a client should send. Each is a JSON-RPC parse error, 400, and nothing runs."""
+    before = counts(engine)
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    hello = json.dumps(INITIALIZE).encode()
+    for body in (
+        hello.replace(b'"2.0"', b'"2.0\xff\xfe"'),  # not UTF-8
+        hello.replace(b'"id": 1', b'"id": NaN'),
+        hello[:-1] + b', "x": -Infinity}',
+    ):
+        answer = httpx.post(mcp_http, content=body, headers=headers, timeout=10)
+        assert answer.status_code == 400, (body, answer.status_code, answer.text)
+        assert answer.json()["error"]["code"] == -32700, answer.text
+    # And the server still answers a well-formed one
+    assert httpx.post(mcp_http, content=hello, headers=headers, timeout=10).status_code == 200
+    assert counts(engine) == before
+
+
 def test_an_http_session_that_ends_unanswered_ends_its_run_while_the_server_serves_on(
     mcp_http: str, engine: Engine
 ) -> None:

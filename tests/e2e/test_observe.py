@@ -319,3 +319,41 @@ def test_the_api_serves_the_same_report_and_refuses_bad_selections(
         unknown = client.get("/eval", params={"rule_set": "no-such-rules"}, headers=auth)
         assert unknown.status_code == 404 and "no-such-rules" in unknown.text
         assert client.get("/eval", params={"thread": "not-a-uuid"}, headers=auth).status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("body", "args", "reason"),
+    [
+        ('[{"question": "\\ud800 Which?", "answer": "answer: A", '
+         '"agent_contexts": [[{"role": "assistant", "content": "answer: A"}]]}]', (), "lone surrogate"),
+        ("[" * 200_000 + "]" * 200_000, (), "nested"),
+        ('[{"question": "Which?", "answer": NaN, '
+         '"agent_contexts": [[{"role": "assistant", "content": "answer: A"}]]}]', (), "NaN"),
+        ('[{"question": "Which?", "question": "Other?", "answer": "answer: A", '
+         '"agent_contexts": [[{"role": "assistant", "content": "answer: A"}]]}]', (), "appears twice"),
+        (None, ("--answer-pattern", "(a+)+$"), "nested quantifiers"),
+    ],
+    ids=["lone-surrogate", "200k-deep", "nan-answer", "duplicate-key", "backtracking-pattern"],
+)  # fmt: skip
+def test_import_refuses_what_it_cannot_take_in_one_line_exit_2(
+    cli: Any, engine: Engine, tmp_path: Path, body: str | None, args: tuple[str, ...], reason: str
+) -> None:
+    """Issue 44: a lone surrogate and a 200k-deep nesting exited 1, a NaN answer and a
+    duplicate key were taken (the last value silently), and (a+)+$ ran past a minute."""
+    path = tmp_path / "debates.json"
+    if body is None:
+        almost = [{"role": "assistant", "content": "a" * 30_000 + "!"}]  # what (a+)+$ backtracks on
+        debate = {"question": "Which?", "answer": "answer: A", "agent_contexts": [almost] * 3}
+        path.write_text(json.dumps([debate] * 20), encoding="utf-8")
+    else:
+        path.write_text(body, encoding="utf-8", errors="surrogatepass")
+    before = _rows(engine)
+    result = cli(
+        "import", str(path), "--format", "du-debate", *(args or ("--answer-pattern", r"answer: (\w+)")),
+        "--json", timeout=120,
+    )  # fmt: skip
+    assert result.code == 2, (result.code, result.stderr[-400:])
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and reason in lines[0], result.stderr[-400:]
+    assert json.loads(result.stdout)["code"] == 2
+    assert _rows(engine) == before

@@ -11,8 +11,10 @@ file, supervised workers and the web server), a key is planted in
 - a provider's error text (a local OpenAI-compatible server that echoes the
   key it was sent in its 401, as a careless provider might);
 - a model's answer: the key and the Redis password as written, base64 (alone
-  and inside a longer base64 text), hex and URL-encoded, in a claim's
-  rationale, a new node, new evidence, a pending action and the summary.
+  and inside a longer base64 text), hex and URL-encoded, as JSON ``\\u`` escapes
+  and HTML character references, in a claim's rationale, a new node, new
+  evidence, a pending action and the summary (issue 44: the kept answer held the
+  JSON-escaped key, and ``json.loads`` of ``run show``'s answer text gave it back).
 
 Then the real paths run: a dispatch whose first run meets the echoing 401 and
 whose second run answers, through litellm, the workers, the ledger, the API
@@ -24,6 +26,7 @@ Redis's files, the stack's logs and state files.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import os
 import subprocess
@@ -77,6 +80,19 @@ def _leaky_answer(node: str, key: str, password: str) -> dict[str, Any]:
         "new_nodes": [{"ref": "n1", "content": f"planted node {key_hex} {password.encode().hex()}"}],
         "pending_actions": [{"description": f"rotate {key}", "acceptance_condition": f"{password} gone"}],
     }
+
+
+def _json_escaped(secret: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" for c in secret)
+
+
+def _leaky_text(node: str, key: str, password: str) -> str:
+    """The answer's JSON text, the key written in it as JSON \\u escapes (a reader's json.loads
+    gives the key back) and the password as HTML references (a page shows the password)."""
+    answer = _leaky_answer(node, key, password)
+    answer["claims"][0]["rationale"] += " and JSON-ESCAPED-KEY"
+    answer["summary"] += " and " + "".join(f"&#x{ord(c):x};" for c in password)
+    return json.dumps(answer).replace("JSON-ESCAPED-KEY", _json_escaped(key))
 
 
 def _pg_dump() -> Path:
@@ -178,7 +194,7 @@ def test_a_planted_key_is_found_only_where_it_belongs(stack: Stack, key: str, tm
     )
     password = urlsplit(json.loads((home / "stack.json").read_text())["broker_url"]).password
     assert password
-    leaky = json.dumps(_leaky_answer(node, key, password))
+    leaky = _leaky_text(node, key, password)
     with fake_openai([unauthorized(), reply(answer), reply(leaky)]) as (api_base, seen):
         (tmp_path / "profiles.toml").write_text(
             "[profiles.fake]\n"
@@ -212,6 +228,10 @@ def test_a_planted_key_is_found_only_where_it_belongs(stack: Stack, key: str, tm
         shown = stack.run("run", "show", run["id"])
         assert shown["simulated"] is False and shown["executor"]["api_key_env"] == KEY_VARIABLE
         stack.get(f"{web}/runs/{run['id']}")
+    # The kept answer, read as a reader reads it (its JSON decoded, its references unescaped)
+    kept = stack.run("run", "show", leaked_run["id"])["answer"]["text"]
+    read = html.unescape(json.dumps(json.loads(kept), ensure_ascii=False))
+    assert "planted node" in read and key not in read and password not in read, read
     stack.run("events", "--thread", thread)
     stack.run("evidence", "show", added["id"])
     stack.get(f"{web}/threads/{thread}/events")

@@ -6,8 +6,10 @@ provider proxy (``proxy.py``) between a real HTTP client and a real upstream.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -86,6 +88,88 @@ def test_the_sandbox_keeps_other_processes_environment_signals_and_ports_out_of_
     assert "connected-allowed" in done.stdout and "connected-other" not in done.stdout
     if sandbox.abi() >= 6:
         assert "signalled" not in done.stdout
+
+
+_AS_NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "--"]
+_CAPS = "while read -r l; do case $l in Cap*) echo $l;; esac; done < /proc/self/status; "  # builtins: its own
+
+
+@needs_landlock
+@pytest.mark.parametrize(
+    "user",
+    [
+        "root",
+        pytest.param(
+            "nobody",
+            marks=pytest.mark.skipif(
+                os.getuid() != 0 or not shutil.which("setpriv") or not Path("/usr/bin/python3").exists(),
+                reason="starts the sandbox as another user: needs root, setpriv and /usr/bin/python3",
+            ),
+        ),
+    ],
+)
+def test_the_sandbox_reaches_its_proxy_and_nothing_else_and_holds_no_capability(
+    dirs: dict[str, Path], user: str
+) -> None:
+    # Given a listener on 127.0.0.2 at the proxy's port, and one on 127.0.0.1 at another port
+    # (Redis's, say), in this process's network
+    with (
+        socket.create_server(("127.0.0.2", 0)) as outside,
+        socket.create_server(("127.0.0.1", 0)) as local,
+    ):
+        port, other = outside.getsockname()[1], local.getsockname()[1]
+        outside.settimeout(0.5)
+        ours, theirs = socket.socketpair()
+        served: list[bytes] = []
+
+        def proxy() -> None:  # what ProviderProxy.adopt does: accept on the socket the sandbox made
+            _, fds, _, _ = socket.recv_fds(ours, 16, 1)
+            with socket.socket(fileno=fds[0]) as listener:
+                conn, _ = listener.accept()
+                with conn:
+                    served.append(conn.recv(100))
+                    conn.sendall(b"from the proxy\n")
+
+        threading.Thread(target=proxy, daemon=True).start()
+        # When a command in the sandbox, with its proxy at that port, tries each, and shows its
+        # capabilities (the test runs as root: without the sandbox they would all be held)
+        script = (
+            f"{_CAPS}(exec 3<>/dev/tcp/127.0.0.1/{port}; echo to-proxy >&3; cat <&3); "
+            f"(exec 3<>/dev/tcp/127.0.0.2/{port} && echo reached-127.0.0.2 && echo leak >&3) 2>&1; "
+            f"(exec 3<>/dev/tcp/127.0.0.1/{other} && echo reached-other) 2>&1; "
+            "echo done"
+        )
+        work, home, python = dirs["work"], dirs["home"], []
+        if user == "nobody":  # its work and home where another user may reach them
+            shared = Path(tempfile.mkdtemp(prefix="council-sandbox-"))
+            shared.chmod(0o755)
+            work, home, python = shared / "work", shared / "home", [*_AS_NOBODY, "/usr/bin/python3"]
+            for made in (work, home):
+                made.mkdir(mode=0o777)
+        prefix = sandbox.wrapper([str(work)], [str(home)], [port, other], proxy=(port, theirs.fileno()))
+        argv = [*(python or prefix[:1]), *prefix[1:], "--", "bash", "-c", script]
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": "/usr/bin:/bin"},
+            pass_fds=(theirs.fileno(),),
+        )
+        theirs.close()
+        if user == "nobody":
+            shutil.rmtree(work.parent)
+        with pytest.raises(TimeoutError):
+            outside.accept()
+    # Then it reached its proxy, and neither 127.0.0.2 at the same port nor another local port
+    assert "from the proxy" in done.stdout and served == [b"to-proxy\n"], (done.stdout, done.stderr)
+    assert "reached" not in done.stdout and done.stdout.rstrip().endswith("done"), done.stdout
+    for address in (f"127.0.0.2/{port}", f"127.0.0.1/{other}"):
+        assert f"/dev/tcp/{address}: Connection refused" in done.stdout, done.stdout
+    # And it held no capability: effective, permitted, bounding, inheritable, ambient all empty
+    caps = dict(line.split(":") for line in done.stdout.splitlines() if line.startswith("Cap"))
+    assert set(caps) == {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"}
+    assert {value.strip() for value in caps.values()} == {"0" * 16}, caps
 
 
 @needs_landlock

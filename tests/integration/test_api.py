@@ -23,8 +23,10 @@ from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
 from council.domain.results.events import Event
 from council.domain.source import from_text
+from council.errors import BadInput
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
+from council.services.dispatch import dispatch
 from council.services.evidence import show_evidence
 from council.services.threads import list_events
 from council.web.app import create_app
@@ -356,11 +358,30 @@ def test_a_dispatch_retried_with_its_idempotency_key_creates_nothing_new(
     assert again.json()["run_ids"] == first.json()["run_ids"]
     assert again.json()["replayed"] is True and first.json()["replayed"] is False
     assert client.get(f"/threads/{thread}/runs").json()["items"] == runs_before
-    # And the same key asking for something else is refused, writing nothing
-    other = client.post(f"/threads/{thread}/dispatch", json={"agents": ["codex"]}, headers=keyed)
-    assert other.status_code == 422, other.text
-    assert "another dispatch" in other.json()["detail"][0]["msg"]
+    # And the same key asking for something else — other agents, or the same with a budget
+    # (issue 44: the budget was not part of the key's request) — is refused, writing nothing
+    for changed in ({**asked, "budget_usd": 0.5}, {"agents": ["codex"]}):
+        other = client.post(f"/threads/{thread}/dispatch", json=changed, headers=keyed)
+        assert other.status_code == 422, other.text
+        assert "another dispatch" in other.json()["detail"][0]["msg"]
+        assert "budget or simulation mode" in other.json()["detail"][0]["msg"]
     assert client.get(f"/threads/{thread}/runs").json()["items"] == runs_before
+
+
+def test_a_key_retried_with_another_simulation_mode_is_refused(engine: Engine, recorder: Recorder) -> None:
+    # Given a dispatch made with a key, simulated because it was told to always simulate
+    ledger = Ledger.new(engine)
+    uow = UnitOfWork(engine)
+    first = dispatch(uow, recorder, ledger.thread_id, ["claude"], mode="independent", rounds=1, actor=ACTOR,
+                     key="sim-key-1", simulate="always")  # fmt: skip
+    # When the same key asks for the same agents under another simulation mode
+    with pytest.raises(BadInput, match="another dispatch"):
+        dispatch(uow, recorder, ledger.thread_id, ["claude"], mode="independent", rounds=1, actor=ACTOR,
+                 key="sim-key-1", simulate="auto")  # fmt: skip
+    # Then it is refused, and the same request still replays the first
+    again = dispatch(uow, recorder, ledger.thread_id, ["claude"], mode="independent", rounds=1, actor=ACTOR,
+                     key="sim-key-1", simulate="always")  # fmt: skip
+    assert again.replayed and again.dispatch_id == first.dispatch_id
 
 
 def test_a_dispatch_with_no_broker_is_503_and_writes_nothing(

@@ -77,8 +77,10 @@ def _run_row(engine: Engine, run_id: UUID) -> Any:
 
 
 def _apply(engine: Engine, run_id: UUID, document: dict[str, Any]) -> Applied:
-    with UnitOfWork(engine)() as tx:
-        return tx.outputs.apply(_run_row(engine, run_id), AgentOutput.model_validate(document), actor=ACTOR)
+    run = _run_row(engine, run_id)
+    with UnitOfWork(engine)() as tx:  # the writer holds the run: it fences it first, as a worker does
+        assert tx.runs.fence(run_id, run["attempt"]) is not None
+        return tx.outputs.apply(run, AgentOutput.model_validate(document), actor=ACTOR)
 
 
 def _row_counts(engine: Engine) -> dict[str, int]:

@@ -6,6 +6,7 @@ Real Postgres; the CLI in its own process; the API through its app."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -210,17 +211,25 @@ def test_a_claim_without_its_event_is_refused_by_the_database_as_the_app_role(en
     version = ledger.node("A proposition", cites=[ledger.evidence[0]])["version_id"]
     run_id = ledger.run("anthropic")
     insert = "INSERT INTO claims (id, run_id, node_version_id, claim_type) VALUES (:id, :run, :v, 'endorse')"
+    hold = text("SELECT council_hold_v1(:run, 1)")  # the transaction holds the run, as its recorder's does
     # When the application role inserts a claim with no claim.added event, the commit is refused
     with pytest.raises(DBAPIError) as refused, engine.begin() as conn:
+        conn.execute(hold, {"run": run_id})
         conn.execute(text(insert), {"id": uuid4(), "run": run_id, "v": version})
     assert "has no claim.added event" in str(refused.value)
     # And with its event in the same transaction (after it, as an output's events come) it lands
     claim_id = uuid4()
+    payload = {"run_id": str(run_id), "node_version_id": str(version), "claim_type": "endorse",
+               "confidence": 0.5, "citations": 0}  # fmt: skip
     with engine.begin() as conn:
+        conn.execute(hold, {"run": run_id})
         conn.execute(text(insert), {"id": claim_id, "run": run_id, "v": version})
         conn.execute(
-            text("INSERT INTO events (kind, subject_id, actor) VALUES ('claim.added', :s, 'test')"),
-            {"s": str(claim_id)},
+            text(
+                "INSERT INTO events (kind, subject_id, actor, payload) "
+                "VALUES ('claim.added', :s, 'test', CAST(:p AS jsonb))"
+            ),
+            {"s": str(claim_id), "p": json.dumps(payload)},
         )
     assert _count(engine, f"SELECT count(*) FROM claims WHERE id = '{claim_id}'") == 1
 

@@ -130,10 +130,13 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     # under 0013 no run is a control, so a null column of that name stands in while the 0013
     # evaluations are recorded, and is gone before the upgrade adds the real one. It also
     # names council_alternative_set_v1 (revision 0040) for rule sets with exclusive
-    # alternatives, which 0013 has none of: a stand-in (no rival) is there likewise.
+    # alternatives, which 0013 has none of: a stand-in (no rival) is there likewise; and a
+    # writer's fence marks the run it holds (revision 0041): a stand-in function.
     with owner.begin() as conn:
         conn.execute(text("ALTER TABLE agent_runs ADD COLUMN control_of uuid"))
         conn.execute(text(STAND_IN_SET))
+        stand_in = "CREATE FUNCTION council_hold_v1(uuid, int) RETURNS boolean LANGUAGE sql AS 'SELECT true'"
+        conn.execute(text(stand_in))
     # Given a hot node whose three evaluations were chained under 0013 (a root, two links)
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
@@ -146,6 +149,7 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     with owner.begin() as conn:
         conn.execute(text("ALTER TABLE agent_runs DROP COLUMN control_of"))
         conn.execute(text("DROP FUNCTION council_alternative_set_v1(uuid)"))
+        conn.execute(text("DROP FUNCTION council_hold_v1(uuid, integer)"))
     # When the ledger is migrated to 0014
     upgrade(owner_url)
     # Then every 0013 evaluation still replays exactly

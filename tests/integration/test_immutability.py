@@ -111,6 +111,13 @@ CONSOLIDATION_SQL = (
 )
 
 
+THREAD_CREATED = {
+    "title": "SQLite parity",
+    "rule_set_id": "council-default-v1",
+    "grouping_algorithm_id": "indep-v1",
+}
+
+
 def _sha(value: str) -> str:
     return hashlib.sha256(value.encode()).hexdigest()
 
@@ -138,7 +145,7 @@ def _build_ledger(conn: Connection) -> dict[str, Any]:
     )
     run_sql = (
         "INSERT INTO agent_runs (thread_id, dispatch_id, agent, model, provider, round, mode, status) "
-        "VALUES (:t, :d, :agent, :model, :provider, :round, 'deliberative', 'created')"
+        "VALUES (:t, :d, :agent, :model, :provider, :round, 'deliberative', 'running')"
     )
     for key, agent, model, provider, round_ in (
         ("run_a", "claude", "anthropic/claude", "anthropic", 1),
@@ -205,6 +212,8 @@ def _build_ledger(conn: Connection) -> dict[str, Any]:
         "INSERT INTO claims (run_id, node_version_id, claim_type, confidence, rationale) "
         "VALUES (:run, :v, :type, :confidence, 'as measured')"
     )
+    for run in ("run_a", "run_b"):  # a claim is taken only from a run its transaction holds (0041)
+        conn.execute(text("SELECT council_hold_v1(:run, 0)"), {"run": ids[run]})
     for key, run, claim_type, confidence in (
         ("claim_a", "run_a", "originate", 0.8),
         ("claim_b", "run_b", "endorse", 0.7),
@@ -278,16 +287,18 @@ def _build_ledger(conn: Connection) -> dict[str, Any]:
     )
     ids["event"] = _insert(
         conn,
-        "INSERT INTO events (thread_id, kind, subject_id, actor) "
-        "VALUES (:t, 'thread.created', CAST(:t AS text), 'lead')",
-        {"t": t},
+        "INSERT INTO events (thread_id, kind, subject_id, actor, payload) "
+        "VALUES (:t, 'thread.created', CAST(:t AS text), 'lead', CAST(:p AS jsonb))",
+        {"t": t, "p": json.dumps(THREAD_CREATED)},
     )
-    for key in ("claim_a", "claim_b"):  # every claim is written with its event (migration 0030)
+    for key, run in (("claim_a", "run_a"), ("claim_b", "run_b")):  # each with its event (0030, 0041)
+        payload = {"run_id": str(ids[run]), "node_version_id": str(ids["v1"]), "claim_type": "endorse",
+                   "confidence": 0.7, "citations": 0}  # fmt: skip
         _insert(
             conn,
-            "INSERT INTO events (thread_id, kind, subject_id, actor) "
-            "VALUES (:t, 'claim.added', CAST(:c AS text), 'lead')",
-            {"t": t, "c": ids[key]},
+            "INSERT INTO events (thread_id, kind, subject_id, actor, payload) "
+            "VALUES (:t, 'claim.added', CAST(:c AS text), 'lead', CAST(:p AS jsonb))",
+            {"t": t, "c": ids[key], "p": json.dumps(payload)},
         )
     return ids
 
@@ -388,7 +399,7 @@ def test_guarded_table_refuses_delete_and_truncate(
 
 
 def test_agent_run_operational_columns_can_be_updated(engine: Engine, fresh_ledger: dict[str, Any]) -> None:
-    # Given a created run
+    # Given a run
     run = fresh_ledger["run_a"]
     # When a worker claims it: status, lease and attempt change
     with unit_of_work(engine) as conn:
@@ -725,8 +736,9 @@ def test_an_event_records_its_transaction_and_its_commit_notifies_nobody(
         with unit_of_work(engine) as conn:
             event_id = _insert(
                 conn,
-                "INSERT INTO events (thread_id, kind, actor) VALUES (:t, 'claim.added', 'tester')",
-                {"t": fresh_ledger["thread"]},
+                "INSERT INTO events (thread_id, kind, actor, payload) "
+                "VALUES (:t, 'thread.created', 'tester', CAST(:p AS jsonb))",
+                {"t": fresh_ledger["thread"], "p": json.dumps(THREAD_CREATED)},
             )
             writer = conn.execute(text("SELECT CAST(pg_current_xact_id() AS text)")).scalar_one()
         # Then the row holds the id of the transaction that inserted it
@@ -749,7 +761,7 @@ def test_event_log_keeps_every_row_of_a_large_append(engine: Engine, fresh_ledge
         conn.execute(
             text(
                 "INSERT INTO events (thread_id, kind, actor, payload) "
-                "SELECT :t, 'bulk.appended', 'tester', jsonb_build_object('n', g) "
+                "SELECT :t, 'rule_set.pinned', 'tester', jsonb_build_object('n', g) "
                 "FROM generate_series(1, :n) AS g"
             ),
             {"t": fresh_ledger["thread"], "n": n},
@@ -759,7 +771,7 @@ def test_event_log_keeps_every_row_of_a_large_append(engine: Engine, fresh_ledge
         count, distinct, total = conn.execute(
             text(
                 "SELECT count(*), count(DISTINCT payload ->> 'n'), sum((payload ->> 'n')::bigint) "
-                "FROM events WHERE kind = 'bulk.appended'"
+                "FROM events WHERE kind = 'rule_set.pinned' AND actor = 'tester'"
             )
         ).one()
     assert (count, distinct, total) == (n, n, n * (n + 1) // 2)

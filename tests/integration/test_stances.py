@@ -55,7 +55,7 @@ def test_each_class_is_recognised_from_a_hand_built_ledger(engine: Engine, uow: 
                       agents=["alpha"], rounds=2, controls=True)  # fmt: skip
         control = insert(engine, "agent_runs", thread_id=ledger.thread_id, dispatch_id=made["id"],
                          agent="alpha", model="anthropic/model", provider="anthropic", round=2,
-                         mode="deliberative", status="succeeded", control_of=run_id)  # fmt: skip
+                         mode="deliberative", status="running", control_of=run_id)  # fmt: skip
         return UUID(str(control["id"]))
 
     def others(node: UUID, kind: str) -> tuple[UUID, ...]:

@@ -319,6 +319,8 @@ def test_runs_show_lineage_mode_status_and_request_hash(engine: Engine) -> None:
     parent = ledger.run("anthropic", agent="claude")
     child = ledger.run("anthropic", agent="claude-2", parent_run_id=parent, exposed_to=[parent], round_no=2)
     ledger.claim(child, version)
+    ledger.close(parent)
+    ledger.close(child)
     worker, _, request_sha = worker_run(ledger, "openai", mode="independent")
     failed, attempt, _ = worker_run(ledger, "zhipu")
     fail_run(ledger, failed, attempt)

@@ -287,6 +287,20 @@ def test_a_secret_shaped_key_or_value_is_refused_pointing_at_api_key_env(
 
 
 @pytest.mark.parametrize(
+    "model",
+    ["sk-live-0123456789abcdef", "openai/sk-live-0123456789abcdef", "openrouter/x/sk-ant-0123456789abcdefgh",
+     "hosted_vllm/m:ghp_0123456789abcdefghij"],
+)  # fmt: skip
+def test_a_model_shaped_like_a_key_is_refused_wherever_the_key_stands(
+    env: pytest.MonkeyPatch, tmp_path: Path, model: str
+) -> None:
+    """Issue 44: ``model = "openai/sk-…"`` was accepted (only a whole value was compared)."""
+    reason = refusal(tmp_path, f'[profiles.leaky]\nmodel = "{model}"\n')
+    assert "model looks like a key" in reason and "api_key_env" in reason
+    assert "0123456789" not in reason
+
+
+@pytest.mark.parametrize(
     ("line", "expected"),
     [
         ('api_base = "https://user:pw@llm.example/v1"\napi_key_env = ""', "api_base carries a credential"),

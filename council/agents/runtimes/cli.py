@@ -29,7 +29,7 @@ from council.agents.runtimes.process import run_guarded
 from council.agents.runtimes.proxy import BadUpstream
 from council.agents.runtimes.registry import cli_driver
 from council.agents.runtimes.trace import Trace, cut, opened
-from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir
+from council.agents.runtimes.workdir import EvidenceFile, EvidenceMismatch, attempt_dir, login_tokens
 from council.domain.agent_output import output_json_schema
 from council.domain.profile import Profile
 from council.domain.requests import CliSettings, StoredRequest
@@ -136,7 +136,11 @@ def _run(
     login = not profile.api_key_env and not profile.api_base
     executable = installed.executable(runtime)
     confined = confinement.mode()
-    with attempt_dir(files, contents) as attempt, confinement.proxy_for(profile, key, login) as proxy:
+    with (
+        attempt_dir(files, contents) as attempt,
+        confinement.proxy_for(profile, key, login) as proxy,
+        confinement.handoff(confined, proxy) as channel,
+    ):
         api_base = proxy.base_url if proxy is not None else profile.api_base
         base = council_settings.child_environment(PASSED_ENV)
         launch = driver.launch(
@@ -152,7 +156,9 @@ def _run(
             login=login,
         )
         argv, env, watch = launch.argv, {**base, **launch.env}, launch.watch
-        argv, env["TMPDIR"], trace.sandbox = confinement.wrap(confined, argv, attempt, executable, proxy)
+        logins = login_tokens(attempt.home) if login else set()
+        wrapped = confinement.wrap(confined, argv, attempt, executable, proxy, channel)
+        argv, env["TMPDIR"], trace.sandbox = wrapped
         finished = run_guarded(
             argv,
             cwd=attempt.work,
@@ -161,8 +167,10 @@ def _run(
             stdout=attempt.out / "events.jsonl",
             stderr=attempt.out / "stderr.txt",
             watch=confinement.watching(watch, proxy),
+            pass_fds=[channel.fileno()] if channel is not None else [],
         )
-        hidden = (key, proxy.cli_key if proxy is not None else "")
+        # the key, the attempt's dummy key and a CLI's own login tokens (as copied, as refreshed)
+        hidden = (key, proxy.cli_key if proxy is not None else "", *logins, *login_tokens(attempt.home))
         stdout = _redacted((attempt.out / "events.jsonl").read_text("utf-8", "replace"), *hidden)
         stderr = _redacted((attempt.out / "stderr.txt").read_text("utf-8", "replace"), *hidden)
         trace.exit_status, trace.stopped = finished.exit_code, finished.stopped

@@ -7,10 +7,13 @@ Two parts, put together for each attempt by ``cli``:
   dummy key. A CLI on its own login (a profile with neither ``api_base`` nor
   key variable) talks to its provider directly with the copied login file.
 - ``wrap``: the command run under Council's Landlock sandbox (``sandbox.py``):
-  reads limited to the attempt's working directory, its home, the CLIs' install
-  folder, Node's and a minimal system set; writes to its home and output
-  folder; TCP only to its proxy's port (to port 443 for a CLI on its own
-  login); no Unix socket of its own making (seccomp).
+  a network namespace of its own whose one reachable address is its proxy (the
+  sandbox's listening socket, handed to the proxy over ``handoff``'s channel); no
+  capability, even under a worker running as root; reads limited to the attempt's
+  working directory, its home, the CLIs' install folder, Node's and a minimal system
+  set; writes to its home and output folder; TCP only to its proxy's port (to port
+  443 for a CLI on its own login, which keeps the machine's network); no Unix socket
+  of its own making (seccomp).
   ``COUNCIL_AGENT_SANDBOX=off`` runs it without, logged as a warning on every
   attempt and recorded in its request and trace.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import shutil
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -74,10 +78,30 @@ def proxy_for(profile: Profile, key: str, login: bool) -> Iterator[ProviderProxy
         yield proxy
 
 
+@contextlib.contextmanager
+def handoff(chosen: str, proxy: ProviderProxy | None) -> Iterator[socket.socket | None]:
+    """The Unix socket over which the sandbox hands the proxy the listening socket it made
+    in the CLI's own network namespace (None: the CLI keeps the machine's network — the
+    sandbox is off, or the CLI talks to its provider on its own login)."""
+    if chosen == "off" or proxy is None:
+        yield None
+        return
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        proxy.adopt(ours)
+        yield theirs
+
+
 def wrap(
-    chosen: str, argv: Sequence[str], attempt: Attempt, executable: Path, proxy: ProviderProxy | None
+    chosen: str,
+    argv: Sequence[str],
+    attempt: Attempt,
+    executable: Path,
+    proxy: ProviderProxy | None,
+    channel: socket.socket | None = None,
 ) -> tuple[list[str], str, str]:
-    """(the command to run, its TMPDIR, what the trace records of the sandbox)."""
+    """(the command to run, its TMPDIR, what the trace records of the sandbox); ``channel``:
+    :func:`handoff`'s, inherited by the command."""
     tmp = attempt.home / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     if chosen == "off":
@@ -93,12 +117,17 @@ def wrap(
     writes = [str(attempt.home), str(attempt.out)]
     # a CLI on its own login reaches its provider over HTTPS itself: port 443, nothing local
     connect = [proxy.port] if proxy is not None else [443]
-    prefix = sandbox.wrapper(reads, writes, connect)
-    network = f"TCP only to its proxy (port {proxy.port})" if proxy is not None else "TCP to port 443 only"
+    own = (proxy.port, channel.fileno()) if proxy is not None and channel is not None else None
+    prefix = sandbox.wrapper(reads, writes, connect, proxy=own)
+    network = (
+        f"a network of its own: only its proxy (127.0.0.1:{proxy.port})"
+        if own is not None and proxy is not None
+        else "TCP to port 443 only"
+    )
     described = (
-        f"landlock ABI {sandbox.abi()} and seccomp: reads its working directory, home, the CLI and Node "
-        f"installs and a minimal system set; writes its home and output folder; {network}; no Unix "
-        "sockets; no signals or ptrace outside"
+        f"landlock ABI {sandbox.abi()} and seccomp: {network}; no capabilities; reads its working "
+        "directory, home, the CLI and Node installs and a minimal system set; writes its home and output "
+        "folder; no Unix sockets; no signals or ptrace outside"
     )
     return [*prefix, "--", *argv], str(tmp), described
 

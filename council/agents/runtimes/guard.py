@@ -1,11 +1,12 @@
 """The guard an agent CLI runs under (run as a script: ``python -I guard.py -- CMD …``).
 
 It is started as the leader of a new session and process group, runs CMD in
-that group with stdin from /dev/null, and kills the whole group the moment
-its lifeline — its own stdin, a pipe whose only writer is the process that
-started it — reaches end of file: the parent ended, however it ended, even by
-SIGKILL. SIGTERM and SIGHUP kill the group too. Its exit status is CMD's
-(128 + n for a signal). Standard library only, so it starts in milliseconds.
+that group with stdin from /dev/null (and the file descriptors ``--pass-fd``
+names), and kills the whole group the moment its lifeline — its own stdin, a
+pipe whose only writer is the process that started it — reaches end of file:
+the parent ended, however it ended, even by SIGKILL. SIGTERM and SIGHUP kill
+the group too. Its exit status is CMD's (128 + n for a signal). Standard
+library only, so it starts in milliseconds.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ def _kill_group(*_: Any) -> None:
 
 def main(argv: list[str]) -> int:
     if "--" not in argv or argv.index("--") == len(argv) - 1:
-        print("usage: guard.py -- COMMAND [ARG ...]", file=sys.stderr)
+        print("usage: guard.py [--pass-fd FD]... -- COMMAND [ARG ...]", file=sys.stderr)
         return 2
     command = argv[argv.index("--") + 1 :]
+    options = argv[: argv.index("--")]
+    passed = [int(fd) for flag, fd in zip(options[::2], options[1::2], strict=True) if flag == "--pass-fd"]
     signal.signal(signal.SIGTERM, _kill_group)
     signal.signal(signal.SIGHUP, _kill_group)
 
@@ -36,10 +39,12 @@ def main(argv: list[str]) -> int:
         _kill_group()
 
     try:
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, pass_fds=passed)
     except OSError as exc:
         print(f"guard: cannot start {command[0]}: {exc}", file=sys.stderr)
         return 127
+    for fd in passed:  # the command holds it now
+        os.close(fd)
     threading.Thread(target=lifeline, daemon=True).start()
     code = child.wait()
     return code if code >= 0 else 128 - code

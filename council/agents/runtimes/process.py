@@ -42,18 +42,22 @@ def run_guarded(
     stderr: Path,
     watch: Callable[[], str | None] | None = None,
     started: Callable[[int], None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> Finished:
-    """Run ``argv`` to its end or until ``deadline_s`` passes or ``watch`` names a reason."""
+    """Run ``argv`` to its end or until ``deadline_s`` passes or ``watch`` names a reason;
+    ``pass_fds``: descriptors the command inherits (the sandbox's channel to the proxy)."""
     begin = time.monotonic()
+    passed = [arg for fd in pass_fds for arg in ("--pass-fd", str(fd))]
     with stdout.open("wb") as out, stderr.open("wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-I", str(GUARD), "--", *argv],
+            [sys.executable, "-I", str(GUARD), *passed, "--", *argv],
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.PIPE,
             stdout=out,
             stderr=err,
             start_new_session=True,
+            pass_fds=tuple(pass_fds),
         )
     try:
         if started is not None:

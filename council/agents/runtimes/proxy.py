@@ -4,7 +4,10 @@
         ...  # the CLI gets ANTHROPIC_BASE_URL=proxy.base_url and a dummy key
 
 One per attempt: a small threaded HTTP server on 127.0.0.1 at an ephemeral
-port, living as long as the attempt. It forwards only the provider's own
+port, living as long as the attempt. Under Council's sandbox the CLI has a network
+namespace of its own, where the sandbox listens on 127.0.0.1 at the same port and hands
+that listening socket over (:meth:`ProviderProxy.adopt`): the proxy accepts the CLI's
+connections there and reaches the provider from the worker's own network. It forwards only the provider's own
 routes (``ROUTES``: the Responses call for the Codex CLI; the Messages call,
 its token count and the ``HEAD`` connectivity check for Claude Code) to the
 real base URL, with the CLI's own credential headers replaced by the real
@@ -19,9 +22,11 @@ environment holds a dummy one.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import secrets
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -92,11 +97,45 @@ class ProviderProxy:
         self.port = int(self._server.server_address[1])
         self.base_url = f"http://127.0.0.1:{self.port}{self.prefix}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="council-proxy", daemon=True)
+        self._adopted: list[socket.socket] = []
+        self._closed = False
 
     def start(self) -> None:
         self._thread.start()
 
+    def adopt(self, channel: socket.socket) -> None:
+        """Serve, too, the listening socket the sandbox sends over ``channel`` (made in the
+        CLI's own network namespace), from a thread of its own until the proxy closes."""
+        name = "council-proxy-ns"
+        threading.Thread(target=self._serve_adopted, args=(channel,), name=name, daemon=True).start()
+
+    def _serve_adopted(self, channel: socket.socket) -> None:
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 16, 1)
+        except OSError:
+            return  # the attempt ended before the sandbox sent one
+        if not fds:
+            return
+        listener = socket.socket(fileno=fds[0])
+        with self._lock:
+            if self._closed:
+                listener.close()
+                return
+            self._adopted.append(listener)
+        while True:
+            try:
+                conn, address = listener.accept()
+            except OSError:
+                return  # closed with the proxy
+            self._server.process_request(conn, address)  # a thread per connection, as its own
+
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for listener in self._adopted:
+                with contextlib.suppress(OSError):
+                    listener.shutdown(socket.SHUT_RDWR)
+                listener.close()
         self._server.shutdown()
         self._server.server_close()
         self._client.close()

@@ -1,11 +1,23 @@
-"""The sandbox an agent CLI runs in (docs/operations/security.md): Landlock, applied by a tiny exec wrapper.
+"""The sandbox an agent CLI runs in (docs/operations/security.md): its own network, no
+capability, Landlock and seccomp, applied by a tiny exec wrapper.
 
-    python -I sandbox.py [--read PATH]... [--write PATH]... [--connect PORT]... -- CMD [ARG ...]
+    python -I sandbox.py [--read PATH]... [--write PATH]... [--connect PORT]...
+                         [--proxy PORT --channel FD] -- CMD [ARG ...]
     python -m council.agents.runtimes.sandbox ... -- CMD [ARG ...]      (the same)
 
-The wrapper sets ``no_new_privs``, restricts itself with a Landlock ruleset and
-``exec``s CMD, which inherits the restriction with all its children; it cannot
-be lifted. Under it a process may
+With ``--proxy`` the wrapper first moves into a network namespace of its own (and, run
+by a user other than root, a user namespace that maps only that user), whose one
+interface is its own loopback, brings it up and listens there on 127.0.0.1:PORT; it
+hands that listening socket to the worker over the Unix socket ``FD``, and the
+worker's provider proxy serves it (``proxy.py``: a socket stays in the namespace it
+was made in, so the proxy accepts the CLI's connections there and reaches the provider
+from its own). So the CLI reaches its proxy and nothing else, by host and port: no
+other address, local (127.0.0.2, Redis, Postgres) or remote, is in its namespace.
+Then it drops every capability — the bounding and ambient sets emptied, the permitted,
+effective and inheritable ones cleared — so a CLI started by a worker running as root
+holds none (``CapEff`` 0; no raw sockets, no netlink); sets ``no_new_privs``,
+restricts itself with a Landlock ruleset and a seccomp filter and ``exec``s CMD, which inherits all of it
+with its children; none of it can be lifted. Under it a process may
 
 - read (and execute) only the ``--read`` paths and a minimal system set
   (``/usr``, ``/lib*``, ``/bin``, ``/sbin``, a few files of ``/etc``, the
@@ -20,17 +32,21 @@ be lifted. Under it a process may
 - not create a Unix socket (a seccomp filter: Landlock does not govern
   connecting to one by its path, such as a database's), nor use io_uring.
 
-It does not hide what every process may see: ``uname``, the process list's
-ids, UDP (DNS). Standard library only (``ctypes`` syscalls), so it starts in
-milliseconds. ``COUNCIL_AGENT_SANDBOX=off`` (read by the caller, never here)
-runs a CLI without it.
+It does not hide what every process may see: ``uname``, the process list's ids.
+Without ``--proxy`` (a CLI on its own login, which talks to its provider itself) it
+keeps the machine's network, limited to the ``--connect`` ports, UDP (DNS) included.
+Standard library only (``ctypes`` syscalls), so it starts in milliseconds.
+``COUNCIL_AGENT_SANDBOX=off`` (read by the caller, never here) runs a CLI without it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import platform
+import socket
+import struct
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +59,10 @@ _RULESET_VERSION = 1  # LANDLOCK_CREATE_RULESET_VERSION
 _RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
+_CAPSET, _CAP_VERSION_3 = {"x86_64": 126, "aarch64": 91}, 0x20080522
 
 EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 _ALL_FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
@@ -239,8 +259,56 @@ def _allow_path(libc: ctypes.CDLL, ruleset: int, path: str, access: int) -> None
         os.close(target)
 
 
-def wrapper(read: Sequence[str], write: Sequence[str], connect: Sequence[int]) -> list[str]:
-    """The argv prefix that runs a command under this sandbox (append ``--`` and the command)."""
+def own_network(proxy_port: int, channel: int) -> None:
+    """Move into a network namespace of its own with only its loopback, up; listen there on
+    127.0.0.1:``proxy_port`` and hand the listening socket to the worker over ``channel``."""
+    libc = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(_CLONE_NEWNET if uid == 0 else _CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+        raise SandboxError(
+            f"unshare (a network namespace of its own): {os.strerror(ctypes.get_errno())}"
+            + ("" if uid == 0 else " (unprivileged user namespaces may be disabled on this machine)")
+        )
+    if uid != 0:  # map only this user, as itself
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            Path(f"/proc/self/{name}").write_text(text)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as control:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(control, _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(control, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | _IFF_UP))
+    listener = socket.create_server(("127.0.0.1", proxy_port), backlog=64)
+    with listener, socket.socket(fileno=channel) as handoff:
+        socket.send_fds(handoff, [b"L"], [listener.fileno()])
+
+
+def no_capabilities() -> None:
+    """Drop every capability for good: the bounding set (so an exec as root regains none)
+    and the ambient set emptied, then the permitted, effective and inheritable sets cleared."""
+    libc = _libc()
+    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for cap in range(last + 1):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:  # EINVAL: unknown
+            raise SandboxError(f"prctl(PR_CAPBSET_DROP, {cap}): {os.strerror(ctypes.get_errno())}")
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    number = _CAPSET.get(platform.machine())
+    if number is None:
+        raise SandboxError(f"no capset syscall number for {platform.machine()}")
+    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # two (effective, permitted, inheritable) words, all zero
+    libc.syscall.restype = ctypes.c_long
+    if libc.syscall(ctypes.c_long(number), ctypes.byref(header), ctypes.byref(data)) != 0:
+        raise SandboxError(f"capset: {os.strerror(ctypes.get_errno())}")
+
+
+def wrapper(
+    read: Sequence[str], write: Sequence[str], connect: Sequence[int], *, proxy: tuple[int, int] | None = None
+) -> list[str]:
+    """The argv prefix that runs a command under this sandbox (append ``--`` and the command);
+    ``proxy``: (its port, the fd of the Unix socket the listening socket goes back over)."""
     argv = [sys.executable, "-I", str(Path(__file__).resolve())]
     for path in read:
         argv += ["--read", str(path)]
@@ -248,18 +316,28 @@ def wrapper(read: Sequence[str], write: Sequence[str], connect: Sequence[int]) -
         argv += ["--write", str(path)]
     for port in connect:
         argv += ["--connect", str(port)]
+    if proxy is not None:
+        argv += ["--proxy", str(proxy[0]), "--channel", str(proxy[1])]
     return argv
 
 
 def main(argv: list[str]) -> int:
     if "--" not in argv or argv.index("--") == len(argv) - 1:
         print(
-            "usage: sandbox.py [--read P] [--write P] [--connect PORT] -- COMMAND [ARG ...]", file=sys.stderr
+            "usage: sandbox.py [--read P] [--write P] [--connect PORT] [--proxy PORT --channel FD] "
+            "-- COMMAND [ARG ...]",
+            file=sys.stderr,
         )
         return 2
     split = argv.index("--")
     options, command = argv[:split], argv[split + 1 :]
-    given: dict[str, list[str]] = {"--read": [], "--write": [], "--connect": []}
+    given: dict[str, list[str]] = {
+        "--read": [],
+        "--write": [],
+        "--connect": [],
+        "--proxy": [],
+        "--channel": [],
+    }
     while options:
         flag = options.pop(0)
         if flag not in given or not options:
@@ -267,8 +345,11 @@ def main(argv: list[str]) -> int:
             return 2
         given[flag].append(options.pop(0))
     try:
+        if given["--proxy"]:
+            own_network(int(given["--proxy"][0]), int(given["--channel"][0]))
+        no_capabilities()
         restrict(given["--read"], given["--write"], [int(p) for p in given["--connect"]])
-    except (SandboxError, ValueError) as exc:
+    except (SandboxError, ValueError, OSError, IndexError) as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 126
     try:

@@ -19,6 +19,7 @@ nothing else of the user's configuration.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import stat
 import tempfile
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from council.domain.canonical import sha256_text
+from council.domain.secrets import is_secret_name
 from council.settings import settings
 
 ROOT_ENV = "COUNCIL_AGENT_WORK_DIR"
@@ -85,6 +87,42 @@ def attempt_dir(files: Sequence[EvidenceFile], contents: Mapping[str, str]) -> I
     finally:
         _writable(root)
         shutil.rmtree(root, ignore_errors=True)
+
+
+LOGIN_FILES = (".codex/auth.json", ".claude/.credentials.json")  # where copy_login puts them, under HOME
+
+
+def login_tokens(home: Path) -> set[str]:
+    """The tokens of the login files copied into an attempt's home (and whatever the CLI
+    refreshed them to): every string under a secret-named key (``access_token``,
+    ``refreshToken``, ``OPENAI_API_KEY``), so its output is redacted of them."""
+    found: set[str] = set()
+    for name in LOGIN_FILES:
+        try:
+            document = json.loads((home / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        found |= _secret_strings(document, secret=False)
+    return found
+
+
+def _secret_strings(value: object, *, secret: bool) -> set[str]:
+    if isinstance(value, str):
+        return {value} if secret and value.strip() else set()
+    if isinstance(value, dict):
+        return {
+            s
+            for key, item in value.items()
+            for s in _secret_strings(item, secret=secret or _secret_key(str(key)))
+        }
+    if isinstance(value, list):
+        return {s for item in value for s in _secret_strings(item, secret=secret)}
+    return set()
+
+
+def _secret_key(key: str) -> bool:
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", key) if key != key.upper() else key
+    return is_secret_name(snake)
 
 
 def copy_login(source: Path, target: Path) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
+from pydantic import Field
+
 from council.domain.results.base import Document, Result, Row
 from council.domain.results.consolidation import GroupShape
 
@@ -49,18 +51,31 @@ class FormationStep(Result):
     run_agents: dict[str, str]  # the agent of each run in the groups
 
 
+class SkippedEvent(Result):
+    """An event a reader of the log passed over: its payload does not fit its kind
+    (written before the database checked it, council/domain/event_shapes.py)."""
+
+    event_id: int
+    kind: str
+    reason: str
+
+
 class Formation(Result):
-    """How groups formed on a thread's node versions, claim by claim."""
+    """How groups formed on a thread's node versions, claim by claim; ``skipped``: the
+    malformed claim events left out."""
 
     thread_id: UUID
     steps: list[FormationStep]
+    skipped: list[SkippedEvent] = Field(default_factory=list)
 
 
 class Watched(Result):
     """What `council watch` saw: the events, and at each claim the groups of its
-    node as they were then (``steps``); ``groups`` is the last of them per version."""
+    node as they were then (``steps``); ``groups`` is the last of them per version;
+    ``skipped``: the malformed claim events it passed over."""
 
     thread_id: UUID
     events: list[Event]
     steps: list[FormationStep]
     groups: dict[str, list[GroupShape]]
+    skipped: list[SkippedEvent] = Field(default_factory=list)

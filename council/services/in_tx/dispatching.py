@@ -50,6 +50,7 @@ def create_in(
     key: str | None = None,
     dispatch_budget: Decimal | None = None,
     controls: bool = False,
+    simulation: str = "auto",
 ) -> Made:
     proposal_id = tx.resolve("retraction proposal", proposal) if proposal is not None else None
     # The first round opens with the dispatch: its shared briefing is the thread as it stands in
@@ -77,6 +78,8 @@ def create_in(
         reviewers=reviewers,
         key=key,
         controls=controls,
+        budget_usd=dispatch_budget,
+        simulation=simulation,
     )
     replayed = already and key is not None
     if not already:

@@ -209,8 +209,8 @@ function onEvent(event, { past = false } = {}) {
 
   const kind = event.kind;
   if (kind.startsWith("run.") || kind.startsWith("dispatch.")) schedule("runs", refreshRuns);
-  if (kind === "claim.added") {
-    const version = event.payload.node_version_id;
+  const version = event.payload?.node_version_id;
+  if (kind === "claim.added" && typeof version === "string") {
     schedule(`groups:${version}`, () => refreshGroups(version));
   }
   if (kind === "claim.added" || kind === "run.output_applied") schedule("stances", refreshStances);

@@ -26,13 +26,15 @@ const formation = {
   details: new Map(), // version id -> its run detail box (kept across redraws)
   clusters: new Map(), // version id -> Map(run id -> { index, size, count })
   selected: new Map(), // version id -> selected run id
+  skipped: [], // malformed claim events the formation left out (each named, with the reason)
   width: 0,
 };
 
 async function refreshFormation() {
   const threadId = state.thread;
-  const { steps } = await getJSON(`/threads/${threadId}/formation`);
+  const { steps, skipped = [] } = await getJSON(`/threads/${threadId}/formation`);
   if (threadId !== state.thread) return;
+  formation.skipped = skipped;
   formation.byVersion = new Map();
   for (const step of steps) {
     if (!formation.byVersion.has(step.node_version_id)) formation.byVersion.set(step.node_version_id, []);
@@ -65,7 +67,13 @@ function renderFormation() {
   // a redraw (a claim arrived) keeps the run that had the keyboard focus focused
   const focused = document.activeElement?.closest?.(".formation .run-vertex");
   const refocus = focused && [focused.closest(".formation").dataset.versionId, focused.dataset.runId];
-  $("formation").replaceChildren(...(sections.length ? sections : [el("p", { class: "empty" }, "no claims yet")]));
+  const skipped = formation.skipped.map((e) =>
+    el("p", { class: "meta formation-skipped" }, `#${e.event_id} skipped: a malformed ${e.kind} event (${e.reason})`),
+  );
+  $("formation").replaceChildren(
+    ...(sections.length ? sections : [el("p", { class: "empty" }, "no claims yet")]),
+    ...skipped,
+  );
   fitLabels($("formation"));
   for (const [versionId, runId] of formation.selected) highlight(versionId, runId);
   if (refocus) vertexOf(...refocus)?.focus();
