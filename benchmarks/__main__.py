@@ -33,6 +33,7 @@ BENCHMARKS = {
     "peer": "benchmarks.peer",
     "model-call": "benchmarks.model_call",
     "statements": "benchmarks.statements",
+    "dead-agent": "benchmarks.dead_agent",
 }
 
 

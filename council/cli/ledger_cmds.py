@@ -58,7 +58,9 @@ def cost_line(cost: Mapping[str, object]) -> str:
         f"{cost['prompt_tokens']} prompt + {cost['completion_tokens']} completion tokens"
     )
     if cost["runs_unpriced"]:
-        line += f"; {cost['runs_unpriced']} run(s) unpriced (no price for the model: cost unknown)"
+        reasons = cost.get("unpriced_reasons")
+        why = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) and reasons else "no price"
+        line += f"; {cost['runs_unpriced']} run(s) unpriced ({why}: cost unknown)"
     return line
 
 

@@ -178,7 +178,8 @@ def _print_waited(data: dict[str, Any]) -> None:
         console.print(
             f"cost: ${cost['usd']:.4f}, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
             "completion tokens"
-            + (f"; {cost['unpriced']} run(s) unpriced (cost unknown)" if cost.get("unpriced") else ""),
+            + (f"; {cost['unpriced']} run(s) unpriced (cost unknown)" if cost.get("unpriced") else "")
+            + (f"; ${data['reservation']['usd']:.4f} reserved" if data.get("reservation") else ""),
             highlight=False,
         )
 

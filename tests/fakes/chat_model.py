@@ -50,10 +50,17 @@ def local_profiles(path: Path, base_url: str, *names: str) -> Path:
 
 @contextmanager
 def chat_model(
-    vote: str | None = None, *, cites_unread: bool = False, endorse: bool = False, latency_s: float = 0.0
+    vote: str | None = None,
+    *,
+    cites_unread: bool = False,
+    endorse: bool = False,
+    latency_s: float = 0.0,
+    counted: bool = False,
 ) -> Iterator[tuple[str, Recorder]]:
     """Serve the reading model on 127.0.0.1; yields (base_url ending in /v1, recorder).
-    ``latency_s``: each answer waits that long first (a model's latency, spent sleeping)."""
+    ``latency_s``: each answer waits that long first (a model's latency, spent sleeping).
+    ``counted``: each answer reports the tokens a provider would bill, counted by tiktoken
+    (the request's messages and tools, the answer's text), instead of a fixed 11 and 7."""
     recorder = Recorder()
 
     class Handler(SseHandler):
@@ -79,10 +86,16 @@ def chat_model(
                     tools_offered=bool(body.get("tools")) and not cites_unread,
                 )
                 if reply.reads:
-                    self.send_json(200, _tool_round(model, reply.reads))
+                    done = _tool_round(model, reply.reads)
+                    if counted:
+                        done["usage"] = _counted(model, body, json.dumps(done["choices"][0]["message"]))
+                    self.send_json(200, done)
                     return
                 text = _final(model, reply.text, messages, cites_unread=cites_unread, endorse=endorse)
-            self.send_json(200, _completion(model, text))
+            answered = _completion(model, text)
+            if counted:
+                answered["usage"] = _counted(model, body, text)
+            self.send_json(200, answered)
 
     with serving(Handler, "chat-model") as url:
         yield f"{url}/v1", recorder
@@ -121,6 +134,16 @@ def messages_model(*, cites_unread: bool = False, endorse: bool = False) -> Iter
 
     with serving(Handler, "messages-model") as url:
         yield url, recorder
+
+
+def _counted(model: str, body: dict[str, Any], answer: str) -> dict[str, int]:
+    """The usage a provider would report: the request's tokens and the answer's, by tiktoken
+    (as litellm counts them for an OpenAI model)."""
+    import litellm
+
+    prompt = litellm.token_counter(model=model, messages=body.get("messages") or [], tools=body.get("tools"))
+    completion = litellm.token_counter(model=model, text=answer)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def _final(model: str, text: str, messages: list[Any], *, cites_unread: bool, endorse: bool) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
+from pydantic import Field
+
 from council.domain.results.base import Result, Row
 from council.domain.results.budgets import BudgetState
 
@@ -49,14 +51,16 @@ class ThreadCounts(Result):
 
 class ThreadCost(Result):
     """What a thread's runs cost: ``usd`` summed over the priced runs; tokens summed over
-    every run that reported them; ``runs_unpriced`` counts runs that used a model without a
-    price (their cost is unknown, not 0)."""
+    every run that reported them; ``runs_unpriced`` counts runs a call of which could not be
+    priced (their cost is unknown, not 0), and ``unpriced_reasons`` says why, once each
+    (``no price for MODEL in litellm's price map``)."""
 
     usd: float
     prompt_tokens: int
     completion_tokens: int
     runs_priced: int
     runs_unpriced: int
+    unpriced_reasons: list[str] = Field(default_factory=list)
 
 
 class ThreadShown(Thread):

@@ -245,13 +245,14 @@ async function refreshThread() {
   $("thread-cost").textContent = costLine(thread.cost);
 }
 
-// A thread's cost totals as inert text; unpriced runs (no price for the model) make the USD a lower bound.
+// A thread's cost totals as inert text; unpriced runs (a model without a price, named) make the USD a lower bound.
 function costLine(cost) {
   if (!cost) return "";
   const usd = Number(cost.usd).toFixed(4);
   const line = `cost: $${usd} over ${cost.runs_priced} priced run(s); ` +
     `${cost.prompt_tokens} prompt + ${cost.completion_tokens} completion tokens`;
-  return cost.runs_unpriced ? `${line}; ${cost.runs_unpriced} run(s) unpriced (cost unknown)` : line;
+  const why = (cost.unpriced_reasons || []).join("; ") || "no price";
+  return cost.runs_unpriced ? `${line}; ${cost.runs_unpriced} run(s) unpriced (${why}: cost unknown)` : line;
 }
 
 // --------------------------------------------------------------------- runs
