@@ -10,6 +10,7 @@ import typer
 from council.cli import render
 from council.cli.common import JsonOpt, actor, record, rows, uow
 from council.cli.output import console, emit, inert, returns
+from council.cli.tables import Column, cell, table
 
 thread_app = typer.Typer(
     help="Open and inspect threads (a question and its objective).", no_args_is_help=True
@@ -153,10 +154,26 @@ def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
 @thread_app.command("list")
 @returns("council.domain.results.threads:ThreadList")
 def thread_list(as_json: JsonOpt = False) -> None:
-    """Every thread, oldest first."""
+    """Every thread, oldest first: its status (running, open, resolved or empty), its runs
+    and what they cost."""
     from council.services.threads import list_threads
 
-    emit(list_threads(uow()), as_json, rows("threads", ["id", "title", "created_at"]))
+    columns: list[Column] = [
+        ("id", "thread", 8),
+        ("status", "status", 8),
+        ("runs", "runs", 4),
+        ("cost_usd", "usd", 8),
+        ("created_at", "created", 19),
+        ("title", "title", 0),
+    ]
+    emit(list_threads(uow()), as_json, table("threads", columns, _thread_cell))
+
+
+def _thread_cell(item: Mapping[str, object], key: str) -> str:
+    if key == "cost_usd":
+        unpriced = "+" if item.get("runs_unpriced") else ""  # a lower bound: some runs' cost is unknown
+        return f"{float(str(item['cost_usd'])):.4f}{unpriced}"
+    return cell(item, key)
 
 
 @evidence_app.command("add")

@@ -64,6 +64,7 @@ PANELS = {
     "history": CONSOLIDATION,
     "replay": CONSOLIDATION,
     "memory": CONSOLIDATION,
+    "consolidation": CONSOLIDATION,
     "retraction": REVERSAL,
     "proposal": REVERSAL,
     "watch": READING,
@@ -144,8 +145,8 @@ REGISTERS = {
     "demo_cmd": ("demo",),
     "serve_cmd": ("serve",),
     "mcp_cmd": ("mcp",),
-    # after the modules whose groups it adds to (evidence, node, run, dispatch)
-    "list_cmds": ("evidence", "node", "run", "dispatch", "proposal"),
+    # after the modules whose groups it adds to (evidence, node, run, dispatch, claim, action)
+    "list_cmds": ("evidence", "node", "run", "dispatch", "proposal", "consolidation", "claim", "action"),
 }
 # What each registered module added: (commands, groups), kept in REGISTERS order.
 _added: dict[str, tuple[list[CommandInfo], list[TyperInfo]]] = {}

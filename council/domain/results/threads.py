@@ -71,8 +71,21 @@ class ThreadShown(Thread):
     budget: BudgetState
 
 
+class ThreadListed(Thread):
+    """A thread as `council thread list` shows it: ``status`` is ``running`` (a run in
+    flight), ``open`` (a node head open or tentative), ``resolved`` (every head decided)
+    or ``empty`` (no node yet); its ``runs`` (``runs_in_flight`` not ended yet) cost
+    ``cost_usd`` over the priced ones (``runs_unpriced`` could not be priced)."""
+
+    status: str
+    runs: int
+    runs_in_flight: int
+    cost_usd: float
+    runs_unpriced: int
+
+
 class ThreadList(Result):
-    items: list[Thread]
+    items: list[ThreadListed]
 
 
 class ReviewSettings(Result):
