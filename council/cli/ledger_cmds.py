@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from council.cli import render
-from council.cli.common import JsonOpt, actor, record, rows, uow
+from council.cli.common import JsonOpt, actor, record, uow
 from council.cli.output import console, emit, inert, returns
 from council.cli.tables import Column, cell, table
 
@@ -246,7 +246,14 @@ def events_cmd(
     from council.services.threads import list_events
 
     events = list_events(uow(), thread, after=after, limit=limit)
-    emit(events, as_json, rows("events", ["id", "created_at", "kind", "actor", "subject_id"]))
+    columns: list[Column] = [
+        ("id", "#", 6),
+        ("created_at", "created", 19),
+        ("kind", "kind", 25),
+        ("subject_id", "subject", 8),
+        ("actor", "actor", 0),
+    ]
+    emit(events, as_json, table("events", columns))
 
 
 def register(app: typer.Typer) -> None:

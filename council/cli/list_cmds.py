@@ -220,11 +220,11 @@ def consolidation_list(
     found = list_consolidations(uow(), thread=thread, status=status, node=node, limit=limit)
     columns: list[Column] = [
         ("id", "consol.", 8),
+        ("node_version_id", "version", 8),
         ("status", "status", 10),
         ("memory_status", "memory", 11),
-        ("node_version_id", "version", 8),
-        ("created_at", "created", 16),
-        ("content", "content", 0),
+        ("created_at", "created", 19),
+        ("content", "content", 0, True),
     ]
     emit(found, as_json, table("consolidations", columns, cell))
 

@@ -24,14 +24,17 @@ class _Shaped(NamedTuple):
     fold: bool = False
 
 
-def table(title: str, columns: Sequence[Column], cell: Cell) -> Callable[[Mapping[str, object]], None]:
-    """A renderer of ``data['items']`` as a table within the terminal's width."""
+def table(
+    title: str, columns: Sequence[Column], shown: Cell | None = None, *, key: str = "items"
+) -> Callable[[Mapping[str, object] | Sequence[Mapping[str, object]]], None]:
+    """A renderer of ``data[key]`` (or of a list given itself) as a table within the
+    terminal's width; ``shown`` gives an item's value as text (by default :func:`cell`)."""
     shaped = [_Shaped(*c) for c in columns]
 
-    def render(data: Mapping[str, object]) -> None:
+    def render(data: Mapping[str, object] | Sequence[Mapping[str, object]]) -> None:
         from rich.table import Table
 
-        items = data["items"]
+        items = data[key] if isinstance(data, Mapping) else data
         assert isinstance(items, list)
         out = Table(title=inert(title), title_justify="left", box=None, pad_edge=False, expand=True)
         for column in shaped:
@@ -43,11 +46,11 @@ def table(title: str, columns: Sequence[Column], cell: Cell) -> Callable[[Mappin
             else:
                 out.add_column(column.header, no_wrap=True, overflow="ellipsis", ratio=1, min_width=8)
         for item in items:
-            out.add_row(*(inert(cell(item, column.key)) for column in shaped))
+            out.add_row(*(inert((shown or cell)(item, column.key)) for column in shaped))
         console.print(out)
         if not items:
             console.print("[dim](none)[/]")
-        for line in footer(data):
+        for line in footer(data) if isinstance(data, Mapping) else ():
             console.print(line, highlight=False)
 
     return render
@@ -77,5 +80,6 @@ def cell(item: Mapping[str, object], key: str) -> str:
     if key.endswith("_at"):
         return when(value)
     if isinstance(value, list):
-        return ",".join(str(v) for v in value)
+        short_ids = key.endswith(("ids", "runs"))  # a list of ids: each short, wrapped between them
+        return ", ".join(short(v) if short_ids else str(v) for v in value)
     return "" if value is None else " ".join(str(value).split())

@@ -10,6 +10,7 @@ import typer
 
 from council.cli.common import JsonOpt, uow
 from council.cli.output import console, emit, err_console, inert, returns, without_controls
+from council.cli.render import short
 
 
 @returns("council.domain.results.events:Watched")
@@ -45,8 +46,8 @@ def watch_cmd(
                 if step is None:
                     subject = event["subject_id"] or ""
                     out.print(
-                        f"#{event['id']} {inert(event['kind']):<26} {inert(event['actor']):<18} "
-                        f"{inert(subject)}",
+                        f"#{event['id']} {inert(event['kind']):<25} {inert(short(subject)):<8} "
+                        f"{inert(event['actor'])}",
                         highlight=False,
                     )
                     continue
