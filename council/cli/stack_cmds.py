@@ -76,7 +76,9 @@ def up(as_json: JsonOpt = False) -> None:
     from council import stack
     from council.domain.results.stack import StackUp
 
-    data = StackUp.model_validate(stack.up(progress=None if as_json else _progress))
+    data = StackUp.model_validate(
+        stack.up(progress=None if as_json else _progress, used_keys=_profile_keys())
+    )
     emit(data, as_json, _render_up)
 
 
@@ -113,7 +115,7 @@ def status(as_json: JsonOpt = False) -> None:
     from council import stack
     from council.domain.results.stack import StackStatus
 
-    emit(StackStatus.model_validate(stack.status()), as_json, _render_status)
+    emit(StackStatus.model_validate(stack.status(used_keys=_profile_keys())), as_json, _render_status)
 
 
 @returns("council.domain.results.stack:Migrated")
@@ -123,6 +125,18 @@ def db_upgrade(as_json: JsonOpt = False) -> None:
     from council.domain.results.stack import Migrated
 
     emit(Migrated(revision=stack.migrate_database()), as_json, record("database", ["revision"]))
+
+
+def _profile_keys() -> set[str] | None:
+    """The key variables the profiles name (what the workers read for a real run); None
+    when the profiles cannot be read here (then any key counts)."""
+    from council.errors import ConfigError
+    from council.services.dispatch import profiles
+
+    try:
+        return {p.api_key_env for p in profiles(None).profiles if p.api_key_env}
+    except ConfigError:
+        return None
 
 
 def _progress(message: str) -> None:
@@ -159,6 +173,8 @@ def _render_status(data: dict[str, Any]) -> None:
             markup=False,
             highlight=False,
         )
+    for note in data.get("environment_notes") or []:
+        console.print(without_controls(f"note: {note}; no restart needed"), markup=False, highlight=False)
     _components("stack", _component_rows(data), ("running", "state", "restarts", "last_exit_code"))
     console.print(f"database revision: [bold]{inert(data['database_revision'] or 'unknown')}[/]")
     _render_web(data)
