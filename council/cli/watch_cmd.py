@@ -95,10 +95,12 @@ def describe_step(step: dict[str, Any]) -> list[str]:
         how = (
             f"    {'merged ' + str(len(links)) + ' groups' if len(links) > 1 else 'joined a group'}: {joined}"
         )
-    shape = "  ".join(
-        f"{g['kind']}[{', '.join(step['run_agents'][r] + ' ' + r[:8] for r in g['runs'])}]"
-        for g in step["groups"]
-    )
+    agents = step["run_agents"]
+
+    def members(runs: list[str]) -> str:  # a group's runs by agent, then run id
+        return ", ".join(f"{agents[r]} {r[:8]}" for r in sorted(runs, key=lambda r: (agents[r], r)))
+
+    shape = "  ".join(f"{g['kind']}[{members(g['runs'])}]" for g in step["groups"])
     return [head, how, f"    groups then: {shape or '(none)'}"]
 
 
