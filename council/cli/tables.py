@@ -39,8 +39,8 @@ def table(
         out = Table(title=inert(title), title_justify="left", box=None, pad_edge=False, expand=True)
         for column in shaped:
             if column.width:  # a fixed column; the one of width 0 takes the rest of the line
-                out.add_column(column.header, no_wrap=True, overflow="ellipsis", width=column.width,
-                               min_width=column.width)  # fmt: skip
+                width = column.width
+                out.add_column(column.header, no_wrap=True, overflow="ellipsis", width=width, min_width=width)
             elif column.fold:
                 out.add_column(column.header, overflow="fold", ratio=1, min_width=8)
             else:

@@ -217,8 +217,9 @@ def _attempt(
             reason = f"no answer after {try_no} tries: {exc}"
             # Down for the rest of the dispatch only if no try ever reached the endpoint.
             down = "unreachable" if unreachable and tries_unreachable >= try_no else None
-            return _failed(uow, scheduler, run, attempt, reason, bill=bill, record=record, failure=down,
-                           profile=profile)  # fmt: skip
+            return _failed(
+                uow, scheduler, run, attempt, reason, bill=bill, record=record, failure=down, profile=profile
+            )
         usage, cost_usd = bill.stored()
         with uow() as tx:
             # any worker may take the retry; what was billed so far stays with the run
@@ -226,12 +227,15 @@ def _attempt(
                 tx.traces.record(run.id, attempt, record.traces, record.opened)
         raise
     except PermanentLLMError as exc:
-        return _failed(uow, scheduler, run, attempt, str(exc), bill=bill, record=record, failure="permanent",
-                       profile=profile)  # fmt: skip
+        reason, down = str(exc), "permanent"
+        return _failed(
+            uow, scheduler, run, attempt, reason, bill=bill, record=record, failure=down, profile=profile
+        )
     except InvalidOutput as exc:
         reason = f"invalid output after one re-prompt: {exc}"
-        return _failed(uow, scheduler, run, attempt, reason, bill=bill, error=str(exc), record=record,
-                       profile=profile)  # fmt: skip
+        return _failed(
+            uow, scheduler, run, attempt, reason, bill=bill, error=str(exc), record=record, profile=profile
+        )
     if applied is None:
         return Executed(run_id=run.id, status="fenced")
     metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
