@@ -34,6 +34,7 @@ BENCHMARKS = {
     "model-call": "benchmarks.model_call",
     "statements": "benchmarks.statements",
     "ask": "benchmarks.ask",
+    "dead-agent": "benchmarks.dead_agent",
 }
 
 

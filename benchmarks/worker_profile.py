@@ -66,9 +66,9 @@ STEPS = (
     (
         "keep the answer (its own transaction: tool rounds, refused answers)",
         "keep_answer",
-        "council/services/execution.py",
+        "council/services/run_answers.py",
     ),
-    ("keep, check and apply (one transaction)", "_apply", "council/services/execution.py"),
+    ("keep, check and apply (one transaction)", "apply_answer", "council/services/run_calls.py"),
     ("enqueue evaluations (Redis marks, Celery send)", "enqueue_evaluations", "council/adapters/celery.py"),
     ("next round (query, mark queued, Celery send)", "follow_up", "council/services/run_followups.py"),
     ("the rest of execute_run (metrics, redaction…)", "execute_run", "council/services/execution.py"),

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypedDict, cast
 
 from council.domain.retry import RetryPolicy
-from council.errors import ConfigError
+from council.errors import ConfigError, StackError
 from council.settings import DEFAULT_HEADER_TIMEOUT_S as DEFAULT_HEADER_TIMEOUT_S
 from council.settings import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_IDLE_TIMEOUT_S
 from council.settings import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE
@@ -159,7 +159,12 @@ def database_url(required: bool = True) -> str | None:
     if state and state.get("database_url"):
         return str(state["database_url"])
     if required:
-        raise ConfigError("no database configured: set COUNCIL_DATABASE_URL or run `council up`")
+        # Nothing to answer: the stack is down (exit 1, as any database that does not answer),
+        # not the caller's mistake.
+        raise StackError(
+            "the database is not answering: no stack runs here (`council up` starts it) "
+            "and COUNCIL_DATABASE_URL is unset"
+        )
     return None
 
 
@@ -218,7 +223,10 @@ def broker_url(required: bool = True) -> str | None:
     if state and state.get("broker_url"):
         return str(state["broker_url"])
     if required:
-        raise ConfigError("no broker configured: set COUNCIL_BROKER_URL or run `council up`")
+        raise StackError(
+            "the broker is not answering: no stack runs here (`council up` starts it) "
+            "and COUNCIL_BROKER_URL is unset"
+        )
     return None
 
 

@@ -44,6 +44,12 @@ class Transient(CouncilError):
     """Asking again later may succeed; retried by the one policy (council.domain.retry)."""
 
 
+class Unreachable(Transient):
+    """Nothing answered at an endpoint: the connection was refused or could not be made.
+    Retried on the policy's short schedule (``RetryPolicy.delay(..., unreachable=True)``):
+    a server that refuses connections is down, not busy."""
+
+
 class TransientDatabaseError(Transient):
     """Serialization failure, deadlock, lock or statement timeout, or a lost or refused
     connection. A write whose COMMIT was cut off may have landed: what retries it (the

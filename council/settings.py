@@ -62,7 +62,8 @@ class Settings:
     rule_set: str | None = None  # COUNCIL_RULE_SET
     grouping_algorithm: str | None = None  # COUNCIL_GROUPING_ALGORITHM
     db_pool_size: int | None = None  # COUNCIL_DB_POOL_SIZE
-    retry: RetryPolicy = field(default_factory=RetryPolicy)  # COUNCIL_RETRY_MAX, _BASE_S, _CAP_S
+    # COUNCIL_RETRY_MAX, _BASE_S, _CAP_S, _UNREACHABLE_BASE_S, _UNREACHABLE_CAP_S
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     run_lease_s: float = DEFAULT_RUN_LEASE_S  # COUNCIL_RUN_LEASE_S
     mark_ttl_s: int = math.ceil(DEFAULT_RUN_LEASE_S)  # COUNCIL_MARK_TTL_S, else the lease
     inline_evidence_tokens: int = DEFAULT_INLINE_EVIDENCE_TOKENS  # COUNCIL_INLINE_EVIDENCE_TOKENS
@@ -135,6 +136,8 @@ class Settings:
                 max_retries=int(retries),
                 base_s=env.number("COUNCIL_RETRY_BASE_S", default.base_s),
                 cap_s=env.number("COUNCIL_RETRY_CAP_S", default.cap_s),
+                unreachable_base_s=env.number("COUNCIL_RETRY_UNREACHABLE_BASE_S", default.unreachable_base_s),
+                unreachable_cap_s=env.number("COUNCIL_RETRY_UNREACHABLE_CAP_S", default.unreachable_cap_s),
             ),
             run_lease_s=lease,
             mark_ttl_s=math.ceil(mark_ttl),

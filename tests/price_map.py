@@ -4,6 +4,6 @@ instead of each importing litellm (seconds of CPU apiece)."""
 
 from __future__ import annotations
 
-from council.agents.gateway import price_per_token
+from council.agents.pricing import price_per_token
 
 price_per_token("openai/gpt-4o-mini")

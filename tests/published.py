@@ -33,6 +33,7 @@ GROUPS = {
     "retraction",
     "rule-set",
     "proposal",
+    "consolidation",
 }
 # Commands that act themselves and also hold sub-commands (`dispatch --thread T` and
 # `dispatch list`): the key is the sub-command's only when the second word names one.

@@ -10,11 +10,16 @@ Messages never carry a key.
 
 from __future__ import annotations
 
-from council.errors import CouncilError, Transient
+from council.errors import CouncilError, Transient, Unreachable
 
 
 class TransientLLMError(Transient):
     """The provider did not answer this time; safe to retry later."""
+
+
+class UnreachableLLMError(TransientLLMError, Unreachable):
+    """The provider's endpoint could not be reached: the connection was refused, or its host
+    did not resolve or answer. The message names the endpoint's host and port, never a key."""
 
 
 class PermanentLLMError(CouncilError):

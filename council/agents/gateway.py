@@ -43,7 +43,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from council.agents import openai_direct, sim_params, simulated
-from council.agents.errors import PermanentLLMError, TransientLLMError
+from council.agents.errors import PermanentLLMError, TransientLLMError, UnreachableLLMError
+from council.agents.pricing import unpriced_reason
 from council.known_secrets import redact
 from council.settings import export, settings
 
@@ -86,10 +87,11 @@ class ToolCall:
 class Completion:
     text: str
     usage: dict[str, int] | None  # prompt_tokens, completion_tokens, total_tokens
-    cost_usd: float | None  # None when litellm cannot price the model
+    cost_usd: float | None  # None when the call cannot be priced: ``unpriced`` says why
     model: str  # as the provider reported it
     simulated: bool
     tool_calls: tuple[ToolCall, ...] = ()
+    unpriced: str | None = None
 
 
 def complete(
@@ -147,6 +149,9 @@ def complete(
             raise PermanentLLMError(
                 f"{model}: the simulated provider failed: {_reason(exc, secret)}"
             ) from None
+        unreachable = _unreachable(exc, api_base)
+        if unreachable is not None:
+            raise UnreachableLLMError(f"{model}: {unreachable}") from None
         if _is_transient(exc):
             raise TransientLLMError(f"{model}: {_reason(exc, secret)}") from None
         if _is_provider_error(exc):
@@ -157,8 +162,12 @@ def complete(
         if why is not None:  # litellm reports the same answer as a provider's HTTP 500: transient
             raise TransientLLMError(f"{model}: the provider's answer is malformed: {why}")
         answered = _completion(sent, model, False, priced=False)
-        return replace(answered, cost_usd=openai_direct.price(model, answered.usage))
-    return _completion(response, model, is_simulated)
+        answered = replace(answered, cost_usd=openai_direct.price(model, answered.usage))
+    else:
+        answered = _completion(response, model, is_simulated)
+    if answered.cost_usd is None:
+        return replace(answered, unpriced=unpriced_reason(model, answered.usage))
+    return answered
 
 
 def _refuse_if_offline(model: str, api_base: str | None, is_simulated: bool) -> None:
@@ -323,6 +332,41 @@ def _is_provider_error(exc: BaseException) -> bool:
     return isinstance(exc, openai.OpenAIError)
 
 
+def _unreachable(exc: BaseException, api_base: str | None) -> str | None:
+    """Why nothing answered, naming the endpoint's host and port (never its path, query or
+    credentials), when no connection could be made: refused, or the host did not resolve
+    or could not be reached; None for any other failure (a timeout, a status, a malformed
+    answer). litellm reports a refused connection as its InternalServerError, so the cause
+    is read from the exception chain, where the SDK's error and the socket's own sit."""
+    import socket
+
+    request_url, cause = None, None
+    found: BaseException | None = exc
+    for _ in range(12):
+        if found is None:
+            break
+        url = getattr(getattr(found, "request", None), "url", None)
+        if url is not None and request_url is None and type(found).__module__.startswith("openai"):
+            request_url = str(url)
+        if cause is None and isinstance(found, ConnectionRefusedError):
+            cause = "connection refused"
+        elif cause is None and isinstance(found, socket.gaierror):
+            cause = "its host name did not resolve"
+        elif cause is None and type(found) in (OSError, ConnectionError):
+            cause = f"no connection ({' '.join(str(found).split())[:120]})"
+        found = found.__cause__ or found.__context__
+    if cause is None:
+        return None
+    where = urlsplit(api_base or request_url or "")
+    try:
+        port = where.port or (443 if where.scheme == "https" else 80)
+    except ValueError:
+        port = None
+    host = f"[{where.hostname}]" if ":" in (where.hostname or "") else where.hostname
+    endpoint = f"{host}:{port}" if host and port else host or "the provider's endpoint"
+    return f"cannot connect to {endpoint}: {cause}"
+
+
 def _reason(exc: BaseException, secret: str) -> str:
     status = _status(exc)
     text = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"
@@ -379,19 +423,3 @@ def _cost(response: Any) -> float | None:
     except Exception:  # unpriced or unknown model: cost is unknown, not an error
         return None
     return float(cost) if isinstance(cost, int | float) else None
-
-
-def price_per_token(model: str) -> tuple[float, float] | None:
-    """The model's price in USD per input and per output token in litellm's local price
-    map (what a budget reserves at); None when litellm has no price for it."""
-    _prepare_litellm()
-    import litellm
-
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:  # not in the price map: unpriced, not an error
-        return None
-    cost_in, cost_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if not isinstance(cost_in, int | float) or not isinstance(cost_out, int | float):
-        return None
-    return float(cost_in), float(cost_out)

@@ -29,7 +29,10 @@ from council.settings import settings
 
 PROFILES_FILE = "profiles.toml"
 CLI_RUNTIMES = frozenset(RUNTIMES[1:])
-FIELDS = ("runtime", "model", "provider", "api_base", "api_key_env", "params", "max_turns", "timeout_s")
+FIELDS = (
+    "runtime", "model", "provider", "api_base", "api_key_env", "params", "max_turns", "timeout_s",
+    "expected_output_tokens",
+)  # fmt: skip
 # Call parameters the gateway owns: the endpoint and key come from the profile's own keys,
 # and the one retry policy is the task's (litellm's and the SDK's retries stay off).
 RESERVED_PARAMS = frozenset({"model", "messages", "api_base", "base_url", "num_retries", "max_retries"})
@@ -59,6 +62,7 @@ PARAMS = {
 _A_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
 MAX_STOP = 4
 MAX_TURNS = 1000
+MAX_OUTPUT_TOKENS = 1_000_000
 MAX_TIMEOUT_S = 86_400.0
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -71,6 +75,7 @@ _ENV_FIELDS = {
     "API_KEY_ENV": "api_key_env",
     "MAX_TURNS": "max_turns",
     "TIMEOUT_S": "timeout_s",
+    "EXPECTED_OUTPUT_TOKENS": "expected_output_tokens",
 }
 _ENV_OVERRIDE = re.compile(rf"^{ENV_PREFIX}(?P<name>.+?)_(?P<field>{'|'.join(_ENV_FIELDS)})$")
 _KEY_HINT = "keys are never written in a profile: put the key in a variable and name it with api_key_env"
@@ -151,6 +156,12 @@ def check_value(where: str, key: str, value: Any) -> None:
         isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TURNS
     ):
         raise ConfigError(f"{where}: max_turns must be a whole number from 1 to {MAX_TURNS}")
+    if key == "expected_output_tokens" and (
+        isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_OUTPUT_TOKENS
+    ):
+        raise ConfigError(
+            f"{where}: expected_output_tokens must be a whole number from 1 to {MAX_OUTPUT_TOKENS}"
+        )
     if key == "timeout_s" and (
         isinstance(value, bool)
         or not isinstance(value, int | float)
@@ -245,8 +256,8 @@ def env_overrides() -> dict[str, dict[str, Any]]:
             continue
         key = _ENV_FIELDS[match["field"]]
         parsed: Any = value.strip()
-        if key in ("max_turns", "timeout_s"):
-            parsed = _number(variable, parsed, integer=key == "max_turns")
+        if key in ("max_turns", "timeout_s", "expected_output_tokens"):
+            parsed = _number(variable, parsed, integer=key != "timeout_s")
         check_value(variable, key, parsed)
         overrides.setdefault(match["name"], {})[key] = parsed
     return overrides

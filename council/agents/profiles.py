@@ -55,7 +55,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
             "params": {"temperature": 0.7, "max_tokens": 4096}},
 }  # fmt: skip
 GLM_VIA_OPENROUTER = {"model": "openrouter/z-ai/glm-5.1", "api_key_env": "OPENROUTER_API_KEY"}
-_OVERRIDABLE = ("runtime", "provider", "api_base", "api_key_env", "max_turns", "timeout_s")
+_OVERRIDABLE = (
+    "runtime", "provider", "api_base", "api_key_env", "max_turns", "timeout_s", "expected_output_tokens",
+)  # fmt: skip
 
 
 def simulation_mode(value: str | None = None) -> str:
@@ -171,6 +173,7 @@ def _profile(name: str, spec: Mapping[str, Any], mode: str, keyed: bool) -> Prof
         "max_turns": spec.get("max_turns"),
         "timeout_s": float(spec["timeout_s"]) if spec.get("timeout_s") is not None else None,
         "cli_version": version_to_pin(runtime) if runtime in CLI_RUNTIMES else None,
+        "expected_output_tokens": spec.get("expected_output_tokens"),
     }
     own = {"runtime": runtime, "model": model}
     if model.startswith(MODEL_PREFIX):

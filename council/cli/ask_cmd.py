@@ -158,6 +158,9 @@ def _render(data: dict[str, Any]) -> None:
         f"{cost['completion_tokens']} out; ${cost['usd']:.4f}",
         highlight=False,
     )
+    if data.get("reservation"):
+        reserved = data["reservation"]["usd"]
+        say(f"reserved ${reserved:.4f} before sending; billed ${cost['usd']:.4f}", highlight=False)
     say(f"budget: {budget_line(data['budget'])}", highlight=False)
     say("read more: " + "; ".join(data["next"]), highlight=False)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import getpass
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -66,25 +66,6 @@ def record(title: str, keys: list[str]) -> Callable[[Mapping[str, object]], None
             if key in data and data[key] is not None:
                 table.add_row(inert(key), inert(_short(data[key])))
         console.print(table)
-
-    return render
-
-
-def rows(title: str, columns: list[str], key: str = "items") -> Callable[[Any], None]:
-    """A renderer for a list of dicts (or a dict holding one under ``key``)."""
-
-    def render(data: Any) -> None:
-        from rich.table import Table
-
-        items = data[key] if isinstance(data, dict) else data
-        table = Table(title=inert(title), title_justify="left")
-        for column in columns:
-            table.add_column(inert(column), overflow="fold")
-        for item in items:
-            table.add_row(*(inert(_short(item.get(column))) for column in columns))
-        console.print(table)
-        if not items:
-            console.print("[dim](none)[/]")
 
     return render
 

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from council.cli import render
-from council.cli.common import JsonOpt, actor, rows, touched_memory, uow
+from council.cli.common import JsonOpt, actor, touched_memory, uow
 from council.cli.output import console, emit, inert, returns
+from council.cli.tables import Column, cell, table
 from council.errors import BadInput
 
 memory_app = typer.Typer(help="Stable memory projected from consolidations.", no_args_is_help=True)
@@ -94,10 +95,16 @@ def groups_cmd(
     from council.services.consolidation import groups
 
     result = groups(uow(), node)
-    table = rows("groups", ["id", "kind", "runs", "providers", "max_confidence"], key="groups")
+    columns: list[Column] = [
+        ("id", "group", 18),
+        ("kind", "kind", 7),
+        ("max_confidence", "conf", 4),
+        ("providers", "providers", 14, True),
+        ("runs", "runs", 0, True),
+    ]
 
     def render(data: Mapping[str, object]) -> None:
-        table(data)
+        table("groups", columns, _group_cell, key="groups")(data)
         n_eff = data["n_eff"]
         console.print(
             f"{data['support_groups']} support group(s), {data['dispute_groups']} dispute group(s); "
@@ -140,6 +147,14 @@ def memory_list_cmd(
     result = memory_list(uow(), status=status, thread=thread)
     touched_memory(result.json_document()["items"])
     emit(result, as_json, render.memory)
+
+
+def _group_cell(item: Mapping[str, object], key: str) -> str:
+    if key == "id":
+        return str(item["id"])  # a group's id names its members; no prefix of it is taken back
+    if key == "max_confidence":
+        return f"{float(str(item['max_confidence'])):.2f}"
+    return cell(item, key)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from council.cli.common import JsonOpt, actor, record, rows, uow
+from council.cli.common import JsonOpt, actor, record, uow
 from council.cli.output import emit, returns
+from council.cli.tables import Column, table
 from council.domain.vocabulary import EDGE_KINDS
 from council.errors import BadInput
 
@@ -225,7 +226,14 @@ def branch_list(thread: Annotated[str, typer.Option("--thread")], as_json: JsonO
     from council.services.branches import list_branches
 
     found = list_branches(uow(), thread)
-    emit(found, as_json, rows("branches", ["id", "kind", "label", "status", "divergence_type"]))
+    columns: list[Column] = [
+        ("id", "branch", 8),
+        ("kind", "kind", 9),
+        ("status", "status", 9),
+        ("divergence_type", "divergence", 23),
+        ("label", "label", 0),
+    ]
+    emit(found, as_json, table("branches", columns))
 
 
 @claim_app.command("add")

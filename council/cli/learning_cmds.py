@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, actor, rows, uow
+from council.cli.common import JsonOpt, actor, uow
 from council.cli.output import console, emit, inert, returns
+from council.cli.tables import Column, cell, table
 from council.errors import BadInput
 from council.files import read_regular
 
@@ -90,9 +92,6 @@ def counterfactual_replay(rule_set: str, thread: str | None, since: str | None, 
     emit(result, as_json, render)
 
 
-_RULE_SET_KEYS = ["id", "pinned", "description", "body_sha256", "created_at"]
-
-
 @rule_set_app.command("add")
 @returns("council.domain.results.learning:RuleSetStored")
 def rule_set_add_cmd(
@@ -144,7 +143,13 @@ def rule_set_list_cmd(as_json: JsonOpt = False) -> None:
     """Stored rule sets, their provenance and which one new threads are pinned to."""
     from council.services.counterfactual import list_rule_sets
 
-    emit(list_rule_sets(uow()), as_json, rows("rule sets", _RULE_SET_KEYS, key="rule_sets"))
+    columns: list[Column] = [
+        ("id", "rule set", 20),
+        ("pinned", "pinned", 6),
+        ("created_at", "created", 19),
+        ("description", "description", 0, True),
+    ]
+    emit(list_rule_sets(uow()), as_json, table("rule sets", columns, _rule_set_cell, key="rule_sets"))
 
 
 @returns("council.domain.results.learning:StancesShown")
@@ -164,12 +169,15 @@ def stances_cmd(
             "  ".join(f"{inert(name)} [bold]{count}[/]" for name, count in data["counts"].items()),
             highlight=False,
         )
-        rows(
-            "stance changes",
-            ["change_class", "agent", "round", "prior_claim_type", "claim_type", "exposed_stances",
-             "new_evidence", "control_claim_type", "node_version_id"],
-            key="changes",
-        )(data)  # fmt: skip
+        columns: list[Column] = [
+            ("change_class", "class", 17),
+            ("agent", "agent", 10),
+            ("round", "rd", 2),
+            ("node_version_id", "version", 8),
+            ("exposed_stances", "shown", 5),
+            ("change", "from → to (its control)", 0, True),
+        ]
+        table("stance changes", columns, _stance_cell, key="changes")(data)
 
     emit(result, as_json, render)
 
@@ -185,13 +193,19 @@ def calibration_cmd(
     result = calibration(uow(), thread=thread)
 
     def render(data: dict[str, Any]) -> None:
-        rows(
-            "calibration",
-            ["model", "provider", "endorsements", "endorsements_live", "endorsements_superseded",
-             "endorsements_retracted", "disputes", "disputes_vindicated", "resolved", "right", "brier"],
-            key="models",
-        )(data)  # fmt: skip
+        if not data["models"]:
+            console.print("calibration: no model has an endorsement or dispute yet", highlight=False)
         for model in data["models"]:
+            brier = "—" if model["brier"] is None else f"{model['brier']:.3f}"
+            console.print(f"[bold]{inert(model['model'])}[/] ({inert(model['provider'])})", highlight=False)
+            m = model
+            console.print(
+                f"  endorsements {m['endorsements']} (live {m['endorsements_live']}, superseded "
+                f"{m['endorsements_superseded']}, retracted {m['endorsements_retracted']}) · disputes "
+                f"{m['disputes']} (vindicated {m['disputes_vindicated']}) · resolved {m['resolved']}, "
+                f"right {m['right']} · brier {brier}",
+                highlight=False,
+            )
             cells = [
                 f"{b['low']:.1f}–{b['high']:.1f}: {b['resolved']}"
                 + (
@@ -201,9 +215,24 @@ def calibration_cmd(
                 )
                 for b in model["reliability"]
             ]
-            console.print(f"  {inert(model['model'])}  " + "  ".join(cells), highlight=False)
+            console.print("  reliability: " + "; ".join(cells), highlight=False)
 
     emit(result, as_json, render)
+
+
+def _rule_set_cell(item: Mapping[str, object], key: str) -> str:
+    if key == "id":
+        return str(item["id"])  # a rule set's id is its name, taken whole
+    if key == "pinned":
+        return "yes" if item["pinned"] else ""
+    return cell(item, key)
+
+
+def _stance_cell(item: Mapping[str, object], key: str) -> str:
+    if key == "change":
+        control = f" ({item['control_claim_type']})" if item.get("control_claim_type") else ""
+        return f"{item.get('prior_claim_type') or '—'} → {item['claim_type']}{control}"
+    return cell(item, key)
 
 
 def register(app: typer.Typer) -> None:

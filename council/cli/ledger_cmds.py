@@ -8,8 +8,9 @@ from typing import Annotated, Any
 import typer
 
 from council.cli import render
-from council.cli.common import JsonOpt, actor, record, rows, uow
+from council.cli.common import JsonOpt, actor, record, uow
 from council.cli.output import console, emit, inert, returns
+from council.cli.tables import Column, cell, table
 
 thread_app = typer.Typer(
     help="Open and inspect threads (a question and its objective).", no_args_is_help=True
@@ -58,7 +59,9 @@ def cost_line(cost: Mapping[str, object]) -> str:
         f"{cost['prompt_tokens']} prompt + {cost['completion_tokens']} completion tokens"
     )
     if cost["runs_unpriced"]:
-        line += f"; {cost['runs_unpriced']} run(s) unpriced (no price for the model: cost unknown)"
+        reasons = cost.get("unpriced_reasons")
+        why = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) and reasons else "no price"
+        line += f"; {cost['runs_unpriced']} run(s) unpriced ({why}: cost unknown)"
     return line
 
 
@@ -151,10 +154,26 @@ def thread_show(thread_id: str, as_json: JsonOpt = False) -> None:
 @thread_app.command("list")
 @returns("council.domain.results.threads:ThreadList")
 def thread_list(as_json: JsonOpt = False) -> None:
-    """Every thread, oldest first."""
+    """Every thread, oldest first: its status (running, open, resolved or empty), its runs
+    and what they cost."""
     from council.services.threads import list_threads
 
-    emit(list_threads(uow()), as_json, rows("threads", ["id", "title", "created_at"]))
+    columns: list[Column] = [
+        ("id", "thread", 8),
+        ("status", "status", 8),
+        ("runs", "runs", 4),
+        ("cost_usd", "usd", 8),
+        ("created_at", "created", 19),
+        ("title", "title", 0),
+    ]
+    emit(list_threads(uow()), as_json, table("threads", columns, _thread_cell))
+
+
+def _thread_cell(item: Mapping[str, object], key: str) -> str:
+    if key == "cost_usd":
+        unpriced = "+" if item.get("runs_unpriced") else ""  # a lower bound: some runs' cost is unknown
+        return f"{float(str(item['cost_usd'])):.4f}{unpriced}"
+    return cell(item, key)
 
 
 @evidence_app.command("add")
@@ -227,7 +246,14 @@ def events_cmd(
     from council.services.threads import list_events
 
     events = list_events(uow(), thread, after=after, limit=limit)
-    emit(events, as_json, rows("events", ["id", "created_at", "kind", "actor", "subject_id"]))
+    columns: list[Column] = [
+        ("id", "#", 6),
+        ("created_at", "created", 19),
+        ("kind", "kind", 25),
+        ("subject_id", "subject", 8),
+        ("actor", "actor", 0),
+    ]
+    emit(events, as_json, table("events", columns))
 
 
 def register(app: typer.Typer) -> None:

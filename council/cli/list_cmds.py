@@ -1,10 +1,11 @@
 """Every noun listable: `evidence list`, `node list`, `run list`, `dispatch list`,
-`dispatch show` and `proposal list`. Human tables fit 80 columns: 8-character ids
-(accepted back wherever an id is taken), text cut with an ellipsis, never wrapped."""
+`dispatch show`, `proposal list`, `consolidation list`, `claim list` and `action list`.
+Human tables fit 80 columns: 8-character ids (accepted back wherever an id is taken),
+text cut with an ellipsis, never wrapped."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -12,70 +13,18 @@ import typer
 from council.cli.common import JsonOpt, uow
 from council.cli.output import console, emit, inert, returns
 from council.cli.render import short, when
+from council.cli.tables import Column, cell, cost_text, table
 
 proposal_app = typer.Typer(help="List retraction proposals.", no_args_is_help=True)
+consolidation_app = typer.Typer(help="List consolidations.", no_args_is_help=True)
 
 Thread = Annotated[str, typer.Option("--thread", help="Thread id.")]
-Column = tuple[str, str, int]  # key, header, width (0: the rest of the line)
-
-
-def table(
-    title: str, columns: Sequence[Column], cell: Callable[[Mapping[str, object], str], str]
-) -> Callable[[Mapping[str, object]], None]:
-    """A renderer of ``data['items']`` as an 80-column table."""
-
-    def render(data: Mapping[str, object]) -> None:
-        from rich.table import Table
-
-        items = data["items"]
-        assert isinstance(items, list)
-        out = Table(title=inert(title), title_justify="left", box=None, pad_edge=False, expand=True)
-        for _, header, width in columns:
-            if width:  # a fixed column; the one of width 0 takes the rest of the line
-                out.add_column(header, no_wrap=True, overflow="ellipsis", width=width, min_width=width)
-            else:
-                out.add_column(header, no_wrap=True, overflow="ellipsis", ratio=1, min_width=8)
-        for item in items:
-            out.add_row(*(inert(cell(item, key)) for key, _, _ in columns))
-        console.print(out)
-        if not items:
-            console.print("[dim](none)[/]")
-        for line in _footer(data):
-            console.print(line, highlight=False)
-
-    return render
-
-
-def _footer(data: Mapping[str, object]) -> list[str]:
-    lines = []
-    if data.get("truncated"):
-        lines.append(f"[dim]the newest {data['limit']} shown; --limit to see more[/]")
-    cost = data.get("cost")
-    if isinstance(cost, dict) and (cost["prompt_tokens"] or cost["completion_tokens"] or cost["usd"]):
-        lines.append(_cost(cost))
-    return lines
-
-
-def _cost(cost: Mapping[str, object]) -> str:
-    unpriced = f" ({cost['unpriced']} run(s) unpriced: cost unknown)" if cost.get("unpriced") else ""
-    return f"tokens {cost['prompt_tokens']} in, {cost['completion_tokens']} out; ${cost['usd']:.4f}{unpriced}"
-
-
-def _cell(item: Mapping[str, object], key: str) -> str:
-    value = item.get(key)
-    if key.endswith("id") or key in ("consolidated",):
-        return short(value)
-    if key.endswith("_at"):
-        return when(value)
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return "" if value is None else " ".join(str(value).split())
 
 
 def _run_cell(item: Mapping[str, object], key: str) -> str:
     if key == "mode" and item.get("control_of"):
         return "control"  # a control run (dispatch --controls): never counted as support
-    return _cell(item, key)
+    return cell(item, key)
 
 
 def _node_cell(item: Mapping[str, object], key: str) -> str:
@@ -86,7 +35,7 @@ def _node_cell(item: Mapping[str, object], key: str) -> str:
         if live is None:
             return "no"
         return "yes" if live == item["version_id"] else f"v.{short(live)}"
-    return _cell(item, key)
+    return cell(item, key)
 
 
 def _dispatch_cell(item: Mapping[str, object], key: str) -> str:
@@ -95,7 +44,7 @@ def _dispatch_cell(item: Mapping[str, object], key: str) -> str:
     if key == "usd":
         cost = item["cost"]
         return f"{float(str(cost['usd'])):.4f}" if isinstance(cost, Mapping) else ""
-    return _cell(item, key)
+    return cell(item, key)
 
 
 def _dispatch_shown(data: dict[str, Any]) -> None:
@@ -105,9 +54,9 @@ def _dispatch_shown(data: dict[str, Any]) -> None:
         f"{'with control runs, ' if data.get('controls') else ''}{when(data['created_at'])}",
         highlight=False,
     )
-    console.print(f"{_dispatch_cell(data, 'result')}; {_cost(data['cost'])}", highlight=False)
-    table("runs", RUN_COLUMNS, _run_cell)({"items": data["run_items"]})
-    for run in data["run_items"]:
+    console.print(f"{_dispatch_cell(data, 'result')}; {cost_text(data['cost'])}", highlight=False)
+    table("runs", RUN_COLUMNS, _run_cell)({"items": data["runs"]})
+    for run in data["runs"]:
         if run["status"] == "failed":
             console.print(
                 f"  {short(run['id'])} {inert(run['agent'])} failed: {inert(run['error'])}", highlight=False
@@ -141,7 +90,7 @@ def evidence_list(thread: Thread, as_json: JsonOpt = False) -> None:
                 ("source_kind", "kind", 4),
                 ("title", "title", 0),
             ],
-            _cell,
+            cell,
         ),
     )
 
@@ -244,13 +193,108 @@ def proposal_list(
                 ("votes", "votes", 5),
                 ("reason", "reason", 0),
             ],
-            _cell,
+            cell,
         ),
     )
 
 
+Limit = Annotated[int, typer.Option("--limit", help="At most this many, the newest.")]
+NodeOpt = Annotated[str | None, typer.Option("--node", help="Only this node version's.")]
+ThreadOpt = Annotated[str | None, typer.Option("--thread", help="Only this thread's.")]
+
+
+@returns("council.domain.results.lists:ConsolidationList")
+def consolidation_list(
+    thread: ThreadOpt = None,
+    status: Annotated[str | None, typer.Option("--status", help="live, superseded or retracted.")] = None,
+    node: Annotated[
+        str | None, typer.Option("--node", help="A node version: every consolidation of its node.")
+    ] = None,
+    limit: Limit = 200,
+    as_json: JsonOpt = False,
+) -> None:
+    """Consolidations that pass the filters, the newest --limit in creation order, with
+    the version consolidated and its memory's status."""
+    from council.services.lists import list_consolidations
+
+    found = list_consolidations(uow(), thread=thread, status=status, node=node, limit=limit)
+    columns: list[Column] = [
+        ("id", "consol.", 8),
+        ("node_version_id", "version", 8),
+        ("status", "status", 10),
+        ("memory_status", "memory", 11),
+        ("created_at", "created", 19),
+        ("content", "content", 0, True),
+    ]
+    emit(found, as_json, table("consolidations", columns, cell))
+
+
+@returns("council.domain.results.lists:ClaimList")
+def claim_list(
+    run: Annotated[str | None, typer.Option("--run", help="Only this run's claims.")] = None,
+    node: NodeOpt = None,
+    thread: ThreadOpt = None,
+    claim_type: Annotated[
+        str | None, typer.Option("--type", help="originate, endorse, dispute or abstain.")
+    ] = None,
+    limit: Limit = 200,
+    as_json: JsonOpt = False,
+) -> None:
+    """Claims that pass the filters (--run, --node, --thread, --type), the newest --limit in
+    creation order, with the claiming run's agent and round."""
+    from council.services.lists import list_claims
+
+    found = list_claims(uow(), run=run, node=node, thread=thread, claim_type=claim_type, limit=limit)
+    columns: list[Column] = [
+        ("run_id", "run", 8),
+        ("agent", "agent", 10),
+        ("round", "rd", 2),
+        ("claim_type", "type", 9),
+        ("confidence", "conf", 4),
+        ("node_version_id", "version", 8),
+        ("rationale", "rationale", 0),
+    ]
+    emit(found, as_json, table("claims", columns, _claim_cell))
+
+
+@returns("council.domain.results.lists:ActionList")
+def action_list(
+    thread: ThreadOpt = None,
+    status: Annotated[str | None, typer.Option("--status", help="open, satisfied or cancelled.")] = None,
+    node: NodeOpt = None,
+    limit: Limit = 200,
+    as_json: JsonOpt = False,
+) -> None:
+    """Pending actions that pass the filters, the newest --limit in creation order, each
+    with its acceptance condition."""
+    from council.services.lists import list_actions
+
+    found = list_actions(uow(), thread=thread, status=status, node=node, limit=limit)
+    columns: list[Column] = [
+        ("id", "action", 8),
+        ("status", "status", 9),
+        ("node_version_id", "version", 8),
+        ("what", "description → accepted when", 0),
+    ]
+    emit(found, as_json, table("pending actions", columns, _action_cell))
+
+
+def _claim_cell(item: Mapping[str, object], key: str) -> str:
+    if key == "confidence":
+        return f"{float(str(item['confidence'])):.2f}"
+    if key == "agent" and item.get("control"):
+        return f"{item['agent']}*"  # a control run's claim: never support
+    return cell(item, key)
+
+
+def _action_cell(item: Mapping[str, object], key: str) -> str:
+    if key == "what":
+        return f"{cell(item, 'description')} → {cell(item, 'acceptance_condition')}"
+    return cell(item, key)
+
+
 def register(app: typer.Typer) -> None:
-    from council.cli.graph_cmds import node_app
+    from council.cli.graph_cmds import action_app, claim_app, node_app
     from council.cli.ledger_cmds import evidence_app
     from council.cli.run_cmds import dispatch_app, run_app
 
@@ -261,3 +305,7 @@ def register(app: typer.Typer) -> None:
     dispatch_app.command("show")(dispatch_show)
     proposal_app.command("list")(proposal_list)
     app.add_typer(proposal_app, name="proposal")
+    consolidation_app.command("list")(consolidation_list)
+    app.add_typer(consolidation_app, name="consolidation")
+    claim_app.command("list")(claim_list)
+    action_app.command("list")(action_list)

@@ -64,6 +64,7 @@ PANELS = {
     "history": CONSOLIDATION,
     "replay": CONSOLIDATION,
     "memory": CONSOLIDATION,
+    "consolidation": CONSOLIDATION,
     "retraction": REVERSAL,
     "proposal": REVERSAL,
     "watch": READING,
@@ -121,6 +122,27 @@ def _panels() -> None:
         command.rich_help_panel = PANELS.get(name, OTHER)
     for group in app.registered_groups:
         group.rich_help_panel = PANELS.get(group.name or "", OTHER)
+    _short_helps(app)
+
+
+def _short_helps(typer_app: typer.Typer) -> None:
+    """Every command's one-line help, in this app and the command groups under it."""
+    for command in typer_app.registered_commands:
+        if command.short_help is None and command.callback is not None:
+            command.short_help = one_paragraph(command.help or command.callback.__doc__)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _short_helps(group.typer_instance)
+
+
+def one_paragraph(text: str | None) -> str | None:
+    """A docstring's first paragraph on one line: the commands' list wraps it between
+    words at the terminal's width (Rich's help keeps a docstring's own line breaks)."""
+    if not text:
+        return None
+    import inspect
+
+    return " ".join(inspect.cleandoc(text).split("\n\n")[0].split())
 
 
 # Which module of council/cli registers which commands and command groups, in the
@@ -144,8 +166,8 @@ REGISTERS = {
     "demo_cmd": ("demo",),
     "serve_cmd": ("serve",),
     "mcp_cmd": ("mcp",),
-    # after the modules whose groups it adds to (evidence, node, run, dispatch)
-    "list_cmds": ("evidence", "node", "run", "dispatch", "proposal"),
+    # after the modules whose groups it adds to (evidence, node, run, dispatch, claim, action)
+    "list_cmds": ("evidence", "node", "run", "dispatch", "proposal", "consolidation", "claim", "action"),
 }
 # What each registered module added: (commands, groups), kept in REGISTERS order.
 _added: dict[str, tuple[list[CommandInfo], list[TyperInfo]]] = {}

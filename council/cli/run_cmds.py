@@ -192,7 +192,8 @@ def _print_waited(data: dict[str, Any]) -> None:
         console.print(
             f"cost: ${cost['usd']:.4f}, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
             "completion tokens"
-            + (f"; {cost['unpriced']} run(s) unpriced (cost unknown)" if cost.get("unpriced") else ""),
+            + (f"; {cost['unpriced']} run(s) unpriced (cost unknown)" if cost.get("unpriced") else "")
+            + (f"; ${data['reservation']['usd']:.4f} reserved" if data.get("reservation") else ""),
             highlight=False,
         )
 
@@ -329,16 +330,19 @@ def profiles_cmd(
     from council.services.dispatch import profiles
 
     def render(data: dict[str, Any]) -> None:
-        table = Table(title=f"profiles (simulation: {inert(data['simulation'])})", title_justify="left")
-        for column in ("profile", "runtime", "model", "provider", "api_base", "key variable", "here"):
-            table.add_column(column)
+        # A block a profile, so that its model and endpoint are shown whole in 80 columns.
+        console.print(f"[bold]profiles[/] (simulation: {inert(data['simulation'])})", highlight=False)
         for p in data["profiles"]:
             why = inert(p["why"])
             here = f"[yellow]simulated[/] ({why})" if p["simulated"] else f"[green]real[/] ({why})"
+            console.print(f"[bold]{inert(p['name'])}[/]  {inert(p['model'])}", highlight=False)
             key = p["api_key_env"] or "(none)"
-            cells = (p["name"], p["runtime"], p["model"], p["provider"], p["api_base"] or "", key)
-            table.add_row(*(inert(cell) for cell in cells), here)
-        console.print(table)
+            endpoint = f" · api_base {inert(p['api_base'])}" if p["api_base"] else ""
+            console.print(
+                f"  {inert(p['runtime'])} · provider {inert(p['provider'])} · key variable {inert(key)}"
+                f"{endpoint} · {here}",
+                highlight=False,
+            )
 
     emit(profiles(simulate), as_json, render)
 

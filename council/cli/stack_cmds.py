@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from council.cli.common import JsonOpt, record, rows
+from council.cli.common import JsonOpt, record
 from council.cli.output import console, emit, inert, returns, without_controls
+from council.cli.tables import Column, table
 
 if TYPE_CHECKING:
     from council.domain.results.stack import DatabaseUrl
-
-_COLUMNS = ["component", "running", "pid", "state", "restarts", "last_exit_code", "url"]
 
 
 def register(app: typer.Typer) -> None:
@@ -76,7 +76,9 @@ def up(as_json: JsonOpt = False) -> None:
     from council import stack
     from council.domain.results.stack import StackUp
 
-    data = StackUp.model_validate(stack.up(progress=None if as_json else _progress))
+    data = StackUp.model_validate(
+        stack.up(progress=None if as_json else _progress, used_keys=_profile_keys())
+    )
     emit(data, as_json, _render_up)
 
 
@@ -90,9 +92,7 @@ def restart(as_json: JsonOpt = False) -> None:
     data = StackRestarted.model_validate(stack.restart(progress=None if as_json else _progress))
 
     def render(shown: dict[str, Any]) -> None:
-        rows("stack restarted", ["component", "pid", "url"])(
-            [c for c in _component_rows(shown) if c["component"] != "supervisor"]
-        )
+        _components("stack restarted", [c for c in _component_rows(shown) if c["component"] != "supervisor"])
         for change in shown["changed"]:
             console.print(f"picked up: {without_controls(change)}", markup=False, highlight=False)
 
@@ -115,7 +115,7 @@ def status(as_json: JsonOpt = False) -> None:
     from council import stack
     from council.domain.results.stack import StackStatus
 
-    emit(StackStatus.model_validate(stack.status()), as_json, _render_status)
+    emit(StackStatus.model_validate(stack.status(used_keys=_profile_keys())), as_json, _render_status)
 
 
 @returns("council.domain.results.stack:Migrated")
@@ -125,6 +125,18 @@ def db_upgrade(as_json: JsonOpt = False) -> None:
     from council.domain.results.stack import Migrated
 
     emit(Migrated(revision=stack.migrate_database()), as_json, record("database", ["revision"]))
+
+
+def _profile_keys() -> set[str] | None:
+    """The key variables the profiles name (what the workers read for a real run); None
+    when the profiles cannot be read here (then any key counts)."""
+    from council.errors import ConfigError
+    from council.services.dispatch import profiles
+
+    try:
+        return {p.api_key_env for p in profiles(None).profiles if p.api_key_env}
+    except ConfigError:
+        return None
 
 
 def _progress(message: str) -> None:
@@ -139,7 +151,7 @@ def _component_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _render_up(data: dict[str, Any]) -> None:
-    rows("stack up", ["component", "pid", "reused", "url"])(_component_rows(data))
+    _components("stack up", _component_rows(data), ("reused",))
     for change in data.get("workers_restarted") or []:
         console.print(f"workers restarted: {without_controls(change)}", markup=False, highlight=False)
     console.print(f"database revision: [bold]{inert(data['database_revision'])}[/]")
@@ -147,7 +159,7 @@ def _render_up(data: dict[str, Any]) -> None:
 
 
 def _render_down(data: dict[str, Any]) -> None:
-    rows("stack down", ["component", "stopped", "pid"])(_component_rows(data))
+    _components("stack down", _component_rows(data), ("stopped",))
 
 
 def _render_status(data: dict[str, Any]) -> None:
@@ -161,9 +173,32 @@ def _render_status(data: dict[str, Any]) -> None:
             markup=False,
             highlight=False,
         )
-    rows(f"stack ({without_controls(data['home'])})", _COLUMNS)(_component_rows(data))
+    for note in data.get("environment_notes") or []:
+        console.print(without_controls(f"note: {note}; no restart needed"), markup=False, highlight=False)
+    _components("stack", _component_rows(data), ("running", "state", "restarts", "last_exit_code"))
     console.print(f"database revision: [bold]{inert(data['database_revision'] or 'unknown')}[/]")
     _render_web(data)
+
+
+def _components(title: str, components: list[dict[str, Any]], shown: tuple[str, ...] = ()) -> None:
+    """The stack's components in 80 columns: a table of their state, then each address on
+    a line of its own (a URL is never broken: the terminal wraps a long one whole)."""
+    widths = {"running": 7, "state": 8, "restarts": 8, "last_exit_code": 9, "reused": 6, "stopped": 7}
+    headers = {"last_exit_code": "last exit"}
+    columns: list[Column] = [("component", "component", 12), ("pid", "pid", 8)]
+    columns += [(key, headers.get(key, key), widths[key]) for key in shown]
+    table(title, columns, _component_cell)(components)
+    for component in components:
+        if component.get("url"):
+            line = f"  {component['component']}: {component['url']}"
+            console.print(without_controls(line), markup=False, highlight=False, soft_wrap=True)
+
+
+def _component_cell(item: Mapping[str, object], key: str) -> str:
+    value = item.get(key)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "" if value is None else str(value)
 
 
 def _render_web(data: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ import typer
 
 from council.cli.common import JsonOpt, uow
 from council.cli.output import console, emit, err_console, inert, returns, without_controls
+from council.cli.render import short
 
 
 @returns("council.domain.results.events:Watched")
@@ -55,8 +56,8 @@ def watch_cmd(
                 if step is None:
                     subject = event["subject_id"] or ""
                     out.print(
-                        f"#{event['id']} {inert(event['kind']):<26} {inert(event['actor']):<18} "
-                        f"{inert(subject)}",
+                        f"#{event['id']} {inert(event['kind']):<25} {inert(short(subject)):<8} "
+                        f"{inert(event['actor'])}",
                         highlight=False,
                     )
                     continue
@@ -109,10 +110,12 @@ def describe_step(step: dict[str, Any]) -> list[str]:
         how = (
             f"    {'merged ' + str(len(links)) + ' groups' if len(links) > 1 else 'joined a group'}: {joined}"
         )
-    shape = "  ".join(
-        f"{g['kind']}[{', '.join(step['run_agents'][r] + ' ' + r[:8] for r in g['runs'])}]"
-        for g in step["groups"]
-    )
+    agents = step["run_agents"]
+
+    def members(runs: list[str]) -> str:  # a group's runs by agent, then run id
+        return ", ".join(f"{agents[r]} {r[:8]}" for r in sorted(runs, key=lambda r: (agents[r], r)))
+
+    shape = "  ".join(f"{g['kind']}[{members(g['runs'])}]" for g in step["groups"])
     return [head, how, f"    groups then: {shape or '(none)'}"]
 
 

@@ -1,11 +1,11 @@
 """What a dispatch reserves under a budget, and whether it fits (pure; docs/guide/budgets.md).
 
-A run is reserved at what it could cost at most, at its model's price per token:
-``prompt_tokens`` (the compiled first-round request, counted as one token per 3 bytes of
-UTF-8, more than any common tokenizer gives for text; a deliberative dispatch adds every
-agent's maximum output per run, the most the previous round's stances can add) plus the
-profile's maximum output tokens, times its turns (an agent CLI may call the model
-``max_turns`` times). Sums are in Decimal, rounded up to the micro-dollar.
+A run is reserved at what it is expected to cost, at its model's price per token:
+``prompt_tokens`` (the compiled first-round request, counted by the model's tokenizer; a
+later round adds every agent's expected answer, the most the previous round's stances can
+add, averaged over the agent's runs) plus the profile's expected output tokens, times the
+calls it is expected to make (two when it is offered evidence to read; an agent CLI may
+call the model ``max_turns`` times). Sums are in Decimal, rounded up to the micro-dollar.
 """
 
 from __future__ import annotations

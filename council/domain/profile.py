@@ -30,6 +30,9 @@ class Profile:
     cli_version: str | None = None  # an agent CLI's version, pinned at dispatch
     stands_in_for: Mapping[str, str] | None = None  # a simulated profile's own runtime and model
     why: str = ""  # why it is real or simulated where it was resolved
+    # How long an answer is expected to be, in tokens: what a budget reserves for its output
+    # (docs/guide/budgets.md). Read where the run is dispatched, so never pinned.
+    expected_output_tokens: int | None = None
 
     def pinned(self) -> dict[str, Any]:
         """The executor a run stores at dispatch (no secret: names only)."""

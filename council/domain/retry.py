@@ -8,8 +8,11 @@ exponential backoff, at most ``max_retries`` times, at one level only: the
 Celery task that owns the work (``council/workers/retrying.py``: the tasks' base class).
 The one in-process use is the committer's retry of a lost race: these delays
 with tighter bounds (``council.services.consolidation.COMMIT_RETRY``).
-Everything else is permanent and fails at once. Pure: no clock, no I/O; the
-caller supplies the random draw.
+Everything else is permanent and fails at once. An endpoint that refuses connections
+(``council.errors.Unreachable``) is retried as often on a short schedule
+(``unreachable_base_s``, ``unreachable_cap_s``): nothing listens there, so waiting
+half a minute between tries only keeps a council's round waiting on a dead agent.
+Pure: no clock, no I/O; the caller supplies the random draw.
 """
 
 from __future__ import annotations
@@ -24,13 +27,19 @@ class RetryPolicy:
     max_retries: int = 4
     base_s: float = 2.0
     cap_s: float = 30.0
+    unreachable_base_s: float = 0.1
+    unreachable_cap_s: float = 1.0
 
-    def delay(self, retries_so_far: int, draw: float) -> float | None:
+    def delay(self, retries_so_far: int, draw: float, *, unreachable: bool = False) -> float | None:
         """Seconds to wait before retry number ``retries_so_far + 1``, or None when
-        the retries are spent. ``draw`` is a uniform random number in [0, 1)."""
+        the retries are spent. ``draw`` is a uniform random number in [0, 1);
+        ``unreachable``: the try failed to connect at all (the short schedule)."""
         if retries_so_far >= self.max_retries:
             return None
-        ceiling = min(self.cap_s, self.base_s * 2.0**retries_so_far)
+        base, cap = (self.base_s, self.cap_s)
+        if unreachable:
+            base, cap = (self.unreachable_base_s, self.unreachable_cap_s)
+        ceiling = min(cap, base * 2.0**retries_so_far)
         return max(0.0, draw) * ceiling
 
     def last_try(self, retries_so_far: int) -> bool:

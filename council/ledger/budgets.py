@@ -13,7 +13,13 @@ from uuid import UUID
 
 from council.domain import validate as v
 from council.domain.budget import Estimate
-from council.domain.results.budgets import BudgetSetting, BudgetState, ThreadBudget
+from council.domain.results.budgets import (
+    AgentReservation,
+    BudgetSetting,
+    BudgetState,
+    Reservation,
+    ThreadBudget,
+)
 from council.ledger.events import append
 from council.ledger.locks import lock_thread_budget
 from council.ledger.pg import fetch
@@ -27,6 +33,16 @@ class _SettingRow(TypedDict):
     reason: str
     actor: str
     set_at: datetime
+
+
+class _ReservedRow(TypedDict):
+    agent: str
+    model: str
+    runs: int
+    prompt_tokens: int
+    max_output_tokens: int
+    run_usd: Decimal
+    dispatch_budget_usd: Decimal | None
 
 
 class StateRow(TypedDict):
@@ -128,4 +144,27 @@ class Budgets:
             agents=json.dumps(agents),
             dispatch_budget_usd=dispatch_budget,
             thread_budget_usd=thread_budget,
+        )
+
+    def of_dispatch(self, dispatch_id: UUID, thread_id: UUID) -> Reservation | None:
+        """What the dispatch reserved (None: it ran under no budget), with its thread's
+        budget state now."""
+        found = fetch(self._conn, "dispatch_reservation", _ReservedRow, dispatch_id=dispatch_id)
+        if not found:
+            return None
+        return Reservation(
+            usd=round(float(sum((r["run_usd"] * r["runs"] for r in found), Decimal(0))), 6),
+            budget_usd=_money(found[0]["dispatch_budget_usd"]),
+            agents=[
+                AgentReservation(
+                    agent=r["agent"],
+                    model=r["model"],
+                    runs=r["runs"],
+                    prompt_tokens=r["prompt_tokens"],
+                    max_output_tokens=r["max_output_tokens"],
+                    run_usd=float(r["run_usd"]),
+                )
+                for r in found
+            ],
+            thread=shown_state(self.state(thread_id)),
         )

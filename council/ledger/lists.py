@@ -8,7 +8,16 @@ from uuid import UUID
 
 from sqlalchemy import Connection
 
-from council.domain.results.lists import DispatchItem, EvidenceItem, NodeItem, ProposalItem, RunItem
+from council.domain.results.lists import (
+    ActionItem,
+    ClaimItem,
+    ConsolidationItem,
+    DispatchItem,
+    EvidenceItem,
+    NodeItem,
+    ProposalItem,
+    RunItem,
+)
 from council.domain.results.runs import Cost
 from council.ledger.pg import in_transaction
 
@@ -33,11 +42,10 @@ class Lists:
         limit: int,
     ) -> tuple[list[RunItem], bool]:
         """The newest ``limit`` runs passing the filters, oldest first, and whether more passed."""
-        found = self._rows(
-            "list_runs", thread_id=thread_id, status=status, agent=agent, dispatch_id=dispatch_id, limit=limit
+        found, truncated = self._newest(
+            "list_runs", limit, thread_id=thread_id, status=status, agent=agent, dispatch_id=dispatch_id
         )
-        truncated = len(found) > limit  # the query reads one more than the limit: the oldest
-        return [RunItem.model_validate(r) for r in (found[1:] if truncated else found)], truncated
+        return [RunItem.model_validate(r) for r in found], truncated
 
     def dispatches(
         self, *, thread_id: UUID | None = None, dispatch_id: UUID | None = None
@@ -48,6 +56,48 @@ class Lists:
     def proposals(self, *, thread_id: UUID | None, status: str | None) -> list[ProposalItem]:
         found = self._rows("list_proposals", thread_id=thread_id, status=status)
         return [ProposalItem.model_validate(r) for r in found]
+
+    def consolidations(
+        self, *, thread_id: UUID | None, status: str | None, logical_node_id: UUID | None, limit: int
+    ) -> tuple[list[ConsolidationItem], bool]:
+        found = self._newest(
+            "list_consolidations", limit, thread_id=thread_id, status=status, logical_node_id=logical_node_id
+        )
+        return [ConsolidationItem.model_validate(r) for r in found[0]], found[1]
+
+    def claims(
+        self,
+        *,
+        run_id: UUID | None,
+        node_version_id: UUID | None,
+        thread_id: UUID | None,
+        claim_type: str | None,
+        limit: int,
+    ) -> tuple[list[ClaimItem], bool]:
+        found = self._newest(
+            "list_claims",
+            limit,
+            run_id=run_id,
+            node_version_id=node_version_id,
+            thread_id=thread_id,
+            claim_type=claim_type,
+        )
+        return [ClaimItem.model_validate(r) for r in found[0]], found[1]
+
+    def actions(
+        self, *, thread_id: UUID | None, status: str | None, node_version_id: UUID | None, limit: int
+    ) -> tuple[list[ActionItem], bool]:
+        found = self._newest(
+            "list_actions", limit, thread_id=thread_id, status=status, node_version_id=node_version_id
+        )
+        return [ActionItem.model_validate(r) for r in found[0]], found[1]
+
+    def _newest(self, name: str, limit: int, **params: object) -> tuple[list[Mapping[str, object]], bool]:
+        """The newest ``limit`` rows, oldest first, and whether more passed (the query reads
+        one more than the limit: the oldest)."""
+        found = self._rows(name, limit=limit, **params)
+        truncated = len(found) > limit
+        return (found[1:] if truncated else found), truncated
 
     def _rows(self, name: str, **params: object) -> list[Mapping[str, object]]:
         found: list[Mapping[str, object]] = in_transaction(self.conn, name, dict(params))

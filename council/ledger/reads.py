@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
-from council.domain.results.threads import Thread
+from council.domain.results.threads import ThreadListed
 from council.ledger.pg import Connection, fetch
 
 
@@ -21,6 +21,11 @@ class ThreadRow(TypedDict):
     rule_set_id: str
     grouping_algorithm_id: str
     created_at: datetime
+    runs: int
+    runs_in_flight: int
+    cost_usd: float
+    runs_unpriced: int
+    status: str
 
 
 class Reads:
@@ -29,6 +34,6 @@ class Reads:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def threads(self) -> list[Thread]:
-        """Every thread, oldest first."""
-        return [Thread.model_validate(row) for row in fetch(self._conn, "all_threads", ThreadRow)]
+    def threads(self) -> list[ThreadListed]:
+        """Every thread, oldest first, with its status and what its runs cost."""
+        return [ThreadListed.model_validate(row) for row in fetch(self._conn, "all_threads", ThreadRow)]

@@ -36,6 +36,17 @@ class ClaimedRun:
     dispatch_rounds: int | None  # of its dispatch; None for a run outside one
     quorum_rule: bool  # its thread's rule set names min_council_answered (at the claim)
     control_of: UUID | None = None  # a control run: the deliberative run it re-runs blind
+    usage: dict[str, Any] | None = None  # what earlier attempts were billed (council.domain.bill)
+    cost_usd: float | None = None
+    agent_down: AgentDown | None = None  # its agent failed for good in an earlier round of its dispatch
+
+
+class AgentDown(TypedDict):
+    """The earliest run of an agent, in an earlier round of the same dispatch, that failed
+    because the agent cannot answer (usage.failure: permanent or unreachable)."""
+
+    round: int
+    error: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -360,11 +360,28 @@ class Runs(HeldRuns):
             },
         )
 
-    def release(self, run_id: UUID, attempt: int, reason: str) -> bool:
-        """Give the run back to the queue for a later try (fenced); the attempt's record keeps the reason."""
+    def release(
+        self,
+        run_id: UUID,
+        attempt: int,
+        reason: str,
+        *,
+        usage: dict[str, Any] | None = None,
+        cost_usd: float | None = None,
+    ) -> bool:
+        """Give the run back to the queue for a later try (fenced); the attempt's record keeps
+        the reason, the run what it was billed so far (``usage`` None: nothing new)."""
         reason = " ".join(reason.split())[:2000] or "released"
         found = in_transaction(
-            self._conn, "release_run", {"run_id": run_id, "attempt": attempt, "reason": reason}
+            self._conn,
+            "release_run",
+            {
+                "run_id": run_id,
+                "attempt": attempt,
+                "reason": reason,
+                "usage": json.dumps(usage) if usage is not None else None,
+                "cost_usd": cost_usd,
+            },
         )
         return bool(found)
 

@@ -173,6 +173,7 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
         graph = tx.graph.of_thread(asked_thread)
         live = {c.node_version_id: c for c in graph.consolidations if c.status == "live"}
         budget = tx.budgets.of_thread(asked_thread).state
+        reservation = tx.budgets.of_dispatch(dispatch_id, asked_thread)
         propositions = []
         candidates = []
         for node in graph.nodes:
@@ -249,6 +250,7 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
             f"council stances --thread {short}",
             f"council reentry --thread {short}",
         ],
+        reservation=reservation,
     )
 
 

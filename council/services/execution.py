@@ -21,59 +21,42 @@ A transient model error releases the run and :func:`try_run` returns
 ``RetryAt(attempt)`` for the task to retry (the one retry policy is applied by the
 tasks' base class, ``council/workers/retrying.py``), or on the last try allowed fails it
 with the reason and the number of tries.
+
+Whatever the calls were billed is stored with the run however it ends, and carried from
+an attempt a transient error cut off to the next (``council.domain.bill``). A run whose
+agent failed for good in an earlier round of its dispatch — a permanent error, or an
+endpoint that could not be reached on any try — fails at its claim, without a call:
+"skipped: AGENT failed in round R: REASON" (docs/guide/agent-runs.md).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import time
-from collections.abc import Sequence
-from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass
 from uuid import UUID
-
-from pydantic import ValidationError
 
 from council import config, metrics
 from council.adapters.scheduler import Scheduler
-from council.agents import gateway
-from council.agents.compiler import cli_reprompt, evidence_offer, given_evidence, reprompt
-from council.agents.errors import PermanentLLMError, TransientLLMError
-from council.agents.runtimes import cli, installed
-from council.agents.runtimes.registry import cli_driver, is_api
-from council.agents.runtimes.trace import Trace
-from council.agents.runtimes.workdir import EvidenceFile
-from council.domain.agent_output import AgentOutput
-from council.domain.answer import json_text
+from council.agents.compiler import given_evidence
+from council.agents.errors import PermanentLLMError, TransientLLMError, UnreachableLLMError
+from council.agents.runtimes import installed
+from council.agents.runtimes.registry import is_api
+from council.domain.bill import Bill
 from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
-from council.domain.results.runs import Applied, Executed
+from council.domain.results.runs import Executed
 from council.domain.retry import RetryAt
-from council.errors import BadInput, Transient
-from council.known_secrets import redact
+from council.errors import Transient
 from council.ledger.run_rows import ClaimedRun
-from council.services.evidence_reads import (
-    EvidenceReads,
-    answer_reads,
-    assistant_turn,
-    kept_text,
-    refuse_unread,
-)
 from council.services.in_tx.briefing import compile_for
-from council.services.in_tx.output import apply_checked
 from council.services.ports import Tx, UnitOfWork
-from council.services.run_answers import keep_answer, kept_if_refused
+from council.services.run_calls import CliRecord, InvalidOutput, ask_api, ask_cli
 from council.services.run_followups import follow_up
 from council.settings import settings
 
 # How long an attempt owns its run before the sweep may hand it to another worker:
 # config.run_lease_s() (COUNCIL_RUN_LEASE_S), read at each claim.
-# An agent CLI's deadline when its profile names none; it is always kept below the lease.
-CLI_TIMEOUT_S = 240.0
-CLI_READS = "whose file under evidence/ in your working directory you opened (open it, then cite it)"
-LEASE_SHARE = 0.8
 
 
 def worker_id() -> str:
@@ -142,17 +125,24 @@ def execute_run(
 @dataclass(frozen=True)
 class _Prepared:
     """What the claim's transaction found: the runnable executor and the request to send,
-    or why the run cannot run here."""
+    or why the run cannot run here (``failure``: ``permanent``, or None for a run skipped
+    because its agent is down)."""
 
     profile: Profile | None = None
     request: StoredRequest | None = None
     unrunnable: str | None = None
+    failure: str | None = "permanent"
 
 
 def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
-    """Inside the claim's transaction: the pinned executor, if this worker can run it, and
-    the request — compiled and stored (its hash and exposures) now, or the one an earlier
-    attempt stored, so a retry sends exactly what was hashed."""
+    """Inside the claim's transaction: the pinned executor, if this worker can run it and
+    its agent has not failed for good earlier in the dispatch, and the request — compiled
+    and stored (its hash and exposures) now, or the one an earlier attempt stored, so a
+    retry sends exactly what was hashed."""
+    if run.agent_down is not None:
+        down = run.agent_down
+        why = f"skipped: {run.agent} failed in round {down['round']}: {down['error'] or 'no reason recorded'}"
+        return _Prepared(unrunnable=why, failure=None)
     try:
         profile = _runnable(run, worker)
     except _Unrunnable as exc:
@@ -203,39 +193,53 @@ def _attempt(
     try_no: int,
     last_try: bool,
 ) -> Executed:
-    """One claimed attempt: fail it when the pinned executor cannot run here, else ask
-    with the stored request and apply the answer fenced on the attempt."""
+    """One claimed attempt: fail it when the pinned executor cannot run here (or its agent
+    is down), else ask with the stored request and apply the answer fenced on the attempt;
+    what the calls were billed is stored however it ends."""
     attempt = int(run.attempt)
+    bill = Bill.carried(run.usage, run.cost_usd)  # what earlier attempts were billed
     if prepared.unrunnable is not None or prepared.profile is None or prepared.request is None:
-        return _failed(uow, scheduler, run, attempt, prepared.unrunnable or "not runnable")
+        reason = prepared.unrunnable or "not runnable"
+        return _failed(uow, scheduler, run, attempt, reason, bill=bill, failure=prepared.failure)
     profile, request = prepared.profile, prepared.request
     if request["model"] != profile.model:
         reason = f"the stored request names {request['model']}, the pinned executor {profile.model}"
-        return _failed(uow, scheduler, run, attempt, reason)
-    record = _Record()
+        return _failed(uow, scheduler, run, attempt, reason, bill=bill, failure="permanent")
+    record = CliRecord()
     try:
         if is_api(profile.runtime):
-            applied = _ask_and_apply(uow, run, attempt, request, profile)
+            applied = ask_api(uow, run, attempt, request, profile, bill)
         else:
-            applied = _ask_cli_and_apply(uow, run, attempt, request, profile, record)
+            applied = ask_cli(uow, run, attempt, request, profile, record, bill)
     except TransientLLMError as exc:
+        unreachable = isinstance(exc, UnreachableLLMError)
+        tries_unreachable = bill.count("unreachable_tries") if unreachable else 0
         if last_try:
             reason = f"no answer after {try_no} tries: {exc}"
-            return _failed(uow, scheduler, run, attempt, reason, record=record)
+            # Down for the rest of the dispatch only if no try ever reached the endpoint.
+            down = "unreachable" if unreachable and tries_unreachable >= try_no else None
+            return _failed(
+                uow, scheduler, run, attempt, reason, bill=bill, record=record, failure=down, profile=profile
+            )
+        usage, cost_usd = bill.stored()
         with uow() as tx:
-            if tx.runs.release(run.id, attempt, str(exc)):  # any worker may take the retry
+            # any worker may take the retry; what was billed so far stays with the run
+            if tx.runs.release(run.id, attempt, str(exc), usage=usage, cost_usd=cost_usd):
                 tx.traces.record(run.id, attempt, record.traces, record.opened)
         raise
     except PermanentLLMError as exc:
-        return _failed(uow, scheduler, run, attempt, str(exc), record=record)
-    except _InvalidOutput as exc:
+        reason, down = str(exc), "permanent"
+        return _failed(
+            uow, scheduler, run, attempt, reason, bill=bill, record=record, failure=down, profile=profile
+        )
+    except InvalidOutput as exc:
         reason = f"invalid output after one re-prompt: {exc}"
-        done = _failed(uow, scheduler, run, attempt, reason, usage=exc.usage, error=str(exc), record=record)
-        if done.status == "failed":  # its tokens were used all the same
-            metrics.count_usage(profile.provider, profile.model, exc.usage, None)
-        return done
+        return _failed(
+            uow, scheduler, run, attempt, reason, bill=bill, error=str(exc), record=record, profile=profile
+        )
     if applied is None:
         return Executed(run_id=run.id, status="fenced")
+    metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
     result = Executed(
         run_id=run.id,
         status="succeeded",
@@ -273,215 +277,34 @@ def _failed(
     attempt: int,
     reason: str,
     *,
-    usage: dict[str, Any] | None = None,
+    bill: Bill,
+    failure: str | None = None,
     error: str | None = None,
-    record: _Record | None = None,
+    record: CliRecord | None = None,
+    profile: Profile | None = None,
 ) -> Executed:
-    """Record the run's failure with its reason (fenced), and an agent CLI's traces;
-    nothing else is written. A zombie attempt (a newer one owns the run) writes
-    nothing and hands nothing on."""
+    """Record the run's failure with its reason and what its calls were billed (fenced),
+    and an agent CLI's traces; nothing else is written. ``failure`` (permanent,
+    unreachable) says its agent cannot answer in this dispatch. A zombie attempt (a newer
+    one owns the run) writes nothing and hands nothing on."""
     reason = " ".join(reason.split())[:2000] or "failed"
+    usage, cost_usd = bill.stored(failure)
     with uow() as tx:
         fenced = tx.runs.fence(run.id, attempt)
         if fenced is not None:
             if record is not None:
                 tx.traces.record(run.id, attempt, record.traces, record.opened)
             tx.runs.finish(
-                fenced, attempt, status="failed", usage=usage, error=reason, event_payload={"reason": reason}
+                fenced,
+                attempt,
+                status="failed",
+                usage=usage,
+                cost_usd=cost_usd,
+                error=reason,
+                event_payload={"reason": reason},
             )
     if fenced is None:
         return Executed(run_id=run.id, status="fenced")
+    if profile is not None and bill.calls:  # its tokens were used all the same
+        metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
     return follow_up(uow, scheduler, run, Executed(run_id=run.id, status="failed", error=error or reason))
-
-
-class _InvalidOutput(Exception):
-    def __init__(self, reason: str, usage: dict[str, Any]) -> None:
-        super().__init__(reason)
-        self.usage = usage
-
-
-@dataclass
-class _Record:
-    """What an agent CLI's calls left to store with the attempt, however it ends."""
-
-    traces: list[dict[str, Any]] = field(default_factory=list)
-    opened: list[dict[str, str]] = field(default_factory=list)
-
-    def add(self, trace: Trace, opened: Sequence[EvidenceFile] = ()) -> None:
-        self.traces.append(trace.document())
-        tool = cli_driver(trace.runtime).read_tool
-        self.opened += [{"evidence_id": f.evidence_id, "file": f.file, "tool": tool} for f in opened]
-
-
-def _ask_and_apply(
-    uow: UnitOfWork, run: ClaimedRun, attempt: int, request: StoredRequest, profile: Profile
-) -> Applied | None:
-    """Call the model and apply its answer, fenced on the attempt. A call that asks to
-    read evidence is answered (each read recorded as opened first) and the model called
-    again, for at most the request's ``tool_turns`` rounds; an invalid answer is re-prompted
-    once with the reason. The answer is checked where it is written (:func:`_apply`: check,
-    lint and apply in one transaction), so an answer is never judged against a ledger older
-    than the one it lands in. None: the attempt was fenced out."""
-    messages: list[dict[str, Any]] = list(request["messages"])
-    tools, tool_turns = request.get("tools") or None, int(request.get("tool_turns") or 0)
-    offer = evidence_offer(request)  # the inline part was recorded as opened when it was claimed
-    reads = None if offer is None else EvidenceReads(inline=offer[0], readable=offer[1])
-    usage: dict[str, Any] = {"calls": 0}
-    cost: float | None = 0.0  # None once a call's model had no price: the run's cost is unknown
-    turns = 0
-    reprompted = False
-    while True:
-        completion = gateway.complete(
-            profile.model,
-            messages,
-            dict(request["params"]),
-            api_base=profile.api_base,
-            api_key_env=profile.api_key_env,
-            tools=tools,
-        )
-        if completion.simulated != profile.simulated:  # defensive: what ran must be what was pinned
-            raise PermanentLLMError(
-                f"{profile.model}: the answer says simulated={completion.simulated}, "
-                f"the pinned executor simulated={profile.simulated}"
-            )
-        # Redacted before anything of it is stored or parsed (a key the model echoed).
-        completion = replace(completion, text=redact(completion.text, []))
-        answer = (usage["calls"], redact(kept_text(completion), []))  # kept before it is checked
-        usage["calls"] += 1
-        for key, value in (completion.usage or {}).items():
-            if isinstance(value, int | float):
-                usage[key] = usage.get(key, 0) + value
-        if completion.cost_usd is None:
-            cost, usage["unpriced"] = None, True
-        elif cost is not None:
-            cost += completion.cost_usd
-        usage["simulated"] = completion.simulated
-        try:
-            if completion.tool_calls:
-                keep_answer(uow, run.id, attempt, *answer)
-                if reads is None or not tools or turns >= tool_turns:
-                    raise ValueError(
-                        f"asks for tools after its {tool_turns} rounds of tool calls: answer now"
-                    )
-                turns += 1
-                usage["tool_rounds"] = turns
-                answered = answer_reads(uow, run.id, attempt, completion.tool_calls, reads)
-                if answered is None:
-                    return None
-                messages = [*messages, assistant_turn(completion), *answered]
-                continue
-            with kept_if_refused(uow, run.id, attempt, answer):
-                output = AgentOutput.model_validate_json(json_text(completion.text))
-                if reads is not None:
-                    refuse_unread(output, reads.citable())
-            applied = _apply(uow, run.id, attempt, output, usage=usage, cost_usd=cost, answer=answer)
-            if applied is not None:
-                metrics.count_usage(profile.provider, profile.model, usage, cost)
-            return applied
-        except (ValidationError, ValueError, BadInput) as exc:  # the answer was kept
-            reason = _one_line(exc)
-            if reprompted:
-                usage.pop("simulated", None)
-                raise _InvalidOutput(reason, usage) from exc
-            reprompted = True
-            usage["reprompted"] = True
-            messages = reprompt(messages, kept_text(completion), reason)
-
-
-def _apply(
-    uow: UnitOfWork,
-    run_id: UUID,
-    attempt: int,
-    output: AgentOutput,
-    *,
-    usage: dict[str, Any] | None,
-    cost_usd: float | None,
-    record: _Record | None = None,
-    answer: tuple[int, str] | None = None,
-) -> Applied | None:
-    """Check and apply the output, lint its prose and close the run (with an agent
-    CLI's traces), in one transaction; None for a fenced-out attempt. An invalid
-    output raises BadInput and nothing is written (the caller may re-prompt).
-    ``answer`` (its round and text) is kept by the same transaction, first, whether or
-    not the attempt is fenced out; when the transaction rolls back, in one of its own."""
-    kept = kept_if_refused(uow, run_id, attempt, answer) if answer is not None else nullcontext()
-    with kept, uow() as tx:
-        if answer is None:
-            run = tx.runs.fence(run_id, attempt)
-        else:
-            run = tx.runs.fence_keeping(run_id, attempt, *answer)
-        if run is None:
-            return None
-        if record is not None:
-            tx.traces.record(run_id, attempt, record.traces, record.opened)
-        return apply_checked(
-            tx, run, attempt, output, actor=f"run:{run['agent']}", usage=usage, cost_usd=cost_usd
-        )
-
-
-def _ask_cli_and_apply(
-    uow: UnitOfWork, run: ClaimedRun, attempt: int, request: StoredRequest, profile: Profile, record: _Record
-) -> Applied | None:
-    """Run the agent CLI on the stored prompt in a fresh working directory holding the
-    briefing's evidence, then check and apply its answer as for any run (one bounded
-    re-prompt); every call's trace lands in ``record``. The deadline covers both calls
-    and stays below the lease."""
-    files = request["settings"].get("evidence_files") or []
-    with uow() as tx:
-        contents = tx.evidence.contents([f["evidence_id"] for f in files])
-    deadline = time.monotonic() + min(profile.timeout_s or CLI_TIMEOUT_S, config.run_lease_s() * LEASE_SHARE)
-    prompt = request["prompt"]
-    usage: dict[str, Any] = {"calls": 0, "runtime": profile.runtime, "simulated": False}
-    reason = ""
-    for call_no in (1, 2):
-        try:
-            answer = cli.call(
-                request,
-                profile,
-                contents,
-                prompt=prompt,
-                call_no=call_no,
-                deadline_s=max(0.1, deadline - time.monotonic()),
-            )
-        except (cli.CliFailed, cli.CliTimedOut, cli.CliTransient) as exc:
-            if exc.trace is not None:
-                record.add(exc.trace)
-            raise
-        record.add(answer.trace, answer.opened)
-        kept = (call_no - 1, answer.text)  # kept by the apply's transaction, or before a re-prompt
-        usage["calls"] += 1
-        for key, value in answer.trace.usage.items():
-            usage[key] = usage.get(key, 0) + value
-        _as_prompt_and_completion(usage)
-        try:
-            with kept_if_refused(uow, run.id, attempt, kept):
-                output = AgentOutput.model_validate_json(json_text(answer.text))
-                # A CLI reads the evidence files of its working directory: it cites only what it opened.
-                refuse_unread(output, [o["evidence_id"] for o in record.opened], how=CLI_READS)
-            applied = _apply(
-                uow, run.id, attempt, output, usage=usage, cost_usd=None, record=record, answer=kept
-            )
-            if applied is not None:
-                metrics.count_usage(profile.provider, profile.model, usage, None)
-            return applied
-        except (ValidationError, ValueError, BadInput) as exc:
-            reason = _one_line(exc)
-            if call_no == 1:
-                usage["reprompted"] = True
-                prompt = cli_reprompt(request["prompt"], answer.text, reason)
-    raise _InvalidOutput(reason, usage)
-
-
-def _as_prompt_and_completion(usage: dict[str, object]) -> None:
-    """An agent CLI reports input and output tokens (its own usage report); they are
-    recorded under the names API runs use too, so totals add up across runtimes. A CLI
-    run's cost is not priced (``cost_usd`` NULL, ``unpriced`` in its usage)."""
-    for theirs, ours in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
-        if theirs in usage:
-            usage[ours] = usage[theirs]
-    usage["unpriced"] = True
-
-
-def _one_line(exc: Exception) -> str:
-    text = " ".join(str(exc).split())
-    return text[:500]

@@ -1,6 +1,7 @@
 """Every noun listable (read use cases): a thread's evidence, nodes and dispatches, one
-dispatch, runs and retraction proposals by filter. Ids are taken whole or by a unique
-prefix; a bad filter is refused with its reason (exit 2), and nothing here writes."""
+dispatch, and by filter runs, retraction proposals, consolidations, claims and pending
+actions. Ids are taken whole or by a unique prefix; a bad filter is refused with its
+reason (exit 2), and nothing here writes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from uuid import UUID
 
 from council.domain.commands import IdRef
 from council.domain.results.lists import (
+    ActionList,
+    ClaimList,
+    ConsolidationList,
     DispatchList,
     DispatchShown,
     EvidenceList,
@@ -16,7 +20,13 @@ from council.domain.results.lists import (
     RunListing,
 )
 from council.domain.results.runs import Cost
-from council.domain.vocabulary import PROPOSAL_STATUSES, RUN_STATUSES
+from council.domain.vocabulary import (
+    CLAIM_TYPES,
+    CONSOLIDATION_STATUSES,
+    PENDING_ACTION_STATUSES,
+    PROPOSAL_STATUSES,
+    RUN_STATUSES,
+)
 from council.errors import BadInput, NotFound
 from council.ledger.lists import Lists
 from council.services.ports import Tx, UnitOfWork
@@ -54,8 +64,7 @@ def list_runs(
 ) -> RunListing:
     if status is not None and status not in RUN_STATUSES:
         raise BadInput(f"unknown run status {status!r}: one of {', '.join(RUN_STATUSES)}")
-    if not 1 <= limit <= MAX_RUNS:
-        raise BadInput(f"--limit must be between 1 and {MAX_RUNS}")
+    _check(limit)
     with uow() as tx:
         thread_id = _thread(tx, thread) if thread is not None else None
         dispatch_id = tx.resolve("dispatch", dispatch) if dispatch is not None else None
@@ -81,7 +90,7 @@ def show_dispatch(uow: UnitOfWork, dispatch: IdRef) -> DispatchShown:
             raise NotFound(f"no dispatch {dispatch_id}")
         (item,) = found
         runs, _ = lists.runs(dispatch_id=dispatch_id, limit=MAX_RUNS)
-    return DispatchShown(**item.model_dump(), run_items=runs)
+    return DispatchShown(**item.model_dump(), runs=runs)
 
 
 def list_proposals(
@@ -92,3 +101,71 @@ def list_proposals(
     with uow() as tx:
         thread_id = _thread(tx, thread) if thread is not None else None
         return ProposalList(items=Lists(tx.conn).proposals(thread_id=thread_id, status=status))
+
+
+def list_consolidations(
+    uow: UnitOfWork,
+    *,
+    thread: IdRef | None = None,
+    status: str | None = None,
+    node: IdRef | None = None,
+    limit: int = 200,
+) -> ConsolidationList:
+    """Consolidations by thread, status and node (``node``: a version; every consolidation
+    of its logical node), the newest ``limit`` in creation order."""
+    _check(limit, status, CONSOLIDATION_STATUSES, "consolidation status")
+    with uow() as tx:
+        thread_id = _thread(tx, thread) if thread is not None else None
+        logical = tx.nodes.get(tx.resolve("node version", node))["logical_node_id"] if node else None
+        items, truncated = Lists(tx.conn).consolidations(
+            thread_id=thread_id, status=status, logical_node_id=logical, limit=limit
+        )
+    return ConsolidationList(items=items, limit=limit, truncated=truncated)
+
+
+def list_claims(
+    uow: UnitOfWork,
+    *,
+    run: IdRef | None = None,
+    node: IdRef | None = None,
+    thread: IdRef | None = None,
+    claim_type: str | None = None,
+    limit: int = 200,
+) -> ClaimList:
+    """Claims by run, node version, thread and type, the newest ``limit`` in creation order."""
+    _check(limit, claim_type, CLAIM_TYPES, "claim type")
+    with uow() as tx:
+        run_id = tx.resolve("run", run) if run is not None else None
+        version_id = tx.resolve("node version", node) if node is not None else None
+        thread_id = _thread(tx, thread) if thread is not None else None
+        items, truncated = Lists(tx.conn).claims(
+            run_id=run_id, node_version_id=version_id, thread_id=thread_id, claim_type=claim_type, limit=limit
+        )
+    return ClaimList(items=items, limit=limit, truncated=truncated)
+
+
+def list_actions(
+    uow: UnitOfWork,
+    *,
+    thread: IdRef | None = None,
+    status: str | None = None,
+    node: IdRef | None = None,
+    limit: int = 200,
+) -> ActionList:
+    """Pending actions by thread, status and node version, the newest ``limit`` in creation order."""
+    _check(limit, status, PENDING_ACTION_STATUSES, "action status")
+    with uow() as tx:
+        thread_id = _thread(tx, thread) if thread is not None else None
+        version_id = tx.resolve("node version", node) if node is not None else None
+        items, truncated = Lists(tx.conn).actions(
+            thread_id=thread_id, status=status, node_version_id=version_id, limit=limit
+        )
+    return ActionList(items=items, limit=limit, truncated=truncated)
+
+
+def _check(limit: int, value: str | None = None, allowed: tuple[str, ...] = (), what: str = "") -> None:
+    """Refuse a filter outside its vocabulary, or a limit outside 1..MAX_RUNS."""
+    if value is not None and value not in allowed:
+        raise BadInput(f"unknown {what} {value!r}: one of {', '.join(allowed)}")
+    if not 1 <= limit <= MAX_RUNS:
+        raise BadInput(f"--limit must be between 1 and {MAX_RUNS}")

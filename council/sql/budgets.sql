@@ -11,8 +11,9 @@ FROM thread_budgets WHERE thread_id = :thread_id
 ORDER BY created_at, id
 
 -- budget_state --
--- A thread's budget in force, what its runs cost (spent) and what its dispatches still hold
--- (reserved). Reserved is derived, never updated: each reservation holds run_usd for every
+-- A thread's budget in force, what its runs cost (spent: every billed call, a failed or
+-- retried run's too) and what its dispatches still hold (reserved). Reserved is derived,
+-- never updated: each reservation holds run_usd for every
 -- run of its agent in its dispatch that has not ended (rounds not yet created included);
 -- an ended run counts its recorded cost as spent instead (a failed run without a cost
 -- releases its share), and a run under a reservation that succeeded without a recorded
@@ -44,3 +45,10 @@ SELECT :dispatch_id, a.agent, :thread_id, a.model, a.runs, a.prompt_tokens, a.ma
 FROM jsonb_to_recordset(CAST(:agents AS jsonb))
      AS a(agent text, model text, runs integer, prompt_tokens integer, max_output_tokens integer,
           run_usd numeric)
+
+-- dispatch_reservation --
+-- What a dispatch reserved, one row per agent, as it was recorded (none: the dispatch ran
+-- under no budget); `ask` reports it beside what the runs cost.
+SELECT agent, model, runs, prompt_tokens, max_output_tokens, run_usd, dispatch_budget_usd
+FROM budget_reservations WHERE dispatch_id = :dispatch_id
+ORDER BY agent

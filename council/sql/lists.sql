@@ -54,7 +54,7 @@ ORDER BY created_at, id
 -- /threads/{id}/dispatches) or one by id (`dispatch show`), with their runs counted
 -- by status and their cost.
 SELECT d.id, d.thread_id, d.mode, d.agents, d.rounds, d.proposal_id, d.created_at, d.controls,
-       count(r.id) AS runs,
+       count(r.id) AS run_count,
        count(r.id) FILTER (WHERE r.status = 'succeeded') AS succeeded,
        count(r.id) FILTER (WHERE r.status = 'failed') AS failed,
        count(r.id) FILTER (WHERE r.status NOT IN ('succeeded', 'failed')) AS unfinished,
@@ -82,3 +82,54 @@ JOIN consolidations k ON k.id = p.consolidation_id
 WHERE (CAST(:thread_id AS uuid) IS NULL OR p.thread_id = :thread_id)
   AND (CAST(:status AS text) IS NULL OR p.status = :status)
 ORDER BY p.created_at, p.id
+
+-- list_consolidations --
+-- Consolidations, the newest `limit` in creation order (`council consolidation list`, GET
+-- /consolidations), each filter applied only when given: thread, status, logical node;
+-- with the consolidated version's content and its memory item's status.
+SELECT * FROM (
+    SELECT k.id, k.thread_id, k.logical_node_id, k.node_version_id, v.content, k.rule_set_id, k.status,
+           m.status AS memory_status, k.snapshot_sha256, k.created_at, k.status_changed_at
+    FROM consolidations k
+    JOIN node_versions v ON v.id = k.node_version_id
+    LEFT JOIN memory_items m ON m.consolidation_id = k.id
+    WHERE (CAST(:thread_id AS uuid) IS NULL OR k.thread_id = :thread_id)
+      AND (CAST(:status AS text) IS NULL OR k.status = :status)
+      AND (CAST(:logical_node_id AS uuid) IS NULL OR k.logical_node_id = :logical_node_id)
+    ORDER BY k.created_at DESC, k.id DESC
+    LIMIT :limit + 1
+) newest
+ORDER BY created_at, id
+
+-- list_claims --
+-- Claims, the newest `limit` in creation order (`council claim list`, GET /claims), each
+-- filter applied only when given: run, node version, thread, claim type; with the claiming
+-- run's agent, round and whether it is a control run (never counted as support).
+SELECT * FROM (
+    SELECT c.id, c.run_id, r.thread_id, r.agent, r.round, r.control_of IS NOT NULL AS control,
+           c.node_version_id, c.claim_type, c.confidence::float8 AS confidence, c.rationale, c.created_at
+    FROM claims c
+    JOIN agent_runs r ON r.id = c.run_id
+    WHERE (CAST(:run_id AS uuid) IS NULL OR c.run_id = :run_id)
+      AND (CAST(:node_version_id AS uuid) IS NULL OR c.node_version_id = :node_version_id)
+      AND (CAST(:thread_id AS uuid) IS NULL OR r.thread_id = :thread_id)
+      AND (CAST(:claim_type AS text) IS NULL OR c.claim_type = :claim_type)
+    ORDER BY c.created_at DESC, c.id DESC
+    LIMIT :limit + 1
+) newest
+ORDER BY created_at, id
+
+-- list_actions --
+-- Pending actions, the newest `limit` in creation order (`council action list`, GET
+-- /actions), each filter applied only when given: thread, status, node version.
+SELECT * FROM (
+    SELECT a.id, a.thread_id, a.branch_id, a.node_version_id, a.description, a.acceptance_condition,
+           a.status, a.created_by_run_id, a.created_at, a.status_changed_at
+    FROM pending_actions a
+    WHERE (CAST(:thread_id AS uuid) IS NULL OR a.thread_id = :thread_id)
+      AND (CAST(:status AS text) IS NULL OR a.status = :status)
+      AND (CAST(:node_version_id AS uuid) IS NULL OR a.node_version_id = :node_version_id)
+    ORDER BY a.created_at DESC, a.id DESC
+    LIMIT :limit + 1
+) newest
+ORDER BY created_at, id

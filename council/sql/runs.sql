@@ -7,7 +7,12 @@
 -- a transient error cut off (its database connection was lost, say, so it could
 -- not release the run) names that attempt in :held_attempt and takes it over at
 -- once instead of waiting out the lease: only that task's retry carries the
--- number, and the attempt it held has ended in that task.
+-- number, and the attempt it held has ended in that task. It returns what earlier
+-- attempts were billed (usage, cost_usd: the new attempt adds to them), and, for a
+-- run of a later round, agent_down: the earliest failed run of the same agent in the
+-- same dispatch whose failure says the agent cannot answer (usage.failure, set by
+-- the worker that failed it: permanent, or unreachable on every try), by the
+-- dispatch's unique index on (dispatch, round, agent).
 WITH before AS (
     SELECT id, status, attempt, lease_owner FROM agent_runs
     WHERE id = :run_id
@@ -26,6 +31,12 @@ WITH before AS (
     WHERE a.id = b.id
     RETURNING a.id, a.attempt, a.thread_id, a.dispatch_id, a.agent, a.model, a.provider, a.simulated, a.round,
               a.mode, a.proposal_id, a.request, a.request_sha256, a.executor, a.control_of,
+              a.usage, a.cost_usd::float8 AS cost_usd,
+              (SELECT jsonb_build_object('round', p.round, 'error', p.error) FROM agent_runs p
+               WHERE a.round > 1 AND p.dispatch_id = a.dispatch_id AND p.agent = a.agent
+                 AND p.round < a.round AND p.status = 'failed'
+                 AND p.usage ->> 'failure' IN ('permanent', 'unreachable')
+               ORDER BY p.round LIMIT 1) AS agent_down,
               (SELECT d.rounds FROM dispatches d WHERE d.id = a.dispatch_id) AS dispatch_rounds,
               (SELECT rs.body ? 'min_council_answered' FROM threads th JOIN rule_sets rs ON rs.id = th.rule_set_id
                WHERE th.id = a.thread_id) AS quorum_rule
@@ -202,10 +213,14 @@ SELECT id FROM stale
 -- release_run --
 -- Give a claimed run back to the queue (a transient provider failure that the
 -- task will retry later, possibly on another worker), fenced on the attempt;
--- the same statement ends the attempt's record with the reason.
+-- the same statement ends the attempt's record with the reason and keeps what the
+-- run was billed so far (usage, cost_usd; NULL usage keeps what is there), which the
+-- next attempt's claim returns and adds to.
 WITH released AS (
     UPDATE agent_runs a
-    SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL
+    SET status = 'queued', lease_owner = NULL, lease_expires_at = NULL,
+        usage = coalesce(CAST(:usage AS jsonb), a.usage),
+        cost_usd = CASE WHEN CAST(:usage AS jsonb) IS NULL THEN a.cost_usd ELSE :cost_usd END
     FROM agent_runs held
     WHERE a.id = :run_id AND held.id = a.id AND a.attempt = :attempt AND a.status = 'running'
     RETURNING a.id, a.attempt, held.lease_owner AS worker

@@ -36,12 +36,15 @@ SELECT (SELECT count(*) FROM branches WHERE thread_id = :thread_id) AS branches,
 -- thread_cost --
 -- What a thread's runs cost: summed USD over the priced runs, summed prompt and completion
 -- tokens (an agent CLI's input/output tokens are recorded under these names), and how many
--- ended runs were priced and how many were not (cost_usd NULL: the model has no price).
+-- ended runs were priced and how many were not (cost_usd NULL: a call could not be priced),
+-- with the reasons those runs give (usage.unpriced_reason: which model has no price).
 SELECT coalesce(sum(cost_usd), 0)::float8 AS usd,
        coalesce(sum((usage ->> 'prompt_tokens')::bigint), 0)::bigint AS prompt_tokens,
        coalesce(sum((usage ->> 'completion_tokens')::bigint), 0)::bigint AS completion_tokens,
        count(*) FILTER (WHERE cost_usd IS NOT NULL) AS runs_priced,
-       count(*) FILTER (WHERE cost_usd IS NULL AND usage IS NOT NULL) AS runs_unpriced
+       count(*) FILTER (WHERE cost_usd IS NULL AND usage IS NOT NULL) AS runs_unpriced,
+       coalesce(array_agg(DISTINCT coalesce(usage ->> 'unpriced_reason', 'no price for ' || model))
+                FILTER (WHERE cost_usd IS NULL AND usage IS NOT NULL), '{}') AS unpriced_reasons
 FROM agent_runs
 WHERE thread_id = :thread_id
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +91,7 @@ def components() -> tuple[Component, ...]:
     )
 
 
-def up(progress: Progress | None = None) -> UpReport:
+def up(progress: Progress | None = None, used_keys: Collection[str] | None = None) -> UpReport:
     """Start (or reuse) every embedded component, migrate the database, start (or
     reuse) the supervised processes, record the state.
 
@@ -99,7 +99,9 @@ def up(progress: Progress | None = None) -> UpReport:
     "components": {name: {"started_by_us", "url", "pid", "reused", ...}}}``: a
     service also has ``data_dir``, a supervised process ``log`` and ``state``; an
     external service's record is ``{"started_by_us": False, "url"}``. Every URL
-    has its password redacted (the state file holds them whole).
+    has its password redacted (the state file holds them whole). Running workers are
+    restarted when a key that one of ``used_keys`` (the key variables the profiles name;
+    None: any) names is set now but was not when they started.
     """
     say = progress or (lambda _message: None)
     home = config.council_home()
@@ -137,7 +139,7 @@ def up(progress: Progress | None = None) -> UpReport:
             config.write_state(state)
         say("database: migrating to head")
         result["database_revision"] = migrate_database()
-        stale = environment.drift(home) if processes.alive_supervisor(home) else []
+        stale = environment.drift(home, used_keys) if processes.alive_supervisor(home) else []
         if stale:
             say("supervisor: restarting the workers, beat and web (" + "; ".join(stale) + ")")
             processes.stop(home)
@@ -165,7 +167,7 @@ def restart(progress: Progress | None = None) -> dict[str, object]:
     with _locked(home):
         if not processes.alive_supervisor(home):
             raise StackError("the stack's workers are not running: `council up` starts them")
-        before = environment.drift(home)
+        before = [*environment.drift(home), *environment.notes(home)]
         say("supervisor: stopping the workers, beat and web")
         processes.stop(home)
         say("supervisor: starting them with the current environment")
@@ -213,7 +215,7 @@ def down() -> dict[str, object]:
     return {"home": str(home), "components": report}
 
 
-def status() -> dict[str, object]:
+def status(used_keys: Collection[str] | None = None) -> dict[str, object]:
     """What is configured and running.
 
     Returns ``{"home", "state" (up, partial or down: of what ``up`` manages),
@@ -249,6 +251,7 @@ def status() -> dict[str, object]:
     database = urls["database_url"]
     revision = database_revision(database) if database and report["postgres"]["running"] else None
     report.update(processes.report(home))
+    supervised = processes.alive_supervisor(home)
     web = report["web"]["url"] if "web" in report else None
     # What `up` manages (external services are the operator's): all running, some, or none.
     running = [bool(c.get("running")) for c in report.values() if not c.get("external")]
@@ -256,7 +259,10 @@ def status() -> dict[str, object]:
     return {
         "home": str(home),
         "state": state,
-        "stale_environment": environment.drift(home) if processes.alive_supervisor(home) else [],
+        # What the running workers lack that they would act on (restart them), and what else
+        # differs that needs no restart; ``used_keys``: the key variables the profiles name.
+        "stale_environment": environment.drift(home, used_keys) if supervised else [],
+        "environment_notes": environment.notes(home, used_keys) if supervised else [],
         "database_revision": revision,
         "web_url": web,
         "components": report,

@@ -1,5 +1,6 @@
 """Every noun listable over HTTP, through the services the CLI's list commands use:
-a thread's evidence, nodes and dispatches, one dispatch, runs and proposals by filter."""
+a thread's evidence, nodes and dispatches, one dispatch, and by filter runs, proposals,
+consolidations, claims and pending actions."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Query
 
 from council.domain.results.lists import (
+    ActionList,
+    ClaimList,
+    ConsolidationList,
     DispatchList,
     DispatchShown,
     EvidenceList,
@@ -16,9 +20,18 @@ from council.domain.results.lists import (
     ProposalList,
     RunListing,
 )
-from council.domain.vocabulary import ProposalStatus, RunStatus
+from council.domain.vocabulary import (
+    ClaimType,
+    ConsolidationStatus,
+    PendingActionStatus,
+    ProposalStatus,
+    RunStatus,
+)
 from council.services.lists import (
     MAX_RUNS,
+    list_actions,
+    list_claims,
+    list_consolidations,
     list_proposals,
     list_runs,
     show_dispatch,
@@ -32,6 +45,7 @@ from council.web.wiring import Wired, require_read
 router = APIRouter(tags=["lists"], dependencies=[Depends(require_read)], responses=documented(401, 503))
 KNOWN = documented(404)
 AGENT = Annotated[str | None, Query(min_length=1, max_length=100, description="Only this agent's runs.")]
+LIMIT = Annotated[int, Query(ge=1, le=MAX_RUNS)]
 
 
 @router.get(
@@ -99,3 +113,52 @@ def runs(
 )
 def proposals(wired: Wired, thread: UUID | None = None, status: ProposalStatus | None = None) -> ProposalList:
     return list_proposals(wired.uow, thread=thread, status=status)
+
+
+@router.get(
+    "/consolidations",
+    response_model=ConsolidationList,
+    responses=documented(404),
+    summary="Consolidations by thread, status and node (a version: its node's), the newest `limit`",
+)
+def consolidations(
+    wired: Wired,
+    thread: UUID | None = None,
+    status: ConsolidationStatus | None = None,
+    node: UUID | None = None,
+    limit: LIMIT = 200,
+) -> ConsolidationList:
+    return list_consolidations(wired.uow, thread=thread, status=status, node=node, limit=limit)
+
+
+@router.get(
+    "/claims",
+    response_model=ClaimList,
+    responses=documented(404),
+    summary="Claims by run, node version, thread and type, the newest `limit` in creation order",
+)
+def claims(
+    wired: Wired,
+    run: UUID | None = None,
+    node: UUID | None = None,
+    thread: UUID | None = None,
+    type: ClaimType | None = None,  # the query parameter is `type`, as the CLI's --type
+    limit: LIMIT = 200,
+) -> ClaimList:
+    return list_claims(wired.uow, run=run, node=node, thread=thread, claim_type=type, limit=limit)
+
+
+@router.get(
+    "/actions",
+    response_model=ActionList,
+    responses=documented(404),
+    summary="Pending actions by thread, status and node version, the newest `limit`",
+)
+def actions(
+    wired: Wired,
+    thread: UUID | None = None,
+    status: PendingActionStatus | None = None,
+    node: UUID | None = None,
+    limit: LIMIT = 200,
+) -> ActionList:
+    return list_actions(wired.uow, thread=thread, status=status, node=node, limit=limit)

@@ -24,6 +24,7 @@ from celery import Task
 
 from council.config import retry_policy
 from council.domain.retry import RetryAt, is_transient
+from council.errors import Unreachable
 
 # Read when the worker imports its tasks: a malformed setting stops it at start.
 POLICY = retry_policy()
@@ -73,7 +74,8 @@ def retry_at(task: Any, outcome: RetryAt, args: tuple[object, ...], kwargs: dict
     """Retry the task after the policy's countdown, the retry given the attempt the error
     cut off (``held_attempt``); on the last try the error is raised, never retried past the
     policy (the service has already ended what it could end: a run's last try fails it)."""
-    countdown = POLICY.delay(int(task.request.retries or 0), random.random())  # noqa: S311 - jitter
+    unreachable = isinstance(outcome.error, Unreachable)  # nothing listens: the short schedule
+    countdown = POLICY.delay(int(task.request.retries or 0), random.random(), unreachable=unreachable)  # noqa: S311
     if countdown is None:
         raise outcome.error
     held = {} if outcome.attempt is None else {"held_attempt": outcome.attempt}

@@ -69,6 +69,21 @@ def test_status_says_down_when_nothing_runs(cli: Any) -> None:
     assert "stack is down" in cli("status").stdout
 
 
+@pytest.mark.parametrize("args", [("thread", "list"), ("node", "list", "--thread", "0123456789ab")])
+def test_with_the_stack_down_and_no_database_a_command_exits_1_not_2(cli: Any, args: tuple[str, ...]) -> None:
+    # Given no stack running here and no COUNCIL_DATABASE_URL: the database cannot answer
+    # When a command needs it
+    done = cli(*args, "--json", env={"COUNCIL_DATABASE_URL": ""})
+    # Then it exits 1 (the database not answering), not 2 (bad input), and says what to do
+    assert done.code == 1, done.stderr
+    assert done.json() == {
+        "code": 1,
+        "error": "the database is not answering: no stack runs here (`council up` starts it) "
+        "and COUNCIL_DATABASE_URL is unset",
+    }
+    assert "`council up` starts it" in cli(*args, env={"COUNCIL_DATABASE_URL": ""}).stderr
+
+
 def test_the_dispatch_summary_counts_the_runs_of_every_round() -> None:
     queued = {
         "dispatch_id": "d1",

@@ -19,7 +19,7 @@ from uuid import UUID
 import pytest
 from sqlalchemy import Engine
 
-from council.services.execution import keep_answer
+from council.services.run_answers import keep_answer
 from tests.builders import ACTOR, Ledger
 from tests.e2e.conftest import serving
 from tests.e2e.test_governance_page import _png_size
@@ -261,7 +261,8 @@ def test_sixty_runs_read_as_labelled_group_boxes_with_answers_on_click(engine: E
     cost = _api(served, f"/threads/{thread}")["cost"]
     steps = _api(served, f"/threads/{thread}/formation")["steps"]
     assert cost["usd"] == pytest.approx(sixty.cost["usd"])
-    assert {k: cost[k] for k in cost if k != "usd"} == {k: v for k, v in sixty.cost.items() if k != "usd"}
+    counted = {k: cost[k] for k in cost if k not in ("usd", "unpriced_reasons")}
+    assert counted == {k: v for k, v in sixty.cost.items() if k != "usd"}
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
@@ -283,14 +284,17 @@ def test_sixty_runs_read_as_labelled_group_boxes_with_answers_on_click(engine: E
             page.fill("#token", TOKEN)
             graph = page.locator(f'.formation[data-version-id="{version}"] svg.indep-graph')
             expect(graph).to_have_attribute("data-runs", "60", timeout=30_000)
-            expect(page.locator("#runs tr")).to_have_count(60, timeout=30_000)
+            expect(page.locator("#runs .run-chip")).to_have_count(60, timeout=30_000)
             expect(graph.locator(".run-vertex text.label", has_text=" r3")).to_have_count(9)
             # Then the graph has one box per group, 60 runs, labels that do not collide
             expect(graph.locator(".indep-cluster")).to_have_count(len(sixty.groups))
             _check_layout(page.evaluate(GEOMETRY), sixty)
             # And the thread's cost line gives the API's totals
+            why = "; ".join(cost["unpriced_reasons"])  # each model without a price, named
             unpriced = (
-                f"; {cost['runs_unpriced']} run(s) unpriced (cost unknown)" if cost["runs_unpriced"] else ""
+                f"; {cost['runs_unpriced']} run(s) unpriced ({why}: cost unknown)"
+                if cost["runs_unpriced"]
+                else ""
             )
             expect(page.locator("#thread-cost")).to_have_text(
                 f"cost: ${cost['usd']:.4f} over {cost['runs_priced']} priced run(s); "

@@ -386,6 +386,8 @@ def test_every_human_view_shows_hostile_text_literally(
         views.human(listing, "--thread", thread, literal=False)
     views.human("run list", "--thread", thread, literal=False)
     views.human("proposal list", "--thread", thread, literal=False)
+    for listing in ("consolidation list", "claim list", "action list"):
+        views.human(listing, "--thread", thread, literal=False)
     dispatched = views.json("dispatch", "list", "--thread", thread)["items"][0]["id"]
     views.human("dispatch show", dispatched, literal=False)
     # a question that is itself markup: no worker runs it here, so ask reports the wait ran out

@@ -98,14 +98,14 @@ def test_the_page_shows_runs_arriving_and_groups_merging_live(
             page.click("#dispatch")
             expect(page.locator("#dispatch-result")).to_have_attribute("data-outcome", "ok")
             # Then the runs of both rounds arrive and finish, live
-            finished = page.locator('#runs tr[data-round="2"][data-status="succeeded"]')
+            finished = page.locator('#runs .run-chip[data-round="2"][data-status="succeeded"]')
             expect(finished).to_have_count(3, timeout=240_000)
-            expect(page.locator('#runs tr[data-round="1"][data-status="succeeded"]')).to_have_count(3)
+            expect(page.locator('#runs .run-chip[data-round="1"][data-status="succeeded"]')).to_have_count(3)
             # And a round-2 run shows in one independence group with the round-1 runs it was shown
             merged = page.locator('.group[data-merged="true"][data-rounds="1,2"]')
             expect(merged.first).to_be_visible(timeout=30_000)
             # And a run's row, clicked, shows the answer it returned, as text
-            run_row = page.locator('#runs tr[data-round="1"][data-status="succeeded"]').first
+            run_row = page.locator('#runs .run-chip[data-round="1"][data-status="succeeded"]').first
             run_id = run_row.get_attribute("data-run-id")
             run_row.click()
             expect(page.locator("#run-answer")).to_have_attribute("data-run-id", run_id or "")

@@ -12,8 +12,9 @@ from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.domain.commands import RecordedRun
-from council.services.execution import execute_run, keep_answer
+from council.services.execution import execute_run
 from council.services.outside import begin_run, end_sessions
+from council.services.run_answers import keep_answer
 from tests.builders import Ledger
 from tests.e2e.conftest import serving
 from tests.e2e.test_live_page import CHROMIUM_ARGS, _chromium
@@ -43,9 +44,9 @@ def test_the_page_shows_a_runs_answer_as_text(engine: Engine, served: str) -> No
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.goto(f"{served}?thread={ledger.thread_id}")
             page.fill("#token", TOKEN)
-            row = page.locator(f'#runs tr[data-run-id="{run_id}"]')
+            row = page.locator(f'#runs .run-chip[data-run-id="{run_id}"]')
             expect(row).to_have_count(1, timeout=20_000)
-            # When its row is clicked
+            # When its chip is clicked
             row.click()
             # Then the answer shows, as text, with its hash; none of its markup ran
             expect(page.locator("#run-answer")).to_have_text(ANSWER)
@@ -57,7 +58,7 @@ def test_the_page_shows_a_runs_answer_as_text(engine: Engine, served: str) -> No
 
 
 def test_the_page_shows_a_failed_runs_reason_as_text(engine: Engine, served: str) -> None:
-    """Issue 29 part 3: the page says why a run failed, beside its status."""
+    """Issue 29 part 3: the page says why a run failed, under the runs (issue 45: folded)."""
     from playwright.sync_api import expect, sync_playwright
 
     chromium = _chromium()
@@ -76,12 +77,18 @@ def test_the_page_shows_a_failed_runs_reason_as_text(engine: Engine, served: str
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.goto(f"{served}?thread={ledger.thread_id}")
             page.fill("#token", TOKEN)
-            failed = page.locator(f'#runs tr[data-run-id="{begun.id}"]')
+            failed = page.locator(f'#runs .run-chip[data-run-id="{begun.id}"]')
             expect(failed).to_have_count(1, timeout=20_000)
-            # Then the failed run's row gives its status and its reason; the succeeded one none
+            # Then the failed run's chip gives its status, and the failures below the runs its
+            # reason; the succeeded run is not among them
             expect(failed).to_have_attribute("data-status", "failed")
-            expect(failed.locator(".run-reason")).to_contain_text("the MCP session that began it ended")
-            expect(page.locator(f'#runs tr[data-run-id="{succeeded}"] .run-reason')).to_have_text("")
+            expect(page.locator(f'#run-failures li[data-run-id="{begun.id}"]')).to_contain_text(
+                f"outside round 1 ({str(begun.id)[:8]}): the MCP session that began it ended"
+            )
+            expect(page.locator(f'#runs .run-chip[data-run-id="{succeeded}"]')).to_have_attribute(
+                "data-status", "succeeded"
+            )
+            expect(page.locator("#run-failures li")).to_have_count(1)
             expect(page.locator("#runs-summary")).to_contain_text("1 failed")
         finally:
             browser.close()

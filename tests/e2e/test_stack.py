@@ -336,8 +336,14 @@ def _run(env: dict[str, str], *args: str) -> dict[str, Any]:
 
 def test_workers_pick_up_a_key_exported_after_up(stack: dict[str, Any], env: dict[str, str]) -> None:
     secret = "sk-exported-later-0123456789"
-    keyed = {**env, "COUNCIL_TEST_EXPORTED_API_KEY": secret}
+    # (a profile names the key: the workers would read it for that profile's real runs)
+    named = {"COUNCIL_PROFILE_CLAUDE_API_KEY_ENV": "COUNCIL_TEST_EXPORTED_API_KEY"}
+    keyed = {**env, **named, "COUNCIL_TEST_EXPORTED_API_KEY": secret}
     before = _run(env, "status")
+    # Given only a profile changed after `up`: it is noted, and no restart is advised (a dispatch
+    # pins its runs' executors where it is made)
+    changed = _run({**env, "COUNCIL_PROFILE_CLAUDE_MODEL": "anthropic/claude-other"}, "status")
+    assert changed["stale_environment"] == [] and "profiles" in " ".join(changed["environment_notes"])
     # Given a key exported after `up`: status says the workers run with an older environment,
     # naming the variable, never its value
     stale = _run(keyed, "status")

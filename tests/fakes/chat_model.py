@@ -62,10 +62,13 @@ def chat_model(
     endorse: bool = False,
     latency_s: float = 0.0,
     mind: Mind | None = None,
+    counted: bool = False,
 ) -> Iterator[tuple[str, Recorder]]:
     """Serve the reading model on 127.0.0.1; yields (base_url ending in /v1, recorder).
     ``latency_s``: each answer waits that long first (a model's latency, spent sleeping).
-    ``mind``: a model that thinks for itself instead (``tests.fakes.minded_model``)."""
+    ``mind``: a model that thinks for itself instead (``tests.fakes.minded_model``).
+    ``counted``: each answer reports the tokens a provider would bill, counted by tiktoken
+    (the request's messages and tools, the answer's text), instead of a fixed 11 and 7."""
     recorder = Recorder()
 
     class Handler(SseHandler):
@@ -82,7 +85,10 @@ def chat_model(
             if mind is not None:
                 reads = minded_model.unread(messages, bool(body.get("tools")))
                 if reads:
-                    self.send_json(200, _tool_round(model, tuple(reads)))
+                    done = _tool_round(model, tuple(reads))
+                    if counted:
+                        done["usage"] = _counted(model, body, json.dumps(done["choices"][0]["message"]))
+                    self.send_json(200, done)
                     return
                 text = minded_model.answer(mind, model, messages)
             elif vote is not None and proposal is not None:
@@ -97,10 +103,16 @@ def chat_model(
                     tools_offered=bool(body.get("tools")) and not cites_unread,
                 )
                 if reply.reads:
-                    self.send_json(200, _tool_round(model, reply.reads))
+                    done = _tool_round(model, reply.reads)
+                    if counted:
+                        done["usage"] = _counted(model, body, json.dumps(done["choices"][0]["message"]))
+                    self.send_json(200, done)
                     return
                 text = _final(model, reply.text, messages, cites_unread=cites_unread, endorse=endorse)
-            self.send_json(200, _completion(model, text))
+            answered = _completion(model, text)
+            if counted:
+                answered["usage"] = _counted(model, body, text)
+            self.send_json(200, answered)
 
     with serving(Handler, "chat-model") as url:
         yield f"{url}/v1", recorder
@@ -159,6 +171,16 @@ def messages_model(
 
     with serving(Handler, "messages-model") as url:
         yield url, recorder
+
+
+def _counted(model: str, body: dict[str, Any], answer: str) -> dict[str, int]:
+    """The usage a provider would report: the request's tokens and the answer's, by tiktoken
+    (as litellm counts them for an OpenAI model)."""
+    import litellm
+
+    prompt = litellm.token_counter(model=model, messages=body.get("messages") or [], tools=body.get("tools"))
+    completion = litellm.token_counter(model=model, text=answer)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
 def _final(model: str, text: str, messages: list[Any], *, cites_unread: bool, endorse: bool) -> str:

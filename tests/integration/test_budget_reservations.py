@@ -22,7 +22,7 @@ from sqlalchemy import Engine, text
 
 from benchmarks.harness import race
 from council.adapters.scheduler import Recorder
-from council.agents.gateway import price_per_token
+from council.agents.pricing import price_per_token
 from council.errors import BadInput
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork

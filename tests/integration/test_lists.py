@@ -15,10 +15,15 @@ from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
+from council.domain.commands import NewAction
 from council.errors import BadInput
 from council.ledger.unit import UnitOfWork
+from council.services.claims import add_action
 from council.services.consolidation import consolidate
 from council.services.lists import (
+    list_actions,
+    list_claims,
+    list_consolidations,
     list_proposals,
     list_runs,
     show_dispatch,
@@ -52,6 +57,11 @@ def listed(engine: Engine, uow: UnitOfWork) -> Listed:
     bare = UUID(str(ledger.node("Nobody has judged this one")["version_id"]))
     queued = ledger.dispatched("claude")
     proposal = propose_retraction(uow, committed.consolidation_id, reason="doubt", actor=ACTOR).id
+    action = NewAction(
+        thread=ledger.thread_id, description="Run the suite on PG 16", acceptance_condition="suite green",
+        version=bare,
+    )  # fmt: skip
+    add_action(uow, action, actor=ACTOR)
     return Listed(ledger, consolidated, bare, queued, proposal)
 
 
@@ -92,10 +102,12 @@ def test_runs_filter_by_thread_status_agent_and_dispatch_and_keep_the_newest_wit
 
 def test_a_dispatch_lists_and_shows_with_its_runs_by_status(uow: UnitOfWork, listed: Listed) -> None:
     [item] = thread_dispatches(uow, listed.ledger.thread_id).items
-    assert (item.runs, item.succeeded, item.failed, item.unfinished) == (1, 0, 0, 1)
+    assert (item.run_count, item.succeeded, item.failed, item.unfinished) == (1, 0, 0, 1)
     assert item.agents == ["claude"] and item.cost.usd == 0
     shown = show_dispatch(uow, str(item.id)[:8])
-    assert shown.id == item.id and [r.id for r in shown.run_items] == [listed.queued]
+    # runs is the list of its runs, as in every other document
+    assert shown.id == item.id and [r.id for r in shown.runs] == [listed.queued]
+    assert "run_items" not in shown.json_document()
 
 
 def test_proposals_list_by_thread_and_status(uow: UnitOfWork, listed: Listed) -> None:
@@ -105,6 +117,44 @@ def test_proposals_list_by_thread_and_status(uow: UnitOfWork, listed: Listed) ->
     assert list_proposals(uow, status="retracted").items == []
     with pytest.raises(BadInput, match="unknown proposal status"):
         list_proposals(uow, status="closed")
+
+
+def test_consolidations_claims_and_actions_list_by_their_filters(uow: UnitOfWork, listed: Listed) -> None:
+    thread = listed.ledger.thread_id
+    # consolidations: by thread, status and node (any version of it)
+    [live] = list_consolidations(uow, thread=str(thread)[:8]).items
+    # (its memory is contested: the fixture opened a retraction proposal on it)
+    assert (live.node_version_id, live.status) == (listed.consolidated, "live")
+    assert live.memory_status == "contested"
+    assert live.content.startswith("A proposition two providers endorse")
+    assert list_consolidations(uow, node=listed.consolidated).items == [live]
+    assert list_consolidations(uow, node=listed.bare).items == []
+    assert list_consolidations(uow, status="retracted").items == []
+    with pytest.raises(BadInput, match="unknown consolidation status 'dead'"):
+        list_consolidations(uow, status="dead")
+    # claims: by run, node, thread and type, with the claiming run's agent and round
+    claims = list_claims(uow, node=listed.consolidated)
+    assert len(claims.items) == 2 and {c.claim_type for c in claims.items} == {"endorse"}
+    first = claims.items[0]
+    assert [c.id for c in list_claims(uow, run=str(first.run_id)[:8]).items] == [first.id]
+    assert (
+        len(list_claims(uow, thread=thread).items) == 2 and list_claims(uow, claim_type="dispute").items == []
+    )
+    newest = list_claims(uow, thread=thread, limit=1)
+    assert newest.truncated and [c.id for c in newest.items] == [claims.items[-1].id]
+    with pytest.raises(BadInput, match="unknown claim type 'agree'"):
+        list_claims(uow, claim_type="agree")
+    # actions: by thread, status and node version
+    [action] = list_actions(uow, thread=thread).items
+    assert (action.status, action.node_version_id, action.acceptance_condition) == (
+        "open",
+        listed.bare,
+        "suite green",
+    )
+    assert list_actions(uow, node=listed.bare).items == [action]
+    assert list_actions(uow, status="satisfied").items == []
+    with pytest.raises(BadInput, match="--limit"):
+        list_actions(uow, limit=0)
 
 
 def test_an_unknown_thread_is_bad_input_and_writes_nothing(uow: UnitOfWork, listed: Listed) -> None:
@@ -120,6 +170,10 @@ def test_an_unknown_thread_is_bad_input_and_writes_nothing(uow: UnitOfWork, list
         ("run", "list", "--thread", "{t}"),
         ("dispatch", "list", "--thread", "{t}"),
         ("proposal", "list", "--thread", "{t}"),
+        ("consolidation", "list", "--thread", "{t}"),
+        ("claim", "list", "--thread", "{t}"),
+        ("action", "list", "--thread", "{t}"),
+        ("thread", "list"),
     ],
 )
 def test_each_list_prints_its_published_json_and_a_table_within_80_columns(
@@ -131,11 +185,15 @@ def test_each_list_prints_its_published_json_and_a_table_within_80_columns(
     document = json.loads(as_json.stdout)
     validate_cli_output((*args, "--json"), document)
     assert document["items"]
+    if args[0] == "thread":  # every thread of the test database: find ours
+        assert {"status", "runs", "cost_usd"} <= set(document["items"][0])
+        document["items"] = [i for i in document["items"] if i["id"] == str(listed.ledger.thread_id)]
     human = cli(*args, env={"COLUMNS": "80"})
     assert human.code == 0, human.stderr
     lines = human.stdout.splitlines()
     assert lines and max(len(line) for line in lines) <= 80, human.stdout
-    assert str(document["items"][0].get("id") or document["items"][0]["version_id"])[:8] in human.stdout
+    first = document["items"][0]
+    assert str(first.get("run_id") or first.get("id") or first["version_id"])[:8] in human.stdout
 
 
 def test_dispatch_show_and_the_dispatch_command_without_a_thread(cli: CliRunner, listed: Listed) -> None:
@@ -159,7 +217,13 @@ def test_the_routes_list_through_the_same_services(db_url: str, listed: Listed) 
         queued = client.get("/runs", params={"status": "queued"}).json()
         assert [r["id"] for r in queued["items"]] == [str(listed.queued)]
         [dispatch] = client.get(f"/threads/{thread}/dispatches").json()["items"]
-        assert client.get(f"/dispatches/{dispatch['id']}").json()["run_items"][0]["id"] == str(listed.queued)
+        assert client.get(f"/dispatches/{dispatch['id']}").json()["runs"][0]["id"] == str(listed.queued)
+        [consolidation] = client.get("/consolidations", params={"thread": str(thread)}).json()["items"]
+        assert consolidation["node_version_id"] == str(listed.consolidated)
+        claims = client.get("/claims", params={"node": str(listed.consolidated), "type": "endorse"}).json()
+        assert len(claims["items"]) == 2
+        assert client.get("/actions", params={"thread": str(thread)}).json()["items"][0]["status"] == "open"
+        assert client.get("/claims", params={"type": "agree"}).status_code == 422
         assert client.get("/proposals", params={"thread": str(thread)}).json()["items"][0]["status"] == "open"
         assert client.get("/proposals", params={"status": "closed"}).status_code == 422
         assert client.get("/runs", params={"limit": 0}).status_code == 422

@@ -22,7 +22,8 @@ from council.ledger.answers import MAX_ANSWER_BYTES
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.mcp.server import build_server
-from council.services.execution import execute_run, keep_answer
+from council.services.execution import execute_run
+from council.services.run_answers import keep_answer
 from council.services.runs import show_run
 from council.web.app import create_app
 from council.web.security import Policy

@@ -26,11 +26,12 @@ from council.agents.compiler import REPROMPT
 from council.agents.errors import TransientLLMError
 from council.agents.profiles import resolve
 from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
+from council.domain.bill import Bill
 from council.domain.requests import CompiledRequest
 from council.domain.results.runs import Executed
 from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
-from council.services import execution
+from council.services import execution, run_calls
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run, worker_id
 from council.services.in_tx.briefing import compile_for
@@ -208,6 +209,7 @@ def test_a_valid_reply_succeeds_and_stores_claims_usage_request_and_exposures(
         "total_tokens": 160,
         "simulated": False,
         "unpriced": True,  # litellm has no price for the fake model: cost unknown, not 0
+        "unpriced_reason": "no price for openai/fake-model in litellm's price map",
     }
     assert run["cost_usd"] is None
     # And the provider was sent exactly that request, with the key only in its header
@@ -579,12 +581,12 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     before, run_before = _written(engine), _run(engine, run_id)
     scheduler = Recorder()
     # When the zombie attempt tries to finish the run
-    applied = execution._apply(uow, run_id, 1, output, usage={"calls": 1}, cost_usd=None)
+    applied = run_calls.apply_answer(uow, run_id, 1, output, bill=Bill({"calls": 1}, None))
     # Then it is fenced out and nothing was written
     assert applied is None
     with uow() as tx:
         assert tx.runs.fence(run_id, 1) is None  # what failing it (fence, then finish) first asks
-    assert execution._failed(uow, scheduler, zombie, 1, "zombie failure").status == "fenced"
+    assert execution._failed(uow, scheduler, zombie, 1, "zombie failure", bill=Bill()).status == "fenced"
     with uow() as tx:
         assert tx.runs.release(run_id, 1, "zombie retry") is False
     compiled = _compiled(uow, "claude", ledger.thread_id)
@@ -595,7 +597,7 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     assert (run_before["status"], run_before["lease_owner"]) == ("running", "successor")
     assert (scheduler.runs, scheduler.evaluations) == ([], [])
     # And the attempt that owns the run still can
-    done = execution._apply(uow, run_id, 2, output, usage={"calls": 1}, cost_usd=None)
+    done = run_calls.apply_answer(uow, run_id, 2, output, bill=Bill({"calls": 1}, None))
     assert done is not None and len(done.claims) == 2
     assert _run(engine, run_id)["status"] == "succeeded"
     # And the attempts' record says who held each, and that the first lost its lease to the second

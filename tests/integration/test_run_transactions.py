@@ -16,9 +16,10 @@ import pytest
 from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
+from council.domain.bill import Bill
 from council.errors import Conflict
 from council.ledger.unit import UnitOfWork
-from council.services import execution
+from council.services import run_calls
 from council.services.execution import execute_run
 from council.services.runs import show_run
 from tests.fakes.openai_server import reply
@@ -84,7 +85,7 @@ def test_a_zombie_attempts_answer_is_kept_though_it_writes_nothing_else(
     # When the zombie applies what its model answered
     output = _valid_output(ledger, heads)
     text = output.model_dump_json()
-    applied = execution._apply(uow, run_id, 1, output, usage={"calls": 1}, cost_usd=None, answer=(0, text))
+    applied = run_calls.apply_answer(uow, run_id, 1, output, bill=Bill({"calls": 1}, None), answer=(0, text))
     # Then it is fenced out, its answer kept under its own attempt, and the run untouched
     assert applied is None
     shown = show_run(uow, run_id)
@@ -105,12 +106,12 @@ def test_an_answer_whose_apply_transaction_rolls_back_is_kept_all_the_same(
     def conflicting(*_: Any, **__: Any) -> Any:
         raise Conflict("the ledger moved under the apply")
 
-    monkeypatch.setattr(execution, "apply_checked", conflicting)
+    monkeypatch.setattr(run_calls, "apply_checked", conflicting)
     output = _valid_output(ledger, heads)
     text = output.model_dump_json()
     # When the apply is tried, it fails as it did
     with pytest.raises(Conflict):
-        execution._apply(uow, run_id, 1, output, usage={"calls": 1}, cost_usd=None, answer=(0, text))
+        run_calls.apply_answer(uow, run_id, 1, output, bill=Bill({"calls": 1}, None), answer=(0, text))
     # And the answer was kept in a transaction of its own; nothing else was written
     shown = show_run(uow, run_id)
     assert [(a.attempt, a.round, a.text) for a in shown.answers] == [(1, 0, text)]

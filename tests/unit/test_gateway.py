@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from council.agents import gateway, openai_direct
-from council.agents.errors import PermanentLLMError, TransientLLMError
+from council.agents.errors import PermanentLLMError, TransientLLMError, UnreachableLLMError
 from council.agents.simulated import REPROMPT_PREFIX
 from council.domain.agent_output import AgentOutput
 from council.domain.epistemic import guarded_words
@@ -247,9 +247,23 @@ def test_a_timeout_is_transient() -> None:
 
 
 @pytest.mark.usefixtures("route")
-def test_a_refused_connection_is_transient() -> None:
-    with pytest.raises(TransientLLMError, match=r"(?i)connection"):
-        gateway.complete("openai/fake-model", MESSAGES, {}, api_base=f"http://127.0.0.1:{_closed_port()}/v1")
+def test_a_refused_connection_is_transient_and_names_the_endpoint_never_its_key() -> None:
+    # Given an endpoint where nothing listens, named with a query that carries a key
+    port = _closed_port()
+    base = f"http://127.0.0.1:{port}/v1?key=sk-query-secret-0123456789"
+    # When it is called, on either route
+    with pytest.raises(UnreachableLLMError) as refused:
+        gateway.complete("openai/fake-model", MESSAGES, {}, api_base=base, api_key_env=KEY_VAR)
+    # Then the error is transient (retried, on the short schedule) and names host and port only
+    assert isinstance(refused.value, TransientLLMError)
+    assert str(refused.value) == f"openai/fake-model: cannot connect to 127.0.0.1:{port}: connection refused"
+
+
+@pytest.mark.usefixtures("route")
+def test_a_server_error_is_transient_but_not_unreachable() -> None:
+    with fake_openai([server_error()]) as (url, _), pytest.raises(TransientLLMError) as failed:
+        gateway.complete("openai/fake-model", MESSAGES, {}, api_base=url)
+    assert not isinstance(failed.value, UnreachableLLMError)
 
 
 @pytest.mark.usefixtures("route")

@@ -1,7 +1,9 @@
-"""What the stack's workers were started with, and how it drifts (issue 29 part 3,
-council/stack/environment.py): `council up` restarts workers whose key variables *or
-profiles* changed, and says which by name, never by value. The e2e test in
-tests/e2e/test_stack.py drives a key exported after `up`; this one covers the profiles."""
+"""What the stack's workers were started with, and how it drifts (issue 29 part 3, issue 45;
+council/stack/environment.py): `council up` restarts, and `council status` advises
+restarting, workers only when a key a profile names is set now but was not when they
+started; changed profiles (pinned where a dispatch is made) and a key the workers hold
+but this shell does not are noted, with no restart. Keys are named, never shown. The e2e
+test in tests/e2e/test_stack.py drives a key exported after `up`."""
 
 from __future__ import annotations
 
@@ -38,32 +40,42 @@ def test_an_unchanged_environment_does_not_drift(home: Path) -> None:
     assert SECRET not in (home / environment.FILE).read_text()
 
 
-def test_an_edited_profiles_file_drifts(home: Path, tmp_path: Path) -> None:
+def test_an_edited_profiles_file_is_noted_and_needs_no_restart(home: Path, tmp_path: Path) -> None:
     # When the profiles file the workers started with is edited
     (tmp_path / "profiles.toml").write_text('[profiles.alpha]\nmodel = "openai/beta"\n', encoding="utf-8")
-    # Then the drift says the profiles changed
-    assert environment.drift(home) == ["the profiles (file or COUNCIL_PROFILE_* variables) changed"]
+    # Then no restart is called for (a dispatch pins the new profile itself), and it is noted
+    assert environment.drift(home) == []
+    [note] = environment.notes(home)
+    assert note.startswith("the profiles (file or COUNCIL_PROFILE_* variables) changed: ")
 
 
 @pytest.mark.parametrize(
     ("name", "value"),
     [("COUNCIL_PROFILE_CLAUDE_MODEL", "openai/other"), ("COUNCIL_SIMULATE", "always")],
 )
-def test_a_profile_variable_set_after_the_start_drifts(
+def test_a_profile_variable_set_after_the_start_is_noted(
     home: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str
 ) -> None:
     monkeypatch.setenv(name, value)
-    assert environment.drift(home) == ["the profiles (file or COUNCIL_PROFILE_* variables) changed"]
+    assert environment.drift(home) == []
+    assert environment.notes(home)[0].startswith("the profiles (file or COUNCIL_PROFILE_* variables) changed")
 
 
-def test_keys_drift_by_name_and_never_show_their_values(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # When one key is gone and another is set
+def test_a_key_a_profile_names_set_after_the_start_calls_for_a_restart_by_name(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # When one key is gone and two are set: one a profile names, one no profile names
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.setenv("ZAI_API_KEY", SECRET + "-zai")
-    changes = environment.drift(home)
-    # Then both are named, and no value appears
-    assert changes == [
-        "set now, not when the workers started: ZAI_API_KEY",
-        "set when the workers started, not now: OPENAI_API_KEY",
+    monkeypatch.setenv("GITHUB_API_TOKEN", SECRET + "-gh")
+    used = {"OPENAI_API_KEY", "ZAI_API_KEY"}
+    # Then only the key a profile names and the workers lack calls for a restart
+    assert environment.drift(home, used) == ["set now, not when the workers started: ZAI_API_KEY"]
+    # And the others are noted, needing none
+    assert environment.notes(home, used) == [
+        "set when the workers started, not now (they can still use it): OPENAI_API_KEY",
+        "set now, not when the workers started, named by no profile: GITHUB_API_TOKEN",
     ]
-    assert SECRET not in json.dumps(changes)
+    # And with no profile known, any key set since counts
+    assert environment.drift(home) == ["set now, not when the workers started: GITHUB_API_TOKEN, ZAI_API_KEY"]
+    assert SECRET not in json.dumps([environment.drift(home), environment.notes(home, used)])

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from council.agents.errors import UnreachableLLMError
+from council.domain.retry import RetryAt
 from council.errors import BadInput, TransientDatabaseError
-from council.workers.retrying import POLICY, retry_or_leave
+from council.workers.retrying import POLICY, retry_at, retry_or_leave
 
 
 class _Retry(Exception):
@@ -67,3 +69,18 @@ def test_a_permanent_error_is_raised_at_once() -> None:
     with pytest.raises(BadInput):
         retry_or_leave(task, BadInput("no such version"), work="evaluation", found_by="x")
     assert task.asked == []
+
+
+def test_a_run_whose_endpoint_refused_is_retried_on_the_short_schedule() -> None:
+    # Given a run's try cut off by an endpoint that refused the connection, at every retry
+    for retries in range(POLICY.max_retries):
+        task = _Task(retries)
+        error = UnreachableLLMError("openai/m: cannot connect to 127.0.0.1:9: connection refused")
+        # When the task asks the policy for its retry
+        with pytest.raises(_Retry):
+            retry_at(task, RetryAt(3, error), ("run-id",), {})
+        # Then it is retried, holding its attempt, within the short schedule's ceiling
+        [asked] = task.asked
+        assert asked["kwargs"] == {"held_attempt": 3}
+        ceiling = min(POLICY.unreachable_cap_s, POLICY.unreachable_base_s * 2**retries)
+        assert 0 <= asked["countdown"] <= ceiling

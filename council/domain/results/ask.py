@@ -6,7 +6,7 @@ from uuid import UUID
 
 from council.domain.results.answer import AgentSummary, Answer, AnswerGroup
 from council.domain.results.base import Result
-from council.domain.results.budgets import BudgetState
+from council.domain.results.budgets import BudgetState, Reservation
 from council.domain.results.consolidation import RuleReason
 from council.domain.results.runs import Cost, Dispatched, DispatchedRun
 
@@ -67,6 +67,9 @@ class AskOutcome(Result):
     budget: BudgetState  # the thread's budget after the ask: spent, reserved, remaining
     runs: list[DispatchedRun]
     next: list[str]
+    # What the dispatch reserved before its runs were sent (None: no budget applied), to set
+    # beside ``cost``, what they were billed.
+    reservation: Reservation | None = None
 
 
 class AskAccepted(Result):

@@ -11,8 +11,9 @@ from council.domain.results.base import Result
 
 class BudgetState(Result):
     """A thread's budget as it stands: ``usd`` the budget in force (None: none), ``spent_usd``
-    what its ended runs cost, ``reserved_usd`` what its dispatches hold for runs not yet
-    ended, ``remaining_usd`` the budget less both (None without a budget)."""
+    what its runs were billed (a failed run's calls included), ``reserved_usd`` what its
+    dispatches hold for runs not yet ended, ``remaining_usd`` the budget less both (None
+    without a budget)."""
 
     usd: float | None
     spent_usd: float
@@ -39,7 +40,10 @@ class ThreadBudget(Result):
 
 class AgentReservation(Result):
     """What a dispatch reserved for one agent: ``runs`` (one per round) at ``run_usd`` each,
-    estimated from ``prompt_tokens`` and ``max_output_tokens`` at ``model``'s price."""
+    estimated at ``model``'s price from ``prompt_tokens`` (a run's compiled prompt by the
+    model's tokenizer, with what later rounds are shown, averaged over its runs) and
+    ``max_output_tokens`` (the answer each run is reserved for: the profile's
+    ``expected_output_tokens``, else its ``params.max_tokens``, else 4096)."""
 
     agent: str
     model: str
@@ -51,7 +55,8 @@ class AgentReservation(Result):
 
 class Reservation(Result):
     """A dispatch's reservation, taken before its runs were enqueued: ``usd`` in all, under
-    ``budget_usd`` (the dispatch's own, if given) and the thread's budget state after it."""
+    ``budget_usd`` (the dispatch's own, if given) and the thread's budget state after it
+    (read back after the runs, as `ask` does: the state then)."""
 
     usd: float
     budget_usd: float | None

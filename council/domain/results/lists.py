@@ -1,5 +1,6 @@
 """Every noun listable: what `council evidence list`, `node list`, `run list`,
-`dispatch list`/`show` and `proposal list` (and their GET routes) return."""
+`dispatch list`/`show`, `proposal list`, `consolidation list`, `claim list` and
+`action list` (and their GET routes) return."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ class DispatchItem(Row):
     rounds: int
     proposal_id: UUID | None
     created_at: datetime
-    runs: int
+    run_count: int  # its runs so far (later rounds are created as each round ends)
     succeeded: int
     failed: int
     unfinished: int
@@ -90,7 +91,7 @@ class DispatchList(Result):
 
 
 class DispatchShown(DispatchItem):
-    run_items: list[RunItem]
+    runs: list[RunItem]
 
 
 class ProposalItem(Row):
@@ -108,3 +109,70 @@ class ProposalItem(Row):
 
 class ProposalList(Result):
     items: list[ProposalItem]
+
+
+class Listing(Result):
+    """The newest ``limit`` items that pass the filters, in creation order; ``truncated``
+    when more passed."""
+
+    limit: int
+    truncated: bool
+
+
+class ConsolidationItem(Row):
+    """A consolidation of a node version, with the version's content and its memory item's status."""
+
+    id: UUID
+    thread_id: UUID
+    logical_node_id: UUID
+    node_version_id: UUID
+    content: str
+    rule_set_id: str
+    status: str  # live, superseded or retracted
+    memory_status: str | None
+    snapshot_sha256: str
+    created_at: datetime
+    status_changed_at: datetime
+
+
+class ConsolidationList(Listing):
+    items: list[ConsolidationItem]
+
+
+class ClaimItem(Row):
+    """A claim, with the run that made it (``control``: a control run's, never support)."""
+
+    id: UUID
+    run_id: UUID
+    thread_id: UUID
+    agent: str
+    round: int
+    control: bool
+    node_version_id: UUID
+    claim_type: str
+    confidence: float
+    rationale: str
+    created_at: datetime
+
+
+class ClaimList(Listing):
+    items: list[ClaimItem]
+
+
+class ActionItem(Row):
+    """A pending action and its acceptance condition."""
+
+    id: UUID
+    thread_id: UUID
+    branch_id: UUID
+    node_version_id: UUID | None
+    description: str
+    acceptance_condition: str
+    status: str  # open, satisfied or cancelled
+    created_by_run_id: UUID | None
+    created_at: datetime
+    status_changed_at: datetime
+
+
+class ActionList(Listing):
+    items: list[ActionItem]

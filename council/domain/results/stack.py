@@ -70,7 +70,10 @@ class StackStatus(StackReport):
 
     home: str
     state: Literal["up", "partial", "down"]
-    stale_environment: list[str] = Field(default_factory=list)  # how the workers differ from now
+    # How the running workers' environment falls short of now in a way they act on (a key a
+    # profile names, set since they started): `council restart` picks it up.
+    stale_environment: list[str] = Field(default_factory=list)
+    environment_notes: list[str] = Field(default_factory=list)  # what else differs: no restart needed
     database_revision: str | None
     web_url: str | None
     components: dict[str, StackComponent]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
+from pydantic import Field
+
 from council.domain.results.base import Result, Row
 from council.domain.results.budgets import BudgetState
 
@@ -49,14 +51,16 @@ class ThreadCounts(Result):
 
 class ThreadCost(Result):
     """What a thread's runs cost: ``usd`` summed over the priced runs; tokens summed over
-    every run that reported them; ``runs_unpriced`` counts runs that used a model without a
-    price (their cost is unknown, not 0)."""
+    every run that reported them; ``runs_unpriced`` counts runs a call of which could not be
+    priced (their cost is unknown, not 0), and ``unpriced_reasons`` says why, once each
+    (``no price for MODEL in litellm's price map``)."""
 
     usd: float
     prompt_tokens: int
     completion_tokens: int
     runs_priced: int
     runs_unpriced: int
+    unpriced_reasons: list[str] = Field(default_factory=list)
 
 
 class ThreadShown(Thread):
@@ -67,8 +71,21 @@ class ThreadShown(Thread):
     budget: BudgetState
 
 
+class ThreadListed(Thread):
+    """A thread as `council thread list` shows it: ``status`` is ``running`` (a run in
+    flight), ``open`` (a node head open or tentative), ``resolved`` (every head decided)
+    or ``empty`` (no node yet); its ``runs`` (``runs_in_flight`` not ended yet) cost
+    ``cost_usd`` over the priced ones (``runs_unpriced`` could not be priced)."""
+
+    status: str
+    runs: int
+    runs_in_flight: int
+    cost_usd: float
+    runs_unpriced: int
+
+
 class ThreadList(Result):
-    items: list[Thread]
+    items: list[ThreadListed]
 
 
 class ReviewSettings(Result):

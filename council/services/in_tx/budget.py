@@ -4,15 +4,14 @@ council.domain.budget). Refused: a one-line reason and nothing written."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from uuid import UUID
 
-from council.agents.gateway import price_per_token
+from council.agents.pricing import price_per_token, request_tokens
 from council.agents.runtimes.registry import is_api
-from council.domain.budget import Estimate, Price, prompt_tokens, refusal, run_usd, runs_per_agent
+from council.domain.budget import Estimate, Price, refusal, run_usd, runs_per_agent
 from council.domain.profile import Profile
 from council.domain.results.budgets import AgentReservation, Reservation
 from council.domain.round_briefing import RoundBriefing
@@ -21,7 +20,7 @@ from council.ledger.budgets import shown_state
 from council.services.in_tx.briefing import compile_for
 from council.services.ports import Tx
 
-DEFAULT_MAX_OUTPUT_TOKENS = 4096  # a profile without params.max_tokens is reserved at this
+DEFAULT_MAX_OUTPUT_TOKENS = 4096  # a profile stating neither expected output nor max_tokens
 FREE = Price(Decimal(0), Decimal(0))
 
 
@@ -114,19 +113,27 @@ def _estimate(
     runs: int,
     shared: RoundBriefing | None,
 ) -> Estimate:
+    """One agent's runs, estimated from the request its first run would send now: its
+    compiled prompt's tokens by the model's tokenizer; a later round adds what the previous
+    round's stances can add (every agent's expected answer; a control run sees none); each
+    answer the profile's expected output. ``prompt_tokens`` is the mean over the agent's
+    runs, so ``run_usd`` times ``runs`` is the agent's whole estimate."""
     price = FREE if profile.simulated else _price(profile)
-    max_output = _max_output(profile)
+    output = _expected_output(profile)
     compiled = compile_for(tx, profile, thread_id, mode=mode, proposal_id=proposal_id, shared=shared)
-    prompt = prompt_tokens(json.dumps(compiled.canonical(), ensure_ascii=False))
-    # A later round is shown the previous round's stances, or (a council's cross-review) every
-    # agent's propositions: at most every agent's output.
-    if rounds > 1:
-        prompt += sum(_max_output(p) for p in profiles)
-    # The answer and its one bounded re-prompt (which carries the answer back); an agent CLI
-    # may call its model max_turns times.
-    calls = 2 if is_api(profile.runtime) else max(profile.max_turns or 1, 1)
-    usd = run_usd(prompt + max_output, max_output, price, calls)
-    return Estimate(profile.name, profile.model, runs, prompt, max_output, usd)
+    request = compiled.canonical()
+    if is_api(profile.runtime):
+        prompt = request_tokens(profile.model, request["messages"], tools=request.get("tools"))
+        # A request that offers read_evidence is expected to read once: the prompt sent again.
+        calls = 2 if request.get("tools") else 1
+    else:  # an agent CLI may call its model max_turns times
+        prompt = request_tokens(profile.model, text=request.get("prompt") or "")
+        calls = max(profile.max_turns or 1, 1)
+    shown = sum(_expected_output(p) for p in profiles)  # a later round's stances, at most
+    total = runs * prompt + (rounds - 1) * shown  # controls (the other runs) are shown none
+    mean_prompt = -(-total // max(runs, 1))
+    usd = run_usd(mean_prompt, output, price, calls)
+    return Estimate(profile.name, profile.model, runs, mean_prompt, output, usd)
 
 
 def _price(profile: Profile) -> Price:
@@ -139,6 +146,10 @@ def _price(profile: Profile) -> Price:
     return Price(Decimal(str(found[0])), Decimal(str(found[1])))
 
 
-def _max_output(profile: Profile) -> int:
+def _expected_output(profile: Profile) -> int:
+    """The output tokens a run of ``profile`` is reserved for: its stated
+    ``expected_output_tokens``, else its output cap (``params.max_tokens``), else 4096."""
+    if profile.expected_output_tokens:
+        return profile.expected_output_tokens
     given = profile.params.get("max_tokens")
     return given if isinstance(given, int) and given > 0 else DEFAULT_MAX_OUTPUT_TOKENS

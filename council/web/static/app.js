@@ -245,49 +245,88 @@ async function refreshThread() {
   $("thread-cost").textContent = costLine(thread.cost);
 }
 
-// A thread's cost totals as inert text; unpriced runs (no price for the model) make the USD a lower bound.
+// A thread's cost totals as inert text; unpriced runs (a model without a price, named) make the USD a lower bound.
 function costLine(cost) {
   if (!cost) return "";
   const usd = Number(cost.usd).toFixed(4);
   const line = `cost: $${usd} over ${cost.runs_priced} priced run(s); ` +
     `${cost.prompt_tokens} prompt + ${cost.completion_tokens} completion tokens`;
-  return cost.runs_unpriced ? `${line}; ${cost.runs_unpriced} run(s) unpriced (cost unknown)` : line;
+  const why = (cost.unpriced_reasons || []).join("; ") || "no price";
+  return cost.runs_unpriced ? `${line}; ${cost.runs_unpriced} run(s) unpriced (${why}: cost unknown)` : line;
 }
 
 // --------------------------------------------------------------------- runs
+
+// Runs folded by agent (a row) and round (a column), each run a chip whose mark is its
+// status; a failed run's reason is listed below the table, as text.
+const RUN_MARKS = { succeeded: "✓", failed: "✗", running: "…", queued: "·", created: "·" };
 
 async function refreshRuns() {
   const threadId = state.thread;
   const { items } = await getJSON(`/threads/${threadId}/runs`);
   if (threadId !== state.thread) return;
   state.runs = new Map(items.map((r) => [r.id, r]));
-  const rows = items.map((r) => {
-    const row = el("tr", {
+  const rounds = [...new Set(items.map((r) => r.round))].sort((a, b) => a - b);
+  const agents = [...new Set(items.map((r) => r.agent))];
+  const head = el("tr");
+  head.append(el("th", {}, "agent"), ...rounds.map((n) => el("th", { "data-round": n }, `round ${n}`)));
+  $("runs-head").replaceChildren(...(items.length ? [head] : []));
+  const rows = agents.map((agent) => {
+    const mine = items.filter((r) => r.agent === agent);
+    const row = el("tr", { "data-agent": agent });
+    row.append(el("td", { class: "run-agent", title: agent }, agent + (mine.some((r) => r.simulated) ? " (sim)" : "")));
+    for (const round of rounds) {
+      const cell = el("td", { "data-round": round });
+      for (const r of mine.filter((x) => x.round === round)) cell.append(runChip(r));
+      row.append(cell);
+    }
+    return row;
+  });
+  $("runs").replaceChildren(...rows);
+  // A failed run says why, as text (stored text is data, never markup).
+  const failures = items.filter((r) => r.status === "failed").map((r) =>
+    el("li", { "data-run-id": r.id }, `${r.agent} round ${r.round} (${short(r.id)}): ${r.error || "no reason recorded"}`),
+  );
+  $("run-failures").replaceChildren(...failures);
+  const done = items.filter((r) => r.status === "succeeded" || r.status === "failed").length;
+  const failed = failures.length;
+  $("runs-summary").textContent =
+    `${done}/${items.length} finished` + (failed ? `, ${failed} failed` : "") +
+    (items.length ? ` · ${agents.length} agents × ${rounds.length} round(s)` : "");
+  renderGroups(); // group members are shown with their agent and round
+  for (const panel of panels) if (panel.runsChanged) panel.runsChanged();
+}
+
+function runChip(r) {
+  const chip = el(
+    "button",
+    {
+      type: "button",
+      class: `run-chip run-${r.status}`,
       "data-run-id": r.id,
       "data-agent": r.agent,
       "data-round": r.round,
       "data-status": r.status,
-    });
-    row.dataset.mode = r.mode;
-    row.append(
-      el("td", {}, r.round),
-      el("td", {}, r.agent + (r.simulated ? " (sim)" : "")),
-      el("td", { class: `mode-${r.mode}` }, r.mode),
-      el("td", { class: `run-${r.status}` }, r.status),
-      el("td", {}, r.attempt),
-      el("td", { title: r.id }, short(r.id)),
-      // A failed run says why, as text (stored text is data, never markup).
-      el("td", { class: "run-reason" }, r.status === "failed" ? r.error || "no reason recorded" : ""),
-    );
-    row.addEventListener("click", () => showAnswer(r.id).catch((e) => ($("run-answer").textContent = String(e))));
-    return row;
-  });
-  $("runs").replaceChildren(...rows);
-  const done = items.filter((r) => r.status === "succeeded" || r.status === "failed").length;
-  const failed = items.filter((r) => r.status === "failed").length;
-  $("runs-summary").textContent = `${done}/${items.length} finished` + (failed ? `, ${failed} failed` : "");
-  renderGroups(); // group members are shown with their agent and round
-  for (const panel of panels) if (panel.runsChanged) panel.runsChanged();
+      "data-mode": r.mode,
+      title: `${r.agent} · round ${r.round} · ${r.mode} · ${r.status} · attempt ${r.attempt} · run ${r.id}`,
+    },
+    `${RUN_MARKS[r.status] || "?"} ${short(r.id)}`,
+  );
+  chip.addEventListener("click", () => showAnswer(r.id).catch((e) => ($("run-answer").textContent = String(e))));
+  return chip;
+}
+
+// A stored text shown whole: cut to `n` characters, a click (or Enter) opens it whole.
+function wholeOnExpand(text, n, tag = "span") {
+  const outer = el(tag, { class: "whole-text" });
+  if (text.length <= n) {
+    outer.textContent = text;
+    return outer;
+  }
+  const box = el("details");
+  box.append(el("summary", {}, clip(text, n)), el("span", { class: "whole" }, text));
+  outer.append(box);
+  return outer;
 }
 
 // A run's kept answer (GET /runs/{id}: `answer`), shown as text: what a model returned is
@@ -335,6 +374,9 @@ async function refreshStances() {
       return row;
     });
   $("stances").replaceChildren(...rows);
+  $("stances-count").textContent = changes.length
+    ? `the ${rows.length} latest of ${changes.length} change(s), newest first`
+    : "no stance yet";
   const moved = Object.entries(counts).filter(([, n]) => n > 0);
   $("stances-summary").textContent = moved.map(([k, n]) => `${k.replaceAll("_", " ")} ${n}`).join(" · ");
 }
@@ -376,7 +418,7 @@ function renderGroups() {
       "data-dispute-groups": doc.dispute_groups,
       "data-n-eff": doc.n_eff === null || doc.n_eff === undefined ? "" : String(doc.n_eff),
     });
-    section.append(el("h4", {}, clip(content.get(versionId) || versionId, 80)));
+    section.append(wholeOnExpand(content.get(versionId) || versionId, 80, "h4"));
     // n_eff: effective independent support votes, when the rule set measures a correlation table
     const nEff = doc.n_eff === null || doc.n_eff === undefined ? "" : ` · n_eff ${Number(doc.n_eff).toFixed(2)}`;
     section.append(el("p", { class: "meta" }, `${doc.support_groups} support · ${doc.dispute_groups} dispute${nEff}`));
@@ -395,7 +437,8 @@ function renderGroups() {
       for (const runId of group.runs) {
         const run = state.runs.get(runId);
         box.append(
-          el("span", { class: "chip", "data-run-id": runId, title: runId }, runLabel(run, runId)),
+          // agent and round; the run's id in its title (the runs table shows it beside the run)
+          el("span", { class: "chip", "data-run-id": runId, title: runLabel(run, runId) }, run ? `${run.agent} r${run.round}` : short(runId)),
         );
       }
       list.append(box);

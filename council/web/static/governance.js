@@ -25,7 +25,9 @@ function renderDecisions(decisions) {
       "data-consolidated": String(d.consolidated),
     });
     const verdict = d.consolidated ? "consolidated" : d.outcome === "consolidate" ? "ready to consolidate" : "not consolidated";
-    section.append(el("h4", {}, `${clip(d.content, 70)} — ${verdict}`));
+    const title = el("h4");
+    title.append(wholeOnExpand(d.content, 70), ` — ${verdict}`);
+    section.append(title);
     const list = el("ul", { class: "reasons" });
     for (const r of d.reasons) {
       const li = el("li", { class: `reason reason-${r.ok ? "ok" : "failed"}`, "data-rule": r.rule, "data-ok": String(r.ok) });
@@ -41,8 +43,10 @@ function renderDecisions(decisions) {
 function renderProposals(proposals) {
   const sections = proposals.map((p) => {
     const section = el("section", { class: "proposal", "data-proposal-id": p.id, "data-status": p.status });
+    const title = el("h4");
+    title.append(wholeOnExpand(p.content, 70), ` — ${p.status}`);
     section.append(
-      el("h4", {}, `${clip(p.content, 70)} — ${p.status}`),
+      title,
       el("p", { class: "meta" }, `proposal ${short(p.id)} by ${p.opened_by}: ${p.reason}`),
     );
     const voteOf = new Map(p.votes.map((v) => [v.run_id, v]));

@@ -96,6 +96,18 @@ function renderGraph(graph) {
       "data-status": head.status,
       "data-consolidated": consolidation ? "true" : "false",
       "data-memory-status": item ? item.status : "",
+      tabindex: "0",
+      role: "button",
+      "aria-label": `node: ${head.content}`,
+    });
+    // The box holds the start of the text; a click (or Enter) shows it whole below the graph.
+    const show = () => showNodeText(head);
+    group.addEventListener("click", show);
+    group.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === " ") {
+        e.preventDefault();
+        show();
+      }
     });
     group.append(
       svg("title", {}, `${head.content}\n(v${head.version_no}, ${head.status}, ${head.claims} claims)`),
@@ -108,6 +120,12 @@ function renderGraph(graph) {
   });
   $("graph-nodes").replaceChildren(...nodes);
   $("graph-summary").textContent = `${graph.nodes.length} nodes · ${graph.edges.length} edges · ${live.size} consolidated`;
+}
+
+function showNodeText(head) {
+  const shown = $("node-text");
+  shown.dataset.versionId = head.version_id;
+  shown.textContent = `${head.content} (v${head.version_no}, ${head.status}, ${head.claims} claims; version ${short(head.version_id)})`;
 }
 
 function renderMemory(graph) {
@@ -123,7 +141,7 @@ function renderMemory(graph) {
     li.append(
       el("span", { class: `badge memory-${item ? item.status : "none"}` }, item ? item.status : c.status),
       " ",
-      el("span", {}, clip(content.get(c.node_version_id) || c.node_version_id, 90)),
+      wholeOnExpand(content.get(c.node_version_id) || c.node_version_id, 90),
       " ",
       el("small", {}, `consolidation ${short(c.id)} (${c.status})`),
     );
