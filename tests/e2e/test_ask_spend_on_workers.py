@@ -49,7 +49,7 @@ def test_an_asks_reservation_is_within_three_times_what_its_nine_runs_were_bille
         workers("--queues", "commit,maintenance", env=env)
         # When a person asks them, three rounds, under a budget
         asked = council(
-            env, "ask", QUESTION, "--agents", ",".join(PRICED), "--rounds", "2", "--budget-usd", "1",
+            env, "ask", QUESTION, "--agents", ",".join(PRICED), "--rounds", "1", "--budget-usd", "1",
             "--timeout", "240", "--json",
         )  # fmt: skip
     # Then the nine runs answered, and ask reports what was reserved beside what was billed
@@ -77,7 +77,7 @@ def test_an_agent_whose_endpoint_refuses_connections_is_skipped_after_its_first_
         workers("--queues", "commit,maintenance", env=env)
         # When a person asks the three of them, three rounds
         asked = council(
-            env, "ask", QUESTION, "--agents", "mini,nano,dead", "--rounds", "2", "--timeout", "240", "--json"
+            env, "ask", QUESTION, "--agents", "mini,nano,dead", "--rounds", "1", "--timeout", "240", "--json"
         )
     # Then ask exits 1: two of three agents answered
     assert asked.returncode == 1, asked.stderr

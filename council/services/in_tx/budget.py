@@ -50,18 +50,25 @@ def plan(
     controls: bool = False,
     shared: RoundBriefing | None = None,
 ) -> Plan | None:
-    """Take the thread's budget lock (held to the end of the dispatch's transaction), and
-    when a budget applies (the dispatch's own or the thread's), estimate every run and
-    refuse the dispatch if it would overshoot either; None when no budget applies."""
-    tx.budgets.lock(thread_id)
-    state = tx.budgets.state(thread_id)
-    thread_budget = state["usd"]
-    if dispatch_budget is None and thread_budget is None:
-        return None
+    """When a budget applies (the dispatch's own or the thread's), estimate every run, take
+    the thread's budget lock (held to the end of the dispatch's transaction) and refuse the
+    dispatch if it would overshoot either; None when no budget applies.
+
+    The estimate (a compiled request, counted by the model's tokenizer: the first count in
+    a process loads it) is made before the lock, so racing dispatches never queue behind
+    one another's estimates; what is spent and reserved is read after it (READ COMMITTED:
+    the statement after the lock sees every reservation committed before it)."""
+    if dispatch_budget is None and tx.budgets.state(thread_id)["usd"] is None:
+        tx.budgets.lock(thread_id)  # none a moment ago: look again under the lock
+        if tx.budgets.state(thread_id)["usd"] is None:
+            return None
     runs = runs_per_agent(rounds, controls=controls, mode=mode)
     estimates = tuple(
         _estimate(tx, p, thread_id, profiles, mode, rounds, proposal_id, runs, shared) for p in profiles
     )
+    tx.budgets.lock(thread_id)
+    state = tx.budgets.state(thread_id)
+    thread_budget = state["usd"]
     found = Plan(thread_id, estimates, dispatch_budget, thread_budget)
     why = refusal(
         found.usd,
