@@ -61,6 +61,28 @@ def _timed(steps: list[tuple[Any, str, str]], spent: Counter[str]) -> Iterator[N
             setattr(owner, name, function)
 
 
+def timed_steps() -> list[tuple[Any, str, str]]:
+    """(owner, attribute, label) of each step timed: the function a run calls it through
+    (module globals and methods, looked up at call time, so wrapping the attribute times it)."""
+    import council.ledger.apply_output as apply_output
+    import council.services.execution as execution
+    import council.services.in_tx.output as in_tx_output
+    import council.services.run_calls as run_calls
+    from council.agents import gateway
+    from council.ledger.runs import Runs
+
+    return [
+        (Runs, "claim", "claim"),
+        (execution, "compile_for", "compile the briefing"),
+        (Runs, "store_request", "store the request"),
+        (gateway, "complete", "the model call (litellm)"),
+        (run_calls, "apply_answer", "check and apply, one transaction"),
+        (apply_output, "check_output", "— the output check"),
+        (in_tx_output, "lint_prose", "— lint"),
+        (Runs, "finish", "— the run's end"),
+    ]
+
+
 def run() -> dict[str, Any]:
     from benchmarks.latency import _create_runs, _profiles, _seed
 
@@ -80,14 +102,9 @@ def run() -> dict[str, Any]:
                 }
             )
         )
-        import council.ledger.apply_output as apply_output
         import council.services.execution as execution
-        import council.services.in_tx.output as in_tx_output
-        import council.services.run_calls as run_calls
         from council.adapters.scheduler import Recorder
-        from council.agents import gateway
         from council.ledger.db import engine_for
-        from council.ledger.runs import Runs
         from council.ledger.unit import UnitOfWork
         from council.services.consolidation import consolidate_many
         from council.services.preparation import prepare
@@ -101,16 +118,7 @@ def run() -> dict[str, Any]:
             execution.execute_run(uow, recorder, run_id)
         recorder.evaluations.clear()
         timed = runs[warm_up:]
-        steps = [
-            (Runs, "claim", "claim"),
-            (execution, "compile_for", "compile the briefing"),
-            (Runs, "store_request", "store the request"),
-            (gateway, "complete", "the model call (litellm)"),
-            (run_calls, "apply_answer", "check and apply, one transaction"),
-            (apply_output, "check_output", "— the output check"),
-            (in_tx_output, "lint_prose", "— lint"),
-            (Runs, "finish", "— the run's end"),
-        ]
+        steps = timed_steps()
         spent: Counter[str] = Counter()
         postgres, scope = postgres_cpu_reader(engine)
         with _timed(steps, spent):
