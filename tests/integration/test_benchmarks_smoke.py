@@ -32,7 +32,7 @@ from benchmarks.ask import BASELINE_ENV
 from benchmarks.harness import SMOKE_ENV
 from benchmarks.peer import _installed
 from benchmarks.sampling import py_spy
-from tests.agent_clis import missing
+from tests.agent_clis import REQUIRE_ENV, missing
 
 ROOT = Path(__file__).resolve().parents[2]
 CONCURRENT = 3
@@ -61,6 +61,8 @@ def expected_skips(name: str) -> dict[str, str]:
     if name == "worker-profile" and py_spy() is None:
         return {"py-spy": ".[profile]"}
     if name == "runtimes" and (reason := missing()) is not None:
+        if os.environ.get(REQUIRE_ENV) == "1":  # CI: a missing CLI fails instead (.ci/run)
+            pytest.fail(reason)
         return {"codex-cli": reason, "claude-code": reason}
     return {}
 
