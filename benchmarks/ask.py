@@ -18,6 +18,10 @@ workload in a child process with the tree first on its path. Both children share
 Postgres server (``COUNCIL_BENCH_DATABASE_URL``, else an embedded pgserver started for the
 run), each in a database of its own. The target (key ``ok``): this tree's seconds per round
 at most ``TARGET_RATIO`` times the baseline's.
+
+A smoke run (``COUNCIL_BENCH_SMOKE``) times one ask after the warm-up, one workload a tree,
+and measures the baseline only when ``COUNCIL_BENCH_BASELINE_TREE`` names one (a fresh clone
+need not have ``main``); without it the baseline is named under ``skipped``.
 """
 
 from __future__ import annotations
@@ -50,7 +54,9 @@ QUESTIONS = (
 
 
 def workload(asks: int = ASKS) -> dict[str, Any]:
-    """Time ``asks`` asks (after one that warms up) in this process, on the code it imports."""
+    """Time ``asks`` asks (after one that warms up) in this process, on the code it imports
+    (a baseline tree's: so nothing here may need more of its ``benchmarks`` than
+    ``bench_database``)."""
     from benchmarks.harness import bench_database
     from council.adapters.scheduler import Recorder
     from council.ledger.db import engine_for
@@ -87,9 +93,14 @@ def workload(asks: int = ASKS) -> dict[str, Any]:
 
 
 def run() -> dict[str, Any]:
+    from benchmarks.harness import sized, smoke
+
     with ExitStack() as stack:
         admin = os.environ.get("COUNCIL_BENCH_DATABASE_URL") or stack.enter_context(_embedded())
-        baseline = os.environ.get(BASELINE_ENV) or stack.enter_context(_main_worktree())
+        # A smoke run makes no worktree of main: a fresh clone need not have one.
+        baseline = os.environ.get(BASELINE_ENV) or (
+            None if smoke() else stack.enter_context(_main_worktree())
+        )
         home = stack.enter_context(tempfile.TemporaryDirectory(prefix="council-bench-ask-"))
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("COUNCIL_")},
@@ -98,12 +109,24 @@ def run() -> dict[str, Any]:
             "COUNCIL_OFFLINE": "1",
             "COUNCIL_SIMULATE": "always",
         }
+        asks = sized(ASKS, 1)
         # Alternately (A B A B), so neither tree alone meets a busier stretch of a shared machine.
         parts: dict[str, list[dict[str, Any]]] = {"here": [], "there": []}
-        for _ in range(PASSES):
-            parts["here"].append(_child(ROOT, env))
-            parts["there"].append(_child(Path(baseline), env))
-    here, there = _joined(parts["here"]), _joined(parts["there"])
+        for _ in range(sized(PASSES, 1)):
+            parts["here"].append(_child(ROOT, env, asks))
+            if baseline is not None:
+                parts["there"].append(_child(Path(baseline), env, asks))
+    here = _joined(parts["here"])
+    if baseline is None:
+        return {
+            "benchmark": "ask",
+            "ok": False,
+            "this_tree": here,
+            "skipped": {
+                "baseline": f"no baseline tree: a smoke run measures one only when {BASELINE_ENV} names it"
+            },
+        }
+    there = _joined(parts["there"])
     ratio = here["median_s_per_round"] / there["median_s_per_round"]
     return {
         "benchmark": "ask",
@@ -125,16 +148,16 @@ def _joined(parts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _child(tree: Path, env: dict[str, str]) -> dict[str, Any]:
+def _child(tree: Path, env: dict[str, str], asks: int) -> dict[str, Any]:
     """The workload in a child process whose ``council`` (and ``benchmarks``) is ``tree``'s."""
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); "
         "from importlib.machinery import SourceFileLoader; "
         "bench = SourceFileLoader('bench_ask', sys.argv[2]).load_module(); "
-        "print(json.dumps(bench.workload()))"
+        "print(json.dumps(bench.workload(int(sys.argv[3]))))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(tree), str(Path(__file__).resolve())],
+        [sys.executable, "-c", code, str(tree), str(Path(__file__).resolve()), str(asks)],
         cwd=tree,
         env={**env, "PYTHONPATH": str(tree)},
         capture_output=True,

@@ -6,7 +6,9 @@ cites the shared evidence E plus an item of its own. Run B cites E plus
 another item of its own, except on every fifth node, where it cites E alone.
 Nodes, runs, claims, citations and evidence are written with set-based SQL
 through the ledger's triggers (versions create their state rows and move
-heads).
+heads), under the ledger's rules for claims (``HELD_CLAIMS``: each run running
+and held by the claiming transaction, each claim with its ``claim.added``
+event, the runs then succeeded), as a worker's output would leave them.
 
 **Consolidation.** Every consolidation is then made by the real committer
 (``council.services.consolidation.consolidate``) in a few spawned processes, so the
@@ -35,7 +37,8 @@ There is no queue, so any cascade continuation runs inline.
 
 **Check.** Finally the ledger is counted. Each of the 10,000 memory items
 must have ended where its case says, with its transitions, events and
-proposals: nothing lost.
+proposals: nothing lost. A smoke run (``COUNCIL_BENCH_SMOKE``) does all of it on
+20 nodes.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from sqlalchemy import Connection, Engine, text
 
 import council.ledger.cascade as ledger_cascade
 import council.services.reversal as service_reversal
-from benchmarks.harness import bench_database, race
+from benchmarks.harness import bench_database, race, sized
 from council.ledger.db import engine_for
 from council.ledger.reversal import Reversal
 from council.ledger.unit import UnitOfWork
@@ -66,6 +69,25 @@ MATERIAL_EVERY = 5  # run B cites E alone on every fifth node
 COMMITTERS = 4
 TARGET_PER_S = 1_000.0
 ACTOR = "bench"
+
+# The end of a fixture's claiming transaction, as a worker's output ends (revision 0041): the
+# transaction already holds each run at its attempt (council_hold_v1, before the claims); now
+# every claim gets its claim.added event (its citations counted) and the runs end, succeeded.
+# {table} lays out the nodes: claim_a of run_a and claim_b of run_b on version_id.
+HELD_CLAIMS = """
+INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+    SELECT r.thread_id, 'claim.added', CAST(c.id AS text), :actor,
+           jsonb_build_object('run_id', CAST(c.run_id AS text),
+                              'node_version_id', CAST(c.node_version_id AS text),
+                              'claim_type', c.claim_type, 'confidence', c.confidence,
+                              'citations', (SELECT count(*) FROM citations ci WHERE ci.claim_id = c.id))
+    FROM {table} b
+    JOIN claims c ON c.id IN (b.claim_a, b.claim_b)
+    JOIN agent_runs r ON r.id = c.run_id
+    ORDER BY b.n, c.id;
+UPDATE agent_runs SET status = 'succeeded', finished_at = now(), lease_owner = NULL
+    WHERE id IN (SELECT run_a FROM {table} UNION ALL SELECT run_b FROM {table})
+"""
 
 # Scratch table (unlogged) laying out the nodes; kept until the final count.
 PLAN = """
@@ -92,8 +114,8 @@ INSERT INTO thread_evidence (thread_id, evidence_id, title, added_by)
          LATERAL (VALUES (evidence_a, 'measurement A ' || n), (evidence_b, 'measurement B ' || n))
                  AS x(id, title)
     WHERE id = evidence_a OR NOT material;
-INSERT INTO agent_runs (id, thread_id, agent, model, provider, mode, status, started_at, finished_at)
-    SELECT id, :thread_id, provider, model, provider, 'independent', 'succeeded', now(), now()
+INSERT INTO agent_runs (id, thread_id, agent, model, provider, mode, status, attempt, lease_owner, started_at)
+    SELECT id, :thread_id, provider, model, provider, 'independent', 'running', 1, :actor, now()
     FROM bench_cascade,
          LATERAL (VALUES (run_a, 'anthropic', 'anthropic/claude-sonnet-4-6'),
                          (run_b, 'openai', 'openai/gpt-5.5')) AS x(id, provider, model);
@@ -104,6 +126,7 @@ INSERT INTO node_versions (id, logical_node_id, thread_id, branch_id, version_no
     SELECT version_id, node_id, :thread_id, :branch_id, 1, content,
            encode(sha256(convert_to(content, 'UTF8')), 'hex'), 'open'
     FROM bench_cascade ORDER BY n;
+SELECT count(*) FROM bench_cascade WHERE council_hold_v1(run_a, 1) AND council_hold_v1(run_b, 1);
 INSERT INTO claims (id, run_id, node_version_id, claim_type, confidence)
     SELECT x.id, x.run_id, version_id, 'endorse', 0.8
     FROM bench_cascade, LATERAL (VALUES (claim_a, run_a), (claim_b, run_b)) AS x(id, run_id);
@@ -113,8 +136,8 @@ INSERT INTO citations (node_version_id, evidence_id, branch_id, claim_id, run_id
          LATERAL (VALUES (claim_a, run_a, CAST(:shared AS uuid)), (claim_a, run_a, evidence_a),
                          (claim_b, run_b, CAST(:shared AS uuid)), (claim_b, run_b, evidence_b))
                  AS x(claim_id, run_id, evidence_id)
-    WHERE NOT (material AND x.evidence_id = evidence_b)
-"""
+    WHERE NOT (material AND x.evidence_id = evidence_b);
+""" + HELD_CLAIMS.format(table="bench_cascade")
 
 # After the invalidation: what became of every memory item of the benchmark's nodes.
 COUNT = """
@@ -272,13 +295,14 @@ def count(engine: Engine, evidence_id: UUID) -> dict[str, int]:
     return dict(row)
 
 
-def run(nodes: int = NODES, target_per_s: float = TARGET_PER_S) -> dict[str, Any]:
+def run(nodes: int | None = None, target_per_s: float = TARGET_PER_S) -> dict[str, Any]:
+    nodes = nodes or sized(NODES, 20)
     with bench_database() as (url, server):
         engine = engine_for(url)
         started = time.perf_counter()
         evidence_id, versions = populate(engine, nodes)
         generated_s = time.perf_counter() - started
-        committed = consolidate_all(url, versions)
+        committed = consolidate_all(url, versions, processes=sized(COMMITTERS, 2))
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(text("VACUUM (ANALYZE)"))
             indexed = conn.execute(

@@ -22,7 +22,8 @@ its medians, and the ratios of this tree's to them), so a change is measured
 against the code before it under the same load.
 
 Every process is ``python -m council.cli`` under the same interpreter, started
-from a neutral directory (``-m`` puts the working directory first on the path).
+from a neutral directory (``-m`` puts the working directory first on the path). A
+smoke run (``COUNCIL_BENCH_SMOKE``) starts each once after its warm-up start.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import bench_database
+from benchmarks.harness import bench_database, sized
 from council.ledger.db import engine_for
 from tests.builders import Ledger
 
@@ -80,7 +81,8 @@ def _trees() -> dict[str, str]:
     return trees
 
 
-def run(rounds: int = ROUNDS, target_s: float = TARGET_S) -> dict[str, Any]:
+def run(rounds: int | None = None, target_s: float = TARGET_S) -> dict[str, Any]:
+    rounds = rounds or sized(ROUNDS, 1)
     load = os.getloadavg()
     trees = _trees()
     with bench_database() as (url, server), tempfile.TemporaryDirectory() as bytecode:

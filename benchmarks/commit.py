@@ -33,7 +33,7 @@ from uuid import UUID
 
 from sqlalchemy import Engine, text
 
-from benchmarks.harness import bench_database, process_cpu_s, race
+from benchmarks.harness import bench_database, process_cpu_s, race, sized
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import EVALUATION_BATCH, consolidate, consolidate_many
@@ -141,11 +141,14 @@ def run_pgbench(url: str, script_text: str, clients: int, seconds: int) -> dict[
 
 
 def run(
-    committers: int = COMMITTERS,
-    nodes_per_committer: int = NODES_PER_COMMITTER,
-    pgbench_seconds: int = PGBENCH_SECONDS,
+    committers: int | None = None,
+    nodes_per_committer: int | None = None,
+    pgbench_seconds: int | None = None,
     target_ratio: float = TARGET_RATIO,
 ) -> dict[str, Any]:
+    committers = committers or sized(COMMITTERS, 2)
+    nodes_per_committer = nodes_per_committer or sized(NODES_PER_COMMITTER, 3)
+    pgbench_seconds = pgbench_seconds or sized(PGBENCH_SECONDS, 1)
     with bench_database() as (url, server):
         engine = engine_for(url)
         modes = {}

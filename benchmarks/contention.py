@@ -23,7 +23,7 @@ from uuid import UUID
 
 from sqlalchemy import text
 
-from benchmarks.harness import bench_database, process_cpu_s, race
+from benchmarks.harness import bench_database, process_cpu_s, race, sized
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
@@ -64,8 +64,9 @@ def _evaluate(engine: Any, version_id: UUID, actor: str, backend: int) -> dict[s
 
 
 def run(
-    evaluators: int = EVALUATORS, target_seconds: float = TARGET_SECONDS, warm: bool = True
+    evaluators: int | None = None, target_seconds: float = TARGET_SECONDS, warm: bool = True
 ) -> dict[str, Any]:
+    evaluators = evaluators or sized(EVALUATORS, 3)
     with bench_database() as (url, server):
         engine = engine_for(url)
         version_id = Ledger.new(engine, title="contention").ready_node()

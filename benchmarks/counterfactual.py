@@ -5,7 +5,9 @@ each endorsed by two runs, each run citing an evidence item of its own. On
 every fifth node the runs are of two providers (anthropic, openai): ready
 under the default rules. On the rest both are anthropic: not ready (one
 provider). Nodes, runs, claims, citations and evidence are written with
-set-based SQL through the ledger's triggers; every node is then decided by
+set-based SQL through the ledger's triggers, under its rules for claims (as in
+``benchmarks/cascade.py``: runs held while they claim, each claim with its
+event); every node is then decided by
 the real committer (``consolidate_many``), so the 2,000 consolidations and
 8,000 not-ready evaluations (manifests, hashes, reasons) are real. Setup is
 not timed.
@@ -22,6 +24,7 @@ i.e. ≥ 2,000/s), with the client's CPU time for the call (the Python side:
 rebuilding, hashing, grouping, deciding) and the load average, since the
 figure is wall-clock on a shared machine. **Check.** Under the default: zero changes, all 10,000
 reproduced; under the stricter rules: exactly the 2,000 consolidations change.
+A smoke run (``COUNCIL_BENCH_SMOKE``) does the same on 20 nodes.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from uuid import UUID
 
 from sqlalchemy import text
 
-from benchmarks.cascade import _execute
-from benchmarks.harness import bench_database
+from benchmarks.cascade import HELD_CLAIMS, _execute
+from benchmarks.harness import bench_database, sized
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate_many
@@ -64,8 +67,8 @@ INSERT INTO evidence (id, content_sha256, content, source_kind, byte_size, title
 INSERT INTO thread_evidence (thread_id, evidence_id, title, added_by)
     SELECT :thread_id, id, 'measurement', :actor
     FROM bench_counterfactual, LATERAL (VALUES (evidence_a), (evidence_b)) AS x(id);
-INSERT INTO agent_runs (id, thread_id, agent, model, provider, mode, status, started_at, finished_at)
-    SELECT id, :thread_id, provider, model, provider, 'independent', 'succeeded', now(), now()
+INSERT INTO agent_runs (id, thread_id, agent, model, provider, mode, status, attempt, lease_owner, started_at)
+    SELECT id, :thread_id, provider, model, provider, 'independent', 'running', 1, :actor, now()
     FROM bench_counterfactual,
          LATERAL (VALUES (run_a, 'anthropic', 'anthropic/claude-sonnet-4-6'),
                          (run_b, CASE WHEN ready THEN 'openai' ELSE 'anthropic' END,
@@ -78,6 +81,7 @@ INSERT INTO node_versions (id, logical_node_id, thread_id, branch_id, version_no
     SELECT version_id, node_id, :thread_id, :branch_id, 1, content,
            encode(sha256(convert_to(content, 'UTF8')), 'hex'), 'open'
     FROM bench_counterfactual ORDER BY n;
+SELECT count(*) FROM bench_counterfactual WHERE council_hold_v1(run_a, 1) AND council_hold_v1(run_b, 1);
 INSERT INTO claims (id, run_id, node_version_id, claim_type, confidence)
     SELECT x.id, x.run_id, version_id, 'endorse', 0.8
     FROM bench_counterfactual, LATERAL (VALUES (claim_a, run_a), (claim_b, run_b)) AS x(id, run_id);
@@ -85,8 +89,8 @@ INSERT INTO citations (node_version_id, evidence_id, branch_id, claim_id, run_id
     SELECT version_id, x.evidence_id, :branch_id, x.claim_id, x.run_id, 'supports'
     FROM bench_counterfactual,
          LATERAL (VALUES (claim_a, run_a, evidence_a), (claim_b, run_b, evidence_b))
-                 AS x(claim_id, run_id, evidence_id)
-"""
+                 AS x(claim_id, run_id, evidence_id);
+""" + HELD_CLAIMS.format(table="bench_counterfactual")
 
 STRICT = {
     "id": "bench-three-groups-v1",
@@ -117,7 +121,8 @@ def populate(uow: UnitOfWork, nodes: int) -> list[UUID]:
         ]
 
 
-def run(nodes: int = NODES) -> dict[str, Any]:
+def run(nodes: int | None = None) -> dict[str, Any]:
+    nodes = nodes or sized(NODES, 20)
     with bench_database() as (url, server):
         uow = UnitOfWork(engine_for(url))
         started = time.monotonic()

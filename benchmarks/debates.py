@@ -15,6 +15,8 @@ write nothing (checked).
 under 3 rule sets: the default (council-default-v1), council-default-v3 (effective
 independence and exclusive alternatives: every record's four options are one set, so
 its nodes are contested) and a stored variant. Target: ≤ 10 s.
+
+A smoke run (``COUNCIL_BENCH_SMOKE``) imports and evaluates 20 records.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from benchmarks.harness import bench_database
+from benchmarks.harness import bench_database, sized
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 
@@ -103,7 +105,7 @@ def _import(uow: UnitOfWork, data: bytes) -> tuple[float, float, Any]:
 
 
 def run_import() -> dict[str, Any]:
-    data = debate_file()
+    data = debate_file(sized(RECORDS, 20))
     with bench_database() as (url, server):
         uow = UnitOfWork(engine_for(url))
         load_before = _load()
@@ -135,7 +137,8 @@ def run_import() -> dict[str, Any]:
 def run_eval() -> dict[str, Any]:
     from council.services.observation import evaluate
 
-    data = debate_file()
+    records = sized(RECORDS, 20)
+    data = debate_file(records)
     with bench_database() as (url, server):
         uow = UnitOfWork(engine_for(url))
         _import(uow, data)
@@ -163,6 +166,6 @@ def run_eval() -> dict[str, Any]:
             "load_after": _load(),
             "target_s": EVAL_TARGET_S,
             "ok": seconds <= EVAL_TARGET_S
-            and report.resolved == RECORDS
+            and report.resolved == records
             and again.report_sha256 == report.report_sha256,
         }

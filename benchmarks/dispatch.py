@@ -32,7 +32,8 @@ Worker (process tree) + Postgres (the database's backends) CPU per run, over
 the same per baseline task.
 
 Before either is timed, the workers are warmed with one dispatch on a separate
-thread (each worker process then has litellm imported and a database pool).
+thread (each worker process then has litellm imported and a database pool). A
+smoke run (``COUNCIL_BENCH_SMOKE``) makes 2 dispatches on 2 nodes, on one worker.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from uuid import UUID
 import redis
 from sqlalchemy import Engine, text
 
-from benchmarks.harness import bench_database, postgres_cpu_s
+from benchmarks.harness import bench_database, postgres_cpu_s, sized
 from council.adapters.scheduler import Recorder
 from council.config import redact_url
 from council.ledger.db import engine_for
@@ -91,11 +92,13 @@ SHAPES = ("spread", "dense")
 
 
 def run(
-    dispatches: int = DISPATCHES,
-    nodes: int = NODES,
+    dispatches: int | None = None,
+    nodes: int | None = None,
     target_ratio: float = TARGET_RATIO,
     shape: str | None = None,
 ) -> dict[str, Any]:
+    dispatches, nodes = dispatches or sized(DISPATCHES, 2), nodes or sized(NODES, 2)
+    workers = sized(WORKERS, 1)
     shape = shape or os.environ.get(SHAPE_ENV, "spread")
     if shape not in SHAPES:
         raise ValueError(f"{SHAPE_ENV} must be one of {', '.join(SHAPES)}, got {shape!r}")
@@ -117,8 +120,8 @@ def run(
 
         app = connect(broker)
         scheduler = bootstrap(url).required_scheduler()  # Celery, as a face wires it
-        procs = stack.enter_context(_workers(env, home, WORKERS))
-        _wait_for_workers(app, WORKERS)
+        procs = stack.enter_context(_workers(env, home, workers))
+        _wait_for_workers(app, workers)
         client = redis.Redis.from_url(broker)
 
         # Warm-up (untimed): one dispatch of every agent, then an idle broker.
@@ -148,17 +151,17 @@ def run(
         drained_s = time.perf_counter() - started
         runs_cpu, runs_db_cpu = _tree_cpu_s(procs) - cpu, postgres_cpu_s(engine) - db_cpu
         stop_groups(procs, grace_s=30)  # the baseline's workers alone from here
-        baseline = _baseline(engine, env, home, client, threads[0], len(run_ids))
+        baseline = _baseline(engine, env, home, client, threads[0], len(run_ids), workers)
         figures = _figures(engine, threads)
         heads = _heads(engine, threads)
-        model_call_ms = _model_call_ms(engine, threads[0])
+        model_call_ms = _model_call_ms(engine, threads[0], sized(200, 3))
     n = len(run_ids)
     council_ms = 1000 * (runs_cpu + runs_db_cpu) / n
     tax_ratio = council_ms / baseline["cpu_ms_per_task"]
     runs_per_s = n / runs_s
     noop_per_s = noops / noop_s
     ratio = runs_per_s / noop_per_s
-    noop_ms = WORKERS * 1000 / noop_per_s  # what one no-op costs a worker, broker included
+    noop_ms = workers * 1000 / noop_per_s  # what one no-op costs a worker, broker included
     return {
         "benchmark": "dispatch",
         "ok": tax_ratio <= TARGET_TAX,
@@ -191,7 +194,7 @@ def run(
         # The ratio a run would reach if it were a no-op plus its one model call, with
         # everything else it does (briefing, stored request, fenced write, evaluation) free.
         "ratio_ceiling_model_call_only": round(noop_ms / (noop_ms + model_call_ms), 4),
-        "workers": f"{WORKERS} × `council worker --queues {','.join(QUEUES)} --concurrency 1`",
+        "workers": f"{workers} × `council worker --queues {','.join(QUEUES)} --concurrency 1`",
         "shape": shape,
         "threads": len(threads),
         "dispatches": dispatches,
@@ -272,7 +275,13 @@ def _tree_cpu_s(procs: list[subprocess.Popen[bytes]]) -> float:
 
 
 def _baseline(
-    engine: Engine, env: dict[str, str], home: Path, client: redis.Redis, thread_id: UUID, tasks: int
+    engine: Engine,
+    env: dict[str, str],
+    home: Path,
+    client: redis.Redis,
+    thread_id: UUID,
+    tasks: int,
+    workers: int = WORKERS,
 ) -> dict[str, Any]:
     """The hand-rolled baseline (benchmarks/baseline.py) on as many workers as Council had:
     ``tasks`` calls of the same simulated model with a run's request, each output
@@ -292,7 +301,7 @@ def _baseline(
     argv += ["--concurrency", "1", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"]
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        for i in range(WORKERS):
+        for i in range(workers):
             with (home / f"baseline-{i}.log").open("wb") as log:
                 procs.append(
                     subprocess.Popen(
@@ -307,9 +316,9 @@ def _baseline(
         from benchmarks.baseline import baseline_call
 
         baseline_app.conf.broker_url = env["COUNCIL_BROKER_URL"]
-        _wait_for_workers(baseline_app, WORKERS)
+        _wait_for_workers(baseline_app, workers)
         count = text("SELECT count(*) FROM bench_raw_outputs")
-        warm = 2 * WORKERS
+        warm = 2 * workers
         for _ in range(warm):  # untimed: each worker imports litellm and connects
             baseline_call.delay(request["model"], request["messages"])
         _until(lambda: _scalar(engine, count) == warm, "baseline warm-up")
@@ -328,7 +337,7 @@ def _baseline(
         "worker_cpu_ms_per_task": round(1000 * cpu / tasks, 2),
         "postgres_cpu_ms_per_task": round(1000 * db_cpu / tasks, 2),
         "cpu_ms_per_task": round(1000 * (cpu + db_cpu) / tasks, 2),
-        "workers": f"{WORKERS} × `celery -A benchmarks.baseline worker --concurrency 1`",
+        "workers": f"{workers} × `celery -A benchmarks.baseline worker --concurrency 1`",
     }
 
 

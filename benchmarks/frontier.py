@@ -11,13 +11,20 @@ are open or tentative on live branches.
 
 The data are generated with set-based SQL and go through the ledger's own
 triggers: versions create their state rows and move heads, and every status
-change is a transition row. The nodes are written in one transaction; edges,
-claims with citations, status transitions and the rest then load in parallel
-sessions. The database is then vacuumed and analyzed (the steady state
-autovacuum keeps a real ledger in).
+change is a transition row. The ledger's rules for claims are kept as a
+worker keeps them: the runs are running when their claims land, the claiming
+transaction holds each run at its attempt (``council_hold_v1``, revision
+0041), every claim is written with its ``claim.added`` event, and the runs
+then end, succeeded. Set-based SQL rather than the claim store, run by run:
+half a million claims through the store would take many minutes of setup and
+change nothing the figure reads. The nodes are written in one transaction;
+edges, claims with citations, status transitions and the rest then load in
+parallel sessions. The database is then vacuumed and analyzed (the steady
+state autovacuum keeps a real ledger in).
 
 The figure is the median of ``reentry_packet(uow, thread_id, budget=4000)``
 followed by the markdown render, after a warm-up. Target: median ≤ 150 ms.
+A smoke run (``COUNCIL_BENCH_SMOKE``) builds the same thread a hundredth the size.
 """
 
 from __future__ import annotations
@@ -28,12 +35,13 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection, Engine, event, text
+from sqlalchemy import Connection, Engine, text
 
-from benchmarks.harness import bench_database
+from benchmarks.harness import bench_database, sized
 from council.domain.reentry_markdown import render_markdown
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
@@ -46,21 +54,48 @@ WARMUP = 5
 CALLS = 30
 SEED = 0.42  # setseed(): the same data on every run
 
-NODES = 80_000
-RUNS = 2_000
-CLAIMS_PER_RUN = 250  # 500,000 claims
-EVIDENCE = 500
 
-# Branch slots: (kind, label, divergence_type, final status, last node number).
-# Slot 0 is the main line, created by create_thread.
-FORKS = (
-    ("objective", "latency-first objective", "objective", "active", 74_000),
-    ("node", "cache-warm reading", "claim", "merged", 76_000),
-    ("node", "replica-lag reading", "evidence_interpretation", "killed", 78_000),
-    ("node", "stricter acceptance", "acceptance_condition", "abandoned", 79_000),
-    ("node", "batch-size reading", "claim", "active", NODES),
-)
-MAIN_LAST = 70_000
+@dataclass(frozen=True)
+class Shape:
+    """How large the thread is. Node numbers (the main line's last, each fork's last) and
+    the edges' window scale with ``nodes``; the forks diverge ``fork_step`` apart."""
+
+    nodes: int = 80_000
+    runs: int = 2_000
+    claims_per_run: int = 250  # 500,000 claims
+    evidence: int = 500
+    window: int = 1_000  # edges reach back 1-1000, 1001-2000 and 2001-3000 versions
+    calls: int = CALLS
+    warmup: int = WARMUP
+
+    def at(self, share: float) -> int:
+        """The node number at ``share`` of the thread (70,000 of 80,000 at 0.875)."""
+        return round(self.nodes * share)
+
+    @property
+    def main_last(self) -> int:
+        return self.at(0.875)
+
+    @property
+    def fork_step(self) -> int:
+        return self.nodes // 80
+
+    @property
+    def forks(self) -> tuple[tuple[str, str, str, str, int], ...]:
+        """Branch slots: (kind, label, divergence_type, final status, last node number).
+        Slot 0 is the main line, created by create_thread."""
+        return (
+            ("objective", "latency-first objective", "objective", "active", self.at(0.925)),
+            ("node", "cache-warm reading", "claim", "merged", self.at(0.95)),
+            ("node", "replica-lag reading", "evidence_interpretation", "killed", self.at(0.975)),
+            ("node", "stricter acceptance", "acceptance_condition", "abandoned", self.at(0.9875)),
+            ("node", "batch-size reading", "claim", "active", self.nodes),
+        )
+
+
+FULL = Shape()
+# A hundredth of the thread, for a smoke run: 800 nodes, 1,000 versions, 500 claims.
+SMOKE = Shape(nodes=800, runs=20, claims_per_run=25, evidence=20, window=100, calls=3, warmup=1)
 
 # ------------------------------------------------------------------ the data
 
@@ -115,10 +150,10 @@ CREATE UNLOGGED TABLE bench_claims AS
     SELECT gen_random_uuid() AS id, r, k, 1 + (r * 7919 + k * 401) % :versions AS idx, random() AS u,
            floor(:evidence * power(random(), 3))::int AS evidence_no  -- a few items are cited a lot
     FROM generate_series(0, :runs - 1) r, generate_series(0, :claims_per_run - 1) k;
-INSERT INTO agent_runs (id, thread_id, agent, model, provider, mode, status,
-                        created_at, started_at, finished_at)
+INSERT INTO agent_runs (id, thread_id, agent, model, provider, mode, status, attempt, lease_owner,
+                        created_at, started_at)
     SELECT id, :thread_id, provider || '-' || (r % 5), provider || '/model-' || (r % 3), provider,
-           'independent', 'succeeded', t, t, t + interval '40 seconds'
+           'independent', 'running', 1, 'bench', t, t
     FROM bench_runs, LATERAL (SELECT now() - interval '150 days' + make_interval(secs => r * 6000) AS t) x;
 INSERT INTO evidence (id, content_sha256, content, source_kind, byte_size, title)
     SELECT id, encode(sha256(convert_to(content, 'UTF8')), 'hex'), content, 'text', octet_length(content),
@@ -183,13 +218,15 @@ INSERT INTO node_status_transitions (node_version_id, from_status, to_status, re
 """
 
 # Three edges out of every version, to versions 1-1000, 1001-2000 and 2001-3000
-# places earlier (so no pair repeats): a depends_on, a depends_on, supports or
-# refines, and a supports, refines or contradicts.
+# places earlier (the window, 1,000 here, scales with the thread; so no pair
+# repeats): a depends_on, a depends_on, supports or refines, and a supports,
+# refines or contradicts.
 EDGES_SQL = """
 SELECT setseed(:seed);
 INSERT INTO edges (thread_id, branch_id, kind, from_version_id, to_version_id, created_at)
     SELECT :thread_id, s.id, e.kind, f.id, t.id, f.created_at
-    FROM (SELECT v.idx, 1 + (v.idx - 1 - (1 + j * 1000 + floor(random() * 1000))::int + :versions) % :versions
+    FROM (SELECT v.idx, 1 + (v.idx - 1 - (1 + j * :window + floor(random() * :window))::int + :versions)
+                     % :versions
                      AS to_idx,
                  CASE WHEN j = 0 THEN 'depends_on' ELSE
                      (ARRAY['depends_on', 'supports', 'refines', 'contradicts'])[j + floor(random() * 3)::int]
@@ -202,8 +239,12 @@ INSERT INTO edges (thread_id, branch_id, kind, from_version_id, to_version_id, c
 """
 
 # Run r claims versions (r * 7919 + k * 401) mod 100,000 for k < 250: distinct within a run.
+# As a worker writes them: the transaction holds every run at its attempt (revision 0041:
+# a claim is accepted only from a running run its transaction holds), each claim comes
+# with its claim.added event, and the runs then end, succeeded, 40 seconds after they began.
 CLAIMS_SQL = """
 SELECT setseed(:seed);
+SELECT count(*) FROM bench_runs WHERE council_hold_v1(id, 1);
 INSERT INTO claims (id, run_id, node_version_id, claim_type, confidence, rationale, created_at)
     SELECT c.id, r.id, v.id, x.claim_type, round(CAST(0.3 + 0.7 * random() AS numeric), 3),
            CASE WHEN x.claim_type = 'dispute' THEN format(
@@ -222,6 +263,18 @@ INSERT INTO citations (node_version_id, evidence_id, branch_id, claim_id, run_id
     JOIN bench_slots s ON s.slot = v.slot
     JOIN bench_evidence e ON e.e = c.evidence_no
     WHERE c.k % 5 = 0;
+INSERT INTO events (thread_id, kind, subject_id, actor, payload, created_at)
+    SELECT :thread_id, 'claim.added', CAST(c.id AS text), 'bench',
+           jsonb_build_object('run_id', CAST(c.run_id AS text),
+                              'node_version_id', CAST(c.node_version_id AS text),
+                              'claim_type', c.claim_type, 'confidence', c.confidence,
+                              'citations', CASE WHEN b.k % 5 = 0 THEN 1 ELSE 0 END),
+           c.created_at
+    FROM bench_claims b JOIN claims c ON c.id = b.id
+    ORDER BY c.created_at, c.id;
+UPDATE agent_runs
+    SET status = 'succeeded', finished_at = started_at + interval '40 seconds', lease_owner = NULL
+    WHERE id IN (SELECT id FROM bench_runs);
 """
 
 # Half the resolved heads were consolidated (each gets its memory item).
@@ -262,9 +315,19 @@ INSERT INTO memory_transitions (memory_item_id, from_status, to_status, reason, 
     FROM (SELECT id, row_number() OVER (ORDER BY created_at, id) AS rn
           FROM memory_items WHERE thread_id = :thread_id) m
     WHERE rn % 4 = 0;
-INSERT INTO events (thread_id, kind, subject_id, actor, payload)
-    SELECT :thread_id, 'node.added', CAST(id AS text), 'bench', '{}'
-    FROM bench_versions WHERE idx % 10 = 0 ORDER BY idx;
+INSERT INTO events (thread_id, kind, subject_id, actor, payload, created_at)
+    SELECT :thread_id, CASE WHEN v.v = 1 THEN 'node.created' ELSE 'node.versioned' END, CAST(v.id AS text),
+           'bench',
+           CASE WHEN v.v = 1
+                THEN jsonb_build_object('logical_node_id', CAST(n.id AS text),
+                                        'branch_id', CAST(s.id AS text), 'status', v.initial_status)
+                ELSE jsonb_build_object('logical_node_id', CAST(n.id AS text), 'version_no', v.v,
+                                        'parent_version_id', CAST(p.id AS text))
+           END,
+           v.created_at
+    FROM bench_versions v JOIN bench_nodes n ON n.n = v.n JOIN bench_slots s ON s.slot = v.slot
+    LEFT JOIN bench_versions p ON p.n = v.n AND p.v = v.v - 1
+    WHERE v.idx % 10 = 0 ORDER BY v.idx;
 """
 
 SIZES = (
@@ -284,7 +347,7 @@ SIZES = (
 )
 
 
-def populate(engine: Engine, seed: float = SEED) -> UUID:
+def populate(engine: Engine, seed: float = SEED, shape: Shape = FULL) -> UUID:
     """Fill a fresh database with the benchmark thread; returns its id."""
     thread = create_thread(
         UnitOfWork(engine),
@@ -296,14 +359,15 @@ def populate(engine: Engine, seed: float = SEED) -> UUID:
         "thread_id": thread.id,
         "main_branch_id": thread.main_branch_id,
         "seed": seed,
-        "main_last": MAIN_LAST,
-        "fork_lasts": [last for *_, last in FORKS],
-        "nodes": NODES,
+        "main_last": shape.main_last,
+        "fork_lasts": [last for *_, last in shape.forks],
+        "nodes": shape.nodes,
         # bench_nodes.versions, summed: the claims and edges address versions by number
-        "versions": sum(1 + (n % 5 == 0) + (n % 20 == 0) for n in range(1, NODES + 1)),
-        "runs": RUNS,
-        "claims_per_run": CLAIMS_PER_RUN,
-        "evidence": EVIDENCE,
+        "versions": sum(1 + (n % 5 == 0) + (n % 20 == 0) for n in range(1, shape.nodes + 1)),
+        "runs": shape.runs,
+        "claims_per_run": shape.claims_per_run,
+        "evidence": shape.evidence,
+        "window": shape.window,
     }
 
     def execute(conn: Connection, script: str, **params: Any) -> None:
@@ -319,12 +383,12 @@ def populate(engine: Engine, seed: float = SEED) -> UUID:
     with engine.begin() as conn:
         execute(conn, PLAN)
         execute(conn, NODES_SQL, main=True)
-        for slot, (kind, label, divergence, _status, last_n) in enumerate(FORKS, start=1):
+        for slot, (kind, label, divergence, _status, last_n) in enumerate(shape.forks, start=1):
             # Each fork diverges at a main-line version; the nodes it then holds are its own.
             fork = {"kind": kind, "label": label, "divergence_type": divergence, "last_n": last_n}
-            execute(conn, FORK_SQL, slot=slot, fork_n=MAIN_LAST - 1000 * slot, **fork)
+            execute(conn, FORK_SQL, slot=slot, fork_n=shape.main_last - shape.fork_step * slot, **fork)
         execute(conn, NODES_SQL, main=False)
-        for slot, (_kind, label, _divergence, status, _last) in enumerate(FORKS, start=1):
+        for slot, (_kind, label, _divergence, status, _last) in enumerate(shape.forks, start=1):
             if status != "active":
                 reason = f"benchmark: the {label} was {status}"
                 execute(conn, CLOSE_SQL, slot=slot, status=status, reason=reason)
@@ -355,30 +419,34 @@ def sizes(engine: Engine, thread_id: UUID) -> dict[str, int]:
 
 
 @contextmanager
-def _sql_timer(engine: Engine) -> Iterator[list[float]]:
-    """Seconds spent in cursor.execute (the database round trips), appended per statement."""
+def _sql_timer() -> Iterator[list[float]]:
+    """Seconds spent in psycopg's ``Cursor.execute`` (the database round trips), appended per
+    statement: the reads run on the unit of work's psycopg connection, not through
+    SQLAlchemy's execution events (which saw none of them, and read 0)."""
+    import psycopg
+
     spent: list[float] = []
+    original = psycopg.Cursor.execute
 
-    def before(conn: Any, *_: Any) -> None:
-        conn.info["bench_started"] = time.perf_counter()
+    def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - started)
 
-    def after(conn: Any, *_: Any) -> None:
-        spent.append(time.perf_counter() - conn.info.pop("bench_started"))
-
-    event.listen(engine, "before_cursor_execute", before)
-    event.listen(engine, "after_cursor_execute", after)
+    psycopg.Cursor.execute = timed  # type: ignore[method-assign]
     try:
         yield spent
     finally:
-        event.remove(engine, "before_cursor_execute", before)
-        event.remove(engine, "after_cursor_execute", after)
+        psycopg.Cursor.execute = original  # type: ignore[method-assign]
 
 
 def measure(engine: Engine, thread_id: UUID, calls: int = CALLS, warmup: int = WARMUP) -> dict[str, Any]:
     uow = UnitOfWork(engine)
     totals, sql, renders = [], [], []
     packet = None
-    with _sql_timer(engine) as spent:
+    with _sql_timer() as spent:
         for i in range(warmup + calls):
             spent.clear()
             started = time.perf_counter()
@@ -416,14 +484,16 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def run(calls: int = CALLS, target_ms: float = TARGET_MS) -> dict[str, Any]:
+def run(calls: int | None = None, target_ms: float = TARGET_MS) -> dict[str, Any]:
+    shape = sized(FULL, SMOKE)
+    calls = calls or shape.calls
     with bench_database() as (url, server):
         engine = engine_for(url)
         started = time.perf_counter()
-        thread_id = populate(engine)
+        thread_id = populate(engine, shape=shape)
         setup_s = time.perf_counter() - started
         load = os.getloadavg()[0]  # the figures are wall-clock: say how busy the machine was
-        measured = measure(engine, thread_id, calls=calls)
+        measured = measure(engine, thread_id, calls=calls, warmup=shape.warmup)
         counts = sizes(engine, thread_id)
     return {
         "benchmark": "frontier",
@@ -432,7 +502,7 @@ def run(calls: int = CALLS, target_ms: float = TARGET_MS) -> dict[str, Any]:
         "target_ms": target_ms,
         **measured,
         "calls": calls,
-        "warmup": WARMUP,
+        "warmup": shape.warmup,
         "sizes": counts,
         "setup_s": round(setup_s, 1),
         "server": server,

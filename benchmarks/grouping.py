@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from benchmarks.harness import sized
 from council.domain.independence import GroupingParams, RunFacts, group_runs
 
 # indep-v1 as stored by migration 0001.
@@ -119,10 +120,12 @@ def _measure(runs: list[RunFacts]) -> dict[str, Any]:
     }
 
 
-def run(sizes: tuple[int, ...] = (1000, 10000)) -> dict[str, Any]:
+def run(sizes: tuple[int, ...] | None = None) -> dict[str, Any]:
+    sizes = sizes or sized((1000, 10000), (100,))
+    large = max(sizes)
     results = [_measure(realistic_runs(size)) for size in sizes]
-    adversarial = _measure(adversarial_runs(10000))
-    even = _measure(even_runs(10000))
+    adversarial = _measure(adversarial_runs(large))
+    even = _measure(even_runs(large))
     return {
         "benchmark": "grouping",
         "results": results,

@@ -4,7 +4,8 @@
 else an embedded pgserver started (and deleted) for the benchmark alone.
 ``race()`` starts one spawn-context process per argument set (or forkserver, for
 the tests), lets each prepare untimed, then releases them together at one moment
-of the clock and collects their answers.
+of the clock and collects their answers. ``smoke()`` and ``sized()`` give every
+benchmark its tiny shape when ``COUNCIL_BENCH_SMOKE`` is set.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
-from typing import Any
+from typing import Any, TypeVar
 
 from council.config import redact_url
 from council.ledger.db import dispose_all
@@ -31,6 +32,20 @@ ADMIN_URL_ENVS = ("COUNCIL_BENCH_DATABASE_URL", "COUNCIL_TEST_DATABASE_URL")
 # on a loaded machine takes tenths of a second; asleep until the moment, the
 # contenders start together instead, outside the timed window.
 RELEASE_MARGIN_S = 0.5
+SMOKE_ENV = "COUNCIL_BENCH_SMOKE"
+T = TypeVar("T")
+
+
+def smoke() -> bool:
+    """Whether this is a smoke run (``COUNCIL_BENCH_SMOKE=1``, or ``python -m benchmarks NAME
+    --smoke``): every benchmark at a tiny size, to show that it still runs end to end and
+    prints its document. Its figures measure nothing and are never recorded."""
+    return os.environ.get(SMOKE_ENV, "").strip() not in ("", "0")
+
+
+def sized(full: T, tiny: T) -> T:
+    """``full`` in a real run, ``tiny`` in a smoke run (:func:`smoke`)."""
+    return tiny if smoke() else full
 
 
 @contextmanager

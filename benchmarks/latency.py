@@ -34,7 +34,8 @@ rate ÷ (N / L), and ``fill_drain_s`` is what the short batch took beyond its
 runs at that rate (negative when the long batch ran slower than the short one:
 a disturbed long batch, whose steady figures then say nothing).
 ``COUNCIL_BENCH_LATENCY_S`` changes L; ``COUNCIL_BENCH_LATENCY_SHAPES`` (e.g.
-``64``) runs fewer shapes.
+``64``) runs fewer shapes. A smoke run (``COUNCIL_BENCH_SMOKE``) runs one shape, N = 8
+on one worker of 8 threads, L = 0.1 s, one wave and a steady batch of three.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ from benchmarks.dispatch import (
     _wait_for_workers,
     bench_redis,
 )
-from benchmarks.harness import bench_database, postgres_cpu_reader
+from benchmarks.harness import bench_database, postgres_cpu_reader, sized
 from council.adapters.scheduler import Recorder
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
@@ -77,6 +78,7 @@ WAVES = 3
 # The longer batch the steady rate is read from (its first and last wave are fill and drain).
 STEADY_WAVES = 8
 SHAPES = {64: 1, 256: 4}  # runs in flight: worker processes of 64 threads
+SMOKE_SHAPES = {8: 1}  # a smoke run's: one worker of 8 threads
 # Database connections per worker process, at most. A run holds one only inside its short
 # transactions, never across the model call, so fewer than its threads do. A pool may
 # open twice its size (council.ledger.db: overflow = size), so the shape takes what the
@@ -105,10 +107,10 @@ def _profiles(home: Path) -> Path:
 
 @contextmanager
 def _workers(
-    env: dict[str, str], home: Path, count: int, tag: str, pool: int
+    env: dict[str, str], home: Path, count: int, tag: str, pool: int, threads: int = THREADS_PER_WORKER
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
     argv = [sys.executable, "-m", "council.cli", "worker", "--queues", ",".join(QUEUES)]
-    argv += ["--pool", "threads", "--concurrency", str(THREADS_PER_WORKER)]
+    argv += ["--pool", "threads", "--concurrency", str(threads)]
     procs: list[subprocess.Popen[bytes]] = []
     try:
         for i in range(count):
@@ -127,14 +129,19 @@ def _workers(
         stop_groups(procs, grace_s=30)
 
 
+def _shapes() -> dict[int, int]:
+    """Runs in flight → worker processes (of ``n / workers`` threads each)."""
+    return sized(SHAPES, SMOKE_SHAPES)
+
+
 def _pool_size(engine: Engine, n: int) -> tuple[int, int]:
     """(each worker's pool size, the server's max_connections): POOL_PER_WORKER[n], or
     less when the workers' pools at their overflow would pass what the server admits."""
     with engine.connect() as conn:
         limit = int(conn.execute(text("SHOW max_connections")).scalar_one())
         in_use = int(conn.execute(text("SELECT count(*) FROM pg_stat_activity")).scalar_one())
-    room = (limit - in_use - CONNECTION_RESERVE) // (2 * SHAPES[n])
-    return max(2, min(POOL_PER_WORKER[n], room)), limit
+    room = (limit - in_use - CONNECTION_RESERVE) // (2 * _shapes()[n])
+    return max(2, min(POOL_PER_WORKER.get(n, n), room)), limit
 
 
 def _seed(engine: Engine, threads: int) -> list[UUID]:
@@ -244,14 +251,16 @@ def _shape(
     from council.adapters.celery_app import connect
     from council.bootstrap import bootstrap
 
-    workers = SHAPES[n]
+    workers = _shapes()[n]
+    threads = n // workers
     scheduler = bootstrap(engine.url.render_as_string(hide_password=False)).required_scheduler()
     client = redis.Redis.from_url(broker)
     pool, max_connections = _pool_size(engine, n)
-    with _workers(env, home, workers, str(n), pool) as procs:
+    steady_waves = sized(STEADY_WAVES, 3)
+    with _workers(env, home, workers, str(n), pool, threads) as procs:
         _wait_for_workers(connect(broker), workers)
-        batch = _batch(engine, scheduler, client, procs, n, WAVES)
-        long = _batch(engine, scheduler, client, procs, n, STEADY_WAVES)
+        batch = _batch(engine, scheduler, client, procs, n, sized(WAVES, 1))
+        long = _batch(engine, scheduler, client, procs, n, steady_waves)
     m, runs_s, visible = batch["runs"], batch["runs_s"], batch["visible"]
     limit = n / latency
     rate = steady_rate(long["ends"], n)
@@ -259,7 +268,7 @@ def _shape(
     cores = os.cpu_count() or 1
     return {
         "in_flight": n,
-        "workers": f"{workers} × `council worker --pool threads --concurrency {THREADS_PER_WORKER}`",
+        "workers": f"{workers} × `council worker --pool threads --concurrency {threads}`",
         "db_pool_per_worker": pool,
         "server_max_connections": max_connections,
         "runs": m,
@@ -276,10 +285,10 @@ def _shape(
         "cpu_ceiling_ratio": round(1000 * cores / cpu_ms / limit, 3),
         "claims_visible_p50_s": round(statistics.median(visible), 2) if visible else None,
         "claims_visible_p95_s": round(visible[int(0.95 * (len(visible) - 1))], 2) if visible else None,
-        "target_ratio": TARGETS[n],
+        "target_ratio": TARGETS.get(n),
         # The same workers, a longer batch: the rate while every thread has a run in flight,
         # and what the short batch spent beyond its runs at that rate (filling and draining).
-        "steady_waves": STEADY_WAVES,
+        "steady_waves": steady_waves,
         "steady_runs": long["runs"],
         "steady_failed_runs": long["failed"],
         "steady_runs_per_s": round(rate, 2) if rate else None,
@@ -292,9 +301,11 @@ def _shape(
 
 
 def run() -> dict[str, Any]:
-    latency = float(os.environ.get("COUNCIL_BENCH_LATENCY_S", LATENCY_S))
+    latency = float(os.environ.get("COUNCIL_BENCH_LATENCY_S", sized(LATENCY_S, 0.1)))
     wanted = [
-        int(s) for s in os.environ.get("COUNCIL_BENCH_LATENCY_SHAPES", "64,256").split(",") if s.strip()
+        int(s)
+        for s in os.environ.get("COUNCIL_BENCH_LATENCY_SHAPES", ",".join(map(str, _shapes()))).split(",")
+        if s.strip()
     ]
     load = os.getloadavg()
     shapes: dict[int, dict[str, Any]] = {}
@@ -321,7 +332,7 @@ def run() -> dict[str, Any]:
     result: dict[str, Any] = {
         "benchmark": "latency",
         "latency_s": latency,
-        "waves": WAVES,
+        "waves": sized(WAVES, 1),
         "shapes": {str(n): s for n, s in shapes.items()},
         "target": {f"ratio_n{n}": t for n, t in TARGETS.items()},
         "load": [round(x, 2) for x in load],
@@ -333,7 +344,7 @@ def run() -> dict[str, Any]:
     for n, shape in shapes.items():
         result[f"ratio_n{n}"] = shape["ratio"]
         result[f"steady_ratio_n{n}"] = shape["steady_ratio"]
-    result["ok"] = all(shape["ratio"] >= TARGETS[n] for n, shape in shapes.items()) and len(shapes) == len(
-        TARGETS
-    )
+    result["ok"] = all(shape["ratio"] >= TARGETS.get(n, 1.0) for n, shape in shapes.items()) and len(
+        shapes
+    ) == len(TARGETS)
     return result

@@ -8,6 +8,7 @@ thread serving the request, which is the same on both sides). The request is a r
 (8,000 characters of system and user messages); the answer is a contract output with usage.
 The gateway's call is what a run's model step costs in the runs worker (its ``model call``
 step in ``worker-profile``); the SDK's is the floor for the OpenAI-compatible path. No target.
+A smoke run (``COUNCIL_BENCH_SMOKE``) makes 3 calls a side, once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.dispatch import _environ
+from benchmarks.harness import sized
 
 CALLS = 300
 WARM_UP = 20
@@ -27,7 +29,7 @@ MESSAGES = [{"role": "system", "content": "x" * 2000}, {"role": "user", "content
 
 
 def _timed(call: Callable[[], Any], n: int) -> tuple[float, float]:
-    for _ in range(WARM_UP):
+    for _ in range(sized(WARM_UP, 1)):
         call()
     thread0, process0 = time.thread_time(), time.process_time()
     for _ in range(n):
@@ -41,7 +43,8 @@ def run() -> dict[str, Any]:
     from council.agents import gateway
     from tests.fakes.openai_server import AGENT_OUTPUT_JSON, fake_openai, reply
 
-    calls = int(os.environ.get("COUNCIL_BENCH_MODEL_CALLS", CALLS))
+    calls = int(os.environ.get("COUNCIL_BENCH_MODEL_CALLS", sized(CALLS, 3)))
+    rounds = sized(ROUNDS, 1)
     load = os.getloadavg()
     sides: dict[str, list[tuple[float, float]]] = {"gateway (litellm)": [], "openai SDK": []}
     # The gateway's litellm route (its OpenAI SDK route, council.agents.openai_direct, is the
@@ -57,7 +60,7 @@ def run() -> dict[str, Any]:
             answer = client.chat.completions.create(model="fake-model", messages=MESSAGES, timeout=300)  # type: ignore[arg-type]
             return answer.choices[0].message.content, answer.usage
 
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             sides["gateway (litellm)"].append(_timed(through_gateway, calls))
             sides["openai SDK"].append(_timed(through_sdk, calls))
     figures = {
@@ -73,7 +76,7 @@ def run() -> dict[str, Any]:
     return {
         "benchmark": "model-call",
         "calls": calls,
-        "rounds": ROUNDS,
+        "rounds": rounds,
         "sides": figures,
         "gateway_over_sdk_ms_per_call": round(gateway_ms - sdk_ms, 2),
         "load": [round(x, 2) for x in load],

@@ -15,7 +15,9 @@ Reported: ``ratio`` = Council runs/s ÷ LangGraph calls/s (a run is one agent's 
 with everything Council governs around it; a LangGraph call is one agent node), target ≥ 1;
 ``cpu_ratio`` = Council's CPU a run (runs worker + commit worker + dispatch + Postgres) ÷
 LangGraph's CPU a call (its process + Postgres), target ≤ 1. Needs the ``peer`` extra
-(``pip install -e '.[peer]'``): without it the result says so and is not ok.
+(``pip install -e '.[peer]'``): without it the result says so and is not ok. A smoke run
+(``COUNCIL_BENCH_SMOKE``) sends 2 councils, 6 calls in flight, and without the extra runs
+Council's side alone (``skipped`` names LangGraph's, with the reason).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from sqlalchemy import text
 
 from benchmarks import worker_profile
 from benchmarks.dispatch import _environ, bench_redis
-from benchmarks.harness import bench_database
+from benchmarks.harness import bench_database, sized, smoke
 from council.ledger.db import engine_for
 from tests.fakes.chat_model import chat_model, local_profiles
 
@@ -95,8 +97,8 @@ class BackendCpu:
             return sum(self._seen.values())
 
 
-def _langgraph(base_url: str, url: str, councils: int, home: Path) -> dict[str, Any]:
-    argv = [sys.executable, "-m", "benchmarks.peer_langgraph", base_url, url, str(councils), str(IN_FLIGHT)]
+def _langgraph(base_url: str, url: str, councils: int, home: Path, in_flight: int) -> dict[str, Any]:
+    argv = [sys.executable, "-m", "benchmarks.peer_langgraph", base_url, url, str(councils), str(in_flight)]
     with (home / "langgraph.log").open("wb") as log, BackendCpu(url) as postgres:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True)
         assert proc.stdin is not None and proc.stdout is not None
@@ -130,14 +132,12 @@ def _installed(module: str) -> bool:
 
 def run() -> dict[str, Any]:
     missing = [m for m in ("langgraph", "langgraph.checkpoint.postgres") if not _installed(m)]
-    if missing:
-        return {
-            "benchmark": "peer",
-            "ok": False,
-            "error": f"not installed: {', '.join(missing)} — pip install -e '.[peer]'",
-        }
-    councils = int(os.environ.get("COUNCIL_BENCH_PEER_COUNCILS", COUNCILS))
-    latency = float(os.environ.get("COUNCIL_BENCH_LATENCY_S", worker_profile.LATENCY_S))
+    absent = f"not installed: {', '.join(missing)} — pip install -e '.[peer]'"
+    if missing and not smoke():
+        return {"benchmark": "peer", "ok": False, "error": absent}
+    councils = int(os.environ.get("COUNCIL_BENCH_PEER_COUNCILS", sized(COUNCILS, 2)))
+    in_flight = sized(IN_FLIGHT, 6)
+    latency = float(os.environ.get("COUNCIL_BENCH_LATENCY_S", sized(worker_profile.LATENCY_S, 0.05)))
     load = os.getloadavg()
     with ExitStack() as stack:
         broker, redis_source = stack.enter_context(bench_redis())
@@ -160,15 +160,24 @@ def run() -> dict[str, Any]:
         engine = engine_for(url)
         with BackendCpu(url) as postgres:
             council = worker_profile._measure(
-                engine, env, home, broker, councils, IN_FLIGHT, sample=False, rate=0, postgres=postgres.read
+                engine, env, home, broker, councils, in_flight, sample=False, rate=0, postgres=postgres.read
             )
-        peer = _langgraph(base_url, peer_url, councils, home)
+        peer = None if missing else _langgraph(base_url, peer_url, councils, home, in_flight)
     council_ms = (
         council["runs_worker_cpu_ms_per_run"]
         + council["commit_worker_cpu_ms_per_run"]
         + council["dispatch_cpu_ms_per_run"]
         + council["postgres_cpu_ms_per_run"]
     )
+    if peer is None:  # a smoke run without the peer extra: Council's side alone
+        return {
+            "benchmark": "peer",
+            "councils": councils,
+            "in_flight": in_flight,
+            "council": {**council, "cpu_ms_per_run": round(council_ms, 2)},
+            "skipped": {"langgraph": absent},
+            "ok": False,
+        }
     ratio = council["runs_per_s"] / peer["calls_per_s"]
     cpu_ratio = council_ms / peer["cpu_ms_per_call"]
     return {
@@ -176,7 +185,7 @@ def run() -> dict[str, Any]:
         "councils": councils,
         "agents": len(worker_profile.AGENTS),
         "rounds": worker_profile.ROUNDS,
-        "in_flight": IN_FLIGHT,
+        "in_flight": in_flight,
         "latency_s": latency,
         "council": {**council, "cpu_ms_per_run": round(council_ms, 2)},
         "langgraph": peer,

@@ -16,7 +16,9 @@ succeeded with the batch done within the profile's 60 s deadline — and the
 memory bound (available memory / peak RSS a run).
 
 No target: the figures are recorded in docs/benchmarks.md. Needs the pinned
-CLIs (`make agent-clis`); skipped runtimes are reported with the reason.
+CLIs (`make agent-clis`); skipped runtimes are reported with the reason (under
+``skipped``). A smoke run (``COUNCIL_BENCH_SMOKE``) makes one timed run of each runtime,
+without a warm-up, one sampled run and a batch of 2.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from uuid import UUID
 
 import psutil
 
-from benchmarks.harness import bench_database
+from benchmarks.harness import bench_database, sized, smoke
 from council.adapters.scheduler import Recorder
 from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
@@ -122,16 +124,17 @@ def _one(uow: UnitOfWork, thread_id: UUID, agent: str) -> str:
 
 def _sequential(uow: UnitOfWork, ledger: Ledger, runtime: str) -> dict[str, Any]:
     agent = AGENT[runtime]
-    _one(uow, ledger.thread_id, agent)  # warm: imports, pools, the CLI's first start
+    if not smoke():
+        _one(uow, ledger.thread_id, agent)  # warm: imports, pools, the CLI's first start
     walls, cpus, cli_cpus, statuses = [], [], [], []
-    for _ in range(RUNS):
+    for _ in range(sized(RUNS, 1)):
         cpu0, kids0, wall0 = time.process_time(), _children_cpu(), time.perf_counter()
         statuses.append(_one(uow, ledger.thread_id, agent))
         walls.append(time.perf_counter() - wall0)
         cpus.append(time.process_time() - cpu0)
         cli_cpus.append(_children_cpu() - kids0)
     peaks = []
-    for _ in range(2):  # sampled apart from the timed runs: the sampler costs this process CPU
+    for _ in range(sized(2, 1)):  # sampled apart from the timed runs: the sampler costs this process CPU
         with _PeakRss() as rss:
             statuses.append(_one(uow, ledger.thread_id, agent))
         peaks.append(rss.peak)
@@ -149,7 +152,7 @@ def _batches(uow: UnitOfWork, ledger: Ledger, runtime: str) -> dict[str, Any]:
     agent = AGENT[runtime]
     out: dict[str, Any] = {}
     held = 0
-    for size in BATCHES:
+    for size in sized(BATCHES, (2,)):
         begin = time.perf_counter()
         with _PeakRss() as rss, ThreadPoolExecutor(size) as pool:
             statuses = list(pool.map(lambda _: _one(uow, ledger.thread_id, agent), range(size)))
@@ -192,8 +195,10 @@ def run() -> dict[str, Any]:
                     peak = results[runtime]["peak_rss_mb"] * 2**20
                     results[runtime]["memory_bound_at_once"] = int(psutil.virtual_memory().available // peak)
     ran = [r for r in results.values() if "skipped" not in r]
+    skipped = {name: r["skipped"] for name, r in results.items() if "skipped" in r}
     return {
         "benchmark": "runtimes",
+        **({"skipped": skipped} if skipped else {}),
         "ok": all(r["succeeded"] == r["runs"] for r in ran),
         "target": "none: figures recorded (docs/benchmarks.md)",
         "server": server,

@@ -11,6 +11,7 @@ frame of its Python stack found in ``PHASES``. A round trip is a statement, plus
 and a COMMIT a transaction (psycopg sends BEGIN on its own before a transaction's first
 statement). Reported per run, with each statement's named query (``council/sql``) where it
 has one. No target: it says where the Postgres half of ``worker-profile`` comes from.
+A smoke run (``COUNCIL_BENCH_SMOKE``) counts one council.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from types import FrameType
 from typing import Any
 
 from benchmarks.dispatch import _environ
-from benchmarks.harness import bench_database
+from benchmarks.harness import bench_database, sized
 
 COUNCILS = 20
 AGENTS = ("alpha", "beta", "gamma")
@@ -154,7 +155,7 @@ def _counting(counts: _Counts) -> Iterator[None]:
 def run() -> dict[str, Any]:
     from tests.fakes.chat_model import chat_model, local_profiles
 
-    councils = int(os.environ.get("COUNCIL_BENCH_STATEMENTS_COUNCILS", COUNCILS))
+    councils = int(os.environ.get("COUNCIL_BENCH_STATEMENTS_COUNCILS", sized(COUNCILS, 1)))
     counts = _Counts()
     with ExitStack() as stack:
         home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="council-bench-statements-")))

@@ -13,7 +13,8 @@ Steps nest (the output check is inside the check-and-apply transaction), so they
 add up to the total; what no step names (the units of work, metrics, parsing the answer)
 is the rest. litellm also logs each call on a thread of its own, which the run's thread
 time leaves out: ``process_cpu_ms_per_run`` includes it. No target: it says where the
-time of ``latency``'s c goes (docs/benchmarks.md, "Latency-bound runs").
+time of ``latency``'s c goes (docs/benchmarks.md, "Latency-bound runs"). A smoke run
+(``COUNCIL_BENCH_SMOKE``) times the 6 runs of one proposition after 2 untimed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.dispatch import _environ
-from benchmarks.harness import bench_database, postgres_cpu_reader
+from benchmarks.harness import bench_database, postgres_cpu_reader, sized
 
 THREADS = 60  # propositions; 8 runs each
 WARM_UP = 40
@@ -60,6 +61,28 @@ def _timed(steps: list[tuple[Any, str, str]], spent: Counter[str]) -> Iterator[N
             setattr(owner, name, function)
 
 
+def timed_steps() -> list[tuple[Any, str, str]]:
+    """(owner, attribute, label) of each step timed: the function a run calls it through
+    (module globals and methods, looked up at call time, so wrapping the attribute times it)."""
+    import council.ledger.apply_output as apply_output
+    import council.services.execution as execution
+    import council.services.in_tx.output as in_tx_output
+    import council.services.run_calls as run_calls
+    from council.agents import gateway
+    from council.ledger.runs import Runs
+
+    return [
+        (Runs, "claim", "claim"),
+        (execution, "compile_for", "compile the briefing"),
+        (Runs, "store_request", "store the request"),
+        (gateway, "complete", "the model call (litellm)"),
+        (run_calls, "apply_answer", "check and apply, one transaction"),
+        (apply_output, "check_output", "— the output check"),
+        (in_tx_output, "lint_prose", "— lint"),
+        (Runs, "finish", "— the run's end"),
+    ]
+
+
 def run() -> dict[str, Any]:
     from benchmarks.latency import _create_runs, _profiles, _seed
 
@@ -79,35 +102,23 @@ def run() -> dict[str, Any]:
                 }
             )
         )
-        import council.ledger.apply_output as apply_output
         import council.services.execution as execution
-        import council.services.in_tx.output as in_tx_output
         from council.adapters.scheduler import Recorder
-        from council.agents import gateway
         from council.ledger.db import engine_for
-        from council.ledger.runs import Runs
         from council.ledger.unit import UnitOfWork
         from council.services.consolidation import consolidate_many
         from council.services.preparation import prepare
 
         engine = engine_for(url)
-        runs = _create_runs(engine, _seed(engine, THREADS))
+        runs = _create_runs(engine, _seed(engine, sized(THREADS, 1)))
+        warm_up = sized(WARM_UP, 2)
         prepare()
         uow, recorder = UnitOfWork(engine), Recorder()
-        for run_id in runs[:WARM_UP]:
+        for run_id in runs[:warm_up]:
             execution.execute_run(uow, recorder, run_id)
         recorder.evaluations.clear()
-        timed = runs[WARM_UP:]
-        steps = [
-            (Runs, "claim", "claim"),
-            (execution, "compile_for", "compile the briefing"),
-            (Runs, "store_request", "store the request"),
-            (gateway, "complete", "the model call (litellm)"),
-            (execution, "_apply", "check and apply, one transaction"),
-            (apply_output, "check_output", "— the output check"),
-            (in_tx_output, "lint_prose", "— lint"),
-            (Runs, "finish", "— the run's end"),
-        ]
+        timed = runs[warm_up:]
+        steps = timed_steps()
         spent: Counter[str] = Counter()
         postgres, scope = postgres_cpu_reader(engine)
         with _timed(steps, spent):

@@ -7,7 +7,8 @@ provider family (so no node ever has two independent support groups) run
 through the service path a worker takes (``execute_run``, in this process),
 and after each run every version it claimed on is evaluated
 (``consolidate_many``), so each node is evaluated about once per run. With
-``COUNCIL_BENCH_STORAGE_RUNS`` the number of runs can be lowered for a quick look.
+``COUNCIL_BENCH_STORAGE_RUNS`` the number of runs can be lowered for a quick look (a
+smoke run, ``COUNCIL_BENCH_SMOKE``, makes 20).
 
 ``after``: ``pg_total_relation_size`` (heap, TOAST and every index) of
 ``consolidation_evaluations`` plus ``decision_reasons``, against that of
@@ -36,7 +37,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from benchmarks.dispatch import _environ
-from benchmarks.harness import bench_database
+from benchmarks.harness import bench_database, sized
 from council.adapters.scheduler import Recorder
 from council.domain import manifests as chain
 from council.ledger.db import engine_for
@@ -142,7 +143,7 @@ def _replay_sample(engine: Engine, ids: list[Any]) -> dict[str, Any]:
 
 
 def run(runs: int | None = None) -> dict[str, Any]:
-    runs = runs or int(os.environ.get(RUNS_ENV, RUNS))
+    runs = runs or int(os.environ.get(RUNS_ENV, sized(RUNS, 20)))
     load = os.getloadavg()
     with ExitStack() as stack:
         url, server = stack.enter_context(bench_database())
