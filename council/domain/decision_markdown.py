@@ -310,7 +310,7 @@ def _run(r: RecordRun) -> list[str]:
         f"{md(r.status)}{cost}{why}"
     ]
     if r.answer is not None:
-        cut = " (excerpt)" if r.answer.excerpt_cut or r.answer.readable.endswith("…") else ""
+        cut = " (excerpt)" if r.answer.excerpt_cut else ""
         lines = [line for line in r.answer.readable.split("\n") if line.strip()]
         if len(lines) == 1:
             out.append(f"  - answer{cut}: {md(lines[0])}")
