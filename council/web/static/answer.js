@@ -25,7 +25,9 @@ async function refreshAnswer() {
     line.append(el("strong", {}, "Established: "), wholeOnExpand(answer.content, 240));
     parts.push(line);
     const disputed = answer.dispute_groups.length ? `; disputed by ${heldBy(answer.dispute_groups)}` : "";
-    parts.push(el("p", { class: "meta" }, `on ${heldBy(answer.support_groups)}${disputed} · version ${short(answer.version_id)}`));
+    const meta = el("p", { class: "meta" });
+    meta.append(wholeOnExpand(`on ${heldBy(answer.support_groups)}${disputed}`, 200), ` · version ${short(answer.version_id)}`);
+    parts.push(meta);
   } else {
     parts.push(el("p", { class: "answer-none" }, "No established answer" + (alternatives.length ? ": the live alternatives" : "")));
   }
@@ -35,11 +37,9 @@ async function refreshAnswer() {
       const kind = alt.rival ? "rival" : alt.consolidated ? "also consolidated" : "alternative";
       const item = el("li", { "data-version-id": alt.version_id, "data-kind": kind });
       const disputed = alt.dispute_groups.length ? `; disputed by ${heldBy(alt.dispute_groups)}` : "";
-      item.append(
-        el("span", { class: "kind" }, `${kind} `),
-        wholeOnExpand(alt.content, 160),
-        el("span", { class: "meta" }, ` — support ${heldBy(alt.support_groups)}${disputed}`),
-      );
+      const support = el("span", { class: "meta" }, " — ");
+      support.append(wholeOnExpand(`support ${heldBy(alt.support_groups)}${disputed}`, 200));
+      item.append(el("span", { class: "kind" }, `${kind} `), wholeOnExpand(alt.content, 160), support);
       list.append(item);
     }
     if (alternatives.length > ALTERNATIVES_SHOWN) {
