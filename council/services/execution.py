@@ -198,15 +198,19 @@ def _attempt(
     """One claimed attempt: fail it when the pinned executor cannot run here (or its agent
     is down), else converse with the stored request and apply the answer fenced on the
     attempt; what the calls were billed is stored however it ends."""
-    record = AttemptRecord(uow, run, Bill.carried(run.usage, run.cost_usd))  # earlier attempts' bill
+    bill = Bill.carried(run.usage, run.cost_usd)  # what earlier attempts were billed
+    record = AttemptRecord(uow, run, bill)
     if prepared.unrunnable is not None or prepared.profile is None or prepared.request is None:
         reason = prepared.unrunnable or "not runnable"
-        return _failed(uow, scheduler, run, reason, record=record, failure=prepared.failure)
+        return _failed(
+            uow, scheduler, run, run.attempt, reason, bill=bill, record=record, failure=prepared.failure
+        )
     profile, request = prepared.profile, prepared.request
     if request["model"] != profile.model:
         reason = f"the stored request names {request['model']}, the pinned executor {profile.model}"
-        return _failed(uow, scheduler, run, reason, record=record, failure="permanent")
-    bill = record.bill
+        return _failed(
+            uow, scheduler, run, run.attempt, reason, bill=bill, record=record, failure="permanent"
+        )
     try:
         applied = converse_and_apply(uow, run, request, profile, runtime_for(profile.runtime), record)
     except TransientLLMError as exc:
@@ -216,7 +220,17 @@ def _attempt(
             reason = f"no answer after {try_no} tries: {exc}"
             # Down for the rest of the dispatch only if no try ever reached the endpoint.
             down = "unreachable" if unreachable and tries_unreachable >= try_no else None
-            return _failed(uow, scheduler, run, reason, record=record, failure=down, profile=profile)
+            return _failed(
+                uow,
+                scheduler,
+                run,
+                run.attempt,
+                reason,
+                bill=bill,
+                record=record,
+                failure=down,
+                profile=profile,
+            )
         usage, cost_usd = bill.stored()
         with uow() as tx:
             # any worker may take the retry; what was billed so far stays with the run
@@ -224,10 +238,30 @@ def _attempt(
                 tx.traces.record(run.id, run.attempt, record.traces, stored(record.opened))
         raise
     except PermanentLLMError as exc:
-        return _failed(uow, scheduler, run, str(exc), record=record, failure="permanent", profile=profile)
+        return _failed(
+            uow,
+            scheduler,
+            run,
+            run.attempt,
+            str(exc),
+            bill=bill,
+            record=record,
+            failure="permanent",
+            profile=profile,
+        )
     except InvalidOutput as exc:
         reason = f"invalid output after one re-prompt: {exc}"
-        return _failed(uow, scheduler, run, reason, record=record, error=str(exc), profile=profile)
+        return _failed(
+            uow,
+            scheduler,
+            run,
+            run.attempt,
+            reason,
+            bill=bill,
+            record=record,
+            error=str(exc),
+            profile=profile,
+        )
     if applied is None:
         return Executed(run_id=run.id, status="fenced")
     metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
@@ -321,11 +355,13 @@ def _failed(
     uow: UnitOfWork,
     scheduler: Scheduler,
     run: ClaimedRun,
+    attempt: int,
     reason: str,
     *,
-    record: AttemptRecord,
+    bill: Bill,
     failure: str | None = None,
     error: str | None = None,
+    record: AttemptRecord | None = None,
     profile: Profile | None = None,
 ) -> Executed:
     """Record the run's failure with its reason and what its calls were billed (fenced),
@@ -333,15 +369,15 @@ def _failed(
     unreachable) says its agent cannot answer in this dispatch. A zombie attempt (a newer
     one owns the run) writes nothing and hands nothing on."""
     reason = " ".join(reason.split())[:2000] or "failed"
-    bill = record.bill
     usage, cost_usd = bill.stored(failure)
     with uow() as tx:
-        fenced = tx.runs.fence(run.id, run.attempt)
+        fenced = tx.runs.fence(run.id, attempt)
         if fenced is not None:
-            tx.traces.record(run.id, run.attempt, record.traces, stored(record.opened))
+            if record is not None:
+                tx.traces.record(run.id, attempt, record.traces, stored(record.opened))
             tx.runs.finish(
                 fenced,
-                run.attempt,
+                attempt,
                 status="failed",
                 usage=usage,
                 cost_usd=cost_usd,
