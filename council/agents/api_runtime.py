@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from council.agents import gateway
 from council.agents.compiler import READ_EVIDENCE, evidence_offer, given_evidence, reprompt
@@ -44,7 +43,7 @@ class ApiRuntime:
         tools, tool_turns = request.get("tools") or None, int(request.get("tool_turns") or 0)
         offer = evidence_offer(request)  # the inline part was recorded as opened when it was claimed
         reads = None if offer is None else EvidenceReads(inline=offer[0], readable=offer[1])
-        messages: Sequence[Mapping[str, Any]] = list(request["messages"])
+        messages: Sequence[Mapping[str, object]] = list(request["messages"])
         if ask.reprompt is not None:  # the conversation so far, the refused answer, the reason
             refused = ask.reprompt.answer
             messages = reprompt(refused.conversation, refused.text, ask.reprompt.reason)
@@ -85,7 +84,7 @@ class ApiRuntime:
             messages = [*messages, assistant_turn(completion), *answered]
 
 
-def _tool_rounds(messages: Sequence[Mapping[str, Any]]) -> int:
+def _tool_rounds(messages: Sequence[Mapping[str, object]]) -> int:
     """The tool rounds the conversation holds (the stored request's messages hold none)."""
     return sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict
+from typing import Protocol, TypedDict
 
 from council.domain.bill import Bill
 from council.domain.profile import Profile
@@ -54,7 +54,7 @@ class Answer:
     citable: tuple[str, ...] | None = None
     reads: str | None = None
     refused: str | None = None
-    conversation: tuple[Mapping[str, Any], ...] = ()
+    conversation: tuple[Mapping[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class Record(Protocol):
         """When the attempt began conversing (``time.monotonic()``): a deadline covers its calls."""
         ...
 
-    def trace(self, trace: Mapping[str, Any], opened: Sequence[Opened] = ()) -> None:
+    def trace(self, trace: Mapping[str, object], opened: Sequence[Opened] = ()) -> None:
         """One call's trace and the evidence it opened, stored with the attempt's end."""
         ...
 

@@ -14,7 +14,6 @@ import time
 from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
 from uuid import UUID
 
 from council.agents.runtime import FencedOut, Opened
@@ -36,7 +35,7 @@ class AttemptRecord:
     uow: UnitOfWork
     run: ClaimedRun
     bill: Bill
-    traces: list[dict[str, Any]] = field(default_factory=list)
+    traces: list[dict[str, object]] = field(default_factory=list)
     opened: list[Opened] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
@@ -67,7 +66,7 @@ class AttemptRecord:
             tx.traces.record(self.run.id, self.run.attempt, [], stored(opened))
         return texts
 
-    def trace(self, trace: Mapping[str, Any], opened: Sequence[Opened] = ()) -> None:
+    def trace(self, trace: Mapping[str, object], opened: Sequence[Opened] = ()) -> None:
         self.traces.append(dict(trace))
         self.opened += opened
 
