@@ -211,67 +211,41 @@ def _attempt(
         return _failed(
             uow, scheduler, run, run.attempt, reason, bill=bill, record=record, failure="permanent"
         )
+    error: str | None = None
     try:
         applied = converse_and_apply(uow, run, request, profile, runtime_for(profile.runtime), record)
     except TransientLLMError as exc:
         unreachable = isinstance(exc, UnreachableLLMError)
         tries_unreachable = bill.count("unreachable_tries") if unreachable else 0
-        if last_try:
-            reason = f"no answer after {try_no} tries: {exc}"
-            # Down for the rest of the dispatch only if no try ever reached the endpoint.
-            down = "unreachable" if unreachable and tries_unreachable >= try_no else None
-            return _failed(
-                uow,
-                scheduler,
-                run,
-                run.attempt,
-                reason,
-                bill=bill,
-                record=record,
-                failure=down,
-                profile=profile,
-            )
-        usage, cost_usd = bill.stored()
-        with uow() as tx:
-            # any worker may take the retry; what was billed so far stays with the run
-            if tx.runs.release(run.id, run.attempt, str(exc), usage=usage, cost_usd=cost_usd):
-                tx.traces.record(run.id, run.attempt, record.traces, stored(record.opened))
-        raise
+        if not last_try:
+            usage, cost_usd = bill.stored()
+            with uow() as tx:
+                # any worker may take the retry; what was billed so far stays with the run
+                if tx.runs.release(run.id, run.attempt, str(exc), usage=usage, cost_usd=cost_usd):
+                    tx.traces.record(run.id, run.attempt, record.traces, stored(record.opened))
+            raise
+        reason = f"no answer after {try_no} tries: {exc}"
+        # Down for the rest of the dispatch only if no try ever reached the endpoint.
+        failure = "unreachable" if unreachable and tries_unreachable >= try_no else None
     except PermanentLLMError as exc:
-        return _failed(
-            uow,
-            scheduler,
-            run,
-            run.attempt,
-            str(exc),
-            bill=bill,
-            record=record,
-            failure="permanent",
-            profile=profile,
-        )
+        reason, failure = str(exc), "permanent"
     except InvalidOutput as exc:
-        reason = f"invalid output after one re-prompt: {exc}"
-        return _failed(
-            uow,
-            scheduler,
-            run,
-            run.attempt,
-            reason,
-            bill=bill,
-            record=record,
-            error=str(exc),
-            profile=profile,
+        reason, failure, error = f"invalid output after one re-prompt: {exc}", None, str(exc)
+    else:
+        if applied is None:
+            return Executed(run_id=run.id, status="fenced")
+        metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
+        result = Executed(
+            run_id=run.id,
+            status="succeeded",
+            touched_versions=applied.touched_versions,
+            lint_findings=applied.lint_findings,
         )
-    if applied is None:
-        return Executed(run_id=run.id, status="fenced")
-    metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
-    result = Executed(
-        run_id=run.id,
-        status="succeeded",
-        touched_versions=applied.touched_versions,
-        lint_findings=applied.lint_findings,
-    )
-    return follow_up(uow, scheduler, run, result)
+        return follow_up(uow, scheduler, run, result)
+    return _failed(
+        uow, scheduler, run, run.attempt, reason, bill=bill, record=record, failure=failure, error=error,
+        profile=profile,
+    )  # fmt: skip
 
 
 class InvalidOutput(Exception):

@@ -41,6 +41,7 @@ class AttemptRecord:
 
     def __post_init__(self) -> None:
         self._calls_before = self.bill.calls  # an earlier attempt's calls keep their own numbering
+        self._texts: dict[str, str] | None = None
 
     def billed(
         self, tokens: Mapping[str, object] | None, cost_usd: float | None, unpriced: str | None
@@ -52,8 +53,10 @@ class AttemptRecord:
         keep_answer(self.uow, self.run.id, self.run.attempt, round_no, text)
 
     def evidence(self, ids: Sequence[str]) -> Mapping[str, str]:
-        with self.uow() as tx:
-            return tx.evidence.contents(list(ids))
+        if self._texts is None:  # read once an attempt: a re-prompt's call gets the same files
+            with self.uow() as tx:
+                self._texts = dict(tx.evidence.contents(list(ids)))
+        return {e: self._texts[e] for e in ids if e in self._texts}
 
     def read(self, ids: Sequence[str], tool: str) -> Mapping[str, str]:
         with self.uow() as tx:
