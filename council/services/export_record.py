@@ -36,6 +36,7 @@ from council.domain.results.export import (
     RecordVote,
     ThreadExport,
 )
+from council.domain.results.graph import AlternativeSet
 from council.domain.results.learning import StanceChange
 from council.domain.results.lists import RunItem
 from council.domain.results.runs import Cost
@@ -102,8 +103,9 @@ def _read(tx: Tx, thread_id: UUID) -> DecisionRecord:
     said: dict[str, tuple[str, UUID, int, str]] = {}  # each agent's last answer (agent, run, round, text)
     runs = [_run(tx, item, said) for item in _ordered(items, lambda r: (r.created_at, str(r.id)))]
     propositions = _propositions(tx, reads, thread_id)
+    sets = tx.alternatives.of_thread(thread_id)
     return DecisionRecord(
-        answer=_answer(propositions, runs, reads.contradicts(thread_id)),
+        answer=_answer(propositions, runs, reads.contradicts(thread_id), sets),
         summaries=summaries(list(said.values())),
         question=shown.objective,
         thread=RecordThread.model_validate(shown.model_dump()),
@@ -208,9 +210,13 @@ def _propositions(tx: Tx, reads: ExportReads, thread_id: UUID) -> list[RecordPro
 
 
 def _answer(
-    propositions: list[RecordProposition], runs: list[RecordRun], contradicts: list[tuple[UUID, UUID]]
+    propositions: list[RecordProposition],
+    runs: list[RecordRun],
+    contradicts: list[tuple[UUID, UUID]],
+    sets: list[AlternativeSet],
 ) -> Answer:
-    """The thread's answer among its live propositions (``council.domain.answer``)."""
+    """The thread's answer among its live propositions (``council.domain.answer``), rivals
+    from its alternative sets."""
     agents = {str(r.id): r.agent for r in runs}
 
     def group(g: RecordGroup) -> AnswerGroup:
@@ -234,7 +240,9 @@ def _answer(
                 dispute_groups=tuple(g for g in groups if g.kind == "dispute"),
             )
         )
-    return answer_of(candidates, contradicts)
+    heads = {p.logical_node_id: p.head_version_id for p in propositions}
+    members = [[heads[m.logical_node_id] for m in a.members if m.logical_node_id in heads] for a in sets]
+    return answer_of(candidates, contradicts, members)
 
 
 def _retractions(reads: ExportReads, thread_id: UUID) -> list[RecordRetraction]:
