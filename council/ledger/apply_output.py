@@ -166,6 +166,7 @@ def apply_output(
                 edges=tuple(_edges(node.edges, made)),
                 cites=tuple(_cites(conn, thread_id, node.cites, actor, added)),
                 run=run_id,
+                confidence=node.confidence,
             ),
             actor=actor,
             held=True,

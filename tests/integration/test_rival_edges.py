@@ -2,7 +2,7 @@
 of its output written (issue 43; council/domain/rival_edges.py), against real Postgres: the
 claims and nodes of an otherwise valid answer are kept, each dropped edge is reported in the
 run.output_applied event with its place and reason, and no such edge is written. Any other
-bad edge is still refused (tests/data/bad_outputs)."""
+bad edge is still refused (tests/data/bad_outputs). A new node carries its originate confidence."""
 
 from __future__ import annotations
 
@@ -89,3 +89,28 @@ def test_an_output_whose_edges_are_all_good_reports_nothing_dropped(engine: Engi
     )
     [event] = rows(engine, "events", "kind = 'run.output_applied' AND subject_id = :v", v=str(run))
     assert "edges_dropped" not in event["payload"]
+
+
+def test_a_new_node_carries_its_originate_confidence(engine: Engine) -> None:
+    # Given a run whose output proposes two nodes, one with its confidence, one without
+    ledger = Ledger.new(engine, evidence_items=0)
+    run = ledger.open_run("anthropic")
+    applied = _apply(
+        engine,
+        ledger,
+        run,
+        {
+            "new_nodes": [
+                {"ref": "sure", "content": "No, it fails", "confidence": 0.7},
+                {"ref": "plain", "content": "x"},
+            ]
+        },
+    )
+    # Then each originate claim holds the confidence given, else 1
+    found = {
+        c["node_version_id"]: float(c["confidence"])
+        for c in rows(engine, "claims", "run_id = :v AND claim_type = 'originate'", v=run)
+    }
+    assert found == {applied.nodes[0]: 0.7, applied.nodes[1]: 1.0}
+    events = rows(engine, "events", "kind = 'claim.added' AND payload->>'run_id' = :v", v=str(run))
+    assert sorted(e["payload"]["confidence"] for e in events) == [0.7, 1.0]
