@@ -245,7 +245,10 @@ def apply_output(
         result["votes"] = votes
     if output.edges:
         result["edges"] = linked.ids
-    result["touched_versions"] = list(dict.fromkeys([*claimed, *result["nodes"], *versions, *linked.rivals]))
+    touched = [*claimed, *result["nodes"], *versions, *linked.rivals]
+    # each rival of what this output judged or linked is decided again (its derived disputes,
+    # the margin): a claim on one alternative changes every other's decision
+    result["touched_versions"] = list(dict.fromkeys([*touched, *Alternatives(conn).rival_heads(touched)]))
     summary: dict[str, object] = {key: len(ids) for key, ids in result.items()}
     if left_out:
         summary["control_left_out"] = left_out
