@@ -162,12 +162,6 @@ def _records(rows: dict[str, Any]) -> list[RecordFacts]:
     """The facts of each selected record. Ids arrive as text and confidences as float8
     (council/sql/observation.sql), so nothing is converted again here: 10,000 records
     hold 120,000 runs."""
-    saw: dict[str, list[str]] = {}
-    for e in rows["exposures"]:
-        saw.setdefault(e["run_id"], []).append(e["exposed_to_run_id"])
-    cited: dict[str, set[str]] = {}
-    for c in rows["citations"]:
-        cited.setdefault(c["run_id"], set()).add(c["evidence_id"])
     claims_of: dict[str, list[Claim]] = {}
     best_of: dict[str, tuple[float, str]] = {}  # the highest-confidence support (ties: greatest id)
     for c in rows["claims"]:
@@ -204,10 +198,10 @@ def _records(rows: dict[str, Any]) -> list[RecordFacts]:
                 provider=run["provider"],
                 answer=None if best is None else best[1],
                 confidence=None if best is None or stated is None else float(stated),
-                saw=tuple(saw.get(run_id, ())),
+                saw=tuple(run["saw"]),
                 parent_run_id=run["parent_run_id"],
                 input_features=frozenset(run["input_fingerprint"]) if run["input_fingerprint"] else no_set,
-                cited=frozenset(cited[run_id]) if run_id in cited else no_set,
+                cited=frozenset(run["cited"]) if run["cited"] else no_set,
                 prompt_tokens=run["prompt_tokens"],
                 completion_tokens=run["completion_tokens"],
                 usd=None if run["cost_usd"] is None else float(run["cost_usd"]),
