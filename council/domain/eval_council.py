@@ -80,11 +80,12 @@ def contests(
     ``direct``: each node's own groups, when the caller has them (``node_groups``)."""
     if not record.rivals:
         return {}
-    facts = node_facts(record)
-    own = direct if direct is not None else {n: group_runs(f, params) for n, f in facts.items()}
-    able = {n for n in record.rivals if _may_consolidate(own.get(n, []), {"min_support_groups": need})}
+    if direct is None:
+        direct = {n: group_runs(f, params) for n, f in node_facts(record).items()}
+    able = {n for n in record.rivals if _may_consolidate(direct.get(n, []), {"min_support_groups": need})}
     if not able:
         return {}  # most records: no alternative has the support, so none is contested
+    facts = node_facts(record)
     links = [(node, rival) for node, rivals in record.rivals.items() for rival in rivals]
     found: dict[str, Contest] = {}
     for members in alternatives.components(links, record.rivals):
