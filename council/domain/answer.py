@@ -134,7 +134,7 @@ def _sets(
     links = [(str(a), str(b)) for a, b in contradicts]
     for members in sets:
         ordered = sorted(str(m) for m in members)
-        links.extend((ordered[0], m) for m in ordered[1:])
+        links.extend((ordered[0], m) for m in ordered[1:])  # none for a set of one (or none)
     joined = components(((a, b) for a, b in links if a != b), live)
     return {UUID(member): index for index, group in enumerate(joined) for member in group}
 

@@ -40,12 +40,13 @@ DECIDED_HERE = "consolidated by this evaluation"  # a rival's "live consolidatio
 
 def node_facts(record: RecordFacts) -> dict[str, list[RunFacts]]:
     """The facts of each run that claimed on each node version the record's claims name."""
-    turns = {t.run_id: t for t in record.turns}
+    turns = {t.run_id: (t, frozenset(t.saw)) for t in record.turns}
     facts: dict[str, list[RunFacts]] = {}
     for c in record.claims:
-        turn = turns.get(c.run_id)
-        if turn is None:
+        found = turns.get(c.run_id)
+        if found is None:
             continue
+        turn, saw = found
         facts.setdefault(c.node, []).append(
             RunFacts(
                 run_id=c.run_id,
@@ -53,7 +54,7 @@ def node_facts(record: RecordFacts) -> dict[str, list[RunFacts]]:
                 stance=c.type,
                 confidence=c.confidence,
                 parent_run_id=turn.parent_run_id,
-                exposed_to=frozenset(turn.saw),
+                exposed_to=saw,
                 input_features=turn.input_features,
                 cited_evidence=turn.cited,
             )

@@ -214,8 +214,8 @@ def _link_similar(
     sets: Sequence[frozenset[str]], threshold: float, min_shared: int, components: _UnionFind
 ) -> None:
     """Unite the runs whose sets have Jaccard >= threshold and overlap >= min_shared (both non-empty)."""
-    if threshold > 1:
-        return  # not even identical sets qualify
+    if threshold > 1 or not any(sets):
+        return  # not even identical sets qualify, or no run has a set (nothing cited, no input)
     holders: dict[frozenset[str], list[int]] = defaultdict(list)
     for position, items in enumerate(sets):
         if len(items) >= max(min_shared, 1):  # a smaller set cannot reach the overlap
