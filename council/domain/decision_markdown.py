@@ -135,6 +135,8 @@ def _answer(answer: Answer) -> list[str]:
         )
     else:
         out.append("**No established answer.**" + (" The live alternatives:" if answer.alternatives else ""))
+    if answer.conflict:
+        out.extend(["", f"*{md(answer.conflict)}*"])
     out.append("")
     for alt in answer.alternatives:
         kind = "rival" if alt.rival else "also consolidated" if alt.consolidated else "alternative"

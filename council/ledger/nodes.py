@@ -86,7 +86,7 @@ class Nodes:
             claim_id = in_transaction(
                 conn,
                 "add_originate_claim",
-                {"run_id": run_id, "node_version_id": version["id"]},
+                {"run_id": run_id, "node_version_id": version["id"], "confidence": node.level},
                 as_tuples=True,
             )[0].id
         citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id, claim_id=claim_id)
@@ -95,7 +95,7 @@ class Nodes:
                 "run_id": str(run_id),
                 "node_version_id": str(version["id"]),
                 "claim_type": "originate",
-                "confidence": 1.0,
+                "confidence": float(node.level),
                 "citations": len(citation_ids),
             }
             append(

@@ -254,10 +254,8 @@ def eval_rows(conn: Unit, thread_ids: Sequence[UUID] | None, tags: Sequence[str]
     return {
         "records": int(count["n"]),
         "threads": ids,
-        "runs": in_transaction(conn, "eval_runs", scope),
+        "runs": in_transaction(conn, "eval_runs", scope),  # with each run's exposures and citations
         "claims": in_transaction(conn, "eval_claims", scope),
-        "exposures": in_transaction(conn, "eval_exposures", scope),
-        "citations": in_transaction(conn, "eval_citations", scope),
         "resolutions": in_transaction(conn, "eval_resolutions", scope),
         "alternatives": Alternatives(conn).links(ids),
         "alternative_versions": Alternatives(conn).linked_versions(ids),

@@ -44,6 +44,7 @@ from council.domain.results.export import (
     ThreadExport,
     round_source,
 )
+from council.domain.results.graph import AlternativeSet
 from council.domain.results.learning import StanceChange
 from council.domain.results.lists import RunItem
 from council.domain.results.runs import Cost
@@ -110,7 +111,9 @@ def thread_answer(uow: UnitOfWork, thread: IdRef) -> Answer:
         reads = ExportReads(tx.conn)
         items = _runs_of(Lists(tx.conn), thread_id)
         agents = {str(r.id): r.agent for r in items}
-        return _answer(_propositions(tx, reads, thread_id, agents), agents, reads.contradicts(thread_id))
+        propositions = _propositions(tx, reads, thread_id, agents)
+        sets = tx.alternatives.of_thread(thread_id)
+        return _answer(propositions, agents, reads.contradicts(thread_id), sets)
 
 
 def _runs_of(lists: Lists, thread_id: UUID) -> list[RunItem]:
@@ -129,8 +132,9 @@ def _read(tx: Tx, thread_id: UUID, at: datetime) -> DecisionRecord:
     runs = [_run(tx, item, said, debate_rounds.get(item.id)) for item in items]
     agents = {str(r.id): r.agent for r in runs}
     propositions = _propositions(tx, reads, thread_id, agents)
+    sets = tx.alternatives.of_thread(thread_id)
     return DecisionRecord(
-        answer=_answer(propositions, agents, reads.contradicts(thread_id)),
+        answer=_answer(propositions, agents, reads.contradicts(thread_id), sets),
         summaries=summaries(list(said.values())),
         question=shown.objective,
         thread=RecordThread.model_validate(shown.model_dump()),
@@ -286,9 +290,13 @@ def _members(runs: Iterable[str], agents: dict[str, str]) -> list[GroupMember]:
 
 
 def _answer(
-    propositions: list[RecordProposition], agents: dict[str, str], contradicts: list[tuple[UUID, UUID]]
+    propositions: list[RecordProposition],
+    agents: dict[str, str],
+    contradicts: list[tuple[UUID, UUID]],
+    sets: list[AlternativeSet],
 ) -> Answer:
-    """The thread's answer among its live propositions (``council.domain.answer``)."""
+    """The thread's answer among its live propositions (``council.domain.answer``), rivals
+    from its alternative sets."""
 
     def group(g: RecordGroup) -> AnswerGroup:
         who = sorted({agents.get(r, "(outside this record)") for r in g.runs})
@@ -311,7 +319,9 @@ def _answer(
                 dispute_groups=tuple(g for g in groups if g.kind == "dispute"),
             )
         )
-    return answer_of(candidates, contradicts)
+    heads = {p.logical_node_id: p.head_version_id for p in propositions}
+    members = [[heads[m.logical_node_id] for m in a.members if m.logical_node_id in heads] for a in sets]
+    return answer_of(candidates, contradicts, members)
 
 
 def _retractions(reads: ExportReads, thread_id: UUID) -> list[RecordRetraction]:
