@@ -124,3 +124,103 @@ def check_feed(owner_url: str, reader: FeedReader) -> tuple[list[Anomaly], dict[
         )
     stats = {"feed_events_seen": len(ids), "feed_reconnects": reader.reconnects}
     return out, stats
+
+
+class Writer:
+    """A client writing all the time, in process, through the multi-host URL: a small evidence
+    item on a probe thread of its own every ``every_s``, retried after any error. Each write it
+    was told committed is an acknowledgement (``acked``: (sent, acked wall time, evidence id)),
+    checked after the heal like every other (checker_log._check_acked), and the times give each
+    failover's resumption: the last write acknowledged before the primary was lost to the first
+    acknowledged after."""
+
+    def __init__(self, app_url: str, seed: int, every_s: float = 0.2) -> None:
+        self.url = app_url
+        self.seed = seed
+        self.every_s = every_s
+        self.acked: list[tuple[float, float, str]] = []
+        self.failed = 0
+        self.thread_id: str | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="probe-writer")
+
+    def start(self) -> None:
+        from council.ledger.unit import UnitOfWork
+        from council.services.threads import create_thread
+
+        made = create_thread(
+            UnitOfWork(url=self.url),
+            title=f"soak seed {self.seed}: probe writes",
+            objective="a client writing through failovers",
+            actor="cli:soak-writer",
+        )
+        self.thread_id = str(made.id)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from council.ledger.unit import UnitOfWork
+        from council.services.evidence import EvidenceInput, add_evidence
+
+        uow = UnitOfWork(url=self.url)
+        i = 0
+        while not self._stop.is_set():
+            i += 1
+            sent = time.time()
+            try:
+                got = add_evidence(
+                    uow,
+                    str(self.thread_id),
+                    EvidenceInput(
+                        text=f"soak seed {self.seed}: probe write {i} at {sent:.3f}", title=f"P{i}"
+                    ),
+                    actor="cli:soak-writer",
+                )
+                self.acked.append((sent, time.time(), str(got.id)))
+            except Exception:  # the primary away: try again (a new item: the same text is one row)
+                self.failed += 1
+            self._stop.wait(self.every_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=120)
+
+    def resumption(self, lost_wall: float) -> dict[str, Any]:
+        before = [a for _, a, _ in self.acked if a < lost_wall]
+        after = [a for s, a, _ in self.acked if s >= lost_wall or a > lost_wall]
+        return {
+            "last_ack_before_s": round(lost_wall - max(before), 2) if before else None,
+            "resumption_s": round(min(after) - max(before), 2) if before and after else None,
+        }
+
+    def acked_ops(self) -> list[dict[str, Any]]:
+        """The writes acknowledged, as the schedule records an acknowledged op."""
+        return [
+            {"type": "ack", "op": "probe-write", "t": a, "ids": [("evidence", ident)]}
+            for _, a, ident in self.acked
+        ]
+
+
+class Clients:
+    """The replicated soak's in-process clients of one schedule: the live reader and the writer."""
+
+    def __init__(self, app_url: str, thread_id: str, seed: int) -> None:
+        self.reader = FeedReader(app_url, thread_id)
+        self.writer = Writer(app_url, seed)
+
+    def start(self) -> None:
+        self.reader.start()
+        self.writer.start()
+
+    def stop_and_check(self, owner_url: str) -> tuple[list[Anomaly], dict[str, Any]]:
+        from tests.soak.checker_log import _check_acked
+
+        self.writer.stop()
+        self.reader.stop()
+        out, stats = check_feed(owner_url, self.reader)
+        acked: dict[str, Any] = {}
+        with psycopg.connect(owner_url, connect_timeout=5) as conn:
+            _check_acked(conn, self.writer.acked_ops(), out, acked)
+        stats.update(
+            probe_writes_acked=acked.get("acked_ids_checked", 0), probe_writes_failed=self.writer.failed
+        )
+        return out, stats

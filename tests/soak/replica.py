@@ -35,13 +35,14 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from tests.soak.cluster import PROCESSES, Cluster, Proc, _kill_all, group_members
+from tests.soak.cluster import PROCESSES, Cluster, Proc, _kill_all
 from tests.soak.proxy import Proxy, free_port
 
 REPLICATION_CONF = """
@@ -53,6 +54,23 @@ wal_log_hints = on
 hot_standby = on
 wal_receiver_status_interval = 1s
 """
+
+
+def node_pids(postmaster: int) -> list[int]:
+    """A postmaster and its children: each child leads a session of its own (Postgres calls
+    setsid() in every child), so the postmaster's process group holds only the postmaster."""
+    out = [postmaster]
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == postmaster and fields[0] != "Z":
+                out.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
 
 
 @dataclass
@@ -68,12 +86,15 @@ class ReplicatedCluster(Cluster):
     nodes: dict[str, Node] = field(default_factory=dict)
     primary: str = "a"
     failovers: list[dict[str, Any]] = field(default_factory=list)
+    # the standby's replication connection passes through a proxy (tests/replicated stalls it)
+    repl_proxy: Proxy | None = None
 
     def __post_init__(self) -> None:
         self.nodes = {
             "a": Node("a", self.pg_port, self.workdir / "pg-a"),
             "b": Node("b", free_port(), self.workdir / "pg-b"),
         }
+        self.repl_proxy = Proxy("replication", self.nodes[self.primary].port)
 
     # ------------------------------------------------------------------ urls
     @property
@@ -173,11 +194,12 @@ class ReplicatedCluster(Cluster):
         """What makes ``node`` a standby of the primary (``-R`` writes the same; written here
         too, as a rewind that found nothing to do may leave it out)."""
         n = self.nodes[node]
-        primary = self.nodes[self.primary]
+        assert self.repl_proxy is not None
+        self.repl_proxy.upstream_port = self.nodes[self.primary].port
         (n.pgdata / "standby.signal").touch()
         with open(n.pgdata / "postgresql.auto.conf", "a") as f:
             f.write(
-                f"\nprimary_conninfo = 'host=127.0.0.1 port={primary.port} user=postgres "
+                f"\nprimary_conninfo = 'host=127.0.0.1 port={self.repl_proxy.port} user=postgres "
                 f"application_name=node_{node}'\n"
             )
         user = self._pg_user()
@@ -227,18 +249,27 @@ class ReplicatedCluster(Cluster):
         self.wait_streaming(node)
 
     # ------------------------------------------------------------------ failover
-    def failover(self, how: str = "kill", hold_s: float = 0.0) -> dict[str, Any]:
+    def failover(
+        self, how: str = "kill", hold_s: float = 0.0, before_promote: Callable[[], None] | None = None
+    ) -> dict[str, Any]:
         """Lose the primary and promote the standby. ``kill``: SIGKILL of the postmaster and
         its backends. ``stop``: SIGSTOP (a hung host) for ``hold_s``, then the promotion, then
         the old primary fenced (SIGKILL) before it can run again. The new primary has no
         synchronous standby until :meth:`rejoin`. Wall-clock moments are returned."""
         old, new = self.primary, self.standby
         out: dict[str, Any] = {"how": how, "old": old, "new": new, "lost_wall": time.time()}
-        if how == "kill":
-            self.stop_postgres("kill")
+        lost = self.procs["postgres"]
+        if how == "kill":  # the postmaster and every backend at once, as a host that dies
+            lost.expected_down = True
+            _kill_all(node_pids(lost.pid))
+            lost.popen.wait(timeout=30)  # type: ignore[union-attr]
         else:
-            self.pause("postgres")
+            members = node_pids(lost.pid)
+            _kill_all(members, signal.SIGSTOP)  # a hung host: nothing of it runs
+            lost.paused = True
             time.sleep(hold_s)
+        if before_promote is not None:
+            before_promote()
         self._as_pg(
             [str(self.pg_bin() / "pg_ctl"), "promote", "-D", str(self.nodes[new].pgdata), "-w", "-t", "120"]
         )
@@ -250,13 +281,9 @@ class ReplicatedCluster(Cluster):
         self.set_synchronous(False)  # alone: writes go on (the old primary is down)
         if how != "kill":  # fence the hung old primary: it must never serve again as a primary
             old_proc.expected_down = True
-            pid = old_proc.pid
-            _kill_all([pid, *group_members(pid)])
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGCONT)
+            _kill_all(members)  # SIGKILL ends a stopped process too
             old_proc.paused = False
             old_proc.popen.wait(timeout=30)  # type: ignore[union-attr]
-            _kill_all(group_members(pid))
         self.failovers.append(out)
         return out
 
@@ -267,7 +294,7 @@ class ReplicatedCluster(Cluster):
         proc = self.procs.get("standby")
         if proc is not None and proc.running():
             proc.expected_down = True
-            _kill_all([proc.pid, *group_members(proc.pid)])
+            _kill_all(node_pids(proc.pid))
             proc.popen.wait(timeout=30)  # type: ignore[union-attr]
         how = "pg_rewind"
         if self.nodes[node].pgdata.exists():
@@ -291,16 +318,23 @@ class ReplicatedCluster(Cluster):
         return how
 
     # ------------------------------------------------------------------ whole cluster
-    def up(self) -> None:
+    def up_ledger(self) -> None:
+        """The two nodes streaming (synchronously when ``sync``) and the ledger migrated: what
+        tests/replicated uses; :meth:`up` adds Redis and the workers."""
         (self.workdir / "logs").mkdir(parents=True, exist_ok=True)
         (self.workdir / "home").mkdir(parents=True, exist_ok=True)
         self.init_postgres()
         self.start_postgres()
+        assert self.repl_proxy is not None
+        self.repl_proxy.start()
         self.base_backup(self.standby)
         self.start_standby()
         self.set_synchronous(True)
         self.wait_streaming(self.standby, as_sync=True)
         self.create_database()
+
+    def up(self) -> None:
+        self.up_ledger()
         self.start_redis()
         for name in PROCESSES:
             for key, port in (("pg", self.ports[0]), ("pg1", self.ports[1]), ("redis", self.redis_port)):
@@ -329,13 +363,31 @@ class ReplicatedCluster(Cluster):
             done.append(f"rejoined {self.standby} as the standby ({self.rejoin()})")
         return done
 
+    def caught_up(self, timeout_s: float = 60) -> None:
+        """Until the standby has replayed everything the primary wrote so far."""
+        with psycopg.connect(self.node_url(self.primary), autocommit=True) as conn:
+            row = conn.execute("SELECT pg_current_wal_lsn()").fetchone()
+        assert row is not None
+        deadline = time.monotonic() + timeout_s
+        with psycopg.connect(self.node_url(self.standby), autocommit=True) as conn:
+            while True:
+                done = conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (row[0],)).fetchone()
+                if done and done[0]:
+                    return
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the standby did not catch up")
+                time.sleep(0.05)
+
     def down(self) -> None:
         super().down()
+        if self.repl_proxy is not None:
+            self.repl_proxy.close()
         if "standby" in self.procs:
             self.resume("standby")
             proc = self.procs["standby"]
             if proc.running():
+                children = node_pids(proc.pid)[1:]
                 proc.expected_down = True
                 os.kill(proc.pid, signal.SIGINT)
                 proc.popen.wait(timeout=60)  # type: ignore[union-attr]
-            _kill_all(group_members(proc.pid))
+                _kill_all(children)  # none left after a clean stop
