@@ -47,6 +47,8 @@ def failover(s: Schedule, r: random.Random, entry: dict[str, Any]) -> None:
             s.record_fault(entry)
             return
         work = _start(s, r, during)
+        if work is None and during != "plain":
+            during += "-none"  # nothing of it to start (no consolidation yet, no version): plain
         time.sleep(r.uniform(0.05, 0.8))  # the work under way
         done = c.failover(how, hold_s)
         entry.update(target=f"postgres:{done['old']}", during=during, hold_s=round(hold_s, 1), **done)
