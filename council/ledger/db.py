@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import psycopg
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -89,7 +90,9 @@ def _standby_is_a_disconnect(context: ExceptionContext) -> None:
     counts as a disconnect: SQLAlchemy then invalidates the connection and the pool's older
     ones, and the error is transient, so the work is retried on a new connection, which
     ``target_session_attrs=read-write`` takes to the primary (docs/operations/replication.md)."""
-    if context.original_exception is not None and on_standby(context.original_exception):
+    conn = context.connection
+    driver = conn.connection.driver_connection if conn is not None and not conn.invalidated else None
+    if isinstance(driver, psycopg.Connection) and on_standby(context.original_exception, driver):
         context.is_disconnect = True
 
 

@@ -89,23 +89,23 @@ def translate_driver(error: BaseException, *, invalidated: bool = False) -> Coun
     return CouncilError(message)
 
 
-def on_standby(error: BaseException) -> bool:
-    """The error is a write refused because the connection's server is a hot standby
-    (it reports ``in_hot_standby``, Postgres 14+): a connection to drop, not a bug."""
-    if getattr(error, "sqlstate", None) != _READ_ONLY_SQL_TRANSACTION:
+def on_standby(error: BaseException, pq: psycopg.Connection[Any] | None) -> bool:
+    """The error is a write refused because ``pq``'s server is a hot standby (it reports
+    ``in_hot_standby``, a ParameterStatus of Postgres 14+, on every connection): a
+    connection to drop, not a bug. The caller marks it lost (``invalidated``), which makes
+    :func:`translate_driver` call it transient."""
+    if getattr(error, "sqlstate", None) != _READ_ONLY_SQL_TRANSACTION or pq is None or pq.closed:
         return False
-    pgconn = getattr(error, "pgconn", None)
-    status = pgconn.parameter_status(b"in_hot_standby") if pgconn is not None else None
-    return status == b"on"
+    return pq.info.parameter_status("in_hot_standby") == "on"
 
 
 def lost(pq: Connection, error: BaseException) -> bool:
     """The connection is not to be used again: the server dropped it, or it is a standby."""
-    return pq.broken or on_standby(error)
+    return pq.broken or on_standby(error, pq)
 
 
 def _connection_lost(error: BaseException, state: str | None, invalidated: bool) -> bool:
-    if invalidated or state in _CONNECTION_LOST or on_standby(error):
+    if invalidated or state in _CONNECTION_LOST:
         return True
     if state is not None:
         return state.startswith("08")

@@ -5,6 +5,7 @@ lost connection (transient), the same SQLSTATE from a primary is not."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import psycopg
@@ -55,27 +56,24 @@ def test_read_only_url_of_a_multi_host_url(monkeypatch: pytest.MonkeyPatch) -> N
     )
 
 
-class _PgConn:
-    def __init__(self, standby: bool) -> None:
-        self.standby = standby
-
-    def parameter_status(self, name: bytes) -> bytes | None:
-        return (b"on" if self.standby else b"off") if name == b"in_hot_standby" else None
+def _read_only_error() -> psycopg.Error:
+    return psycopg.errors.ReadOnlySqlTransaction("cannot execute INSERT in a read-only transaction")
 
 
-def _read_only_error(standby: bool) -> Any:
-    return psycopg.errors.ReadOnlySqlTransaction(
-        "cannot execute INSERT in a read-only transaction",
-        pgconn=_PgConn(standby),  # type: ignore[arg-type]
-    )
+def _connection(in_hot_standby: str) -> Any:
+    """What on_standby reads of a psycopg connection: ``closed`` and its ParameterStatus."""
+    info = SimpleNamespace(parameter_status=lambda name: in_hot_standby if name == "in_hot_standby" else None)
+    return SimpleNamespace(closed=False, info=info)
 
 
 def test_a_write_refused_by_a_standby_is_a_lost_connection() -> None:
-    assert on_standby(_read_only_error(standby=True))
-    assert isinstance(translate_driver(_read_only_error(standby=True)), TransientDatabaseError)
+    assert on_standby(_read_only_error(), _connection("on"))
+    # the caller marks the connection lost: the error is then transient
+    assert isinstance(translate_driver(_read_only_error(), invalidated=True), TransientDatabaseError)
 
 
 def test_a_write_in_a_read_only_transaction_on_a_primary_is_not_retried() -> None:
-    assert not on_standby(_read_only_error(standby=False))
-    got = translate_driver(_read_only_error(standby=False))
+    assert not on_standby(_read_only_error(), _connection("off"))
+    assert not on_standby(_read_only_error(), None)
+    got = translate_driver(_read_only_error())
     assert isinstance(got, CouncilError) and not isinstance(got, TransientDatabaseError)
