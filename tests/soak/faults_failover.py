@@ -79,7 +79,7 @@ def _start(s: Schedule, r: random.Random, during: str) -> threading.Thread | Non
 
         target = batch
     elif during == "retraction":
-        found = _a_consolidation(s)
+        found = _a_consolidation(s, wait_s=30)
         if found is None:
             return None
 
@@ -114,7 +114,17 @@ def _start(s: Schedule, r: random.Random, during: str) -> threading.Thread | Non
     return th
 
 
-def _a_consolidation(s: Schedule) -> str | None:
+def _a_consolidation(s: Schedule, wait_s: float) -> str | None:
+    """The thread's latest live consolidation, waiting up to ``wait_s`` for one."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = _latest_consolidation(s)
+        if found is not None or time.monotonic() > deadline:
+            return found
+        time.sleep(1.0)
+
+
+def _latest_consolidation(s: Schedule) -> str | None:
     try:
         with psycopg.connect(s.c.owner_url, connect_timeout=5) as conn:
             row = conn.execute(
