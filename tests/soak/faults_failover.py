@@ -203,3 +203,9 @@ def after_heal(s: Schedule) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 f.update(s.clients.writer.resumption(f["lost_wall"]))
     anomalies += check_imports(s)
     return anomalies, stats
+
+
+def failovers_of(faults: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The schedule's failovers as its result reports them."""
+    keys = ("how", "during", "left_down", "rejoined", "resumption_s", "last_ack_before_s", "hold_s")
+    return [{k: f.get(k) for k in keys} for f in faults if f["fault"] == "failover" and "lost_wall" in f]

@@ -25,7 +25,7 @@ from tests.soak.checker import check, work_left
 from tests.soak.checker_services import probe_adjudications
 from tests.soak.cluster import BIN, PROCESSES, REPO, Cluster
 from tests.soak.faults import FAULT_WEIGHTS, fault_label, run_fault
-from tests.soak.faults_failover import after_heal
+from tests.soak.faults_failover import after_heal, failovers_of
 from tests.soak.feed import Clients
 from tests.soak.replica import ReplicatedCluster
 
@@ -333,11 +333,7 @@ class Schedule:
                 for f in self.faults
             ],
             "fault_kinds": sorted({f["fault"] for f in self.faults}),
-            "failovers": [
-                {k: f.get(k) for k in ("how", "during", "left_down", "rejoined", "resumption_s", "hold_s")}
-                for f in self.faults
-                if f["fault"] == "failover" and "lost_wall" in f
-            ],
+            "failovers": failovers_of(self.faults),
             "ops": _count(f"{o['op']}:{o['result']}" for o in self.ops if o.get("type") == "op"),
             "orphans_reaped": orphans,
             "unexpected_exits": self.crashes,
