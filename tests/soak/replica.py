@@ -257,7 +257,7 @@ class ReplicatedCluster(Cluster):
         the old primary fenced (SIGKILL) before it can run again. The new primary has no
         synchronous standby until :meth:`rejoin`. Wall-clock moments are returned."""
         old, new = self.primary, self.standby
-        out: dict[str, Any] = {"how": how, "old": old, "new": new, "lost_wall": time.time()}
+        out: dict[str, Any] = {"how": how, "old": old, "new": new}
         lost = self.procs["postgres"]
         if how == "kill":  # the postmaster and every backend at once, as a host that dies
             lost.expected_down = True
@@ -267,6 +267,10 @@ class ReplicatedCluster(Cluster):
             members = node_pids(lost.pid)
             _kill_all(members, signal.SIGSTOP)  # a hung host: nothing of it runs
             lost.paused = True
+        # after the signal, not before: an acknowledgement after this moment cannot come from the
+        # old primary (one in the moment before the signal would read as a resumption of ~0 s)
+        out["lost_wall"] = time.time()
+        if how != "kill":
             time.sleep(hold_s)
         if before_promote is not None:
             before_promote()
