@@ -172,7 +172,7 @@ def fault_label(f: dict[str, Any]) -> str:
     elif kind == "partition":
         kind += f":{str(f.get('target')).split(':')[1]}:{f.get('state')}"
     elif kind == "failover":
-        kind += f":{f.get('how')}:{f.get('during')}"
+        kind += ":skipped" if f.get("skipped") else f":{f.get('how')}:{f.get('during')}"
     if f.get("left_down"):
         kind += ":left-down"
     if f.get("runs_in_flight"):
