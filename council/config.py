@@ -106,19 +106,48 @@ def api_token() -> str | None:
     return settings().api_token
 
 
-def sqlalchemy_url(url: str) -> str:
-    """Normalise a Postgres URL to SQLAlchemy's psycopg 3 dialect."""
-    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+_PREFIXES = ("postgresql+psycopg://", "postgresql://", "postgres://")
+
+
+def _after_scheme(url: str) -> str:
+    for prefix in _PREFIXES:
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
+            return url[len(prefix) :]
     scheme = url.split("://", 1)[0] if "://" in url else ""
     shown = f" (scheme {scheme[:20]!r})" if scheme and "@" not in scheme else ""
     raise ConfigError(f"not a Postgres URL{shown}: it must start with postgresql://")
 
 
+def split_hosts(url: str) -> tuple[str, list[str], str]:
+    """A Postgres URL after its scheme as (user information with its ``@`` or "", the
+    ``host[:port]`` entries of its host list, the rest: ``/database?query``). libpq's
+    multi-host form, ``postgresql://u@h1:5432,h2:5432/db?target_session_attrs=read-write``
+    (docs/operations/replication.md), has two or more entries."""
+    rest = _after_scheme(url)
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    userinfo, _, hosts = netloc.rpartition("@")
+    return (userinfo + "@" if userinfo or "@" in netloc else ""), hosts.split(","), tail
+
+
+def sqlalchemy_url(url: str) -> str:
+    """Normalise a Postgres URL to SQLAlchemy's psycopg 3 dialect. SQLAlchemy cannot read
+    libpq's multi-host list (``h1:p1,h2:p2``) where a host goes; its psycopg dialect takes
+    the same list as repeated ``host=h:p`` query parameters and hands libpq ``host`` and
+    ``port`` lists, so the list is moved there (target_session_attrs and every other
+    parameter stay as they are)."""
+    userinfo, hosts, tail = split_hosts(url)
+    if len(hosts) < 2:
+        return "postgresql+psycopg://" + _after_scheme(url)
+    path, sep, query = tail.partition("?")
+    moved = "&".join(f"host={h}" for h in hosts)
+    return f"postgresql+psycopg://{userinfo}{path or '/'}?{moved}{'&' + query if sep and query else ''}"
+
+
 def libpq_url(url: str) -> str:
-    """The same Postgres URL for psycopg itself (libpq's ``postgresql://`` form)."""
-    return "postgresql://" + sqlalchemy_url(url).removeprefix("postgresql+psycopg://")
+    """The same Postgres URL for psycopg itself (libpq's ``postgresql://`` form; a
+    multi-host list stays the list libpq reads)."""
+    return "postgresql://" + _after_scheme(url)
 
 
 def checked_database_url(variable: str, url: str) -> str:
@@ -182,6 +211,13 @@ def read_only_database_url(required: bool = True) -> str | None:
     app_url = database_url(required=required)
     if app_url is None:
         return None
+    _, hosts, tail = split_hosts(app_url)
+    if len(hosts) > 1:  # libpq's multi-host form, which SQLAlchemy's URL cannot hold
+        path, _, params = tail.partition("?")
+        kept = "&".join(
+            p for p in params.split("&") if p and p.split("=", 1)[0].lower() not in ("password", "passfile")
+        )
+        return f"postgresql://{READ_ONLY_ROLE}@{','.join(hosts)}{path}{'?' + kept if kept else ''}"
     from sqlalchemy.engine import URL, make_url
 
     app = make_url(app_url)

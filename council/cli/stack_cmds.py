@@ -34,14 +34,16 @@ ReadOnly = Annotated[
 
 
 def _database_url(read_only: bool) -> DatabaseUrl:
-    from sqlalchemy.engine import make_url
+    from psycopg.conninfo import conninfo_to_dict
 
     from council import config
     from council.domain.results.stack import DatabaseUrl
 
     found = config.read_only_database_url() if read_only else config.database_url()
     assert found is not None  # required: a ConfigError says how to configure one
-    return DatabaseUrl(url=found, role=make_url(found).username, read_only=read_only)
+    # libpq reads the role (a multi-host URL too, which SQLAlchemy's make_url cannot)
+    role = conninfo_to_dict(config.libpq_url(found)).get("user")
+    return DatabaseUrl(url=found, role=str(role) if role else None, read_only=read_only)
 
 
 @returns("council.domain.results.stack:DatabaseUrl")

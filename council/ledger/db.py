@@ -12,16 +12,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import psycopg
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from council import config
 from council.errors import CouncilError, TransientDatabaseError
-from council.ledger.pg import APPLICATION_NAME, translate_driver
+from council.ledger.pg import APPLICATION_NAME, on_standby, translate_driver
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine.interfaces import DBAPIConnection
+    from sqlalchemy.engine.interfaces import DBAPIConnection, ExceptionContext
     from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 # A pooled connection idle at least this long is pinged before it is handed out.
@@ -56,6 +57,7 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
         event.listen(engine, "connect", _on_connect)
         event.listen(engine, "checkin", _on_checkin)
         event.listen(engine, "checkout", _ping_if_idle(engine))
+        event.listen(engine, "handle_error", _standby_is_a_disconnect)
         _engines[sa_url] = engine
     return engine
 
@@ -81,6 +83,17 @@ def _on_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry)
     finally:
         cur.close()
     dbapi_connection.commit()
+
+
+def _standby_is_a_disconnect(context: ExceptionContext) -> None:
+    """A write a hot standby refused (SQLSTATE 25006 on a server in recovery, pg.on_standby)
+    counts as a disconnect: SQLAlchemy then invalidates the connection and the pool's older
+    ones, and the error is transient, so the work is retried on a new connection, which
+    ``target_session_attrs=read-write`` takes to the primary (docs/operations/replication.md)."""
+    conn = context.connection
+    driver = conn.connection.driver_connection if conn is not None and not conn.invalidated else None
+    if isinstance(driver, psycopg.Connection) and on_standby(context.original_exception, driver):
+        context.is_disconnect = True
 
 
 def _on_checkin(_dbapi_connection: DBAPIConnection | None, record: ConnectionPoolEntry) -> None:

@@ -52,6 +52,12 @@ _TRANSIENT = {
 # client itself (refused, reset, "server closed the connection unexpectedly") has no
 # SQLSTATE; SQLAlchemy flags a connection it found dead as invalidated.
 _CONNECTION_LOST = {"57P01", "57P02", "57P03", "53300"}
+# A write refused by a hot standby (read_only_sql_transaction): the connection reached a
+# server in recovery — a standby, or the old primary of a failover started again as one —
+# and must be dropped and the work retried, on the primary a new connection finds
+# (``target_session_attrs=read-write``; docs/operations/replication.md). The same SQLSTATE
+# from a primary (a write in a read-only transaction) is a bug, not a lost connection.
+_READ_ONLY_SQL_TRANSACTION = "25006"
 _BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
 APPLICATION_NAME = "council"
 
@@ -81,6 +87,21 @@ def translate_driver(error: BaseException, *, invalidated: bool = False) -> Coun
     if integrity:
         return Conflict(message)
     return CouncilError(message)
+
+
+def on_standby(error: BaseException, pq: psycopg.Connection[Any] | None) -> bool:
+    """The error is a write refused because ``pq``'s server is a hot standby (it reports
+    ``in_hot_standby``, a ParameterStatus of Postgres 14+, on every connection): a
+    connection to drop, not a bug. The caller marks it lost (``invalidated``), which makes
+    :func:`translate_driver` call it transient."""
+    if getattr(error, "sqlstate", None) != _READ_ONLY_SQL_TRANSACTION or pq is None or pq.closed:
+        return False
+    return pq.info.parameter_status("in_hot_standby") == "on"
+
+
+def lost(pq: Connection, error: BaseException) -> bool:
+    """The connection is not to be used again: the server dropped it, or it is a standby."""
+    return pq.broken or on_standby(error, pq)
 
 
 def _connection_lost(error: BaseException, state: str | None, invalidated: bool) -> bool:
@@ -221,10 +242,10 @@ def _run(
             cur.execute(driver_sql(name), params)  # a dict, even empty: `%%` is then read as `%`
             return cur.fetchall() if cur.description is not None else []
     except psycopg.Error as exc:
-        lost = pq.broken
-        if lost and not isinstance(conn, psycopg.Connection):
+        dropped = lost(pq, exc)
+        if dropped and not isinstance(conn, psycopg.Connection):
             invalidate_pool(conn, exc)
-        raise translate_driver(exc, invalidated=lost) from exc
+        raise translate_driver(exc, invalidated=dropped) from exc
 
 
 def invalidate_pool(conn: SAConnection, exc: BaseException) -> None:

@@ -290,9 +290,10 @@ class UnitOfWork:
             except BaseException as exc:
                 # A statement run on ``tx.pg`` itself found the server gone: recycle the
                 # pool as SQLAlchemy does on a disconnect it sees (pg.invalidate_pool).
-                if "pg" in tx.__dict__ and tx.pg.broken and not conn.invalidated:
-                    from council.ledger.pg import invalidate_pool
+                # So does a write a hot standby refused (pg.lost: after a failover).
+                from council.ledger.pg import invalidate_pool, lost
 
+                if "pg" in tx.__dict__ and lost(tx.pg, exc.__cause__ or exc) and not conn.invalidated:
                     invalidate_pool(conn, exc)
                 raise
 
