@@ -106,19 +106,15 @@ def api_token() -> str | None:
     return settings().api_token
 
 
-def sqlalchemy_url(url: str) -> str:
-    """Normalise a Postgres URL to SQLAlchemy's psycopg 3 dialect."""
+def libpq_url(url: str) -> str:
+    """A Postgres URL in libpq's ``postgresql://`` form (``postgres://`` and SQLAlchemy's
+    ``postgresql+psycopg://`` read as the same); anything else is refused."""
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
+            return "postgresql://" + url[len(prefix) :]
     scheme = url.split("://", 1)[0] if "://" in url else ""
     shown = f" (scheme {scheme[:20]!r})" if scheme and "@" not in scheme else ""
     raise ConfigError(f"not a Postgres URL{shown}: it must start with postgresql://")
-
-
-def libpq_url(url: str) -> str:
-    """The same Postgres URL for psycopg itself (libpq's ``postgresql://`` form)."""
-    return "postgresql://" + sqlalchemy_url(url).removeprefix("postgresql+psycopg://")
 
 
 def checked_database_url(variable: str, url: str) -> str:
@@ -175,26 +171,40 @@ def read_only_database_url(required: bool = True) -> str | None:
     """The dashboards' read-only URL: COUNCIL_DASHBOARD_DATABASE_URL, else the
     application's URL with the read-only role and no password at all — neither in its
     user information nor as a ``password`` query parameter: the application's is not
-    the role's. (``URL.set(password=None)`` keeps the password it has.)"""
+    the role's."""
     url = settings().dashboard_database_url
     if url:
         return url
     app_url = database_url(required=required)
     if app_url is None:
         return None
-    from sqlalchemy.engine import URL, make_url
+    return with_role(app_url, READ_ONLY_ROLE)
 
-    app = make_url(app_url)
-    query = {key: value for key, value in app.query.items() if key.lower() not in ("password", "passfile")}
-    shown = URL.create(
-        app.drivername,
-        username=READ_ONLY_ROLE,
-        host=app.host,
-        port=app.port,
-        database=app.database,
-        query=query,
-    )
-    return shown.render_as_string(hide_password=False)
+
+def with_role(url: str, role: str) -> str:
+    """The same Postgres URL as ``role`` with no password at all: neither in its user
+    information nor as a ``password`` (or ``passfile``) query parameter."""
+    from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    hosts = parts.netloc.rsplit("@", 1)[-1]
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if k.lower() not in ("password", "passfile")
+    ]
+    netloc = f"{quote(role, safe='')}@{hosts}"
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query), parts.fragment))
+
+
+def url_role(url: str) -> str | None:
+    """The role (user name) a Postgres URL names, if it names one."""
+    from urllib.parse import unquote, urlsplit
+
+    netloc = urlsplit(url).netloc
+    if "@" not in netloc:
+        return None
+    return unquote(netloc.rsplit("@", 1)[0].split(":", 1)[0]) or None
 
 
 def migrate_database_url(required: bool = True) -> str | None:

@@ -34,14 +34,12 @@ ReadOnly = Annotated[
 
 
 def _database_url(read_only: bool) -> DatabaseUrl:
-    from sqlalchemy.engine import make_url
-
     from council import config
     from council.domain.results.stack import DatabaseUrl
 
     found = config.read_only_database_url() if read_only else config.database_url()
     assert found is not None  # required: a ConfigError says how to configure one
-    return DatabaseUrl(url=found, role=make_url(found).username, read_only=read_only)
+    return DatabaseUrl(url=found, role=config.url_role(found), read_only=read_only)
 
 
 @returns("council.domain.results.stack:DatabaseUrl")

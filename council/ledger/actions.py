@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
-
 from council.domain import validate as v
 from council.domain.commands import IdRef, NewAction
 from council.domain.results.graph import Action, Closed
@@ -13,7 +11,7 @@ from council.errors import BadInput
 from council.ledger.events import append
 from council.ledger.lookup import InThread, require, require_in_thread, resolve
 from council.ledger.nodes import VersionRow
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 from council.ledger.threads import main_branch_id
 
 

@@ -10,9 +10,7 @@ from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
-
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 MAX_ANSWER_BYTES = 256 * 1024  # a stored answer's bound; longer texts are cut and say so
 

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain import commands, output_check
 from council.domain import source as sources
 from council.domain.agent_output import AgentOutput, CitationOut, EdgeBetween, EdgeOut, control_view
@@ -44,7 +42,7 @@ from council.ledger.branches import Branches
 from council.ledger.citations import attached_evidence
 from council.ledger.claims import write_checked_claims
 from council.ledger.nodes import Nodes
-from council.ledger.pg import column, in_transaction
+from council.ledger.pg import Connection, column, in_transaction
 from council.ledger.round_briefings import RoundBriefings
 from council.ledger.threads import main_branch_id
 

@@ -14,9 +14,7 @@ from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
-
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 
 class AttemptRow(TypedDict):

@@ -27,7 +27,7 @@ from council.ledger.pg import execute, fetch
 from council.ledger.threads import main_branch_id
 
 if TYPE_CHECKING:  # events.append and the lookups take it until they run on psycopg alone
-    from sqlalchemy import Connection
+    from council.ledger.pg import Connection
 
 
 class _BranchRow(TypedDict):

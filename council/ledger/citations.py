@@ -12,12 +12,10 @@ from collections.abc import Sequence
 from typing import TypedDict
 from uuid import UUID, uuid4
 
-from sqlalchemy import Connection
-
 from council.domain.commands import Cite
 from council.errors import NotFound
 from council.ledger.lookup import resolve
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 
 class CitingVersion(TypedDict):

@@ -10,8 +10,6 @@ from decimal import Decimal
 from typing import Any, TypedDict
 from uuid import UUID, uuid4
 
-from sqlalchemy import Connection
-
 from council.domain.commands import IdRef, NewClaim
 from council.domain.results.graph import ClaimAdded
 from council.errors import BadInput, NotFound
@@ -20,7 +18,7 @@ from council.ledger.events import append_many
 from council.ledger.held_runs import hold_by_hand
 from council.ledger.lookup import require, resolve
 from council.ledger.nodes import VersionRow
-from council.ledger.pg import fetch, in_transaction
+from council.ledger.pg import Connection, fetch, in_transaction
 
 
 class ClaimRow(TypedDict):

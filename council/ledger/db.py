@@ -1,131 +1,181 @@
-"""Engines and the transaction primitive; driver errors become the project's errors here.
+"""Connection pools and the transaction primitive; driver errors become the project's errors here.
 
-Nothing builds an engine at import time: the bootstrap calls :func:`engine_for`
-once per process and hands the unit of work (``council.ledger.unit``) to the services.
+Nothing builds a pool at import time: the bootstrap calls :func:`pool_for` once per
+process and hands the unit of work (``council.ledger.unit``) to the services. A pool is
+psycopg's own (``psycopg_pool.ConnectionPool``), of a fixed size, with two callbacks:
+``check`` pings a connection that sat idle before it is handed out, ``reset`` notes when
+one was given back. A connection found dead is discarded through the pool's API (closed,
+then given back, which replaces it), and with it every idle one (``drain``): after a
+restart or a failover they are all dead.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.exc import DBAPIError, DisconnectionError
-from sqlalchemy.exc import TimeoutError as PoolTimeout
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from council import config
-from council.errors import CouncilError, TransientDatabaseError
-from council.ledger.pg import APPLICATION_NAME, translate_driver
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine.interfaces import DBAPIConnection
-    from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
+from council.errors import TransientDatabaseError
+from council.ledger.pg import APPLICATION_NAME, Connection, connection_lost, translate_driver
 
 # A pooled connection idle at least this long is pinged before it is handed out.
 PING_AFTER_IDLE_S = 1.0
+# How long a transaction waits for a pooled connection when every one is busy.
+POOL_TIMEOUT_S = 30.0
+# How long it waits while the server is thought unreachable (no connection made yet, or
+# the last one found dead): a transaction then fails transient at once instead of
+# waiting out the pool's timeout, and a worker's retry tries again.
+CONNECT_WAIT_S = 3.0
+# How long the pool's background keeps retrying a failed connect before it gives up and
+# leaves the next transaction's demand to try again (at once, not after a long backoff).
+RECONNECT_S = 2.0
+
+Pool = ConnectionPool[Connection]
+
+_pools: dict[str, Pool] = {}
+_pools_lock = threading.Lock()
+# Pools a forked child inherited: kept referenced, never closed (their connections are the parent's).
+_inherited: list[Pool] = []
+_hooks: dict[int, _Hooks] = {}
 
 
-_engines: dict[str, Engine] = {}
-_engines_lock = threading.Lock()
+class _Hooks:
+    """The pool's callbacks (they need the pool, made after them)."""
 
+    def __init__(self) -> None:
+        self.pool: Pool | None = None
+        self.idle_since: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
+        self.reachable = False  # set once a transaction had a connection; cleared on a loss
 
-def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
-    """One engine per URL per process (created lazily, never at import)."""
-    sa_url = config.sqlalchemy_url(url)
-    engine = _engines.get(sa_url)
-    if engine is not None:
-        return engine
-    if pool_size is None:
-        pool_size = config.pool_size()
-    with _engines_lock:  # threads of one worker share the engine
-        engine = _engines.get(sa_url)
-        if engine is not None:
-            return engine
-        engine = create_engine(
-            sa_url,
-            pool_size=pool_size,
-            max_overflow=pool_size,
-            # The connection checked in last goes out first: a few connections do the work and
-            # stay warm (their catalog caches filled, their statements prepared), the rest idle.
-            pool_use_lifo=True,
-            isolation_level="READ COMMITTED",
-        )
-        event.listen(engine, "connect", _on_connect)
-        event.listen(engine, "checkin", _on_checkin)
-        event.listen(engine, "checkout", _ping_if_idle(engine))
-        _engines[sa_url] = engine
-    return engine
+    def configure(self, conn: Connection) -> None:
+        conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
 
+    def reset(self, conn: Connection) -> None:
+        self.idle_since[conn] = time.monotonic()
 
-def after_fork() -> None:
-    """In a forked child: forget the parent's pooled connections without closing
-    them (they belong to the parent), so the child opens its own."""
-    for engine in _engines.values():
-        engine.dispose(close=False)
-    _engines.clear()
-
-
-def dispose_all() -> None:
-    for engine in _engines.values():
-        engine.dispose()
-    _engines.clear()
-
-
-def _on_connect(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
-    cur = dbapi_connection.cursor()
-    try:
-        cur.execute(f"SET application_name = '{APPLICATION_NAME}'")
-    finally:
-        cur.close()
-    dbapi_connection.commit()
-
-
-def _on_checkin(_dbapi_connection: DBAPIConnection | None, record: ConnectionPoolEntry) -> None:
-    record.info["idle_since"] = time.monotonic()
-
-
-def _ping_if_idle(
-    engine: Engine,
-) -> Callable[[DBAPIConnection, ConnectionPoolEntry, PoolProxiedConnection], None]:
-    """Pessimistic disconnect handling, but only for a connection that sat idle:
-    a server restart or an idle timeout may have closed it. One checked in a
-    moment ago (the previous transaction of the same task) is used as it is,
-    which saves a round trip per transaction. A failed ping makes the pool
-    discard the connection and open another."""
-
-    def ping(
-        dbapi_connection: DBAPIConnection, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection
-    ) -> None:
-        idle_since = record.info.get("idle_since")
+    def check(self, conn: Connection) -> None:
+        """Pessimistic disconnect handling, but only for a connection that sat idle: a
+        server restart or an idle timeout may have closed it. One given back a moment ago
+        (the previous transaction of the same task) is used as it is, which saves a round
+        trip per transaction. A failed ping discards every idle connection (the pool
+        opens new ones) and makes the pool hand out another."""
+        idle_since = self.idle_since.get(conn)
         if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_S:
             return
         try:
-            engine.dialect.do_ping(dbapi_connection)
-        except Exception as exc:  # any failure: this connection is not usable
-            raise DisconnectionError(f"stale pooled connection: {exc}") from exc
+            ConnectionPool.check_connection(conn)
+        except psycopg.Error:
+            self.lost()
+            raise
 
-    return ping
+    def lost(self) -> None:
+        self.reachable = False
+        if self.pool is not None:
+            self.pool.drain()
 
 
-def translate(exc: DBAPIError) -> CouncilError:
-    """Map a driver error SQLAlchemy wrapped to the project's exception tree
-    (``pg.translate_driver``, the one mapping)."""
-    orig = exc.orig if exc.orig is not None else exc
-    return translate_driver(orig, invalidated=exc.connection_invalidated)
+def pool_for(url: str, *, pool_size: int | None = None) -> Pool:
+    """One pool per URL per process (opened lazily, never at import)."""
+    libpq = config.libpq_url(url)
+    pool = _pools.get(libpq)
+    if pool is not None:
+        return pool
+    size = pool_size if pool_size is not None else config.pool_size()
+    with _pools_lock:  # threads of one worker share the pool
+        pool = _pools.get(libpq)
+        if pool is None:
+            pool = _pools[libpq] = open_pool(libpq, size=size)
+    return pool
+
+
+def open_pool(url: str, *, size: int, timeout: float = POOL_TIMEOUT_S) -> Pool:
+    """A pool of ``size`` connections to ``url`` of its own (not the process's; the
+    caller closes it): what :func:`pool_for` opens once per URL."""
+    hooks = _Hooks()
+    pool: Pool = ConnectionPool(
+        config.libpq_url(url),
+        connection_class=Connection,
+        kwargs={"application_name": APPLICATION_NAME},
+        min_size=size,
+        max_size=size,
+        configure=hooks.configure,
+        check=hooks.check,
+        reset=hooks.reset,
+        timeout=timeout,
+        reconnect_timeout=RECONNECT_S,
+        name="council",
+        open=False,
+    )
+    hooks.pool = pool
+    _hooks[id(pool)] = hooks
+    pool.open()
+    return pool
+
+
+def after_fork() -> None:
+    """In a forked child: forget the parent's pools without closing their connections
+    (they belong to the parent), so the child opens its own."""
+    _inherited.extend(_pools.values())
+    _pools.clear()
+    _hooks.clear()
+
+
+def dispose_all() -> None:
+    """Close every pool of this process and its connections."""
+    for pool in _pools.values():
+        pool.close()
+        _hooks.pop(id(pool), None)
+    _pools.clear()
 
 
 @contextmanager
-def unit_of_work(engine: Engine) -> Iterator[Connection]:
-    """One transaction at READ COMMITTED: commit on success, roll back on error,
-    driver errors translated (the unit of work's transactions are these). No connection
-    free in the pool within its timeout (every one in a transaction) is transient."""
+def unit_of_work(pool: Pool) -> Iterator[Connection]:
+    """One transaction at READ COMMITTED on a pooled connection: commit on success, roll
+    back on error, driver errors translated (the unit of work's transactions are these).
+    No connection free in the pool within its timeout (every one in a transaction, or the
+    server unreachable) is transient. A connection lost on the way (the server dropped
+    it, or it now reaches a read-only standby) is discarded with every idle one."""
+    hooks = _hooks[id(pool)]
+    conn = _take(pool, hooks)
     try:
-        with engine.begin() as conn:
-            yield conn
-    except DBAPIError as exc:
-        raise translate(exc) from exc
+        yield conn
+        conn.commit()
+    except BaseException as exc:
+        cause = exc if isinstance(exc, psycopg.Error) else exc.__cause__
+        lost = conn.broken or (isinstance(cause, psycopg.Error) and connection_lost(cause))
+        if not lost:
+            try:
+                conn.rollback()
+            except psycopg.Error:
+                lost = True
+        if lost:
+            conn.close()  # given back closed, the pool replaces it
+            hooks.lost()
+        if isinstance(exc, psycopg.Error):
+            raise translate_driver(exc, invalidated=lost) from exc
+        raise
+    finally:
+        pool.putconn(conn)
+
+
+def _take(pool: Pool, hooks: _Hooks) -> Connection:
+    """A connection within :data:`CONNECT_WAIT_S` while the server is thought
+    unreachable (or found so while waiting), else within the pool's timeout."""
+    first = min(CONNECT_WAIT_S, pool.timeout)
+    try:
+        try:
+            conn = pool.getconn(timeout=first)
+        except PoolTimeout:
+            if not hooks.reachable or pool.timeout <= first:
+                raise
+            conn = pool.getconn(timeout=pool.timeout - first)
     except PoolTimeout as exc:
         raise TransientDatabaseError(f"no database connection came free: {exc}") from exc
+    hooks.reachable = True
+    return conn

@@ -10,11 +10,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.errors import BadInput
 from council.ledger.locks import lock_dispatch_key
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 
 def request_sha256(

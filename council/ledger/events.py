@@ -12,11 +12,11 @@ from uuid import UUID
 
 from council.domain.results.events import Event
 from council.domain.tail import Settled, TailCursor, TailPage
-from council.ledger.pg import Unit, in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 
 def append(
-    conn: Unit,
+    conn: Connection,
     kind: str,
     *,
     actor: str,
@@ -41,7 +41,7 @@ def append(
 
 
 def append_many(
-    conn: Unit,
+    conn: Connection,
     kind: str,
     *,
     actor: str,
@@ -62,7 +62,7 @@ def append_many(
 
 
 class Events:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def append(

@@ -7,8 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
 from council.domain.results.evidence import EvidenceAdded, EvidenceShown
@@ -17,7 +15,7 @@ from council.errors import NotFound
 from council.known_secrets import refuse_known_secret
 from council.ledger.events import append
 from council.ledger.lookup import require
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 
 class EvidenceStore:

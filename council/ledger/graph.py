@@ -7,11 +7,9 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain.results.graph import ThreadGraph
 from council.ledger.alternatives import Alternatives
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 
 class Graph:

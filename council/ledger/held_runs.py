@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain import validate as v
 from council.domain.commands import RecordedRun
 from council.domain.providers import provider_family
@@ -23,7 +21,7 @@ from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger.events import append
 from council.ledger.lookup import require, require_same_thread, resolve
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 from council.ledger.run_rows import FencedRun
 
 # The lease owner of a run recorded by hand: its recorder, until it closes the run.

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain.epistemic import Category, Item
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 
 def ledger_items(conn: Connection, thread_id: UUID) -> list[Item]:

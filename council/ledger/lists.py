@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain.results.lists import (
     ActionItem,
     ClaimItem,
@@ -19,7 +17,7 @@ from council.domain.results.lists import (
     RunItem,
 )
 from council.domain.results.runs import Cost
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 
 
 class Lists:

@@ -9,8 +9,6 @@ from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
 from council.domain.commands import IdRef, NewNode, NewVersion
@@ -32,7 +30,7 @@ from council.ledger.lookup import (
     require_row,
     resolve,
 )
-from council.ledger.pg import fetch, in_transaction
+from council.ledger.pg import Connection, fetch, in_transaction
 from council.ledger.threads import main_branch_id
 
 

@@ -21,7 +21,7 @@ from council.domain.debates import Record
 from council.domain.providers import provider_family
 from council.known_secrets import refuse_in_parameters
 from council.ledger.alternatives import Alternatives
-from council.ledger.pg import Unit, driver, in_transaction
+from council.ledger.pg import Connection, in_transaction
 from council.sql import driver_sql
 
 Progress = Callable[[int, int], None]  # (records written, records in all)
@@ -40,13 +40,13 @@ class ImportPlan:
     grouping_algorithm_id: str
 
 
-def find_import(conn: Unit, file_sha256: str) -> dict[str, Any] | None:
+def find_import(conn: Connection, file_sha256: str) -> dict[str, Any] | None:
     found = in_transaction(conn, "debate_import_by_sha", {"file_sha256": file_sha256})
     return found[0] if found else None
 
 
 def write_import(
-    conn: Unit, plan: ImportPlan, records: Sequence[Record], progress: Progress | None
+    conn: Connection, plan: ImportPlan, records: Sequence[Record], progress: Progress | None
 ) -> list[UUID]:
     """Every record of the file, in the caller's transaction; the thread ids, in order."""
     turns = sum(len(r.turns) for r in records)
@@ -63,13 +63,12 @@ def write_import(
             "actor": plan.actor,
         },
     )
-    pq = driver(conn)
     thread_ids: list[UUID] = []
     for start in range(0, len(records), CHUNK):
         tables = _Tables()
         for record in records[start : start + CHUNK]:
             thread_ids.append(tables.add(record, plan))
-        with pq.cursor() as cur:
+        with conn.cursor() as cur:
             for name, rows in tables.in_order():
                 if rows:
                     refuse_in_parameters(rows)  # the one check of what the ledger stores, as pg's
@@ -222,7 +221,7 @@ class _Tables:
 
 
 def add_resolution(
-    conn: Unit, version_id: UUID, outcome: bool, source: str, reason: str, actor: str
+    conn: Connection, version_id: UUID, outcome: bool, source: str, reason: str, actor: str
 ) -> dict[str, Any]:
     """Append a resolution of ``version_id``; the row, with the one it superseded (if any)."""
     target = in_transaction(conn, "resolution_target", {"version_id": version_id})
@@ -240,12 +239,12 @@ def add_resolution(
     return {**row, "supersedes": previous[0]["id"] if previous else None}
 
 
-def grouping_params(conn: Unit, grouping_id: str) -> dict[str, Any]:
+def grouping_params(conn: Connection, grouping_id: str) -> dict[str, Any]:
     [row] = in_transaction(conn, "grouping_params", {"id": grouping_id})
     return dict(row["params"])
 
 
-def eval_rows(conn: Unit, thread_ids: Sequence[UUID] | None, tags: Sequence[str]) -> dict[str, Any]:
+def eval_rows(conn: Connection, thread_ids: Sequence[UUID] | None, tags: Sequence[str]) -> dict[str, Any]:
     """Everything `council eval` reads, for the resolved threads of the selection."""
     selection = {"thread_ids": list(thread_ids or []), "tags": list(tags)}
     [count] = in_transaction(conn, "eval_counts", selection)
@@ -264,7 +263,7 @@ def eval_rows(conn: Unit, thread_ids: Sequence[UUID] | None, tags: Sequence[str]
     }
 
 
-def export_rows(conn: Unit, thread_id: UUID) -> dict[str, Any]:
+def export_rows(conn: Connection, thread_id: UUID) -> dict[str, Any]:
     """Everything a thread's council-debate-v1 record is made of."""
     scope = {"thread_ids": [thread_id]}
     return {

@@ -17,8 +17,6 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain import validate as v
 from council.domain.profile import Profile
 from council.domain.protocol import CONTROLLED_MODES, CONTROLS_REFUSED
@@ -34,7 +32,7 @@ from council.ledger.events import append
 from council.ledger.held_runs import HeldRuns
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 from council.ledger.run_rows import ClaimedRun, FencedRun, RoundStance
 from council.ledger.traces import Traces
 

@@ -6,15 +6,13 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain import validate as v
 from council.domain.results.threads import Thread, ThreadCost, ThreadCounts, ThreadCreated, ThreadShown
 from council.domain.review import DEFAULT, Review
 from council.errors import NotFound
 from council.ledger.budgets import Budgets, shown_state
 from council.ledger.events import append
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, in_transaction
 from council.ledger.review import ReviewStore
 from council.ledger.rule_sets import RuleSets
 
