@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
-from council.ledger.pg import Connection, in_transaction
+from council.ledger.pg import Connection, execute, fetch
 
 MAX_ANSWER_BYTES = 256 * 1024  # a stored answer's bound; longer texts are cut and say so
 
@@ -69,10 +69,9 @@ class Answers:
         """Store what round ``round_no`` of the attempt returned; the text once by its hash.
         Returns the SHA-256. Keeping the same round twice is a no-op (a retried call)."""
         kept = answer_parameters(run_id, attempt, round_no, text)
-        in_transaction(self._conn, "keep_answer", dict(kept))
+        execute(self._conn, "keep_answer", **kept)
         return kept["sha256"]
 
     def of_run(self, run_id: UUID) -> list[AnswerRow]:
         """Every kept round of the run, by attempt and round."""
-        rows: list[AnswerRow] = in_transaction(self._conn, "answers_of_run", {"run_id": run_id})
-        return rows
+        return fetch(self._conn, "answers_of_run", AnswerRow, run_id=run_id)

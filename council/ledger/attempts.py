@@ -10,11 +10,12 @@ Named SQL: council/sql/run_records.sql.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
-from council.ledger.pg import Connection, in_transaction
+from council.ledger.pg import Connection, fetch
 
 
 class AttemptRow(TypedDict):
@@ -28,11 +29,21 @@ class AttemptRow(TypedDict):
     reason: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class _AttemptEvent:
+    attempt: int
+    event: str
+    worker: str
+    status: str | None
+    reason: str | None
+    created_at: datetime
+
+
 def attempts_of(conn: Connection, run_id: UUID) -> list[AttemptRow]:
     """One entry per attempt, in order: its worker, when it was claimed, and how
     it ended (``ended_at``, ``status`` and ``reason`` are None while it runs)."""
     by_attempt: dict[int, AttemptRow] = {}
-    for row in in_transaction(conn, "attempts_of_run", {"run_id": run_id}, as_tuples=True):
+    for row in fetch(conn, "attempts_of_run", _AttemptEvent, run_id=run_id):
         entry = by_attempt.setdefault(
             row.attempt,
             {"attempt": row.attempt, "worker": row.worker, "claimed_at": None, "ended_at": None,

@@ -18,7 +18,7 @@ from uuid import UUID
 
 from council.domain.ids import MIN_PREFIX, parse_id
 from council.errors import BadInput, NotFound
-from council.ledger.pg import Connection, fetch, fetch_one, in_transaction
+from council.ledger.pg import Connection, Row, column, fetch, fetch_one
 
 TableRef = str
 R = TypeVar("R")
@@ -57,19 +57,14 @@ def resolve(conn: Connection, table: TableRef, value: str | UUID, what: str) -> 
             f"malformed {what} id: {value!r} (a UUID, or a prefix of at least {MIN_PREFIX} hex digits)"
         )
     low, high = _bounds(digits)
-    found = [
-        row.id
-        for row in in_transaction(
-            conn, _query(table, "_prefix"), {"low": low, "high": high, "limit": _CANDIDATES}, as_tuples=True
-        )
-    ]
+    found = column(conn, _query(table, "_prefix"), UUID, low=low, high=high, limit=_CANDIDATES)
     if not found:
         raise NotFound(f"no {what} with an id starting {text}")
     if len(found) > 1:
         shown = ", ".join(str(candidate) for candidate in found)
         more = " …" if len(found) == _CANDIDATES else ""
         raise BadInput(f"{what} id prefix {text} is ambiguous: {shown}{more}")
-    return UUID(str(found[0]))
+    return found[0]
 
 
 def resolve_all(conn: Connection, table: TableRef, values: Sequence[str | UUID], what: str) -> list[UUID]:
@@ -83,10 +78,10 @@ def _bounds(digits: str) -> tuple[UUID, UUID]:
 
 def require(conn: Connection, table: TableRef, row_id: UUID, what: str, *, lock: bool = False) -> Any:
     """Return the row with ``row_id`` or raise NotFound naming ``what``."""
-    found = in_transaction(conn, _query(table, "_locked" if lock else ""), {"id": row_id})
-    if not found:
+    found = fetch_one(conn, _query(table, "_locked" if lock else ""), Row, id=row_id)
+    if found is None:
         raise NotFound(f"no {what} with id {row_id}")
-    return found[0]
+    return found
 
 
 def require_row(conn: Connection, table: TableRef, shape: type[R], row_id: UUID, what: str) -> R:

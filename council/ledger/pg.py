@@ -13,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+from uuid import UUID
 
 import psycopg
-from psycopg.rows import RowFactory, TupleRow, class_row, dict_row, namedtuple_row, tuple_row
+from psycopg.rows import RowFactory, RowMaker, TupleRow, class_row, dict_row, tuple_row
 
 from council import config
 from council.errors import (
@@ -30,6 +31,9 @@ from council.errors import (
     TransientDatabaseError,
 )
 from council.sql import driver_sql
+
+if TYPE_CHECKING:
+    from psycopg._cursor_base import BaseCursor  # the type psycopg's row factories take
 
 # SQLSTATEs raised by our own triggers (migrations/versions/0001_ledger.sql).
 _IMMUTABLE = "CN001"
@@ -48,6 +52,9 @@ _TRANSIENT = {
 _CONNECTION_LOST = {"57P01", "57P02", "57P03", "53300", "25006"}
 _BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
 APPLICATION_NAME = "council"
+# The columns of a row read whole into a pydantic result that validates them (a "show" read
+# merging several queries): typed where it is validated, not here.
+Row = dict[str, object]
 
 # Every statement names its cursor's row factory; the connection's own is psycopg's default.
 Connection = psycopg.Connection[TupleRow]
@@ -103,13 +110,12 @@ def transaction(url: str) -> Iterator[Connection]:
         raise translate_driver(exc) from exc
 
 
-def in_transaction(
-    conn: Connection, name: str, params: Mapping[str, object], *, as_tuples: bool = False
-) -> list[Any]:
-    """The untyped form, going away: a store converted to typed rows uses :func:`fetch`."""
-    if as_tuples:
-        return _run(conn, name, params, namedtuple_row)
-    return _run(conn, name, params, dict_row)
+def id_of(row: Row, key: str = "id") -> UUID:
+    """The UUID in column ``key`` of a row read whole."""
+    found = row[key]
+    if not isinstance(found, UUID):
+        raise TypeError(f"column {key} is not a uuid: {type(found).__name__}")
+    return found
 
 
 # ------------------------------------------------------------ typed named SQL
@@ -165,7 +171,22 @@ _WRITES = re.compile(r"\b(INSERT|UPDATE)\b", re.IGNORECASE)
 def _factory(shape: type[R]) -> RowFactory[R]:
     if dataclasses.is_dataclass(shape):
         return class_row(shape)
+    validate = getattr(shape, "model_validate", None)
+    if validate is not None:  # a pydantic model: the domain's result, validated from the columns
+        return _validated(validate)
     return cast("RowFactory[R]", dict_row)  # a TypedDict is a dict at run time
+
+
+def _validated(validate: Callable[[dict[str, object]], R]) -> RowFactory[R]:
+    def factory(cur: BaseCursor[Any, Any]) -> RowMaker[R]:
+        names = [c.name for c in cur.description or ()]
+
+        def make(values: Sequence[object]) -> R:
+            return validate(dict(zip(names, values, strict=True)))
+
+        return make
+
+    return factory
 
 
 def _run(

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, TypedDict
 from uuid import UUID
 
-from council.ledger.pg import Connection, in_transaction
+from council.ledger.pg import Connection, execute, fetch
 
 
 class TraceRow(TypedDict):
@@ -61,25 +61,21 @@ class Traces:
                 }
                 for doc in traces
             ]
-            in_transaction(
-                self._conn,
-                "add_run_traces",
-                {"run_id": run_id, "attempt": attempt, "traces": json.dumps(calls)},
-            )
+            execute(self._conn, "add_run_traces", run_id=run_id, attempt=attempt, traces=json.dumps(calls))
         unique = {o["evidence_id"]: o for o in reversed(opened)}
         if unique:
-            in_transaction(
+            execute(
                 self._conn,
                 "add_opened_evidence",
-                {"run_id": run_id, "attempt": attempt, "opened": json.dumps(list(reversed(unique.values())))},
+                run_id=run_id,
+                attempt=attempt,
+                opened=json.dumps(list(reversed(unique.values()))),
             )
 
     def of_run(self, run_id: UUID) -> list[TraceRow]:
         """Each call's trace, by attempt and call."""
-        rows: list[TraceRow] = in_transaction(self._conn, "traces_of_run", {"run_id": run_id})
-        return rows
+        return fetch(self._conn, "traces_of_run", TraceRow, run_id=run_id)
 
     def opened_of_run(self, run_id: UUID) -> list[OpenedRow]:
         """Every evidence item the run opened or cited, as the dashboard view has it."""
-        rows: list[OpenedRow] = in_transaction(self._conn, "opened_of_run", {"run_id": run_id})
-        return rows
+        return fetch(self._conn, "opened_of_run", OpenedRow, run_id=run_id)

@@ -37,13 +37,12 @@ def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Ex
     if run.dispatch_id is None:
         return result
     following: list[UUID] = []
-    rounds = getattr(run, "dispatch_rounds", None)  # the claim returns its dispatch's rounds
-    if rounds is None or int(run.round) < int(rounds):
+    if run.dispatch_rounds is None or run.round < run.dispatch_rounds:
         following = open_next_round(
-            uow, scheduler, run.dispatch_id, int(run.round) + 1, mode=run.mode, actor=ROUND_ACTOR
+            uow, scheduler, run.dispatch_id, run.round + 1, mode=run.mode, actor=ROUND_ACTOR
         )
     elif once_a_round:  # the last round: its versions once it closes
-        evaluate_closed_round(uow, scheduler, run.dispatch_id, int(run.round))
+        evaluate_closed_round(uow, scheduler, run.dispatch_id, run.round)
     adjudication = None
     if run.mode == "review" and run.proposal_id is not None and not following:
         adjudication = _adjudicate_when_reviewed(uow, run.dispatch_id, run.proposal_id)

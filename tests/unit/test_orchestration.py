@@ -14,6 +14,7 @@ from council.adapters.scheduler import Recorder
 from council.domain.results.consolidation import Evaluated
 from council.domain.results.reversal import CascadeStep
 from council.errors import CouncilError, Duplicate, TransientDatabaseError
+from council.ledger.run_rows import ClaimedRun
 from council.services import consolidation, dispatch, execution, reversal, rounds, run_followups
 from council.services.in_tx import dispatching
 from tests.fakes.uow import FakeUnitOfWork
@@ -256,15 +257,22 @@ class FakeDispatchRuns:
         return [type("R", (), {"status": s})() for s in self.statuses]
 
 
-@dataclass
-class Run:
-    dispatch_id: UUID | None
-    mode: str
-    round: int = 1
-    proposal_id: UUID | None = None
-    id: UUID = field(default_factory=uuid4)
-    quorum_rule: bool = False  # the claim says whether the thread's rule set reads a quorum
-    dispatch_rounds: int | None = None  # the claim returns its dispatch's rounds
+def Run(
+    dispatch_id: UUID | None,
+    mode: str,
+    *,
+    round: int = 1,
+    proposal_id: UUID | None = None,
+    quorum_rule: bool = False,  # the claim says whether the thread's rule set reads a quorum
+    dispatch_rounds: int | None = None,  # the claim returns its dispatch's rounds
+) -> ClaimedRun:
+    """A run as the claim returns it (a real ClaimedRun)."""
+    return ClaimedRun(
+        id=uuid4(), attempt=1, thread_id=uuid4(), dispatch_id=dispatch_id, agent="alpha",
+        model="sim/alpha", provider="sim", simulated=True, round=round, mode=mode,
+        proposal_id=proposal_id, request=None, request_sha256=None, executor=None,
+        dispatch_rounds=dispatch_rounds, quorum_rule=quorum_rule,
+    )  # fmt: skip
 
 
 @pytest.fixture
