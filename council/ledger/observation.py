@@ -236,17 +236,23 @@ def add_resolution(
     conn: Connection, version_id: UUID, outcome: bool, source: str, reason: str, actor: str
 ) -> Resolved:
     """Append a resolution of ``version_id``; the row, with the one it superseded (if any)."""
-    target = column(conn, "resolution_target", UUID, version_id=version_id)
-    if not target:
+    target = fetch_one(conn, "resolution_target", _Target, version_id=version_id)
+    if target is None:
         from council.errors import NotFound
 
         raise NotFound(f"no node version {version_id}")
     previous = column(conn, "resolution_previous", UUID, version_id=version_id)
     [row] = fetch(
-        conn, "resolution_insert", Row, version_id=version_id, thread_id=target[0], outcome=outcome,
+        conn, "resolution_insert", Row, version_id=version_id, thread_id=target.thread_id, outcome=outcome,
         source=source, reason=reason, actor=actor,
     )  # fmt: skip
     return Resolved.model_validate({**row, "supersedes": previous[0] if previous else None})
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    id: UUID
+    thread_id: UUID
 
 
 def grouping_params(conn: Connection, grouping_id: str) -> dict[str, object]:

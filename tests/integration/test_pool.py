@@ -103,6 +103,20 @@ def test_a_read_only_connection_is_transient_and_discarded(
     assert _backend_pid(pool) != first
 
 
+def test_the_connection_given_back_last_goes_out_first(db_url: str) -> None:
+    # Given a pool with two connections idle, the first given back before the second
+    pool = open_pool(db_url, size=2, timeout=5)
+    try:
+        with unit_of_work(pool) as first, unit_of_work(pool) as second:
+            pids = [conn.info.backend_pid for conn in (first, second)]
+        # When transactions follow one another
+        used = {_backend_pid(pool) for _ in range(5)}
+        # Then each takes the connection given back last: one warm connection does the work
+        assert used == {pids[0]}  # the outer block ended last
+    finally:
+        pool.close()
+
+
 def test_the_pool_size_comes_from_the_environment_and_a_bad_one_is_a_config_error(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,8 +125,8 @@ def test_the_pool_size_comes_from_the_environment_and_a_bad_one_is_a_config_erro
     monkeypatch.setenv(POOL_SIZE_ENV, "12")
     pool = db.pool_for(db_url)
     try:
-        # Then its pool keeps that many connections, fixed
-        assert (pool.min_size, pool.max_size) == (12, 12)
+        # Then its pool opens up to that many connections (one at the start)
+        assert (pool.min_size, pool.max_size) == (1, 12)
     finally:
         pool.close()
     # And a value that is not a number is refused with its name
