@@ -355,10 +355,10 @@ class Outputs:
 
     def apply(
         self,
-        run: Mapping[Any, Any],
+        run: Mapping[str, object],
         output: AgentOutput,
         *,
         actor: str,
-        later: list[dict[str, Any]] | None = None,
+        later: list[dict[str, object]] | None = None,
     ) -> Applied:
         return apply_output(self._conn, run, output, actor=actor, later=later)

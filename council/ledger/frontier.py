@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from council.ledger.pg import Connection, column
@@ -14,7 +13,7 @@ class Frontier:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def rows(self, thread_id: UUID, *, rows_cap: int) -> dict[str, Any]:
+    def rows(self, thread_id: UUID, *, rows_cap: int) -> dict[str, object]:
         """Everything the packet may show, in one recursive statement that fetches
         at most ``rows_cap`` items of each section (load lazily: the budget bounds it)."""
         [found] = column(

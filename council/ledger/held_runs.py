@@ -83,12 +83,12 @@ class HeldRuns:
             attempt: int,
             *,
             status: str,
-            usage: dict[str, Any] | None = None,
+            usage: dict[str, object] | None = None,
             cost_usd: float | None = None,
             error: str | None = None,
-            lint_findings: list[dict[str, Any]] | None = None,
-            event_payload: dict[str, Any] | None = None,
-            events_before: Sequence[dict[str, Any]] = (),
+            lint_findings: list[dict[str, object]] | None = None,
+            event_payload: dict[str, object] | None = None,
+            events_before: Sequence[dict[str, object]] = (),
             actor: str | None = None,
         ) -> None: ...
 

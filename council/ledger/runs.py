@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any, TypedDict
+from typing import TypedDict
 from uuid import UUID
 
 from council.domain import validate as v
@@ -306,12 +306,12 @@ class Runs(HeldRuns):
         attempt: int,
         *,
         status: str,
-        usage: dict[str, Any] | None = None,
+        usage: dict[str, object] | None = None,
         cost_usd: float | None = None,
         error: str | None = None,
-        lint_findings: list[dict[str, Any]] | None = None,
-        event_payload: dict[str, Any] | None = None,
-        events_before: Sequence[dict[str, Any]] = (),
+        lint_findings: list[dict[str, object]] | None = None,
+        event_payload: dict[str, object] | None = None,
+        events_before: Sequence[dict[str, object]] = (),
         actor: str | None = None,
     ) -> None:
         """The terminal state of a fenced run (``run`` is its fenced row), with its event,
@@ -344,7 +344,7 @@ class Runs(HeldRuns):
         attempt: int,
         reason: str,
         *,
-        usage: dict[str, Any] | None = None,
+        usage: dict[str, object] | None = None,
         cost_usd: float | None = None,
     ) -> bool:
         """Give the run back to the queue for a later try (fenced); the attempt's record keeps

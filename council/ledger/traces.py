@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import TypedDict
 from uuid import UUID
 
 from council.ledger.pg import Connection, execute, fetch
@@ -26,7 +26,7 @@ class TraceRow(TypedDict):
     cli_version: str
     exit_status: int | None
     stopped: str | None  # deadline | turn limit | authentication refused | provider unreachable
-    trace: dict[str, Any]
+    trace: dict[str, object]
     created_at: datetime
 
 
@@ -45,7 +45,11 @@ class Traces:
         self._conn = conn
 
     def record(
-        self, run_id: UUID, attempt: int, traces: Sequence[dict[str, Any]], opened: Sequence[dict[str, str]]
+        self,
+        run_id: UUID,
+        attempt: int,
+        traces: Sequence[dict[str, object]],
+        opened: Sequence[dict[str, str]],
     ) -> None:
         """The attempt's call traces (stored documents) and the evidence it opened
         (``evidence_id``, ``file``, ``tool``), each opened file once."""

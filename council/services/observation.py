@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
 from uuid import uuid4
 
 from council.domain import validate as v
@@ -139,7 +138,7 @@ def evaluate(
     *,
     threads: Sequence[IdRef] = (),
     tags: Sequence[str] = (),
-    rule_sets: Sequence[dict[str, Any] | str] = (),
+    rule_sets: Sequence[dict[str, object] | str] = (),
 ) -> EvalReport:
     """Every figure of docs/guide/observe.md over the resolved threads selected; nothing is written.
     ``rule_sets``: documents or stored ids (default: the rule set pinned for new threads)."""
