@@ -23,6 +23,7 @@ from council.ledger.pg import Connection as PgConnection
 from council.ledger.unit import UnitOfWork
 
 _engines: dict[str, Engine] = {}
+_given: dict[int, str] = {}  # id(engine) -> the URL it was made from (the pool's key, as Council's)
 _lock = threading.Lock()
 
 
@@ -42,11 +43,14 @@ def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
                 connect_args={"application_name": APPLICATION_NAME},
             )
             _engines[sa_url] = engine
+            _given[id(engine)] = url
     return engine
 
 
 def url_of(engine: Engine) -> str:
-    return engine.url.render_as_string(hide_password=False)
+    """The URL the engine was made from: the one a worker of the same test is configured
+    with, so both share one pool (a lost connection drains it for both, as in production)."""
+    return _given.get(id(engine)) or engine.url.render_as_string(hide_password=False)
 
 
 def uow_of(engine: Engine) -> UnitOfWork:
@@ -60,6 +64,7 @@ def dispose_all() -> None:
         for engine in _engines.values():
             engine.dispose()
         _engines.clear()
+        _given.clear()
     db.dispose_all()
 
 

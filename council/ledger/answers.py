@@ -6,25 +6,13 @@ byte length and a truncated flag. Rows are immutable. Named SQL: council/sql/run
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
+from council.domain.results.runs import RunAnswer
 from council.ledger.pg import Connection, execute, fetch
 
 MAX_ANSWER_BYTES = 256 * 1024  # a stored answer's bound; longer texts are cut and say so
-
-
-class AnswerRow(TypedDict):
-    """What one round of a run attempt returned (round 0 is the first call)."""
-
-    attempt: int
-    round: int
-    sha256: str  # of the full text
-    text: str  # cut at the bound when truncated
-    byte_length: int
-    truncated: bool
-    created_at: datetime
 
 
 def bounded(text: str, limit: int = MAX_ANSWER_BYTES) -> tuple[str, int, bool]:
@@ -72,6 +60,6 @@ class Answers:
         execute(self._conn, "keep_answer", **kept)
         return kept["sha256"]
 
-    def of_run(self, run_id: UUID) -> list[AnswerRow]:
+    def of_run(self, run_id: UUID) -> list[RunAnswer]:
         """Every kept round of the run, by attempt and round."""
-        return fetch(self._conn, "answers_of_run", AnswerRow, run_id=run_id)
+        return fetch(self._conn, "answers_of_run", RunAnswer, run_id=run_id)

@@ -10,34 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
-from typing import TypedDict
 from uuid import UUID
 
+from council.domain.results.runs import OpenedEvidence, RunTrace
 from council.ledger.pg import Connection, execute, fetch
-
-
-class TraceRow(TypedDict):
-    """One agent-CLI call of an attempt (call 2 is the re-prompt) and its stored trace."""
-
-    attempt: int
-    call: int
-    runtime: str
-    cli_version: str
-    exit_status: int | None
-    stopped: str | None  # deadline | turn limit | authentication refused | provider unreachable
-    trace: dict[str, object]
-    created_at: datetime
-
-
-class OpenedRow(TypedDict):
-    """An evidence item a run opened or cited (``council_v_opened_evidence``)."""
-
-    evidence_id: UUID
-    opened: bool
-    cited: bool
-    opened_at: datetime | None
-    citations: int
 
 
 class Traces:
@@ -76,10 +52,10 @@ class Traces:
                 opened=json.dumps(list(reversed(unique.values()))),
             )
 
-    def of_run(self, run_id: UUID) -> list[TraceRow]:
+    def of_run(self, run_id: UUID) -> list[RunTrace]:
         """Each call's trace, by attempt and call."""
-        return fetch(self._conn, "traces_of_run", TraceRow, run_id=run_id)
+        return fetch(self._conn, "traces_of_run", RunTrace, run_id=run_id)
 
-    def opened_of_run(self, run_id: UUID) -> list[OpenedRow]:
+    def opened_of_run(self, run_id: UUID) -> list[OpenedEvidence]:
         """Every evidence item the run opened or cited, as the dashboard view has it."""
-        return fetch(self._conn, "opened_of_run", OpenedRow, run_id=run_id)
+        return fetch(self._conn, "opened_of_run", OpenedEvidence, run_id=run_id)
