@@ -185,8 +185,8 @@ def proposal_pins() -> tuple[str | None, str | None]:
     return current.rule_set, current.grouping_algorithm
 
 
-# Connections a process keeps in its database pool (as many again may be opened when
-# all are busy). A worker with a thread pool raises it to its concurrency.
+# Connections a process's database pool holds, as many again when all are busy (it opens
+# them as transactions wait for one). A worker with a thread pool raises it to its concurrency.
 POOL_SIZE_ENV = "COUNCIL_DB_POOL_SIZE"
 
 

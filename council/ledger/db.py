@@ -100,7 +100,8 @@ class _Hooks:
 
 
 def pool_for(url: str, *, pool_size: int | None = None) -> Pool:
-    """One pool per URL per process (opened lazily, never at import)."""
+    """One pool per URL per process (opened lazily, never at import): up to twice
+    ``COUNCIL_DB_POOL_SIZE`` connections, as the SQLAlchemy pool before it allowed."""
     libpq = config.libpq_url(url)
     pool = _pools.get(libpq)
     if pool is not None:
@@ -109,7 +110,7 @@ def pool_for(url: str, *, pool_size: int | None = None) -> Pool:
     with _pools_lock:  # threads of one worker share the pool
         pool = _pools.get(libpq)
         if pool is None:
-            pool = _pools[libpq] = open_pool(libpq, size=size)
+            pool = _pools[libpq] = open_pool(libpq, size=2 * size)
     return pool
 
 

@@ -125,8 +125,8 @@ def test_the_pool_size_comes_from_the_environment_and_a_bad_one_is_a_config_erro
     monkeypatch.setenv(POOL_SIZE_ENV, "12")
     pool = db.pool_for(db_url)
     try:
-        # Then its pool opens up to that many connections (one at the start)
-        assert (pool.min_size, pool.max_size) == (1, 12)
+        # Then its pool opens up to twice that many connections (one at the start)
+        assert (pool.min_size, pool.max_size) == (1, 24)
     finally:
         pool.close()
     # And a value that is not a number is refused with its name
