@@ -59,16 +59,15 @@ def workload(asks: int = ASKS) -> dict[str, Any]:
     ``bench_database``)."""
     from benchmarks.harness import bench_database
     from council.adapters.scheduler import Recorder
-    from council.ledger.db import engine_for
-    from council.ledger.unit import UnitOfWork
     from council.services.ask import Question, ask
     from council.services.consolidation import consolidate_many
     from council.services.execution import execute_run
+    from tests.engines import engine_for, uow_of
 
     per_round: list[float] = []
     rounds: set[int] = set()
     with bench_database() as (url, _server):
-        uow = UnitOfWork(engine_for(url))
+        uow = uow_of(engine_for(url))
         for i in range(asks + 1):
             scheduler = Recorder()
             question = Question(text=QUESTIONS[i % len(QUESTIONS)], agents=("claude", "codex", "glm"))

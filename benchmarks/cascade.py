@@ -57,12 +57,11 @@ from sqlalchemy import Connection, Engine, text
 import council.ledger.cascade as ledger_cascade
 import council.services.reversal as service_reversal
 from benchmarks.harness import bench_database, race, sized
-from council.ledger.db import engine_for
 from council.ledger.reversal import Reversal
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from council.services.evidence import EvidenceInput, add_evidence
 from council.services.threads import create_thread
+from tests.engines import engine_for, uow_of
 
 NODES = 10_000
 MATERIAL_EVERY = 5  # run B cites E alone on every fifth node
@@ -162,7 +161,7 @@ LEFT JOIN retraction_proposals p ON p.consolidation_id = m.consolidation_id AND 
 
 def populate(engine: Engine, nodes: int = NODES) -> tuple[UUID, list[str]]:
     """The thread, its shared evidence E and ``nodes`` ready nodes: returns (E, version ids)."""
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     thread = create_thread(
         uow,
         title="cascade benchmark",
@@ -200,7 +199,7 @@ def _execute(conn: Connection, script: str, binds: dict[str, Any]) -> None:
 
 def committer(url: str, versions: list[str], actor: str) -> Callable[[], dict[str, int]]:
     """Prepare one committer process (spawned by ``race``): its own engine and slice of versions."""
-    uow = UnitOfWork(engine_for(url, pool_size=1))
+    uow = uow_of(engine_for(url, pool_size=1))
     return lambda: dict(Counter(consolidate(uow, UUID(v), actor=actor).outcome for v in versions))
 
 
@@ -253,7 +252,7 @@ def invalidate(engine: Engine, evidence_id: UUID) -> dict[str, Any]:
     ):
         started = time.perf_counter()
         result = service_reversal.change_validity(
-            UnitOfWork(engine),
+            uow_of(engine),
             None,
             evidence_id,
             action="invalidate",

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import bench_database, sized
-from council.ledger.db import engine_for
 from tests.builders import Ledger
+from tests.engines import engine_for
 
 ROUNDS = 20
 TARGET_S = 0.35

@@ -34,10 +34,10 @@ from uuid import UUID
 from sqlalchemy import Engine, text
 
 from benchmarks.harness import bench_database, process_cpu_s, race, sized
-from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import EVALUATION_BATCH, consolidate, consolidate_many
 from tests.builders import Ledger
+from tests.engines import engine_for
 
 COMMITTERS = 8
 NODES_PER_COMMITTER = 500

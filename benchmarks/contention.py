@@ -24,10 +24,9 @@ from uuid import UUID
 from sqlalchemy import text
 
 from benchmarks.harness import bench_database, process_cpu_s, race, sized
-from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from tests.builders import Ledger
+from tests.engines import engine_for, uow_of
 
 EVALUATORS = 64
 TARGET_SECONDS = 0.5
@@ -44,7 +43,7 @@ def evaluator(url: str, version_id: UUID, actor: str, warm: bool = True) -> Call
     """
     engine = engine_for(url, pool_size=1)
     if warm:
-        consolidate(UnitOfWork(engine), version_id, actor=actor, dry_run=True)
+        consolidate(uow_of(engine), version_id, actor=actor, dry_run=True)
     with engine.connect() as conn:  # the one pooled connection the evaluation will use
         backend = int(conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
     process_cpu_s(backend)  # its first call imports psutil: not inside the race
@@ -53,7 +52,7 @@ def evaluator(url: str, version_id: UUID, actor: str, warm: bool = True) -> Call
 
 def _evaluate(engine: Any, version_id: UUID, actor: str, backend: int) -> dict[str, Any]:
     cpu, server_cpu = time.process_time(), process_cpu_s(backend)
-    result = consolidate(UnitOfWork(engine), version_id, actor=actor)
+    result = consolidate(uow_of(engine), version_id, actor=actor)
     server_after = process_cpu_s(backend)
     return {
         "outcome": result.outcome,

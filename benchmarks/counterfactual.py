@@ -34,15 +34,15 @@ import time
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import text
+from sqlalchemy import Engine, text
 
 from benchmarks.cascade import HELD_CLAIMS, _execute
 from benchmarks.harness import bench_database, sized
-from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate_many
 from council.services.counterfactual import counterfactual
 from council.services.threads import create_thread
+from tests.engines import engine_for, uow_of
 
 NODES = 10_000
 READY_EVERY = 5
@@ -104,7 +104,7 @@ STRICT = {
 }
 
 
-def populate(uow: UnitOfWork, nodes: int) -> list[UUID]:
+def populate(uow: UnitOfWork, engine: Engine, nodes: int) -> list[UUID]:
     thread = create_thread(uow, title="counterfactual benchmark", objective="Which rules fit?", actor=ACTOR)
     binds = {
         "thread_id": thread.id,
@@ -113,7 +113,7 @@ def populate(uow: UnitOfWork, nodes: int) -> list[UUID]:
         "ready_every": READY_EVERY,
         "actor": ACTOR,
     }
-    with uow.engine.begin() as conn:
+    with engine.begin() as conn:
         _execute(conn, PLAN, binds)
         return [
             UUID(str(v))
@@ -124,9 +124,10 @@ def populate(uow: UnitOfWork, nodes: int) -> list[UUID]:
 def run(nodes: int | None = None) -> dict[str, Any]:
     nodes = nodes or sized(NODES, 20)
     with bench_database() as (url, server):
-        uow = UnitOfWork(engine_for(url))
+        engine = engine_for(url)
+        uow = uow_of(engine)
         started = time.monotonic()
-        versions = populate(uow, nodes)
+        versions = populate(uow, engine, nodes)
         outcomes: dict[str, int] = {}
         for result in consolidate_many(uow, versions, actor=ACTOR):
             outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1

@@ -30,8 +30,8 @@ from typing import Any
 from sqlalchemy import text
 
 from benchmarks.harness import bench_database, sized
-from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
+from tests.engines import engine_for, uow_of
 
 RECORDS = 10_000
 ROUNDS = 4
@@ -107,11 +107,11 @@ def _import(uow: UnitOfWork, data: bytes) -> tuple[float, float, Any]:
 def run_import() -> dict[str, Any]:
     data = debate_file(sized(RECORDS, 20))
     with bench_database() as (url, server):
-        uow = UnitOfWork(engine_for(url))
+        uow = uow_of(engine_for(url))
         load_before = _load()
         wall, cpu, result = _import(uow, data)
         again_wall, _, again = _import(uow, data)
-        with uow.engine.connect() as conn:
+        with engine_for(url).connect() as conn:
             runs = conn.execute(text("SELECT count(*) FROM agent_runs")).scalar_one()
         turns = result.turns
         return {
@@ -140,7 +140,7 @@ def run_eval() -> dict[str, Any]:
     records = sized(RECORDS, 20)
     data = debate_file(records)
     with bench_database() as (url, server):
-        uow = UnitOfWork(engine_for(url))
+        uow = uow_of(engine_for(url))
         _import(uow, data)
         variants = _rule_sets(uow)
         load_before = _load()

@@ -56,12 +56,11 @@ from sqlalchemy import Engine, text
 from benchmarks.harness import bench_database, postgres_cpu_s, sized
 from council.adapters.scheduler import Recorder
 from council.config import redact_url
-from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from council.services.in_tx.briefing import BRIEFING_BUDGET
 from council.services.reentry import reentry_packet
 from tests.builders import Ledger
+from tests.engines import engine_for, uow_of
 from tests.processes import stop_groups
 
 REDIS_ENV = "COUNCIL_BENCH_REDIS_URL"
@@ -289,7 +288,7 @@ def _baseline(
     from council.agents.profiles import resolve
     from council.services.in_tx.briefing import compile_for
 
-    with UnitOfWork(engine)() as tx:
+    with uow_of(engine)() as tx:
         request = compile_for(tx, resolve(AGENTS[0]), thread_id).canonical()
     with engine.begin() as conn:
         conn.execute(
@@ -353,7 +352,7 @@ def _model_call_ms(engine: Engine, thread_id: UUID, calls: int = 200) -> float:
     from council.agents.profiles import resolve
     from council.services.in_tx.briefing import compile_for
 
-    with UnitOfWork(engine)() as tx:
+    with uow_of(engine)() as tx:
         request = compile_for(tx, resolve(AGENTS[0]), thread_id).canonical()
     gateway.preload()
     times = []
@@ -366,7 +365,7 @@ def _model_call_ms(engine: Engine, thread_id: UUID, calls: int = 200) -> float:
 
 def _heads(engine: Engine, threads: list[UUID]) -> int:
     """Open heads the runs' briefings show, over all the benchmark's threads."""
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     return sum(len(reentry_packet(uow, t, budget=BRIEFING_BUDGET, blind=True).heads) for t in threads)
 
 
@@ -425,7 +424,7 @@ def _wait_for_workers(app: Any, count: int) -> None:
 def _dispatch_all(engine: Engine, threads: list[UUID], dispatches: int) -> list[UUID]:
     """Create (and mark queued) the runs of ``dispatches`` dispatches, spread over
     ``threads`` in turn; send nothing."""
-    created, uow = Recorder(), UnitOfWork(engine)
+    created, uow = Recorder(), uow_of(engine)
     for i in range(dispatches):
         dispatch(uow, created, threads[i % len(threads)], AGENTS, mode="independent", rounds=1, actor="bench")
     return list(created.runs)

@@ -72,15 +72,14 @@ def _delivery() -> dict[str, Any]:
 
     from benchmarks.harness import bench_database, sized
     from council.bootstrap import bootstrap
-    from council.ledger.db import engine_for
-    from council.ledger.unit import UnitOfWork
     from council.services.threads import create_thread
     from council.web.app import create_app
     from council.web.security import Policy
+    from tests.engines import engine_for, uow_of
 
     delays: list[float] = []
     with bench_database() as (url, _), psycopg.connect(url, autocommit=True) as writer:
-        thread = create_thread(UnitOfWork(engine_for(url)), title="stream", objective="delay", actor="bench")
+        thread = create_thread(uow_of(engine_for(url)), title="stream", objective="delay", actor="bench")
         app = create_app(bootstrap(url, scheduler=lambda uow: None), policy=Policy(), keepalive_s=30.0)
         with (
             TestClient(app, base_url="http://127.0.0.1") as client,

@@ -43,10 +43,9 @@ from sqlalchemy import Connection, Engine, text
 
 from benchmarks.harness import bench_database, sized
 from council.domain.reentry_markdown import render_markdown
-from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
 from council.services.reentry import reentry_packet
 from council.services.threads import create_thread
+from tests.engines import engine_for, uow_of
 
 TARGET_MS = 150.0
 BUDGET = 4000
@@ -350,7 +349,7 @@ SIZES = (
 def populate(engine: Engine, seed: float = SEED, shape: Shape = FULL) -> UUID:
     """Fill a fresh database with the benchmark thread; returns its id."""
     thread = create_thread(
-        UnitOfWork(engine),
+        uow_of(engine),
         title="frontier benchmark",
         objective="Does the adapter meet its latency budget on every workload class?",
         actor="bench",
@@ -443,7 +442,7 @@ def _sql_timer() -> Iterator[list[float]]:
 
 
 def measure(engine: Engine, thread_id: UUID, calls: int = CALLS, warmup: int = WARMUP) -> dict[str, Any]:
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     totals, sql, renders = [], [], []
     packet = None
     with _sql_timer() as spent:

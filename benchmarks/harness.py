@@ -24,7 +24,7 @@ from multiprocessing.synchronize import Event
 from typing import Any, TypeVar
 
 from council.config import redact_url
-from council.ledger.db import dispose_all
+from tests.engines import dispose_all
 
 ADMIN_URL_ENVS = ("COUNCIL_BENCH_DATABASE_URL", "COUNCIL_TEST_DATABASE_URL")
 # The release moment is this far after the Event is set: waking the contenders

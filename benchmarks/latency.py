@@ -66,9 +66,8 @@ from benchmarks.dispatch import (
 )
 from benchmarks.harness import bench_database, postgres_cpu_reader, sized
 from council.adapters.scheduler import Recorder
-from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
 from tests.builders import Ledger
+from tests.engines import engine_for, uow_of
 from tests.processes import stop_groups
 
 AGENTS = [f"lat{i}" for i in range(1, 9)]
@@ -156,7 +155,7 @@ def _seed(engine: Engine, threads: int) -> list[UUID]:
 def _create_runs(engine: Engine, threads: list[UUID]) -> list[UUID]:
     from council.services.dispatch import dispatch
 
-    created, uow = Recorder(), UnitOfWork(engine)
+    created, uow = Recorder(), uow_of(engine)
     for thread in threads:
         dispatch(uow, created, thread, AGENTS, mode="independent", rounds=1, actor="bench")
     return list(created.runs)

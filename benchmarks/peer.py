@@ -39,7 +39,7 @@ from sqlalchemy import text
 from benchmarks import worker_profile
 from benchmarks.dispatch import _environ, bench_redis
 from benchmarks.harness import bench_database, sized, smoke
-from council.ledger.db import engine_for
+from tests.engines import engine_for
 from tests.fakes.chat_model import chat_model, local_profiles
 
 COUNCILS = 80

@@ -40,12 +40,12 @@ import psutil
 
 from benchmarks.harness import bench_database, sized, smoke
 from council.adapters.scheduler import Recorder
-from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
 from tests.agent_clis import KEYS, missing, profiles_toml
 from tests.builders import Ledger
+from tests.engines import engine_for, uow_of
 from tests.fakes.anthropic_server import fake_anthropic
 from tests.fakes.openai_server import fake_openai, reply
 from tests.fakes.responses_server import fake_responses
@@ -182,7 +182,7 @@ def run() -> dict[str, Any]:
             + ", ".join(f'{{"node_version_id": "{h}", "type": "endorse", "confidence": 0.7}}' for h in heads)
             + "]}"
         )
-        uow = UnitOfWork(engine)
+        uow = uow_of(engine)
         results: dict[str, Any] = {}
         with _environment(answer):
             for runtime in AGENT:

@@ -173,15 +173,14 @@ def run() -> dict[str, Any]:
             )
         )
         from council.adapters.scheduler import Recorder
-        from council.ledger.db import engine_for
-        from council.ledger.unit import UnitOfWork
         from council.services.consolidation import consolidate_many
         from council.services.dispatch import dispatch
         from council.services.execution import execute_run
         from tests.builders import Ledger
+        from tests.engines import engine_for, uow_of
 
         engine = engine_for(url)
-        uow = UnitOfWork(engine)
+        uow = uow_of(engine)
 
         class Evaluations(Recorder):
             def __init__(self) -> None:

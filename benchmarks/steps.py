@@ -104,16 +104,15 @@ def run() -> dict[str, Any]:
         )
         import council.services.execution as execution
         from council.adapters.scheduler import Recorder
-        from council.ledger.db import engine_for
-        from council.ledger.unit import UnitOfWork
         from council.services.consolidation import consolidate_many
         from council.services.preparation import prepare
+        from tests.engines import engine_for, uow_of
 
         engine = engine_for(url)
         runs = _create_runs(engine, _seed(engine, sized(THREADS, 1)))
         warm_up = sized(WARM_UP, 2)
         prepare()
-        uow, recorder = UnitOfWork(engine), Recorder()
+        uow, recorder = uow_of(engine), Recorder()
         for run_id in runs[:warm_up]:
             execution.execute_run(uow, recorder, run_id)
         recorder.evaluations.clear()

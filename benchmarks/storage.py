@@ -40,10 +40,9 @@ from benchmarks.dispatch import _environ
 from benchmarks.harness import bench_database, sized
 from council.adapters.scheduler import Recorder
 from council.domain import manifests as chain
-from council.ledger.db import engine_for
 from council.ledger.evaluation_chains import stored
-from council.ledger.unit import UnitOfWork
 from tests.builders import Ledger
+from tests.engines import engine_for, pq, uow_of
 
 AGENTS = [f"sim{i}" for i in range(1, 11)]
 NODES = 10
@@ -122,7 +121,7 @@ def _pipeline(engine: Engine, runs: int) -> tuple[int, float]:
     ledger = Ledger.new(engine, title="storage benchmark", evidence_items=5)
     for i in range(NODES):
         ledger.node(f"Proposition {i}: the adapter returns the same rows", cites=[ledger.evidence[i % 5]])
-    uow, succeeded, started = UnitOfWork(engine), 0, time.perf_counter()
+    uow, succeeded, started = uow_of(engine), 0, time.perf_counter()
     for _ in range(-(-runs // len(AGENTS))):
         scheduler = Recorder()
         dispatch(uow, scheduler, ledger.thread_id, AGENTS, mode="independent", rounds=1, actor="bench")
@@ -138,7 +137,7 @@ def _replay_sample(engine: Engine, ids: list[Any]) -> dict[str, Any]:
     from council.services.consolidation import replay
 
     sample = random.Random(19).sample(ids, min(SAMPLE, len(ids)))
-    results = [replay(UnitOfWork(engine), i) for i in sample]
+    results = [replay(uow_of(engine), i) for i in sample]
     return {"replayed": len(results), "matched": sum(r.match for r in results)}
 
 
@@ -173,7 +172,7 @@ def run(runs: int | None = None) -> dict[str, Any]:
         sampled = ids[::every]
         for start in range(0, len(sampled), CHUNK):
             with engine.begin() as conn:
-                rebuilt = stored(conn, sampled[start : start + CHUNK])
+                rebuilt = stored(pq(conn), sampled[start : start + CHUNK])
                 # A link keeps the first digits of a changed section's hash; the old layout kept all 64.
                 rows = [
                     {

@@ -47,9 +47,8 @@ from benchmarks import sampling
 from benchmarks.dispatch import _environ, _until, _wait_for_workers, bench_redis
 from benchmarks.harness import bench_database, postgres_cpu_reader, sized, smoke
 from council.adapters.scheduler import Recorder
-from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
 from tests.builders import Ledger
+from tests.engines import engine_for, uow_of
 from tests.fakes.chat_model import chat_model, local_profiles
 from tests.processes import stop_groups
 
@@ -106,7 +105,7 @@ def _councils(engine: Engine, count: int) -> tuple[list[UUID], list[UUID], float
     dispatches — what the API server would spend on them)."""
     from council.services.dispatch import dispatch
 
-    threads, created, uow, spent = [], Recorder(), UnitOfWork(engine), 0.0
+    threads, created, uow, spent = [], Recorder(), uow_of(engine), 0.0
     for i in range(count):
         ledger = Ledger.new(engine, title=f"worker profile {i}", evidence_items=2)
         ledger.node(f"Proposition {i}: the adapter returns the same rows", cites=[ledger.evidence[0]])

@@ -2,7 +2,7 @@
 
 Faces — the CLI, the HTTP API, the MCP server and the Celery tasks — call
 :func:`bootstrap` once and hand what it returns to the services; nothing
-builds an engine, a pool or a client at import time. It is also where the
+builds a pool or a client at import time. It is also where the
 settings are read: :func:`bootstrap_settings` parses the environment once into
 the frozen :class:`council.settings.Settings` the rest of Council asks for.
 """
@@ -44,9 +44,9 @@ class Council:
         return scheduler
 
     def pooled(self) -> Council:
-        """Build the database engine now (a long-running face started from the CLI:
+        """Open the database pool now (a long-running face started from the CLI:
         its reads then take pooled connections too)."""
-        _ = self.uow.engine
+        _ = self.uow.pool
         return self
 
 
@@ -62,23 +62,23 @@ def bootstrap(
     database_url: str | None = None,
     *,
     scheduler: Callable[[UnitOfWork], Scheduler | None] | None = None,
-    lazy_engine: bool = False,
+    lazy_pool: bool = False,
 ) -> Council:
     """The configured database (``COUNCIL_DATABASE_URL``, else the embedded stack)
-    and the Celery scheduler when a broker is configured. ``lazy_engine`` (one CLI
-    command): the SQLAlchemy engine is built when a transaction first needs it, and
-    a psycopg-only read (``uow.reading()``) before that opens a connection of its
-    own, so a read started by a script imports no SQLAlchemy."""
+    and the Celery scheduler when a broker is configured. ``lazy_pool`` (one CLI
+    command): the pool is opened when a transaction first needs it, and a read
+    (``uow.reading()``) before that opens a connection of its own, so a read started
+    by a script opens one connection, not a pool."""
     bootstrap_settings()
     url = database_url or config.database_url()
     assert url is not None  # required=True raises instead
-    if lazy_engine:
-        config.sqlalchemy_url(url)  # a URL that is not Postgres is refused here, as eagerly
+    if lazy_pool:
+        config.libpq_url(url)  # a URL that is not Postgres is refused here, as eagerly
         uow = UnitOfWork(url=url)
     else:
-        from council.ledger.db import engine_for
+        from council.ledger.db import pool_for
 
-        uow = UnitOfWork(engine_for(url))
+        uow = UnitOfWork(pool_for(url))
     make = scheduler or celery_if_configured
     return Council(uow=uow, scheduler_factory=lambda: make(uow))
 

@@ -28,6 +28,12 @@ from council.settings import DEFAULT_HEADER_TIMEOUT_S as DEFAULT_HEADER_TIMEOUT_
 from council.settings import DEFAULT_IDLE_TIMEOUT_S as DEFAULT_IDLE_TIMEOUT_S
 from council.settings import DEFAULT_POOL_SIZE as DEFAULT_POOL_SIZE
 from council.settings import settings
+from council.urls import checked_database_url as checked_database_url
+from council.urls import libpq_url as libpq_url
+from council.urls import redact_url as redact_url
+from council.urls import split_hosts as split_hosts
+from council.urls import url_role as url_role
+from council.urls import with_role as with_role
 
 STATE_FILE_NAME = "stack.json"
 API_TOKEN_ENV = "COUNCIL_API_TOKEN"  # noqa: S105 (the variable's name, not a secret)
@@ -106,80 +112,6 @@ def api_token() -> str | None:
     return settings().api_token
 
 
-_PREFIXES = ("postgresql+psycopg://", "postgresql://", "postgres://")
-
-
-def _after_scheme(url: str) -> str:
-    for prefix in _PREFIXES:
-        if url.startswith(prefix):
-            return url[len(prefix) :]
-    scheme = url.split("://", 1)[0] if "://" in url else ""
-    shown = f" (scheme {scheme[:20]!r})" if scheme and "@" not in scheme else ""
-    raise ConfigError(f"not a Postgres URL{shown}: it must start with postgresql://")
-
-
-def split_hosts(url: str) -> tuple[str, list[str], str]:
-    """A Postgres URL after its scheme as (user information with its ``@`` or "", the
-    ``host[:port]`` entries of its host list, the rest: ``/database?query``). libpq's
-    multi-host form, ``postgresql://u@h1:5432,h2:5432/db?target_session_attrs=read-write``
-    (docs/operations/replication.md), has two or more entries."""
-    rest = _after_scheme(url)
-    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
-    netloc, tail = rest[:cut], rest[cut:]
-    userinfo, _, hosts = netloc.rpartition("@")
-    return (userinfo + "@" if userinfo or "@" in netloc else ""), hosts.split(","), tail
-
-
-def sqlalchemy_url(url: str) -> str:
-    """Normalise a Postgres URL to SQLAlchemy's psycopg 3 dialect. SQLAlchemy cannot read
-    libpq's multi-host list (``h1:p1,h2:p2``) where a host goes; its psycopg dialect takes
-    the same list as repeated ``host=h:p`` query parameters and hands libpq ``host`` and
-    ``port`` lists, so the list is moved there (target_session_attrs and every other
-    parameter stay as they are)."""
-    userinfo, hosts, tail = split_hosts(url)
-    if len(hosts) < 2:
-        return "postgresql+psycopg://" + _after_scheme(url)
-    path, sep, query = tail.partition("?")
-    moved = "&".join(f"host={h}" for h in hosts)
-    return f"postgresql+psycopg://{userinfo}{path or '/'}?{moved}{'&' + query if sep and query else ''}"
-
-
-def libpq_url(url: str) -> str:
-    """The same Postgres URL for psycopg itself (libpq's ``postgresql://`` form; a
-    multi-host list stays the list libpq reads)."""
-    return "postgresql://" + _after_scheme(url)
-
-
-def checked_database_url(variable: str, url: str) -> str:
-    """A database URL from ``variable``, refused when libpq cannot read it or its port is
-    not one; the reason never repeats the URL (it may hold a password)."""
-    from psycopg import ProgrammingError
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        parts = conninfo_to_dict(libpq_url(url))
-    except ConfigError:
-        raise ConfigError(f"{variable} is not a Postgres URL: it must start with postgresql://") from None
-    except ProgrammingError as exc:
-        reason = str(exc).split(" in URI:", 1)[0].split(': "', 1)[0].strip()
-        raise ConfigError(f"{variable} is malformed: {redact_url(reason)}") from None
-    ports = [p for p in str(parts.get("port") or "").split(",") if p]
-    if any(not port.isdigit() or not 0 < int(port) < 65536 for port in ports):
-        raise ConfigError(f"{variable} is malformed: its port is not a number from 1 to 65535")
-    return url
-
-
-def redact_url(url: str) -> str:
-    """Hide a password in a URL before it reaches logs or output."""
-    if "://" not in url or "@" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    if ":" in creds:
-        creds = creds.split(":", 1)[0] + ":***"
-    return f"{scheme}://{creds}@{host}"
-
-
 def database_url(required: bool = True) -> str | None:
     url = settings().database_url  # checked when the settings were read
     if url:
@@ -204,33 +136,14 @@ def read_only_database_url(required: bool = True) -> str | None:
     """The dashboards' read-only URL: COUNCIL_DASHBOARD_DATABASE_URL, else the
     application's URL with the read-only role and no password at all — neither in its
     user information nor as a ``password`` query parameter: the application's is not
-    the role's. (``URL.set(password=None)`` keeps the password it has.)"""
+    the role's."""
     url = settings().dashboard_database_url
     if url:
         return url
     app_url = database_url(required=required)
     if app_url is None:
         return None
-    _, hosts, tail = split_hosts(app_url)
-    if len(hosts) > 1:  # libpq's multi-host form, which SQLAlchemy's URL cannot hold
-        path, _, params = tail.partition("?")
-        kept = "&".join(
-            p for p in params.split("&") if p and p.split("=", 1)[0].lower() not in ("password", "passfile")
-        )
-        return f"postgresql://{READ_ONLY_ROLE}@{','.join(hosts)}{path}{'?' + kept if kept else ''}"
-    from sqlalchemy.engine import URL, make_url
-
-    app = make_url(app_url)
-    query = {key: value for key, value in app.query.items() if key.lower() not in ("password", "passfile")}
-    shown = URL.create(
-        app.drivername,
-        username=READ_ONLY_ROLE,
-        host=app.host,
-        port=app.port,
-        database=app.database,
-        query=query,
-    )
-    return shown.render_as_string(hide_password=False)
+    return with_role(app_url, READ_ONLY_ROLE)
 
 
 def migrate_database_url(required: bool = True) -> str | None:
@@ -273,8 +186,8 @@ def proposal_pins() -> tuple[str | None, str | None]:
     return current.rule_set, current.grouping_algorithm
 
 
-# Connections a process keeps in its database pool (as many again may be opened when
-# all are busy). A worker with a thread pool raises it to its concurrency.
+# Connections a process's database pool holds, as many again when all are busy (it opens
+# them as transactions wait for one). A worker with a thread pool raises it to its concurrency.
 POOL_SIZE_ENV = "COUNCIL_DB_POOL_SIZE"
 
 

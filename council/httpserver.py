@@ -121,7 +121,7 @@ class Timeouts:
         )
 
 
-def serve(app: ASGIApp, sock: socket.socket, log_config: dict[str, Any], timeouts: Timeouts) -> None:
+def serve(app: ASGIApp, sock: socket.socket, log_config: dict[str, object], timeouts: Timeouts) -> None:
     """Serve ``app`` on the bound socket until interrupted, every connection bounded in time."""
     server = uvicorn.Server(
         uvicorn.Config(

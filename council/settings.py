@@ -251,7 +251,7 @@ class _Reader:
         url = self.environ.get(variable)
         if not url:
             return None
-        from council.config import checked_database_url
+        from council.urls import checked_database_url
 
         return checked_database_url(variable, url)
 

@@ -9,12 +9,12 @@ from uuid import UUID
 from sqlalchemy import Engine, text
 
 from council.domain.commands import NewClaim, NewNode, RecordedRun, same_reading
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.evidence import EvidenceInput, add_evidence
 from council.services.nodes import add_node
 from council.services.runs import record_run
 from council.services.threads import create_thread
+from tests.engines import unit_of_work, uow_of
 
 ACTOR = "test"
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-5.5", "zhipu": "zai/glm-5.1"}
@@ -29,7 +29,7 @@ class Ledger:
     @classmethod
     def new(cls, engine: Engine, title: str = "SQLite parity", evidence_items: int = 3) -> Ledger:
         thread = create_thread(
-            UnitOfWork(engine),
+            uow_of(engine),
             title=title,
             objective="Is SQLite parity sufficient for the production adapter?",
             actor=ACTOR,
@@ -40,13 +40,13 @@ class Ledger:
         return ledger
 
     def add_evidence(self, body: str) -> UUID:
-        added = add_evidence(UnitOfWork(self.engine), self.thread_id, EvidenceInput(text=body), actor=ACTOR)
+        added = add_evidence(uow_of(self.engine), self.thread_id, EvidenceInput(text=body), actor=ACTOR)
         self.evidence.append(added.id)
         return added.id
 
     @property
     def uow(self) -> UnitOfWork:
-        return UnitOfWork(self.engine)
+        return uow_of(self.engine)
 
     def node(
         self,

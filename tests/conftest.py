@@ -42,9 +42,9 @@ from hypothesis import settings as hypothesis_settings
 from sqlalchemy import Engine
 
 from council.config import redact_url
-from council.ledger.db import dispose_all, engine_for
 from council.ledger.unit import UnitOfWork
 from tests.cli_zygote import Zygote
+from tests.engines import dispose_all, engine_for, uow_of
 from tests.migrations.schema_dump import (
     create_database,
     drop_database,
@@ -236,7 +236,7 @@ def db_url(owner_db_url: str) -> str:
 @pytest.fixture
 def uow(engine: Engine) -> UnitOfWork:
     """The unit of work the services take, on this test's database."""
-    return UnitOfWork(engine)
+    return uow_of(engine)
 
 
 @pytest.fixture

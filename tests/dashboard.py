@@ -10,8 +10,8 @@ from sqlalchemy import Engine, text
 
 from council.domain.profile import Profile
 from council.domain.requests import CompiledRequest, Exposure
-from council.ledger.db import engine_for
 from tests.builders import ACTOR, MODELS, Ledger
+from tests.engines import engine_for
 from tests.migrations.schema_dump import role_url
 
 DASHBOARD_ROLE = "council_dashboard"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from council.agents.runtimes import cli
 from council.agents.runtimes.registry import is_api
@@ -265,7 +264,7 @@ def cli_reprompt(prompt: str, answer: str, reason: str) -> str:
     return f"{prompt}\n\nYour previous answer was:\n{answer[:20_000]}\n\n" + REPROMPT.format(reason=reason)
 
 
-def reprompt(messages: Sequence[Mapping[str, Any]], answer: str, reason: str) -> list[dict[str, Any]]:
+def reprompt(messages: Sequence[Mapping[str, object]], answer: str, reason: str) -> list[dict[str, object]]:
     """The one bounded re-prompt: the conversation so far (the request's messages and any
     tool rounds), the invalid answer, the reason."""
     return [

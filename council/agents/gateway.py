@@ -272,7 +272,7 @@ def _prepare_litellm() -> None:
         _registered = True
 
 
-def _simulated_choice(reply: simulated.SimulatedReply) -> dict[str, Any]:
+def _simulated_choice(reply: simulated.SimulatedReply) -> dict[str, object]:
     """The simulated answer as a choice: its text, or its reads as read_evidence calls."""
     if not reply.reads:
         return {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply.text}}

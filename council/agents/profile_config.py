@@ -81,7 +81,7 @@ _ENV_OVERRIDE = re.compile(rf"^{ENV_PREFIX}(?P<name>.+?)_(?P<field>{'|'.join(_EN
 _KEY_HINT = "keys are never written in a profile: put the key in a variable and name it with api_key_env"
 
 
-def file_tables() -> dict[str, dict[str, Any]]:
+def file_tables() -> dict[str, dict[str, object]]:
     """The checked ``[profiles.NAME]`` tables of the profiles file (none when
     there is no file and ``COUNCIL_PROFILES`` names none)."""
     explicit = settings().profiles_file
@@ -99,7 +99,7 @@ def file_tables() -> dict[str, dict[str, Any]]:
 
 
 @functools.lru_cache(maxsize=8)
-def _parsed(path: Path, _mtime_ns: int, _size: int) -> dict[str, dict[str, Any]]:
+def _parsed(path: Path, _mtime_ns: int, _size: int) -> dict[str, dict[str, object]]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -115,7 +115,7 @@ def _parsed(path: Path, _mtime_ns: int, _size: int) -> dict[str, dict[str, Any]]
     return {str(name): _checked_table(path, str(name), table) for name, table in tables.items()}
 
 
-def _checked_table(path: Path, name: str, table: object) -> dict[str, Any]:
+def _checked_table(path: Path, name: str, table: object) -> dict[str, object]:
     """One profile table, every key and type checked; each reason names the file and the table."""
     where = f"{path}: [profiles.{name}]"
     if not isinstance(table, dict):
@@ -236,11 +236,11 @@ def _non_json(value: object, path: str) -> str | None:
     return None if isinstance(value, str | int | float | bool) else path
 
 
-def env_overrides() -> dict[str, dict[str, Any]]:
+def env_overrides() -> dict[str, dict[str, object]]:
     """``COUNCIL_PROFILE_<NAME>_<FIELD>`` overrides, by the variable's NAME part
     (upper case; the caller maps it to a profile). Any other ``COUNCIL_PROFILE_``
     variable is refused, and a key in one is named as such."""
-    overrides: dict[str, dict[str, Any]] = {}
+    overrides: dict[str, dict[str, object]] = {}
     for variable, value in sorted(settings().variables()):
         if not variable.startswith(ENV_PREFIX):
             continue

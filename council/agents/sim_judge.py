@@ -15,7 +15,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from council.agents.sim_briefing import Briefing, Head, Proposal
 from council.agents.sim_params import revised_stance
@@ -209,7 +209,7 @@ def open_thread(b: Briefing, rng: random.Random, tag: str) -> AgentOutput:
 
 
 def _majority(
-    previous: Sequence[Mapping[str, Any]], version_id: str
+    previous: Sequence[Mapping[str, object]], version_id: str
 ) -> tuple[Stance, float, int, int] | None:
     """(stance, mean confidence, votes, total) of a strict majority of the previous round on a head."""
     stances: list[tuple[Stance, float]] = []

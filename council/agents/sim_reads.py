@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 READS_PER_ROUND = 8
 
 
 def first_reads(
-    texts: Sequence[tuple[str, str]], fenced: Callable[[str], Mapping[str, Any] | None]
+    texts: Sequence[tuple[str, str]], fenced: Callable[[str], Mapping[str, object] | None]
 ) -> tuple[str, ...]:
     """The evidence to read before answering: the items the last briefing left out (up to
     8), when no tool result has come back yet; () once one has."""

@@ -59,7 +59,6 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from council.agents.sim_briefing import fenced_json, read_briefing, text_of
 from council.agents.sim_council import council_answer
@@ -99,7 +98,7 @@ class SimulatedReply:
 
 def respond(
     model: str,
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, object]],
     *,
     conformity: float | None = None,
     self_revision: float | None = None,

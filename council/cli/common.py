@@ -1,4 +1,4 @@
-"""Shared pieces of the CLI: the --json option, the actor, the engine, renderers."""
+"""Shared pieces of the CLI: the --json option, the actor, the wiring, renderers."""
 
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ def actor() -> str:
 @functools.cache
 def council() -> Council:
     """The wired dependencies of this process (one bootstrap per command; the
-    engine is built when a command first needs it, see ``bootstrap``)."""
+    pool is opened when a command first needs it, see ``bootstrap``)."""
     from council.bootstrap import bootstrap
 
-    return bootstrap(lazy_engine=True)
+    return bootstrap(lazy_pool=True)
 
 
 def uow() -> UnitOfWork:

@@ -245,7 +245,7 @@ def unexpected(exc: BaseException) -> str:
     what it was, and never a URL's credentials."""
     names = {type(c).__module__.split(".")[0] for c in type(exc).__mro__}
     detail = " ".join(str(exc).split()) or type(exc).__name__
-    if "sqlalchemy" in names or "psycopg" in names:
+    if "psycopg" in names:
         what = "the database did not answer"
         detail = " ".join(str(getattr(exc, "orig", None) or exc).split())
     elif names & {"redis", "kombu", "amqp"}:

@@ -34,16 +34,12 @@ ReadOnly = Annotated[
 
 
 def _database_url(read_only: bool) -> DatabaseUrl:
-    from psycopg.conninfo import conninfo_to_dict
-
     from council import config
     from council.domain.results.stack import DatabaseUrl
 
     found = config.read_only_database_url() if read_only else config.database_url()
     assert found is not None  # required: a ConfigError says how to configure one
-    # libpq reads the role (a multi-host URL too, which SQLAlchemy's make_url cannot)
-    role = conninfo_to_dict(config.libpq_url(found)).get("user")
-    return DatabaseUrl(url=found, role=str(role) if role else None, read_only=read_only)
+    return DatabaseUrl(url=found, role=config.url_role(found), read_only=read_only)
 
 
 @returns("council.domain.results.stack:DatabaseUrl")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from council.domain.canonical import canonical_sha256
 from council.domain.rules import Decision, decide, groups_of
@@ -38,19 +37,19 @@ class RuleSet:
     """A rule set as stored (``rule_sets``): its versioned name, body and digest."""
 
     id: str
-    body: dict[str, Any]
+    body: dict[str, object]
     description: str = ""
 
     @property
     def sha256(self) -> str:
         return rule_set_sha256(self.id, self.body)
 
-    def section(self) -> dict[str, Any]:
+    def section(self) -> dict[str, object]:
         """The rule set as a snapshot names it."""
         return {"id": self.id, "sha256": self.sha256, "body": self.body}
 
 
-def rule_set_sha256(rule_set_id: str, body: dict[str, Any]) -> str:
+def rule_set_sha256(rule_set_id: str, body: dict[str, object]) -> str:
     """The digest stored as ``rule_sets.body_sha256`` (the seed migration's too)."""
     return canonical_sha256({"id": rule_set_id, "body": body})
 
@@ -72,7 +71,7 @@ def parse_rule_set(document: object) -> RuleSet:
     return RuleSet(rule_set_id, parse_body(document.get("body")), description)
 
 
-def parse_body(body: object) -> dict[str, Any]:
+def parse_body(body: object) -> dict[str, object]:
     if not isinstance(body, dict):
         raise BadInput("the rule set's body must be a JSON object")
     known = (

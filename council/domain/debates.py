@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import Literal
 
 from council.domain import strict_json
 from council.domain.answer_patterns import AnswerPattern, PatternTooSlow
@@ -403,7 +403,7 @@ def _bounded(value: str, limit: int, rid: str, field: str) -> str:
     return value
 
 
-def record_document(record: Record) -> dict[str, Any]:
+def record_document(record: Record) -> dict[str, object]:
     """The council-debate-v1 document of a record: what `council export --format json` emits.
     Parsing it gives the record back (a truth of one answer is written as a string; a turn's
     ``saw`` only when the record stated it)."""
@@ -412,7 +412,7 @@ def record_document(record: Record) -> dict[str, Any]:
     def shown(key: str) -> str:
         return key if record.labelled else label[key]
 
-    document: dict[str, Any] = {"id": record.id, "question": record.question}
+    document: dict[str, object] = {"id": record.id, "question": record.question}
     if record.labelled:
         document["options"] = dict(record.propositions)
     truth = [shown(k) for k, _ in record.propositions if k in record.truth]
@@ -428,7 +428,7 @@ def record_document(record: Record) -> dict[str, Any]:
     ]
     turns = []
     for turn in record.turns:
-        item: dict[str, Any] = {
+        item: dict[str, object] = {
             "round": turn.round,
             "agent": turn.agent,
             "answer": None if turn.answer is None else shown(turn.answer),

@@ -33,7 +33,7 @@ from council.domain.rules import decide
 from council.domain.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from council.domain.observation import RecordFacts
+    from council.domain.record_facts import RecordFacts
 
 DECIDED_HERE = "consolidated by this evaluation"  # a rival's "live consolidation" in eval
 

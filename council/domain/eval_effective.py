@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from council.domain.effective import ErrorSums, error_sums, table_from_sums
 
 if TYPE_CHECKING:
-    from council.domain.observation import RecordFacts, TurnFacts
+    from council.domain.record_facts import RecordFacts, TurnFacts
 
 
 def _model(turn: TurnFacts) -> str:

@@ -38,59 +38,20 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from council.domain.canonical import canonical_json
 from council.domain.eval_council import contests, council, decided_nodes, judged_wrong, node_groups
 from council.domain.eval_effective import PairStats, measured, model_errors
 from council.domain.independence import GroupingParams
+from council.domain.record_facts import Claim as Claim
+from council.domain.record_facts import RecordFacts as RecordFacts
+from council.domain.record_facts import TurnFacts as TurnFacts
 
 SUPPORT = frozenset({"endorse", "originate"})
 BINS = 10
 FLIP_KINDS = ("correct_to_wrong", "wrong_to_correct", "wrong_to_wrong")
 CAUSES = ("toward_exposure", "against_exposure", "after_evidence", "self_revision", "no_recorded_cause")
-
-
-# Claim and TurnFacts are named tuples, not frozen dataclasses: 10,000 records make 120,000
-# of each, and a frozen dataclass costs three times as much to build.
-class Claim(NamedTuple):
-    run_id: str
-    node: str  # node version id
-    type: str
-    confidence: float
-
-
-class TurnFacts(NamedTuple):
-    run_id: str
-    agent: str
-    provider: str
-    answer: str | None
-    confidence: float | None
-    saw: tuple[str, ...] = ()  # run ids whose stance it had seen
-    parent_run_id: str | None = None
-    input_features: frozenset[str] = frozenset()
-    cited: frozenset[str] = frozenset()  # evidence ids it cited
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    usd: float | None = None
-    model: str = ""  # the run's model (min_effective_support's table is per model)
-    control_answer: str | None = None  # its control run's answer (dispatch --controls), if any
-
-
-@dataclass(frozen=True)
-class RecordFacts:
-    id: str
-    truth: Mapping[str, bool]  # node version id -> the resolution in force
-    turns: tuple[TurnFacts, ...]  # in turn order
-    claims: tuple[Claim, ...] = ()
-    rivals: Mapping[str, frozenset[str]] = field(default_factory=dict)  # node version -> its rival versions
-
-    @property
-    def resolved(self) -> bool:
-        return bool(self.truth)
-
-    def correct(self, answer: str | None) -> bool:
-        return answer is not None and self.truth.get(answer) is True
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ that is no such document) is returned as it is, less its blank lines. Pure."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
 
 from council.domain.answer import json_text
 
@@ -60,12 +60,12 @@ def readable(text: str, limit: int) -> str:
     return whole if len(whole) <= limit else whole[: limit - 1] + "…"
 
 
-def _items(document: dict[str, Any], key: str) -> list[dict[str, Any]]:
+def _items(document: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
     found = document.get(key)
     return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
 
 
-def _stance(head: str, item: dict[str, Any]) -> str:
+def _stance(head: str, item: Mapping[str, object]) -> str:
     confidence = item.get("confidence")
     shown = f" ({confidence:.2f})" if isinstance(confidence, int | float) else ""
     rationale = _text(item.get("rationale"))

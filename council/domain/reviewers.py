@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 THREAD, SETTING = "thread", "setting"  # where the candidates came from
 
@@ -50,7 +49,7 @@ class Reviewers:
     simulated: bool  # the chosen voters run simulated (never a mix)
     reason: str = ""  # why nobody reviews (when ``agents`` is empty)
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> dict[str, object]:
         """What the dispatch's or the unstaffed proposal's event records."""
         return {
             "source": self.source,

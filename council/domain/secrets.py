@@ -52,7 +52,7 @@ def holds_secret_shape(value: str) -> bool:
     return any(looks_like_secret(part) for part in _PARTS.split(value) if part)
 
 
-def secret_paths(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+def secret_paths(data: Mapping[str, object], prefix: str = "") -> list[str]:
     """Dotted paths of every secret-shaped key or value in ``data``, nested
     tables and lists included (``extra_headers.Authorization``, ``tags[1]``)."""
     return list(_walk(data, prefix))

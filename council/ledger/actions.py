@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Connection
-
 from council.domain import validate as v
 from council.domain.commands import IdRef, NewAction
 from council.domain.results.graph import Action, Closed
@@ -13,7 +9,7 @@ from council.errors import BadInput
 from council.ledger.events import append
 from council.ledger.lookup import InThread, require, require_in_thread, resolve
 from council.ledger.nodes import VersionRow
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, execute, fetch
 from council.ledger.threads import main_branch_id
 
 
@@ -37,27 +33,26 @@ class Actions:
         if action.run is not None:
             run_id = resolve(conn, "agent_runs", action.run, "run")
             require_in_thread(conn, "agent_runs", InThread, run_id, thread_id, "run")
-        row: dict[str, Any] = in_transaction(
+        [added] = fetch(
             conn,
             "add_action",
-            {
-                "thread_id": thread_id,
-                "branch_id": branch_id,
-                "node_version_id": version_id,
-                "description": action.description,
-                "acceptance_condition": action.acceptance_condition,
-                "run_id": run_id,
-            },
-        )[0]
+            Action,
+            thread_id=thread_id,
+            branch_id=branch_id,
+            node_version_id=version_id,
+            description=action.description,
+            acceptance_condition=action.acceptance_condition,
+            run_id=run_id,
+        )
         append(
             conn,
             "action.added",
             actor=actor,
             thread_id=thread_id,
-            subject_id=row["id"],
+            subject_id=added.id,
             payload={"node_version_id": str(version_id) if version_id else None},
         )
-        return Action.model_validate(row)
+        return added
 
     def close(self, action: IdRef, *, status: str, reason: str, actor: str) -> Closed:
         """Record that the acceptance condition was met (satisfied) or the action dropped."""
@@ -68,9 +63,7 @@ class Actions:
         row = require(conn, "pending_actions", action_id, "pending action", lock=True)
         if row["status"] != "open":
             raise BadInput(f"pending action {action_id} is already {row['status']}")
-        in_transaction(
-            conn, "close_action", {"action_id": action_id, "status": status, "reason": reason, "actor": actor}
-        )
+        execute(conn, "close_action", action_id=action_id, status=status, reason=reason, actor=actor)
         append(
             conn,
             f"action.{status}",

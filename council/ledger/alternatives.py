@@ -16,7 +16,7 @@ from uuid import UUID
 from council.domain.alternatives import components, joined_live
 from council.domain.results.graph import AlternativeMember, AlternativeSet
 from council.errors import BadInput
-from council.ledger.pg import Unit, column, fetch
+from council.ledger.pg import Connection, column, fetch
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class LinkedVersion:
 
 
 class Alternatives:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def add_options(

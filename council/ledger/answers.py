@@ -6,27 +6,13 @@ byte length and a truncated flag. Rows are immutable. Named SQL: council/sql/run
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
-
-from council.ledger.pg import in_transaction
+from council.domain.results.runs import RunAnswer
+from council.ledger.pg import Connection, execute, fetch
 
 MAX_ANSWER_BYTES = 256 * 1024  # a stored answer's bound; longer texts are cut and say so
-
-
-class AnswerRow(TypedDict):
-    """What one round of a run attempt returned (round 0 is the first call)."""
-
-    attempt: int
-    round: int
-    sha256: str  # of the full text
-    text: str  # cut at the bound when truncated
-    byte_length: int
-    truncated: bool
-    created_at: datetime
 
 
 def bounded(text: str, limit: int = MAX_ANSWER_BYTES) -> tuple[str, int, bool]:
@@ -71,10 +57,9 @@ class Answers:
         """Store what round ``round_no`` of the attempt returned; the text once by its hash.
         Returns the SHA-256. Keeping the same round twice is a no-op (a retried call)."""
         kept = answer_parameters(run_id, attempt, round_no, text)
-        in_transaction(self._conn, "keep_answer", dict(kept))
+        execute(self._conn, "keep_answer", **kept)
         return kept["sha256"]
 
-    def of_run(self, run_id: UUID) -> list[AnswerRow]:
+    def of_run(self, run_id: UUID) -> list[RunAnswer]:
         """Every kept round of the run, by attempt and round."""
-        rows: list[AnswerRow] = in_transaction(self._conn, "answers_of_run", {"run_id": run_id})
-        return rows
+        return fetch(self._conn, "answers_of_run", RunAnswer, run_id=run_id)

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain import commands, output_check
 from council.domain import source as sources
 from council.domain.agent_output import AgentOutput, CitationOut, EdgeBetween, EdgeOut, control_view
@@ -45,7 +43,7 @@ from council.ledger.branches import Branches
 from council.ledger.citations import attached_evidence
 from council.ledger.claims import write_checked_claims
 from council.ledger.nodes import Nodes
-from council.ledger.pg import column, in_transaction
+from council.ledger.pg import Connection, Row, column, fetch, fetch_one, id_of
 from council.ledger.round_briefings import RoundBriefings
 from council.ledger.threads import main_branch_id
 
@@ -305,10 +303,8 @@ def _claimable(conn: Connection, run_id: UUID, version_ids: Sequence[UUID]) -> d
     if not version_ids:
         return {}
     return {
-        row["id"]: row
-        for row in in_transaction(
-            conn, "claimable_versions", {"run_id": run_id, "ids": list(set(version_ids))}
-        )
+        id_of(row): row
+        for row in fetch(conn, "claimable_versions", Row, run_id=run_id, ids=list(set(version_ids)))
     }
 
 
@@ -316,13 +312,19 @@ def _fork_parent(conn: Connection, thread_id: UUID, at: UUID | None) -> UUID:
     """A fork leaves the branch of the version it diverges at (main without one)."""
     if at is None:
         return main_branch_id(conn, thread_id)
-    found = in_transaction(conn, "version_branch", {"version_id": at}, as_tuples=True)
-    if not found:
+    found = fetch_one(conn, "version_branch", _VersionBranch, version_id=at)
+    if found is None:
         raise NotFound(f"no node version with id {at}")
-    if found[0].thread_id != thread_id:
+    if found.thread_id != thread_id:
         raise NotFound(f"node version {at} belongs to another thread")
-    branch_id: UUID = found[0].branch_id
-    return branch_id
+    return found.branch_id
+
+
+@dataclass(frozen=True, slots=True)
+class _VersionBranch:
+    id: UUID
+    thread_id: UUID
+    branch_id: UUID
 
 
 def _by_id(
@@ -331,7 +333,9 @@ def _by_id(
     """The rows the named query finds for these ids, by id, in one query (none for an unknown id)."""
     if not row_ids:
         return {}
-    return {row["id"]: row for row in in_transaction(conn, name, {ids_param: list(set(row_ids))})}
+    return {
+        id_of(row): row for row in fetch(conn, name, Row, screen=False, **{ids_param: list(set(row_ids))})
+    }
 
 
 def _cites(
@@ -372,10 +376,10 @@ class Outputs:
 
     def apply(
         self,
-        run: Mapping[Any, Any],
+        run: Mapping[str, object],
         output: AgentOutput,
         *,
         actor: str,
-        later: list[dict[str, Any]] | None = None,
+        later: list[dict[str, object]] | None = None,
     ) -> Applied:
         return apply_output(self._conn, run, output, actor=actor, later=later)

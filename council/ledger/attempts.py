@@ -10,31 +10,29 @@ Named SQL: council/sql/run_records.sql.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
+from council.domain.results.runs import Attempt
+from council.ledger.pg import Connection, fetch
 
-from council.ledger.pg import in_transaction
 
-
-class AttemptRow(TypedDict):
-    """One attempt of a run: its worker, when it was claimed, and how it ended."""
-
+@dataclass(frozen=True, slots=True)
+class _AttemptEvent:
     attempt: int
+    event: str
     worker: str
-    claimed_at: datetime | None
-    ended_at: datetime | None  # None, with status and reason, while it runs
     status: str | None
     reason: str | None
+    created_at: datetime
 
 
-def attempts_of(conn: Connection, run_id: UUID) -> list[AttemptRow]:
+def attempts_of(conn: Connection, run_id: UUID) -> list[Attempt]:
     """One entry per attempt, in order: its worker, when it was claimed, and how
     it ended (``ended_at``, ``status`` and ``reason`` are None while it runs)."""
-    by_attempt: dict[int, AttemptRow] = {}
-    for row in in_transaction(conn, "attempts_of_run", {"run_id": run_id}, as_tuples=True):
+    by_attempt: dict[int, dict[str, object]] = {}
+    for row in fetch(conn, "attempts_of_run", _AttemptEvent, run_id=run_id):
         entry = by_attempt.setdefault(
             row.attempt,
             {"attempt": row.attempt, "worker": row.worker, "claimed_at": None, "ended_at": None,
@@ -44,4 +42,4 @@ def attempts_of(conn: Connection, run_id: UUID) -> list[AttemptRow]:
             entry["worker"], entry["claimed_at"] = row.worker, row.created_at
         else:
             entry["ended_at"], entry["status"], entry["reason"] = row.created_at, row.status, row.reason
-    return list(by_attempt.values())
+    return [Attempt.model_validate(entry) for entry in by_attempt.values()]

@@ -6,8 +6,7 @@ explicit, recorded choice (the only thing that may be called "preferred").
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from council.domain import validate as v
@@ -27,34 +26,7 @@ from council.ledger.pg import execute, fetch
 from council.ledger.threads import main_branch_id
 
 if TYPE_CHECKING:  # events.append and the lookups take it until they run on psycopg alone
-    from sqlalchemy import Connection
-
-
-class _BranchRow(TypedDict):
-    id: UUID
-    thread_id: UUID
-    kind: str
-    parent_branch_id: UUID | None
-    fork_version_id: UUID | None
-    divergence_type: str | None
-    objective: str | None
-    label: str
-    created_by_run_id: UUID | None
-    status: str
-    status_changed_at: datetime
-    created_at: datetime
-
-
-class _MergeRow(TypedDict):
-    id: UUID
-    thread_id: UUID
-    source_branch_id: UUID
-    target_branch_id: UUID
-    preferred_version_id: UUID | None
-    rationale: str
-    created_by_run_id: UUID | None
-    actor: str
-    created_at: datetime
+    from council.ledger.pg import Connection
 
 
 class Branches:
@@ -85,7 +57,7 @@ class Branches:
         branch = fetch(
             conn,
             "add_branch",
-            _BranchRow,
+            Branch,
             thread_id=thread_id,
             kind=fork.kind,
             parent_branch_id=parent_id,
@@ -100,14 +72,14 @@ class Branches:
             "branch.forked",
             actor=actor,
             thread_id=thread_id,
-            subject_id=branch["id"],
+            subject_id=branch.id,
             payload={
                 "kind": fork.kind,
                 "divergence_type": fork.divergence_type,
                 "parent_branch_id": str(parent_id),
             },
         )
-        return Branch.model_validate(branch)
+        return branch
 
     def merge(
         self,
@@ -143,7 +115,7 @@ class Branches:
         merged = fetch(
             conn,
             "add_merge",
-            _MergeRow,
+            Merge,
             thread_id=row["thread_id"],
             source_branch_id=source_id,
             target_branch_id=target_id,
@@ -158,9 +130,9 @@ class Branches:
             actor=actor,
             thread_id=row["thread_id"],
             subject_id=source_id,
-            payload={"target_branch_id": str(target_id), "merge_id": str(merged["id"])},
+            payload={"target_branch_id": str(target_id), "merge_id": str(merged.id)},
         )
-        return Merge.model_validate(merged)
+        return merged
 
     def close(self, branch: IdRef, *, status: str, reason: str, actor: str) -> Closed:
         """Kill (resolved-negative) or abandon a branch."""
@@ -185,8 +157,7 @@ class Branches:
         return Closed(id=branch_id, status=status)
 
     def of_thread(self, thread_id: UUID) -> list[Branch]:
-        rows = fetch(self._conn, "thread_branches", _BranchRow, thread_id=thread_id)
-        return [Branch.model_validate(r) for r in rows]
+        return fetch(self._conn, "thread_branches", Branch, thread_id=thread_id)
 
 
 def _transition(conn: Connection, branch_id: UUID, old: str, new: str, reason: str, actor: str) -> None:

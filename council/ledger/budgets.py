@@ -25,7 +25,7 @@ from council.ledger.locks import lock_thread_budget
 from council.ledger.pg import fetch
 
 if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
-    from sqlalchemy import Connection
+    from council.ledger.pg import Connection
 
 
 class _SettingRow(TypedDict):

@@ -23,7 +23,7 @@ from uuid import UUID
 from council.domain.reassessment import Moves, move
 from council.domain.results.reversal import CascadeStep
 from council.ledger import memory
-from council.ledger.pg import Unit, column, fetch
+from council.ledger.pg import Connection, column, fetch
 
 CASCADE_DEPTH = 3
 CASCADE_STEP_LIMIT = 200
@@ -45,7 +45,7 @@ class _Dependent(TypedDict):
     thread_id: UUID | None
 
 
-def begin(conn: Unit, pending: Sequence[tuple[UUID | str, int]], *, actor: str) -> UUID | None:
+def begin(conn: Connection, pending: Sequence[tuple[UUID | str, int]], *, actor: str) -> UUID | None:
     """Record versions still to expand (each with its depth left) as a continuation,
     in the caller's transaction; None when nothing is left to expand."""
     todo = [[str(version), depth] for version, depth in pending if depth > 0]
@@ -55,7 +55,7 @@ def begin(conn: Unit, pending: Sequence[tuple[UUID | str, int]], *, actor: str) 
     return continuation_id
 
 
-def step(conn: Unit, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:
+def step(conn: Connection, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:
     """One bounded step: take the given continuations (those no other step took),
     expand their versions breadth first, marking the memory of every node that
     depends on them provisional, until CASCADE_STEP_LIMIT versions were expanded
@@ -130,7 +130,7 @@ def step(conn: Unit, continuation_ids: Sequence[UUID], *, actor: str) -> Cascade
 
 
 class Cascades:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def step(self, continuation_ids: Sequence[UUID], *, actor: str) -> CascadeStep:

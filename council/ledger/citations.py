@@ -12,12 +12,10 @@ from collections.abc import Sequence
 from typing import TypedDict
 from uuid import UUID, uuid4
 
-from sqlalchemy import Connection
-
 from council.domain.commands import Cite
 from council.errors import NotFound
 from council.ledger.lookup import resolve
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, column, execute
 
 
 class CitingVersion(TypedDict):
@@ -46,10 +44,7 @@ def attached_evidence(conn: Connection, thread_id: UUID, evidence_ids: Sequence[
     """Which of ``evidence_ids`` are attached to the thread (one query for any number)."""
     if not evidence_ids:
         return set()
-    found = in_transaction(
-        conn, "attached_evidence", {"thread_id": thread_id, "ids": list(set(evidence_ids))}, as_tuples=True
-    )
-    return {row[0] for row in found}
+    return set(column(conn, "attached_evidence", UUID, thread_id=thread_id, ids=list(set(evidence_ids))))
 
 
 def require_attached(attached: set[UUID], evidence_ids: Sequence[UUID]) -> None:
@@ -93,6 +88,6 @@ def insert_citations_many(
         for citation_id, version, cite, claim_id in made
     ]
     if rows:  # ids are made here, so nothing needs to come back from the batch
-        in_transaction(conn, "add_citations", {"citations": json.dumps(rows, default=str)})
+        execute(conn, "add_citations", citations=json.dumps(rows, default=str))
     ids = iter(citation_id for citation_id, *_ in made)
     return [[next(ids) for _ in cites] for _, cites, _ in groups]

@@ -10,8 +10,6 @@ from decimal import Decimal
 from typing import Any, TypedDict
 from uuid import UUID, uuid4
 
-from sqlalchemy import Connection
-
 from council.domain.commands import IdRef, NewClaim
 from council.domain.results.graph import ClaimAdded
 from council.errors import BadInput, NotFound
@@ -20,7 +18,7 @@ from council.ledger.events import append_many
 from council.ledger.held_runs import hold_by_hand
 from council.ledger.lookup import require, resolve
 from council.ledger.nodes import VersionRow
-from council.ledger.pg import fetch, in_transaction
+from council.ledger.pg import Connection, fetch
 
 
 class ClaimRow(TypedDict):
@@ -164,7 +162,10 @@ def claimed_by_run(conn: Connection, run_id: UUID, version_ids: Sequence[UUID]) 
     """The claim type ``run_id`` already has on each of ``version_ids`` that it claimed."""
     if not version_ids:
         return {}
-    rows = in_transaction(
-        conn, "claimed_by_run", {"run_id": run_id, "version_ids": list(version_ids)}, as_tuples=True
-    )
-    return {row.node_version_id: str(row.claim_type) for row in rows}
+    rows = fetch(conn, "claimed_by_run", _Claimed, run_id=run_id, version_ids=list(version_ids))
+    return {row["node_version_id"]: row["claim_type"] for row in rows}
+
+
+class _Claimed(TypedDict):
+    node_version_id: UUID
+    claim_type: str

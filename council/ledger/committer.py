@@ -53,7 +53,7 @@ from council.ledger.pg import execute, fetch
 from council.ledger.snapshots import locked_snapshots
 
 if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
-    from sqlalchemy import Connection
+    from council.ledger.pg import Connection
 
 LOCK_TIMEOUT = "10s"
 STATEMENT_TIMEOUT = "60s"

@@ -26,7 +26,7 @@ from council.ledger.pg import column, fetch, fetch_one
 from council.ledger.snapshots import current_snapshot, snapshot_from_manifest, snapshots_from_manifests
 
 if TYPE_CHECKING:  # the snapshot and evaluation-chain readers take it until they run named SQL
-    from sqlalchemy import Connection
+    from council.ledger.pg import Connection
 
 
 class ConsolidationRow(TypedDict):

@@ -7,14 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.errors import BadInput
 from council.ledger.locks import lock_dispatch_key
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, column, fetch_one
 
 
 def request_sha256(
@@ -55,16 +54,18 @@ def first_of_key(
     dispatch): the dispatch made with ``key`` and its first round's runs in the order the
     agents were named, or None; BadInput when that dispatch asked for something else."""
     lock_dispatch_key(conn, key)
-    found = in_transaction(conn, "dispatch_of_key", {"key": key}, as_tuples=True)
-    if not found:
+    first = fetch_one(conn, "dispatch_of_key", _Keyed, key=key)
+    if first is None:
         return None
-    first = found[0]
     if first.request_sha256 != asked:
         raise BadInput(
             f"key {key!r} was given to another dispatch, which asked for something else (its thread, "
             "agents, mode, rounds, proposal, controls, budget or simulation mode differ); use a new key"
         )
-    runs = in_transaction(
-        conn, "first_round_of_dispatch", {"dispatch_id": first.id, "agents": list(agents)}, as_tuples=True
-    )
-    return first.id, [r.id for r in runs]
+    return first.id, column(conn, "first_round_of_dispatch", UUID, dispatch_id=first.id, agents=list(agents))
+
+
+@dataclass(frozen=True, slots=True)
+class _Keyed:
+    id: UUID
+    request_sha256: str | None

@@ -30,7 +30,7 @@ from council.domain import chain_codec
 from council.domain import manifests as chain
 from council.domain.manifests import ChainRow, Delta, Manifest
 from council.domain.snapshot import Snapshot, manifest_of, snapshot_digests
-from council.ledger.pg import Unit, execute, fetch
+from council.ledger.pg import Connection, execute, fetch
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def _chained(row: _OlderChainRow) -> ChainRow:
     }
 
 
-def stored(conn: Unit, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
+def stored(conn: Connection, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     """The manifest and section hashes of each evaluation of ``record_ids`` (unknown ids are
     absent), rebuilt from its chain: compact chains in one statement, each walked once for
     all of its records; older rows in another."""
@@ -164,7 +164,7 @@ def stored(conn: Unit, record_ids: Sequence[UUID]) -> dict[UUID, Stored]:
     return out
 
 
-def _derive_runs(conn: Unit, out: dict[UUID, Stored]) -> None:
+def _derive_runs(conn: Connection, out: dict[UUID, Stored]) -> None:
     """Give each compact chain's manifest (all of ``out`` so far) its runs: its claims'."""
     claim_ids = sorted({c for s in out.values() for c in s.manifest["claims"]})
     run_of = {
@@ -206,7 +206,7 @@ def _keep(key: tuple[UUID, str], tail: chain.Tail) -> None:
         TAILS.popitem(last=False)
 
 
-def tails(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Position]:
+def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Position]:
     """Where the chain of each version that has one ends (call under its node lock): one
     statement, and one more walking the compact chains whose tail this process does not keep."""
     out: dict[UUID, Position] = {}
@@ -264,7 +264,7 @@ def written(tail: chain.Tail | None, link: Link, evaluation_id: UUID, digest: st
     _keep((evaluation_id, digest), chain.tail(rows))
 
 
-def store_reasons(conn: Unit, reasons: Sequence[Sequence[Mapping[str, object]]]) -> None:
+def store_reasons(conn: Connection, reasons: Sequence[Sequence[Mapping[str, object]]]) -> None:
     """Store each reason of the lists once, by content (call before the rows naming them)."""
     unique = {json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}
     if unique:

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from uuid import UUID
 
 from council.domain.results.events import Event
 from council.domain.tail import Settled, TailCursor, TailPage
-from council.ledger.pg import Unit, in_transaction
+from council.ledger.pg import Connection, Row, column, fetch, fetch_one
 
 
 def append(
-    conn: Unit,
+    conn: Connection,
     kind: str,
     *,
     actor: str,
@@ -25,23 +26,21 @@ def append(
     payload: Mapping[str, object] | None = None,
 ) -> int:
     """One event, in the caller's transaction (every store writes its events so)."""
-    found = in_transaction(
+    [event_id] = column(
         conn,
         "append_event",
-        {
-            "kind": kind,
-            "actor": actor,
-            "thread_id": thread_id,
-            "subject_id": str(subject_id) if subject_id is not None else None,
-            "payload": json.dumps(payload or {}),
-        },
-        as_tuples=True,
+        int,
+        kind=kind,
+        actor=actor,
+        thread_id=thread_id,
+        subject_id=str(subject_id) if subject_id is not None else None,
+        payload=json.dumps(payload or {}),
     )
-    return int(found[0].id)
+    return event_id
 
 
 def append_many(
-    conn: Unit,
+    conn: Connection,
     kind: str,
     *,
     actor: str,
@@ -52,17 +51,14 @@ def append_many(
     if not items:
         return []
     rows = [{"subject_id": str(subject), "payload": payload} for subject, payload in items]
-    found = in_transaction(
-        conn,
-        "append_events",
-        {"kind": kind, "actor": actor, "thread_id": thread_id, "items": json.dumps(rows)},
-        as_tuples=True,
+    found = column(
+        conn, "append_events", int, kind=kind, actor=actor, thread_id=thread_id, items=json.dumps(rows)
     )
-    return sorted(int(row.id) for row in found)  # taken from the identity in the array's order
+    return sorted(found)  # taken from the identity in the array's order
 
 
 class Events:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def append(
@@ -80,55 +76,64 @@ class Events:
 
     def of_thread(self, thread_id: UUID, *, after: int = 0, limit: int | None = None) -> list[Event]:
         """A thread's events in order after ``after``; ``limit`` pages, it never truncates silently."""
-        rows = in_transaction(
-            self._conn, "events_of_thread", {"thread_id": thread_id, "after": after, "limit": limit}
-        )
-        return [Event.model_validate(row) for row in rows]
+        return fetch(self._conn, "events_of_thread", Event, thread_id=thread_id, after=after, limit=limit)
 
     def claims_on(self, thread_id: UUID, version_ids: list[str]) -> list[Event]:
         """The ``claim.added`` events of the versions, in the order the log holds them."""
-        rows = in_transaction(
-            self._conn, "claim_events_on", {"thread_id": thread_id, "version_ids": list(version_ids)}
-        )
-        return [Event.model_validate(row) for row in rows]
+        return fetch(self._conn, "claim_events_on", Event, thread_id=thread_id, version_ids=list(version_ids))
 
     def tail(self, thread_id: UUID, cursor: TailCursor, *, limit: int) -> TailPage:
         """The thread's settled events after ``cursor``, at most ``limit`` (the skipped ones counted)."""
-        rows = in_transaction(
+        rows = fetch(
             self._conn,
             "events_tail",
-            {
-                "thread_id": thread_id,
-                "after_tx": str(cursor.tx),
-                "after_id": cursor.event_id,
-                "limit": limit,
-            },
+            Row,
+            thread_id=thread_id,
+            after_tx=str(cursor.tx),
+            after_id=cursor.event_id,
+            limit=limit,
         )
         events: list[Event] = []
         count = 0
         for row in rows:
             count += 1
-            if row["id"] not in cursor.skip:
-                events.append(Event.model_validate(row))
-            cursor = cursor.past(int(row["tx"]), row["id"])
+            event = Event.model_validate(row)
+            if event.id not in cursor.skip:
+                events.append(event)
+            cursor = cursor.past(int(str(row["tx"])), event.id)
         return TailPage(events=events, cursor=cursor, full=count == limit)
 
     def tail_now(self, thread_id: UUID) -> TailCursor:
         """A cursor for a reader that starts from now: only what is not yet visible will be sent."""
-        row = in_transaction(self._conn, "events_tail_now", {"thread_id": thread_id}, as_tuples=True)[0]
+        [row] = fetch(self._conn, "events_tail_now", _Horizon, thread_id=thread_id)
         return TailCursor(int(row.tx), 0, frozenset(row.skip))
 
     def tail_after(self, event_id: int) -> TailCursor:
         """A cursor just after the event ``event_id`` (resuming a reader that has seen it)."""
-        found = in_transaction(self._conn, "events_tail_after", {"event_id": event_id}, as_tuples=True)
-        return TailCursor(int(found[0].tx), found[0].id) if found else TailCursor(0, 0)
+        found = fetch_one(self._conn, "events_tail_after", _At, event_id=event_id)
+        return TailCursor(int(found.tx), found.id) if found else TailCursor(0, 0)
 
     def settled_threads(self, since: int | None) -> Settled:
         """The threads with events settled since the horizon ``since`` (None: just the horizon)."""
-        row = in_transaction(
-            self._conn,
-            "events_settled_threads",
-            {"since": None if since is None else str(since)},
-            as_tuples=True,
-        )[0]
+        [row] = fetch(
+            self._conn, "events_settled_threads", _Settled, since=None if since is None else str(since)
+        )
         return Settled(horizon=int(row.horizon), thread_ids=frozenset(row.threads))
+
+
+@dataclass(frozen=True, slots=True)
+class _Horizon:
+    tx: str
+    skip: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class _At:
+    tx: str
+    id: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Settled:
+    horizon: str
+    threads: list[UUID]

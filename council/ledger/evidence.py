@@ -4,10 +4,8 @@ Named SQL: council/sql/evidence_store.sql."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
@@ -17,7 +15,7 @@ from council.errors import NotFound
 from council.known_secrets import refuse_known_secret
 from council.ledger.events import append
 from council.ledger.lookup import require
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, Row, column, fetch, fetch_one
 
 
 class EvidenceStore:
@@ -32,13 +30,11 @@ class EvidenceStore:
     def show(self, evidence_id: UUID) -> EvidenceShown:
         """One item in full: content, validity and its history, the threads it is in."""
         conn = self._conn
-        by_id = {"evidence_id": evidence_id}
-        found: list[dict[str, Any]] = in_transaction(conn, "evidence_row", by_id)
-        if not found:
+        row = fetch_one(conn, "evidence_row", Row, evidence_id=evidence_id)
+        if row is None:
             raise NotFound(f"no evidence with id {evidence_id}")
-        row = found[0]
-        threads = in_transaction(conn, "evidence_threads", by_id)
-        history = in_transaction(conn, "evidence_history", by_id)
+        threads = fetch(conn, "evidence_threads", Row, evidence_id=evidence_id)
+        history = fetch(conn, "evidence_history", Row, evidence_id=evidence_id)
         return EvidenceShown.model_validate(
             {
                 **row,
@@ -53,11 +49,8 @@ class EvidenceStore:
         only as a URL is its reference), for an agent CLI's working directory."""
         if not evidence_ids:
             return {}
-        rows = in_transaction(
-            self._conn,
-            "evidence_contents",
-            {"evidence_ids": [UUID(str(i)) for i in evidence_ids]},
-            as_tuples=True,
+        rows = fetch(
+            self._conn, "evidence_contents", _Content, evidence_ids=[UUID(str(i)) for i in evidence_ids]
         )
         return {str(r.id): r.content if r.content is not None else f"reference:{r.source_uri}" for r in rows}
 
@@ -75,32 +68,28 @@ def add_evidence(
     title = v.text(title if title is not None else source.suggested_title, "title", v.MAX_TITLE)
     digest = content_hash(source)
     require(conn, "threads", thread_id, "thread")
-    stored = in_transaction(
+    stored = column(
         conn,
         "add_evidence",
-        {
-            "content_sha256": digest,
-            "content": source.content,
-            "source_kind": source.kind,
-            "source_uri": source.uri,
-            "media_type": source.media_type,
-            "byte_size": size,
-            "fetched_at": source.fetched_at,
-            "title": title,
-        },
-        as_tuples=True,
+        UUID,
+        content_sha256=digest,
+        content=source.content,
+        source_kind=source.kind,
+        source_uri=source.uri,
+        media_type=source.media_type,
+        byte_size=size,
+        fetched_at=source.fetched_at,
+        title=title,
     )
-    inserted: UUID | None = stored[0].id if stored else None
+    inserted = stored[0] if stored else None
     if inserted is None:
-        (existing,) = in_transaction(conn, "evidence_of_hash", {"content_sha256": digest}, as_tuples=True)
-    evidence_id: UUID = inserted if inserted is not None else existing.id
-    found = in_transaction(
-        conn,
-        "link_evidence",
-        {"thread_id": thread_id, "evidence_id": evidence_id, "title": title, "added_by": actor},
-        as_tuples=True,
+        [evidence_id] = column(conn, "evidence_of_hash", UUID, content_sha256=digest)
+    else:
+        evidence_id = inserted
+    found = column(
+        conn, "link_evidence", UUID, thread_id=thread_id, evidence_id=evidence_id, title=title, added_by=actor
     )
-    linked = found[0].evidence_id if found else None
+    linked = found[0] if found else None
     if linked is not None:
         append(
             conn,
@@ -129,5 +118,11 @@ def content_hash(source: Source) -> str:
 
 
 def thread_evidence_ids(conn: Connection, thread_id: UUID) -> set[UUID]:
-    rows = in_transaction(conn, "thread_evidence_ids", {"thread_id": thread_id}, as_tuples=True)
-    return {r.evidence_id for r in rows}
+    return set(column(conn, "thread_evidence_ids", UUID, thread_id=thread_id))
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    id: UUID
+    content: str | None
+    source_uri: str | None

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any, TypedDict
 from uuid import UUID
 
-from council.ledger.pg import Unit, column, fetch
+from council.ledger.pg import Connection, column, fetch
 from council.ledger.retraction import TransitionRow
 
 
@@ -87,7 +87,7 @@ class _Edge(TypedDict):
 
 
 class ExportReads:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def imported(self, thread_id: UUID) -> bool:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
-from council.ledger.pg import Unit, column
+from council.ledger.pg import Connection, column
 
 DEPENDENCY_DEPTH = 3
 
 
 class Frontier:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def rows(self, thread_id: UUID, *, rows_cap: int) -> dict[str, Any]:
+    def rows(self, thread_id: UUID, *, rows_cap: int) -> dict[str, object]:
         """Everything the packet may show, in one recursive statement that fetches
         at most ``rows_cap`` items of each section (load lazily: the budget bounds it)."""
         [found] = column(

@@ -7,11 +7,9 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain.results.graph import ThreadGraph
 from council.ledger.alternatives import Alternatives
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, Row, fetch
 
 
 class Graph:
@@ -52,5 +50,4 @@ def _nodes(conn: Connection, thread_id: UUID) -> list[dict[str, Any]]:
 
 def _of_thread(conn: Connection, name: str, thread_id: UUID) -> list[dict[str, Any]]:
     """The rows of one thread the named query reads, in creation order."""
-    rows: list[dict[str, Any]] = in_transaction(conn, name, {"thread_id": thread_id})
-    return rows
+    return fetch(conn, name, Row, thread_id=thread_id)

@@ -9,10 +9,9 @@ it is ``running`` with its holder as lease owner and no lease expiry. Part of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.commands import RecordedRun
@@ -23,7 +22,7 @@ from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger.events import append
 from council.ledger.lookup import require, require_same_thread, resolve
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one, id_of
 from council.ledger.run_rows import FencedRun
 
 # The lease owner of a run recorded by hand: its recorder, until it closes the run.
@@ -66,7 +65,7 @@ def hold_by_hand(conn: Connection, run: Mapping[str, object], actor: str) -> Non
     (:func:`refuse_unheld`): fence it at its attempt, so this transaction holds it — the
     database accepts a claim only from a run its inserting transaction fenced (revision 0041)."""
     refuse_unheld(run, actor)
-    in_transaction(conn, "fence_run", {"run_id": run["id"], "attempt": run["attempt"]})
+    execute(conn, "fence_run", run_id=run["id"], attempt=run["attempt"])
 
 
 class HeldRuns:
@@ -84,12 +83,12 @@ class HeldRuns:
             attempt: int,
             *,
             status: str,
-            usage: dict[str, Any] | None = None,
+            usage: dict[str, object] | None = None,
             cost_usd: float | None = None,
             error: str | None = None,
-            lint_findings: list[dict[str, Any]] | None = None,
-            event_payload: dict[str, Any] | None = None,
-            events_before: Sequence[dict[str, Any]] = (),
+            lint_findings: list[dict[str, object]] | None = None,
+            event_payload: dict[str, object] | None = None,
+            events_before: Sequence[dict[str, object]] = (),
             actor: str | None = None,
         ) -> None: ...
 
@@ -115,26 +114,27 @@ class HeldRuns:
         exposed_to = [resolve(conn, "agent_runs", other, "run") for other in recorded.exposed_to]
         for other in exposed_to:
             require_same_thread(require(conn, "agent_runs", other, "run"), thread_id, "run")
-        run: dict[str, Any] = in_transaction(
+        [run] = fetch(
             conn,
             "add_held_run",
-            {
-                "thread_id": thread_id,
-                "agent": recorded.agent,
-                "model": recorded.model,
-                "provider": provider,
-                "parent_run_id": parent_id,
-                "round": recorded.round_no,
-                "held_by": held_by,
-            },
-        )[0]
-        self.expose(run["id"], [Exposure("stance", "explicit", exposed_to_run_id=str(o)) for o in exposed_to])
+            Row,
+            thread_id=thread_id,
+            agent=recorded.agent,
+            model=recorded.model,
+            provider=provider,
+            parent_run_id=parent_id,
+            round=recorded.round_no,
+            held_by=held_by,
+        )
+        self.expose(
+            id_of(run), [Exposure("stance", "explicit", exposed_to_run_id=str(o)) for o in exposed_to]
+        )
         append(
             conn,
             "run.recorded" if hand else "run.begun",
             actor=actor,
             thread_id=thread_id,
-            subject_id=run["id"],
+            subject_id=id_of(run),
             payload={
                 "agent": recorded.agent,
                 "model": recorded.model,
@@ -148,17 +148,16 @@ class HeldRuns:
     def held(self, run_id: UUID, holder: str) -> FencedRun:
         """The fenced row (with its ``attempt``) of a begun run (:meth:`record` with ``held_by``) that
         ``holder`` holds and has not ended, locked; bad input otherwise."""
-        found = in_transaction(self._conn, "held_run_state", {"run_id": run_id}, as_tuples=True)
-        if not found:
+        row = fetch_one(self._conn, "held_run_state", _HeldState, run_id=run_id)
+        if row is None:
             raise NotFound(f"no run with id {run_id}")
-        row = found[0]
         if row.lease_owner != holder or row.status != "running":
             if row.status in TERMINAL_RUN_STATUSES and row.lease_owner is None:
                 raise BadInput(f"run {run_id} has ended ({row.status}); begin another run")
             raise BadInput(
                 f"run {run_id} is not one this session began; a session acts only for its own runs"
             )
-        fenced = self.fence(run_id, int(row.attempt))
+        fenced = self.fence(run_id, row.attempt)
         if fenced is None:  # ended between the two statements
             raise BadInput(f"run {run_id} has ended; begin another run")
         return fenced
@@ -170,7 +169,7 @@ class HeldRuns:
         refuse_unheld(found, actor)
         run = self.fence(run_id, int(found["attempt"]))
         assert run is not None  # locked above, running and held by its recorder
-        claims = in_transaction(self._conn, "run_claim_count", {"run_id": run_id}, as_tuples=True)[0].claims
+        [claims] = column(self._conn, "run_claim_count", int, run_id=run_id)
         self.finish(
             run,
             int(found["attempt"]),
@@ -185,9 +184,16 @@ class HeldRuns:
         (their sessions ended without an answer); the ids of those it ended."""
         if not holders:
             return []
-        held = in_transaction(self._conn, "held_by_sessions", {"holders": list(holders)})
         ended = []
-        for run in (FencedRun(**row) for row in held):  # locked and running: each attempt owns its run
+        held = fetch(self._conn, "held_by_sessions", FencedRun, holders=list(holders))
+        for run in held:  # locked and running: each attempt owns its run
             self.finish(run, run.attempt, status="failed", error=reason, event_payload={"reason": reason})
             ended.append(run.id)
         return ended
+
+
+@dataclass(frozen=True, slots=True)
+class _HeldState:
+    attempt: int
+    lease_owner: str | None
+    status: str

@@ -10,7 +10,7 @@ from typing import TypedDict
 from uuid import UUID
 
 from council.domain.calibration import ClaimOutcome
-from council.ledger.pg import Unit, fetch
+from council.ledger.pg import Connection, fetch
 
 
 class StanceChangeRow(TypedDict):
@@ -42,7 +42,7 @@ class StanceChangeRow(TypedDict):
 
 
 class Learning:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def stance_changes(self, thread_id: UUID) -> list[StanceChangeRow]:

@@ -3,17 +3,26 @@ items with the durable transitions that license the guarded words."""
 
 from __future__ import annotations
 
+from typing import Literal, TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain.epistemic import Category, Item
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, fetch
+
+
+class _LintRow(TypedDict):
+    kind: Literal["node", "branch", "evidence"]
+    id: UUID
+    text: str
+    aliases: list[str]
+    settled: bool
+    rejected: bool
+    preferred: bool
 
 
 def ledger_items(conn: Connection, thread_id: UUID) -> list[Item]:
     items = []
-    for row in in_transaction(conn, "lint_items", {"thread_id": thread_id}):
+    for row in fetch(conn, "lint_items", _LintRow, thread_id=thread_id):
         allowed: set[Category] = set()
         if row["settled"]:
             allowed.add("settled")

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain.results.lists import (
     ActionItem,
     ClaimItem,
@@ -19,7 +17,7 @@ from council.domain.results.lists import (
     RunItem,
 )
 from council.domain.results.runs import Cost
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, Row, fetch
 
 
 class Lists:
@@ -100,8 +98,7 @@ class Lists:
         return (found[1:] if truncated else found), truncated
 
     def _rows(self, name: str, **params: object) -> list[Mapping[str, object]]:
-        found: list[Mapping[str, object]] = in_transaction(self.conn, name, dict(params))
-        return found
+        return list(fetch(self.conn, name, Row, screen=False, **params))  # reads: nothing to screen
 
 
 def _dispatch(row: Mapping[str, object]) -> DispatchItem:

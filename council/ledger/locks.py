@@ -6,30 +6,30 @@ from __future__ import annotations
 from collections.abc import Iterable
 from uuid import UUID
 
-from council.ledger.pg import Unit, execute
+from council.ledger.pg import Connection, execute
 
 
-def lock_node(conn: Unit, logical_node_id: UUID | str) -> None:
+def lock_node(conn: Connection, logical_node_id: UUID | str) -> None:
     execute(conn, "lock_node", logical_node_id=str(logical_node_id))
 
 
-def lock_evidence_shared(conn: Unit, evidence_ids: Iterable[UUID | str]) -> None:
+def lock_evidence_shared(conn: Connection, evidence_ids: Iterable[UUID | str]) -> None:
     ids = sorted({str(e) for e in evidence_ids})
     if ids:
         execute(conn, "lock_evidence_shared", evidence_ids=ids)
 
 
-def lock_evidence_exclusive(conn: Unit, evidence_id: UUID | str) -> None:
+def lock_evidence_exclusive(conn: Connection, evidence_id: UUID | str) -> None:
     execute(conn, "lock_evidence_exclusive", evidence_id=str(evidence_id))
 
 
-def lock_proposal(conn: Unit, proposal_id: UUID | str) -> None:
+def lock_proposal(conn: Connection, proposal_id: UUID | str) -> None:
     execute(conn, "lock_proposal", proposal_id=str(proposal_id))
 
 
-def lock_dispatch_key(conn: Unit, key: str) -> None:
+def lock_dispatch_key(conn: Connection, key: str) -> None:
     execute(conn, "lock_dispatch_key", key=key)
 
 
-def lock_thread_budget(conn: Unit, thread_id: UUID | str) -> None:
+def lock_thread_budget(conn: Connection, thread_id: UUID | str) -> None:
     execute(conn, "lock_thread_budget", thread_id=str(thread_id))

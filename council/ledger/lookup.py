@@ -18,7 +18,7 @@ from uuid import UUID
 
 from council.domain.ids import MIN_PREFIX, parse_id
 from council.errors import BadInput, NotFound
-from council.ledger.pg import Unit, fetch, fetch_one, in_transaction
+from council.ledger.pg import Connection, Row, column, fetch, fetch_one
 
 TableRef = str
 R = TypeVar("R")
@@ -43,7 +43,7 @@ _HEX = re.compile(r"^[0-9a-f]+$")
 _CANDIDATES = 5
 
 
-def resolve(conn: Unit, table: TableRef, value: str | UUID, what: str) -> UUID:
+def resolve(conn: Connection, table: TableRef, value: str | UUID, what: str) -> UUID:
     """The id ``value`` names in ``table``: a whole UUID as it is, a prefix when
     exactly one row matches (an ambiguous one is refused with the candidates)."""
     if isinstance(value, UUID):
@@ -57,22 +57,17 @@ def resolve(conn: Unit, table: TableRef, value: str | UUID, what: str) -> UUID:
             f"malformed {what} id: {value!r} (a UUID, or a prefix of at least {MIN_PREFIX} hex digits)"
         )
     low, high = _bounds(digits)
-    found = [
-        row.id
-        for row in in_transaction(
-            conn, _query(table, "_prefix"), {"low": low, "high": high, "limit": _CANDIDATES}, as_tuples=True
-        )
-    ]
+    found = column(conn, _query(table, "_prefix"), UUID, low=low, high=high, limit=_CANDIDATES)
     if not found:
         raise NotFound(f"no {what} with an id starting {text}")
     if len(found) > 1:
         shown = ", ".join(str(candidate) for candidate in found)
         more = " …" if len(found) == _CANDIDATES else ""
         raise BadInput(f"{what} id prefix {text} is ambiguous: {shown}{more}")
-    return UUID(str(found[0]))
+    return found[0]
 
 
-def resolve_all(conn: Unit, table: TableRef, values: Sequence[str | UUID], what: str) -> list[UUID]:
+def resolve_all(conn: Connection, table: TableRef, values: Sequence[str | UUID], what: str) -> list[UUID]:
     """Each value resolved, duplicates dropped (first-seen order kept)."""
     return list(dict.fromkeys(resolve(conn, table, value, what) for value in values))
 
@@ -81,15 +76,15 @@ def _bounds(digits: str) -> tuple[UUID, UUID]:
     return UUID(digits.ljust(32, "0")), UUID(digits.ljust(32, "f"))
 
 
-def require(conn: Unit, table: TableRef, row_id: UUID, what: str, *, lock: bool = False) -> Any:
+def require(conn: Connection, table: TableRef, row_id: UUID, what: str, *, lock: bool = False) -> Any:
     """Return the row with ``row_id`` or raise NotFound naming ``what``."""
-    found = in_transaction(conn, _query(table, "_locked" if lock else ""), {"id": row_id})
-    if not found:
+    found = fetch_one(conn, _query(table, "_locked" if lock else ""), Row, id=row_id)
+    if found is None:
         raise NotFound(f"no {what} with id {row_id}")
-    return found[0]
+    return found
 
 
-def require_row(conn: Unit, table: TableRef, shape: type[R], row_id: UUID, what: str) -> R:
+def require_row(conn: Connection, table: TableRef, shape: type[R], row_id: UUID, what: str) -> R:
     """The row with ``row_id`` as ``shape`` (a TypedDict of the table's columns), or
     NotFound naming ``what``."""
     found = fetch_one(conn, _query(table, ""), shape, id=row_id)
@@ -104,7 +99,7 @@ def require_same_thread(row: InThread, thread_id: UUID, what: str) -> None:
 
 
 def require_in_thread(
-    conn: Unit, table: TableRef, shape: type[T], row_id: UUID, thread_id: UUID, what: str
+    conn: Connection, table: TableRef, shape: type[T], row_id: UUID, thread_id: UUID, what: str
 ) -> T:
     """The row with ``row_id`` as ``shape``; NotFound naming ``what`` when there is none
     or it belongs to another thread."""
@@ -114,7 +109,7 @@ def require_in_thread(
 
 
 def require_all_in_thread(
-    conn: Unit, table: TableRef, row_ids: Sequence[UUID], thread_id: UUID, what: str
+    conn: Connection, table: TableRef, row_ids: Sequence[UUID], thread_id: UUID, what: str
 ) -> dict[UUID, InThread]:
     """Rows by id in one query; the first unknown or foreign id (in the given
     order) raises NotFound."""
@@ -126,7 +121,7 @@ def require_all_in_thread(
     return found
 
 
-def rows_by_id(conn: Unit, table: TableRef, shape: type[T], row_ids: Sequence[UUID]) -> dict[UUID, T]:
+def rows_by_id(conn: Connection, table: TableRef, shape: type[T], row_ids: Sequence[UUID]) -> dict[UUID, T]:
     """The rows of ``table`` with these ids as ``shape``, by id, in one query (none for
     an unknown id)."""
     if not row_ids:

@@ -10,7 +10,7 @@ from typing import TypedDict
 from uuid import UUID
 
 from council.domain.reassessment import Move, move
-from council.ledger.pg import Unit, execute
+from council.ledger.pg import Connection, execute
 
 
 class MemoryState(TypedDict):
@@ -21,14 +21,14 @@ class MemoryState(TypedDict):
     status: str
 
 
-def move_many(conn: Unit, moves: Sequence[Move], actor: str) -> None:
+def move_many(conn: Connection, moves: Sequence[Move], actor: str) -> None:
     """Append the transitions (applied in order by the trigger) and their events in one statement."""
     if moves:
         execute(conn, "move_memory_batch", moves=json.dumps(list(moves)), actor=actor)
 
 
 def move_memory(
-    conn: Unit, memory: MemoryState, to: str, reason: str, actor: str, details: Mapping[str, object]
+    conn: Connection, memory: MemoryState, to: str, reason: str, actor: str, details: Mapping[str, object]
 ) -> str:
     """Move one memory item (its status is updated in place)."""
     move_many(conn, [move(memory["id"], memory["thread_id"], memory["status"], to, reason, details)], actor)

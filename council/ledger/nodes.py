@@ -9,8 +9,6 @@ from datetime import datetime
 from typing import TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
-
 from council.domain import validate as v
 from council.domain.canonical import sha256_text
 from council.domain.commands import IdRef, NewNode, NewVersion
@@ -32,7 +30,7 @@ from council.ledger.lookup import (
     require_row,
     resolve,
 )
-from council.ledger.pg import fetch, in_transaction
+from council.ledger.pg import Connection, Row, column, execute, fetch
 from council.ledger.threads import main_branch_id
 
 
@@ -73,9 +71,7 @@ class Nodes:
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
         if run_id is not None and not held:
             hold_by_hand(conn, require(conn, "agent_runs", run_id, "run", lock=True), actor)
-        node_id = in_transaction(
-            conn, "add_logical_node", {"thread_id": thread_id, "branch_id": branch["id"]}, as_tuples=True
-        )[0].id
+        [node_id] = column(conn, "add_logical_node", UUID, thread_id=thread_id, branch_id=branch["id"])
         version = _insert_version(
             conn, node_id, thread_id, branch["id"], 1, None, node.content, node.status, run_id
         )
@@ -83,12 +79,14 @@ class Nodes:
         edge_ids = _insert_edges(conn, version, edges, run_id)
         claim_id = None
         if run_id is not None:
-            claim_id = in_transaction(
+            [claim_id] = column(
                 conn,
                 "add_originate_claim",
-                {"run_id": run_id, "node_version_id": version["id"], "confidence": node.level},
-                as_tuples=True,
-            )[0].id
+                UUID,
+                run_id=run_id,
+                node_version_id=version["id"],
+                confidence=node.level,
+            )
         citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id, claim_id=claim_id)
         if claim_id is not None:
             payload = {
@@ -183,16 +181,14 @@ class Nodes:
                 f"cannot move node version from {current} to {status}"
                 + (f" (allowed: {', '.join(allowed)})" if allowed else "")
             )
-        in_transaction(
+        execute(
             conn,
             "add_status_transition",
-            {
-                "version_id": version_id,
-                "from_status": current,
-                "to_status": status,
-                "reason": reason,
-                "actor": actor,
-            },
+            version_id=version_id,
+            from_status=current,
+            to_status=status,
+            reason=reason,
+            actor=actor,
         )
         append(
             conn,
@@ -205,8 +201,8 @@ class Nodes:
         return StatusChanged(version_id=version_id, from_status=current, status=status)
 
     def status_of(self, version_id: UUID) -> str:
-        (row,) = in_transaction(self._conn, "version_status", {"version_id": version_id}, as_tuples=True)
-        return str(row.status)
+        [status] = column(self._conn, "version_status", str, version_id=version_id)
+        return status
 
     def get(self, version_id: UUID) -> VersionRow:
         """The version's row (NotFound for an unknown id)."""
@@ -225,7 +221,7 @@ class Nodes:
             ("citations", "version_citations"),
             ("status_history", "version_status_history"),
         ):
-            version[key] = in_transaction(conn, name, {"version_id": version_id})
+            version[key] = fetch(conn, name, Row, version_id=version_id)
         return VersionShown.model_validate(version)
 
 
@@ -304,19 +300,16 @@ def _insert_edges(
     unique = list(dict.fromkeys(edges))
     if not unique:
         return []
-    found = in_transaction(
+    return column(
         conn,
         "add_edges",
-        {
-            "thread_id": version["thread_id"],
-            "branch_id": version["branch_id"],
-            "from_version_id": version["id"],
-            "run_id": run_id,
-            "edges": json.dumps([{"kind": kind, "to_version_id": str(target)} for kind, target in unique]),
-        },
-        as_tuples=True,
+        UUID,
+        thread_id=version["thread_id"],
+        branch_id=version["branch_id"],
+        from_version_id=version["id"],
+        run_id=run_id,
+        edges=json.dumps([{"kind": kind, "to_version_id": str(target)} for kind, target in unique]),
     )
-    return [r.id for r in found]
 
 
 def _created(

@@ -13,15 +13,17 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from decimal import Decimal
 from uuid import UUID, uuid4
 
 from council.domain.alternatives import IMPORTED
 from council.domain.debates import Record
 from council.domain.providers import provider_family
+from council.domain.results.observation import Resolved
 from council.known_secrets import refuse_in_parameters
-from council.ledger.alternatives import Alternatives
-from council.ledger.pg import Unit, driver, in_transaction
+from council.ledger.alternatives import Alternatives, Link, LinkedVersion
+from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one
 from council.sql import driver_sql
 
 Progress = Callable[[int, int], None]  # (records written, records in all)
@@ -40,36 +42,45 @@ class ImportPlan:
     grouping_algorithm_id: str
 
 
-def find_import(conn: Unit, file_sha256: str) -> dict[str, Any] | None:
-    found = in_transaction(conn, "debate_import_by_sha", {"file_sha256": file_sha256})
-    return found[0] if found else None
+@dataclass(frozen=True, slots=True)
+class ImportRow:
+    """A file imported before (its SHA-256 makes a second import of it a no-op)."""
+
+    id: UUID
+    file_sha256: str
+    format: str
+    file_name: str
+    records: int
+    turns: int
+    created_at: datetime
+
+
+def find_import(conn: Connection, file_sha256: str) -> ImportRow | None:
+    return fetch_one(conn, "debate_import_by_sha", ImportRow, file_sha256=file_sha256)
 
 
 def write_import(
-    conn: Unit, plan: ImportPlan, records: Sequence[Record], progress: Progress | None
+    conn: Connection, plan: ImportPlan, records: Sequence[Record], progress: Progress | None
 ) -> list[UUID]:
     """Every record of the file, in the caller's transaction; the thread ids, in order."""
     turns = sum(len(r.turns) for r in records)
-    in_transaction(
+    execute(
         conn,
         "debate_import_insert",
-        {
-            "id": plan.import_id,
-            "file_sha256": plan.file_sha256,
-            "format": plan.fmt,
-            "file_name": plan.file_name,
-            "records": len(records),
-            "turns": turns,
-            "actor": plan.actor,
-        },
+        id=plan.import_id,
+        file_sha256=plan.file_sha256,
+        format=plan.fmt,
+        file_name=plan.file_name,
+        records=len(records),
+        turns=turns,
+        actor=plan.actor,
     )
-    pq = driver(conn)
     thread_ids: list[UUID] = []
     for start in range(0, len(records), CHUNK):
         tables = _Tables()
         for record in records[start : start + CHUNK]:
             thread_ids.append(tables.add(record, plan))
-        with pq.cursor() as cur:
+        with conn.cursor() as cur:
             for name, rows in tables.in_order():
                 if rows:
                     refuse_in_parameters(rows)  # the one check of what the ledger stores, as pg's
@@ -222,54 +233,159 @@ class _Tables:
 
 
 def add_resolution(
-    conn: Unit, version_id: UUID, outcome: bool, source: str, reason: str, actor: str
-) -> dict[str, Any]:
+    conn: Connection, version_id: UUID, outcome: bool, source: str, reason: str, actor: str
+) -> Resolved:
     """Append a resolution of ``version_id``; the row, with the one it superseded (if any)."""
-    target = in_transaction(conn, "resolution_target", {"version_id": version_id})
-    if not target:
+    target = fetch_one(conn, "resolution_target", _Target, version_id=version_id)
+    if target is None:
         from council.errors import NotFound
 
         raise NotFound(f"no node version {version_id}")
-    previous = in_transaction(conn, "resolution_previous", {"version_id": version_id})
-    [row] = in_transaction(
-        conn,
-        "resolution_insert",
-        {"version_id": version_id, "thread_id": target[0]["thread_id"], "outcome": outcome,
-         "source": source, "reason": reason, "actor": actor},
+    previous = column(conn, "resolution_previous", UUID, version_id=version_id)
+    [row] = fetch(
+        conn, "resolution_insert", Row, version_id=version_id, thread_id=target.thread_id, outcome=outcome,
+        source=source, reason=reason, actor=actor,
     )  # fmt: skip
-    return {**row, "supersedes": previous[0]["id"] if previous else None}
+    return Resolved.model_validate({**row, "supersedes": previous[0] if previous else None})
 
 
-def grouping_params(conn: Unit, grouping_id: str) -> dict[str, Any]:
-    [row] = in_transaction(conn, "grouping_params", {"id": grouping_id})
-    return dict(row["params"])
+@dataclass(frozen=True, slots=True)
+class _Target:
+    id: UUID
+    thread_id: UUID
 
 
-def eval_rows(conn: Unit, thread_ids: Sequence[UUID] | None, tags: Sequence[str]) -> dict[str, Any]:
+def grouping_params(conn: Connection, grouping_id: str) -> dict[str, object]:
+    [params] = column(conn, "grouping_params", dict, id=grouping_id)
+    return dict(params)
+
+
+# The rows `council eval` and `council export` read (council/sql/observation.sql): ids as
+# text and confidences as float8, so nothing is converted again (10,000 records hold
+# 120,000 runs). The service builds the domain's RecordFacts and Record from them.
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRun:
+    id: str
+    thread_id: str
+    agent: str
+    provider: str
+    model: str
+    parent_run_id: str | None
+    input_fingerprint: list[str]
+    saw: list[str]  # whose stances the run had been shown
+    cited: list[str]  # the evidence it cited
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: Decimal | None
+    imported: bool
+    stated_confidence: float | None
+    control_of: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EvalClaim:
+    run_id: str
+    node_version_id: str
+    claim_type: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class EvalExposure:
+    run_id: str
+    exposed_to_run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class EvalResolution:
+    thread_id: str
+    node_version_id: str
+    outcome: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRows:
     """Everything `council eval` reads, for the resolved threads of the selection."""
-    selection = {"thread_ids": list(thread_ids or []), "tags": list(tags)}
-    [count] = in_transaction(conn, "eval_counts", selection)
-    ids = [r["id"] for r in in_transaction(conn, "eval_threads", selection)]
-    scope = {"thread_ids": ids}
-    return {
-        "records": int(count["n"]),
-        "threads": ids,
-        "runs": in_transaction(conn, "eval_runs", scope),  # with each run's exposures and citations
-        "claims": in_transaction(conn, "eval_claims", scope),
-        "resolutions": in_transaction(conn, "eval_resolutions", scope),
-        "alternatives": Alternatives(conn).links(ids),
-        "alternative_versions": Alternatives(conn).linked_versions(ids),
-    }
+
+    records: int  # the records the selection counted (resolved or not)
+    threads: list[str]  # the resolved ones
+    runs: list[EvalRun]
+    claims: list[EvalClaim]
+    resolutions: list[EvalResolution]
+    alternatives: list[Link]
+    alternative_versions: list[LinkedVersion]
 
 
-def export_rows(conn: Unit, thread_id: UUID) -> dict[str, Any]:
+def eval_rows(conn: Connection, thread_ids: Sequence[UUID] | None, tags: Sequence[str]) -> EvalRows:
+    chosen, tagged = list(thread_ids or []), list(tags)
+    [count] = column(conn, "eval_counts", int, thread_ids=chosen, tags=tagged)
+    ids = column(conn, "eval_threads", str, thread_ids=chosen, tags=tagged)
+    alternatives, scope = Alternatives(conn), [UUID(i) for i in ids]
+    return EvalRows(
+        records=count,
+        threads=ids,
+        runs=fetch(conn, "eval_runs", EvalRun, thread_ids=ids),
+        claims=fetch(conn, "eval_claims", EvalClaim, thread_ids=ids),
+        resolutions=fetch(conn, "eval_resolutions", EvalResolution, thread_ids=ids),
+        alternatives=alternatives.links(scope),
+        alternative_versions=alternatives.linked_versions(scope),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ExportThread:
+    id: str
+    objective: str
+    record_id: str | None
+    tags: list[str] | None
+    labelled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ExportProposition:
+    id: str
+    content: str
+    key: str | None
+    label: str | None
+    body: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRun:
+    id: str
+    agent: str
+    model: str
+    provider: str
+    round: int
+    debate_round: int | None
+    stated_confidence: float | None
+    saw_given: bool | None
+    turn_text: str | None
+    imported: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRows:
     """Everything a thread's council-debate-v1 record is made of."""
-    scope = {"thread_ids": [thread_id]}
-    return {
-        "thread": in_transaction(conn, "export_thread", {"thread_id": thread_id})[0],
-        "propositions": in_transaction(conn, "export_propositions", {"thread_id": thread_id}),
-        "runs": in_transaction(conn, "export_runs", {"thread_id": thread_id}),
-        "claims": in_transaction(conn, "eval_claims", scope),
-        "exposures": in_transaction(conn, "eval_exposures", scope),
-        "resolutions": in_transaction(conn, "eval_resolutions", scope),
-    }
+
+    thread: ExportThread
+    propositions: list[ExportProposition]
+    runs: list[ExportRun]
+    claims: list[EvalClaim]
+    exposures: list[EvalExposure]
+    resolutions: list[EvalResolution]
+
+
+def export_rows(conn: Connection, thread_id: UUID) -> ExportRows:
+    scope = [thread_id]
+    [thread] = fetch(conn, "export_thread", ExportThread, thread_id=thread_id)
+    return ExportRows(
+        thread=thread,
+        propositions=fetch(conn, "export_propositions", ExportProposition, thread_id=thread_id),
+        runs=fetch(conn, "export_runs", ExportRun, thread_id=thread_id),
+        claims=fetch(conn, "eval_claims", EvalClaim, thread_ids=scope),
+        exposures=fetch(conn, "eval_exposures", EvalExposure, thread_ids=scope),
+        resolutions=fetch(conn, "eval_resolutions", EvalResolution, thread_ids=scope),
+    )

@@ -1,8 +1,6 @@
-"""The reads that run on psycopg alone (``UnitOfWork.reading``): each is one named
-query of council/sql/reads.sql, on whichever connection the unit gives — its own
-in a CLI start (no SQLAlchemy imported), a pooled one in a worker or the web app.
-A read moves here only whole: the query it runs is not written a second time in
-SQLAlchemy Core."""
+"""The reads of ``UnitOfWork.reading``: each is one named query of council/sql/reads.sql,
+on whichever connection the unit gives — its own in a CLI start (no pool opened), a
+pooled one in a worker or the web app."""
 
 from __future__ import annotations
 

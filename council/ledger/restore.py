@@ -13,7 +13,7 @@ from council.domain import validate as v
 from council.errors import BadInput, NotFound
 from council.ledger import events
 from council.ledger.memory import MemoryState, move_memory
-from council.ledger.pg import Unit, column, execute, fetch, fetch_one
+from council.ledger.pg import Connection, column, execute, fetch, fetch_one
 
 if TYPE_CHECKING:
     from council.ledger.consolidations import ConsolidationRow
@@ -27,7 +27,7 @@ class _Version(TypedDict):
 
 
 def restore_retraction(
-    conn: Unit, proposal: ProposalRow, consolidation: ConsolidationRow, *, reason: str, actor: str
+    conn: Connection, proposal: ProposalRow, consolidation: ConsolidationRow, *, reason: str, actor: str
 ) -> None:
     """Undo a retraction by explicit adjudication (call under the node's lock,
     from :meth:`locked_for_adjudication`): the proposal moves retracted →

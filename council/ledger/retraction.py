@@ -29,7 +29,7 @@ from council.ledger.consolidations import ConsolidationRow
 from council.ledger.locks import lock_node
 from council.ledger.lookup import require_row
 from council.ledger.memory import MemoryState, move_memory
-from council.ledger.pg import Unit, column, execute, fetch
+from council.ledger.pg import Connection, column, execute, fetch
 from council.ledger.restore import restore_retraction
 from council.ledger.retraction_votes import (
     Briefing,
@@ -107,7 +107,7 @@ class Awaiting(TypedDict):
     thread_id: UUID
 
 
-def default_versions(conn: Unit, thread_id: UUID, pins: Pins = Pins()) -> tuple[str, str]:
+def default_versions(conn: Connection, thread_id: UUID, pins: Pins = Pins()) -> tuple[str, str]:
     """The rule set and grouping version in force now for a proposal of the thread: the
     ``pins`` when given, else the thread's pinned ones (each checked to exist)."""
     thread = require_row(conn, "threads", _Pinned, thread_id, "thread")
@@ -123,7 +123,7 @@ def default_versions(conn: Unit, thread_id: UUID, pins: Pins = Pins()) -> tuple[
 
 
 def open_proposal(
-    conn: Unit, consolidation: ConsolidationRow, *, reason: str, actor: str, pins: Pins = Pins()
+    conn: Connection, consolidation: ConsolidationRow, *, reason: str, actor: str, pins: Pins = Pins()
 ) -> UUID:
     """Open (or return the already open) proposal to retract a consolidation."""
     versions = default_versions(conn, consolidation["thread_id"], pins)
@@ -134,7 +134,7 @@ def open_proposal(
 
 
 def open_many(
-    conn: Unit,
+    conn: Connection,
     consolidations: Sequence[tuple[UUID | str, UUID | str, tuple[str, str]]],
     *,
     reason: str,
@@ -158,7 +158,7 @@ def open_many(
 
 
 class Retractions:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def propose(self, consolidation_id: UUID, *, reason: str, actor: str, pins: Pins = Pins()) -> Proposal:
@@ -276,17 +276,17 @@ class _RuleSet(TypedDict):
     body: dict[str, object]
 
 
-def _consolidation(conn: Unit, consolidation_id: UUID) -> ConsolidationRow:
+def _consolidation(conn: Connection, consolidation_id: UUID) -> ConsolidationRow:
     return require_row(conn, "consolidations", ConsolidationRow, consolidation_id, "consolidation")
 
 
-def _memory(conn: Unit, consolidation_id: UUID) -> MemoryState:
+def _memory(conn: Connection, consolidation_id: UUID) -> MemoryState:
     [memory] = fetch(conn, "consolidation_memory_item", MemoryState, consolidation_id=consolidation_id)
     return memory
 
 
 def _close(
-    conn: Unit,
+    conn: Connection,
     proposal: ProposalRow,
     consolidation: ConsolidationRow,
     outcome: str,

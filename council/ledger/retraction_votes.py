@@ -19,7 +19,7 @@ from council.domain.votes import ProposalFacts
 from council.ledger import events
 from council.ledger.consolidations import ConsolidationRow
 from council.ledger.lookup import require_row
-from council.ledger.pg import Unit, column, fetch, fetch_one
+from council.ledger.pg import Connection, column, fetch, fetch_one
 
 
 class ProposalRow(TypedDict):
@@ -103,12 +103,12 @@ class Voters:
     params: GroupingParams
 
 
-def proposal(conn: Unit, proposal_id: UUID) -> ProposalRow:
+def proposal(conn: Connection, proposal_id: UUID) -> ProposalRow:
     """The proposal's row, or NotFound."""
     return require_row(conn, "retraction_proposals", ProposalRow, proposal_id, "retraction proposal")
 
 
-def check_vote(conn: Unit, proposal_id: UUID, run: _Run) -> ProposalRow:
+def check_vote(conn: Connection, proposal_id: UUID, run: _Run) -> ProposalRow:
     """The proposal, if ``run`` may vote on it now (same thread, open, not yet
     voted by this run); otherwise BadInput. Writes nothing."""
     found = fetch_one(conn, "lookup_retraction_proposals", ProposalRow, id=proposal_id)
@@ -117,13 +117,13 @@ def check_vote(conn: Unit, proposal_id: UUID, run: _Run) -> ProposalRow:
     return found
 
 
-def vote_facts(conn: Unit, proposal_id: UUID, run_id: UUID) -> ProposalFacts | None:
+def vote_facts(conn: Connection, proposal_id: UUID, run_id: UUID) -> ProposalFacts | None:
     """What a vote of ``run_id`` on the proposal is checked against (None: no such proposal)."""
     found = fetch_one(conn, "lookup_retraction_proposals", ProposalRow, id=proposal_id)
     return _vote_facts(conn, found, run_id)
 
 
-def _vote_facts(conn: Unit, found: ProposalRow | None, run_id: UUID) -> ProposalFacts | None:
+def _vote_facts(conn: Connection, found: ProposalRow | None, run_id: UUID) -> ProposalFacts | None:
     if found is None:
         return None
     voted = column(conn, "run_voted_on", UUID, proposal_id=found["id"], run_id=run_id)
@@ -131,7 +131,7 @@ def _vote_facts(conn: Unit, found: ProposalRow | None, run_id: UUID) -> Proposal
 
 
 def record_vote(
-    conn: Unit,
+    conn: Connection,
     proposal_id: UUID,
     run_id: UUID,
     *,
@@ -164,7 +164,7 @@ def record_vote(
     return Vote.model_validate(row)
 
 
-def briefing(conn: Unit, proposal_id: UUID) -> Briefing:
+def briefing(conn: Connection, proposal_id: UUID) -> Briefing:
     """What a review run is shown of a proposal: its reason, the consolidated
     node's content and the consolidation's evidence (by its index) with each
     item's current validity. No votes: review is blind."""
@@ -190,7 +190,7 @@ def briefing(conn: Unit, proposal_id: UUID) -> Briefing:
     }
 
 
-def voters(conn: Unit, found: ProposalRow) -> Voters:
+def voters(conn: Connection, found: ProposalRow) -> Voters:
     """The proposal's voting runs as independence grouping sees them, with its pinned grouping."""
     rows = fetch(conn, "proposal_voters", _VoterRow, proposal_id=found["id"])
     exposed: dict[str, set[str]] = {}

@@ -25,11 +25,11 @@ from council.ledger import cascade, events, memory, retraction
 from council.ledger.commit_rows import AffectedConsolidation
 from council.ledger.locks import lock_evidence_exclusive
 from council.ledger.lookup import require
-from council.ledger.pg import Unit, execute, execute_many, fetch
+from council.ledger.pg import Connection, execute, execute_many, fetch
 from council.ledger.retraction import Pins
 
 if TYPE_CHECKING:  # cascade takes it until it runs on psycopg alone
-    from sqlalchemy import Connection
+    from council.ledger.pg import Connection
 
 # Decides one consolidation of a reassessment batch; appends its memory moves.
 Judge = Callable[[Loaded, str, Moves], Verdict]
@@ -142,7 +142,7 @@ class Reversal:
 
 
 def _open_retractions(
-    conn: Unit,
+    conn: Connection,
     results: Sequence[Verdict],
     rows: Mapping[str, Loaded],
     pins: Pins,

@@ -24,7 +24,7 @@ from council.ledger.locks import lock_proposal
 from council.ledger.pg import column, fetch, fetch_one
 
 if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
-    from sqlalchemy import Connection
+    from council.ledger.pg import Connection
 
 
 class SettingRow(TypedDict):

@@ -13,7 +13,7 @@ from uuid import UUID
 
 from council.domain.protocol import to_judge
 from council.domain.round_briefing import RoundBriefing
-from council.ledger.pg import Unit, column, fetch, fetch_one
+from council.ledger.pg import Connection, column, fetch, fetch_one
 
 
 class _Stored(TypedDict):
@@ -31,7 +31,7 @@ class DispatchFacts:
 
 
 class RoundBriefings:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def store(self, dispatch_id: UUID, round_no: int, briefing: RoundBriefing) -> bool:

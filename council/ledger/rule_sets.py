@@ -16,7 +16,7 @@ from council.ledger.events import append
 from council.ledger.pg import column, execute, fetch, fetch_one
 
 if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
-    from sqlalchemy import Connection
+    from council.ledger.pg import Connection
 
 DEFAULT_RULE_SET = "council-default-v1"
 EXCLUSIVE_RULE_SET = "council-default-v3"  # exclusive alternatives (revision 0040)

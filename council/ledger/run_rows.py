@@ -32,11 +32,11 @@ class ClaimedRun:
     proposal_id: UUID | None
     request: StoredRequest | None  # stored by an earlier attempt, else None
     request_sha256: str | None
-    executor: dict[str, Any] | None  # the pinned executor (Profile.pinned())
+    executor: dict[str, object] | None  # the pinned executor (Profile.pinned())
     dispatch_rounds: int | None  # of its dispatch; None for a run outside one
     quorum_rule: bool  # its thread's rule set names min_council_answered (at the claim)
     control_of: UUID | None = None  # a control run: the deliberative run it re-runs blind
-    usage: dict[str, Any] | None = None  # what earlier attempts were billed (council.domain.bill)
+    usage: dict[str, object] | None = None  # what earlier attempts were billed (council.domain.bill)
     cost_usd: float | None = None
     agent_down: AgentDown | None = None  # its agent failed for good in an earlier round of its dispatch
 

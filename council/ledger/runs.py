@@ -14,10 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TypedDict
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.profile import Profile
@@ -34,7 +32,7 @@ from council.ledger.events import append
 from council.ledger.held_runs import HeldRuns
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one
 from council.ledger.run_rows import ClaimedRun, FencedRun, RoundStance
 from council.ledger.traces import Traces
 
@@ -48,10 +46,11 @@ class Runs(HeldRuns):
     def expose(self, run_id: UUID, exposures: Sequence[Exposure]) -> int:
         """Record what the run was shown (append-only rows; docs/architecture.md §3)."""
         if exposures:
-            in_transaction(
+            execute(
                 self._conn,
                 "add_exposures",
-                {"run_id": run_id, "exposures": json.dumps([e.__dict__ for e in exposures])},
+                run_id=run_id,
+                exposures=json.dumps([e.__dict__ for e in exposures]),
             )
         return len(exposures)
 
@@ -60,15 +59,14 @@ class Runs(HeldRuns):
         was pinned to (``runtime`` is its runtime) and each attempt with the worker
         that ran it."""
         conn = self._conn
-        by_id = {"run_id": run_id}
-        found: list[dict[str, Any]] = in_transaction(conn, "run_row", by_id)
-        if not found:
+        run = fetch_one(conn, "run_row", Row, run_id=run_id)
+        if run is None:
             raise NotFound(f"no run with id {run_id}")
-        run = found[0]
-        exposures: list[dict[str, Any]] = in_transaction(conn, "run_exposures_of", by_id)
-        claims: list[dict[str, Any]] = in_transaction(conn, "run_claims_of", by_id)
-        children = [r.id for r in in_transaction(conn, "run_children", by_id, as_tuples=True)]
-        runtime = (run["executor"] or {}).get("runtime")
+        exposures = fetch(conn, "run_exposures_of", Row, run_id=run_id)
+        claims = fetch(conn, "run_claims_of", Row, run_id=run_id)
+        children = column(conn, "run_children", UUID, run_id=run_id)
+        executor = run["executor"]
+        runtime = executor.get("runtime") if isinstance(executor, dict) else None
         cli_run = runtime not in (None, "litellm")
         traces = Traces(conn)
         answers = Answers(conn).of_run(run_id)
@@ -89,8 +87,7 @@ class Runs(HeldRuns):
 
     def of_thread(self, thread_id: UUID) -> list[RunSummary]:
         """Every run of the thread, by creation, with its operational state."""
-        rows = in_transaction(self._conn, "runs_of_thread", {"thread_id": thread_id})
-        return [RunSummary.model_validate(r) for r in rows]
+        return fetch(self._conn, "runs_of_thread", RunSummary, thread_id=thread_id)
 
     # ---------------------------------------------------------------- dispatch
 
@@ -150,26 +147,22 @@ class Runs(HeldRuns):
             require(conn, "retraction_proposals", proposal_id, "retraction proposal")
             if once_per_proposal:
                 lock_proposal(conn, proposal_id)
-                existing = in_transaction(
-                    conn, "dispatch_of_proposal", {"proposal_id": proposal_id}, as_tuples=True
-                )
+                existing = column(conn, "dispatch_of_proposal", UUID, proposal_id=proposal_id)
                 if existing:
-                    return existing[0].id, [], True
-        dispatch_id: UUID = in_transaction(
+                    return existing[0], [], True
+        [dispatch_id] = column(
             conn,
             "add_dispatch",
-            {
-                "thread_id": thread_id,
-                "mode": mode,
-                "agents": [p.name for p in profiles],
-                "rounds": rounds,
-                "proposal_id": proposal_id,
-                "key": key,
-                "request_sha256": asked,
-                "controls": controls,
-            },
-            as_tuples=True,
-        )[0].id
+            UUID,
+            thread_id=thread_id,
+            mode=mode,
+            agents=[p.name for p in profiles],
+            rounds=rounds,
+            proposal_id=proposal_id,
+            key=key,
+            request_sha256=asked,
+            controls=controls,
+        )
         first_round = [
             {
                 "agent": p.name,
@@ -180,21 +173,16 @@ class Runs(HeldRuns):
             }
             for p in profiles
         ]
-        run_ids: list[UUID] = [
-            r.id
-            for r in in_transaction(
-                conn,
-                "add_first_round",
-                {
-                    "thread_id": thread_id,
-                    "dispatch_id": dispatch_id,
-                    "mode": mode,
-                    "proposal_id": proposal_id,
-                    "runs": json.dumps(first_round),
-                },
-                as_tuples=True,
-            )
-        ]
+        run_ids = column(
+            conn,
+            "add_first_round",
+            UUID,
+            thread_id=thread_id,
+            dispatch_id=dispatch_id,
+            mode=mode,
+            proposal_id=proposal_id,
+            runs=json.dumps(first_round),
+        )
         append(
             conn,
             "dispatch.created",
@@ -214,49 +202,38 @@ class Runs(HeldRuns):
 
     def mark_queued(self, run_ids: Sequence[UUID]) -> None:
         if run_ids:
-            in_transaction(self._conn, "mark_queued", {"run_ids": list(run_ids)})
+            execute(self._conn, "mark_queued", run_ids=list(run_ids))
 
     def waiting_of_dispatch(self, dispatch_id: UUID) -> list[UUID]:
         """The dispatch's runs still created or queued (not yet taken by a worker)."""
-        found = in_transaction(
-            self._conn, "waiting_of_dispatch", {"dispatch_id": dispatch_id}, as_tuples=True
-        )
-        return [r.id for r in found]
+        return column(self._conn, "waiting_of_dispatch", UUID, dispatch_id=dispatch_id)
 
     def of_dispatch(self, dispatch_id: UUID) -> list[DispatchedRun]:
-        rows = in_transaction(self._conn, "runs_of_dispatch", {"dispatch_id": dispatch_id})
+        rows = fetch(self._conn, "runs_of_dispatch", _DispatchedRow, dispatch_id=dispatch_id)
         return [_dispatched(r) for r in rows]
 
     def next_round(self, dispatch_id: UUID, next_round_no: int) -> list[UUID]:
         """Create the next round's runs if the round before is complete (idempotent)."""
-        found = in_transaction(
-            self._conn,
-            "next_round",
-            {"dispatch_id": dispatch_id, "next_round": next_round_no},
-            as_tuples=True,
-        )
-        return [r.id for r in found]
+        return column(self._conn, "next_round", UUID, dispatch_id=dispatch_id, next_round=next_round_no)
 
     def closed_round_versions(self, dispatch_id: UUID, round_no: int) -> list[UUID] | None:
         """The node versions round ``round_no`` claimed on or made, once all its runs ended;
         None while it is open."""
-        [found] = in_transaction(
-            self._conn, "round_closed_versions", {"dispatch_id": dispatch_id, "round": round_no}
+        [found] = fetch(
+            self._conn, "round_closed_versions", _RoundClosed, dispatch_id=dispatch_id, round=round_no
         )
         if not found["closed"]:
             return None
-        return [UUID(str(v)) for v in found["versions"]]
+        return list(found["versions"])
 
     def quorum_versions(self, run_id: UUID) -> list[UUID]:
         """Versions not yet consolidated whose council (min_council_answered) the ended run sat on."""
-        found = in_transaction(self._conn, "quorum_versions", {"run_id": run_id})
-        return [UUID(str(r["node_version_id"])) for r in found]
+        return column(self._conn, "quorum_versions", UUID, run_id=run_id)
 
     def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[RoundStance]:
-        stances: list[RoundStance] = in_transaction(
-            self._conn, "previous_round_stances", {"dispatch_id": dispatch_id, "round": round_no}
+        return fetch(
+            self._conn, "previous_round_stances", RoundStance, dispatch_id=dispatch_id, round=round_no
         )
-        return stances
 
     # ----------------------------------------------------------------- attempts
 
@@ -266,26 +243,30 @@ class Runs(HeldRuns):
         """Take the run for a new attempt, or None when it is done or leased elsewhere;
         ``owner`` (the worker) is recorded as the attempt's. ``held_attempt``: the
         attempt this task held when a transient error cut it off, taken over at once."""
-        found = in_transaction(
+        return fetch_one(
             self._conn,
             "claim_run",
-            {"run_id": run_id, "owner": owner, "lease_s": lease_s, "held_attempt": held_attempt},
+            ClaimedRun,
+            run_id=run_id,
+            owner=owner,
+            lease_s=lease_s,
+            held_attempt=held_attempt,
         )
-        return ClaimedRun(**found[0]) if found else None
 
     def fence(self, run_id: UUID, attempt: int) -> FencedRun | None:
         """The run's row, locked, if this attempt still owns it (None: fenced out)."""
-        found = in_transaction(self._conn, "fence_run", {"run_id": run_id, "attempt": attempt})
-        return FencedRun(**found[0]) if found else None
+        return fetch_one(self._conn, "fence_run", FencedRun, run_id=run_id, attempt=attempt)
 
     def fence_keeping(self, run_id: UUID, attempt: int, round_no: int, text: str) -> FencedRun | None:
         """Keep what round ``round_no`` of the attempt returned (as ``Answers.keep``: written
         whether or not the attempt still owns the run), then the run's row, locked, if this
         attempt still owns it (None: fenced out), as :meth:`fence`: one statement."""
-        found = in_transaction(
-            self._conn, "keep_answer_and_fence", dict(answer_parameters(run_id, attempt, round_no, text))
+        return fetch_one(
+            self._conn,
+            "keep_answer_and_fence",
+            FencedRun,
+            **answer_parameters(run_id, attempt, round_no, text),
         )
-        return FencedRun(**found[0]) if found else None
 
     def store_request(
         self,
@@ -302,21 +283,20 @@ class Runs(HeldRuns):
         canonical = request.canonical()
         sha256 = request.sha256
         unique = list({o["evidence_id"]: dict(o) for o in reversed(opened)}.values())
-        stored = in_transaction(
+        stored = column(
             self._conn,
             "store_request",
-            {
-                "run_id": run_id,
-                "attempt": attempt,
-                "request": json.dumps(canonical),
-                "request_sha256": sha256,
-                "input_fingerprint": json.dumps(request.input_features),
-                "exposures": json.dumps([e.__dict__ for e in request.exposures]),
-                "opened": json.dumps(unique),
-                "payload": json.dumps(
-                    {"attempt": attempt, "request_sha256": sha256, "exposures": len(request.exposures)}
-                ),
-            },
+            object,
+            run_id=run_id,
+            attempt=attempt,
+            request=json.dumps(canonical),
+            request_sha256=sha256,
+            input_fingerprint=json.dumps(request.input_features),
+            exposures=json.dumps([e.__dict__ for e in request.exposures]),
+            opened=json.dumps(unique),
+            payload=json.dumps(
+                {"attempt": attempt, "request_sha256": sha256, "exposures": len(request.exposures)}
+            ),
         )
         return bool(stored)
 
@@ -326,12 +306,12 @@ class Runs(HeldRuns):
         attempt: int,
         *,
         status: str,
-        usage: dict[str, Any] | None = None,
+        usage: dict[str, object] | None = None,
         cost_usd: float | None = None,
         error: str | None = None,
-        lint_findings: list[dict[str, Any]] | None = None,
-        event_payload: dict[str, Any] | None = None,
-        events_before: Sequence[dict[str, Any]] = (),
+        lint_findings: list[dict[str, object]] | None = None,
+        event_payload: dict[str, object] | None = None,
+        events_before: Sequence[dict[str, object]] = (),
         actor: str | None = None,
     ) -> None:
         """The terminal state of a fenced run (``run`` is its fenced row), with its event,
@@ -345,19 +325,17 @@ class Runs(HeldRuns):
                 "payload": {"attempt": attempt, **(event_payload or {})},
             },
         ]
-        in_transaction(
+        execute(
             self._conn,
             "finish_run",
-            {
-                "run_id": run.id,
-                "attempt": attempt,
-                "status": status,
-                "usage": json.dumps(usage) if usage is not None else None,
-                "cost_usd": cost_usd,
-                "error": error,
-                "lint_findings": json.dumps(lint_findings) if lint_findings is not None else None,
-                "events": json.dumps(announced),
-            },
+            run_id=run.id,
+            attempt=attempt,
+            status=status,
+            usage=json.dumps(usage) if usage is not None else None,
+            cost_usd=cost_usd,
+            error=error,
+            lint_findings=json.dumps(lint_findings) if lint_findings is not None else None,
+            events=json.dumps(announced),
         )
 
     def release(
@@ -366,27 +344,47 @@ class Runs(HeldRuns):
         attempt: int,
         reason: str,
         *,
-        usage: dict[str, Any] | None = None,
+        usage: dict[str, object] | None = None,
         cost_usd: float | None = None,
     ) -> bool:
         """Give the run back to the queue for a later try (fenced); the attempt's record keeps
         the reason, the run what it was billed so far (``usage`` None: nothing new)."""
         reason = " ".join(reason.split())[:2000] or "released"
-        found = in_transaction(
+        found = column(
             self._conn,
             "release_run",
-            {
-                "run_id": run_id,
-                "attempt": attempt,
-                "reason": reason,
-                "usage": json.dumps(usage) if usage is not None else None,
-                "cost_usd": cost_usd,
-            },
+            object,
+            run_id=run_id,
+            attempt=attempt,
+            reason=reason,
+            usage=json.dumps(usage) if usage is not None else None,
+            cost_usd=cost_usd,
         )
         return bool(found)
 
 
-def _dispatched(row: dict[str, Any]) -> DispatchedRun:
+class _RoundClosed(TypedDict):
+    closed: bool
+    versions: list[UUID]
+
+
+class _DispatchedRow(TypedDict):
+    """The columns of an agent_runs row a dispatch's listing reads (the query reads every one)."""
+
+    id: UUID
+    agent: str
+    round: int
+    status: str
+    attempt: int
+    simulated: bool
+    error: str | None
+    request_sha256: str | None
+    usage: dict[str, object] | None
+    cost_usd: Decimal | None
+    control_of: UUID | None
+
+
+def _dispatched(row: _DispatchedRow) -> DispatchedRun:
     usage = row["usage"] or {}
 
     def count(key: str) -> int | None:
@@ -405,5 +403,5 @@ def _dispatched(row: dict[str, Any]) -> DispatchedRun:
         prompt_tokens=count("prompt_tokens"),
         completion_tokens=count("completion_tokens"),
         cost_usd=None if row["cost_usd"] is None else float(row["cost_usd"]),
-        control_of=row.get("control_of"),
+        control_of=row["control_of"],
     )

@@ -22,7 +22,7 @@ from council.domain.snapshot import Snapshot, build_snapshot, measured_rows, nam
 from council.domain.snapshot_shapes import RivalIds
 from council.errors import NotFound
 from council.ledger.locks import lock_evidence_shared
-from council.ledger.pg import Unit, fetch
+from council.ledger.pg import Connection, fetch
 
 
 class _Model(TypedDict):
@@ -81,7 +81,7 @@ class _RivalRows:
     rows: JsonObject
 
 
-def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
+def manifests(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
     """Ids of every row each decision depends on, chosen in one statement (unknown ids are absent)."""
     rows = fetch(conn, "snapshot_manifests", _Manifest, version_ids=list(version_ids))
     found = {row.version_id: row.manifest.copy() for row in rows}
@@ -99,7 +99,7 @@ def manifests(conn: Unit, version_ids: Sequence[UUID]) -> dict[UUID, Manifest]:
 
 
 def _correlation_tables(
-    conn: Unit, inputs: Mapping[UUID, _CorrelationInputs]
+    conn: Connection, inputs: Mapping[UUID, _CorrelationInputs]
 ) -> dict[UUID, list[PairCorrelation]]:
     """Per version, the error-correlation table of the models that claimed on it, measured
     now on every other resolved version (two statements for the batch, summed in SQL): what
@@ -134,7 +134,7 @@ def _correlation_tables(
     return tables
 
 
-def manifest(conn: Unit, version_id: UUID) -> Manifest:
+def manifest(conn: Connection, version_id: UUID) -> Manifest:
     found = manifests(conn, [version_id])
     if version_id not in found:
         raise NotFound(f"no node version with id {version_id}")
@@ -148,7 +148,7 @@ _IDS: tuple[_IdSection, ...] = ("versions", "claims", "runs", "exposures", "cita
 _STATES: tuple[_StateSection, ...] = ("branches", "evidence", "pending_actions")
 
 
-def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snapshot]:
+def snapshots_from_manifests(conn: Connection, named: Sequence[Manifest]) -> list[Snapshot]:
     """The snapshot each manifest names, in order (one statement for all of them)."""
     if not named:
         return []
@@ -160,7 +160,7 @@ def snapshots_from_manifests(conn: Unit, named: Sequence[Manifest]) -> list[Snap
     ]
 
 
-def _rival_rows(conn: Unit, named: Sequence[Manifest]) -> dict[int, dict[str, object]]:
+def _rival_rows(conn: Connection, named: Sequence[Manifest]) -> dict[int, dict[str, object]]:
     """Per v4 manifest (by its number from 1), ``{"rivals": [the rows each rival names]}``,
     in one statement for all of them (none when no manifest names rivals)."""
     listed = {ord_: named_rivals(m) for ord_, m in enumerate(named, 1)}
@@ -237,7 +237,7 @@ def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def snapshot_from_manifest(conn: Unit, named: Manifest) -> Snapshot:
+def snapshot_from_manifest(conn: Connection, named: Manifest) -> Snapshot:
     return snapshots_from_manifests(conn, [named])[0]
 
 
@@ -245,7 +245,7 @@ def evidence_ids(named: Manifest) -> set[str]:
     return {str(e["id"]) for e in named["evidence"]}
 
 
-def locked_snapshots(conn: Unit, version_ids: Sequence[UUID], locked: set[str]) -> dict[UUID, Snapshot]:
+def locked_snapshots(conn: Connection, version_ids: Sequence[UUID], locked: set[str]) -> dict[UUID, Snapshot]:
     """The snapshots of ``version_ids``, with shared locks held on every evidence item they cite.
 
     Call with the node locks held and shared locks already taken on ``locked``
@@ -263,6 +263,6 @@ def locked_snapshots(conn: Unit, version_ids: Sequence[UUID], locked: set[str]) 
         locked |= extra
 
 
-def current_snapshot(conn: Unit, version_id: UUID) -> Snapshot:
+def current_snapshot(conn: Connection, version_id: UUID) -> Snapshot:
     """The snapshot as of now, without locks (for reads such as `council groups`)."""
     return snapshot_from_manifest(conn, manifest(conn, version_id))

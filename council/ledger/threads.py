@@ -3,10 +3,7 @@ Named SQL: council/sql/thread_store.sql."""
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
-
-from sqlalchemy import Connection
 
 from council.domain import validate as v
 from council.domain.results.threads import Thread, ThreadCost, ThreadCounts, ThreadCreated, ThreadShown
@@ -14,7 +11,7 @@ from council.domain.review import DEFAULT, Review
 from council.errors import NotFound
 from council.ledger.budgets import Budgets, shown_state
 from council.ledger.events import append
-from council.ledger.pg import in_transaction
+from council.ledger.pg import Connection, Row, column, fetch, fetch_one
 from council.ledger.review import ReviewStore
 from council.ledger.rule_sets import RuleSets
 
@@ -44,23 +41,22 @@ class Threads:
         rule_set_id = rule_set_id or RuleSets(conn).pinned()
         _require_text_key(conn, "rule_set_named", rule_set_id, "rule set")
         _require_text_key(conn, "grouping_algorithm_named", grouping_algorithm_id, "grouping algorithm")
-        thread: dict[str, Any] = in_transaction(
+        [thread] = fetch(
             conn,
             "add_thread",
-            {
-                "title": title,
-                "objective": objective,
-                "rule_set_id": rule_set_id,
-                "grouping_algorithm_id": grouping_algorithm_id,
-            },
-        )[0]
-        branch_id = in_transaction(conn, "add_main_branch", {"thread_id": thread["id"]}, as_tuples=True)[0].id
+            Thread,
+            title=title,
+            objective=objective,
+            rule_set_id=rule_set_id,
+            grouping_algorithm_id=grouping_algorithm_id,
+        )
+        [branch_id] = column(conn, "add_main_branch", UUID, thread_id=thread.id)
         append(
             conn,
             "thread.created",
             actor=actor,
-            thread_id=thread["id"],
-            subject_id=thread["id"],
+            thread_id=thread.id,
+            subject_id=thread.id,
             payload={
                 "title": title,
                 "rule_set_id": rule_set_id,
@@ -69,10 +65,10 @@ class Threads:
                 "delay_s": review.delay_s,
             },
         )
-        setting = ReviewStore(conn).set(
-            thread["id"], review, actor=actor, reason="thread created", event=False
+        setting = ReviewStore(conn).set(thread.id, review, actor=actor, reason="thread created", event=False)
+        return ThreadCreated.model_validate(
+            {**thread.model_dump(), "main_branch_id": branch_id, "review": setting}
         )
-        return ThreadCreated.model_validate({**thread, "main_branch_id": branch_id, "review": setting})
 
     def get(self, thread_id: UUID) -> Thread:
         return Thread.model_validate(_thread(self._conn, thread_id))
@@ -80,14 +76,14 @@ class Threads:
     def show(self, thread_id: UUID) -> ThreadShown:
         """A thread with counts of what it holds and what its runs cost."""
         thread = _thread(self._conn, thread_id)
-        counts = in_transaction(self._conn, "thread_counts", {"thread_id": thread_id})[0]
-        cost = in_transaction(self._conn, "thread_cost", {"thread_id": thread_id})[0]
+        [counts] = fetch(self._conn, "thread_counts", ThreadCounts, thread_id=thread_id)
+        [cost] = fetch(self._conn, "thread_cost", ThreadCost, thread_id=thread_id)
         return ThreadShown.model_validate(
             {
                 **thread,
                 "main_branch_id": main_branch_id(self._conn, thread_id),
-                "counts": ThreadCounts(**counts),
-                "cost": ThreadCost(**cost),
+                "counts": counts,
+                "cost": cost,
                 "review": ReviewStore(self._conn).settings(thread_id).current,
                 "budget": shown_state(Budgets(self._conn).state(thread_id)),
             }
@@ -98,18 +94,17 @@ class Threads:
 
 
 def main_branch_id(conn: Connection, thread_id: UUID) -> UUID:
-    (main,) = in_transaction(conn, "main_branch", {"thread_id": thread_id}, as_tuples=True)  # exactly one
-    return UUID(str(main.id))
+    [main] = column(conn, "main_branch", UUID, thread_id=thread_id)  # exactly one
+    return main
 
 
-def _thread(conn: Connection, thread_id: UUID) -> dict[str, Any]:
-    found = in_transaction(conn, "thread_row", {"thread_id": thread_id})
-    if not found:
+def _thread(conn: Connection, thread_id: UUID) -> Row:
+    found = fetch_one(conn, "thread_row", Row, thread_id=thread_id)
+    if found is None:
         raise NotFound(f"no thread with id {thread_id}")
-    row: dict[str, Any] = found[0]
-    return row
+    return found
 
 
 def _require_text_key(conn: Connection, name: str, key: str, what: str) -> None:
-    if not in_transaction(conn, name, {"key": key}):
+    if not column(conn, name, object, key=key):
         raise NotFound(f"no {what} named {key!r}")

@@ -10,36 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any, TypedDict
 from uuid import UUID
 
-from sqlalchemy import Connection
-
-from council.ledger.pg import in_transaction
-
-
-class TraceRow(TypedDict):
-    """One agent-CLI call of an attempt (call 2 is the re-prompt) and its stored trace."""
-
-    attempt: int
-    call: int
-    runtime: str
-    cli_version: str
-    exit_status: int | None
-    stopped: str | None  # deadline | turn limit | authentication refused | provider unreachable
-    trace: dict[str, Any]
-    created_at: datetime
-
-
-class OpenedRow(TypedDict):
-    """An evidence item a run opened or cited (``council_v_opened_evidence``)."""
-
-    evidence_id: UUID
-    opened: bool
-    cited: bool
-    opened_at: datetime | None
-    citations: int
+from council.domain.results.runs import OpenedEvidence, RunTrace
+from council.ledger.pg import Connection, execute, fetch
 
 
 class Traces:
@@ -47,7 +21,11 @@ class Traces:
         self._conn = conn
 
     def record(
-        self, run_id: UUID, attempt: int, traces: Sequence[dict[str, Any]], opened: Sequence[dict[str, str]]
+        self,
+        run_id: UUID,
+        attempt: int,
+        traces: Sequence[dict[str, object]],
+        opened: Sequence[dict[str, str]],
     ) -> None:
         """The attempt's call traces (stored documents) and the evidence it opened
         (``evidence_id``, ``file``, ``tool``), each opened file once."""
@@ -63,25 +41,21 @@ class Traces:
                 }
                 for doc in traces
             ]
-            in_transaction(
-                self._conn,
-                "add_run_traces",
-                {"run_id": run_id, "attempt": attempt, "traces": json.dumps(calls)},
-            )
+            execute(self._conn, "add_run_traces", run_id=run_id, attempt=attempt, traces=json.dumps(calls))
         unique = {o["evidence_id"]: o for o in reversed(opened)}
         if unique:
-            in_transaction(
+            execute(
                 self._conn,
                 "add_opened_evidence",
-                {"run_id": run_id, "attempt": attempt, "opened": json.dumps(list(reversed(unique.values())))},
+                run_id=run_id,
+                attempt=attempt,
+                opened=json.dumps(list(reversed(unique.values()))),
             )
 
-    def of_run(self, run_id: UUID) -> list[TraceRow]:
+    def of_run(self, run_id: UUID) -> list[RunTrace]:
         """Each call's trace, by attempt and call."""
-        rows: list[TraceRow] = in_transaction(self._conn, "traces_of_run", {"run_id": run_id})
-        return rows
+        return fetch(self._conn, "traces_of_run", RunTrace, run_id=run_id)
 
-    def opened_of_run(self, run_id: UUID) -> list[OpenedRow]:
+    def opened_of_run(self, run_id: UUID) -> list[OpenedEvidence]:
         """Every evidence item the run opened or cited, as the dashboard view has it."""
-        rows: list[OpenedRow] = in_transaction(self._conn, "opened_of_run", {"run_id": run_id})
-        return rows
+        return fetch(self._conn, "opened_of_run", OpenedEvidence, run_id=run_id)

@@ -8,7 +8,7 @@ from typing import TypedDict
 from uuid import UUID
 
 from council.ledger.commit_rows import AffectedConsolidation
-from council.ledger.pg import Unit, column, fetch
+from council.ledger.pg import Connection, column, fetch
 
 
 class _DueRound(TypedDict):
@@ -18,7 +18,7 @@ class _DueRound(TypedDict):
 
 
 class Unfinished:
-    def __init__(self, conn: Unit) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
     def runs(self, *, settle_s: float, limit: int) -> list[UUID]:

@@ -8,16 +8,16 @@ asks for separate transactions, e.g. a cascade's later steps):
         affected = tx.consolidations.resting_on(evidence_id)
 
 The transaction commits when the block ends normally and rolls back when it
-raises; driver errors leave as the project's own exceptions (``db.translate``).
+raises; driver errors leave as the project's own exceptions (``pg.translate_driver``).
 Stores are plain data access over the transaction's connection: no use-case
 orchestration lives in them. Each is imported when a transaction first uses
 it, so a read loads no committer, runs or output applier.
 
-A read-only use case whose queries are named SQL may use ``with uow.reading()
-as reads`` instead (``council.ledger.reads``): the same SQL on psycopg alone. A
-unit made from a URL (``UnitOfWork(url=...)``, what the bootstrap makes) builds
-its SQLAlchemy engine only when a ``uow()`` transaction first needs it, so a
-CLI start that only reads (`council thread list --json`) imports no SQLAlchemy.
+A read-only use case may use ``with uow.reading() as reads`` instead
+(``council.ledger.reads``). A unit made from a URL (``UnitOfWork(url=...)``, what
+the bootstrap makes for one CLI command) opens its pool only when a ``uow()``
+transaction first needs it, so a CLI start that only reads (`council thread list
+--json`) runs its one query on a connection of its own.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection, Engine
-
     from council.ledger.actions import Actions
     from council.ledger.alternatives import Alternatives
     from council.ledger.answers import Answers
@@ -41,6 +39,7 @@ if TYPE_CHECKING:
     from council.ledger.claims import Claims
     from council.ledger.committer import Committer
     from council.ledger.consolidations import Consolidations
+    from council.ledger.db import Pool
     from council.ledger.events import Events
     from council.ledger.evidence import EvidenceStore
     from council.ledger.frontier import Frontier
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
     from council.ledger.learning import Learning
     from council.ledger.lint import Lint
     from council.ledger.nodes import Nodes
-    from council.ledger.pg import Connection as PgConnection
+    from council.ledger.pg import Connection
     from council.ledger.reads import Reads
     from council.ledger.retraction import Retractions
     from council.ledger.reversal import Reversal
@@ -80,21 +79,12 @@ _ID_KINDS = {
 
 
 class Tx:
-    """The ledger inside one transaction. ``pg`` is the transaction's psycopg
+    """The ledger inside one transaction. ``conn`` is the transaction's psycopg
     connection: the one way a store talks to Postgres, named SQL from council/sql
-    with typed rows (``council.ledger.pg.fetch`` and its siblings). ``conn``, the
-    SQLAlchemy connection the transaction was begun on, is what the stores are
-    handed until every store runs named SQL (the helpers take either and use the
-    psycopg connection beneath)."""
+    with typed rows (``council.ledger.pg.fetch`` and its siblings)."""
 
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
-
-    @cached_property
-    def pg(self) -> PgConnection:
-        from council.ledger.pg import driver
-
-        return driver(self.conn)
 
     def resolve(self, kind: str, value: str | UUID) -> UUID:
         """The id of a ``kind`` named whole or by a unique prefix (bad input otherwise)."""
@@ -260,60 +250,44 @@ class Tx:
 
 
 class UnitOfWork:
-    """Opens one READ COMMITTED transaction per ``with uow() as tx`` (and one
-    psycopg-only read per ``with uow.reading() as reads``). Made from an engine, or
-    from a database URL whose engine is built when first needed."""
+    """Opens one READ COMMITTED transaction per ``with uow() as tx`` (and one read per
+    ``with uow.reading() as reads``). Made from a pool, or from a database URL whose
+    pool is opened when first needed."""
 
-    def __init__(self, engine: Engine | None = None, *, url: str | None = None) -> None:
-        if (engine is None) == (url is None):
-            raise TypeError("UnitOfWork takes an engine or a url")
-        self._engine = engine
+    def __init__(self, pool: Pool | None = None, *, url: str | None = None) -> None:
+        if (pool is None) == (url is None):
+            raise TypeError("UnitOfWork takes a pool or a url")
+        self._pool = pool
         self._url = url
 
     @property
-    def engine(self) -> Engine:
-        if self._engine is None:
-            from council.ledger.db import engine_for
+    def pool(self) -> Pool:
+        if self._pool is None:
+            from council.ledger.db import pool_for
 
             assert self._url is not None
-            self._engine = engine_for(self._url)
-        return self._engine
+            self._pool = pool_for(self._url)
+        return self._pool
 
     @contextmanager
     def __call__(self) -> Iterator[Tx]:
         from council.ledger.db import unit_of_work
 
-        with unit_of_work(self.engine) as conn:
-            tx = Tx(conn)
-            try:
-                yield tx
-            except BaseException as exc:
-                # A statement run on ``tx.pg`` itself found the server gone: recycle the
-                # pool as SQLAlchemy does on a disconnect it sees (pg.invalidate_pool).
-                # So does a write a hot standby refused (pg.lost: after a failover).
-                from council.ledger.pg import invalidate_pool, lost
-
-                if "pg" in tx.__dict__ and lost(tx.pg, exc.__cause__ or exc) and not conn.invalidated:
-                    invalidate_pool(conn, exc)
-                raise
+        with unit_of_work(self.pool) as conn:
+            yield Tx(conn)
 
     @contextmanager
     def reading(self) -> Iterator[Reads]:
-        """One READ COMMITTED transaction for the psycopg-only reads: on a pooled
-        connection once this process has its engine (a worker, the web app), else
-        on a connection of its own, without SQLAlchemy (a CLI start)."""
-        import psycopg
-
+        """One READ COMMITTED transaction for the reads: on a pooled connection once
+        this process has its pool (a worker, the web app), else on a connection of its
+        own (a CLI start)."""
         from council.ledger import pg
         from council.ledger.reads import Reads
 
-        if self._engine is None:
+        if self._pool is None:
             assert self._url is not None
             with pg.transaction(self._url) as own:
                 yield Reads(own)
             return
         with self() as tx:
-            try:
-                yield Reads(tx.pg)
-            except psycopg.Error as exc:  # raised by psycopg itself, not wrapped by SQLAlchemy
-                raise pg.translate_driver(exc) from exc
+            yield Reads(tx.conn)

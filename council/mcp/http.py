@@ -18,7 +18,6 @@ import hmac
 import json
 import socket
 from dataclasses import replace
-from typing import Any
 
 from mcp.server.fastmcp import FastMCP
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -68,7 +67,7 @@ def serve(
     server: FastMCP,
     sock: socket.socket,
     token: str,
-    log_config: dict[str, Any],
+    log_config: dict[str, object],
     timeouts: httpserver.Timeouts,
     *,
     bound_host: str,

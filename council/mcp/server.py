@@ -78,7 +78,7 @@ class CouncilMCP(FastMCP[object]):
         """The server stops: the runs its sessions began and never answered end failed."""
         return outside.end_sessions(self.uow, self.holders.given())
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, object]) -> Any:
         where = lone_surrogate_at(arguments)
         if where is not None:  # JSON can spell one; no stored text can hold it
             return _error(BadInput(f"{name}: {where}: text holds a lone surrogate (not Unicode text)"))
@@ -232,7 +232,7 @@ def build_server(
     async def submit_output(
         run: Id,
         output: Annotated[
-            dict[str, Any],
+            dict[str, object],
             Field(description="one document in the agent-output contract (council://schema/agent-output)"),
         ],
         ctx: Ctx,

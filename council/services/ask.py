@@ -274,7 +274,7 @@ def _last_runs(runs: Sequence[DispatchedRun]) -> list[DispatchedRun]:
 
 def _last_answer(tx: Tx, run: DispatchedRun) -> tuple[str, UUID, int, str]:
     kept = tx.answers.of_run(run.id)
-    return run.agent, run.id, run.round, kept[-1]["text"] if kept else ""
+    return run.agent, run.id, run.round, kept[-1].text if kept else ""
 
 
 def _why(consolidated: bool, reasons: list[RuleReason]) -> str:

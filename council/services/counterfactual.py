@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from council.domain.canonical import canonical_sha256
@@ -137,7 +136,7 @@ def store_rule_set(
         return RuleSetStored(rule_set=tx.rule_sets.show(rule_set.id), created=created)
 
 
-def _provenance(rule_set: RuleSet, report: Mapping[str, object]) -> dict[str, Any]:
+def _provenance(rule_set: RuleSet, report: Mapping[str, object]) -> dict[str, object]:
     try:
         parsed = Counterfactual.model_validate(report)
     except ValueError:

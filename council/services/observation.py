@@ -13,7 +13,6 @@ import gc
 import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 from uuid import uuid4
 
 from council.domain import validate as v
@@ -80,12 +79,12 @@ def import_debates(
         earlier = store.find_import(tx.conn, digest)
         if earlier is not None:
             return Imported(
-                import_id=earlier["id"],
+                import_id=earlier.id,
                 file_sha256=digest,
-                format=earlier["format"],
-                file_name=earlier["file_name"],
-                records=earlier["records"],
-                turns=earlier["turns"],
+                format=earlier.format,
+                file_name=earlier.file_name,
+                records=earlier.records,
+                turns=earlier.turns,
                 created=False,
                 thread_ids=[],
             )
@@ -124,16 +123,16 @@ def resolve(uow: UnitOfWork, node: IdRef, *, outcome: str, source: str, reason: 
     reason = v.text(reason, "reason", v.MAX_REASON)
     with uow() as tx:
         version_id = tx.resolve("node version", node)
-        row = store.add_resolution(tx.conn, version_id, truth, source, reason, actor)
+        resolved = store.add_resolution(tx.conn, version_id, truth, source, reason, actor)
         tx.events.append(
             "node.resolved",
             actor=actor,
-            thread_id=row["thread_id"],
+            thread_id=resolved.thread_id,
             subject_id=version_id,
-            payload={"resolution_id": str(row["id"]), "outcome": truth, "source": source,
-                     "supersedes": None if row["supersedes"] is None else str(row["supersedes"])},
+            payload={"resolution_id": str(resolved.id), "outcome": truth, "source": source,
+                     "supersedes": None if resolved.supersedes is None else str(resolved.supersedes)},
         )  # fmt: skip
-        return Resolved.model_validate(row)
+        return resolved
 
 
 def evaluate(
@@ -141,7 +140,7 @@ def evaluate(
     *,
     threads: Sequence[IdRef] = (),
     tags: Sequence[str] = (),
-    rule_sets: Sequence[dict[str, Any] | str] = (),
+    rule_sets: Sequence[dict[str, object] | str] = (),
 ) -> EvalReport:
     """Every figure of docs/guide/observe.md over the resolved threads selected; nothing is written.
     ``rule_sets``: documents or stored ids (default: the rule set pinned for new threads)."""
@@ -176,14 +175,14 @@ def _no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _records(rows: dict[str, Any]) -> list[RecordFacts]:
+def _records(rows: store.EvalRows) -> list[RecordFacts]:
     """The facts of each selected record. Ids arrive as text and confidences as float8
     (council/sql/observation.sql), so nothing is converted again here: 10,000 records
     hold 120,000 runs."""
     claims_of: dict[str, list[Claim]] = {}
     best_of: dict[str, tuple[float, str]] = {}  # the highest-confidence support (ties: greatest id)
-    for c in rows["claims"]:
-        run_id, node, kind, confidence = c["run_id"], c["node_version_id"], c["claim_type"], c["confidence"]
+    for c in rows.claims:
+        run_id, node, kind, confidence = c.run_id, c.node_version_id, c.claim_type, c.confidence
         claims_of.setdefault(run_id, []).append(Claim(run_id, node, kind, confidence))
         if kind in SUPPORT:
             candidate = (confidence, node)
@@ -191,54 +190,54 @@ def _records(rows: dict[str, Any]) -> list[RecordFacts]:
             if held is None or candidate > held:
                 best_of[run_id] = candidate
     truth: dict[str, dict[str, bool]] = {}
-    for r in rows["resolutions"]:
-        truth.setdefault(r["thread_id"], {})[r["node_version_id"]] = bool(r["outcome"])
+    for r in rows.resolutions:
+        truth.setdefault(r.thread_id, {})[r.node_version_id] = r.outcome
     turns: dict[str, list[TurnFacts]] = {}
     claims: dict[str, list[Claim]] = {}
     no_set: frozenset[str] = frozenset()
     # A control run is no turn and its claims are no support: only its answer is read, beside its run's.
     control_answers = {
-        run["control_of"]: best[1]
-        for run in rows["runs"]
-        if run["control_of"] is not None and (best := best_of.get(run["id"])) is not None
+        run.control_of: best[1]
+        for run in rows.runs
+        if run.control_of is not None and (best := best_of.get(run.id)) is not None
     }
-    for run in rows["runs"]:
-        run_id, thread_id = run["id"], run["thread_id"]
-        if run["control_of"] is not None:
+    for run in rows.runs:
+        run_id, thread_id = run.id, run.thread_id
+        if run.control_of is not None:
             continue
         best = best_of.get(run_id)
         # An imported turn's confidence is the one it stated, if any (its claim's default 0.5 is not).
-        stated = run["stated_confidence"] if run["imported"] else (None if best is None else best[0])
+        stated = run.stated_confidence if run.imported else (None if best is None else best[0])
         turns.setdefault(thread_id, []).append(
             TurnFacts(
                 run_id=run_id,
-                agent=run["agent"],
-                provider=run["provider"],
+                agent=run.agent,
+                provider=run.provider,
                 answer=None if best is None else best[1],
                 confidence=None if best is None or stated is None else float(stated),
-                saw=tuple(run["saw"]),
-                parent_run_id=run["parent_run_id"],
-                input_features=frozenset(run["input_fingerprint"]) if run["input_fingerprint"] else no_set,
-                cited=frozenset(run["cited"]) if run["cited"] else no_set,
-                prompt_tokens=run["prompt_tokens"],
-                completion_tokens=run["completion_tokens"],
-                usd=None if run["cost_usd"] is None else float(run["cost_usd"]),
-                model=run["model"],
+                saw=tuple(run.saw),
+                parent_run_id=run.parent_run_id,
+                input_features=frozenset(run.input_fingerprint) if run.input_fingerprint else no_set,
+                cited=frozenset(run.cited) if run.cited else no_set,
+                prompt_tokens=run.prompt_tokens,
+                completion_tokens=run.completion_tokens,
+                usd=None if run.cost_usd is None else float(run.cost_usd),
+                model=run.model,
                 control_answer=control_answers.get(run_id),
             )
         )
         own = claims_of.get(run_id)
         if own:
             claims.setdefault(thread_id, []).extend(own)
-    rivals = _rivals(rows["alternatives"], rows["alternative_versions"])
+    rivals = _rivals(rows.alternatives, rows.alternative_versions)
     # Records the selection counted but that have no resolution are counted, not measured.
     resolved = [
         RecordFacts(
             str(t), truth.get(t, {}), tuple(turns.get(t, ())), tuple(claims.get(t, ())), rivals.get(t, {})
         )
-        for t in rows["threads"]
+        for t in rows.threads
     ]
-    unresolved = [RecordFacts(f"unresolved-{i}", {}, ()) for i in range(rows["records"] - len(resolved))]
+    unresolved = [RecordFacts(f"unresolved-{i}", {}, ()) for i in range(rows.records - len(resolved))]
     return resolved + unresolved
 
 
@@ -288,56 +287,55 @@ def export_debate(uow: UnitOfWork, thread: IdRef) -> DebateExport:
     return DebateExport(record=record_document(record))
 
 
-def _export_record(rows: dict[str, Any]) -> Record:
-    thread = rows["thread"]
+def _export_record(rows: store.ExportRows) -> Record:
+    thread = rows.thread
     keys: dict[str, str] = {}
     propositions: list[tuple[str, str]] = []
-    labelled = bool(thread["labelled"])
-    for p in rows["propositions"]:
-        if p["key"] is not None:
-            keys[p["id"]] = p["key"]
-            propositions.append((p["key"], p["body"]))
+    labelled = thread.labelled
+    for p in rows.propositions:
+        if p.key is not None and p.body is not None:
+            keys[p.id] = p.key
+            propositions.append((p.key, p.body))
         else:
-            keys[p["id"]] = p["id"][:8]
-            propositions.append((p["id"][:8], p["content"]))
+            keys[p.id] = p.id[:8]
+            propositions.append((p.id[:8], p.content))
     best: dict[str, tuple[float, str]] = {}
-    for c in rows["claims"]:
-        if c["claim_type"] in ("endorse", "originate") and c["node_version_id"] in keys:
-            candidate = (float(c["confidence"]), c["node_version_id"])
-            best[c["run_id"]] = max(best.get(c["run_id"], candidate), candidate)
-    index = {run["id"]: i for i, run in enumerate(rows["runs"])}
+    for c in rows.claims:
+        if c.claim_type in ("endorse", "originate") and c.node_version_id in keys:
+            candidate = (c.confidence, c.node_version_id)
+            best[c.run_id] = max(best.get(c.run_id, candidate), candidate)
+    index = {run.id: i for i, run in enumerate(rows.runs)}
     saw: dict[str, list[int]] = {}
-    for e in rows["exposures"]:
-        if e["exposed_to_run_id"] in index:
-            saw.setdefault(e["run_id"], []).append(index[e["exposed_to_run_id"]])
+    for e in rows.exposures:
+        if e.exposed_to_run_id in index:
+            saw.setdefault(e.run_id, []).append(index[e.exposed_to_run_id])
     agents: dict[str, Agent] = {}
     turns = []
-    for i, run in enumerate(rows["runs"]):
-        agents.setdefault(run["agent"], Agent(run["agent"], run["model"], run["provider"]))
-        chosen = best.get(run["id"])
-        confidence = run["stated_confidence"] if run["imported"] else (None if chosen is None else chosen[0])
-        given = bool(run["saw_given"]) if run["imported"] else True
+    for i, run in enumerate(rows.runs):
+        agents.setdefault(run.agent, Agent(run.agent, run.model, run.provider))
+        chosen = best.get(run.id)
+        confidence = run.stated_confidence if run.imported else (None if chosen is None else chosen[0])
+        given = bool(run.saw_given) if run.imported else True
+        debate_round = run.debate_round if run.imported and run.debate_round is not None else run.round - 1
         turns.append(
             Turn(
                 index=i,
-                round=run["debate_round"] if run["imported"] else int(run["round"]) - 1,
-                agent=run["agent"],
+                round=debate_round,
+                agent=run.agent,
                 answer=None if chosen is None else keys[chosen[1]],
                 confidence=confidence,
-                text=run["turn_text"],
-                saw=tuple(sorted(saw.get(run["id"], ()))),
+                text=run.turn_text,
+                saw=tuple(sorted(saw.get(run.id, ()))),
                 saw_given=given,
             )
         )
     truth = frozenset(
-        keys[r["node_version_id"]]
-        for r in rows["resolutions"]
-        if r["outcome"] and r["node_version_id"] in keys
+        keys[r.node_version_id] for r in rows.resolutions if r.outcome and r.node_version_id in keys
     )
-    tags = tuple(t for t in (thread["tags"] or []) if not t.startswith("file:"))
+    tags = tuple(t for t in (thread.tags or []) if not t.startswith("file:"))
     return Record(
-        id=thread["record_id"] or thread["id"],
-        question=thread["objective"],
+        id=thread.record_id or thread.id,
+        question=thread.objective,
         propositions=tuple(propositions),
         truth=truth,
         agents=tuple(agents.values()),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -143,7 +142,7 @@ def submit_output(
     uow: UnitOfWork,
     scheduler: Scheduler | None,
     run: IdRef,
-    output: dict[str, Any] | str,
+    output: dict[str, object] | str,
     *,
     holder: str,
     actor: str = "mcp",
@@ -184,7 +183,7 @@ def submit_output(
     )
 
 
-def parse_output(output: dict[str, Any] | str) -> AgentOutput:
+def parse_output(output: dict[str, object] | str) -> AgentOutput:
     """The agent-output contract (a JSON object, or its text), or one line saying where it breaks."""
     try:
         # known secrets out before anything of it is stored (an outside agent may have read one)
@@ -228,7 +227,7 @@ def _held_in(tx: Tx, run: IdRef, holder: str, thread_id: UUID) -> UUID:
 
 def _others(exposures: list[Exposure], run_id: UUID) -> list[Exposure]:
     """Stances of other runs, each once (a run is not exposed to itself)."""
-    seen: set[tuple[Any, ...]] = set()
+    seen: set[tuple[object, ...]] = set()
     kept: list[Exposure] = []
     for e in exposures:
         key = (e.exposed_to_run_id, e.claim_id)

@@ -14,7 +14,7 @@ import re
 from importlib import resources
 
 _NAME = re.compile(r"^-- ([a-z_][a-z0-9_]*) --\s*$", re.MULTILINE)
-# A ``:name`` bind (not ``::cast``, not ``\\:``), read as sqlalchemy.text() reads one.
+# A ``:name`` bind (not ``::cast``, not ``\\:``).
 _BIND = re.compile(r"(?<![:\w\\]):(\w+)(?!:)")
 
 
@@ -38,8 +38,7 @@ def _queries() -> dict[str, str]:
 @functools.cache
 def driver_sql(name: str) -> str:
     """The named query for a psycopg cursor: each ``:param`` bind as ``%(param)s``
-    (a literal ``%`` doubled, an escaped ``\\:`` a colon), the binds read as
-    ``sqlalchemy.text`` reads them."""
+    (a literal ``%`` doubled, an escaped ``\\:`` a colon)."""
     body = _named(name).replace("%", "%%")
     return _BIND.sub(r"%(\1)s", body).replace("\\:", ":")
 

@@ -31,11 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, TypedDict
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from council import config
 from council.config import ComponentRecord, StackState
-from council.errors import StackError
+from council.errors import CouncilError, StackError
 from council.files import PRIVATE_UMASK, home_mode, private_dir
 from council.settings import settings
 from council.stack import environment, processes
@@ -278,7 +276,7 @@ def migrate_database() -> str:
     assert url is not None  # required=True raises ConfigError instead
     try:
         return migrate.upgrade(url)
-    except SQLAlchemyError as exc:
+    except CouncilError as exc:
         raise StackError(f"could not migrate {config.redact_url(url)}: {_first_line(exc)}") from exc
 
 
@@ -288,13 +286,12 @@ def database_revision(url: str) -> str | None:
 
     try:
         return migrate.current_revision(url)
-    except SQLAlchemyError:
+    except CouncilError:
         return None
 
 
-def _first_line(exc: SQLAlchemyError) -> str:
-    orig = getattr(exc, "orig", None) or exc
-    return (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+def _first_line(exc: CouncilError) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 @contextmanager

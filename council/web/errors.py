@@ -8,8 +8,6 @@ retryable database condition or missing configuration 503.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
@@ -60,7 +58,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(CouncilError, council_error)
 
 
-def documented(*statuses: int) -> dict[int | str, dict[str, Any]]:
+def documented(*statuses: int) -> dict[int | str, dict[str, object]]:
     """OpenAPI entries for the error answers a route can give (422 FastAPI documents itself)."""
     descriptions = {
         400: "The Host header names no host this server answers to (COUNCIL_ALLOWED_HOSTS).",

@@ -14,7 +14,6 @@ Off loopback a scrape needs the API's read token (``COUNCIL_API_READ_TOKEN``, as
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from celery import signals
 
@@ -51,7 +50,7 @@ def _addr() -> str:
 
 
 @signals.worker_init.connect
-def _prepare_directory(**_: Any) -> None:
+def _prepare_directory(**_: object) -> None:
     """In the main process, before the pool forks: refuse open metrics off loopback, and empty
     the directory of an earlier run's files."""
     if _port() is None:
@@ -79,7 +78,7 @@ def _prepare_directory(**_: Any) -> None:
 
 
 @signals.worker_ready.connect
-def _serve(**_: Any) -> None:
+def _serve(**_: object) -> None:
     """In the main process, which no task occupies: one scrape covers every pool process."""
     port = _port()
     if port is not None:
@@ -89,7 +88,7 @@ def _serve(**_: Any) -> None:
 
 
 @signals.worker_process_shutdown.connect
-def _forget_process(pid: int, **_: Any) -> None:
+def _forget_process(pid: int, **_: object) -> None:
     if _port() is not None:
         from council import metrics
 
@@ -97,7 +96,7 @@ def _forget_process(pid: int, **_: Any) -> None:
 
 
 @signals.task_retry.connect
-def _count_task_retry(**_: Any) -> None:
+def _count_task_retry(**_: object) -> None:
     from council import metrics
 
     metrics.count_retry("celery_task")

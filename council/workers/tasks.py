@@ -75,7 +75,7 @@ def execute_run(self: PolicyTask, run_id: str, held_attempt: int | None = None) 
     work="evaluation of {n} version(s)",
     found_by="re-enqueues open versions with claims no evaluation saw",
 )
-def evaluate_nodes(self: PolicyTask, version_ids: list[str]) -> dict[str, Any]:
+def evaluate_nodes(self: PolicyTask, version_ids: list[str]) -> dict[str, object]:
     """Evaluate the versions in one committer transaction; should that fail for a
     reason of one version's own, each on its own, so that one does not keep the
     others from being decided. A transient failure retries the whole message (the
@@ -109,7 +109,7 @@ def evaluate_nodes(self: PolicyTask, version_ids: list[str]) -> dict[str, Any]:
     work="sweep",
     found_by="runs again on the next beat",
 )
-def sweep(self: PolicyTask) -> dict[str, Any]:
+def sweep(self: PolicyTask) -> dict[str, object]:
     """Re-enqueue unfinished work of every kind (council.services.sweep)."""
     from council.adapters.celery import marks
     from council.adapters.coalesce import RUN
@@ -146,7 +146,7 @@ def noop() -> None:
     work="cascade step",
     found_by="re-enqueues continuations no step continued",
 )
-def cascade(self: PolicyTask, continuation_ids: list[str]) -> dict[str, Any]:
+def cascade(self: PolicyTask, continuation_ids: list[str]) -> dict[str, object]:
     """One bounded step of a reversal cascade; queues its own continuation."""
     from council.services.reversal import continue_cascade
 
@@ -161,7 +161,7 @@ def cascade(self: PolicyTask, continuation_ids: list[str]) -> dict[str, Any]:
     work="re-verification",
     found_by="(council.reverify on its beat) re-verifies provisional memory with challenged support",
 )
-def reverify(self: PolicyTask, memory_item_ids: list[str] | None = None) -> dict[str, Any]:
+def reverify(self: PolicyTask, memory_item_ids: list[str] | None = None) -> dict[str, object]:
     """Re-verification: of the given provisional memory items (a read touched
     them) or, from the beat sweep, of all; then a review dispatch for each open
     proposal without one."""
@@ -185,7 +185,7 @@ def reverify(self: PolicyTask, memory_item_ids: list[str] | None = None) -> dict
 
 
 @worker_init.connect
-def _prepare_before_the_pool_forks(**_: Any) -> None:
+def _prepare_before_the_pool_forks(**_: object) -> None:
     """In the worker's main process, before the pool forks: each pool process
     would otherwise spend seconds of CPU importing litellm on its first run.
     A malformed retry setting stops the worker here, not at its first retry."""

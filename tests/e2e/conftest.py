@@ -15,7 +15,7 @@ import pytest
 import redis
 from sqlalchemy import Engine, text
 
-from council.ledger.db import unit_of_work
+from tests.engines import unit_of_work
 from tests.processes import die_with_parent, stop_groups, worker_environment
 from tests.published import validate_cli_output
 

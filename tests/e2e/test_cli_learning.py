@@ -12,19 +12,19 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
 from council.bootstrap import bootstrap
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from council.web.app import create_app
 from council.web.security import Policy
 from tests.builders import ACTOR, Ledger
 from tests.conftest import CliRunner
+from tests.engines import uow_of
 from tests.integration.test_counterfactual import row_counts, rule_set
 
 
 def _decided(engine: Engine) -> tuple[Ledger, UUID]:
     ledger = Ledger.new(engine)
     version = ledger.ready_node()
-    consolidation = consolidate(UnitOfWork(engine), version, actor=ACTOR).consolidation_id
+    consolidation = consolidate(uow_of(engine), version, actor=ACTOR).consolidation_id
     assert consolidation is not None
     return ledger, consolidation
 

@@ -31,12 +31,11 @@ from sqlalchemy import Engine
 
 from council.agents.simulated import TEMPERAMENTS, temperament_for
 from council.bootstrap import bootstrap
-from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from tests.builders import ACTOR, Ledger
 from tests.dashboard import dashboard_url
 from tests.e2e.conftest import Workers, council, rows, wait_for
+from tests.engines import engine_for, uow_of
 
 CONFORMITY, SELF_REVISION = 0.6, 0.3
 THREADS, AGENTS, HEADS = 30, 10, 3  # 300 deliberative runs, 300 controls, 300 blind runs
@@ -111,7 +110,7 @@ def test_controls_separate_self_revision_from_conformity_at_the_set_rates(
     monkeypatch.setenv("COUNCIL_PROFILES", str(profiles))
     scheduler = bootstrap(str(engine.url.render_as_string(hide_password=False))).required_scheduler()
     for thread in threads[1:]:
-        dispatch(UnitOfWork(engine), scheduler, thread, names, mode="deliberative", rounds=2, actor=ACTOR,
+        dispatch(uow_of(engine), scheduler, thread, names, mode="deliberative", rounds=2, actor=ACTOR,
                  controls=True)  # fmt: skip
     total = THREADS * AGENTS * 3
 

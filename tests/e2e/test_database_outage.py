@@ -28,11 +28,10 @@ from sqlalchemy import Engine, text
 
 from council.bootstrap import bootstrap
 from council.domain.commands import NewNode
-from council.ledger.db import dispose_all, engine_for, unit_of_work
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, consolidate_many
 from council.services.nodes import add_node
 from tests.builders import ACTOR, Ledger
+from tests.engines import dispose_all, engine_for, unit_of_work, uow_of
 from tests.own_postgres import OwnPostgres, own_postgres
 from tests.processes import stop_groups
 
@@ -163,7 +162,7 @@ def _ready_heads(engine: Engine) -> list[UUID]:
     return [
         row.id
         for row in heads
-        if consolidate(UnitOfWork(engine), row.id, actor=ACTOR, dry_run=True).outcome == "would_commit"
+        if consolidate(uow_of(engine), row.id, actor=ACTOR, dry_run=True).outcome == "would_commit"
     ]
 
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
-from council.ledger.db import unit_of_work
 from tests.conftest import CliResult, CliRunner
+from tests.engines import unit_of_work
 from tests.fakes.web_server import Site, serving
 
 SECRET = "s3cr3t-pw-0f-the-user"

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, text
 
-from council.ledger.db import engine_for
 from tests.dashboard import dashboard_url
+from tests.engines import engine_for
 
 AGENTS = [
     {"name": "alpha", "model": "openai/gpt-4o-mini", "provider": "openai"},

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from council.ledger.unit import UnitOfWork
 from council.services.counterfactual import pin_rule_set
 from tests.builders import ACTOR, Ledger
 from tests.e2e.conftest import Workers, council, rows, wait_for
+from tests.engines import uow_of
 from tests.fakes.agent_model import SseHandler, serving
 from tests.fakes.chat_model import chat_model, messages_model
 
@@ -55,7 +55,7 @@ def test_a_council_that_lost_a_member_waits_for_its_rerun_then_consolidates_once
     engine: Engine, workers: Workers, worker_env: dict[str, str], tmp_path: Path
 ) -> None:
     # Given new threads pinned to council-default-v2, and a proposition citing evidence
-    pin_rule_set(UnitOfWork(engine), "council-default-v2", actor=ACTOR)
+    pin_rule_set(uow_of(engine), "council-default-v2", actor=ACTOR)
     ledger = Ledger.new(engine, evidence_items=3)
     version = str(
         ledger.node("The replica keeps up under load", cites=list(ledger.evidence[:2]))["version_id"]

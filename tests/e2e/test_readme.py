@@ -15,10 +15,9 @@ from uuid import UUID
 
 import redis
 
-from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import show_consolidation
 from tests.conftest import free_port
+from tests.engines import engine_for, uow_of
 from tests.rows import query
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -189,7 +188,7 @@ def consolidated_on_blind_runs(db_url: str, question: str) -> list[list[str]]:
     found = []
     for live in query(engine, "SELECT id FROM consolidations WHERE thread_id = :t AND status = 'live'",
                       t=thread["id"]):  # fmt: skip
-        shown = show_consolidation(UnitOfWork(engine), live["id"])
+        shown = show_consolidation(uow_of(engine), live["id"])
         agents = []
         for group in (g for g in shown.decision["groups"] if g["kind"] == "support"):
             runs = query(engine, "SELECT agent, round, mode FROM agent_runs WHERE id = ANY(:r)",

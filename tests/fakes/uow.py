@@ -23,8 +23,6 @@ from uuid import UUID
 from council.services.ports import Tx, UnitOfWork
 
 if TYPE_CHECKING:
-    from sqlalchemy import Connection
-
     from council.ledger.actions import Actions
     from council.ledger.alternatives import Alternatives
     from council.ledger.answers import Answers
@@ -42,6 +40,7 @@ if TYPE_CHECKING:
     from council.ledger.learning import Learning
     from council.ledger.lint import Lint
     from council.ledger.nodes import Nodes
+    from council.ledger.pg import Connection
     from council.ledger.reads import Reads
     from council.ledger.retraction import Retractions
     from council.ledger.reversal import Reversal

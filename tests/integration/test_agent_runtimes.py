@@ -27,7 +27,6 @@ from sqlalchemy import Engine
 from council.adapters.scheduler import Recorder
 from council.agents.profiles import resolve
 from council.agents.runtimes import sandbox
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
@@ -37,6 +36,7 @@ from tests.agent_clis import KEYS, profiles_toml, require_agent_clis
 from tests.builders import Ledger
 from tests.conftest import CliRunner
 from tests.dashboard import view_rows
+from tests.engines import unit_of_work
 from tests.fakes.agent_model import Recorder as Requests
 from tests.fakes.anthropic_server import fake_anthropic
 from tests.fakes.responses_server import fake_responses

@@ -16,14 +16,13 @@ from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.domain.agent_output import AgentOutput
-from council.ledger.db import unit_of_work
-from council.ledger.unit import UnitOfWork
 from council.services.ask import Question, ask
 from council.services.consolidation import consolidate, replay
 from council.services.counterfactual import counterfactual
 from council.services.reentry import reentry_packet
 from council.services.retraction import adjudicate, propose_retraction, vote
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work, uow_of
 from tests.rivals import endorse_twice, exclusive_ledger, rivals
 from tests.rows import counts, row, rows
 
@@ -154,7 +153,7 @@ def test_counterfactual_replay_applies_the_same_rules(engine: Engine) -> None:
 def test_ask_options_are_one_set_on_a_thread_pinned_to_v3(engine: Engine) -> None:
     # When a multiple-choice question is asked (simulated agents, nothing run here)
     asked = ask(
-        UnitOfWork(engine),
+        uow_of(engine),
         Recorder(),
         Question(
             text="Which store should the adapter use?",
@@ -174,11 +173,11 @@ def test_ask_options_are_one_set_on_a_thread_pinned_to_v3(engine: Engine) -> Non
     assert option_set["origin"] == "ask"
     members = rows(engine, "option_set_members", "option_set_id = :v", v=option_set["id"])
     assert sorted((m["ordinal"], m["label"]) for m in members) == [(0, "A"), (1, "B"), (2, "C")]
-    with UnitOfWork(engine)() as tx:
+    with uow_of(engine)() as tx:
         [alternatives] = tx.graph.of_thread(asked.thread_id).alternative_sets
     assert {m.label for m in alternatives.members} == {"A", "B", "C"}
     # And each option's head shows the other two as its rivals in the agents' (blind) briefing
-    packet = reentry_packet(UnitOfWork(engine), str(asked.thread_id), blind=True)
+    packet = reentry_packet(uow_of(engine), str(asked.thread_id), blind=True)
     assert all(len(h.rivals) == 2 for h in packet.heads) and len(packet.heads) == 3
 
 

@@ -32,6 +32,7 @@ from council.services.threads import list_events
 from council.web.app import create_app
 from council.web.security import Policy
 from tests.builders import ACTOR, Ledger
+from tests.engines import uow_of
 from tests.sse import read_messages
 
 TOKEN = "s3cret-token"
@@ -377,7 +378,7 @@ def test_a_dispatch_retried_with_its_idempotency_key_creates_nothing_new(
 def test_a_key_retried_with_another_simulation_mode_is_refused(engine: Engine, recorder: Recorder) -> None:
     # Given a dispatch made with a key, simulated because it was told to always simulate
     ledger = Ledger.new(engine)
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     first = dispatch(uow, recorder, ledger.thread_id, ["claude"], mode="independent", rounds=1, actor=ACTOR,
                      key="sim-key-1", simulate="always")  # fmt: skip
     # When the same key asks for the same agents under another simulation mode

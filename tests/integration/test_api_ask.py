@@ -11,9 +11,9 @@ from sqlalchemy import text
 
 from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
-from council.ledger.db import engine_for
 from council.web.app import create_app
 from council.web.security import Policy
+from tests.engines import engine_for
 
 TOKEN = "s3cret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -15,10 +15,10 @@ import psycopg
 import pytest
 from sqlalchemy import Engine
 
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from tests.builders import ACTOR, Ledger
 from tests.conftest import APP_ROLE
+from tests.engines import uow_of
 
 # A table of each kind: append-only, guarded, the event log.
 TABLES = ("claims", "evidence", "events")
@@ -64,7 +64,7 @@ def test_the_app_role_is_no_superuser_and_owns_nothing(app: psycopg.Connection[A
 def test_the_app_role_cannot_switch_the_triggers_off(engine: Engine, app: psycopg.Connection[Any]) -> None:
     # Given a ledger with a consolidation
     ledger = Ledger.new(engine)
-    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
+    consolidate(uow_of(engine), ledger.ready_node(), actor=ACTOR)
     before = app.execute("SELECT (SELECT count(*) FROM claims), (SELECT count(*) FROM events)").fetchone()
     # When the application's role tries to skip every trigger for its session
     # Then only a superuser may
@@ -116,7 +116,7 @@ def test_a_direct_update_of_a_guarded_column_is_refused_to_the_app_role(
 ) -> None:
     # Given evidence and a live consolidation with its stable memory
     ledger = Ledger.new(engine)
-    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
+    consolidate(uow_of(engine), ledger.ready_node(), actor=ACTOR)
     evidence = ledger.evidence[0]
     for statement in (
         # When a derived column is set in place, without a history row

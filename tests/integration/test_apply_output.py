@@ -17,11 +17,10 @@ from council.domain.commands import NewVersion
 from council.domain.results.runs import Applied
 from council.errors import BadInput
 from council.ledger.apply_output import check_output
-from council.ledger.db import unit_of_work
-from council.ledger.unit import UnitOfWork
 from council.services.nodes import add_version
 from council.services.runs import close_run
 from tests.builders import ACTOR, Ledger
+from tests.engines import pq, unit_of_work, uow_of
 from tests.rows import counts, row, rows
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "bad_outputs"
@@ -77,7 +76,7 @@ def _run_row(engine: Engine, run_id: UUID) -> Any:
 
 def _apply(engine: Engine, run_id: UUID, document: dict[str, Any]) -> Applied:
     run = _run_row(engine, run_id)
-    with UnitOfWork(engine)() as tx:  # the writer holds the run: it fences it first, as a worker does
+    with uow_of(engine)() as tx:  # the writer holds the run: it fences it first, as a worker does
         assert tx.runs.fence(run_id, run["attempt"]) is not None
         return tx.outputs.apply(run, AgentOutput.model_validate(document), actor=ACTOR)
 
@@ -269,7 +268,7 @@ def test_new_evidence_over_the_cap_is_refused_before_any_write(engine: Engine) -
         unit_of_work(engine) as conn,
         pytest.raises(BadInput, match=r"claims\[0\]\.cites\[0\]: evidence is too large"),
     ):
-        check_output(conn, run, output)
+        check_output(pq(conn), run, output)
     assert _row_counts(engine) == before
 
 
@@ -289,7 +288,7 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
     ledger.claim(run_id, claimed)
     own = ledger.node("Postgres is required in production")
     run_version = add_version(
-        UnitOfWork(engine),
+        uow_of(engine),
         NewVersion(logical_node=own["logical_node_id"], content="Postgres is required", run=run_id),
         actor=ACTOR,
     ).version_id
@@ -322,8 +321,8 @@ def test_a_bad_output_fails_with_one_line_and_writes_nothing(engine: Engine, nam
         reason = f"{where}: {first['msg']}" if where else str(first["msg"])
     else:
         with unit_of_work(engine) as conn, pytest.raises(BadInput) as checked:
-            check_output(conn, run, output)
-        with pytest.raises(BadInput) as applied, UnitOfWork(engine)() as tx:
+            check_output(pq(conn), run, output)
+        with pytest.raises(BadInput) as applied, uow_of(engine)() as tx:
             tx.outputs.apply(run, output, actor=ACTOR)
         reason = str(checked.value)
         assert str(applied.value) == reason

@@ -24,11 +24,12 @@ from benchmarks.harness import race
 from council.adapters.scheduler import Recorder
 from council.agents.pricing import price_per_token
 from council.errors import BadInput
-from council.ledger.db import engine_for
+from council.ledger.db import pool_for
 from council.ledger.unit import UnitOfWork
 from council.services.budgets import set_thread_budget, thread_budget
 from council.services.dispatch import dispatch
 from council.services.threads import create_thread, show_thread
+from tests.engines import uow_of
 from tests.processes import RACE_START_METHOD
 
 DISPATCHES = 64
@@ -73,7 +74,7 @@ def priced_profiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _thread(engine: Engine) -> UUID:
-    made = create_thread(UnitOfWork(engine), title="Budget", objective="Is the budget held?", actor=ACTOR)
+    made = create_thread(uow_of(engine), title="Budget", objective="Is the budget held?", actor=ACTOR)
     return made.id
 
 
@@ -86,17 +87,15 @@ def dispatcher(url: str, thread_id: UUID, profiles: str) -> Callable[[], dict[st
     """One contender: its own engine and scheduler; returns what its dispatch did."""
     os.environ["COUNCIL_PROFILES"] = profiles
     os.environ["COUNCIL_SIMULATE"] = "never"
-    engine = engine_for(url, pool_size=1)
-    with engine.connect() as conn:
-        conn.execute(text("SELECT 1"))
+    uow = UnitOfWork(pool_for(url, pool_size=1))  # Council's pool alone: one connection a contender
+    with uow() as tx:
+        tx.conn.execute("SELECT 1")
     price_per_token("openai/gpt-4o-mini")  # litellm imported before the race, not in it
     scheduler = Recorder()
 
     def act() -> dict[str, Any]:
         try:
-            made = dispatch(
-                UnitOfWork(engine), scheduler, thread_id, AGENTS, mode="independent", rounds=1, actor=ACTOR
-            )
+            made = dispatch(uow, scheduler, thread_id, AGENTS, mode="independent", rounds=1, actor=ACTOR)
         except BadInput as exc:
             return {"refused": str(exc), "enqueued": len(scheduler.runs)}
         assert made.reservation is not None
@@ -114,7 +113,7 @@ def test_64_racing_dispatches_never_reserve_past_the_thread_budget(
 ) -> None:
     # Given what one dispatch of two priced agents reserves on a thread like the raced one
     probe = dispatch(
-        UnitOfWork(engine),
+        uow_of(engine),
         Recorder(),
         _thread(engine),
         AGENTS,
@@ -128,7 +127,7 @@ def test_64_racing_dispatches_never_reserve_past_the_thread_budget(
     # And a thread whose budget fits ten of them, and not eleven
     thread_id = _thread(engine)
     budget = one * FITS + one / 2
-    set_thread_budget(UnitOfWork(engine), thread_id, str(budget), actor=ACTOR)
+    set_thread_budget(uow_of(engine), thread_id, str(budget), actor=ACTOR)
     # When 64 processes dispatch on it at once
     raced = race(
         dispatcher, [(db_url, thread_id, priced_profiles)] * DISPATCHES, start_method=RACE_START_METHOD
@@ -167,7 +166,7 @@ def test_64_racing_dispatches_never_reserve_past_the_thread_budget(
         ).one()
     assert reserved[1] == FITS
     assert reserved[0] <= budget
-    state = thread_budget(UnitOfWork(engine), thread_id).state
+    state = thread_budget(uow_of(engine), thread_id).state
     assert Decimal(str(state.reserved_usd)) == reserved[0]
     assert state.remaining_usd is not None and 0 <= state.remaining_usd < float(one)
 
@@ -182,7 +181,7 @@ def test_a_dispatch_over_its_own_budget_is_refused_and_writes_nothing(
         BadInput, match=r"^budget: the dispatch is refused, nothing was sent: .*over --budget-usd"
     ):
         dispatch(
-            UnitOfWork(engine),
+            uow_of(engine),
             Recorder(),
             thread_id,
             AGENTS,
@@ -201,12 +200,12 @@ def test_an_unpriced_model_under_a_budget_is_refused_with_the_reason(
 ) -> None:
     # Given a thread with a budget
     thread_id = _thread(engine)
-    set_thread_budget(UnitOfWork(engine), thread_id, 5, actor=ACTOR)
+    set_thread_budget(uow_of(engine), thread_id, 5, actor=ACTOR)
     scheduler = Recorder()
     # When a dispatch names a model without a price
     with pytest.raises(BadInput, match="mystery's model openai/no-such-model-anywhere has no price"):
         dispatch(
-            UnitOfWork(engine),
+            uow_of(engine),
             scheduler,
             thread_id,
             ["alpha", "mystery"],
@@ -224,14 +223,12 @@ def test_a_reservation_is_reconciled_when_its_runs_end(
 ) -> None:
     # Given a thread with a budget and a deliberative dispatch of two rounds reserved on it
     thread_id = _thread(engine)
-    set_thread_budget(UnitOfWork(engine), thread_id, 10, actor=ACTOR)
-    made = dispatch(
-        UnitOfWork(engine), Recorder(), thread_id, AGENTS, mode="deliberative", rounds=2, actor=ACTOR
-    )
+    set_thread_budget(uow_of(engine), thread_id, 10, actor=ACTOR)
+    made = dispatch(uow_of(engine), Recorder(), thread_id, AGENTS, mode="deliberative", rounds=2, actor=ACTOR)
     assert made.reservation is not None
     per_run = {a.agent: Decimal(str(a.run_usd)) for a in made.reservation.agents}
     assert all(a.runs == 2 for a in made.reservation.agents)
-    shown = show_thread(UnitOfWork(engine), thread_id).budget
+    shown = show_thread(uow_of(engine), thread_id).budget
     assert Decimal(str(shown.reserved_usd)) == 2 * sum(per_run.values())
     assert shown.spent_usd == 0
     # When alpha's first run ends with a recorded cost and beta's fails without one
@@ -250,7 +247,7 @@ def test_a_reservation_is_reconciled_when_its_runs_end(
         conn.execute(text("ALTER TABLE agent_runs ENABLE TRIGGER USER"))
     # Then alpha's run counts its cost as spent, beta's failed run releases its share,
     # and the second round (not yet created) stays reserved
-    state = show_thread(UnitOfWork(engine), thread_id).budget
+    state = show_thread(uow_of(engine), thread_id).budget
     assert Decimal(str(state.spent_usd)) == Decimal("0.001")
     assert Decimal(str(state.reserved_usd)) == sum(per_run.values())
     assert state.usd == 10

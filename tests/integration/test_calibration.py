@@ -11,13 +11,13 @@ from sqlalchemy import Engine, text
 
 from council.domain.commands import NewVersion
 from council.errors import NotFound
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from council.services.learning import calibration
 from council.services.nodes import add_version, set_node_status
 from council.services.retraction import adjudicate, propose_retraction, vote
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work, uow_of
 
 A = ("anthropic/claude-sonnet-4-6", "anthropic")
 OA = ("openai/gpt-5.5", "openai")
@@ -26,7 +26,7 @@ Z = ("zai/glm-5.1", "zhipu")
 
 def small_ledger(engine: Engine) -> Ledger:
     """Live, retracted, superseded, killed and open nodes, claimed on by three models."""
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     ledger = Ledger.new(engine, evidence_items=0)
 
     def claim(provider: str, version: UUID, kind: str, confidence: float) -> None:

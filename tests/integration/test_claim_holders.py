@@ -20,7 +20,6 @@ from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
 from council.domain.commands import RecordedRun
 from council.errors import BadInput
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.execution import execute_run
 from council.services.outside import begin_run, end_sessions, submit_output
@@ -28,6 +27,7 @@ from council.web.app import create_app
 from council.web.security import Policy
 from tests.builders import Ledger
 from tests.conftest import CliRunner
+from tests.engines import unit_of_work
 
 TOKEN = "claims-write-token-0123456789"
 

@@ -20,8 +20,8 @@ import pytest
 from sqlalchemy import Engine
 
 from council.domain.results.threads import ThreadListed
-from council.ledger.unit import UnitOfWork
 from council.services.threads import create_thread
+from tests.engines import uow_of
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = (
@@ -123,7 +123,7 @@ def test_a_read_imports_none_of_the_heavy_modules(db_url: str, args: list[str]) 
 
 
 def test_a_json_read_lists_what_the_ledger_holds_without_sqlalchemy(db_url: str, engine: Engine) -> None:
-    made = create_thread(UnitOfWork(engine), title="listed", objective="o", actor="test:imports")
+    made = create_thread(uow_of(engine), title="listed", objective="o", actor="test:imports")
     code, modules, out = _loaded(["thread", "list", "--json"], db_url)
     assert code == 0 and "sqlalchemy" not in modules
     listed = {**made.model_dump(), "status": "empty", "runs": 0, "runs_in_flight": 0, "cost_usd": 0.0,

@@ -98,7 +98,7 @@ def test_marks_are_dropped_when_their_message_cannot_be_sent(
 
     from council.bootstrap import bootstrap
     from council.errors import TransientDatabaseError
-    from council.ledger.db import dispose_all
+    from tests.engines import dispose_all
 
     # Given a database that refuses connections (planning the batches of more than one
     # version's evaluation reads it), and the scheduler a face is wired with, on this Redis

@@ -6,9 +6,9 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from council import metrics
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from tests.builders import ACTOR, Ledger
+from tests.engines import uow_of
 from tests.scrape import sample
 
 
@@ -18,7 +18,7 @@ def test_a_committed_and_a_repeated_consolidation_are_timed_by_outcome(engine: E
     version_id = ledger.ready_node()
     before = metrics.exposition()[0]
     # When it is consolidated, again, and once as a dry run
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     first = consolidate(uow, version_id, actor=ACTOR)
     again = consolidate(uow, version_id, actor=ACTOR)
     consolidate(uow, version_id, actor=ACTOR, dry_run=True)

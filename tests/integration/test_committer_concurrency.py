@@ -32,11 +32,10 @@ from benchmarks.harness import race
 from council.domain.commands import NewVersion
 from council.errors import CouncilError, TransientDatabaseError
 from council.ledger.committer import _consolidate_batch
-from council.ledger.db import engine_for
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, consolidate_many, replay
 from council.services.nodes import add_version
 from tests.builders import ACTOR, Ledger
+from tests.engines import engine_for, pq, uow_of
 from tests.processes import RACE_START_METHOD
 
 REPO = Path(__file__).resolve().parents[2]
@@ -102,7 +101,7 @@ def _batch_worker(url: str, versions: list[UUID], seed: str) -> Callable[[], lis
         while start < len(order):
             size = rng.randint(2, 7)
             batch = order[start : start + size]
-            for result in consolidate_many(UnitOfWork(engine), batch, actor=f"batch {seed}"):
+            for result in consolidate_many(uow_of(engine), batch, actor=f"batch {seed}"):
                 answers.append((result.node_version_id, result.outcome, result.consolidation_id))
             start += size
         return answers
@@ -136,7 +135,7 @@ def test_overlapping_batches_commit_each_node_exactly_once(engine: Engine, db_ur
     assert all(len(ids) == 1 for ids in by_version.values())
     live = _rows(engine, "SELECT id, node_version_id FROM consolidations WHERE status = 'live'")
     assert {row.node_version_id: {row.id} for row in live} == dict(by_version)
-    assert all(replay(UnitOfWork(engine), row.id).match for row in live)
+    assert all(replay(uow_of(engine), row.id).match for row in live)
 
 
 # ---------------------------------------------------------- randomized stress
@@ -164,7 +163,7 @@ def _stress_worker(url: str, nodes_: list[tuple[UUID, UUID]], seed: str) -> Call
                 )
             for _ in range(rng.choice((1, 1, 2, 3))):
                 time.sleep(rng.uniform(0, 0.01))
-                result = consolidate(UnitOfWork(engine), version_id, actor=f"worker {seed}")
+                result = consolidate(uow_of(engine), version_id, actor=f"worker {seed}")
                 answers.append((version_id, result.outcome, result.consolidation_id))
         return answers
 
@@ -189,7 +188,7 @@ def _mutator(
             # Revisions come late, when earlier versions have likely consolidated (supersession).
             if i >= MUTATIONS // 2 and rng.random() < 0.3:
                 revision = NewVersion(logical_node=logical_node_id, content=f"revised {rng.random()}")
-                version_id = add_version(UnitOfWork(engine), revision, actor=ACTOR).version_id
+                version_id = add_version(uow_of(engine), revision, actor=ACTOR).version_id
                 for i, provider in enumerate(("anthropic", "openai")):
                     ledger.claim(ledger.run(provider), version_id, confidence=0.8, cites=[evidence[i]])
                 done.append("version")
@@ -285,9 +284,7 @@ def test_randomized_stress_keeps_one_live_consolidation_per_node(engine: Engine,
     assert {row.node_status for row in rows} <= {"resolved"}, f"seed {seed}"
     evaluations = [row.id for row in _rows(engine, "SELECT id FROM consolidation_evaluations")]
     mismatched = [
-        r
-        for r in (replay(UnitOfWork(engine), i) for i in [row.id for row in rows] + evaluations)
-        if not r.match
+        r for r in (replay(uow_of(engine), i) for i in [row.id for row in rows] + evaluations) if not r.match
     ]
     assert mismatched == [], f"seed {seed}"
     # And the run exercised what it claims to: commits, refusals, supersession
@@ -312,13 +309,13 @@ def _commit_then_hang(url: str, version_id: UUID, report: Any) -> None:
 
     def commit_then_hang(conn: Any, *args: Any) -> dict[UUID, Any]:
         written = real_commit(conn, *args)  # every write of the commit, inside the transaction
-        pid = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        pid = conn.info.backend_pid
         report.put((pid, written[version_id].consolidation_id))
         time.sleep(3600)
         return written
 
     committer._commit = commit_then_hang  # type: ignore[assignment]
-    consolidate(UnitOfWork(engine_for(url, pool_size=1)), version_id, actor="doomed")
+    consolidate(uow_of(engine_for(url, pool_size=1)), version_id, actor="doomed")
 
 
 def test_sigkill_inside_the_commit_leaves_nothing_and_frees_the_lock(engine: Engine, db_url: str) -> None:
@@ -347,7 +344,7 @@ def test_sigkill_inside_the_commit_leaves_nothing_and_frees_the_lock(engine: Eng
             proc.join()
     # When a fresh committer consolidates the node
     started = time.monotonic()
-    result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+    result = consolidate(uow_of(engine), version_id, actor=ACTOR)
     # Then it is not kept waiting on a dead transaction, and commits
     assert time.monotonic() - started < 5
     assert result.outcome == "committed" and result.consolidation_id != doomed_id
@@ -413,7 +410,7 @@ def test_committer_refuses_any_isolation_but_read_committed(engine: Engine, isol
     with engine.connect() as conn:
         conn.execution_options(isolation_level=isolation)
         with conn.begin(), pytest.raises(CouncilError, match="READ COMMITTED") as refused:
-            _consolidate_batch(conn, [version_id], actor=ACTOR, dry_run=False)
+            _consolidate_batch(pq(conn), [version_id], actor=ACTOR, dry_run=False)
     # A permanent refusal (never retried as transient), before anything was written
     assert not isinstance(refused.value, TransientDatabaseError)
     assert _scalar(engine, "SELECT count(*) FROM consolidations") == 0

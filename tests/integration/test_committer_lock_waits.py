@@ -17,9 +17,9 @@ from sqlalchemy import Engine, text
 from council.domain.results.consolidation import Evaluated
 from council.ledger import committer
 from council.ledger.locks import lock_node
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate_many
 from tests.builders import ACTOR, Ledger
+from tests.engines import pq, uow_of
 
 
 def _scalar(engine: Engine, sql: str, **params: Any) -> Any:
@@ -64,11 +64,11 @@ def _race_a_holder(
 
     def holder() -> None:
         with engine.connect() as conn, conn.begin():
-            lock_node(conn, _logical_node(engine, version_id))
+            lock_node(pq(conn), _logical_node(engine, version_id))
             locked.set()
             release.wait(10)
             if holder_decides:
-                held.update(real(conn, [version_id], actor=ACTOR, dry_run=False))
+                held.update(real(pq(conn), [version_id], actor=ACTOR, dry_run=False))
 
     answers: list[list[Evaluated]] = []
     holding = threading.Thread(target=holder)
@@ -77,7 +77,7 @@ def _race_a_holder(
     monkeypatch.setattr(committer, "_consolidate_batch", recorded)
     batch = evaluated or [version_id]
     evaluating = threading.Thread(
-        target=lambda: answers.append(consolidate_many(UnitOfWork(engine), batch, actor=ACTOR))
+        target=lambda: answers.append(consolidate_many(uow_of(engine), batch, actor=ACTOR))
     )
     evaluating.start()
     _await_blocked_shared_waiter(engine)

@@ -11,18 +11,18 @@ from sqlalchemy import Engine
 from council.domain.commands import NewAction, NewFork, NewVersion
 from council.domain.results.consolidation import Evaluated
 from council.errors import NotFound
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.branches import close_branch, fork_branch, merge_branch
 from council.services.claims import add_action, close_action
 from council.services.consolidation import consolidate, consolidate_many, groups, history, memory_list, replay
 from council.services.nodes import add_version, set_node_status, show_node
 from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
+from tests.engines import unit_of_work, uow_of
 from tests.rows import count, insert, query, row, rows
 
 
 def _run(engine: Engine, version_id: UUID, **kw: Any) -> Evaluated:
-    return consolidate(UnitOfWork(engine), version_id, actor=ACTOR, **kw)
+    return consolidate(uow_of(engine), version_id, actor=ACTOR, **kw)
 
 
 def _failed(result: Evaluated) -> set[str]:
@@ -31,12 +31,12 @@ def _failed(result: Evaluated) -> set[str]:
 
 def _replays(engine: Engine, record_id: UUID | None) -> bool:
     assert record_id is not None
-    return replay(UnitOfWork(engine), record_id).match
+    return replay(uow_of(engine), record_id).match
 
 
 def _new_version(engine: Engine, old: UUID, content: str) -> UUID:
     """A new version of the logical node of ``old``."""
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     logical = show_node(uow, old).logical_node_id
     return add_version(uow, NewVersion(logical_node=logical, content=content), actor=ACTOR).version_id
 
@@ -54,7 +54,7 @@ def test_ready_node_commits_once_with_memory_event_and_evidence_index(engine: En
     assert second.consolidation_id == first.consolidation_id
     assert count(engine, "consolidations") == 1
     # And the memory item is stable, the node resolved, the evidence indexed, an event logged
-    memory = memory_list(UnitOfWork(engine), status="stable").items
+    memory = memory_list(uow_of(engine), status="stable").items
     assert [m.consolidation_id for m in memory] == [first.consolidation_id]
     with unit_of_work(engine) as conn:
         status = row(conn, "node_version_states", "id = :v", v=version_id)["status"]
@@ -80,7 +80,7 @@ def test_not_ready_is_recorded_once_with_reasons(engine: Engine) -> None:
     assert again.evaluation_id == first.evaluation_id
     assert count(engine, "consolidation_evaluations") == 1
     assert _replays(engine, first.evaluation_id) is True
-    assert [e.id for e in history(UnitOfWork(engine), version_id).evaluations] == [first.evaluation_id]
+    assert [e.id for e in history(uow_of(engine), version_id).evaluations] == [first.evaluation_id]
 
 
 def test_same_provider_under_two_personas_is_not_provider_diverse(engine: Engine) -> None:
@@ -100,7 +100,7 @@ def test_exposure_merges_support_into_one_group(engine: Engine) -> None:
     ledger.claim(first, version_id, cites=[ledger.evidence[0]])
     follower = ledger.run("openai", exposed_to=[first])
     ledger.claim(follower, version_id, cites=[ledger.evidence[1]])
-    found = groups(UnitOfWork(engine), version_id)
+    found = groups(uow_of(engine), version_id)
     assert found.support_groups == 1
     assert sorted(found.groups[0].runs) == sorted([str(first), str(follower)])
     assert _failed(_run(engine, version_id)) == {"independent_support", "provider_diversity"}
@@ -120,7 +120,7 @@ def test_open_objective_fork_outranks_node_agreement(engine: Engine) -> None:
     ledger = Ledger.new(engine)
     version_id = ledger.ready_node()
     fork = fork_branch(
-        UnitOfWork(engine),
+        uow_of(engine),
         NewFork(
             thread=ledger.thread_id,
             kind="objective",
@@ -131,7 +131,7 @@ def test_open_objective_fork_outranks_node_agreement(engine: Engine) -> None:
         actor=ACTOR,
     )
     assert _failed(_run(engine, version_id)) == {"no_open_objective_fork"}
-    close_branch(UnitOfWork(engine), fork.id, status="killed", reason="out of scope", actor=ACTOR)
+    close_branch(uow_of(engine), fork.id, status="killed", reason="out of scope", actor=ACTOR)
     assert _run(engine, version_id).outcome == "committed"
 
 
@@ -156,7 +156,7 @@ def test_unmet_pending_action_blocks_until_satisfied(engine: Engine) -> None:
     ledger = Ledger.new(engine)
     version_id = ledger.ready_node()
     action = add_action(
-        UnitOfWork(engine),
+        uow_of(engine),
         NewAction(
             thread=ledger.thread_id,
             description="run the adapter suite on Postgres",
@@ -166,7 +166,7 @@ def test_unmet_pending_action_blocks_until_satisfied(engine: Engine) -> None:
         actor=ACTOR,
     )
     assert _failed(_run(engine, version_id)) == {"pending_actions_met"}
-    close_action(UnitOfWork(engine), action.id, status="satisfied", reason="green", actor=ACTOR)
+    close_action(uow_of(engine), action.id, status="satisfied", reason="green", actor=ACTOR)
     assert _run(engine, version_id).outcome == "committed"
 
 
@@ -174,7 +174,7 @@ def test_unmerged_branch_does_not_consolidate_until_merged(engine: Engine) -> No
     ledger = Ledger.new(engine)
     root = UUID(str(ledger.node("root")["version_id"]))
     fork = fork_branch(
-        UnitOfWork(engine),
+        uow_of(engine),
         NewFork(thread=ledger.thread_id, kind="node", label="alt", divergence_type="claim", at_version=root),
         actor=ACTOR,
     )
@@ -182,14 +182,14 @@ def test_unmerged_branch_does_not_consolidate_until_merged(engine: Engine) -> No
     for i, provider in enumerate(("anthropic", "openai")):
         ledger.claim(ledger.run(provider), version_id, cites=[ledger.evidence[i]])
     assert _failed(_run(engine, version_id)) == {"mainline_or_merged"}
-    merge_branch(UnitOfWork(engine), fork.id, rationale="reconciled", actor=ACTOR)
+    merge_branch(uow_of(engine), fork.id, rationale="reconciled", actor=ACTOR)
     assert _run(engine, version_id).outcome == "committed"
 
 
 def test_killed_or_old_version_does_not_consolidate(engine: Engine) -> None:
     ledger = Ledger.new(engine)
     killed = ledger.ready_node("killed one")
-    set_node_status(UnitOfWork(engine), killed, status="killed", reason="wrong", actor=ACTOR)
+    set_node_status(uow_of(engine), killed, status="killed", reason="wrong", actor=ACTOR)
     assert _failed(_run(engine, killed)) == {"node_is_open_head"}
     old = ledger.ready_node("old wording")
     _new_version(engine, old, "new wording")
@@ -211,7 +211,7 @@ def test_newer_version_supersedes_in_one_transaction(engine: Engine) -> None:
         memory = {r["consolidation_id"]: r["status"] for r in rows(conn, "memory_items")}
     assert states == {first.consolidation_id: "superseded", second.consolidation_id: "live"}
     assert memory == {first.consolidation_id: "superseded", second.consolidation_id: "stable"}
-    assert memory_list(UnitOfWork(engine), status="superseded").items[0].history[0].to_status == "superseded"
+    assert memory_list(uow_of(engine), status="superseded").items[0].history[0].to_status == "superseded"
     for consolidation_id in states:
         assert _replays(engine, consolidation_id) is True
 
@@ -237,7 +237,7 @@ def test_replay_detects_an_altered_claim(engine: Engine, owner_engine: Engine) -
     alter_claims_behind_the_ledgers_back(owner_engine, version_id, confidence=0.1)
     # Then replay reports the mismatch
     assert committed.consolidation_id is not None
-    result = replay(UnitOfWork(engine), committed.consolidation_id)
+    result = replay(uow_of(engine), committed.consolidation_id)
     assert result.match is False and result.hash_match is False
     assert result.differences == ["claims"]
 
@@ -293,7 +293,7 @@ def test_a_batch_decides_each_version_as_it_would_be_decided_alone(engine: Engin
         ledger.claim(ledger.run(provider), new, cites=[ledger.evidence[i + 1]])
     # When they are consolidated in one batch, with a repeat and the old version too
     batch = [ready[0], done, lonely, new, ready[1], ready[0], old]
-    results = consolidate_many(UnitOfWork(engine), batch, actor=ACTOR)
+    results = consolidate_many(uow_of(engine), batch, actor=ACTOR)
     # Then there is one answer per id, in order, each what a lone committer gives
     assert [r.node_version_id for r in results] == batch
     outcomes = [r.outcome for r in results]
@@ -328,7 +328,7 @@ def test_a_batch_decides_each_version_as_it_would_be_decided_alone(engine: Engin
     for row_id in [*every, *evaluations]:
         assert _replays(engine, row_id) is True
     # And deciding the same batch again writes nothing new
-    again = consolidate_many(UnitOfWork(engine), batch, actor=ACTOR)
+    again = consolidate_many(uow_of(engine), batch, actor=ACTOR)
     assert [r.outcome for r in again] == [
         "already_consolidated",
         "already_consolidated",
@@ -349,7 +349,7 @@ def test_a_batch_naming_an_unknown_version_writes_nothing(engine: Engine) -> Non
     with unit_of_work(engine) as conn:
         events_before = count(conn, "events")
     with pytest.raises(NotFound, match=str(unknown)):
-        consolidate_many(UnitOfWork(engine), [ready, unknown], actor=ACTOR)
+        consolidate_many(uow_of(engine), [ready, unknown], actor=ACTOR)
     assert count(engine, "consolidations") == 0 and count(engine, "consolidation_evaluations") == 0
     assert count(engine, "events") == events_before
 
@@ -358,7 +358,7 @@ def test_a_dry_run_batch_writes_nothing(engine: Engine) -> None:
     ledger = Ledger.new(engine)
     ready = ledger.ready_node()
     lonely = UUID(str(ledger.node("lonely")["version_id"]))
-    results = consolidate_many(UnitOfWork(engine), [ready, lonely], actor=ACTOR, dry_run=True)
+    results = consolidate_many(uow_of(engine), [ready, lonely], actor=ACTOR, dry_run=True)
     assert [r.outcome for r in results] == ["would_commit", "not_ready"]
     assert all(r.dry_run for r in results)
     assert count(engine, "consolidations") == 0 and count(engine, "consolidation_evaluations") == 0
@@ -383,7 +383,7 @@ def test_a_batch_closes_when_its_claims_reach_the_transaction_budget(
 
     monkeypatch.setattr(committer, "_consolidate_batch", counted)
     # When they are consolidated in one call
-    results = consolidate_many(UnitOfWork(engine), ready, actor=ACTOR)
+    results = consolidate_many(uow_of(engine), ready, actor=ACTOR)
     # Then they went in transactions of two, two and one, each committed
     assert sizes == [2, 2, 1]
     assert [r.outcome for r in results] == ["committed"] * 5
@@ -404,11 +404,11 @@ def test_batches_are_planned_by_weight_light_nodes_together_heavy_ones_alone(
     monkeypatch.setattr(consolidation, "CLAIMS_PER_TRANSACTION", 10)
     # When the commit queue plans its messages
     planned = consolidation.plan_batches(
-        UnitOfWork(engine), [*light[:2], heavy, *light[2:], light[0]], max_versions=3
+        uow_of(engine), [*light[:2], heavy, *light[2:], light[0]], max_versions=3
     )
     # Then light nodes share messages up to the version cap, the heavy one goes alone
     assert planned == [light[:2], [heavy], light[2:]]
     # and one version (what most runs touch) is one message, planned without a transaction
     monkeypatch.setattr(UnitOfWork, "__call__", None)
-    assert consolidation.plan_batches(UnitOfWork(engine), [heavy, heavy], max_versions=3) == [[heavy]]
-    assert consolidation.plan_batches(UnitOfWork(engine), [], max_versions=3) == []
+    assert consolidation.plan_batches(uow_of(engine), [heavy, heavy], max_versions=3) == [[heavy]]
+    assert consolidation.plan_batches(uow_of(engine), [], max_versions=3) == []

@@ -29,6 +29,7 @@ from council.services.learning import stances
 from council.services.lists import list_runs, thread_nodes
 from tests.builders import ACTOR, Ledger
 from tests.dashboard import view_rows
+from tests.engines import uow_of
 from tests.rows import counts, query
 
 PROFILES = """\
@@ -65,7 +66,7 @@ def run_all(uow: UnitOfWork, scheduler: Recorder) -> None:
 
 def test_control_runs_are_marked_blind_reserved_and_never_counted(engine: Engine, profiles: None) -> None:
     # Given a thread under council-default-v2 (quorum and n_eff rules) with six propositions
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     pin_rule_set(uow, "council-default-v2", actor=ACTOR)
     ledger = Ledger.new(engine, evidence_items=4)
     for i in range(6):  # each cites an item as it is added (a citation of no run)
@@ -149,14 +150,14 @@ def test_controls_need_a_deliberative_dispatch_and_nothing_is_written(engine: En
     before = counts(engine)
     for mode in ("independent", "review"):
         with pytest.raises(BadInput, match="--controls needs --mode deliberative or council"):
-            dispatch(UnitOfWork(engine), Recorder(), ledger.thread_id, ["claude"], mode=mode, rounds=1,
+            dispatch(uow_of(engine), Recorder(), ledger.thread_id, ["claude"], mode=mode, rounds=1,
                      actor=ACTOR, controls=True)  # fmt: skip
     assert counts(engine) == before
 
 
 def test_a_council_pairs_only_its_deliberative_rounds_with_controls(engine: Engine, profiles: None) -> None:
     # Given a council dispatch with controls: its proposing and cross-review rounds are blind
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     ledger = Ledger.new(engine, evidence_items=1)
     made = dispatch(uow, scheduler, ledger.thread_id, ["claude", "codex"], mode="council", rounds=1,
                     actor=ACTOR, controls=True, budget_usd=1)  # fmt: skip
@@ -170,7 +171,7 @@ def test_a_council_pairs_only_its_deliberative_rounds_with_controls(engine: Engi
 
 
 def test_without_controls_a_deliberative_dispatch_makes_none(engine: Engine, profiles: None) -> None:
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     ledger = Ledger.new(engine)
     ledger.node("A proposition")
     made = dispatch(uow, scheduler, ledger.thread_id, ["claude", "codex"], mode="deliberative", rounds=3,
@@ -185,7 +186,7 @@ def test_a_control_runs_claims_on_existing_versions_are_all_it_adds(
     engine: Engine, profiles: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a deliberative dispatch with controls whose first round has run
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     ledger = Ledger.new(engine, evidence_items=1)
     version = str(ledger.node("Proposition: the cache keeps its class warm")["version_id"])
     made = dispatch(uow, scheduler, ledger.thread_id, ["claude"], mode="deliberative", rounds=2,

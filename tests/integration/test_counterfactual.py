@@ -12,12 +12,11 @@ from sqlalchemy import Engine, text
 from council.domain.counterfactual import rule_set_sha256
 from council.domain.snapshot import snapshot_hash
 from council.errors import BadInput, NotFound
-from council.ledger.db import unit_of_work
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from council.services.counterfactual import counterfactual, list_rule_sets, store_rule_set
 from council.services.threads import create_thread
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work, uow_of
 
 DEFAULT_BODY = {
     "min_support_groups": 2,
@@ -60,7 +59,7 @@ def decided(engine: Engine) -> dict[str, Any]:
     """Given a thread with three decisions of each kind the committer makes:
     two providers (committed), three providers (committed), one provider (not ready)."""
     ledger = Ledger.new(engine)
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     two = consolidate(uow, supported(ledger, ("anthropic", "openai")), actor=ACTOR)
     three = consolidate(uow, supported(ledger, ("anthropic", "openai", "zhipu")), actor=ACTOR)
     one = consolidate(uow, supported(ledger, ("anthropic",)), actor=ACTOR)
@@ -72,7 +71,7 @@ def test_the_stored_default_rule_set_reproduces_every_stored_decision(
     engine: Engine, decided: dict[str, Any]
 ) -> None:
     # When every stored decision is replayed under the default rule set, by id
-    report = counterfactual(UnitOfWork(engine), "council-default-v1")
+    report = counterfactual(uow_of(engine), "council-default-v1")
     # Then all three were rebuilt and reproduced, and none would change
     assert (report.compared, report.reproduced, report.changed, report.not_reproduced) == (3, 3, [], [])
 
@@ -82,7 +81,7 @@ def test_a_stricter_rule_set_flips_exactly_the_decisions_that_lack_a_third_group
 ) -> None:
     before = row_counts(engine)
     # When the decisions are replayed under "three independent groups"
-    report = counterfactual(UnitOfWork(engine), rule_set("three-groups-v1", min_support_groups=3))
+    report = counterfactual(uow_of(engine), rule_set("three-groups-v1", min_support_groups=3))
     # Then only the two-provider consolidation would change, for the support rule alone
     assert [c.id for c in report.changed] == [decided["two"].consolidation_id]
     change = report.changed[0]
@@ -106,7 +105,7 @@ def test_dropping_provider_diversity_flips_only_the_single_provider_evaluation(
 ) -> None:
     # When replayed under "one group from one provider is enough"
     lax = rule_set("one-group-v1", min_support_groups=1, min_support_providers=1)
-    report = counterfactual(UnitOfWork(engine), lax, thread=decided["ledger"].thread_id)
+    report = counterfactual(uow_of(engine), lax, thread=decided["ledger"].thread_id)
     # Then the not-ready evaluation would have consolidated
     assert [(c.id, c.kind, c.counterfactual_outcome) for c in report.changed] == [
         (decided["one"].evaluation_id, "evaluation", "consolidate")
@@ -116,7 +115,7 @@ def test_dropping_provider_diversity_flips_only_the_single_provider_evaluation(
 
 def test_every_rebuilt_snapshot_hashes_to_its_stored_digest(engine: Engine, decided: dict[str, Any]) -> None:
     # Given the stored decisions and their manifests, read through the one ledger method
-    with UnitOfWork(engine)() as tx:
+    with uow_of(engine)() as tx:
         stored = [d for _, d in tx.consolidations.stored_decisions()]
         named = tx.consolidations.manifests([UUID(d.id) for d in stored])
         rebuilt = tx.consolidations.rebuild_many([named[UUID(d.id)] for d in stored])
@@ -128,19 +127,19 @@ def test_every_rebuilt_snapshot_hashes_to_its_stored_digest(engine: Engine, deci
 def test_scope_by_thread_and_time(engine: Engine, decided: dict[str, Any]) -> None:
     strict = rule_set("three-groups-v1", min_support_groups=3)
     other = Ledger.new(engine, title="another thread")
-    consolidate(UnitOfWork(engine), supported(other, ("anthropic", "openai")), actor=ACTOR)
+    consolidate(uow_of(engine), supported(other, ("anthropic", "openai")), actor=ACTOR)
     # Across threads both two-provider consolidations change; one thread's report has its own only
-    assert len(counterfactual(UnitOfWork(engine), strict).changed) == 2
-    scoped = counterfactual(UnitOfWork(engine), strict, thread=decided["ledger"].thread_id)
+    assert len(counterfactual(uow_of(engine), strict).changed) == 2
+    scoped = counterfactual(uow_of(engine), strict, thread=decided["ledger"].thread_id)
     assert [c.id for c in scoped.changed] == [decided["two"].consolidation_id]
     # And --since after every decision compares nothing
     with unit_of_work(engine) as conn:
         later = conn.execute(text("SELECT clock_timestamp()")).scalar_one()
-    assert counterfactual(UnitOfWork(engine), strict, since=later).compared == 0
+    assert counterfactual(uow_of(engine), strict, since=later).compared == 0
 
 
 def test_bad_rule_sets_are_refused(engine: Engine) -> None:
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     with pytest.raises(NotFound):
         counterfactual(uow, "no-such-rules-v1")
     with pytest.raises(BadInput, match="unknown rule"):
@@ -154,7 +153,7 @@ def test_bad_rule_sets_are_refused(engine: Engine) -> None:
 def test_a_rule_set_is_stored_with_the_report_that_motivated_it_and_pinned_for_new_threads(
     engine: Engine, decided: dict[str, Any]
 ) -> None:
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     strict = rule_set("three-groups-v1", min_support_groups=3)
     report = counterfactual(uow, strict).json_document()
     # When it is stored with that report and pinned
@@ -183,7 +182,7 @@ def test_a_rule_set_is_stored_with_the_report_that_motivated_it_and_pinned_for_n
 def test_an_altered_or_foreign_report_is_refused_as_provenance(
     engine: Engine, decided: dict[str, Any]
 ) -> None:
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     strict = rule_set("three-groups-v1", min_support_groups=3)
     report = counterfactual(uow, strict).json_document()
     before = row_counts(engine)

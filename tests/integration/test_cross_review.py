@@ -19,6 +19,7 @@ from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch, dispatch_runs
 from council.services.execution import execute_run
 from tests.builders import ACTOR, Ledger
+from tests.engines import uow_of
 from tests.fakes.agent_model import Recorder as Requests
 from tests.fakes.chat_model import chat_model, messages_model
 from tests.fakes.minded_model import REPROMPT, Mind
@@ -55,7 +56,7 @@ def cross_review(engine: Engine) -> tuple[UnitOfWork, dict[str, dict[str, object
     cross-review run to their ends. Returns the unit, each agent's round-2 run (as listed),
     and the three propositions."""
     ledger = Ledger.new(engine, evidence_items=1)
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     made = dispatch(uow, scheduler, ledger.thread_id, ["alpha", "beta", "gamma"], mode="council", rounds=0,
                     actor=ACTOR)  # fmt: skip
     for run in list(scheduler.runs):  # round 1, then round 2 (created when round 1 closed)

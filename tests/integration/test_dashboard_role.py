@@ -10,10 +10,10 @@ import psycopg
 from psycopg import errors
 from sqlalchemy import Engine, text
 
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from tests.builders import ACTOR, Ledger
 from tests.dashboard import DASHBOARD_ROLE, dashboard_url
+from tests.engines import uow_of
 from tests.migrations.schema_dump import migrated_database, unique_name
 
 
@@ -43,7 +43,7 @@ def _refused(conn: psycopg.Connection[Any], statement: str, error: type[Exceptio
 def test_dashboard_role_logs_in_and_reads_every_view(engine: Engine, db_url: str) -> None:
     # Given a ledger with a consolidation
     ledger = Ledger.new(engine)
-    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
+    consolidate(uow_of(engine), ledger.ready_node(), actor=ACTOR)
     views = [name for name, _ in _relations(engine, "v")]
     assert views and all(name.startswith("council_v_") for name in views)
     # When the dashboard role logs in

@@ -40,7 +40,7 @@ def _profiles(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **urls: str) -> N
 
 
 def _runs(engine: Engine, dispatch_id: UUID) -> dict[tuple[str, int], UUID]:
-    from council.ledger.db import unit_of_work
+    from tests.engines import unit_of_work
 
     with unit_of_work(engine) as conn:
         found = query(conn, "SELECT id, agent, round FROM agent_runs WHERE dispatch_id = :d", d=dispatch_id)

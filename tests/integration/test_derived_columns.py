@@ -20,11 +20,11 @@ import pytest
 from sqlalchemy import Engine
 
 from council.domain.commands import NewAction
-from council.ledger.unit import UnitOfWork
 from council.services.claims import add_action
 from council.services.consolidation import consolidate
 from council.services.retraction import propose_retraction
 from tests.builders import ACTOR, Ledger
+from tests.engines import uow_of
 
 EVIDENCE_SNEAK = (
     "UPDATE evidence SET validity = 'invalidated', validity_changed_at = now() WHERE id = '{evidence}'"
@@ -54,7 +54,7 @@ def _refused_with_cn001(conn: psycopg.Connection[Any], update: str) -> str:
 @pytest.fixture
 def consolidated(engine: Engine) -> Ledger:
     ledger = Ledger.new(engine)
-    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
+    consolidate(uow_of(engine), ledger.ready_node(), actor=ACTOR)
     return ledger
 
 
@@ -128,7 +128,7 @@ def test_no_derived_column_moves_through_a_trigger_of_ones_own(
     # Given a row in every guarded table: an open pending action, an open retraction proposal
     node = consolidated.node("The adapter needs a Postgres-only test tier")
     add_action(
-        UnitOfWork(engine),
+        uow_of(engine),
         NewAction(
             thread=consolidated.thread_id,
             description="Run the adapter suite on PG 16",
@@ -138,9 +138,7 @@ def test_no_derived_column_moves_through_a_trigger_of_ones_own(
         actor=ACTOR,
     )
     (consolidation,) = conn.execute("SELECT id FROM consolidations").fetchone() or ()
-    propose_retraction(
-        UnitOfWork(engine), consolidation, reason="the benchmark ran on a warm cache", actor=ACTOR
-    )
+    propose_retraction(uow_of(engine), consolidation, reason="the benchmark ran on a warm cache", actor=ACTOR)
     snapshot = f"SELECT to_jsonb(t) FROM {table} t ORDER BY id"
     before = conn.execute(snapshot.encode()).fetchall()
     assert before

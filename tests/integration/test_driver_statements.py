@@ -1,20 +1,19 @@
-"""A run's own statements run on the psycopg connection under the unit's transaction
-(``council.ledger.pg.in_transaction``), past SQLAlchemy's per-statement machinery. On a
-lost connection they must leave the pool as SQLAlchemy's own execution leaves it: every
-connection made before the loss is recycled, so after a Postgres restart a worker does
-not meet one dead connection per try (docs/architecture.md §7)."""
+"""A run's own statements run on the unit's pooled psycopg connection. On a lost
+connection the pool is drained: every idle connection made before the loss is replaced,
+so after a Postgres restart a worker does not meet one dead connection per try
+(docs/architecture.md §7)."""
 
 from __future__ import annotations
 
 import uuid
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from council.errors import TransientDatabaseError
 from council.ledger import db
-from council.ledger.unit import UnitOfWork
 from tests.connections import end_every_other_connection
+from tests.engines import uow_of
 
 
 def test_a_connection_lost_under_a_run_statement_recycles_the_whole_pool(
@@ -22,10 +21,10 @@ def test_a_connection_lost_under_a_run_statement_recycles_the_whole_pool(
 ) -> None:
     # Given a pool that never pings an idle connection and holds two idle connections
     monkeypatch.setattr(db, "PING_AFTER_IDLE_S", 3600.0)
-    with engine.connect() as first, engine.connect() as second:
-        first.execute(text("SELECT 1"))
-        second.execute(text("SELECT 1"))
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
+    with uow() as first, uow() as second:
+        first.conn.execute("SELECT 1")
+        second.conn.execute("SELECT 1")
     # When Postgres ends them, and a run's fence runs on the driver path
     assert end_every_other_connection(db_url) >= 2
     with pytest.raises(TransientDatabaseError), uow() as tx:

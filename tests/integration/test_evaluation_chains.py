@@ -22,11 +22,10 @@ from council.domain import chain_codec
 from council.domain import manifests as chain
 from council.domain.snapshot import manifest_of
 from council.ledger import evaluation_chains
-from council.ledger.db import engine_for, unit_of_work
 from council.ledger.snapshots import current_snapshot
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, replay
 from tests.builders import ACTOR, Ledger
+from tests.engines import engine_for, pq, unit_of_work, uow_of
 from tests.processes import RACE_START_METHOD
 
 
@@ -87,12 +86,12 @@ def _tails(engine: Engine, version_id: UUID) -> list[tuple[UUID, int]]:
 
 
 def _history(engine: Engine, version_id: UUID) -> list[Any]:
-    with UnitOfWork(engine)() as tx:
+    with uow_of(engine)() as tx:
         return list(tx.consolidations.history(version_id).evaluations)
 
 
 def _manifests(engine: Engine, ids: list[UUID]) -> dict[UUID, dict[str, Any]]:
-    with UnitOfWork(engine)() as tx:
+    with uow_of(engine)() as tx:
         return tx.consolidations.manifests(ids)
 
 
@@ -108,11 +107,11 @@ def test_every_evaluation_of_a_hot_node_replays_from_one_root(engine: Engine, ow
         )
         if i % 7 == 3:  # now and then the committer has not kept the tail: it walks the chain
             evaluation_chains.TAILS.clear()
-        result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+        result = consolidate(uow_of(engine), version_id, actor=ACTOR)
         assert result.outcome == "not_ready" and result.evaluation_id is not None
         reasons[result.evaluation_id] = [r.model_dump() for r in result.reasons]
         with unit_of_work(engine) as conn:
-            direct[result.evaluation_id] = chain.normal(manifest_of(current_snapshot(conn, version_id)))
+            direct[result.evaluation_id] = chain.normal(manifest_of(current_snapshot(pq(conn), version_id)))
         # And the tail the committer and the sweep ask for is the row just written, by
         # bisection (revision 0017) as by probing all 64 ids (0014), at every length
         assert _tails(engine, version_id) == [(result.evaluation_id, i)] * 2
@@ -150,7 +149,7 @@ def test_every_evaluation_of_a_hot_node_replays_from_one_root(engine: Engine, ow
     assert viewed == reasons
     # And every evaluation replays: same hash, same decision, no section differs
     for evaluation_id in shuffled:
-        replayed = replay(UnitOfWork(engine), evaluation_id)
+        replayed = replay(uow_of(engine), evaluation_id)
         assert replayed.match is True and replayed.differences == [], evaluation_id
 
 
@@ -159,11 +158,11 @@ def test_a_root_replays_alone_and_a_consolidation_has_its_manifest(engine: Engin
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
     ledger.claim(ledger.run("anthropic"), version_id, confidence=0.8, cites=[ledger.evidence[0]])
-    first = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+    first = consolidate(uow_of(engine), version_id, actor=ACTOR)
     with unit_of_work(engine) as conn:
-        before = manifest_of(current_snapshot(conn, version_id))
+        before = manifest_of(current_snapshot(pq(conn), version_id))
     ledger.claim(ledger.run("openai"), version_id, confidence=0.8, cites=[ledger.evidence[1]])
-    committed = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+    committed = consolidate(uow_of(engine), version_id, actor=ACTOR)
     assert first.evaluation_id is not None and committed.consolidation_id is not None
     # Then manifests() names both, each the full manifest it was decided on
     found = _manifests(engine, [first.evaluation_id, committed.consolidation_id])
@@ -188,7 +187,7 @@ def _claimer(url: str, thread_id: UUID, version_id: UUID, seed: int) -> Callable
         answers = []
         for run_id in runs:
             ledger.claim(run_id, version_id)
-            result = consolidate(UnitOfWork(engine), version_id, actor=f"racer {seed}")
+            result = consolidate(uow_of(engine), version_id, actor=f"racer {seed}")
             assert result.evaluation_id is not None
             answers.append(result.evaluation_id)
         return answers
@@ -216,7 +215,7 @@ def test_racing_evaluators_extend_one_chain_that_replays_exactly(engine: Engine,
     answered = {e for result in raced.results for e in result}
     assert answered <= {r.id for r in rows}
     for row in rows:
-        replayed = replay(UnitOfWork(engine), row.id)
+        replayed = replay(uow_of(engine), row.id)
         assert replayed.match is True and replayed.differences == [], row.seq
 
 

@@ -19,13 +19,12 @@ from council.domain.results.threads import ReviewSetting
 from council.domain.review import Review
 from council.domain.rules import evaluate
 from council.domain.snapshot import manifest_of, snapshot_digests
-from council.ledger.db import dispose_all, engine_for, unit_of_work
 from council.ledger.migrate import upgrade
 from council.ledger.review import ReviewStore, shown
 from council.ledger.snapshots import current_snapshot
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, history, replay
 from tests.builders import ACTOR, Ledger
+from tests.engines import dispose_all, engine_for, pq, unit_of_work, uow_of
 from tests.migrations.schema_dump import create_database, drop_database, role_url, unique_name
 
 STAND_IN_SET = """
@@ -61,7 +60,7 @@ def _record_as_0013(owner: Engine, version_id: UUID, before: Any) -> tuple[UUID,
     """Record the version's evaluation the way the 0013 committer did: a root with its
     manifest and inline reasons, or a JSON delta with its reasons by id."""
     with unit_of_work(owner) as conn:
-        snapshot = current_snapshot(conn, version_id)
+        snapshot = current_snapshot(pq(conn), version_id)
         digest, sections = snapshot_digests(snapshot)
         manifest = manifest_of(snapshot)
         reasons = [r.as_dict() for r in evaluate(snapshot).reasons]
@@ -154,17 +153,17 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     upgrade(owner_url)
     # Then every 0013 evaluation still replays exactly
     for evaluation_id in old:
-        replayed = replay(UnitOfWork(engine), evaluation_id)
+        replayed = replay(uow_of(engine), evaluation_id)
         assert replayed.match is True and replayed.differences == [], evaluation_id
     # And deciding the unchanged version again answers with the 0013 tail (idempotent)
     tail_id = list(old)[-1]
-    again = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+    again = consolidate(uow_of(engine), version_id, actor=ACTOR)
     assert again.outcome == "not_ready" and again.evaluation_id == tail_id
     # And new claims extend the chain in the compact layout: a root after the 0013 tail, then a link
     new = []
     for i in range(2):
         ledger.claim(ledger.run("anthropic"), version_id, cites=[ledger.evidence[i]])
-        result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+        result = consolidate(uow_of(engine), version_id, actor=ACTOR)
         assert result.outcome == "not_ready" and result.evaluation_id is not None
         new.append(result)
     with engine.connect() as conn:
@@ -188,8 +187,8 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     assert tail.id == new[-1].evaluation_id and tail.claims_seen == 5
     # And every evaluation of both layouts replays, and history and the view read them all
     for evaluation_id in [*old, *(r.evaluation_id for r in new)]:
-        assert replay(UnitOfWork(engine), evaluation_id).match is True, evaluation_id
-    shown = history(UnitOfWork(engine), version_id).evaluations
+        assert replay(uow_of(engine), evaluation_id).match is True, evaluation_id
+    shown = history(uow_of(engine), version_id).evaluations
     expected = {**old, **{r.evaluation_id: [x.model_dump() for x in r.reasons] for r in new}}
     assert {e.id: [r.model_dump() for r in e.reasons] for e in shown} == expected
     assert {e.snapshot_sha256 for e in shown} >= {r.snapshot_sha256 for r in new}

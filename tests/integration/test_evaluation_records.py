@@ -19,11 +19,10 @@ from council.domain import chain_codec
 from council.domain.results.consolidation import Evaluated, Replayed
 from council.domain.snapshot import manifest_of, snapshot_digests
 from council.errors import BadInput
-from council.ledger.db import unit_of_work
 from council.ledger.snapshots import current_snapshot
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, replay
 from tests.builders import ACTOR, Ledger, alter_claims_behind_the_ledgers_back
+from tests.engines import pq, unit_of_work, uow_of
 from tests.rows import insert, rows
 
 
@@ -32,13 +31,13 @@ def _not_ready(engine: Engine) -> tuple[Ledger, UUID, UUID, Evaluated]:
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
     ledger.claim(ledger.run("anthropic"), version_id, cites=[ledger.evidence[0]])
-    result = consolidate(UnitOfWork(engine), version_id, actor=ACTOR)
+    result = consolidate(uow_of(engine), version_id, actor=ACTOR)
     assert result.outcome == "not_ready" and result.evaluation_id is not None
     return ledger, version_id, result.evaluation_id, result
 
 
 def _replay(engine: Engine, record_id: UUID) -> Replayed:
-    return replay(UnitOfWork(engine), record_id)
+    return replay(uow_of(engine), record_id)
 
 
 def _reasons(result: Evaluated) -> list[dict[str, Any]]:
@@ -59,7 +58,7 @@ def test_a_not_ready_evaluation_stores_its_manifest_and_section_hashes_not_its_s
     # Then the record names the rows and hashes the sections of the snapshot it was decided on
     row = _stored(engine, evaluation_id)
     with unit_of_work(engine) as conn:
-        snapshot = current_snapshot(conn, version_id)
+        snapshot = current_snapshot(pq(conn), version_id)
     digest, sections = snapshot_digests(snapshot)
     assert row["snapshot"] is None and row["manifest"] is None
     root, change = chain_codec.decode(row["link"])
@@ -90,7 +89,7 @@ def test_an_evaluation_recorded_with_its_whole_snapshot_still_replays(engine: En
     ledger, version_id, _, result = _not_ready(engine)
     ledger.claim(ledger.run("openai"), version_id, claim_type="abstain")
     with unit_of_work(engine) as conn:
-        snapshot = current_snapshot(conn, version_id)
+        snapshot = current_snapshot(pq(conn), version_id)
         legacy_id = insert(
             conn,
             "consolidation_evaluations",

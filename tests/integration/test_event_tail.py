@@ -15,7 +15,7 @@ from uuid import UUID
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from council.bootstrap import bootstrap
 from council.domain.tail import TailCursor
@@ -41,7 +41,7 @@ def _append(tx: Tx, thread: UUID, n: int) -> int:
 
 def _take_xid(tx: Tx) -> None:
     """Give the transaction its id now, before it writes anything."""
-    tx.conn.execute(text("SELECT pg_current_xact_id()"))
+    tx.conn.execute("SELECT pg_current_xact_id()")
 
 
 def _drain(uow: UnitOfWork, thread: UUID, cursor: TailCursor) -> tuple[list[int], TailCursor]:

@@ -26,12 +26,12 @@ from sqlalchemy import Engine
 from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
 from council.domain.event_shapes import SHAPES
-from council.ledger.unit import UnitOfWork
 from council.services.execution import execute_run
 from council.web.app import create_app
 from council.web.security import Policy
 from tests.builders import Ledger
 from tests.conftest import APP_ROLE, CliRunner
+from tests.engines import uow_of
 from tests.rows import row
 
 READ_TOKEN = "r3ad-token-forged-claims"
@@ -45,7 +45,7 @@ def app_conn(db_url: str) -> Iterator[psycopg.Connection[Any]]:
 
 def _succeeded_worker_run(engine: Engine, ledger: Ledger) -> UUID:
     run_id = ledger.dispatched("claude")
-    execute_run(UnitOfWork(engine), Recorder(), run_id)
+    execute_run(uow_of(engine), Recorder(), run_id)
     found = row(engine, "agent_runs", "id = :id", id=run_id)
     assert (found["status"], found["mode"]) == ("succeeded", "independent")
     return run_id

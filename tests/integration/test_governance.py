@@ -15,7 +15,6 @@ from sqlalchemy import Engine
 from council.adapters.scheduler import Recorder
 from council.domain.commands import NewVersion
 from council.errors import BadInput
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, memory_list, replay
 from council.services.governance import thread_governance
@@ -24,6 +23,7 @@ from council.services.retraction import adjudicate, adjudicate_if_automatic, pro
 from council.services.reversal import reverify
 from council.services.threads import review_settings, set_review, show_thread
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work
 from tests.fakes.chat_model import NOWHERE, local_profiles
 from tests.rows import execute, row
 

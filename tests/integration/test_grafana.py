@@ -16,13 +16,13 @@ import yaml
 from sqlalchemy import Engine
 
 from council.domain.commands import NewFork
-from council.ledger.unit import UnitOfWork
 from council.services.branches import fork_branch
 from council.services.consolidation import consolidate
 from council.services.observation import resolve
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
 from tests.dashboard import DASHBOARD_ROLE, dashboard_url, fail_run, worker_run
+from tests.engines import uow_of
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAFANA = ROOT / "deploy" / "grafana"
@@ -113,7 +113,7 @@ def test_every_panel_query_runs_as_the_dashboard_role_and_shows_the_ledger(
 ) -> None:
     # Given a small ledger: a consolidation whose evidence was challenged, a node
     # not ready, a run shown another's stance, a failed run, a fork and a resolution
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     ledger = Ledger.new(engine)
     committed = ledger.ready_node()
     consolidate(uow, committed, actor=ACTOR)

@@ -24,7 +24,7 @@ import pytest
 from sqlalchemy import Connection, Engine, text
 
 from council.errors import BadInput, Conflict, ImmutableRow
-from council.ledger.db import unit_of_work
+from tests.engines import unit_of_work
 
 IMMUTABLE_TABLES = [
     "rule_sets",

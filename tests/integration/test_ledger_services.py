@@ -13,7 +13,6 @@ from council.domain.commands import NewClaim, NewFork, NewNode, NewVersion, Reco
 from council.domain.results.graph import ClaimAdded, VersionCreated
 from council.domain.results.threads import ThreadCreated
 from council.errors import BadInput, NotFound
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.branches import close_branch, fork_branch, list_branches, merge_branch
 from council.services.claims import add_claim
@@ -21,6 +20,7 @@ from council.services.evidence import EvidenceInput, add_evidence, show_evidence
 from council.services.nodes import add_node, add_version, set_node_status, show_node
 from council.services.runs import record_run, show_run
 from council.services.threads import create_thread
+from tests.engines import unit_of_work
 from tests.rows import count, counts, query, row
 
 ACTOR = "test"

@@ -12,10 +12,10 @@ from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
 from council.agents.compiler import RIVALS_GUIDE
-from council.ledger.unit import UnitOfWork
 from council.services.ask import Question, ask, outcome
 from council.services.execution import execute_run
 from tests.builders import ACTOR
+from tests.engines import uow_of
 from tests.rows import query, rows
 
 AGENTS = ("claude", "codex", "glm")
@@ -25,7 +25,7 @@ def test_simulated_agents_pick_one_option_and_dispute_its_rivals(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COUNCIL_SIMULATE", "always")
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     # Given a multiple-choice question of three options, asked of three simulated agents
     asked = ask(
         uow,

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, text
 
-from council import config
 from council.adapters.scheduler import Recorder
+from council.ledger.db import Pool, open_pool
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate_many
 from council.services.dispatch import dispatch
@@ -21,23 +21,17 @@ from tests.integration.test_rounds import endorsing_models  # noqa: F401  (the f
 
 
 @pytest.fixture
-def one_connection(db_url: str) -> Iterator[Engine]:
+def one_connection(db_url: str) -> Iterator[Pool]:
     """The database through a pool of exactly one connection: a second checkout by the
-    thread that holds it waits 2 s and raises (SQLAlchemy's pool timeout)."""
-    engine = create_engine(
-        config.sqlalchemy_url(db_url),
-        pool_size=1,
-        max_overflow=0,
-        pool_timeout=2,
-        isolation_level="READ COMMITTED",
-    )
-    yield engine
-    engine.dispose()
+    thread that holds it waits 2 s and raises (the pool's timeout)."""
+    pool = open_pool(db_url, size=1, timeout=2)
+    yield pool
+    pool.close()
 
 
 @pytest.mark.usefixtures("endorsing_models")
 def test_a_deliberative_council_runs_closes_its_rounds_and_is_decided_on_one_connection(
-    engine: Engine, one_connection: Engine
+    engine: Engine, one_connection: Pool
 ) -> None:
     # Given two models of two providers that endorse the thread's head, and a pool of one connection
     ledger = Ledger.new(engine, evidence_items=1)

@@ -22,13 +22,13 @@ from sqlalchemy import Engine, text
 
 from council.adapters.scheduler import Recorder
 from council.domain.agent_output import AgentOutput, ClaimOut
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run, worker_id
 from council.services.runs import show_run
 from tests.builders import Ledger
 from tests.conftest import CliRunner
+from tests.engines import unit_of_work
 from tests.fakes.openai_server import fake_openai, reply
 from tests.rows import counts, query, row
 

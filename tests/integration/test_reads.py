@@ -10,37 +10,36 @@ from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from council.errors import CouncilError, Duplicate
 from council.ledger import pg
-from council.ledger.db import engine_for
 from council.ledger.unit import UnitOfWork
 from council.services.threads import create_thread, list_threads
 from council.sql import driver_sql
+from tests.engines import engine_for, uow_of
 
 ACTOR = "test:reads"
 
 
 def test_threads_are_listed_alike_on_an_own_and_on_a_pooled_connection(engine: Engine, db_url: str) -> None:
     made = [
-        create_thread(UnitOfWork(engine), title=f"thread {i}", objective="o", actor=ACTOR).id
-        for i in range(3)
+        create_thread(uow_of(engine), title=f"thread {i}", objective="o", actor=ACTOR).id for i in range(3)
     ]
     own = list_threads(UnitOfWork(url=db_url))
-    pooled = list_threads(UnitOfWork(engine))
+    pooled = list_threads(uow_of(engine))
     assert [t.id for t in own.items] == made  # oldest first
     assert own == pooled
     assert own.json_document()["items"][0]["title"] == "thread 0"
 
 
-def test_a_unit_made_from_a_url_builds_no_engine_for_a_read(db_url: str) -> None:
+def test_a_unit_made_from_a_url_opens_no_pool_for_a_read(db_url: str) -> None:
     unit = UnitOfWork(url=db_url)
     list_threads(unit)
-    assert unit._engine is None
-    with unit() as tx:  # a transaction of the ORM-free Core builds it then
-        assert tx.conn.execute(text("SELECT 1")).scalar_one() == 1
-    assert unit._engine is not None
+    assert unit._pool is None
+    with unit() as tx:  # a transaction opens it then
+        assert tx.conn.execute("SELECT 1").fetchone() == (1,)
+    assert unit._pool is not None
 
 
 def test_an_own_read_transaction_is_read_only_and_its_errors_are_translated(db_url: str) -> None:
@@ -53,7 +52,7 @@ def test_an_own_read_transaction_is_read_only_and_its_errors_are_translated(db_u
 def test_a_failing_read_fails_alike_on_both_connections(pg_server_url: str) -> None:
     """The server's own database is not migrated: the query fails the same way."""
     failures = []
-    for unit in (UnitOfWork(url=pg_server_url), UnitOfWork(engine_for(pg_server_url))):
+    for unit in (UnitOfWork(url=pg_server_url), uow_of(engine_for(pg_server_url))):
         with pytest.raises(CouncilError) as failed:
             list_threads(unit)
         failures.append((type(failed.value), str(failed.value)))
@@ -68,18 +67,16 @@ def _duplicate_thread(row: dict[str, Any]) -> str:
     )
 
 
-def test_driver_errors_map_to_the_same_project_errors_through_sqlalchemy_or_not(
-    engine: Engine, db_url: str
-) -> None:
-    created = create_thread(UnitOfWork(engine), title="t", objective="o", actor=ACTOR)
+def test_driver_errors_map_to_the_same_project_errors_in_a_unit_or_not(engine: Engine, db_url: str) -> None:
+    created = create_thread(uow_of(engine), title="t", objective="o", actor=ACTOR)
     statement = _duplicate_thread(created.model_dump())
-    with pytest.raises(CouncilError) as through_sqlalchemy, UnitOfWork(engine)() as tx:
-        tx.conn.execute(text(statement))
+    with pytest.raises(CouncilError) as in_unit, uow_of(engine)() as tx:
+        tx.conn.execute(statement.encode())
     with psycopg.connect(db_url) as conn, pytest.raises(psycopg.Error) as raw:
         conn.execute(statement)
     direct = pg.translate_driver(raw.value)
-    assert isinstance(through_sqlalchemy.value, Duplicate)
-    assert (type(direct), str(direct)) == (type(through_sqlalchemy.value), str(through_sqlalchemy.value))
+    assert isinstance(in_unit.value, Duplicate)
+    assert (type(direct), str(direct)) == (type(in_unit.value), str(in_unit.value))
 
 
 def test_no_named_query_has_a_bind_that_ends_in_a_colon() -> None:
@@ -121,6 +118,6 @@ def test_every_kind_of_id_resolves_against_its_table(engine: Engine) -> None:
     for kind in _ID_KINDS:
         with (
             pytest.raises(NotFound, match=f"no {kind} with an id starting 000000"),
-            UnitOfWork(engine)() as tx,
+            uow_of(engine)() as tx,
         ):
             tx.resolve(kind, "000000")

@@ -15,7 +15,6 @@ from council.domain.commands import NewAction, NewFork
 from council.domain.epistemic import lint
 from council.domain.reentry import estimate_tokens
 from council.domain.reentry_markdown import render_markdown
-from council.ledger.db import unit_of_work
 from council.ledger.lint import ledger_items
 from council.ledger.unit import UnitOfWork
 from council.services.branches import close_branch, fork_branch, merge_branch
@@ -24,6 +23,7 @@ from council.services.consolidation import consolidate
 from council.services.nodes import set_node_status
 from council.services.reentry import lint_text, reentry_packet
 from tests.builders import ACTOR, Ledger
+from tests.engines import pq, unit_of_work, uow_of
 from tests.rows import insert
 
 
@@ -46,7 +46,7 @@ def _contest(engine: Engine, consolidation_id: UUID) -> None:
 
 
 def _scenario(engine: Engine) -> dict[str, Any]:
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     ledger = Ledger.new(engine)
     tid = ledger.thread_id
     base = ledger.node("Adapter passes the parity suite", status="tentative", cites=[ledger.evidence[0]])
@@ -150,7 +150,7 @@ def test_packet_contains_the_frontier_and_omits_what_is_decided(engine: Engine, 
     assert "SQLite handles concurrent writers" not in markdown  # killed node: not on the frontier
     assert "'pg-only'" in markdown and "active, not merged" in markdown
     with unit_of_work(engine) as conn:
-        assert lint(markdown, ledger_items(conn, s["tid"])) == []
+        assert lint(markdown, ledger_items(pq(conn), s["tid"])) == []
 
 
 def test_blind_packet_redacts_stances(engine: Engine, uow: UnitOfWork) -> None:
@@ -284,7 +284,7 @@ def test_property_packets_never_overstate_and_never_lose_a_head(
     packet = reentry_packet(uow, ledger.thread_id, budget=budget)
     markdown = render_markdown(packet)
     with unit_of_work(engine) as conn:
-        items = ledger_items(conn, ledger.thread_id)
+        items = ledger_items(pq(conn), ledger.thread_id)
     # No guarded word about an item that lacks the matching transition
     assert lint(markdown, items) == []
     # Every open or tentative head appears or is counted as left out

@@ -15,12 +15,12 @@ from sqlalchemy import Engine
 from council.adapters.scheduler import Recorder
 from council.domain.results.consolidation import MemoryItem
 from council.domain.results.reversal import Reverified
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, memory_list
 from council.services.reversal import change_validity, request_reverification, reverify
 from council.services.threads import set_review
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work
 from tests.fakes.chat_model import NOWHERE, local_profiles
 from tests.rows import count
 

@@ -13,13 +13,14 @@ from council.adapters.scheduler import Recorder
 from council.domain.commands import NewVersion
 from council.domain.results.consolidation import MemoryItem
 from council.errors import BadInput
-from council.ledger.db import after_fork, engine_for, unit_of_work
+from council.ledger.db import after_fork
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate, memory_list
 from council.services.nodes import add_version, show_node
 from council.services.retraction import adjudicate, propose_retraction, vote
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
+from tests.engines import engine_for, unit_of_work, uow_of
 from tests.rows import insert, row
 
 
@@ -230,7 +231,7 @@ def test_changing_the_default_grouping_after_opening_does_not_change_adjudicatio
 
 def _adjudicate_in_child(url: str, proposal_id: UUID, barrier: Any, out: Any) -> None:
     after_fork()  # a forked child must not share the parent's pooled connections
-    uow = UnitOfWork(engine_for(url, pool_size=1))
+    uow = uow_of(engine_for(url, pool_size=1))
     barrier.wait()
     result = adjudicate(uow, proposal_id, actor="racer")
     out.put((result.outcome, result.already_adjudicated))

@@ -15,7 +15,6 @@ from council.agents import gateway
 from council.domain.agent_output import AgentOutput, ClaimOut, NewNode, VoteOut
 from council.errors import BadInput
 from council.ledger.apply_output import check_output
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services.consolidation import consolidate
 from council.services.dispatch import dispatch
@@ -23,6 +22,7 @@ from council.services.execution import execute_run
 from council.services.retraction import propose_retraction
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
+from tests.engines import pq, unit_of_work
 from tests.rows import query, row, rows
 
 AGENTS = ("claude", "codex", "glm")
@@ -149,7 +149,7 @@ def test_only_a_review_run_may_vote(engine: Engine) -> None:
     with unit_of_work(engine) as conn:
         run = row(conn, "agent_runs", "id = :v", v=run_id)
         with pytest.raises(BadInput, match="not dispatched to review"):
-            check_output(conn, run, output)
+            check_output(pq(conn), run, output)
 
 
 def test_with_its_evidence_intact_the_council_votes_to_keep(engine: Engine, uow: UnitOfWork) -> None:

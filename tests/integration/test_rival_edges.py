@@ -12,8 +12,8 @@ from uuid import UUID
 from sqlalchemy import Engine
 
 from council.domain.agent_output import AgentOutput
-from council.ledger.db import unit_of_work
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work
 from tests.rows import row, rows
 
 UNKNOWN = "00000000-0000-4000-8000-00000000dead"

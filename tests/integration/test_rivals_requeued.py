@@ -10,10 +10,10 @@ from uuid import UUID
 from sqlalchemy import Engine
 
 from council.domain.agent_output import AgentOutput
-from council.ledger.db import unit_of_work
 from council.services.consolidation import consolidate
 from council.services.retraction import adjudicate, propose_retraction, vote
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work
 from tests.rivals import exclusive_ledger, rivals
 from tests.rows import row
 

@@ -13,13 +13,12 @@ from sqlalchemy import Engine, text
 
 from council.adapters.scheduler import Recorder
 from council.domain.commands import NewVersion
-from council.ledger.db import unit_of_work
 from council.ledger.nodes import Nodes
-from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from council.services.execution import execute_run
 from council.services.rounds import evaluate_closed_round
 from tests.builders import ACTOR, Ledger
+from tests.engines import pq, unit_of_work, uow_of
 from tests.fakes.chat_model import chat_model, messages_model
 
 PROFILE = '[profiles.{name}]\nmodel = "{model}"\napi_key_env = ""\napi_base = "{url}"\n'
@@ -50,7 +49,7 @@ def test_the_blind_round_consolidates_before_the_deliberative_round_is_created(
     # Given two models of two providers (local fake servers) that endorse the one head of a thread
     ledger = Ledger.new(engine, evidence_items=2)
     version = ledger.node("The replica keeps up", cites=list(ledger.evidence))["version_id"]
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     dispatch(uow, scheduler, ledger.thread_id, ["alpha", "beta"], mode="deliberative", rounds=2, actor=ACTOR)
     # When the blind round's two runs end (no commit worker: nothing else consolidates)
     first = list(scheduler.runs)
@@ -86,7 +85,7 @@ def test_a_dispatch_is_sent_to_the_commit_queue_once_when_its_last_round_closes(
     # Given an independent dispatch of two models that endorse the thread's one head
     ledger = Ledger.new(engine, evidence_items=1)
     made = ledger.node("The replica keeps up", cites=list(ledger.evidence))
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     dispatch(uow, scheduler, ledger.thread_id, ["alpha", "beta"], mode="independent", rounds=1, actor=ACTOR)
     first, second = scheduler.runs
     # When the first run ends, the round still open
@@ -100,7 +99,7 @@ def test_a_dispatch_is_sent_to_the_commit_queue_once_when_its_last_round_closes(
     assert scheduler.evaluations == [made["version_id"]]
     # And a version a round's run made is the round's too, though no claim of its maker's is on it
     with unit_of_work(engine) as conn:
-        revision = Nodes(conn).add_version(
+        revision = Nodes(pq(conn)).add_version(
             NewVersion(
                 logical_node=made["logical_node_id"], content="The replica keeps up, mostly", run=first
             ),

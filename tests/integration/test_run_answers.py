@@ -19,7 +19,6 @@ from sqlalchemy.exc import DBAPIError
 from council.adapters.scheduler import Recorder
 from council.bootstrap import bootstrap
 from council.ledger.answers import MAX_ANSWER_BYTES
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.mcp.server import build_server
 from council.services.execution import execute_run
@@ -29,6 +28,7 @@ from council.web.app import create_app
 from council.web.security import Policy
 from tests.builders import Ledger
 from tests.conftest import CliRunner
+from tests.engines import unit_of_work
 from tests.fakes.openai_server import reply
 from tests.integration.test_run_outcomes import (  # noqa: F401  (the autouse profile fixture)
     NOT_JSON,

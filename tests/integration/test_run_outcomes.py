@@ -29,7 +29,6 @@ from council.domain.agent_output import AgentOutput, CitationOut, ClaimOut
 from council.domain.bill import Bill
 from council.domain.requests import CompiledRequest
 from council.domain.results.runs import Executed
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services import execution, run_calls
 from council.services.dispatch import dispatch
@@ -38,6 +37,7 @@ from council.services.in_tx.briefing import compile_for
 from council.services.runs import show_run
 from tests.builders import Ledger
 from tests.conftest import CliRunner
+from tests.engines import unit_of_work
 from tests.fakes.openai_server import Recorder as Requests
 from tests.fakes.openai_server import (
     Step,

@@ -7,7 +7,6 @@ from __future__ import annotations
 from uuid import UUID
 
 import pytest
-from sqlalchemy import text
 
 from council.errors import BadInput, NotFound
 from council.ledger.unit import UnitOfWork
@@ -18,10 +17,8 @@ from tests.conftest import CliRunner
 def _thread_with_id(uow: UnitOfWork, thread_id: str) -> None:
     with uow() as tx:
         tx.conn.execute(
-            text(
-                "INSERT INTO threads (id, title, objective, rule_set_id, grouping_algorithm_id) "
-                "VALUES (:id, 't', 'o', 'council-default-v1', 'indep-v1')"
-            ),
+            "INSERT INTO threads (id, title, objective, rule_set_id, grouping_algorithm_id) "
+            "VALUES (%(id)s, 't', 'o', 'council-default-v1', 'indep-v1')",
             {"id": thread_id},
         )
 

@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
-from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch, preview
 from council.services.execution import execute_run
 from tests.builders import ACTOR, Ledger
+from tests.engines import uow_of
 from tests.rows import query
 
 AGENTS = ["claude", "codex", "glm"]
@@ -59,7 +59,7 @@ def test_every_run_of_a_round_is_shown_the_same_thread_whatever_order_workers_ta
         # Given a fresh thread with one evidence item and no proposition yet, and a dispatch of
         # three agents (a council: it proposes, then cross-reviews; independent: two blind rounds)
         ledger = Ledger.new(engine, evidence_items=1)
-        uow, scheduler = UnitOfWork(engine), Recorder()
+        uow, scheduler = uow_of(engine), Recorder()
         previewed = preview(uow, ledger.thread_id, "claude", mode=mode)
         made = dispatch(uow, scheduler, ledger.thread_id, AGENTS, mode=mode, rounds=rounds, actor=ACTOR)
         assert made.rounds == 2

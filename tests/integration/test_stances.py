@@ -13,7 +13,6 @@ import pytest
 from sqlalchemy import Engine, text
 
 from council.adapters.scheduler import Recorder
-from council.ledger.db import unit_of_work
 from council.ledger.unit import UnitOfWork
 from council.services import rounds
 from council.services.dispatch import dispatch
@@ -21,6 +20,7 @@ from council.services.execution import execute_run
 from council.services.learning import stances
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work, uow_of
 from tests.rows import insert, row
 
 
@@ -167,7 +167,7 @@ def deliberate(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     ledger = Ledger.new(engine, title=f"conformity {conformity}", evidence_items=6)
     for i in range(20):
         ledger.node(f"Proposition {i}: the replica keeps workload class {i} under budget")
-    uow, scheduler = UnitOfWork(engine), Recorder()
+    uow, scheduler = uow_of(engine), Recorder()
     dispatch(uow, scheduler, ledger.thread_id, ["claude", "codex", "glm"], mode="deliberative", rounds=2,
              actor=ACTOR)  # fmt: skip
     done = 0

@@ -16,7 +16,6 @@ from council.adapters.scheduler import Recorder
 from council.domain.commands import NewVersion
 from council.errors import TransientDatabaseError
 from council.ledger import cascade as ledger_cascade
-from council.ledger.db import unit_of_work
 from council.ledger.retraction import Retractions
 from council.ledger.reversal import Reversal
 from council.ledger.runs import Runs
@@ -29,6 +28,7 @@ from council.services.nodes import add_version
 from council.services.reversal import change_validity, continue_cascade, reverify
 from council.services.sweep import Swept, sweep
 from tests.builders import ACTOR, Ledger
+from tests.engines import unit_of_work
 
 NOTHING = Swept(runs=[], evaluations=[], cascades=[], reassessed=0, rounds=[], adjudicated=[])
 

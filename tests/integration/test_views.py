@@ -17,7 +17,6 @@ from sqlalchemy import Engine, text
 
 from council.domain.commands import NewAction, NewFork, NewVersion
 from council.domain.requests import Exposure
-from council.ledger.unit import UnitOfWork
 from council.services.branches import close_branch, fork_branch, merge_branch
 from council.services.claims import add_action
 from council.services.consolidation import consolidate, groups
@@ -25,6 +24,7 @@ from council.services.nodes import add_version, set_node_status, show_node
 from council.services.reversal import change_validity
 from tests.builders import ACTOR, Ledger
 from tests.dashboard import fail_run, version_of, view_rows, worker_run
+from tests.engines import uow_of
 
 VIEWS_DOC = Path(__file__).resolve().parents[2] / "schema" / "views.md"
 
@@ -62,9 +62,7 @@ def test_q1_an_endorsement_is_independent_alone_in_its_group_and_inherited_when_
         follower: ("endorse", 2, "inherited", ["saw_stance"], [blind]),
     }
     # And the groups are the ones `council groups` reports
-    support = {
-        g.id: sorted(g.runs) for g in groups(UnitOfWork(engine), version).groups if g.kind == "support"
-    }
+    support = {g.id: sorted(g.runs) for g in groups(uow_of(engine), version).groups if g.kind == "support"}
     assert {r["group_id"]: sorted(map(str, r["group_runs"])) for r in rows.values()} == support
 
 
@@ -117,7 +115,7 @@ def test_q3_what_each_branch_diverged_over(engine: Engine) -> None:
         kind = "objective" if divergence == "objective" else "node"
         at = None if kind == "objective" else root
         made = fork_branch(
-            UnitOfWork(engine),
+            uow_of(engine),
             NewFork(
                 thread=ledger.thread_id,
                 kind=kind,
@@ -140,7 +138,7 @@ def test_q3_what_each_branch_diverged_over(engine: Engine) -> None:
     acceptance = fork("what would settle it", "acceptance_condition")
     bar = version_of(ledger, "parity needs a p99 bar", branch_id=acceptance)
     add_action(
-        UnitOfWork(engine),
+        uow_of(engine),
         NewAction(
             thread=ledger.thread_id,
             description="benchmark 8 writers",
@@ -149,7 +147,7 @@ def test_q3_what_each_branch_diverged_over(engine: Engine) -> None:
         ),
         actor=ACTOR,
     )
-    merge = merge_branch(UnitOfWork(engine), latency, rationale="latency folded into main", actor=ACTOR)
+    merge = merge_branch(uow_of(engine), latency, rationale="latency folded into main", actor=ACTOR)
     # When the question's view is read for the thread
     rows = {
         r["branch_id"]: r
@@ -249,7 +247,7 @@ def test_q5_whether_each_convergence_was_independent_or_inherited(engine: Engine
     ledger.claim(ledger.run("openai"), single, claim_type="dispute", confidence=0.9)
     unsupported = version_of(ledger, "nobody supports this")
     ledger.claim(ledger.run("zhipu"), unsupported, claim_type="abstain")
-    committed = consolidate(UnitOfWork(engine), independent, actor=ACTOR)
+    committed = consolidate(uow_of(engine), independent, actor=ACTOR)
     # When the question's view is read for the thread
     rows = {
         r["node_version_id"]: r
@@ -281,11 +279,11 @@ def test_q5_whether_each_convergence_was_independent_or_inherited(engine: Engine
 def test_thread_overview_counts_what_the_thread_holds(engine: Engine) -> None:
     # Given a thread with a consolidated node, an open node with a pending action and a dispute
     ledger = Ledger.new(engine)
-    consolidate(UnitOfWork(engine), ledger.ready_node(), actor=ACTOR)
+    consolidate(uow_of(engine), ledger.ready_node(), actor=ACTOR)
     open_version = version_of(ledger, "WAL mode changes nothing")
     ledger.claim(ledger.run("zhipu"), open_version, claim_type="dispute")
     add_action(
-        UnitOfWork(engine),
+        uow_of(engine),
         NewAction(
             thread=ledger.thread_id,
             description="re-run on PG 16",
@@ -362,9 +360,9 @@ def test_decisions_record_reasons_and_groups_of_consolidations_and_evaluations(e
     ledger = Ledger.new(engine)
     lonely = version_of(ledger, "one supporter")
     ledger.claim(ledger.run("anthropic"), lonely)
-    not_ready = consolidate(UnitOfWork(engine), lonely, actor=ACTOR)
+    not_ready = consolidate(uow_of(engine), lonely, actor=ACTOR)
     ready = ledger.ready_node()
-    committed = consolidate(UnitOfWork(engine), ready, actor=ACTOR)
+    committed = consolidate(uow_of(engine), ready, actor=ACTOR)
     # When the decisions are read
     rows = {r["decision_id"]: r for r in view_rows(engine, "council_v_decisions", thread_id=ledger.thread_id)}
     # Then both are there, with their outcome and failed rules
@@ -402,7 +400,7 @@ def test_decisions_record_reasons_and_groups_of_consolidations_and_evaluations(e
 def test_memory_items_carry_their_status_history(engine: Engine) -> None:
     # Given stable memory whose evidence is challenged, then reaffirmed
     ledger = Ledger.new(engine)
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     committed = consolidate(uow, ledger.ready_node(), actor=ACTOR)
     change_validity(
         uow, None, ledger.evidence[0], action="challenge", reason="method questioned", actor=ACTOR
@@ -439,7 +437,7 @@ def test_frontier_holds_open_and_tentative_heads_of_live_branches(engine: Engine
     tentative = version_of(ledger, "WAL mode changes nothing", status="tentative", depends_on=[base])
     ledger.claim(ledger.run("openai"), tentative, claim_type="dispute")
     old = version_of(ledger, "old wording")
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     logical = show_node(uow, old).logical_node_id
     new = add_version(uow, NewVersion(logical_node=logical, content="new wording"), actor=ACTOR).version_id
     killed = version_of(ledger, "killed")

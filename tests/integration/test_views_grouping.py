@@ -15,11 +15,10 @@ import pytest
 from sqlalchemy import Engine
 
 from council.domain.canonical import canonical_sha256
-from council.ledger.db import unit_of_work
-from council.ledger.unit import UnitOfWork
 from council.services.consolidation import groups
 from tests.builders import ACTOR, MODELS, Ledger
 from tests.dashboard import version_of, view_rows
+from tests.engines import unit_of_work, uow_of
 from tests.rows import execute, insert
 
 VIEWS_DOC = Path(__file__).resolve().parents[2] / "schema" / "views.md"
@@ -67,7 +66,7 @@ def _random_ledger(engine: Engine, grouping: str, seed: int) -> tuple[Ledger, li
                 params=params,
                 params_sha256=canonical_sha256({"id": grouping, "params": params}),
             )
-    with UnitOfWork(engine)() as tx:  # the service pins the default grouping; this thread pins another
+    with uow_of(engine)() as tx:  # the service pins the default grouping; this thread pins another
         thread = tx.threads.create(
             title=f"random {seed}", objective="grouping", actor=ACTOR, grouping_algorithm_id=grouping
         )
@@ -113,7 +112,7 @@ def test_independence_groups_view_equals_the_python_grouping(engine: Engine, gro
     for version in versions:
         # When the groups view and `council groups` are read for a version
         rows = view_rows(engine, "council_v_independence_groups", node_version_id=version)
-        computed = groups(UnitOfWork(engine), version)
+        computed = groups(uow_of(engine), version)
         # Then they are the same groups, member for member
         actual = {
             (r["group_id"], r["kind"], tuple(map(str, r["runs"])), tuple(r["providers"]), r["max_confidence"],

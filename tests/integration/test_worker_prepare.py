@@ -17,9 +17,9 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from council.adapters.scheduler import Recorder
-from council.ledger.unit import UnitOfWork
 from council.services.dispatch import dispatch
 from tests.builders import Ledger
+from tests.engines import uow_of
 from tests.processes import worker_environment
 
 FIRST_RUN = """
@@ -42,9 +42,7 @@ def test_a_prepared_worker_imports_nothing_more_for_its_first_run(
     ledger = Ledger.new(engine, evidence_items=1)
     ledger.node("The adapter returns the same rows", cites=[ledger.evidence[0]])
     created = Recorder()
-    dispatch(
-        UnitOfWork(engine), created, ledger.thread_id, ["claude"], mode="independent", rounds=1, actor="t"
-    )
+    dispatch(uow_of(engine), created, ledger.thread_id, ["claude"], mode="independent", rounds=1, actor="t")
     # When a fresh worker process prepares, then runs it and evaluates what it touched
     env = worker_environment(db_url, redis_url, tmp_path)
     done = subprocess.run(

@@ -34,8 +34,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from council.ledger.db import dispose_all
 from council.ledger.migrate import upgrade
+from tests.engines import dispose_all
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = REPO_ROOT / "schema" / "schema.sql"

@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import Engine
 
 from council.errors import TransientDatabaseError
-from council.ledger.db import dispose_all, engine_for
+from tests.engines import dispose_all, engine_for
 from tests.soak.replica import ReplicatedCluster
 
 T = TypeVar("T")

@@ -18,10 +18,10 @@ import pytest
 from sqlalchemy import Engine
 
 from council.domain.results.consolidation import Evaluated
-from council.ledger.db import unit_of_work
-from council.ledger.unit import UnitOfWork
+from council.ledger import db
 from council.services.consolidation import consolidate, replay
 from tests.builders import Ledger
+from tests.engines import uow_of, url_of
 from tests.replicated.conftest import acked_then_primary_lost, retrying
 from tests.soak.replica import ReplicatedCluster
 
@@ -36,12 +36,14 @@ def _one(cluster: ReplicatedCluster, sql: str, *params: Any) -> Any:
 
 
 def _on_new_primary(cluster: ReplicatedCluster, engine: Engine) -> None:
-    """Council's own engine, whose pooled connections went to the lost primary, writes on the
-    new one without a restart (the pool dropped them; the multi-host URL found the primary)."""
+    """Council's own pool, whose connections went to the lost primary, reaches the new one
+    without a restart (the pool dropped them; the multi-host URL found the primary)."""
+    pool = db.pool_for(url_of(engine))
 
     def port() -> Any:
-        with unit_of_work(engine) as conn:  # its errors translated: a lost connection is transient
-            return conn.exec_driver_sql("SELECT inet_server_port()").scalar()
+        with db.unit_of_work(pool) as conn:  # its errors translated: a lost connection is transient
+            row = conn.execute("SELECT inet_server_port()").fetchone()
+            return None if row is None else row[0]
 
     assert retrying(port) == cluster.nodes[cluster.primary].port
 
@@ -77,7 +79,9 @@ def test_acknowledged_claim_run_end_and_consolidation_survive_the_primary(
         made.logical_node_id,
     )
     assert live == [made.consolidation_id], f"acknowledged consolidation {made.consolidation_id}; live {live}"
-    replayed = retrying(lambda: replay(UnitOfWork(engine), made.consolidation_id))
+    consolidation_id = made.consolidation_id
+    assert consolidation_id is not None
+    replayed = retrying(lambda: replay(uow_of(engine), consolidation_id))
     assert replayed.match, "the consolidation replays differently on the new primary"
 
 
@@ -99,8 +103,8 @@ def test_the_committer_stays_exactly_once_when_the_lock_holders_primary_dies(
     # synchronous: the holder's commit waited for the standby when its primary died; its own
     # retry (the committer's) may have finished on the new primary. Asynchronous: it was told
     # `committed` before the standby had it.
-    other = retrying(lambda: consolidate(UnitOfWork(engine), version, actor="other"))
-    again = retrying(lambda: consolidate(UnitOfWork(engine), version, actor="holder, again"))
+    other = retrying(lambda: consolidate(uow_of(engine), version, actor="other"))
+    again = retrying(lambda: consolidate(uow_of(engine), version, actor="holder, again"))
     told = {
         r.consolidation_id
         for r in (holder, other, again)
@@ -144,11 +148,11 @@ def test_a_lease_granted_by_the_old_primary_is_honoured_then_fenced(
     assert error is None and granted is not None
 
     def claim(owner: str) -> Any:
-        with UnitOfWork(engine)() as tx:
+        with uow_of(engine)() as tx:
             return tx.runs.claim(run_id, owner=owner, lease_s=lease_s)
 
     def fence(attempt: int) -> Any:
-        with UnitOfWork(engine)() as tx:
+        with uow_of(engine)() as tx:
             return tx.runs.fence(run_id, attempt)
 
     expires = _one(cluster, "SELECT extract(epoch FROM lease_expires_at - clock_timestamp()) FROM agent_runs "

@@ -24,12 +24,11 @@ def _check_by_services(
     stats: dict[str, Any],
 ) -> None:
     """The project's own code: replay every decision; dry-run the committer on every head with claims."""
-    from council.ledger.db import dispose_all, engine_for
-    from council.ledger.unit import UnitOfWork
     from council.services.consolidation import consolidate, replay
+    from tests.engines import dispose_all, engine_for, uow_of
 
     engine = engine_for(app_url)
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     started = time.monotonic()
     mismatched = 0
     for kind, ids in (("consolidation", consolidations), ("evaluation", evaluations)):
@@ -120,9 +119,8 @@ def _check_cli_replay(env: dict[str, str], ids: list[Any], out: list[Anomaly], s
 def probe_adjudications(app_url: str, owner_url: str, threads: list[str]) -> list[Anomaly]:
     """Last, and the only write: adjudicate each open proposal whose review dispatch ended
     (what the sweep does). A decision now (retracted/restored) means the system left it undone."""
-    from council.ledger.db import dispose_all, engine_for
-    from council.ledger.unit import UnitOfWork
     from council.services.retraction import adjudicate_if_automatic
+    from tests.engines import dispose_all, engine_for, uow_of
 
     out: list[Anomaly] = []
     with psycopg.connect(owner_url) as conn:
@@ -135,7 +133,7 @@ def probe_adjudications(app_url: str, owner_url: str, threads: list[str]) -> lis
             "GROUP BY p.id HAVING bool_and(a.status IN ('succeeded','failed'))",
             t=threads,
         )
-    uow = UnitOfWork(engine_for(app_url))
+    uow = uow_of(engine_for(app_url))
     for r in open_reviewed:
         try:
             decided = adjudicate_if_automatic(uow, r["id"], actor="soak:probe")

@@ -22,6 +22,7 @@ KERNEL = {
     "council.errors",
     "council.config",
     "council.settings",
+    "council.urls",
     "council.files",
     "council.metrics",
     "council.httpguard",

@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 
 from council import config
 from council.errors import CouncilError, TransientDatabaseError
+from council.ledger import migrate
 from council.ledger.pg import on_standby, translate_driver
 
 MULTI = "postgresql://council_app:pw@10.0.0.1:5432,10.0.0.2:5433/council?target_session_attrs=read-write"
@@ -23,13 +24,13 @@ MULTI = "postgresql://council_app:pw@10.0.0.1:5432,10.0.0.2:5433/council?target_
 
 def test_single_host_urls_are_unchanged() -> None:
     url = "postgresql://u:p@db:5432/council?sslmode=require"
-    assert config.sqlalchemy_url(url) == "postgresql+psycopg://u:p@db:5432/council?sslmode=require"
+    assert migrate.dialect_url(url) == "postgresql+psycopg://u:p@db:5432/council?sslmode=require"
     assert config.libpq_url(url) == url
     assert config.libpq_url("postgres://u@db/x") == "postgresql://u@db/x"
 
 
 def test_multi_host_url_reaches_sqlalchemy_as_host_parameters() -> None:
-    sa = config.sqlalchemy_url(MULTI)
+    sa = migrate.dialect_url(MULTI)
     url = make_url(sa)  # the netloc form raises ValueError in make_url: the port "5432,10.0.0.2:5433"
     args = create_engine(url).dialect.create_connect_args(url)[1]
     assert (args["host"], args["port"]) == ("10.0.0.1,10.0.0.2", "5432,5433")

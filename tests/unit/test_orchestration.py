@@ -398,7 +398,7 @@ def test_the_last_review_run_to_end_adjudicates_and_an_earlier_one_does_not(
 
     def adjudicate(_uow: Any, proposal: UUID, *, actor: str) -> Any:
         adjudicated.append(proposal)
-        return type("A", (), {"outcome": "retracted"})()
+        return type("A", (), {"outcome": "retracted", "rivals_due": []})()
 
     monkeypatch.setattr(run_followups, "adjudicate_if_automatic", adjudicate)
     proposal = uuid4()

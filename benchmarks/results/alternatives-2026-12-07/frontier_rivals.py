@@ -8,7 +8,7 @@ itself, its claims written without their claim.added events since revision 0030)
 import statistics, sys, time
 from sqlalchemy import text
 from benchmarks.harness import bench_database
-from council.ledger.db import engine_for
+from tests.engines import engine_for, uow_of
 from council.ledger.unit import UnitOfWork
 from council.services.threads import create_thread
 from council.services.reentry import reentry_packet
@@ -17,7 +17,7 @@ from council.domain.reentry_markdown import render_markdown
 NODES = 20000
 with bench_database() as (url, server):
     engine = engine_for(url)
-    uow = UnitOfWork(engine)
+    uow = uow_of(engine)
     thread = create_thread(uow, title="bench", objective="frontier", actor="bench").id
     with engine.begin() as conn:
         conn.execute(text("SELECT setseed(0.3)"))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from council.agents.runtimes.trace import Trace, follow, json_lines
 from council.agents.runtimes.workdir import Attempt, copy_login
@@ -47,7 +46,7 @@ SETTINGS_BY_SANDBOX: dict[str, SandboxRow] = {
 }
 
 
-def command(executable: Path, model: str, settings: Mapping[str, Any], prompt: str) -> list[str]:
+def command(executable: Path, model: str, settings: Mapping[str, object], prompt: str) -> list[str]:
     argv = [
         str(executable),
         "-p",
@@ -92,7 +91,7 @@ def auth_watch(stdout: Path) -> Callable[[], str | None]:
     """Stop the CLI at its first retry of a refused key: Claude Code retries a 401 ten
     times with backoff, minutes of a run that cannot succeed."""
 
-    def judge(event: dict[str, Any]) -> str | None:
+    def judge(event: dict[str, object]) -> str | None:
         retry = event.get("type") == "system" and event.get("subtype") == "api_retry"
         return "authentication refused" if retry and event.get("error_status") in (401, 403) else None
 
@@ -140,10 +139,10 @@ def read(stdout: str, trace: Trace) -> tuple[str | None, str | None]:
     return answer, failure
 
 
-def _tool_use(block: Mapping[str, Any], trace: Trace) -> None:
+def _tool_use(block: Mapping[str, object], trace: Trace) -> None:
     name = str(block.get("name"))
     given = block.get("input")
-    args: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    args: Mapping[str, object] = given if isinstance(given, Mapping) else {}
     if name == "StructuredOutput":
         trace.tool_calls.append({"tool": name})
         return

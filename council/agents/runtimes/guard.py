@@ -16,10 +16,9 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any
 
 
-def _kill_group(*_: Any) -> None:
+def _kill_group(*_: object) -> None:
     os.killpg(os.getpgid(0), signal.SIGKILL)  # this guard included
 
 

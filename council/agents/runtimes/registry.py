@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from council.agents.runtimes import claude, codex
 from council.agents.runtimes.trace import Trace
@@ -71,7 +71,7 @@ class CliDriver(Protocol):
         """The header carrying ``key`` to the CLI's provider."""
         ...
 
-    def error_document(self, status: int, message: str) -> dict[str, Any]:
+    def error_document(self, status: int, message: str) -> dict[str, object]:
         """An error answered by Council's proxy, in the provider's shape the CLI reads."""
         ...
 
@@ -123,7 +123,7 @@ class _CodexCli:
     def credential_header(self, key: str) -> tuple[str, str]:
         return ("authorization", f"Bearer {key}")
 
-    def error_document(self, status: int, message: str) -> dict[str, Any]:
+    def error_document(self, status: int, message: str) -> dict[str, object]:
         return {"error": {"message": message, "type": "council_proxy", "code": status}}
 
 
@@ -156,7 +156,7 @@ class _ClaudeCode:
     def credential_header(self, key: str) -> tuple[str, str]:
         return ("x-api-key", key)
 
-    def error_document(self, status: int, message: str) -> dict[str, Any]:
+    def error_document(self, status: int, message: str) -> dict[str, object]:
         return {"type": "error", "error": {"type": "api_error", "message": message}}
 
 

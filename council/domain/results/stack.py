@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -34,7 +34,7 @@ class StackComponent(Result):
 class StackReport(Result):
     """A stack report prints only the keys each component has (what was set)."""
 
-    def json_document(self) -> dict[str, Any]:
+    def json_document(self) -> dict[str, object]:
         return self.model_dump(mode="json", exclude_unset=True)
 
 

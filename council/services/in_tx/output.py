@@ -18,7 +18,7 @@ def apply_checked(
     output: AgentOutput,
     *,
     actor: str,
-    usage: dict[str, Any] | None = None,
+    usage: dict[str, object] | None = None,
     cost_usd: float | None = None,
 ) -> Applied:
     """Inside the transaction that fenced ``run`` (its row) on ``attempt``: lint
@@ -27,7 +27,7 @@ def apply_checked(
     findings = [
         f.json_document() for f in lint_prose(tx, run["thread_id"], _prose(output))
     ]  # before its writes
-    later: list[dict[str, Any]] = []  # its output_applied event, appended with the run's end
+    later: list[dict[str, object]] = []  # its output_applied event, appended with the run's end
     applied = tx.outputs.apply(run, output, actor=actor, later=later)
     tx.runs.finish(
         run,
