@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from psycopg.rows import dict_row
 from sqlalchemy import Engine, text
 
 from council.domain import manifests as chain
@@ -105,17 +106,14 @@ def _review_setting_as_0013(
 ) -> ReviewSetting:
     """A thread's review setting written the way 0013's code did: that schema has no
     reviewers column (0021 adds it), so today's writer cannot open a thread there."""
-    row = (
-        self._conn.execute(
-            text(
-                "INSERT INTO thread_review_settings (thread_id, review, delay_s, reason, actor) "
-                "VALUES (:t, :r, :d, :why, :a) RETURNING *"
-            ),
+    with self._conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "INSERT INTO thread_review_settings (thread_id, review, delay_s, reason, actor) "
+            "VALUES (%(t)s, %(r)s, %(d)s, %(why)s, %(a)s) RETURNING *",
             {"t": thread_id, "r": review.review, "d": review.delay_s, "why": reason, "a": actor},
         )
-        .mappings()
-        .one()
-    )
+        row = cur.fetchone()
+    assert row is not None
     return shown({**row, "agents": None})
 
 
