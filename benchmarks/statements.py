@@ -46,6 +46,7 @@ PHASES = (
     ("compile_for", "council/services/in_tx/briefing.py", "request: the briefing's reads"),
     ("store_request", "council/ledger/runs.py", "request: store it with its exposures"),
     ("_prepare", "council/services/execution.py", "request: the rest (opened evidence)"),
+    ("begin_run", "council/ledger/run_phases.py", "claim, with its briefing (council_begin_run_v1)"),
     ("claim", "council/ledger/runs.py", "claim"),
     ("try_run", "council/services/execution.py", "claim: BEGIN/COMMIT"),
     ("quorum_versions", "council/ledger/runs.py", "follow-up: quorum"),

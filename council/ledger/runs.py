@@ -33,6 +33,7 @@ from council.ledger.held_runs import HeldRuns
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one
+from council.ledger.run_phases import Begun, begin_run
 from council.ledger.run_rows import ClaimedRun, FencedRun, RoundStance
 from council.ledger.traces import Traces
 
@@ -251,6 +252,26 @@ class Runs(HeldRuns):
             owner=owner,
             lease_s=lease_s,
             held_attempt=held_attempt,
+        )
+
+    def begin(
+        self,
+        run_id: UUID,
+        *,
+        owner: str,
+        lease_s: float,
+        held_attempt: int | None = None,
+        api_runtimes: Sequence[str] = (),
+    ) -> Begun:
+        """As :meth:`claim`, with what the request is compiled from, in one call
+        (:func:`council.ledger.run_phases.begin_run`)."""
+        return begin_run(
+            self._conn,
+            run_id,
+            owner=owner,
+            lease_s=lease_s,
+            held_attempt=held_attempt,
+            api_runtimes=api_runtimes,
         )
 
     def fence(self, run_id: UUID, attempt: int) -> FencedRun | None:

@@ -41,19 +41,23 @@ from council.adapters.scheduler import Scheduler
 from council.agents.compiler import given_evidence
 from council.agents.errors import PermanentLLMError, TransientLLMError, UnreachableLLMError
 from council.agents.runtimes import installed
-from council.agents.runtimes.registry import is_api
+from council.agents.runtimes.registry import RUNTIME_OF, is_api
 from council.domain.bill import Bill
 from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
 from council.domain.results.runs import Executed
 from council.domain.retry import RetryAt
 from council.errors import Transient
+from council.ledger.run_phases import Begun
 from council.ledger.run_rows import ClaimedRun
 from council.services.in_tx.briefing import compile_for
 from council.services.ports import Tx, UnitOfWork
 from council.services.run_calls import CliRecord, InvalidOutput, ask_api, ask_cli
 from council.services.run_followups import follow_up
 from council.settings import settings
+
+# The runtimes whose runs are given the briefing's evidence inline (the claim reads its text).
+API_RUNTIMES = tuple(sorted(name for name in RUNTIME_OF if is_api(name)))
 
 # How long an attempt owns its run before the sweep may hand it to another worker:
 # config.run_lease_s() (COUNCIL_RUN_LEASE_S), read at each claim.
@@ -84,10 +88,18 @@ def try_run(
     worker = owner or worker_id()
     try:
         with uow() as tx:
-            run = tx.runs.claim(run_id, owner=worker, lease_s=config.run_lease_s(), held_attempt=held_attempt)
-            # In the claim's transaction (one round trip fewer, and the row is locked by the
-            # claim): check the pinned executor can run here, and store the request before the call.
-            prepared = None if run is None else _prepare(tx, run, worker)
+            # One call claims the run and reads its round's briefing and inline evidence
+            # (council_begin_run_v1); in the same transaction (the row is locked by the claim):
+            # check the pinned executor can run here, and store the request before the call.
+            begun = tx.runs.begin(
+                run_id,
+                owner=worker,
+                lease_s=config.run_lease_s(),
+                held_attempt=held_attempt,
+                api_runtimes=API_RUNTIMES,
+            )
+            run = begun.run
+            prepared = None if run is None else _prepare(tx, run, worker, begun)
     except Transient as exc:
         return RetryAt(held_attempt, exc)
     if run is None or prepared is None:
@@ -134,7 +146,7 @@ class _Prepared:
     failure: str | None = "permanent"
 
 
-def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
+def _prepare(tx: Tx, run: ClaimedRun, worker: str, begun: Begun) -> _Prepared:
     """Inside the claim's transaction: the pinned executor, if this worker can run it and
     its agent has not failed for good earlier in the dispatch, and the request — compiled
     and stored (its hash and exposures) now, or the one an earlier attempt stored, so a
@@ -148,7 +160,7 @@ def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
     except _Unrunnable as exc:
         return _Prepared(unrunnable=str(exc))
     if run.request is None:
-        request = _compiled_and_stored(tx, run, profile)
+        request = _compiled_and_stored(tx, run, profile, begun)
     else:  # a later attempt sends what the first stored
         request = run.request
         if opened := _given_inline(profile, request):
@@ -163,8 +175,9 @@ def _given_inline(profile: Profile, request: StoredRequest) -> list[dict[str, st
     return [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given or ()]
 
 
-def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredRequest:
-    """The request compiled now, stored with its hash, its exposures and the evidence it
+def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile, begun: Begun) -> StoredRequest:
+    """The request compiled now — from the round's briefing and evidence texts the claim
+    read, when it found them — stored with its hash, its exposures and the evidence it
     gives inline as opened, in one statement (the first attempt)."""
     compiled = compile_for(
         tx,
@@ -177,6 +190,8 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredReq
         thread_known=True,
         control=run.control_of is not None,
         run_id=run.id,
+        shared=begun.briefing,
+        evidence_texts=begun.evidence,
     )
     request = compiled.canonical()
     if not tx.runs.store_request(run.id, int(run.attempt), compiled, opened=_given_inline(profile, request)):

@@ -1,0 +1,100 @@
+"""A run's phases as one SQL function each (issue 46 item 2): ``council_begin_run_v1`` claims
+a run and reads what its request is compiled from in one statement, the same claim and the
+same briefing as the statements it replaces; nothing claimed is a state, not an error.
+Real Postgres; the agent is a real (offline) profile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import Engine
+
+from council.adapters.scheduler import Recorder
+from council.ledger.unit import UnitOfWork
+from council.services.execution import API_RUNTIMES, execute_run
+from tests.fakes.openai_server import reply
+from tests.integration.test_run_outcomes import (  # noqa: F401  (the autouse profile fixture)
+    _dispatch,
+    _fake_agent,
+    _offline_profile_env,
+    _thread,
+    _valid_output,
+)
+
+
+@contextmanager
+def _statements() -> Iterator[list[str]]:
+    """Every statement psycopg sends meanwhile (any connection of this process)."""
+    seen: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    psycopg.Cursor.execute = counted  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+
+
+def test_begin_run_claims_and_reads_the_briefing_and_evidence_in_one_statement(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a dispatched API run whose round's briefing names three evidence items
+    ledger, _ = _thread(engine)
+    with _fake_agent(monkeypatch, tmp_path, [reply("unused")]):
+        run_id = _dispatch(uow, Recorder(), ledger.thread_id)
+    # When it is begun
+    with uow() as tx, _statements() as sent:
+        begun = tx.runs.begin(run_id, owner="w1", lease_s=60, api_runtimes=API_RUNTIMES)
+    # Then one statement claimed it for attempt 1, and returned the round's stored briefing
+    # and the text of each evidence item it names, as the statements it replaces read them
+    assert len(sent) == 1
+    assert begun.state == "claimed" and begun.run is not None
+    run = begun.run
+    assert (run.id, run.attempt, run.thread_id, run.round, run.request) == (
+        run_id,
+        1,
+        ledger.thread_id,
+        1,
+        None,
+    )
+    assert (run.dispatch_rounds, run.agent_down, run.control_of) == (1, None, None)
+    assert run.dispatch_id is not None
+    with uow() as tx:
+        assert begun.briefing == tx.rounds.of_round(run.dispatch_id, 1)
+        assert begun.briefing is not None
+        ids = [e.id for e in begun.briefing.packet.evidence]
+        assert len(ids) == 3
+        assert begun.evidence == tx.evidence.contents(ids)
+        assert [(a.attempt, a.worker) for a in tx.runs.show(run_id).attempts] == [(1, "w1")]
+
+
+def test_a_run_not_claimed_comes_back_as_its_state(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a run claimed by a live attempt
+    ledger, heads = _thread(engine)
+    answer = _valid_output(ledger, heads).model_dump_json()
+    with _fake_agent(monkeypatch, tmp_path, [reply(answer)]):
+        run_id = _dispatch(uow, Recorder(), ledger.thread_id)
+        with uow() as tx:
+            assert tx.runs.begin(run_id, owner="w1", lease_s=60).state == "claimed"
+        # When another worker begins it: leased; nothing claimed, nothing else read
+        with uow() as tx:
+            leased = tx.runs.begin(run_id, owner="w2", lease_s=60)
+        assert (leased.state, leased.run, leased.briefing, leased.evidence) == ("leased", None, None, None)
+        # and once the run has ended: done; a run that does not exist: missing
+        assert execute_run(uow, Recorder(), run_id, owner="w3", held_attempt=1).status == "succeeded"
+    with uow() as tx:
+        assert tx.runs.begin(run_id, owner="w3", lease_s=60).state == "done"
+        assert tx.runs.begin(ledger.thread_id, owner="w3", lease_s=60).state == "missing"
+        attempts = [(a.attempt, a.worker, a.status) for a in tx.runs.show(run_id).attempts]
+    assert attempts == [(1, "w1", "released"), (2, "w3", "succeeded")]
