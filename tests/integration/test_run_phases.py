@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from uuid import UUID, uuid4
 
 import psycopg
 import pytest
@@ -98,3 +99,38 @@ def test_a_run_not_claimed_comes_back_as_its_state(
         assert tx.runs.begin(ledger.thread_id, owner="w3", lease_s=60).state == "missing"
         attempts = [(a.attempt, a.worker, a.status) for a in tx.runs.show(run_id).attempts]
     assert attempts == [(1, "w1", "released"), (2, "w3", "succeeded")]
+
+
+def test_end_run_keeps_the_answer_fences_and_reads_the_checks_facts_in_one_statement(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a claimed run of a thread with two propositions and three evidence items
+    ledger, heads = _thread(engine)
+    with _fake_agent(monkeypatch, tmp_path, [reply("unused")]):
+        run_id = _dispatch(uow, Recorder(), ledger.thread_id)
+    with uow() as tx:
+        assert tx.runs.begin(run_id, owner="w1", lease_s=60).state == "claimed"
+    unknown = uuid4()
+    evidence = [UUID(str(e)) for e in ledger.evidence[:2]]
+    # When attempt 1 ends with an answer, naming both propositions, an unknown version and
+    # two evidence items of the thread and one of no thread
+    with uow() as tx, _statements() as sent:
+        ended = tx.runs.end(
+            run_id, 1, answer=(0, "the answer"), versions=[*heads, unknown], evidence=[*evidence, unknown]
+        )
+        assert len(sent) == 1
+        # Then the run is fenced and the facts are those the check's own reads find
+        assert ended.run is not None and ended.facts is not None
+        assert (ended.run.id, ended.run.attempt, ended.run.thread_id) == (run_id, 1, ledger.thread_id)
+        assert ended.facts.attached == frozenset(evidence)
+        assert sorted(ended.facts.claimable) == sorted(heads)
+        for version_id, row in ended.facts.claimable.items():
+            assert row["thread_id"] == ledger.thread_id and row["claimed_by_this_run"] is None
+            assert row["id"] == version_id and row["branch_id"] is not None
+    # And a zombie attempt's answer is kept, though it is fenced out: a result, not an error
+    with uow() as tx:
+        zombie = tx.runs.end(run_id, 7, answer=(0, "late"), versions=heads, evidence=evidence)
+        assert (zombie.run, zombie.facts) == (None, None)
+    with uow() as tx:
+        kept = [(a.attempt, a.text) for a in tx.runs.show(run_id).answers]
+    assert kept == [(1, "the answer"), (7, "late")]
