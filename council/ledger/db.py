@@ -28,10 +28,10 @@ from council.ledger.pg import APPLICATION_NAME, Connection, connection_lost, tra
 PING_AFTER_IDLE_S = 1.0
 # How long a transaction waits for a pooled connection when every one is busy.
 POOL_TIMEOUT_S = 30.0
-# How long it waits while the server is thought unreachable (no connection made yet, or
-# the last one found dead): a transaction then fails transient at once instead of
+# A transaction waits for a connection in slices this long: after a slice in which the pool
+# could not connect (or found a connection dead) it fails transient at once instead of
 # waiting out the pool's timeout, and a worker's retry tries again.
-CONNECT_WAIT_S = 3.0
+CONNECT_WAIT_S = 2.0
 # How long the pool's background keeps retrying a failed connect before it gives up and
 # leaves the next transaction's demand to try again (at once, not after a long backoff).
 RECONNECT_S = 2.0
@@ -66,7 +66,7 @@ class _Hooks:
     def __init__(self) -> None:
         self.pool: Pool | None = None
         self.idle_since: weakref.WeakKeyDictionary[Connection, float] = weakref.WeakKeyDictionary()
-        self.reachable = False  # set once a transaction had a connection; cleared on a loss
+        self.losses = 0  # connections found lost (by a check or a transaction's error)
 
     def configure(self, conn: Connection) -> None:
         conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
@@ -94,7 +94,7 @@ class _Hooks:
             raise
 
     def lost(self) -> None:
-        self.reachable = False
+        self.losses += 1
         if self.pool is not None:
             self.pool.drain()
 
@@ -122,8 +122,10 @@ def open_pool(url: str, *, size: int, timeout: float = POOL_TIMEOUT_S) -> Pool:
         config.libpq_url(url),
         connection_class=Connection,
         kwargs={"application_name": APPLICATION_NAME},
-        # At most ``size``; one opened at the start, more only when transactions wait for one.
-        min_size=1,
+        # At most ``size``, none opened up front: one when a transaction first waits for one,
+        # more only when transactions wait together (one opened ahead would be a second
+        # connection for the first transaction, which asks before it is ready).
+        min_size=0,
         max_size=size,
         configure=hooks.configure,
         check=hooks.check,
@@ -186,17 +188,23 @@ def unit_of_work(pool: Pool) -> Iterator[Connection]:
 
 
 def _take(pool: Pool, hooks: _Hooks) -> Connection:
-    """A connection within :data:`CONNECT_WAIT_S` while the server is thought
-    unreachable (or found so while waiting), else within the pool's timeout."""
-    first = min(CONNECT_WAIT_S, pool.timeout)
-    try:
+    """A connection within the pool's timeout, waited for in slices of
+    :data:`CONNECT_WAIT_S`: after a slice in which the pool failed to connect, or found an
+    idle connection dead, the server is unreachable and the transaction fails transient at
+    once (a worker's retry tries again) rather than waiting out the whole timeout; a slow
+    connect (a cold start under load) or a busy pool is waited for."""
+    deadline = time.monotonic() + pool.timeout
+    while True:
+        errors, losses = _connect_errors(pool), hooks.losses
+        left = deadline - time.monotonic()
         try:
-            conn = pool.getconn(timeout=first)
-        except PoolTimeout:
-            if not hooks.reachable or pool.timeout <= first:
-                raise
-            conn = pool.getconn(timeout=pool.timeout - first)
-    except PoolTimeout as exc:
-        raise TransientDatabaseError(f"no database connection came free: {exc}") from exc
-    hooks.reachable = True
-    return conn
+            conn = pool.getconn(timeout=max(0.001, min(CONNECT_WAIT_S, left)))
+            return conn
+        except PoolTimeout as exc:
+            failing = _connect_errors(pool) > errors or hooks.losses > losses
+            if failing or time.monotonic() >= deadline:
+                raise TransientDatabaseError(f"no database connection came free: {exc}") from exc
+
+
+def _connect_errors(pool: Pool) -> int:
+    return int(pool.get_stats().get("connections_errors", 0))

@@ -24,10 +24,12 @@ from benchmarks.harness import race
 from council.adapters.scheduler import Recorder
 from council.agents.pricing import price_per_token
 from council.errors import BadInput
+from council.ledger.db import pool_for
+from council.ledger.unit import UnitOfWork
 from council.services.budgets import set_thread_budget, thread_budget
 from council.services.dispatch import dispatch
 from council.services.threads import create_thread, show_thread
-from tests.engines import engine_for, uow_of
+from tests.engines import uow_of
 from tests.processes import RACE_START_METHOD
 
 DISPATCHES = 64
@@ -85,17 +87,15 @@ def dispatcher(url: str, thread_id: UUID, profiles: str) -> Callable[[], dict[st
     """One contender: its own engine and scheduler; returns what its dispatch did."""
     os.environ["COUNCIL_PROFILES"] = profiles
     os.environ["COUNCIL_SIMULATE"] = "never"
-    engine = engine_for(url, pool_size=1)
-    with engine.connect() as conn:
-        conn.execute(text("SELECT 1"))
+    uow = UnitOfWork(pool_for(url, pool_size=1))  # Council's pool alone: one connection a contender
+    with uow() as tx:
+        tx.conn.execute("SELECT 1")
     price_per_token("openai/gpt-4o-mini")  # litellm imported before the race, not in it
     scheduler = Recorder()
 
     def act() -> dict[str, Any]:
         try:
-            made = dispatch(
-                uow_of(engine), scheduler, thread_id, AGENTS, mode="independent", rounds=1, actor=ACTOR
-            )
+            made = dispatch(uow, scheduler, thread_id, AGENTS, mode="independent", rounds=1, actor=ACTOR)
         except BadInput as exc:
             return {"refused": str(exc), "enqueued": len(scheduler.runs)}
         assert made.reservation is not None

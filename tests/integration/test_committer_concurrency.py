@@ -309,7 +309,7 @@ def _commit_then_hang(url: str, version_id: UUID, report: Any) -> None:
 
     def commit_then_hang(conn: Any, *args: Any) -> dict[UUID, Any]:
         written = real_commit(conn, *args)  # every write of the commit, inside the transaction
-        pid = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        pid = conn.info.backend_pid
         report.put((pid, written[version_id].consolidation_id))
         time.sleep(3600)
         return written
