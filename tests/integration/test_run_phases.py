@@ -18,6 +18,7 @@ from sqlalchemy import Engine
 from council.adapters.scheduler import Recorder
 from council.ledger.unit import UnitOfWork
 from council.services.execution import API_RUNTIMES, execute_run
+from tests.engines import unit_of_work
 from tests.fakes.openai_server import reply
 from tests.integration.test_run_outcomes import (  # noqa: F401  (the autouse profile fixture)
     _dispatch,
@@ -25,7 +26,9 @@ from tests.integration.test_run_outcomes import (  # noqa: F401  (the autouse pr
     _offline_profile_env,
     _thread,
     _valid_output,
+    _written,
 )
+from tests.rows import query
 
 
 @contextmanager
@@ -134,3 +137,60 @@ def test_end_run_keeps_the_answer_fences_and_reads_the_checks_facts_in_one_state
     with uow() as tx:
         kept = [(a.attempt, a.text) for a in tx.runs.show(run_id).answers]
     assert kept == [(1, "the answer"), (7, "late")]
+
+
+def test_a_run_through_the_phase_functions_writes_every_record_it_wrote_before(
+    engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a run whose model answers one endorsement and one dispute, each citing evidence
+    ledger, heads = _thread(engine)
+    answer = _valid_output(ledger, heads).model_dump_json()
+    with _fake_agent(monkeypatch, tmp_path, [reply(answer)]):
+        run_id = _dispatch(uow, Recorder(), ledger.thread_id)
+        before = _written(engine)
+        with unit_of_work(engine) as conn:
+            last = query(conn, "SELECT coalesce(max(id), 0) AS m FROM events")[0]["m"]
+        # When it is executed
+        assert execute_run(uow, Recorder(), run_id).status == "succeeded"
+    # Then it wrote the rows and events the statements before revision 0044 wrote (measured on
+    # the code before it: the same tables, counts, event kinds in order and payload keys)
+    after = _written(engine)
+    assert {t: after[t] - before[t] for t in after if after[t] != before[t]} == {
+        "answer_texts": 1,
+        "citations": 2,
+        "claims": 2,
+        "events": 5,
+        "run_answers": 1,
+        "run_attempts": 2,
+        "run_exposures": 2,
+        "run_opened_evidence": 3,
+    }
+    with unit_of_work(engine) as conn:
+        events = query(conn, "SELECT kind, subject_id, payload FROM events WHERE id > :m ORDER BY id", m=last)
+        claims = query(conn, "SELECT id, node_version_id, confidence FROM claims WHERE run_id = :r", r=run_id)
+    assert [(e["kind"], sorted(e["payload"])) for e in events] == [
+        ("run.started", ["attempt", "exposures", "request_sha256"]),
+        ("claim.added", ["citations", "claim_type", "confidence", "node_version_id", "run_id"]),
+        ("claim.added", ["citations", "claim_type", "confidence", "node_version_id", "run_id"]),
+        (
+            "run.output_applied",
+            ["claims", "evidence", "forks", "nodes", "pending_actions", "touched_versions", "versions"],
+        ),
+        ("run.succeeded", ["attempt", "lint_findings"]),
+    ]
+    # and each claim.added names its claim, with the confidence stored and one citation
+    stored = {str(c["id"]): (str(c["node_version_id"]), float(c["confidence"])) for c in claims}
+    announced = {
+        e["subject_id"]: (e["payload"]["node_version_id"], e["payload"]["confidence"])
+        for e in events
+        if e["kind"] == "claim.added"
+    }
+    assert (
+        announced
+        == stored
+        == {
+            next(k for k, v in stored.items() if v[0] == str(heads[0])): (str(heads[0]), 0.8),
+            next(k for k, v in stored.items() if v[0] == str(heads[1])): (str(heads[1]), 0.6),
+        }
+    )
+    assert [e["payload"]["citations"] for e in events if e["kind"] == "claim.added"] == [1, 1]
