@@ -22,7 +22,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from council import config
 from council.errors import TransientDatabaseError
-from council.ledger.pg import APPLICATION_NAME, Connection, connection_lost, translate_driver
+from council.ledger.pg import APPLICATION_NAME, Connection, lost, translate_driver
 
 # A pooled connection idle at least this long is pinged before it is handed out.
 PING_AFTER_IDLE_S = 1.0
@@ -162,7 +162,7 @@ def unit_of_work(pool: Pool) -> Iterator[Connection]:
     back on error, driver errors translated (the unit of work's transactions are these).
     No connection free in the pool within its timeout (every one in a transaction, or the
     server unreachable) is transient. A connection lost on the way (the server dropped
-    it, or it now reaches a read-only standby) is discarded with every idle one."""
+    it, or it now reaches a hot standby: ``pg.lost``) is discarded with every idle one."""
     hooks = _hooks[id(pool)]
     conn = _take(pool, hooks)
     try:
@@ -170,17 +170,17 @@ def unit_of_work(pool: Pool) -> Iterator[Connection]:
         conn.commit()
     except BaseException as exc:
         cause = exc if isinstance(exc, psycopg.Error) else exc.__cause__
-        lost = conn.broken or (isinstance(cause, psycopg.Error) and connection_lost(cause))
-        if not lost:
+        gone = conn.broken or (isinstance(cause, psycopg.Error) and lost(conn, cause))
+        if not gone:
             try:
                 conn.rollback()
             except psycopg.Error:
-                lost = True
-        if lost:
+                gone = True
+        if gone:
             conn.close()  # given back closed, the pool replaces it
             hooks.lost()
         if isinstance(exc, psycopg.Error):
-            raise translate_driver(exc, invalidated=lost) from exc
+            raise translate_driver(exc, invalidated=gone) from exc
         raise
     finally:
         hooks.given_back(conn)

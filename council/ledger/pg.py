@@ -45,11 +45,16 @@ _TRANSIENT = {
     "57014",  # query_canceled (statement_timeout)
 }
 # The server went away or refused us for now: shutting down or starting up, too many
-# connections, any connection exception (class 08), or a read-only transaction (25006:
-# the connection now reaches a standby, after a failover). A psycopg error raised by the
+# connections, or any connection exception (class 08). A psycopg error raised by the
 # client itself (refused, reset, "server closed the connection unexpectedly") has no
 # SQLSTATE. Such a connection is discarded (``council.ledger.db``).
-_CONNECTION_LOST = {"57P01", "57P02", "57P03", "53300", "25006"}
+_CONNECTION_LOST = {"57P01", "57P02", "57P03", "53300"}
+# A write refused by a hot standby (read_only_sql_transaction): the connection reached a
+# server in recovery — a standby, or the old primary of a failover started again as one —
+# and must be dropped and the work retried, on the primary a new connection finds
+# (``target_session_attrs=read-write``). The same SQLSTATE from a primary (a write in a
+# read-only transaction) is a bug, not a lost connection. (As main's issue-47 pg.on_standby.)
+_READ_ONLY_SQL_TRANSACTION = "25006"
 _BAD_INPUT = {"22P02", "22001", "22003", "22007", "22008", "23502", "23514"}
 APPLICATION_NAME = "council"
 # The columns of a row read whole into a pydantic result that validates them (a "show" read
@@ -84,9 +89,21 @@ def translate_driver(error: BaseException, *, invalidated: bool = False) -> Coun
     return CouncilError(message)
 
 
+def on_standby(error: BaseException, pq: Connection | None) -> bool:
+    """The error is a write refused because ``pq``'s server is a hot standby (it reports
+    ``in_hot_standby``, a ParameterStatus of Postgres 14+, on every connection)."""
+    if getattr(error, "sqlstate", None) != _READ_ONLY_SQL_TRANSACTION or pq is None or pq.closed:
+        return False
+    return pq.info.parameter_status("in_hot_standby") == "on"
+
+
+def lost(pq: Connection, error: BaseException) -> bool:
+    """The connection is not to be used again: the server dropped it, or it is a standby."""
+    return pq.broken or connection_lost(error) or on_standby(error, pq)
+
+
 def connection_lost(error: BaseException) -> bool:
-    """The error says the connection is of no more use: the server went away, or is a
-    read-only standby now. Transient; the connection is to be discarded."""
+    """The error says the server went away: transient; the connection is to be discarded."""
     state: str | None = getattr(error, "sqlstate", None)
     if state in _CONNECTION_LOST:
         return True
@@ -218,4 +235,4 @@ def _run(
             cur.execute(driver_sql(name), params)  # a dict, even empty: `%%` is then read as `%`
             return cur.fetchall() if cur.description is not None else []
     except psycopg.Error as exc:
-        raise translate_driver(exc, invalidated=conn.broken) from exc
+        raise translate_driver(exc, invalidated=lost(conn, exc)) from exc

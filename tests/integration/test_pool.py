@@ -11,7 +11,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from council.config import POOL_SIZE_ENV
-from council.errors import ConfigError, TransientDatabaseError
+from council.errors import ConfigError, CouncilError, TransientDatabaseError
 from council.ledger import db
 from council.ledger.db import Pool, open_pool, unit_of_work
 
@@ -84,22 +84,22 @@ def test_a_connection_killed_mid_transaction_is_transient_and_discarded(
     assert _backend_pid(pool) != first
 
 
-def test_a_read_only_connection_is_transient_and_discarded(
+def test_a_write_refused_by_a_read_only_primary_is_no_lost_connection(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a connection that now reaches a server refusing writes (as a standby after a
-    # failover does: SQLSTATE 25006), made so by a session default
+    # Given a connection to a primary whose session makes every transaction read-only
+    # (SQLSTATE 25006 on a server not in recovery: a bug, not a failover; a hot standby's
+    # 25006 is a lost connection, tests/replicated)
     monkeypatch.setattr(db, "PING_AFTER_IDLE_S", 3600.0)
     with unit_of_work(pool) as conn:
         conn.execute("SET SESSION default_transaction_read_only = on")
     first = _backend_pid(pool)
     # When a transaction writes on it
-    with pytest.raises(TransientDatabaseError, match="read-only"), unit_of_work(pool) as conn:
+    with pytest.raises(CouncilError, match="read-only") as refused, unit_of_work(pool) as conn:
         conn.execute("CREATE TEMP TABLE t (x int)")
-    # Then the failure is transient (a worker retries it) and the connection is replaced
-    with unit_of_work(pool) as conn:
-        conn.execute("CREATE TEMP TABLE t (x int)")
-    assert _backend_pid(pool) != first
+    # Then the failure is not transient (no retry would help) and the connection is kept
+    assert not isinstance(refused.value, TransientDatabaseError)
+    assert _backend_pid(pool) == first
 
 
 def test_the_connection_given_back_last_goes_out_first(db_url: str) -> None:
