@@ -13,7 +13,7 @@ CODEX_VERSION       := 0.171.0
 CLAUDE_CODE_VERSION := 2.1.197
 AGENT_CLIS_STAMP    := $(AGENT_CLIS)/.installed-codex-$(CODEX_VERSION)-claude-code-$(CLAUDE_CODE_VERSION)
 
-.PHONY: demo test check lint typecheck unit schema clean agent-clis agent-clis-if-npm soak
+.PHONY: demo test check lint typecheck unit schema clean agent-clis agent-clis-if-npm soak test-replicated
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ demo: $(STAMP)
 PYTEST_WORKERS ?= 3
 test: $(STAMP) check agent-clis-if-npm
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=30
+
+# The replicated ledger (tests/replicated): a primary and its synchronous standby of the tests'
+# own, the primary SIGKILLed and the standby promoted; each test also runs against an asynchronous
+# standby, where it must fail. Not part of `make test`; .ci/run runs it after.
+test-replicated: $(STAMP)
+	COUNCIL_TEST_REPLICATED=1 $(BIN)/python -m pytest -q tests/replicated
 
 # The fault campaign as a standing test (tests/soak): SCHEDULES seeded schedules of faults against
 # Council as real processes on a private Postgres and Redis, each checked from the ledger.

@@ -31,6 +31,7 @@ from council.settings import settings
 from council.urls import checked_database_url as checked_database_url
 from council.urls import libpq_url as libpq_url
 from council.urls import redact_url as redact_url
+from council.urls import split_hosts as split_hosts
 from council.urls import url_role as url_role
 from council.urls import with_role as with_role
 

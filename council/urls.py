@@ -20,6 +20,18 @@ def libpq_url(url: str) -> str:
     raise ConfigError(f"not a Postgres URL{shown}: it must start with postgresql://")
 
 
+def split_hosts(url: str) -> tuple[str, list[str], str]:
+    """A Postgres URL after its scheme as (user information with its ``@`` or "", the
+    ``host[:port]`` entries of its host list, the rest: ``/database?query``). libpq's
+    multi-host form, ``postgresql://u@h1:5432,h2:5432/db?target_session_attrs=read-write``
+    (docs/operations/replication.md), has two or more entries."""
+    rest = libpq_url(url).removeprefix("postgresql://")
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:cut], rest[cut:]
+    userinfo, _, hosts = netloc.rpartition("@")
+    return (userinfo + "@" if userinfo or "@" in netloc else ""), hosts.split(","), tail
+
+
 def checked_database_url(variable: str, url: str) -> str:
     """A database URL from ``variable``, refused when libpq cannot read it or its port is
     not one; the reason never repeats the URL (it may hold a password)."""

@@ -56,6 +56,10 @@ from tests.migrations.schema_dump import (
 )
 from tests.published import validate_cli_output
 
+# tests/replicated (a primary and its synchronous standby, failover; `make test-replicated`, which
+# .ci/run runs after `make test`) is a target of its own, never collected by `make test`.
+collect_ignore = [] if os.environ.get("COUNCIL_TEST_REPLICATED") else ["replicated"]
+
 # A shared 2-core CI machine can make input generation "too slow" for Hypothesis's health
 # check (a property test then fails on the machine's load, not on the code); the
 # properties themselves, and their example counts, are unchanged. No deadline either:

@@ -17,7 +17,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from council import config
 from council.errors import TransientDatabaseError
-from council.ledger import db
+from council.ledger import db, migrate
 from council.ledger.pg import APPLICATION_NAME, translate_driver
 from council.ledger.pg import Connection as PgConnection
 from council.ledger.unit import UnitOfWork
@@ -29,7 +29,7 @@ _lock = threading.Lock()
 
 def engine_for(url: str, *, pool_size: int | None = None) -> Engine:
     """One engine per URL per process, as ``council`` (application_name), READ COMMITTED."""
-    sa_url = "postgresql+psycopg://" + config.libpq_url(url).removeprefix("postgresql://")
+    sa_url = migrate.dialect_url(url)
     with _lock:
         engine = _engines.get(sa_url)
         if engine is None:

@@ -38,7 +38,7 @@ SYSTEM_PROMPT = "\n".join(
         "propositions (new_nodes), new versions, forks where the disagreement is about the objective or",
         "how evidence is read, and pending actions with acceptance conditions.",
         "In a council the briefing's phase says what this round asks: propose (state your own answer to",
-        "the question as a new proposition in your own words, with your confidence in the summary), then",
+        "the question as a new proposition in your own words, with your confidence in it), then",
         "cross_review (judge every proposition of the briefing that is not in your_propositions: endorse",
         "what states your answer, in whatever words, dispute what contradicts it, abstain where you",
         "cannot tell), then deliberate (the previous round's stances are shown; keep or change your view,",
@@ -81,6 +81,15 @@ PHASE_GUIDE = {
         "in the rationale.\n"
     ),
 }
+# Said when a head of the briefing has rivals (docs/architecture.md §4): the options of a
+# multiple-choice question, or propositions joined by a contradicts edge.
+RIVALS_GUIDE = (
+    "Some propositions are rival alternatives (a head's rivals: the options of a multiple-choice "
+    "question, or propositions joined by a contradicts edge): they are mutually exclusive, at most "
+    "one can hold. Endorse the one that states your answer and dispute each of its rivals; do not "
+    "propose the same answer again in other words (endorse the option instead). A new proposition "
+    "that cannot hold together with another may say so with a contradicts edge to it.\n"
+)
 # Said in a deliberative round whose briefing shows the previous round's stances (not to a
 # control run, compiled on the round's blind briefing).
 STANCES_GUIDE = "The briefing's previous_round holds the stances the council took last round.\n"
@@ -175,6 +184,8 @@ def compile_request(
     system = SYSTEM_PROMPT.format(agent=profile.name, schema=_output_schema_text())
     tools = [READ_EVIDENCE_TOOL] if briefing.get("evidence_not_given") else None
     guide = PHASE_GUIDE.get(shared.phase, "") + (STANCES_GUIDE if shared.previous_round else "")
+    if any(head.rivals for head in packet.heads):
+        guide += RIVALS_GUIDE
     if "evidence_texts" in briefing:
         guide += API_EVIDENCE.format(more=API_EVIDENCE_TOOL.format(turns=tool_turns) if tools else "")
     user = (

@@ -26,6 +26,7 @@ class Proposal:
 class Head:
     version_id: str
     content: str
+    rivals: tuple[str, ...] = ()  # its rivals' head versions (options, contradicts edges)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,11 @@ def read_briefing(texts: Sequence[tuple[str, str]], *, default_agent: str) -> Br
     packet = _mapping(raw.get("packet"))
     thread = _mapping(raw.get("thread"))
     heads = [
-        Head(str(h["version_id"]), str(h.get("content", "")))
+        Head(
+            str(h["version_id"]),
+            str(h.get("content", "")),
+            tuple(str(r["version_id"]) for r in _list(h.get("rivals")) if isinstance(r, Mapping)),
+        )
         for h in _list(packet.get("heads"))
         if isinstance(h, Mapping) and h.get("version_id")
     ]

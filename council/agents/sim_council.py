@@ -12,6 +12,12 @@ it thinks for itself, deterministically.
 - *deliberate*: as any deliberative round (``sim_judge``: the previous round's majority moves
   it at its temperament's ``follow`` share or a stated ``conformity``; ``self_revision``),
   starting from the same reading; its own propositions it holds.
+
+A multiple-choice question (heads with rivals and no verdict marker: its options) it answers
+by picking one option of each set — the question's own draw for one verdict, the next
+option for the other — endorsing it and disputing its rivals, in every phase; proposing,
+it endorses its pick rather than wording it anew. Rivals that state verdicts it reads as
+any proposition, so it endorses one and disputes the other.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from council.agents.sim_temper import (
     View,
     confidence,
     own_stance,
+    seeded,
     temperament_for,
     verdict_in,
     view_of,
@@ -57,11 +64,16 @@ def council_answer(
 def reader(b: Briefing, view: View, rng: random.Random) -> Judge:
     """How this agent judges a proposition by reading it."""
     temper = temperament_for(b.agent)
+    picked = picks(b, view)
 
     def judge(head: Head) -> tuple[Stance, float, str]:
         if head.version_id in b.own:
             return "endorse", view.confidence, f"Its own answer: {view.verdict}."
         stated = verdict_in(head.content)
+        if stated is None and head.version_id in picked:  # an option: one of a set is this agent's pick
+            if picked[head.version_id] == head.version_id:
+                return "endorse", view.confidence, "This option is this agent's answer."
+            return "dispute", view.confidence, "A rival of the option this agent picks: both cannot hold."
         if stated is None:  # a proposition with no verdict marker: the agent's own draw
             stance = own_stance(b.agent, head.version_id, temper)
             return stance, confidence(temper, rng), READINGS[stance][2]
@@ -76,7 +88,28 @@ def reader(b: Briefing, view: View, rng: random.Random) -> Judge:
     return judge
 
 
+def picks(b: Briefing, view: View) -> dict[str, str]:
+    """Each option shown (a head with rivals and no verdict marker) → the option this agent
+    picks in its set: the same for the same agent, question and options, in any round."""
+    by_id = {h.version_id: h for h in b.heads}
+    asked = " ".join(b.asked.split()).lower()
+    picked: dict[str, str] = {}
+    for head in b.heads:
+        if not head.rivals or head.version_id in picked or verdict_in(head.content) is not None:
+            continue
+        members = sorted(
+            {head.version_id, *(r for r in head.rivals if r in by_id)}, key=lambda v: (by_id[v].content, v)
+        )
+        favoured = int(seeded(f"options:{asked}").random() * len(members))
+        pick = members[favoured if view.verdict == "yes" else (favoured + 1) % len(members)]
+        picked.update(dict.fromkeys(members, pick))
+    return picked
+
+
 def _propose(b: Briefing, view: View, rng: random.Random, judge: Judge, tag: str) -> AgentOutput:
+    if picks(b, view):  # a multiple-choice question: its answer is an option, endorsed, not reworded
+        chosen = [_claim(b, i, h, judge, rng) for i, h in enumerate(b.heads)][:50]
+        return AgentOutput(summary=_summary(tag, view, chosen), claims=chosen)
     mine = NewNode(
         ref=f"sim-{slug(b.agent)}-answer",
         content=wording(b.agent, view.verdict, b.question),

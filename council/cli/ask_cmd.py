@@ -176,6 +176,8 @@ def _render_answer(answer: Answer) -> None:
     else:
         more = ": the live alternatives" if answer.alternatives else ""
         say(f"[yellow]no established answer[/]{more}")
+    if answer.conflict:
+        say(f"    [yellow]{inert(answer.conflict)}[/]", highlight=False)
     for alt in answer.alternatives:
         kind = "rival" if alt.rival else "also consolidated" if alt.consolidated else "alternative"
         say(f"  {kind} {short(alt.version_id)}: {inert(_line(alt.content))}", highlight=False)
@@ -193,7 +195,8 @@ def _line(text: str) -> str:
 def _groups(groups: list[AnswerGroup]) -> str:
     if not groups:
         return "no independent group"
-    return f"{len(groups)} independent group(s): " + inert(" · ".join(", ".join(g.agents) for g in groups))
+    named = [", ".join(g.agents) + (" (endorsing a rival)" if g.derived_runs else "") for g in groups]
+    return f"{len(groups)} independent group(s): " + inert(" · ".join(named))
 
 
 def register(app: typer.Typer) -> None:

@@ -153,3 +153,7 @@ def _adjudication(data: dict[str, Any]) -> None:
         runs = ", ".join(str(r)[:8] for r in group["runs"])
         providers = inert(", ".join(group["providers"]))
         console.print(f"  {inert(side):<8} group {inert(str(group['id'])[:12])}: {inert(runs)} ({providers})")
+    for rival in data.get("rivals_due") or []:  # blocked by the retracted consolidation until now
+        console.print(
+            f"  rival {inert(str(rival)[:8])} unblocked: council consolidate --node {inert(str(rival))}"
+        )

@@ -76,11 +76,12 @@ class ClaimOut(_Strict):
 
 
 class NewNode(_Strict):
-    """A new proposition; the run originates it."""
+    """A new proposition; the run originates it (at ``confidence``, 1 when not given)."""
 
     ref: Ref
     content: Text
     status: Literal["open", "tentative"] = "open"
+    confidence: Confidence | None = None
     branch_id: str | None = None
     edges: list[EdgeOut] = Field(default_factory=list, max_length=20)
     cites: list[CitationOut] = Field(default_factory=list, max_length=10)

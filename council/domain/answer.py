@@ -1,25 +1,35 @@
 """The council's answer (docs/architecture.md §9, `ask` and `export`): which live proposition
 it established, and the alternatives, from the propositions answering the question. Pure.
 
-A proposition is established when a live consolidation of it stands. Models that think for
+A proposition is established when a live consolidation of it stands and no rival of it —
+a member of its alternative set (the options of one question, nodes joined by
+``contradicts`` edges) — holds one too. Under ``exclusive_alternatives`` (v3) the committer
+never lets two rivals both consolidate; under v1 and v2 they can, and then the council
+established nothing: the answer says so (``conflict``) and lists both. Models that think for
 themselves word one answer differently, so several consolidated propositions may state it:
 the answer is the one with the most independent support groups, then the earliest (then
 the lowest version id); the others are listed among the alternatives, consolidated. With
 none consolidated, the council established nothing and every live proposition is an
-alternative. Alternatives are ordered rivals first — those joined to the answer or to one
-another by a ``contradicts`` edge (what the council holds to exclude one another) — then
-by independent support, then the earliest.
+alternative. Alternatives are ordered rivals first — the members of the answer's
+alternative set (with none established: of any set) — then by independent support, then
+the earliest. A proposition's groups are those its decision counts: under
+``exclusive_alternatives`` with each rival's endorsers as derived disputes, named in
+their group (``AnswerGroup.derived_runs``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
+from council.domain.alternatives import components
+from council.domain.independence import Group
 from council.domain.results.answer import AgentSummary, Alternative, Answer, AnswerGroup
+from council.domain.rules import groups_with_rivals
+from council.domain.snapshot_shapes import Snapshot
 
 # The statuses of a proposition that still answers the question (killed and orphaned do not).
 LIVE_STATUSES = ("open", "tentative", "resolved")
@@ -37,12 +47,31 @@ class Candidate:
     dispute_groups: tuple[AnswerGroup, ...]
 
 
-def answer_of(candidates: Sequence[Candidate], contradicts: Collection[tuple[UUID, UUID]] = ()) -> Answer:
+def answer_of(
+    candidates: Sequence[Candidate],
+    contradicts: Collection[tuple[UUID, UUID]] = (),
+    sets: Iterable[Collection[UUID]] = (),
+) -> Answer:
     """The answer among ``candidates``; ``contradicts``: (from, to) versions of each
-    ``contradicts`` edge of the thread."""
-    established = [c for c in candidates if c.consolidated]
+    ``contradicts`` edge of the thread; ``sets``: its alternative sets, each as its members'
+    head versions (an option set joins options no edge joins)."""
+    set_of = _sets(candidates, contradicts, sets)
+    consolidated = [c for c in candidates if c.consolidated]
+    torn = {
+        c.version_id
+        for c in consolidated
+        for o in consolidated
+        if o is not c
+        and set_of.get(c.version_id) is not None
+        and set_of.get(c.version_id) == set_of.get(o.version_id)
+    }
+    established = [c for c in consolidated if c.version_id not in torn]
     chosen = min(established, key=_strongest_first) if established else None
-    rivals = _rivals(candidates, contradicts)
+    if chosen is not None:
+        mine = set_of.get(chosen.version_id)
+        rivals = {c.version_id for c in candidates if mine is not None and set_of.get(c.version_id) == mine}
+    else:
+        rivals = {c.version_id for c in candidates if c.version_id in set_of}
     others = sorted(
         (c for c in candidates if chosen is None or c.version_id != chosen.version_id),
         key=lambda c: (c.version_id not in rivals, *_strongest_first(c)),
@@ -60,6 +89,14 @@ def answer_of(candidates: Sequence[Candidate], contradicts: Collection[tuple[UUI
         )
         for c in others
     ]
+    conflict = None
+    if torn:
+        conflict = (
+            f"{len(torn)} rival propositions each hold a live consolidation (a rule set without "
+            "exclusive_alternatives let them): "
+            + ", ".join(str(v)[:8] for v in sorted(torn, key=str))
+            + "; none of them is established"
+        )
     if chosen is None:
         return Answer(
             established=False,
@@ -69,6 +106,7 @@ def answer_of(candidates: Sequence[Candidate], contradicts: Collection[tuple[UUI
             support_groups=[],
             dispute_groups=[],
             alternatives=alternatives,
+            conflict=conflict,
         )
     return Answer(
         established=True,
@@ -78,6 +116,7 @@ def answer_of(candidates: Sequence[Candidate], contradicts: Collection[tuple[UUI
         support_groups=list(chosen.support_groups),
         dispute_groups=list(chosen.dispute_groups),
         alternatives=alternatives,
+        conflict=conflict,
     )
 
 
@@ -85,14 +124,36 @@ def _strongest_first(c: Candidate) -> tuple[int, datetime, str]:
     return (-len(c.support_groups), c.created_at, str(c.version_id))
 
 
-def _rivals(candidates: Sequence[Candidate], contradicts: Collection[tuple[UUID, UUID]]) -> set[UUID]:
-    """The candidates a ``contradicts`` edge joins to another candidate."""
-    live = {c.version_id for c in candidates}
-    found: set[UUID] = set()
-    for a, b in contradicts:
-        if a in live and b in live and a != b:
-            found |= {a, b}
-    return found
+def _sets(
+    candidates: Sequence[Candidate],
+    contradicts: Collection[tuple[UUID, UUID]],
+    sets: Iterable[Collection[UUID]],
+) -> dict[UUID, int]:
+    """Each candidate in an alternative set with another candidate: the set's index."""
+    live = {str(c.version_id) for c in candidates}
+    links = [(str(a), str(b)) for a, b in contradicts]
+    for members in sets:
+        ordered = sorted(str(m) for m in members)
+        links.extend((ordered[0], m) for m in ordered[1:])  # none for a set of one (or none)
+    joined = components(((a, b) for a, b in links if a != b), live)
+    return {UUID(member): index for index, group in enumerate(joined) for member in group}
+
+
+def answer_groups(snapshot: Snapshot, agent_of: dict[str, str]) -> list[AnswerGroup]:
+    """A proposition's independence groups as its decision counts them (under
+    exclusive_alternatives: with its rivals' endorsers as derived disputes, named), each
+    run's agent from ``agent_of`` (run id → agent; else "(earlier run)")."""
+    groups, derived = groups_with_rivals(snapshot)
+    return [_answer_group(g, derived, agent_of) for g in groups]
+
+
+def _answer_group(group: Group, derived: frozenset[str], agent_of: dict[str, str]) -> AnswerGroup:
+    return AnswerGroup(
+        kind=group.kind,
+        agents=sorted({agent_of.get(r, "(earlier run)") for r in group.runs}),
+        runs=[UUID(r) for r in group.runs],
+        derived_runs=[UUID(r) for r in group.runs if r in derived],
+    )
 
 
 def json_text(text: str) -> str:

@@ -77,9 +77,12 @@ class NewNode:
     edges: tuple[tuple[str, IdRef], ...] = ()  # depends_on links are edges of kind depends_on
     cites: tuple[Cite, ...] = ()
     run: IdRef | None = None
+    confidence: float | str | None = None  # the originating run's confidence in it (default 1)
+    level: Decimal = field(init=False, repr=False, compare=False)  # its originate claim's, as stored
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "content", v.text(self.content, "content", v.MAX_CONTENT))
+        object.__setattr__(self, "level", v.confidence(self.confidence, default=1.0))
         v.choice(self.status, "status", NEW_NODE_STATUSES)
         object.__setattr__(self, "edges", _edges(self.edges))
         object.__setattr__(self, "cites", checked_cites(self.cites, "supports"))

@@ -40,12 +40,13 @@ DECIDED_HERE = "consolidated by this evaluation"  # a rival's "live consolidatio
 
 def node_facts(record: RecordFacts) -> dict[str, list[RunFacts]]:
     """The facts of each run that claimed on each node version the record's claims name."""
-    turns = {t.run_id: t for t in record.turns}
+    turns = {t.run_id: (t, frozenset(t.saw)) for t in record.turns}
     facts: dict[str, list[RunFacts]] = {}
     for c in record.claims:
-        turn = turns.get(c.run_id)
-        if turn is None:
+        found = turns.get(c.run_id)
+        if found is None:
             continue
+        turn, saw = found
         facts.setdefault(c.node, []).append(
             RunFacts(
                 run_id=c.run_id,
@@ -53,7 +54,7 @@ def node_facts(record: RecordFacts) -> dict[str, list[RunFacts]]:
                 stance=c.type,
                 confidence=c.confidence,
                 parent_run_id=turn.parent_run_id,
-                exposed_to=frozenset(turn.saw),
+                exposed_to=saw,
                 input_features=turn.input_features,
                 cited_evidence=turn.cited,
             )
@@ -80,11 +81,12 @@ def contests(
     ``direct``: each node's own groups, when the caller has them (``node_groups``)."""
     if not record.rivals:
         return {}
-    facts = node_facts(record)
-    own = direct if direct is not None else {n: group_runs(f, params) for n, f in facts.items()}
-    able = {n for n in record.rivals if _may_consolidate(own.get(n, []), {"min_support_groups": need})}
+    if direct is None:
+        direct = {n: group_runs(f, params) for n, f in node_facts(record).items()}
+    able = {n for n in record.rivals if _may_consolidate(direct.get(n, []), {"min_support_groups": need})}
     if not able:
         return {}  # most records: no alternative has the support, so none is contested
+    facts = node_facts(record)
     links = [(node, rival) for node, rivals in record.rivals.items() for rival in rivals]
     found: dict[str, Contest] = {}
     for members in alternatives.components(links, record.rivals):

@@ -38,6 +38,10 @@ from council.domain.vocabulary import CLAIM_TYPES, SUPPORT_CLAIMS
 
 # Float slack for the filters' bounds: a filter may only ever let more through.
 _EPS = 1e-9
+# Up to this many distinct sets every pair is compared (exactly, as the prefix join verifies
+# its candidates), without the index; a recorded grouping (merge_links) keeps the prefix join,
+# whose merge order it shows.
+_ALL_PAIRS = 24
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,7 @@ class _UnionFind:
         self._parent = list(range(size))
         self._size = [1] * size
         self._record = record
+        self.recording = record
         self.kind = ""  # the kind of link being added, for the record
         self.merges: list[tuple[int, int, str]] = []
 
@@ -209,8 +214,8 @@ def _link_similar(
     sets: Sequence[frozenset[str]], threshold: float, min_shared: int, components: _UnionFind
 ) -> None:
     """Unite the runs whose sets have Jaccard >= threshold and overlap >= min_shared (both non-empty)."""
-    if threshold > 1:
-        return  # not even identical sets qualify
+    if threshold > 1 or not any(sets):
+        return  # not even identical sets qualify, or no run has a set (nothing cited, no input)
     holders: dict[frozenset[str], list[int]] = defaultdict(list)
     for position, items in enumerate(sets):
         if len(items) >= max(min_shared, 1):  # a smaller set cannot reach the overlap
@@ -227,6 +232,16 @@ def _link_similar(
             components.union(distinct[0], position)
         return
 
+    if len(holders) <= _ALL_PAIRS and not components.recording:
+        # A few distinct sets (a node of a debate's turns): comparing every pair exactly is
+        # cheaper than building the prefix index, and unites the same components.
+        held = list(holders.items())
+        for i, (items, positions) in enumerate(held):
+            for other, other_positions in held[i + 1 :]:
+                shared = len(items & other)
+                if shared >= min_shared and shared / (len(items) + len(other) - shared) >= threshold:
+                    components.union(positions[0], other_positions[0])
+        return
     _prefix_join(
         {items: positions[0] for items, positions in holders.items()}, threshold, min_shared, components
     )

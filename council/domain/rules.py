@@ -106,6 +106,17 @@ def groups_of(snapshot: Snapshot) -> list[Group]:
     return group_runs(run_facts(snapshot), GroupingParams.from_record(snapshot["grouping"]["params"]))
 
 
+def groups_with_rivals(snapshot: Snapshot) -> tuple[list[Group], frozenset[str]]:
+    """The node's groups as ``decide`` counts them, and the runs whose dispute is derived:
+    under ``exclusive_alternatives``, its rivals' supporters as disputes; else its own."""
+    if not snapshot["rule_set"]["body"].get("exclusive_alternatives"):
+        return groups_of(snapshot), frozenset()
+    mine, rivals = alternatives.members_of(snapshot)
+    params = GroupingParams.from_record(snapshot["grouping"]["params"])
+    contest = alternatives.contest(mine, rivals, params)
+    return list(contest.groups), frozenset(contest.derived)
+
+
 def distinct_provider_groups(groups: list[Group]) -> int:
     """Largest number of groups that can each be credited to a different provider
     (bipartite matching, so one provider never counts twice)."""

@@ -105,6 +105,13 @@ class Alternatives:
                 f"(logical nodes {', '.join(both)}); at most one per set may be live: retract one first"
             )
 
+    def rival_heads(self, version_ids: Sequence[UUID]) -> list[UUID]:
+        """The heads of the other alternatives of ``version_ids``' sets, under
+        exclusive_alternatives: their decisions change with these versions' (evaluated next)."""
+        if not version_ids:
+            return []
+        return column(self._conn, "rival_heads", UUID, version_ids=list(dict.fromkeys(version_ids)))
+
     def links(self, thread_ids: Sequence[UUID]) -> list[Link]:
         return fetch(self._conn, "alternative_links", Link, thread_ids=list(thread_ids))
 

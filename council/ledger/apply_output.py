@@ -34,6 +34,7 @@ from council.domain.output_check import (
 )
 from council.domain.protocol import judges_every_proposition
 from council.domain.results.runs import Applied
+from council.domain.rival_edges import without_bad_rivals
 from council.errors import NotFound
 from council.ledger import events, evidence, retraction_votes
 from council.ledger.actions import Actions
@@ -48,20 +49,33 @@ from council.ledger.run_phases import CheckFacts, DeferredClaims
 from council.ledger.threads import main_branch_id
 
 
+@dataclass(frozen=True)
+class Checked:
+    """An output that passed the check: as it will be written (contradicts edges that name
+    no version of the thread left out, ``council.domain.rival_edges``), why each such edge
+    was left out, and the node versions its claims are on (their rows, by id)."""
+
+    output: AgentOutput
+    dropped: list[str]
+    claimable: dict[UUID, Any]
+
+
 def check_output(
     conn: Connection, run: Mapping[Any, Any], output: AgentOutput, read: CheckFacts | None = None
-) -> dict[UUID, Any]:
+) -> Checked:
     """Raise BadInput with a one-line reason on the first problem; writes nothing.
     ``run`` is the run's row as read in this transaction (the writer's fenced
     row), so it is not looked up again. The rows the output names are read
-    first, then checked by the domain (``council.domain.output_check``).
-    Returns the node versions the claims are on (their rows, by id). ``read``: the
+    first, then checked by the domain (``council.domain.output_check``). ``read``: the
     claimed versions and attached evidence, read already by the statement that fenced the
     run (``council_end_run_v1``), for references that include this output's."""
     thread_id = run["thread_id"]
     refs = references(output)
-    claimable = _claimable(conn, run["id"], refs.claimed_versions) if read is None else dict(read.claimable)
     versions = _by_id(conn, "versions_by_id", "version_ids", refs.versions)
+    output, dropped = without_bad_rivals(
+        output, {i: VersionFacts(r["thread_id"], r["branch_id"]) for i, r in versions.items()}, thread_id
+    )
+    claimable = _claimable(conn, run["id"], refs.claimed_versions) if read is None else dict(read.claimable)
     main = main_branch_id(conn, thread_id) if refs.needs_main_branch else None
     parents = [versions[at]["branch_id"] for at in refs.fork_points if at in versions]
     branch_ids = list(dict.fromkeys([*refs.branches, *([main] if main else []), *parents]))
@@ -97,7 +111,7 @@ def check_output(
         OutputRun(run["id"], thread_id, run.get("mode"), run.get("proposal_id")),
         known,
     )
-    return claimable
+    return Checked(output, dropped, claimable)
 
 
 def _must_judge(conn: Connection, run: Mapping[str, object]) -> tuple[UUID, ...]:
@@ -131,7 +145,8 @@ def apply_output(
     left_out: dict[str, int] = {}
     if run.get("control_of") is not None:  # a control run: its claims on existing versions only
         output, left_out = control_view(output)
-    claimed_versions = check_output(conn, run, output, facts)
+    checked = check_output(conn, run, output, facts)
+    output, claimed_versions = checked.output, checked.claimable
     run_id, thread_id = run["id"], run["thread_id"]
     if contradicts(output):  # the thread's alternatives key first, before any row lock (node_store)
         Alternatives(conn).lock(thread_id)
@@ -160,6 +175,7 @@ def apply_output(
                 edges=tuple(_edges(node.edges, made)),
                 cites=tuple(_cites(conn, thread_id, node.cites, actor, added)),
                 run=run_id,
+                confidence=node.confidence,
             ),
             actor=actor,
             held=True,
@@ -243,10 +259,15 @@ def apply_output(
         result["votes"] = votes
     if output.edges:
         result["edges"] = linked.ids
-    result["touched_versions"] = list(dict.fromkeys([*claimed, *result["nodes"], *versions, *linked.rivals]))
+    touched = [*claimed, *result["nodes"], *versions, *linked.rivals]
+    # each rival of what this output judged or linked is decided again (its derived disputes,
+    # the margin): a claim on one alternative changes every other's decision
+    result["touched_versions"] = list(dict.fromkeys([*touched, *Alternatives(conn).rival_heads(touched)]))
     summary: dict[str, object] = {key: len(ids) for key, ids in result.items()}
     if left_out:
         summary["control_left_out"] = left_out
+    if checked.dropped:
+        summary["edges_dropped"] = checked.dropped
     if later is not None:
         later.append({"kind": "run.output_applied", "actor": actor, "payload": summary})
     else:

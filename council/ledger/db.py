@@ -114,6 +114,12 @@ def pool_for(url: str, *, pool_size: int | None = None) -> Pool:
     return pool
 
 
+# The fault campaign's checker (shared/tools/nemesis) reads the ledger through Council's own
+# services as ``UnitOfWork(engine_for(url))``, the name this function had when the pool was
+# an engine's; it is that same call.
+engine_for = pool_for
+
+
 def open_pool(url: str, *, size: int, timeout: float = POOL_TIMEOUT_S) -> Pool:
     """A pool of ``size`` connections to ``url`` of its own (not the process's; the
     caller closes it): what :func:`pool_for` opens once per URL."""

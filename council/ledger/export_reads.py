@@ -1,6 +1,6 @@
 """Reading a thread for its decision record (`council export`): every version of its
-nodes, its consolidations, its retraction proposals with their votes and adjudications;
-named SQL in council/sql/export.sql on the unit's connection."""
+nodes, its consolidations and resolutions, its retraction proposals with their votes and
+adjudications, its imported turns' rounds; named SQL in council/sql/export.sql on the unit's connection."""
 
 from __future__ import annotations
 
@@ -65,6 +65,22 @@ class VoteRow(TypedDict):
     created_at: datetime
 
 
+class ResolutionRow(TypedDict):
+    id: UUID
+    node_version_id: UUID
+    outcome: bool
+    source: str
+    reason: str
+    actor: str
+    created_at: datetime
+    in_force: bool
+
+
+class _DebateRound(TypedDict):
+    run_id: UUID
+    debate_round: int
+
+
 class _Edge(TypedDict):
     from_version_id: UUID
     to_version_id: UUID
@@ -97,3 +113,12 @@ class ExportReads:
 
     def adjudications(self, thread_id: UUID) -> list[TransitionRow]:
         return fetch(self._conn, "export_adjudications", TransitionRow, thread_id=thread_id)
+
+    def resolutions(self, thread_id: UUID) -> list[ResolutionRow]:
+        """The resolutions of the thread's node versions, oldest first."""
+        return fetch(self._conn, "export_resolutions", ResolutionRow, thread_id=thread_id)
+
+    def debate_rounds(self, thread_id: UUID) -> dict[UUID, int]:
+        """Each imported run of the thread: its round in the record it came from."""
+        found = fetch(self._conn, "export_debate_rounds", _DebateRound, thread_id=thread_id)
+        return {row["run_id"]: row["debate_round"] for row in found}

@@ -37,7 +37,7 @@ def run_sql_beside(migration_file: str) -> None:
 def alembic_config(url: str) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(script_location()))
-    cfg.set_main_option("sqlalchemy.url", _dialect_url(url).replace("%", "%%"))
+    cfg.set_main_option("sqlalchemy.url", dialect_url(url).replace("%", "%%"))
     return cfg
 
 
@@ -45,9 +45,18 @@ class MigrationFailed(CouncilError):
     """The migration (or reading the revision) failed: its first line says why."""
 
 
-def _dialect_url(url: str) -> str:
-    """The URL for SQLAlchemy's psycopg 3 dialect."""
-    return "postgresql+psycopg://" + config.libpq_url(url).removeprefix("postgresql://")
+def dialect_url(url: str) -> str:
+    """The URL for SQLAlchemy's psycopg 3 dialect. SQLAlchemy cannot read libpq's
+    multi-host list (``h1:p1,h2:p2``) where a host goes; its psycopg dialect takes the same
+    list as repeated ``host=h:p`` query parameters and hands libpq ``host`` and ``port``
+    lists, so the list is moved there (target_session_attrs and every other parameter stay
+    as they are; docs/operations/replication.md)."""
+    userinfo, hosts, tail = config.split_hosts(url)
+    if len(hosts) < 2:
+        return "postgresql+psycopg://" + config.libpq_url(url).removeprefix("postgresql://")
+    path, sep, query = tail.partition("?")
+    moved = "&".join(f"host={h}" for h in hosts)
+    return f"postgresql+psycopg://{userinfo}{path or '/'}?{moved}{'&' + query if sep and query else ''}"
 
 
 def upgrade(url: str, revision: str = "head") -> str:

@@ -80,7 +80,12 @@ class Nodes:
         claim_id = None
         if run_id is not None:
             [claim_id] = column(
-                conn, "add_originate_claim", UUID, run_id=run_id, node_version_id=version["id"]
+                conn,
+                "add_originate_claim",
+                UUID,
+                run_id=run_id,
+                node_version_id=version["id"],
+                confidence=node.level,
             )
         citation_ids = insert_citations(conn, version=version, cites=cites, run_id=run_id, claim_id=claim_id)
         if claim_id is not None:
@@ -88,7 +93,7 @@ class Nodes:
                 "run_id": str(run_id),
                 "node_version_id": str(version["id"]),
                 "claim_type": "originate",
-                "confidence": 1.0,
+                "confidence": float(node.level),
                 "citations": len(citation_ids),
             }
             append(

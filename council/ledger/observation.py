@@ -274,6 +274,8 @@ class EvalRun:
     model: str
     parent_run_id: str | None
     input_fingerprint: list[str]
+    saw: list[str]  # whose stances the run had been shown
+    cited: list[str]  # the evidence it cited
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: Decimal | None
@@ -297,12 +299,6 @@ class EvalExposure:
 
 
 @dataclass(frozen=True, slots=True)
-class EvalCitation:
-    run_id: str
-    evidence_id: str
-
-
-@dataclass(frozen=True, slots=True)
 class EvalResolution:
     thread_id: str
     node_version_id: str
@@ -317,8 +313,6 @@ class EvalRows:
     threads: list[str]  # the resolved ones
     runs: list[EvalRun]
     claims: list[EvalClaim]
-    exposures: list[EvalExposure]
-    citations: list[EvalCitation]
     resolutions: list[EvalResolution]
     alternatives: list[Link]
     alternative_versions: list[LinkedVersion]
@@ -334,8 +328,6 @@ def eval_rows(conn: Connection, thread_ids: Sequence[UUID] | None, tags: Sequenc
         threads=ids,
         runs=fetch(conn, "eval_runs", EvalRun, thread_ids=ids),
         claims=fetch(conn, "eval_claims", EvalClaim, thread_ids=ids),
-        exposures=fetch(conn, "eval_exposures", EvalExposure, thread_ids=ids),
-        citations=fetch(conn, "eval_citations", EvalCitation, thread_ids=ids),
         resolutions=fetch(conn, "eval_resolutions", EvalResolution, thread_ids=ids),
         alternatives=alternatives.links(scope),
         alternative_versions=alternatives.linked_versions(scope),

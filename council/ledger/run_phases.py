@@ -1,6 +1,6 @@
 """A run's phases as one SQL function call each (docs/architecture.md §7, delivery; issue 46).
 
-:func:`begin_run` calls ``council_begin_run_v1`` (revision 0044): the claim of a run for an
+:func:`begin_run` calls ``council_begin_run_v1`` (revision 0042): the claim of a run for an
 attempt, with its lease and fencing token (the ``claim_run`` query, unchanged), plus its
 round's stored shared briefing and the text of the evidence an API run is given inline,
 read in the same call and returned as one document. The request is then compiled in Python

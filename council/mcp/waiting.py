@@ -48,6 +48,10 @@ def register(
         controls: Annotated[
             bool, Field(description="also run each deliberative run blind, as a control (never support)")
         ] = False,
+        options: Annotated[
+            list[str] | None,
+            Field(description="LABEL=TEXT each: the question is multiple-choice, its options rivals"),
+        ] = None,
         wait_s: Annotated[float, Field(description="seconds to wait for the runs", gt=0, le=3600)] = 600,
     ) -> CallToolResult:
         """Ask the council (`council ask`): a thread, then the council protocol (each agent
@@ -60,6 +64,7 @@ def register(
             thread=thread,
             budget_usd=budget_usd,
             controls=controls,
+            options=tuple(options or ()),
         )
         try:
             asked = await anyio.to_thread.run_sync(

@@ -22,17 +22,16 @@ from council.adapters.scheduler import Scheduler
 from council.agents.profiles import refuse_simulation, resolve_many, simulation_mode
 from council.domain import validate as v
 from council.domain.alternatives import ASKED, option_content, parse_options
-from council.domain.answer import LIVE_STATUSES, Candidate, answer_of, summaries
+from council.domain.answer import LIVE_STATUSES, Candidate, answer_groups, answer_of, summaries
 from council.domain.budget import budget_usd
 from council.domain.commands import IdRef, NewNode
 from council.domain.protocol import check_rounds
-from council.domain.results.answer import AnswerGroup
 from council.domain.results.ask import AskOutcome, FailedRun, Proposition, Stance
 from council.domain.results.consolidation import RuleReason
 from council.domain.results.graph import Claim
 from council.domain.results.runs import Cost, Dispatched, DispatchedRun
 from council.domain.review import parse_review
-from council.domain.rules import evaluate, groups_of
+from council.domain.rules import evaluate
 from council.errors import BadInput
 from council.services.dispatch import dispatch_runs, send
 from council.services.evidence import EvidenceInput
@@ -176,20 +175,18 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
         reservation = tx.budgets.of_dispatch(dispatch_id, asked_thread)
         propositions = []
         candidates = []
+        agent_of = {str(r.id): r.agent for r in runs}
+        in_sets = {m.logical_node_id for found in graph.alternative_sets for m in found.members}
         for node in graph.nodes:
             head = node.head_version_id
             if head is None:
                 continue
             snapshot = tx.consolidations.current_snapshot(head)
-            claims = [c for c in snapshot["claims"] if UUID(c["run_id"]) in by_run]
-            if not claims:
-                continue  # not judged by this ask
+            judged = any(UUID(c["run_id"]) in by_run for c in snapshot["claims"])
+            if not judged and node.logical_node_id not in in_sets:
+                continue  # not judged by this ask, and no rival of what it judged
             stored = live.get(head)
-            if stored is not None:
-                reasons = [RuleReason(**r) for r in tx.consolidations.show(stored.id).decision["reasons"]]
-            else:
-                reasons = [RuleReason(**r.as_dict()) for r in evaluate(snapshot).reasons]
-            groups = [_group(g.kind, g.runs, by_run) for g in groups_of(snapshot)]
+            groups = answer_groups(snapshot, agent_of)
             version = next(ver for ver in node.versions if ver.version_id == head)
             if version.status in LIVE_STATUSES:
                 candidates.append(
@@ -202,6 +199,12 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
                         dispute_groups=tuple(g for g in groups if g.kind == "dispute"),
                     )
                 )
+            if not judged:
+                continue
+            if stored is not None:
+                reasons = [RuleReason(**r) for r in tx.consolidations.show(stored.id).decision["reasons"]]
+            else:
+                reasons = [RuleReason(**r.as_dict()) for r in evaluate(snapshot).reasons]
             propositions.append(
                 Proposition(
                     version_id=head,
@@ -216,6 +219,11 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
                 )
             )
         contradicts = [(e.from_version_id, e.to_version_id) for e in graph.edges if e.kind == "contradicts"]
+        heads = {n.logical_node_id: n.head_version_id for n in graph.nodes if n.head_version_id is not None}
+        sets = [
+            [heads[m.logical_node_id] for m in a.members if m.logical_node_id in heads]
+            for a in graph.alternative_sets
+        ]
         said = summaries([_last_answer(tx, r) for r in _last_runs(runs)])
     failures = [
         FailedRun(run_id=r.id, agent=r.agent, round=r.round, error=r.error)
@@ -227,7 +235,7 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
     answered = sum(1 for a in agents if all(r.status == "succeeded" for r in council if r.agent == a))
     short = str(asked_thread)[:8]
     return AskOutcome(
-        answer=answer_of(candidates, contradicts),
+        answer=answer_of(candidates, contradicts, sets),
         summaries=said,
         thread_id=asked_thread,
         question=thread.objective,
@@ -252,12 +260,6 @@ def outcome(uow: UnitOfWork, asked_thread: UUID, dispatch_id: UUID, *, settled: 
         ],
         reservation=reservation,
     )
-
-
-def _group(kind: str, runs: Sequence[str], by_run: dict[UUID, DispatchedRun]) -> AnswerGroup:
-    ids = [UUID(r) for r in runs]
-    agents = sorted({by_run[i].agent if i in by_run else "(earlier run)" for i in ids})
-    return AnswerGroup(kind=kind, agents=agents, runs=ids)
 
 
 def _last_runs(runs: Sequence[DispatchedRun]) -> list[DispatchedRun]:

@@ -7,12 +7,13 @@ names — or fail the run with the reason (a real run never falls back to the
 simulator, nor a simulated one to a real model); compile the request from the
 pinned executor and store it, its hash and its exposures before the call — or
 reuse the one an earlier attempt stored, so a retry sends exactly what was
-hashed; call the model through the gateway (one attempt) — or, for an agent-CLI
-runtime, run the CLI once in a fresh working directory holding the briefing's
-evidence (``council.agents.runtimes.cli``), its traces and the evidence it
-opened written with the attempt's end however it ends; check, lint and
-apply the answer in one transaction fenced on the attempt (one bounded
-re-prompt with the validation error); then enqueue consolidation of every
+hashed; converse with the model through its runtime's port
+(``council.agents.runtime``: the gateway for an API model, or an agent CLI run in a fresh
+working directory holding the briefing's evidence), whatever it billed, kept or opened
+recorded by the attempt's record (``council.services.run_calls``); check, lint and
+apply the answer in one transaction fenced on the attempt, in the one loop of every
+runtime (:func:`converse_and_apply`: one bounded re-prompt with the validation error);
+then enqueue consolidation of every
 node version it touched and, when its round is complete, the next round — or,
 when it completes a review dispatch, adjudicate the proposal under review (unless its
 thread reviews by hand).
@@ -36,23 +37,30 @@ import socket
 from dataclasses import dataclass
 from uuid import UUID
 
+from pydantic import ValidationError
+
 from council import config, metrics
 from council.adapters.scheduler import Scheduler
-from council.agents.compiler import given_evidence
 from council.agents.errors import PermanentLLMError, TransientLLMError, UnreachableLLMError
+from council.agents.runtime import Answer, Ask, FencedOut, Runtime
 from council.agents.runtimes import installed
+from council.agents.runtimes.ports import runtime_for
 from council.agents.runtimes.registry import RUNTIME_OF, is_api
+from council.domain.agent_output import AgentOutput
+from council.domain.answer import json_text
 from council.domain.bill import Bill
 from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
-from council.domain.results.runs import Executed
+from council.domain.results.runs import Applied, Executed
 from council.domain.retry import RetryAt
-from council.errors import Transient
+from council.errors import BadInput, Transient
 from council.ledger.run_phases import Begun
 from council.ledger.run_rows import ClaimedRun
+from council.services.evidence_reads import refuse_unread
 from council.services.in_tx.briefing import compile_for
 from council.services.ports import Tx, UnitOfWork
-from council.services.run_calls import CliRecord, InvalidOutput, ask_api, ask_cli
+from council.services.run_answers import kept_if_refused
+from council.services.run_calls import AttemptRecord, apply_answer, stored
 from council.services.run_followups import follow_up
 from council.settings import settings
 
@@ -109,7 +117,7 @@ def try_run(
             result = _attempt(uow, scheduler, run, prepared, try_no=try_no, last_try=last_try)
         except Transient as exc:
             observed.status = "transient_error"  # the task retries it
-            return RetryAt(int(run.attempt), exc)
+            return RetryAt(run.attempt, exc)
         observed.status = result.status
         return result
 
@@ -163,16 +171,9 @@ def _prepare(tx: Tx, run: ClaimedRun, worker: str, begun: Begun) -> _Prepared:
         request = _compiled_and_stored(tx, run, profile, begun)
     else:  # a later attempt sends what the first stored
         request = run.request
-        if opened := _given_inline(profile, request):
-            tx.traces.record(run.id, int(run.attempt), [], opened)
+        if opened := runtime_for(profile.runtime).given(request):
+            tx.traces.record(run.id, run.attempt, [], stored(opened))
     return _Prepared(profile=profile, request=request)
-
-
-def _given_inline(profile: Profile, request: StoredRequest) -> list[dict[str, str]]:
-    """The evidence an API request gives inline: what an API run reads, recorded as opened
-    before the request is sent."""
-    given = given_evidence(request) if is_api(profile.runtime) else None
-    return [{"evidence_id": e, "file": "inline", "tool": "briefing"} for e in given or ()]
 
 
 def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile, begun: Begun) -> StoredRequest:
@@ -194,7 +195,8 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile, begun: Begun
         evidence_texts=begun.evidence,
     )
     request = compiled.canonical()
-    if not tx.runs.store_request(run.id, int(run.attempt), compiled, opened=_given_inline(profile, request)):
+    opened = stored(runtime_for(profile.runtime).given(request))
+    if not tx.runs.store_request(run.id, run.attempt, compiled, opened=opened):
         raise RuntimeError(f"run {run.id}: its claim's transaction could not store its request")
     return request
 
@@ -209,59 +211,112 @@ def _attempt(
     last_try: bool,
 ) -> Executed:
     """One claimed attempt: fail it when the pinned executor cannot run here (or its agent
-    is down), else ask with the stored request and apply the answer fenced on the attempt;
-    what the calls were billed is stored however it ends."""
-    attempt = int(run.attempt)
+    is down), else converse with the stored request and apply the answer fenced on the
+    attempt; what the calls were billed is stored however it ends."""
     bill = Bill.carried(run.usage, run.cost_usd)  # what earlier attempts were billed
+    record = AttemptRecord(uow, run, bill)
     if prepared.unrunnable is not None or prepared.profile is None or prepared.request is None:
         reason = prepared.unrunnable or "not runnable"
-        return _failed(uow, scheduler, run, attempt, reason, bill=bill, failure=prepared.failure)
+        return _failed(
+            uow, scheduler, run, run.attempt, reason, bill=bill, record=record, failure=prepared.failure
+        )
     profile, request = prepared.profile, prepared.request
     if request["model"] != profile.model:
         reason = f"the stored request names {request['model']}, the pinned executor {profile.model}"
-        return _failed(uow, scheduler, run, attempt, reason, bill=bill, failure="permanent")
-    record = CliRecord()
+        return _failed(
+            uow, scheduler, run, run.attempt, reason, bill=bill, record=record, failure="permanent"
+        )
+    error: str | None = None
     try:
-        if is_api(profile.runtime):
-            applied = ask_api(uow, run, attempt, request, profile, bill)
-        else:
-            applied = ask_cli(uow, run, attempt, request, profile, record, bill)
+        applied = converse_and_apply(uow, run, request, profile, runtime_for(profile.runtime), record)
     except TransientLLMError as exc:
         unreachable = isinstance(exc, UnreachableLLMError)
         tries_unreachable = bill.count("unreachable_tries") if unreachable else 0
-        if last_try:
-            reason = f"no answer after {try_no} tries: {exc}"
-            # Down for the rest of the dispatch only if no try ever reached the endpoint.
-            down = "unreachable" if unreachable and tries_unreachable >= try_no else None
-            return _failed(
-                uow, scheduler, run, attempt, reason, bill=bill, record=record, failure=down, profile=profile
-            )
-        usage, cost_usd = bill.stored()
-        with uow() as tx:
-            # any worker may take the retry; what was billed so far stays with the run
-            if tx.runs.release(run.id, attempt, str(exc), usage=usage, cost_usd=cost_usd):
-                tx.traces.record(run.id, attempt, record.traces, record.opened)
-        raise
+        if not last_try:
+            usage, cost_usd = bill.stored()
+            with uow() as tx:
+                # any worker may take the retry; what was billed so far stays with the run
+                if tx.runs.release(run.id, run.attempt, str(exc), usage=usage, cost_usd=cost_usd):
+                    tx.traces.record(run.id, run.attempt, record.traces, stored(record.opened))
+            raise
+        reason = f"no answer after {try_no} tries: {exc}"
+        # Down for the rest of the dispatch only if no try ever reached the endpoint.
+        failure = "unreachable" if unreachable and tries_unreachable >= try_no else None
     except PermanentLLMError as exc:
-        reason, down = str(exc), "permanent"
-        return _failed(
-            uow, scheduler, run, attempt, reason, bill=bill, record=record, failure=down, profile=profile
-        )
+        reason, failure = str(exc), "permanent"
     except InvalidOutput as exc:
-        reason = f"invalid output after one re-prompt: {exc}"
-        return _failed(
-            uow, scheduler, run, attempt, reason, bill=bill, error=str(exc), record=record, profile=profile
+        reason, failure, error = f"invalid output after one re-prompt: {exc}", None, str(exc)
+    else:
+        if applied is None:
+            return Executed(run_id=run.id, status="fenced")
+        metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
+        result = Executed(
+            run_id=run.id,
+            status="succeeded",
+            touched_versions=applied.touched_versions,
+            lint_findings=applied.lint_findings,
         )
-    if applied is None:
-        return Executed(run_id=run.id, status="fenced")
-    metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
-    result = Executed(
-        run_id=run.id,
-        status="succeeded",
-        touched_versions=applied.touched_versions,
-        lint_findings=applied.lint_findings,
-    )
-    return follow_up(uow, scheduler, run, result)
+        return follow_up(uow, scheduler, run, result)
+    return _failed(
+        uow, scheduler, run, run.attempt, reason, bill=bill, record=record, failure=failure, error=error,
+        profile=profile,
+    )  # fmt: skip
+
+
+class InvalidOutput(Exception):
+    """The answer was refused after its one re-prompt (the reason is stored on the run)."""
+
+
+def converse_and_apply(
+    uow: UnitOfWork,
+    run: ClaimedRun,
+    request: StoredRequest,
+    profile: Profile,
+    runtime: Runtime,
+    record: AttemptRecord,
+) -> Applied | None:
+    """The one loop of every runtime: ask the runtime, check its answer and apply it,
+    fenced on the attempt; an answer refused — it does not parse, cites what the run was
+    neither given nor opened, or its apply refuses it — is re-prompted once with the
+    reason, then :class:`InvalidOutput`. The answer is checked where it is written
+    (:func:`apply_answer`: check, lint and apply in one transaction), so it is never
+    judged against a ledger older than the one it lands in. None: the attempt was fenced
+    out. Whatever each call was billed is in ``record`` however this ends."""
+    ask = Ask(request)
+    while True:
+        try:
+            answer = runtime.converse(ask, profile, record)
+        except FencedOut:
+            return None
+        try:
+            output = _checked(uow, run, answer)
+            kept = (answer.round, answer.text)  # kept by the apply's transaction
+            return apply_answer(
+                uow, run.id, run.attempt, output, bill=record.bill, record=record, answer=kept
+            )
+        except (ValidationError, ValueError, BadInput) as exc:  # the answer was kept
+            reason = one_line(exc)
+            if ask.reprompt is not None:
+                raise InvalidOutput(reason) from exc
+            record.bill.note("reprompted")
+            ask = ask.reprompted(answer, reason)
+
+
+def _checked(uow: UnitOfWork, run: ClaimedRun, answer: Answer) -> AgentOutput:
+    """The answer as the contract's output, citing only what the run was given or opened;
+    a refused answer is kept in its own transaction first."""
+    if answer.refused is not None:  # the runtime kept it
+        raise ValueError(answer.refused)
+    with kept_if_refused(uow, run.id, run.attempt, (answer.round, answer.text)):
+        output = AgentOutput.model_validate_json(json_text(answer.text))
+        if answer.citable is not None:
+            refuse_unread(output, answer.citable, how=answer.reads)
+    return output
+
+
+def one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text[:500]
 
 
 class _Unrunnable(Exception):
@@ -295,7 +350,7 @@ def _failed(
     bill: Bill,
     failure: str | None = None,
     error: str | None = None,
-    record: CliRecord | None = None,
+    record: AttemptRecord | None = None,
     profile: Profile | None = None,
 ) -> Executed:
     """Record the run's failure with its reason and what its calls were billed (fenced),
@@ -308,7 +363,7 @@ def _failed(
         fenced = tx.runs.fence(run.id, attempt)
         if fenced is not None:
             if record is not None:
-                tx.traces.record(run.id, attempt, record.traces, record.opened)
+                tx.traces.record(run.id, attempt, record.traces, stored(record.opened))
             tx.runs.finish(
                 fenced,
                 attempt,

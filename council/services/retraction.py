@@ -108,8 +108,11 @@ def adjudicate(
             "rule_set_id": row["rule_set_id"],
             "grouping_algorithm_id": row["grouping_algorithm_id"],
         }
+        rivals: list[UUID] = []
         if outcome != "pending":
             tx.retractions.close(row, consolidation, outcome, details, actor)
+            if outcome == "retracted":
+                rivals = tx.alternatives.rival_heads([consolidation["node_version_id"]])
         return Adjudicated(
             proposal_id=proposal_id,
             consolidation_id=consolidation["id"],
@@ -118,6 +121,7 @@ def adjudicate(
             retract_groups=retract,
             keep_groups=keep,
             required=need,
+            rivals_due=rivals,
             groups=[GroupShape(**g) for g in groups],
             rule_set_id=row["rule_set_id"],
             grouping_algorithm_id=row["grouping_algorithm_id"],

@@ -45,7 +45,7 @@ def follow_up(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result: Ex
         evaluate_closed_round(uow, scheduler, run.dispatch_id, run.round)
     adjudication = None
     if run.mode == "review" and run.proposal_id is not None and not following:
-        adjudication = _adjudicate_when_reviewed(uow, run.dispatch_id, run.proposal_id)
+        adjudication = _adjudicate_when_reviewed(uow, scheduler, run.dispatch_id, run.proposal_id)
     return result.model_copy(update={"next_round_runs": following, "adjudication": adjudication})
 
 
@@ -61,13 +61,18 @@ def _evaluate_now(uow: UnitOfWork, scheduler: Scheduler, run: ClaimedRun, result
         scheduler.enqueue_evaluations(versions)
 
 
-def _adjudicate_when_reviewed(uow: UnitOfWork, dispatch_id: UUID, proposal_id: UUID) -> str | None:
+def _adjudicate_when_reviewed(
+    uow: UnitOfWork, scheduler: Scheduler, dispatch_id: UUID, proposal_id: UUID
+) -> str | None:
     """The last run of a review dispatch to end adjudicates its proposal. Runs
     ending together may both see the dispatch complete; adjudication is
-    idempotent and serialized under the node lock, so that is harmless."""
+    idempotent and serialized under the node lock, so that is harmless. A
+    retraction queues the evaluation of the node's rivals, which it blocked."""
     with uow() as tx:
         runs = tx.runs.of_dispatch(dispatch_id)
     if all(r.status in TERMINAL for r in runs):
         decided = adjudicate_if_automatic(uow, proposal_id, actor=REVIEW_ACTOR)
+        if decided is not None and decided.rivals_due:
+            scheduler.enqueue_evaluations(decided.rivals_due)
         return None if decided is None else decided.outcome
     return None

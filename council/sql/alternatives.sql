@@ -78,3 +78,20 @@ WHERE nv.thread_id = ANY(CAST(:thread_ids AS uuid[]))
        OR EXISTS (SELECT 1 FROM node_versions x JOIN edges e ON e.to_version_id = x.id
                   WHERE x.logical_node_id = nv.logical_node_id AND e.kind = 'contradicts'))
 ORDER BY 1, 2
+
+-- rival_heads --
+-- The head versions of the other members of the alternative sets of :version_ids' nodes,
+-- on threads whose rule set has exclusive_alternatives (under no other do rivals weigh in
+-- one another's decisions): a claim on one alternative, a contradicts edge or a retracted
+-- consolidation changes each rival's decision (its derived disputes, the margin, the live
+-- rival), so they are evaluated again.
+SELECT DISTINCT ln.head_version_id AS version_id
+FROM node_versions nv
+JOIN threads th ON th.id = nv.thread_id
+JOIN rule_sets rs ON rs.id = th.rule_set_id AND rs.body @> '{"exclusive_alternatives": true}'
+CROSS JOIN LATERAL council_alternative_set_v1(nv.logical_node_id) AS a(id)
+JOIN logical_nodes ln ON ln.id = a.id
+WHERE nv.id = ANY(CAST(:version_ids AS uuid[]))
+  AND a.id <> nv.logical_node_id
+  AND ln.head_version_id IS NOT NULL
+ORDER BY 1

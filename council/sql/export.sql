@@ -56,3 +56,18 @@ ORDER BY t.created_at, t.id
 SELECT from_version_id, to_version_id FROM edges
 WHERE thread_id = :thread_id AND kind = 'contradicts'
 ORDER BY created_at, id
+
+-- export_resolutions --
+-- The resolutions of a thread's node versions, oldest first: the outside fact, who
+-- recorded it, and whether it is the one in force for its version.
+SELECT id, node_version_id, outcome, source, reason, actor, created_at, in_force
+FROM council_v_resolutions
+WHERE thread_id = :thread_id
+ORDER BY created_at, id
+
+-- export_debate_rounds --
+-- Each imported run's round in the record it came from (its run's `round` is one more).
+SELECT it.run_id, it.debate_round
+FROM imported_turns it
+JOIN agent_runs r ON r.id = it.run_id
+WHERE r.thread_id = :thread_id

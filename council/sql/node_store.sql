@@ -12,9 +12,9 @@ VALUES (:logical_node_id, :thread_id, :branch_id, :version_no, :parent_version_i
 RETURNING *
 
 -- add_originate_claim --
--- The claim by which a run originates the node it made.
+-- The claim by which a run originates the node it made, at the confidence it gave (else 1).
 INSERT INTO claims (run_id, node_version_id, claim_type, confidence)
-VALUES (:run_id, :node_version_id, 'originate', 1)
+VALUES (:run_id, :node_version_id, 'originate', :confidence)
 RETURNING id
 
 -- add_edges --

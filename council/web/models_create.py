@@ -50,6 +50,11 @@ class _Content(_Body):
 
 class NodeIn(_Content):
     depends_on: list[UUID] = Field(default_factory=list, max_length=200, description="Version ids.")
+    contradicts: list[UUID] = Field(
+        default_factory=list,
+        max_length=200,
+        description="Rivals' version ids, of this thread: both cannot hold (`node add --contradicts`).",
+    )
     branch_id: UUID | None = Field(default=None, description="Branch (default: main).")
 
 

@@ -37,6 +37,11 @@ class AskIn(BaseModel):
         default=False,
         description="Also run each deliberative run as a control on the blind briefing (never support).",
     )
+    options: list[str] = Field(
+        default_factory=list,
+        max_length=100,
+        description="LABEL=TEXT each (`ask --option`): a multiple-choice question, its options rivals.",
+    )
 
 
 @router.post(
@@ -59,6 +64,7 @@ def ask_route(body: AskIn, wired: Wired) -> AskAccepted:
             thread=body.thread_id,
             budget_usd=body.budget_usd,
             controls=body.controls,
+            options=tuple(body.options),
         ),
         actor=wired.actor,
     )

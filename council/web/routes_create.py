@@ -60,7 +60,11 @@ def node_add(thread_id: UUID, body: NodeIn, wired: Wired) -> VersionCreated:
         content=body.content,
         status=body.status,
         branch=body.branch_id,
-        edges=(*(("depends_on", d) for d in body.depends_on), *_edges(body.edges)),
+        edges=(
+            *(("depends_on", d) for d in body.depends_on),
+            *(("contradicts", c) for c in body.contradicts),
+            *_edges(body.edges),
+        ),
         cites=same_reading(body.cites, body.role, body.interpretation),
         run=body.run_id,
     )

@@ -1,4 +1,5 @@
-"""Reads of a thread: the thread, its graph, runs, stance changes, events and reentry packet."""
+"""Reads of a thread: the thread, its answer, graph, runs, stance changes, events and reentry
+packet."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from fastapi.responses import PlainTextResponse
 
 from council.domain.reentry import Fetch, ReentryPacket
 from council.domain.reentry_markdown import render_markdown
+from council.domain.results.answer import Answer
 from council.domain.results.events import EventList, Formation
 from council.domain.results.governance import Governance
 from council.domain.results.graph import ThreadGraph
 from council.domain.results.learning import StancesShown
 from council.domain.results.runs import RunList
 from council.domain.results.threads import ThreadList, ThreadShown
+from council.services.export_record import thread_answer
 from council.services.formation import formation
 from council.services.governance import thread_governance
 from council.services.learning import stances as stance_changes
@@ -47,6 +50,16 @@ def threads(wired: Wired) -> ThreadList:
 @router.get("/{thread_id}", response_model=ThreadShown, responses=KNOWN, summary="A thread with counts")
 def thread(thread_id: UUID, wired: Wired) -> ThreadShown:
     return show_thread(wired.uow, thread_id)
+
+
+@router.get(
+    "/{thread_id}/answer",
+    response_model=Answer,
+    responses=KNOWN,
+    summary="The council's answer on the thread, as its decision record leads with it",
+)
+def answer(thread_id: UUID, wired: Wired) -> Answer:
+    return thread_answer(wired.uow, thread_id)
 
 
 @router.get(

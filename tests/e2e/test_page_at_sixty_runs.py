@@ -1,15 +1,16 @@
 """The live page at 60 runs fits about three screens (issue 45): in headless Chromium at
 1440 × 900 against `council serve` and real Postgres, a thread whose node has 60 runs
 (tests/e2e/test_independence_page.py's) shows its runs folded by round and agent, every
-node's text whole once it is opened, and a place at the top for the council's answer; the
-whole page is at most 2,700 pixels tall. The screenshot is kept in test-artifacts/."""
+node's text whole once it is opened, and the council's answer at the top (GET
+/threads/{id}/answer, as the decision record leads with it, set as text); the whole page is
+at most 2,700 pixels tall. The screenshot is kept in test-artifacts/."""
 
 from __future__ import annotations
 
 from sqlalchemy import Engine
 
 from tests.e2e.test_governance_page import _png_size
-from tests.e2e.test_independence_page import TOKEN, _sixty, served  # noqa: F401 (the fixture)
+from tests.e2e.test_independence_page import TOKEN, _api, _sixty, served  # noqa: F401 (the fixture)
 from tests.e2e.test_live_page import ARTIFACTS, CHROMIUM_ARGS, _chromium
 
 WIDTH, HEIGHT, TALLEST = 1440, 900, 2700
@@ -17,6 +18,7 @@ WIDTH, HEIGHT, TALLEST = 1440, 900, 2700
 PLACED = """() => Object.fromEntries([...document.querySelectorAll("#runs .run-chip")].map((c) => [
   c.dataset.runId, [c.closest("tr").dataset.agent, Number(c.closest("td").dataset.round), c.textContent]]))"""
 ORDER = """() => [...document.querySelectorAll("body > section, main > section")].map((s) => s.id)"""
+TOP = """(id) => document.getElementById(id).getBoundingClientRect().top + window.scrollY"""
 
 
 def test_sixty_runs_fit_three_screens_folded_by_round_and_agent(engine: Engine, served: str) -> None:  # noqa: F811
@@ -56,12 +58,31 @@ def test_sixty_runs_fit_three_screens_folded_by_round_and_agent(engine: Engine, 
             expect(node.locator("text.content")).to_have_text(content[:29] + "…")
             node.click()
             expect(page.locator("#node-text")).to_contain_text(content + " (v1, open, 60 claims")
-            # And the place for the council's answer is at the top, under the thread's head
+            # And the council's answer is at the top, under the thread's head, within the first
+            # screen: nothing established, the one live proposition its alternative, with the
+            # independent groups that support it, each agent's name set as text
             sections = page.evaluate(ORDER)
             assert sections[:2] == ["thread-head", "answer-panel"], sections
             assert (
                 sections.index("answer-panel") < sections.index("graph-panel") < sections.index("runs-panel")
             )
+            panel = page.locator("#answer-panel")
+            expect(panel).to_be_visible(timeout=30_000)
+            expect(panel).to_have_attribute("data-established", "false")
+            expect(panel.locator(".answer-none")).to_have_text("No established answer: the live alternatives")
+            alternative = panel.locator(f'.answer-alternatives li[data-version-id="{sixty.version}"]')
+            [alt] = _api(served, f"/threads/{sixty.ledger.thread_id}/answer")["alternatives"]
+            assert alt["version_id"] == str(sixty.version) and alt["support"] > 1
+            expect(alternative).to_contain_text(
+                f"alternative {content} — support {alt['support']} independent group(s): "
+            )
+            expect(page.locator("#answer-summary")).to_have_text(
+                "nothing established · 1 live alternative(s)"
+            )
+            assert page.evaluate(TOP, "answer-panel") < page.evaluate(TOP, "graph-panel")
+            assert page.evaluate(TOP, "answer-panel") + panel.bounding_box()["height"] <= HEIGHT  # type: ignore[index]
+            assert page.evaluate("() => window.__pwned") is None
+            assert panel.locator("img").count() == 0
             # And the whole page is at most three screens tall
             page.screenshot(path=str(shot), full_page=True)
         finally:

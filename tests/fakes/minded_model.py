@@ -15,7 +15,12 @@ them:
 - cross-review and deliberation: a claim on each proposition it is shown (the cross-review:
   every one not among ``your_propositions``): endorse what states its verdict, dispute what
   states the other, abstain where it cannot tell — at its own confidence; it never moves;
-- offered ``read_evidence`` with evidence left out of its briefing, it reads that first.
+- offered ``read_evidence`` with evidence left out of its briefing, it reads that first;
+- a multiple-choice question (heads with rivals whose content is ``LABEL: TEXT``, as
+  Council words options): it picks one option (``Mind.option``, else the first label for
+  yes and the second for no), endorses it and disputes its rivals in every phase, and
+  proposes nothing of its own;
+- its own proposition carries its confidence (the originate claim's).
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ class Mind:
     confidence: float
     style: int
     skips: Literal["never", "once", "always"] = "never"
+    option: str | None = None  # the label it picks on a multiple-choice question
 
 
 def read_verdict(text: str) -> Verdict | None:
@@ -118,16 +124,24 @@ def answer(mind: Mind, model: str, messages: list[Any]) -> str:
         mind.skips == "always" or (mind.skips == "once" and not reprompted)
     ):
         heads = heads[:1]
-    claims = [_judged(mind, model, head, cites) for head in heads]
+    picked = _pick(mind, (briefing.get("packet") or {}).get("heads") or [])
+    claims = [_judged(mind, model, head, cites, picked) for head in heads]
     output: dict[str, Any] = {"claims": [c for c in claims if c is not None][:50]}
     thread = briefing.get("thread") or {}
     question = ([*(thread.get("questions") or [])] or [thread.get("objective") or "the question"])[-1]
     summary = f"{model}: my answer is {mind.verdict}, at {mind.confidence:.2f}"
-    if briefing.get("phase") == "propose":
+    if briefing.get("phase") == "propose" and picked is None:
         wording = STYLES[mind.style % len(STYLES)][0 if mind.verdict == "yes" else 1]
         titled = read[0][1] if read else "what the briefing holds"
         content = wording.format(q=" ".join(str(question).split()), ev=titled)
-        output["new_nodes"] = [{"ref": "mine", "content": content, "status": "open", "cites": cites}]
+        mine = {
+            "ref": "mine",
+            "content": content,
+            "status": "open",
+            "confidence": mind.confidence,
+            "cites": cites,
+        }
+        output["new_nodes"] = [mine]
         summary += f"; I propose: {content}"
     judged = output["claims"]
     agreed = sum(1 for c in judged if c["type"] == "endorse")
@@ -135,11 +149,31 @@ def answer(mind: Mind, model: str, messages: list[Any]) -> str:
     return json.dumps(output)
 
 
+def _label(head: dict[str, Any]) -> str | None:
+    """An option's label (``LABEL: TEXT`` of a head with rivals); None for any other head."""
+    content = str(head.get("content") or "")
+    return content.split(":", 1)[0].strip() if head.get("rivals") and ":" in content else None
+
+
+def _pick(mind: Mind, heads: list[dict[str, Any]]) -> str | None:
+    """The option this model picks (None: the question is not multiple-choice)."""
+    labels = sorted({label for h in heads if (label := _label(h)) is not None})
+    if not labels:
+        return None
+    if mind.option is not None:
+        return mind.option
+    return labels[0] if mind.verdict == "yes" or len(labels) == 1 else labels[1]
+
+
 def _judged(
-    mind: Mind, model: str, head: dict[str, Any], cites: list[dict[str, str]]
+    mind: Mind, model: str, head: dict[str, Any], cites: list[dict[str, str]], picked: str | None = None
 ) -> dict[str, Any] | None:
     stated = read_verdict(str(head.get("content") or ""))
-    if stated is None:
+    label = _label(head)
+    if picked is not None and label is not None:
+        stance = "endorse" if label == picked else "dispute"
+        why = f"{model} picks option {picked}; the options are mutually exclusive."
+    elif stated is None:
         stance, why = "abstain", f"{model} cannot tell which answer this states."
     elif stated == mind.verdict:
         stance, why = "endorse", f"{model} reads it as answering {stated}, as it does."

@@ -92,6 +92,7 @@ def test_a_thread_reads_as_the_cli_shows_it(client: TestClient, seeded: Seeded) 
     events = client.get(f"/threads/{thread}/events", params={"after": 0, "limit": 2}).json()["items"]
     packet = client.get(f"/threads/{thread}/reentry", params={"budget": 2000}).json()
     markdown = client.get(f"/threads/{thread}/reentry.md")
+    answer = client.get(f"/threads/{thread}/answer").json()
     # Then they carry the ledger's facts
     assert [t["id"] for t in listed] == [thread]
     assert shown["counts"]["runs"] == 3 and shown["title"] == "SQLite parity"
@@ -105,6 +106,9 @@ def test_a_thread_reads_as_the_cli_shows_it(client: TestClient, seeded: Seeded) 
     assert packet["thread_id"] == thread and packet["budget_tokens"] == 2000
     assert markdown.headers["content-type"].startswith("text/markdown")
     assert "Is SQLite parity sufficient" in markdown.text
+    # and the answer is the decision record's: the consolidated node, on its independent groups
+    assert answer["established"] and answer["version_id"] == str(seeded.version_id)
+    assert answer["support"] == len(answer["support_groups"]) == 2 and answer["alternatives"] == []
 
 
 def test_runs_nodes_consolidations_and_memory_read_as_stored(client: TestClient, seeded: Seeded) -> None:
@@ -139,6 +143,7 @@ ID_PATHS = [
     "/threads/{id}",
     "/threads/{id}/graph",
     "/threads/{id}/runs",
+    "/threads/{id}/answer",
     "/threads/{id}/events",
     "/threads/{id}/reentry",
     "/threads/{id}/reentry.md",
@@ -223,7 +228,8 @@ def test_writes_are_refused_and_reads_open_when_the_server_has_no_token(
 
 
 @pytest.mark.parametrize(
-    "path", ["/threads", "/threads/{thread}/graph", "/runs/{run}", "/memory", "/metrics"]
+    "path",
+    ["/threads", "/threads/{thread}/graph", "/threads/{thread}/answer", "/runs/{run}", "/memory", "/metrics"],
 )
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": READ_TOKEN}])
 def test_reads_without_a_token_are_refused_when_one_is_configured(
@@ -515,13 +521,13 @@ def test_the_page_and_its_assets_are_served_from_the_package(client: TestClient)
     page = client.get("/")
     script = client.get("/static/app.js")
     assert page.status_code == 200 and '<script src="/static/app.js"' in page.text
-    for asset in ("graph.js", "independence.js", "governance.js", "truth.js", "style.css"):
+    for asset in ("graph.js", "independence.js", "governance.js", "truth.js", "answer.js", "style.css"):
         # every asset the page names is served
         assert f"/static/{asset}" in page.text and client.get(f"/static/{asset}").status_code == 200
     # Stored text reaches the page as text: no script parses a string as markup or code, and
     # the page runs no inline script or handler (its content security policy would refuse one)
     scripts = re.findall(r'<script src="/static/([a-z]+\.js)"', page.text)
-    assert len(scripts) == page.text.count("<script") == 5
+    assert len(scripts) == page.text.count("<script") == 6
     sinks = (
         "innerHTML",
         "outerHTML",

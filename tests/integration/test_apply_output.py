@@ -66,7 +66,6 @@ EXPECTED = {
     "edges_to_a_new_node.json": "edges[0].to: ends at an existing version",
     "edges_kind_depends_on.json": "edges.0.kind: Input should be 'contradicts', 'refines' or 'supports'",
     "edges_from_unknown_ref.json": "edges[0].node_version_id: no new node in this output has ref 'missing'",
-    "node_contradicts_foreign_version.json": "new_nodes[0].edges: node version",
 }
 
 

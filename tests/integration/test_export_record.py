@@ -1,11 +1,13 @@
 """`council export`: a thread's decision record (docs/reference/formats.md) as JSON that
-follows schema/decision-record.schema.json, the same bytes for the same ledger, and
-Markdown in which every ledger text is inert; against real Postgres."""
+follows schema/decision-record.schema.json, the same bytes for the same ledger exported at
+the same moment, and Markdown in which every ledger text is inert; against real Postgres."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from uuid import UUID
 
@@ -94,10 +96,12 @@ def test_the_json_record_follows_its_schema_and_holds_the_threads_decisions(
 
 
 def test_the_same_ledger_gives_the_same_bytes(uow: UnitOfWork, recorded: Recorded) -> None:
-    thread = recorded.ledger.thread_id
-    assert record_json(decision_record(uow, thread)) == record_json(decision_record(uow, thread))
-    first = export_thread(uow, thread, "markdown").markdown
-    assert first is not None and first == export_thread(uow, thread, "markdown").markdown
+    thread, at = recorded.ledger.thread_id, datetime(2026, 12, 7, 22, 0, tzinfo=UTC)
+    first_json = record_json(decision_record(uow, thread, at=at))
+    assert first_json == record_json(decision_record(uow, thread, at=at))
+    first = export_thread(uow, thread, "markdown", at=at).markdown
+    assert first is not None and first == export_thread(uow, thread, "markdown", at=at).markdown
+    assert "Exported 2026-12-07 22:00:00 UTC." in first
 
 
 def test_markdown_has_a_heading_per_proposition_and_leaves_ledger_text_inert(
@@ -109,14 +113,17 @@ def test_markdown_has_a_heading_per_proposition_and_leaves_ledger_text_inert(
     assert "## Proposition 1: “Parity holds &lt;script&gt;" in text
     assert "## Proposition 2: “A second proposition, \\| not judged \\|”" in text
     # no ledger text is markup: no raw tag, no link, no heading, no emphasis of its own
-    for raw in ("<script>", "<img", "<b>", "](javascript:", "**bold**", "`code`"):
+    for raw in ("<script>", "<img", "<b>", "[x](javascript:", "**bold**", "`code`"):
         assert raw not in text, raw
-    assert "\\[x\\]\\(javascript\\:alert\\(1\\)\\)" in text
+    assert "\\[x\\](javascript:alert(1))" in text
     lines = text.splitlines()
     assert not [line for line in lines if line.startswith("# ") and "Decision record" not in line]
     assert sum(line.startswith("# ") for line in lines) == 1
     assert "✓" in text  # the consolidation's rules, each ✓ or ✗
-    assert "I endorse it\\. &lt;img src\\=x onerror\\=alert\\(1\\)&gt; \\*\\*bold\\*\\*" in text
+    # the answer's lines as list items: none becomes a heading inside its item
+    assert "    - I endorse it. &lt;img src=x onerror=alert(1)&gt; \\*\\*bold\\*\\* \\`code\\`\n" in text
+    assert "    - \\# not a heading\n" in text
+    assert not [line for line in lines if re.match(r"\s*(?:[-*+]\s+)+#{1,6}\s", line)]
 
 
 def test_the_cli_writes_a_new_file_only_and_prints_the_same_bytes(
@@ -125,13 +132,18 @@ def test_the_cli_writes_a_new_file_only_and_prints_the_same_bytes(
     thread = str(recorded.ledger.thread_id)
     printed = cli("export", "--thread", thread)
     assert printed.code == 0, printed.stderr
-    assert printed.stdout == cli("export", "--thread", thread, "--format", "json").stdout
-    assert json.loads(printed.stdout)["format"] == "council-decision-record-v1"
+    again = json.loads(cli("export", "--thread", thread, "--format", "json").stdout)
+    document = json.loads(printed.stdout)
+    moments = [datetime.fromisoformat(d.pop("exported_at")) for d in (document, again)]
+    assert moments == sorted(moments)
+    assert document == again  # the same record but for the moment it was made
+    assert document["format"] == "council-decision-record-v1"
     out = tmp_path / "record.json"
     done = cli("export", "--thread", thread, "--out", str(out), "--json")
     assert done.code == 0, done.stderr
     assert done.json()["out"] == str(out) and done.json()["format"] == "decision-record"
-    assert out.read_text(encoding="utf-8") == printed.stdout
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written.pop("exported_at") and written == document
     # an existing file is refused, with nothing written
     existing = tmp_path / "existing.md"
     existing.write_text("keep me\n", encoding="utf-8")

@@ -152,7 +152,7 @@ def test_a_run_through_the_phase_functions_writes_every_record_it_wrote_before(
             last = query(conn, "SELECT coalesce(max(id), 0) AS m FROM events")[0]["m"]
         # When it is executed
         assert execute_run(uow, Recorder(), run_id).status == "succeeded"
-    # Then it wrote the rows and events the statements before revision 0044 wrote (measured on
+    # Then it wrote the rows and events the statements before revision 0042 wrote (measured on
     # the code before it: the same tables, counts, event kinds in order and payload keys)
     after = _written(engine)
     assert {t: after[t] - before[t] for t in after if after[t] != before[t]} == {

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.soak.cluster import Cluster
-from tests.soak.faults import FAULT_WEIGHTS
+from tests.soak.faults import FAULT_WEIGHTS, REPLICATED_FAULTS
+from tests.soak.replica import ReplicatedCluster
 from tests.soak.schedule import Schedule
 
 
@@ -41,8 +42,14 @@ def run_soak(
     log: Any = None,
     kinds: list[str] | None = None,
     dispatches: tuple[int, int] = (2, 4),
+    replicated: bool = False,
+    sync: bool = True,
 ) -> list[dict[str, Any]]:
-    cluster = Cluster(workdir, lease_s=lease_s, sweep_s=sweep_s)
+    cluster = (
+        ReplicatedCluster(workdir, lease_s=lease_s, sweep_s=sweep_s, sync=sync)
+        if replicated
+        else Cluster(workdir, lease_s=lease_s, sweep_s=sweep_s)
+    )
     results: list[dict[str, Any]] = []
     started = time.monotonic()
     try:
@@ -109,6 +116,29 @@ def _spread(values: list[float]) -> dict[str, float | int | None]:
     }
 
 
+def _failovers(fs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each failover's resumption: the last write the old primary committed to the first the new one
+    did (the ledger's event times), overall and by how the primary was lost."""
+    by_how: dict[str, list[float]] = {}
+    for f in fs:
+        if f.get("resumption_s") is not None:
+            by_how.setdefault(str(f["how"]), []).append(f["resumption_s"])
+    return {
+        "n": len(fs),
+        "by_variant": _count_of([f"{f['how']}:{f['during']}" for f in fs]),
+        "rejoined_by": _count_of([str(f.get("rejoined") or "the heal").split(" (")[0] for f in fs]),
+        "resumption_s": _spread([v for vs in by_how.values() for v in vs]),
+        "resumption_s_by_how": {k: _spread(v) for k, v in sorted(by_how.items())},
+    }
+
+
+def _count_of(items: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     anomalies: dict[str, list[int]] = {}
     for r in results:
@@ -173,6 +203,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         "runs_done_after_heal_s": _spread(heal),
         "quiescent_after_heal_s": _spread(quiet),
         "unexpected_exits": sum(len(r.get("unexpected_exits", [])) for r in results),
+        "failovers": _failovers([f for r in results for f in r.get("failovers", [])]),
         "wall_s": round(sum(r.get("wall_s", 0) for r in results), 1),
     }
 
@@ -195,14 +226,29 @@ def main(argv: list[str] | None = None) -> int:
         help="the faults of every schedule, comma-separated, a kind once per fault (default: the seed's)",
     )
     p.add_argument("--workdir", type=Path, default=None, help="default: a new temporary directory")
+    p.add_argument(
+        "--replicated",
+        action="store_true",
+        help="a primary and a synchronous standby (tests/soak/replica.py); implied by --kinds failover",
+    )
+    p.add_argument(
+        "--async-standby",
+        action="store_true",
+        help="with --replicated: the standby replicates asynchronously (acknowledged writes may be lost)",
+    )
     args = p.parse_args(argv)
     if args.schedules < 1 or args.phase_s <= 0 or args.lease_s <= 0 or args.sweep_s <= 0:
         print("soak: --schedules, --phase-s, --lease-s and --sweep-s must be positive", file=sys.stderr)
         return 2
     kinds = [k for k in args.kinds.split(",") if k] or None
-    unknown = sorted(set(kinds or []) - set(FAULT_WEIGHTS))
+    known = [*FAULT_WEIGHTS, *REPLICATED_FAULTS]
+    unknown = sorted(set(kinds or []) - set(known))
     if unknown:
-        print(f"soak: unknown fault kind(s) {unknown}; known: {sorted(FAULT_WEIGHTS)}", file=sys.stderr)
+        print(f"soak: unknown fault kind(s) {unknown}; known: {sorted(known)}", file=sys.stderr)
+        return 2
+    replicated = args.replicated or bool(set(kinds or []) & set(REPLICATED_FAULTS))
+    if args.async_standby and not replicated:
+        print("soak: --async-standby needs --replicated (or --kinds failover)", file=sys.stderr)
         return 2
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="council-soak-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -225,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             time_budget_s=args.time_budget_s,
             log=log,
             kinds=kinds,
+            replicated=replicated,
+            sync=not args.async_standby,
         )
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)

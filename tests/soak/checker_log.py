@@ -339,6 +339,7 @@ def _check_acked(
         "dispatch": "dispatches",
         "consolidation": "consolidations",
         "run": "agent_runs",
+        "proposal": "retraction_proposals",
     }
     n = 0
     for op in acked:

@@ -27,6 +27,8 @@ FAULT_WEIGHTS = {
     "invalidate_evidence": 2,
     "consolidate_race": 2,
 }
+# kinds that need the replicated cluster (replica.py, `--replicated`): never drawn for a mixed schedule
+REPLICATED_FAULTS = ["failover"]
 RUNS = ["runs1", "runs2"]
 
 
@@ -151,6 +153,10 @@ def _do(s: Schedule, kind: str, r: random.Random, entry: dict[str, Any]) -> None
             th.start()
         for th in ths:
             th.join()
+    elif kind == "failover":
+        from tests.soak.faults_failover import failover
+
+        failover(s, r, entry)
     else:
         raise ValueError(f"unknown fault {kind}")
 
@@ -165,6 +171,8 @@ def fault_label(f: dict[str, Any]) -> str:
         kind += f":{f.get('target')}"
     elif kind == "partition":
         kind += f":{str(f.get('target')).split(':')[1]}:{f.get('state')}"
+    elif kind == "failover":
+        kind += ":skipped" if f.get("skipped") else f":{f.get('how')}:{f.get('during')}"
     if f.get("left_down"):
         kind += ":left-down"
     if f.get("runs_in_flight"):

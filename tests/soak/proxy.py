@@ -56,15 +56,20 @@ class Proxy:
     def set_state(self, state: str) -> None:
         if state not in ("up", "drop", "stall"):
             raise ValueError(state)
+        if state == "drop":  # reset before the waiters wake: bytes a stall held are never sent
+            self._reset_all()
         with self._flow:
             self.state = state
             self._flow.notify_all()
-        if state == "drop":
-            with self._lock:
-                pairs, self._pairs = self._pairs, []
-            for a, b in pairs:
-                _reset(a)
-                _reset(b)
+        if state == "drop":  # and any connection accepted in between
+            self._reset_all()
+
+    def _reset_all(self) -> None:
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for a, b in pairs:
+            _reset(a)
+            _reset(b)
 
     def close(self) -> None:
         self._closed = True

@@ -54,6 +54,7 @@ def render(doc: dict[str, Any]) -> str:
     ]
     for kind, spread in summary.get("quiescent_after_heal_by_schedule_kind", {}).items():
         lines.append(f"| {kind} | {spread['n']} | {_s(spread)} |")
+    lines += _failovers(summary, results)
     lines += ["", "### Faults as carried out", "", "| fault | count |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in summary["faults"].items()]
     lines += [
@@ -71,6 +72,44 @@ def render(doc: dict[str, Any]) -> str:
             f"{st.get('runs_done_after_heal_s', '?')} | {r.get('quiescence_s')} | {r.get('wall_s')} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _failovers(summary: dict[str, Any], results: list[dict[str, Any]]) -> list[str]:
+    """A replicated soak's failovers: resumption (the writer's last acknowledgement before the primary
+    was lost to its first after), and what the live reader and the writer saw."""
+    fo = summary.get("failovers") or {}
+    if not fo.get("n"):
+        return []
+    lines = [
+        "",
+        "### Failovers",
+        "",
+        f"{fo['n']} failovers ({fo['by_variant']}); the old primary rejoined by {fo['rejoined_by']}. "
+        "Resumption: from the last write the probe writer (one every 0.2 s, through the multi-host URL) "
+        "saw acknowledged before the primary was lost to the first it saw acknowledged after. "
+        "Seconds, min / median / max.",
+        "",
+        "| primary lost by | failovers | resumption s |",
+        "|---|---|---|",
+        *(f"| {how} | {sp['n']} | {_s(sp)} |" for how, sp in fo["resumption_s_by_how"].items()),
+        f"| all | {fo['resumption_s']['n']} | {_s(fo['resumption_s'])} |",
+        "",
+        "| seed | failovers (how, during, rejoined, resumption s) | events the live reader saw | its "
+        "reconnects | probe writes acknowledged / failed |",
+        "|---|---|---|---|---|",
+    ]
+    for r in results:
+        st = r.get("stats", {})
+        each = "; ".join(
+            f"{f['how']} {f['during']} {f.get('rejoined') or 'at the heal'} {f.get('resumption_s')}"
+            for f in r.get("failovers", [])
+        )
+        lines.append(
+            f"| {r['seed']} | {each or '–'} | {st.get('feed_events_seen', '–')} | "
+            f"{st.get('feed_reconnects', '–')} | {st.get('probe_writes_acked', '–')} / "
+            f"{st.get('probe_writes_failed', '–')} |"
+        )
+    return lines
 
 
 if __name__ == "__main__":

@@ -25,6 +25,9 @@ from tests.soak.checker import check, work_left
 from tests.soak.checker_services import probe_adjudications
 from tests.soak.cluster import BIN, PROCESSES, REPO, Cluster
 from tests.soak.faults import FAULT_WEIGHTS, fault_label, run_fault
+from tests.soak.faults_failover import after_heal, failovers_of
+from tests.soak.feed import Clients
+from tests.soak.replica import ReplicatedCluster
 
 AGENTS = "claude,codex,glm"
 
@@ -61,6 +64,8 @@ class Schedule:
         self.threads: list[threading.Thread] = []
         self.errors: list[str] = []
         self.crashes: list[dict[str, Any]] = []
+        self.imports: list[str] = []  # recorded-debate files imported during a failover
+        self.clients: Clients | None = None  # a replicated cluster's live reader and writer (feed.py)
         outdir.mkdir(parents=True, exist_ok=True)
         (outdir / "history.jsonl").unlink(missing_ok=True)
 
@@ -247,6 +252,9 @@ class Schedule:
 
     def run(self) -> dict[str, Any]:
         self.setup()
+        if isinstance(self.c, ReplicatedCluster):
+            self.clients = Clients(self.c.app_url, self.thread_id, self.seed)
+            self.clients.start()
         t_setup = self.now()
         plan = self.plan(t_setup)
         self._write({"type": "plan", "plan": [(round(t, 2), w, k) for t, w, k in plan]})
@@ -287,6 +295,10 @@ class Schedule:
             env=self.c.env(),
         )
         anomalies += probe_adjudications(self.c.app_url, self.c.owner_url, [self.thread_id])
+        if isinstance(self.c, ReplicatedCluster):
+            more, feed_stats = after_heal(self)
+            anomalies += more
+            stats.update(feed_stats)
         if left:
             anomalies.insert(
                 0,
@@ -321,6 +333,7 @@ class Schedule:
                 for f in self.faults
             ],
             "fault_kinds": sorted({f["fault"] for f in self.faults}),
+            "failovers": failovers_of(self.faults),
             "ops": _count(f"{o['op']}:{o['result']}" for o in self.ops if o.get("type") == "op"),
             "orphans_reaped": orphans,
             "unexpected_exits": self.crashes,
@@ -381,6 +394,10 @@ def _acked_ids(op: str, entry: dict[str, Any]) -> list[tuple[str, str]]:
         return [("node", doc["version_id"])]
     if op == "dispatch":
         return [("dispatch", doc["dispatch_id"]), *(("run", r) for r in doc.get("run_ids") or [])]
+    if op == "import":  # a failover's import: its threads (none when the file was imported before)
+        return [("thread", t) for t in doc.get("thread_ids") or []]
+    if op == "retraction" and doc.get("id"):
+        return [("proposal", doc["id"])]
     if op == "consolidate" and doc.get("consolidation_id"):
         return [("consolidation", doc["consolidation_id"])]
     return []

@@ -85,3 +85,42 @@ def test_an_agents_summary_is_the_summary_of_its_kept_answer_in_its_words() -> N
         ("glm", UUID(int=9), 4, "I hold yes, firmly."),
     ]
     assert summary_of('{"summary": ""}') is None and summary_of("[1, 2]") is None
+
+
+def test_an_option_set_makes_rivals_without_an_edge_and_the_answers_set_leads() -> None:
+    # Given options A, B and C of one question (one set, no contradicts edge), A consolidated,
+    # and an unrelated proposition with more support
+    a = candidate("A: SQLite", minutes=1, support=2, consolidated=True)
+    b = candidate("B: Postgres", minutes=2, support=1, disputes=2)
+    c = candidate("C: DuckDB", minutes=3, support=0)
+    aside = candidate("It depends on the load", minutes=0, support=3)
+    # When the answer is chosen
+    answer = answer_of([aside, c, b, a], sets=[[a.version_id, b.version_id, c.version_id]])
+    # Then A is established, its set's rivals lead the alternatives, each with its support and disputes
+    assert answer.established and answer.version_id == a.version_id and answer.conflict is None
+    assert [(x.content, x.rival, x.support, x.disputes) for x in answer.alternatives] == [
+        ("B: Postgres", True, 1, 2),
+        ("C: DuckDB", True, 0, 0),
+        ("It depends on the load", False, 3, 0),
+    ]
+
+
+def test_two_consolidated_rivals_establish_nothing_and_the_answer_says_so() -> None:
+    # Given two rivals that both hold a live consolidation (possible only under v1 or v2),
+    # and another consolidated proposition in no set with them
+    yes = candidate("Yes", minutes=1, support=3, consolidated=True)
+    no = candidate("No", minutes=2, support=2, consolidated=True)
+    answer = answer_of([no, yes], contradicts=[(no.version_id, yes.version_id)])
+    # Then nothing is established: both are listed, rivals and consolidated, and the conflict named
+    assert not answer.established and answer.version_id is None and answer.support == 0
+    assert [(x.content, x.rival, x.consolidated) for x in answer.alternatives] == [
+        ("Yes", True, True),
+        ("No", True, True),
+    ]
+    assert answer.conflict is not None
+    assert str(yes.version_id)[:8] in answer.conflict and str(no.version_id)[:8] in answer.conflict
+    # And a consolidated proposition with no consolidated rival is still established beside them
+    other = candidate("It holds under load", minutes=3, support=1, consolidated=True)
+    torn = answer_of([no, yes, other], contradicts=[(no.version_id, yes.version_id)])
+    assert torn.established and torn.version_id == other.version_id and torn.conflict is not None
+    assert [x.rival for x in torn.alternatives] == [False, False]  # not in the answer's set

@@ -4,7 +4,6 @@ order, a blind turn is never a conformity flip, and 1 <= n_eff <= supporters."""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 
 import pytest
@@ -51,7 +50,7 @@ def record(rid: str, truth: str, turns: list[TurnFacts]) -> RecordFacts:
     last: dict[str, str] = {}
     linked = []
     for t in turns:
-        linked.append(dataclasses.replace(t, parent_run_id=last.get(t.agent)))
+        linked.append(t._replace(parent_run_id=last.get(t.agent)))
         last[t.agent] = t.run_id
     turns = linked
     claims = tuple(Claim(t.run_id, t.answer, "endorse", t.confidence or 0.5) for t in turns if t.answer)
@@ -192,14 +191,14 @@ def test_stance_cause_classes() -> None:
     assert stance_cause(before, after, ["X", "Y"]) == "no_recorded_cause"
     assert stance_cause(before, after, []) == "no_recorded_cause"
     # Its control (the blind re-run) answered the same: self-revision, whatever was seen
-    revised = dataclasses.replace(after, control_answer="Y")
+    revised = after._replace(control_answer="Y")
     assert stance_cause(before, revised, ["Y"]) == "self_revision"
     assert stance_cause(before, revised, []) == "self_revision"
     # A control that held (or moved elsewhere) leaves the class to what was seen
-    assert stance_cause(before, dataclasses.replace(after, control_answer="X"), ["Y"]) == "toward_exposure"
-    assert stance_cause(before, dataclasses.replace(after, control_answer="Z"), []) == "no_recorded_cause"
+    assert stance_cause(before, after._replace(control_answer="X"), ["Y"]) == "toward_exposure"
+    assert stance_cause(before, after._replace(control_answer="Z"), []) == "no_recorded_cause"
     # Evidence still outranks it
-    assert stance_cause(before, dataclasses.replace(cited, control_answer="Y"), []) == "after_evidence"
+    assert stance_cause(before, cited._replace(control_answer="Y"), []) == "after_evidence"
 
 
 def test_calibration_brier_and_ece_with_bins() -> None:

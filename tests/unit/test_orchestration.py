@@ -14,9 +14,9 @@ from council.adapters.scheduler import Recorder
 from council.domain.results.consolidation import Evaluated
 from council.domain.results.reversal import CascadeStep
 from council.errors import CouncilError, Duplicate, TransientDatabaseError
-from council.ledger.run_rows import ClaimedRun
 from council.services import consolidation, dispatch, execution, reversal, rounds, run_followups
 from council.services.in_tx import dispatching
+from tests.fakes.runs import claimed
 from tests.fakes.uow import FakeUnitOfWork
 
 # ------------------------------------------------------------------ dispatch
@@ -257,24 +257,6 @@ class FakeDispatchRuns:
         return [type("R", (), {"status": s})() for s in self.statuses]
 
 
-def Run(
-    dispatch_id: UUID | None,
-    mode: str,
-    *,
-    round: int = 1,
-    proposal_id: UUID | None = None,
-    quorum_rule: bool = False,  # the claim says whether the thread's rule set reads a quorum
-    dispatch_rounds: int | None = None,  # the claim returns its dispatch's rounds
-) -> ClaimedRun:
-    """A run as the claim returns it (a real ClaimedRun)."""
-    return ClaimedRun(
-        id=uuid4(), attempt=1, thread_id=uuid4(), dispatch_id=dispatch_id, agent="alpha",
-        model="sim/alpha", provider="sim", simulated=True, round=round, mode=mode,
-        proposal_id=proposal_id, request=None, request_sha256=None, executor=None,
-        dispatch_rounds=dispatch_rounds, quorum_rule=quorum_rule,
-    )  # fmt: skip
-
-
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[tuple[UUID, int]]:
     """The rounds opened (their shared briefings compiled and stored), without a ledger."""
@@ -290,7 +272,7 @@ def test_a_run_outside_a_dispatch_has_its_versions_evaluated_at_once() -> None:
     touched = [uuid4(), uuid4()]
     done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=touched)
 
-    after = run_followups.follow_up(FakeUnitOfWork(), scheduler, Run(None, "external"), done)
+    after = run_followups.follow_up(FakeUnitOfWork(), scheduler, claimed(None, "external"), done)
 
     assert scheduler.evaluations == touched and scheduler.runs == [] and after.next_round_runs == []
 
@@ -304,7 +286,7 @@ def test_a_dispatched_run_leaves_its_versions_to_its_rounds_close_and_enqueues_t
     scheduler = Recorder()
     done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=[uuid4()])
     # When its end is handled
-    run = Run(uuid4(), "deliberative", round=1, dispatch_rounds=2)
+    run = claimed(uuid4(), "deliberative", round=1, dispatch_rounds=2)
     after = run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
     # Then its own versions are not sent on their own (the round's close decides them), and
     # the next round is created, opened and enqueued
@@ -319,7 +301,7 @@ def test_a_run_that_finds_its_round_open_asks_for_no_next_round() -> None:
     scheduler = Recorder()
     done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=[uuid4()])
     # When its end is handled
-    run = Run(uuid4(), "deliberative", round=1, dispatch_rounds=2)
+    run = claimed(uuid4(), "deliberative", round=1, dispatch_rounds=2)
     after = run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
     # Then nothing is created, enqueued or evaluated: the run that closes the round does that
     assert runs.next_round_asked == 0 and after.next_round_runs == []
@@ -334,7 +316,7 @@ def test_the_run_that_closes_the_last_round_sends_the_rounds_versions_once(close
     scheduler = Recorder()
     done = execution.Executed(run_id=uuid4(), status="succeeded", touched_versions=round_versions[:1])
     # When its end is handled
-    run = Run(uuid4(), "deliberative", round=2, dispatch_rounds=2)
+    run = claimed(uuid4(), "deliberative", round=2, dispatch_rounds=2)
     run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
     # Then the round's versions go to the commit queue when it has closed, and nothing before
     assert scheduler.evaluations == (round_versions if closed else [])
@@ -354,7 +336,7 @@ def test_a_council_s_proposing_round_decides_nothing_and_its_cross_review_decide
     asked: list[list[UUID]] = []
     monkeypatch.setattr(rounds, "consolidate_many", lambda uow, versions, actor: asked.append(list(versions)))
     # When its end is handled
-    run = Run(uuid4(), mode, round=closing, dispatch_rounds=4)
+    run = claimed(uuid4(), mode, round=closing, dispatch_rounds=4)
     run_followups.follow_up(FakeUnitOfWork(runs=runs), Recorder(), run, execution.Executed(
         run_id=run.id, status="succeeded"))  # fmt: skip
     # Then the round's versions are decided before the next round opens, except at the close
@@ -378,7 +360,7 @@ def test_a_round_the_runs_worker_fails_to_decide_goes_to_the_commit_queue(
     scheduler = Recorder()
     done = execution.Executed(run_id=uuid4(), status="failed", error="refused")  # it touched nothing
     # When the run that closed it ends
-    run = Run(uuid4(), "deliberative", round=1, dispatch_rounds=2)
+    run = claimed(uuid4(), "deliberative", round=1, dispatch_rounds=2)
     run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, run, done)
     # Then the commit queue decides the round's versions, and the next round is still created
     assert scheduler.evaluations == round_versions and scheduler.runs == following
@@ -392,7 +374,7 @@ def test_a_failed_run_of_a_dispatch_re_evaluates_the_versions_of_its_council() -
     failed = execution.Executed(run_id=uuid4(), status="failed", error="refused")
     # When its end is handled
     run_followups.follow_up(
-        FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent", quorum_rule=True), failed
+        FakeUnitOfWork(runs=runs), scheduler, claimed(uuid4(), "independent", quorum_rule=True), failed
     )
     # Then both versions are evaluated again: their quorum changed
     assert scheduler.evaluations == council
@@ -404,7 +386,7 @@ def test_a_run_under_a_rule_set_without_a_quorum_rule_asks_nothing_of_its_counci
     scheduler = Recorder()
     failed = execution.Executed(run_id=uuid4(), status="failed", error="refused")
     # When its end is handled
-    run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, Run(uuid4(), "independent"), failed)
+    run_followups.follow_up(FakeUnitOfWork(runs=runs), scheduler, claimed(uuid4(), "independent"), failed)
     # Then no transaction looks for its council's versions, and none is evaluated
     assert runs.quorum_asked == 0 and scheduler.evaluations == []
 
@@ -416,11 +398,11 @@ def test_the_last_review_run_to_end_adjudicates_and_an_earlier_one_does_not(
 
     def adjudicate(_uow: Any, proposal: UUID, *, actor: str) -> Any:
         adjudicated.append(proposal)
-        return type("A", (), {"outcome": "retracted"})()
+        return type("A", (), {"outcome": "retracted", "rivals_due": []})()
 
     monkeypatch.setattr(run_followups, "adjudicate_if_automatic", adjudicate)
     proposal = uuid4()
-    run = Run(uuid4(), "review", proposal_id=proposal)
+    run = claimed(uuid4(), "review", proposal_id=proposal)
     done = execution.Executed(run_id=uuid4(), status="succeeded")
 
     still_running = FakeDispatchRuns([], ["succeeded", "running"])

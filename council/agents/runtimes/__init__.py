@@ -7,7 +7,8 @@ own process group under a guard (``guard.py``) with a hard deadline; ``proxy``
 holds the provider key for an attempt and ``sandbox`` confines the CLI
 (Landlock), put together by ``confinement``; ``codex``
 and ``claude`` know each CLI's flags and event stream, and ``registry`` chooses
-between them once (``Runtime``, ``CliDriver``: a profile's runtime name to its
-implementation, litellm included); ``cli`` is the one entry point the execution
-service calls.
+between them once (``RuntimeKind``, ``CliDriver``: a profile's runtime name to its
+description, litellm included); ``cli`` runs one call, and ``cli_runtime`` is the
+CLIs' side of the runtime port (``council.agents.runtime``), which ``ports`` names for
+each runtime.
 """

@@ -1,9 +1,10 @@
-"""The runtimes, chosen once: a profile's ``runtime`` names one ``Runtime`` here.
+"""The runtimes, chosen once: a profile's ``runtime`` names one ``RuntimeKind`` here.
 
 A runtime is an API model called through litellm (``council.agents.gateway``), or an
 agent CLI run as a process (``council.agents.runtimes.cli``), whose ``CliDriver`` knows
 its flags, environment, event stream, provider header and read tool. Code that differs
-by runtime asks ``runtime(name)`` instead of comparing names.
+by runtime asks ``runtime(name)`` instead of comparing names. How a run converses with
+its model on each runtime is the port's (``council.agents.runtime``; ``ports.runtime_for``).
 """
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ class CliDriver(Protocol):
         ...
 
 
-class Runtime(Protocol):
+class RuntimeKind(Protocol):
+    """What a runtime is: its name, whether it takes call parameters, its CLI driver."""
+
     @property
     def name(self) -> RuntimeName: ...
 
@@ -164,14 +167,14 @@ class _Runtime:
     cli: CliDriver | None
 
 
-RUNTIME_OF: Mapping[RuntimeName, Runtime] = {
+RUNTIME_OF: Mapping[RuntimeName, RuntimeKind] = {
     "litellm": _Runtime("litellm", takes_params=True, cli=None),
     "codex-cli": _Runtime("codex-cli", takes_params=True, cli=_CodexCli()),
     "claude-code": _Runtime("claude-code", takes_params=False, cli=_ClaudeCode()),
 }
 
 
-def runtime(name: str) -> Runtime:
+def runtime(name: str) -> RuntimeKind:
     """The runtime a profile names (a profile's runtime is checked when it is loaded)."""
     for known, found in RUNTIME_OF.items():
         if known == name:

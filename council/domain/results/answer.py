@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from pydantic import Field
+
 from council.domain.results.base import Result
 
 
@@ -15,6 +17,9 @@ class AnswerGroup(Result):
     kind: str  # support | dispute
     agents: list[str]  # the agents of its runs, sorted (a run's agent once per group)
     runs: list[UUID]
+    # runs whose dispute is derived from their endorsing a rival (exclusive_alternatives):
+    # counted by the rules as a dispute, never written as a claim
+    derived_runs: list[UUID] = Field(default_factory=list)
 
 
 class Alternative(Result):
@@ -23,7 +28,7 @@ class Alternative(Result):
     version_id: UUID
     content: str
     consolidated: bool  # a live consolidation of it stands (the same answer in other words)
-    rival: bool  # joined to the answer or to another alternative by a `contradicts` edge
+    rival: bool  # in the answer's alternative set (none established: in any set) — options, contradicts
     support: int  # independent support groups
     disputes: int  # independent dispute groups
     support_groups: list[AnswerGroup]
@@ -43,6 +48,9 @@ class Answer(Result):
     support_groups: list[AnswerGroup]
     dispute_groups: list[AnswerGroup]
     alternatives: list[Alternative]
+    # rivals that each hold a live consolidation (only a rule set without
+    # exclusive_alternatives lets that happen): why nothing is established; else null
+    conflict: str | None = None
 
 
 class AgentSummary(Result):

@@ -1,15 +1,16 @@
 """What `council export` returns: a thread's decision record (docs/reference/formats.md),
 or an imported thread's council-debate-v1 record, or the record as Markdown.
 
-The decision record is a pure function of the ledger: no field says when it was made,
-lists are in creation order (then id), and its JSON is printed with sorted keys, so the
-same ledger gives the same bytes. schema/decision-record.schema.json is generated from
+The decision record is a function of the ledger and the moment it was exported
+(``exported_at``, its only field the ledger does not decide): lists are in creation order
+(then id) and its JSON is printed with sorted keys, so the same ledger exported at the
+same moment gives the same bytes. schema/decision-record.schema.json is generated from
 :class:`DecisionRecord` (``python -m tests.published --write``)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Protocol
 from uuid import UUID
 
 from council.domain.results.answer import AgentSummary, Answer
@@ -18,6 +19,21 @@ from council.domain.results.learning import StanceChange
 from council.domain.results.runs import Cost
 
 DECISION_RECORD_FORMAT = "council-decision-record-v1"
+RoundSource = Literal["dispatch", "import", "recorded"]
+
+
+class _Sourced(Protocol):
+    @property
+    def dispatch_id(self) -> UUID | None: ...
+    @property
+    def mode(self) -> str: ...
+
+
+def round_source(run: _Sourced) -> RoundSource:
+    """Where a run's round comes from: its dispatch, an import, or a recording by hand."""
+    if run.dispatch_id is not None:
+        return "dispatch"
+    return "import" if run.mode == "imported" else "recorded"
 
 
 class RecordThread(Row):
@@ -55,12 +71,20 @@ class RecordVersion(Row):
     created_at: datetime
 
 
+class GroupMember(Result):
+    """An agent of an independence group and how many of the group's runs are its."""
+
+    agent: str
+    runs: int
+
+
 class RecordGroup(Result):
     """An independence group of the runs that claimed on a head version, as of the export
-    (the grouping algorithm the thread pins)."""
+    (the grouping algorithm the thread pins); ``agents``: its members, each agent once."""
 
     id: str
     kind: str  # support | dispute
+    agents: list[GroupMember]
     runs: list[str]
     providers: list[str]
     max_confidence: float
@@ -91,11 +115,25 @@ class RecordConsolidation(Result):
     created_at: datetime
 
 
+class RecordResolution(Result):
+    """An outside fact deciding a version of the node true or false (`council resolve`, or
+    an imported record's truth); the latest of a version is ``in_force``."""
+
+    id: UUID
+    node_version_id: UUID
+    outcome: bool
+    source: str
+    reason: str
+    actor: str
+    created_at: datetime
+    in_force: bool
+
+
 class RecordProposition(Result):
     """A logical node: its head version, every version, the independence groups of the
     head's claims (``n_eff``: effective independent support votes from the correlation
-    table a v3 snapshot carries; null when the thread's rule set measures none) and its
-    consolidations."""
+    table a v3 snapshot carries; null when the thread's rule set measures none), its
+    consolidations and its resolutions."""
 
     logical_node_id: UUID
     head_version_id: UUID
@@ -108,6 +146,7 @@ class RecordProposition(Result):
     dispute_groups: int
     n_eff: float | None
     consolidations: list[RecordConsolidation]
+    resolutions: list[RecordResolution]
 
 
 class RecordClaim(Row):
@@ -122,29 +161,54 @@ class RecordClaim(Row):
 class RecordAnswer(Result):
     """The kept answer text of the run's last kept round (``run show``'s ``answer``), cut to
     an excerpt of at most ``EXCERPT_CHARS`` characters (``excerpt_cut``); ``sha256`` is
-    the whole kept text's."""
+    the whole kept text's. ``readable``: the answer as a person reads it — an agent's JSON
+    answer as its summary, the propositions it made and its claims with their rationales,
+    one a line; any other text as it is — cut alike."""
 
     sha256: str
     excerpt: str
     excerpt_cut: bool
     byte_length: int
+    readable: str
 
 
 class RecordRun(Result):
+    """A run: ``round`` as `run show` numbers it (``debate_round``: an imported turn's round
+    in the record it came from, null otherwise); ``error``: why it failed."""
+
     id: UUID
+    dispatch_id: UUID | None
     agent: str
     model: str
     provider: str
     simulated: bool
     round: int
+    debate_round: int | None
     mode: str
     status: str
+    error: str | None
     created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
     answer: RecordAnswer | None
     claims: list[RecordClaim]
     prompt_tokens: int | None
     completion_tokens: int | None
     cost_usd: float | None
+
+
+class RecordRound(Result):
+    """A round and when it ran: from its first run's creation to its last run's end
+    (``finished_at`` null while a run is unfinished). ``source``: a dispatch's round (its
+    ``dispatch_id``), an import's, or runs recorded by hand (`council run record`)."""
+
+    source: RoundSource
+    dispatch_id: UUID | None
+    round: int
+    runs: int
+    failed: int
+    started_at: datetime
+    finished_at: datetime | None
 
 
 class RecordVote(Row):
@@ -190,13 +254,16 @@ class RecordRetraction(Result):
 class DecisionRecord(Result):
     """A thread's decision record, for a person (docs/reference/formats.md): the answer first
     (what the council established, or its live alternatives), each agent's own summary, then
-    the question, evidence, propositions, runs, retractions, stance changes and cost."""
+    the question, evidence, propositions, rounds, runs, retractions, stance changes and cost;
+    ``exported_at``: when it was made."""
 
     format: Literal["council-decision-record-v1"] = "council-decision-record-v1"
     answer: Answer
     summaries: list[AgentSummary]
     question: str
     thread: RecordThread
+    exported_at: datetime
+    rounds: list[RecordRound]
     evidence: list[RecordEvidence]
     propositions: list[RecordProposition]
     runs: list[RecordRun]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
+from pydantic import Field
+
 from council.domain.results.base import Result, Row
 from council.domain.results.consolidation import GroupShape
 
@@ -48,3 +50,6 @@ class Adjudicated(Result):
     rule_set_id: str | None = None
     grouping_algorithm_id: str | None = None
     restored_retraction: bool = False
+    # retracted: the heads of the consolidated node's rivals (exclusive_alternatives), whose
+    # decisions it blocked; the workers queue their evaluation (by hand: `council consolidate`)
+    rivals_due: list[UUID] = Field(default_factory=list)

@@ -1,4 +1,4 @@
--- Council ledger, revision 0044: one SQL function per run phase (issue 46, item 2).
+-- Council ledger, revision 0042: one SQL function per run phase (issue 46, item 2).
 --
 -- A run's first transaction cost Postgres four statements (six round trips with BEGIN and
 -- COMMIT): the claim, its round's shared briefing, the text of the evidence the briefing
@@ -109,7 +109,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION council_begin_run_v1(uuid, text, double precision, integer, text[]) IS
-    'A run claimed for an attempt with its round''s briefing and inline evidence, as one document (revision 0044)';
+    'A run claimed for an attempt with its round''s briefing and inline evidence, as one document (revision 0042)';
 -- As every council function: no one but the owner and the application's role runs it.
 REVOKE ALL ON FUNCTION council_begin_run_v1(uuid, text, double precision, integer, text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION council_begin_run_v1(uuid, text, double precision, integer, text[]) TO council_app;
@@ -174,7 +174,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION council_end_run_v1(uuid, integer, integer, text, text, integer, boolean, uuid[], uuid[]) IS
-    'An attempt''s answer kept, its run fenced, and the output check''s facts, as one document (revision 0044)';
+    'An attempt''s answer kept, its run fenced, and the output check''s facts, as one document (revision 0042)';
 REVOKE ALL ON FUNCTION council_end_run_v1(uuid, integer, integer, text, text, integer, boolean, uuid[], uuid[])
     FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION council_end_run_v1(uuid, integer, integer, text, text, integer, boolean, uuid[], uuid[])
@@ -238,7 +238,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION council_apply_run_v1(uuid, integer, jsonb, jsonb, text, jsonb, double precision, text, jsonb, jsonb) IS
-    'A run''s checked claims and citations written and the run ended with its events, in one call (revision 0044)';
+    'A run''s checked claims and citations written and the run ended with its events, in one call (revision 0042)';
 REVOKE ALL ON FUNCTION
     council_apply_run_v1(uuid, integer, jsonb, jsonb, text, jsonb, double precision, text, jsonb, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION
