@@ -36,6 +36,8 @@ AGENTS = ("alpha", "beta", "gamma")
 ROUNDS = 2
 # (function name, file suffix) -> phase; the innermost frame that matches names the phase.
 PHASES = (
+    ("end_run", "council/ledger/run_phases.py", "apply: keep, fence, check reads (end_run_v1)"),
+    ("apply_run", "council/ledger/run_phases.py", "apply: claims, citations, end (apply_run_v1)"),
     ("check_output", "council/ledger/apply_output.py", "apply: the output check's reads"),
     ("lint_prose", "council/services/in_tx/lint.py", "apply: lint"),
     ("write_checked_claims", "council/ledger/claims.py", "apply: claims, their citations and events"),
@@ -46,6 +48,7 @@ PHASES = (
     ("compile_for", "council/services/in_tx/briefing.py", "request: the briefing's reads"),
     ("store_request", "council/ledger/runs.py", "request: store it with its exposures"),
     ("_prepare", "council/services/execution.py", "request: the rest (opened evidence)"),
+    ("begin_run", "council/ledger/run_phases.py", "claim and briefing (begin_run_v1)"),
     ("claim", "council/ledger/runs.py", "claim"),
     ("try_run", "council/services/execution.py", "claim: BEGIN/COMMIT"),
     ("quorum_versions", "council/ledger/runs.py", "follow-up: quorum"),

@@ -52,6 +52,54 @@ AS $function$ SELECT hashtextextended('council.alternatives:' || CAST(thread_id 
 REVOKE ALL ON FUNCTION public.council_alternatives_lock_key_v1(thread_id uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_alternatives_lock_key_v1(thread_id uuid) TO council_app;
 
+CREATE OR REPLACE FUNCTION public.council_apply_run_v1(p_run_id uuid, p_attempt integer, p_claims jsonb, p_citations jsonb, p_status text, p_usage jsonb, p_cost_usd double precision, p_error text, p_lint_findings jsonb, p_events jsonb)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_ended boolean;
+BEGIN
+    INSERT INTO claims (id, run_id, node_version_id, claim_type, confidence, rationale)
+    SELECT c.id, p_run_id, c.node_version_id, c.claim_type, c.confidence, c.rationale
+    FROM jsonb_to_recordset(p_claims)
+        AS c(id uuid, node_version_id uuid, claim_type text, confidence numeric, rationale text);
+
+    INSERT INTO citations (id, node_version_id, evidence_id, branch_id, claim_id, run_id, role, interpretation)
+    SELECT c.id, c.node_version_id, c.evidence_id, c.branch_id, c.claim_id, c.run_id, c.role, c.interpretation
+    FROM jsonb_to_recordset(p_citations)
+        AS c(id uuid, node_version_id uuid, evidence_id uuid, branch_id uuid, claim_id uuid, run_id uuid,
+             role text, interpretation text);
+
+    WITH finished AS (
+        UPDATE agent_runs a
+        SET status = p_status,
+            usage = p_usage,
+            cost_usd = p_cost_usd,
+            error = p_error,
+            lint_findings = p_lint_findings,
+            finished_at = clock_timestamp(),
+            lease_owner = NULL,
+            lease_expires_at = NULL
+        FROM agent_runs held
+        WHERE a.id = p_run_id AND held.id = a.id AND a.attempt = p_attempt AND a.status = 'running'
+        RETURNING a.id, a.attempt, a.thread_id, held.lease_owner AS worker
+    ), logged AS (
+        INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
+        SELECT id, attempt, 'ended', worker, p_status, p_error FROM finished
+    ), announced AS (
+        INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+        SELECT f.thread_id, e.value ->> 'kind', coalesce(e.value ->> 'subject_id', f.id::text), e.value ->> 'actor',
+               e.value -> 'payload'
+        FROM finished f, jsonb_array_elements(p_events) WITH ORDINALITY AS e(value, n)
+        ORDER BY e.n
+    )
+    SELECT EXISTS (SELECT 1 FROM finished) INTO v_ended;
+    RETURN v_ended;
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_apply_run_v1(p_run_id uuid, p_attempt integer, p_claims jsonb, p_citations jsonb, p_status text, p_usage jsonb, p_cost_usd double precision, p_error text, p_lint_findings jsonb, p_events jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_apply_run_v1(p_run_id uuid, p_attempt integer, p_claims jsonb, p_citations jsonb, p_status text, p_usage jsonb, p_cost_usd double precision, p_error text, p_lint_findings jsonb, p_events jsonb) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_apply_transition_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -78,6 +126,90 @@ BEGIN
 END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_apply_transition_v1() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.council_begin_run_v1(p_run_id uuid, p_owner text, p_lease_s double precision, p_held_attempt integer, p_api_runtimes text[])
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_run jsonb;
+    v_briefing jsonb;
+    v_evidence jsonb;
+    v_status text;
+BEGIN
+    WITH before AS (
+        SELECT r.id, r.status, r.attempt, r.lease_owner FROM agent_runs r
+        WHERE r.id = p_run_id
+          AND (r.status IN ('created', 'queued')
+               OR (r.status = 'running' AND r.lease_expires_at < clock_timestamp())
+               OR (r.status = 'running' AND r.attempt = p_held_attempt))
+        FOR UPDATE
+    ), claimed AS (
+        UPDATE agent_runs a
+        SET status = 'running',
+            attempt = a.attempt + 1,
+            lease_owner = p_owner,
+            lease_expires_at = clock_timestamp() + make_interval(secs => p_lease_s),
+            started_at = coalesce(a.started_at, clock_timestamp())
+        FROM before b
+        WHERE a.id = b.id
+        RETURNING a.id, a.attempt, a.thread_id, a.dispatch_id, a.agent, a.model, a.provider, a.simulated,
+                  a.round, a.mode, a.proposal_id, a.request, a.request_sha256, a.executor, a.control_of,
+                  a.usage, a.cost_usd::float8 AS cost_usd,
+                  (SELECT jsonb_build_object('round', p.round, 'error', p.error) FROM agent_runs p
+                   WHERE a.round > 1 AND p.dispatch_id = a.dispatch_id AND p.agent = a.agent
+                     AND p.round < a.round AND p.status = 'failed'
+                     AND p.usage ->> 'failure' IN ('permanent', 'unreachable')
+                   ORDER BY p.round LIMIT 1) AS agent_down,
+                  (SELECT d.rounds FROM dispatches d WHERE d.id = a.dispatch_id) AS dispatch_rounds,
+                  (SELECT rs.body ? 'min_council_answered' FROM threads th JOIN rule_sets rs ON rs.id = th.rule_set_id
+                   WHERE th.id = a.thread_id) AS quorum_rule
+    ), taken_over AS (
+        INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
+        SELECT b.id, b.attempt, 'ended', b.lease_owner,
+               CASE WHEN b.attempt = p_held_attempt THEN 'released' ELSE 'lease_expired' END,
+               CASE WHEN b.attempt = p_held_attempt
+                    THEN 'cut off by a transient error; its retry by ' || p_owner || ' took it over'
+                    ELSE 'lease expired; taken over by ' || p_owner END
+        FROM before b
+        WHERE b.status = 'running'
+    ), logged AS (
+        INSERT INTO run_attempts (run_id, attempt, event, worker)
+        SELECT c.id, c.attempt, 'claimed', p_owner FROM claimed c
+    )
+    SELECT to_jsonb(c) INTO v_run FROM claimed c;
+
+    IF v_run IS NULL THEN
+        SELECT r.status INTO v_status FROM agent_runs r WHERE r.id = p_run_id;
+        RETURN jsonb_build_object(
+            'state',
+            CASE WHEN v_status IS NULL THEN 'missing'
+                 WHEN v_status IN ('succeeded', 'failed') THEN 'done'
+                 ELSE 'leased' END
+        );
+    END IF;
+
+    IF v_run ->> 'dispatch_id' IS NOT NULL AND jsonb_typeof(v_run -> 'request') IS DISTINCT FROM 'object' THEN
+        SELECT jsonb_build_object('sha256', d.briefing_sha256, 'body', b.body) INTO v_briefing
+        FROM dispatch_rounds d JOIN round_briefings b ON b.sha256 = d.briefing_sha256
+        WHERE d.dispatch_id = CAST(v_run ->> 'dispatch_id' AS uuid) AND d.round = CAST(v_run ->> 'round' AS integer);
+        IF v_briefing IS NOT NULL AND (v_run -> 'executor' ->> 'runtime') = ANY (p_api_runtimes) THEN
+            SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'content', e.content, 'source_uri', e.source_uri)),
+                            '[]'::jsonb)
+            INTO v_evidence
+            FROM evidence e
+            WHERE e.id IN (
+                SELECT CAST(x ->> 'id' AS uuid)
+                FROM jsonb_array_elements(coalesce(v_briefing -> 'body' -> 'packet' -> 'evidence', '[]'::jsonb)) AS x
+            );
+        END IF;
+    END IF;
+
+    RETURN jsonb_build_object('state', 'claimed', 'run', v_run, 'briefing', v_briefing, 'evidence', v_evidence);
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_begin_run_v1(p_run_id uuid, p_owner text, p_lease_s double precision, p_held_attempt integer, p_api_runtimes text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_begin_run_v1(p_run_id uuid, p_owner text, p_lease_s double precision, p_held_attempt integer, p_api_runtimes text[]) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_claim_has_event_v1()
  RETURNS trigger
@@ -141,6 +273,56 @@ BEGIN
 END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_claims_need_a_held_run_v1() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.council_end_run_v1(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[])
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_run jsonb;
+    v_claimable jsonb;
+    v_attached jsonb;
+BEGIN
+    IF p_sha256 IS NOT NULL THEN
+        INSERT INTO answer_texts (sha256, body, byte_length, truncated)
+        VALUES (p_sha256, p_body, p_byte_length, p_truncated)
+        ON CONFLICT (sha256) DO NOTHING;
+        INSERT INTO run_answers (run_id, attempt, round, answer_sha256)
+        VALUES (p_run_id, p_attempt, p_round, p_sha256)
+        ON CONFLICT (run_id, attempt, round) DO NOTHING;
+    END IF;
+
+    SELECT to_jsonb(f) INTO v_run FROM (
+        SELECT r.id, r.attempt, r.thread_id, r.dispatch_id, r.round, r.agent, r.mode, r.proposal_id,
+               r.request_sha256, r.control_of
+        FROM agent_runs r
+        WHERE r.id = p_run_id AND r.attempt = p_attempt AND r.status = 'running'
+          AND council_hold_v1(p_run_id, p_attempt)
+        FOR UPDATE
+    ) f;
+    IF v_run IS NULL THEN
+        RETURN jsonb_build_object('run', NULL);
+    END IF;
+
+    SELECT coalesce(jsonb_agg(jsonb_build_object(
+               'id', v.id, 'thread_id', v.thread_id, 'branch_id', v.branch_id,
+               'created_by_run_id', v.created_by_run_id,
+               'claimed_by_this_run',
+               (SELECT c.claim_type FROM claims c WHERE c.run_id = p_run_id AND c.node_version_id = v.id LIMIT 1))),
+           '[]'::jsonb)
+    INTO v_claimable
+    FROM node_versions v
+    WHERE v.id = ANY (coalesce(p_versions, '{}'));
+
+    SELECT coalesce(jsonb_agg(te.evidence_id), '[]'::jsonb) INTO v_attached
+    FROM thread_evidence te
+    WHERE te.thread_id = CAST(v_run ->> 'thread_id' AS uuid) AND te.evidence_id = ANY (coalesce(p_evidence, '{}'));
+
+    RETURN jsonb_build_object('run', v_run, 'claimable', v_claimable, 'attached', v_attached);
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_end_run_v1(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_end_run_v1(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[]) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_evaluation_id_v1(uuid, integer)
  RETURNS uuid

@@ -41,10 +41,11 @@ from council.ledger.actions import Actions
 from council.ledger.alternatives import Alternatives
 from council.ledger.branches import Branches
 from council.ledger.citations import attached_evidence
-from council.ledger.claims import write_checked_claims
+from council.ledger.claims import defer_checked_claims, write_checked_claims
 from council.ledger.nodes import Nodes
 from council.ledger.pg import Connection, Row, column, fetch, fetch_one, id_of
 from council.ledger.round_briefings import RoundBriefings
+from council.ledger.run_phases import CheckFacts, DeferredClaims
 from council.ledger.threads import main_branch_id
 
 
@@ -59,18 +60,22 @@ class Checked:
     claimable: dict[UUID, Any]
 
 
-def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) -> Checked:
+def check_output(
+    conn: Connection, run: Mapping[Any, Any], output: AgentOutput, read: CheckFacts | None = None
+) -> Checked:
     """Raise BadInput with a one-line reason on the first problem; writes nothing.
     ``run`` is the run's row as read in this transaction (the writer's fenced
     row), so it is not looked up again. The rows the output names are read
-    first, then checked by the domain (``council.domain.output_check``)."""
+    first, then checked by the domain (``council.domain.output_check``). ``read``: the
+    claimed versions and attached evidence, read already by the statement that fenced the
+    run (``council_end_run_v1``), for references that include this output's."""
     thread_id = run["thread_id"]
     refs = references(output)
     versions = _by_id(conn, "versions_by_id", "version_ids", refs.versions)
     output, dropped = without_bad_rivals(
         output, {i: VersionFacts(r["thread_id"], r["branch_id"]) for i, r in versions.items()}, thread_id
     )
-    claimable = _claimable(conn, run["id"], refs.claimed_versions)
+    claimable = _claimable(conn, run["id"], refs.claimed_versions) if read is None else dict(read.claimable)
     main = main_branch_id(conn, thread_id) if refs.needs_main_branch else None
     parents = [versions[at]["branch_id"] for at in refs.fork_points if at in versions]
     branch_ids = list(dict.fromkeys([*refs.branches, *([main] if main else []), *parents]))
@@ -96,7 +101,9 @@ def check_output(conn: Connection, run: Mapping[Any, Any], output: AgentOutput) 
         versions={
             i: VersionFacts(r["thread_id"], r["branch_id"], r["logical_node_id"]) for i, r in versions.items()
         },
-        attached_evidence=frozenset(attached_evidence(conn, thread_id, refs.evidence)),
+        attached_evidence=read.attached
+        if read is not None
+        else frozenset(attached_evidence(conn, thread_id, refs.evidence)),
         must_judge=_must_judge(conn, run),
     )
     output_check.check(
@@ -125,16 +132,20 @@ def apply_output(
     *,
     actor: str,
     later: list[dict[str, Any]] | None = None,
+    facts: CheckFacts | None = None,
+    deferred: DeferredClaims | None = None,
 ) -> Applied:
     """Check, then write everything in ``conn``'s transaction (new nodes are
     originated by the run; ``ref:`` edges point at the versions made here).
     ``later``: the claim.added and run.output_applied events are handed to it
     (kind, actor, payload, a claim's subject) for the caller to append with the
-    run's end, in the same transaction and order, instead of being appended here."""
+    run's end, in the same transaction and order, instead of being appended here;
+    ``deferred`` (with ``later``): the claims and their citations too, for the statement that
+    ends the run to insert (``council_apply_run_v1``)."""
     left_out: dict[str, int] = {}
     if run.get("control_of") is not None:  # a control run: its claims on existing versions only
         output, left_out = control_view(output)
-    checked = check_output(conn, run, output)
+    checked = check_output(conn, run, output, facts)
     output, claimed_versions = checked.output, checked.claimable
     run_id, thread_id = run["id"], run["thread_id"]
     if contradicts(output):  # the thread's alternatives key first, before any row lock (node_store)
@@ -196,12 +207,17 @@ def apply_output(
         )
         for claim, version_id in zip(output.claims, claimed, strict=True)
     ]
-    claim_ids = [
-        row.id
-        for row in write_checked_claims(
-            conn, run=run, claims=new_claims, versions=claimed_versions, actor=actor, later=later
+    if deferred is not None and later is not None:  # inserted by the statement that ends the run
+        claim_ids = defer_checked_claims(
+            run=run, claims=new_claims, versions=claimed_versions, actor=actor, later=later, deferred=deferred
         )
-    ]
+    else:
+        claim_ids = [
+            row.id
+            for row in write_checked_claims(
+                conn, run=run, claims=new_claims, versions=claimed_versions, actor=actor, later=later
+            )
+        ]
     forks = [
         branch_store.fork(
             commands.NewFork(
@@ -381,5 +397,7 @@ class Outputs:
         *,
         actor: str,
         later: list[dict[str, object]] | None = None,
+        facts: CheckFacts | None = None,
+        deferred: DeferredClaims | None = None,
     ) -> Applied:
-        return apply_output(self._conn, run, output, actor=actor, later=later)
+        return apply_output(self._conn, run, output, actor=actor, later=later, facts=facts, deferred=deferred)

@@ -73,8 +73,21 @@ def insert_citations_many(
 ) -> list[list[UUID]]:
     """Citations of several (version, cites, claim id) groups in one statement;
     their ids come back per group, in order."""
+    rows, ids = citation_rows(groups, run_id=run_id)
+    if rows:  # ids are made here, so nothing needs to come back from the batch
+        execute(conn, "add_citations", citations=json.dumps(rows, default=str))
+    return ids
+
+
+def citation_rows(
+    groups: Sequence[tuple[CitingVersion, Sequence[Cite], UUID | None]],
+    *,
+    run_id: UUID | None = None,
+) -> tuple[list[dict[str, object]], list[list[UUID]]]:
+    """The rows ``add_citations`` inserts for the groups (ids made here), and their ids
+    per group, in order."""
     made = [(uuid4(), version, cite, claim_id) for version, cites, claim_id in groups for cite in cites]
-    rows = [
+    rows: list[dict[str, object]] = [
         {
             "id": citation_id,
             "node_version_id": version["id"],
@@ -87,7 +100,5 @@ def insert_citations_many(
         }
         for citation_id, version, cite, claim_id in made
     ]
-    if rows:  # ids are made here, so nothing needs to come back from the batch
-        execute(conn, "add_citations", citations=json.dumps(rows, default=str))
     ids = iter(citation_id for citation_id, *_ in made)
-    return [[next(ids) for _ in cites] for _, cites, _ in groups]
+    return rows, [[next(ids) for _ in cites] for _, cites, _ in groups]

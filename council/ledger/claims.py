@@ -10,15 +10,22 @@ from decimal import Decimal
 from typing import Any, TypedDict
 from uuid import UUID, uuid4
 
-from council.domain.commands import IdRef, NewClaim
+from council.domain.commands import Cite, IdRef, NewClaim
 from council.domain.results.graph import ClaimAdded
 from council.errors import BadInput, NotFound
-from council.ledger.citations import CitingVersion, check_cited, insert_citations_many, resolved
+from council.ledger.citations import (
+    CitingVersion,
+    check_cited,
+    citation_rows,
+    insert_citations_many,
+    resolved,
+)
 from council.ledger.events import append_many
 from council.ledger.held_runs import hold_by_hand
 from council.ledger.lookup import require, resolve
 from council.ledger.nodes import VersionRow
 from council.ledger.pg import Connection, fetch
+from council.ledger.run_phases import DeferredClaims
 
 
 class ClaimRow(TypedDict):
@@ -94,42 +101,15 @@ def write_checked_claims(
         return []
     run_id = run["id"]
     keys = [uuid4() for _ in claims]  # client-side keys put the batch's returned rows back in order
-    values = [
-        {
-            "id": str(key),
-            "node_version_id": str(claim.version),
-            "claim_type": claim.claim_type,
-            "confidence": str(claim.level),
-            "rationale": claim.rationale,
-        }
-        for key, claim in zip(keys, claims, strict=True)
-    ]
     returned = {
         row["id"]: row
-        for row in fetch(conn, "add_claims", ClaimRow, run_id=run_id, claims=json.dumps(values))
+        for row in fetch(
+            conn, "add_claims", ClaimRow, run_id=run_id, claims=json.dumps(_values(keys, claims))
+        )
     }
     rows = [returned[key] for key in keys]
-    citation_ids = insert_citations_many(
-        conn,
-        [
-            (versions[row["node_version_id"]], claim.cites, row["id"])
-            for row, claim in zip(rows, claims, strict=True)
-        ],
-        run_id=run_id,
-    )
-    items: list[tuple[UUID | str, Mapping[str, object]]] = [
-        (
-            row["id"],
-            {
-                "run_id": str(run_id),
-                "node_version_id": str(row["node_version_id"]),
-                "claim_type": row["claim_type"],
-                "confidence": float(row["confidence"]),
-                "citations": len(ids),
-            },
-        )
-        for row, ids in zip(rows, citation_ids, strict=True)
-    ]
+    citation_ids = insert_citations_many(conn, _citing(versions, claims, keys), run_id=run_id)
+    items = _announced(run_id, claims, keys, citation_ids)
     if later is not None:
         later += [
             {"kind": "claim.added", "actor": actor, "subject_id": str(subject), "payload": payload}
@@ -140,6 +120,75 @@ def write_checked_claims(
     return [
         ClaimAdded.model_validate({**row, "citation_ids": ids})
         for row, ids in zip(rows, citation_ids, strict=True)
+    ]
+
+
+def defer_checked_claims(
+    *,
+    run: Mapping[str, object],
+    claims: Sequence[NewClaim],
+    versions: Mapping[UUID, CitingVersion],
+    actor: str,
+    later: list[dict[str, object]],
+    deferred: DeferredClaims,
+) -> list[UUID]:
+    """As :func:`write_checked_claims` with ``later``, the claims and their citations handed
+    to ``deferred`` for the run's end to insert (``council_apply_run_v1``, in the statement
+    that ends the run, before its events); their ids, in order."""
+    if not claims:
+        return []
+    run_id = UUID(str(run["id"]))
+    keys = [uuid4() for _ in claims]
+    rows, citation_ids = citation_rows(_citing(versions, claims, keys), run_id=run_id)
+    deferred.claims += _values(keys, claims)
+    deferred.citations += rows
+    later += [
+        {"kind": "claim.added", "actor": actor, "subject_id": str(subject), "payload": payload}
+        for subject, payload in _announced(run_id, claims, keys, citation_ids)
+    ]
+    return keys
+
+
+def _values(keys: Sequence[UUID], claims: Sequence[NewClaim]) -> list[dict[str, object]]:
+    """The rows ``add_claims`` inserts (ids made by the caller)."""
+    return [
+        {
+            "id": str(key),
+            "node_version_id": str(UUID(str(claim.version))),
+            "claim_type": claim.claim_type,
+            "confidence": str(claim.level),
+            "rationale": claim.rationale,
+        }
+        for key, claim in zip(keys, claims, strict=True)
+    ]
+
+
+def _citing(
+    versions: Mapping[UUID, CitingVersion], claims: Sequence[NewClaim], keys: Sequence[UUID]
+) -> list[tuple[CitingVersion, Sequence[Cite], UUID | None]]:
+    return [
+        (versions[UUID(str(claim.version))], claim.cites, key)
+        for claim, key in zip(claims, keys, strict=True)
+    ]
+
+
+def _announced(
+    run_id: UUID, claims: Sequence[NewClaim], keys: Sequence[UUID], citation_ids: Sequence[Sequence[UUID]]
+) -> list[tuple[UUID | str, Mapping[str, object]]]:
+    """Each claim's claim.added event (subject, payload), as its stored row reads: the
+    confidence is the numeric stored (``claim.level``), as a number."""
+    return [
+        (
+            key,
+            {
+                "run_id": str(run_id),
+                "node_version_id": str(UUID(str(claim.version))),
+                "claim_type": claim.claim_type,
+                "confidence": float(claim.level),
+                "citations": len(ids),
+            },
+        )
+        for key, claim, ids in zip(keys, claims, citation_ids, strict=True)
     ]
 
 

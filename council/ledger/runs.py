@@ -33,13 +33,14 @@ from council.ledger.held_runs import HeldRuns
 from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one
+from council.ledger.run_phases import DeferredClaims, RunPhases, apply_run
 from council.ledger.run_rows import ClaimedRun, FencedRun, RoundStance
 from council.ledger.traces import Traces
 
 TERMINAL = TERMINAL_RUN_STATUSES
 
 
-class Runs(HeldRuns):
+class Runs(HeldRuns, RunPhases):
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
@@ -313,11 +314,14 @@ class Runs(HeldRuns):
         event_payload: dict[str, object] | None = None,
         events_before: Sequence[dict[str, object]] = (),
         actor: str | None = None,
+        deferred: DeferredClaims | None = None,
     ) -> None:
         """The terminal state of a fenced run (``run`` is its fenced row), with its event,
         in one statement; ``events_before`` (kind, actor, payload and, when the subject is
-        not the run, subject_id: events the caller deferred to it) are appended first, in order."""
-        announced = [
+        not the run, subject_id: events the caller deferred to it) are appended first, in order.
+        ``deferred``: checked claims and citations the writer left to this statement, inserted
+        first (:func:`council.ledger.run_phases.apply_run`)."""
+        announced: list[dict[str, object]] = [
             *events_before,
             {
                 "kind": f"run.{status}",
@@ -325,6 +329,20 @@ class Runs(HeldRuns):
                 "payload": {"attempt": attempt, **(event_payload or {})},
             },
         ]
+        if deferred is not None and (deferred.claims or deferred.citations):
+            apply_run(
+                self._conn,
+                run.id,
+                attempt,
+                deferred,
+                status=status,
+                usage=usage,
+                cost_usd=cost_usd,
+                error=error,
+                lint_findings=lint_findings,
+                events=announced,
+            )
+            return
         execute(
             self._conn,
             "finish_run",

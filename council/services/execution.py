@@ -45,7 +45,7 @@ from council.agents.errors import PermanentLLMError, TransientLLMError, Unreacha
 from council.agents.runtime import Answer, Ask, FencedOut, Runtime
 from council.agents.runtimes import installed
 from council.agents.runtimes.ports import runtime_for
-from council.agents.runtimes.registry import is_api
+from council.agents.runtimes.registry import RUNTIME_OF, is_api
 from council.domain.agent_output import AgentOutput
 from council.domain.answer import json_text
 from council.domain.bill import Bill
@@ -54,6 +54,7 @@ from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied, Executed
 from council.domain.retry import RetryAt
 from council.errors import BadInput, Transient
+from council.ledger.run_phases import Begun
 from council.ledger.run_rows import ClaimedRun
 from council.services.evidence_reads import refuse_unread
 from council.services.in_tx.briefing import compile_for
@@ -62,6 +63,9 @@ from council.services.run_answers import kept_if_refused
 from council.services.run_calls import AttemptRecord, apply_answer, stored
 from council.services.run_followups import follow_up
 from council.settings import settings
+
+# The runtimes whose runs are given the briefing's evidence inline (the claim reads its text).
+API_RUNTIMES = tuple(sorted(name for name in RUNTIME_OF if is_api(name)))
 
 # How long an attempt owns its run before the sweep may hand it to another worker:
 # config.run_lease_s() (COUNCIL_RUN_LEASE_S), read at each claim.
@@ -92,10 +96,18 @@ def try_run(
     worker = owner or worker_id()
     try:
         with uow() as tx:
-            run = tx.runs.claim(run_id, owner=worker, lease_s=config.run_lease_s(), held_attempt=held_attempt)
-            # In the claim's transaction (one round trip fewer, and the row is locked by the
-            # claim): check the pinned executor can run here, and store the request before the call.
-            prepared = None if run is None else _prepare(tx, run, worker)
+            # One call claims the run and reads its round's briefing and inline evidence
+            # (council_begin_run_v1); in the same transaction (the row is locked by the claim):
+            # check the pinned executor can run here, and store the request before the call.
+            begun = tx.runs.begin(
+                run_id,
+                owner=worker,
+                lease_s=config.run_lease_s(),
+                held_attempt=held_attempt,
+                api_runtimes=API_RUNTIMES,
+            )
+            run = begun.run
+            prepared = None if run is None else _prepare(tx, run, worker, begun)
     except Transient as exc:
         return RetryAt(held_attempt, exc)
     if run is None or prepared is None:
@@ -142,7 +154,7 @@ class _Prepared:
     failure: str | None = "permanent"
 
 
-def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
+def _prepare(tx: Tx, run: ClaimedRun, worker: str, begun: Begun) -> _Prepared:
     """Inside the claim's transaction: the pinned executor, if this worker can run it and
     its agent has not failed for good earlier in the dispatch, and the request — compiled
     and stored (its hash and exposures) now, or the one an earlier attempt stored, so a
@@ -156,7 +168,7 @@ def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
     except _Unrunnable as exc:
         return _Prepared(unrunnable=str(exc))
     if run.request is None:
-        request = _compiled_and_stored(tx, run, profile)
+        request = _compiled_and_stored(tx, run, profile, begun)
     else:  # a later attempt sends what the first stored
         request = run.request
         if opened := runtime_for(profile.runtime).given(request):
@@ -164,8 +176,9 @@ def _prepare(tx: Tx, run: ClaimedRun, worker: str) -> _Prepared:
     return _Prepared(profile=profile, request=request)
 
 
-def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredRequest:
-    """The request compiled now, stored with its hash, its exposures and the evidence it
+def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile, begun: Begun) -> StoredRequest:
+    """The request compiled now — from the round's briefing and evidence texts the claim
+    read, when it found them — stored with its hash, its exposures and the evidence it
     gives inline as opened, in one statement (the first attempt)."""
     compiled = compile_for(
         tx,
@@ -178,6 +191,8 @@ def _compiled_and_stored(tx: Tx, run: ClaimedRun, profile: Profile) -> StoredReq
         thread_known=True,
         control=run.control_of is not None,
         run_id=run.id,
+        shared=begun.briefing,
+        evidence_texts=begun.evidence,
     )
     request = compiled.canonical()
     opened = stored(runtime_for(profile.runtime).given(request))

@@ -19,7 +19,9 @@ from uuid import UUID
 from council.agents.runtime import FencedOut, Opened
 from council.domain.agent_output import AgentOutput
 from council.domain.bill import Bill
+from council.domain.output_check import References, references
 from council.domain.results.runs import Applied
+from council.errors import BadInput
 from council.ledger.run_rows import ClaimedRun
 from council.services.in_tx.output import apply_checked
 from council.services.ports import UnitOfWork
@@ -96,15 +98,30 @@ def apply_answer(
     not the attempt is fenced out; when the transaction rolls back, in one of its own."""
     kept = kept_if_refused(uow, run_id, attempt, answer) if answer is not None else nullcontext()
     usage, cost_usd = bill.stored()
+    try:  # what the check will read, read by the statement that fences the run
+        refs: References | None = references(output)
+    except (BadInput, ValueError):  # the check refuses it, once the run is fenced, as before
+        refs = None
     with kept, uow() as tx:
-        if answer is None:
-            run = tx.runs.fence(run_id, attempt)
-        else:
-            run = tx.runs.fence_keeping(run_id, attempt, *answer)
+        ended = tx.runs.end(
+            run_id,
+            attempt,
+            answer=answer,
+            versions=refs.claimed_versions if refs is not None else (),
+            evidence=refs.evidence if refs is not None else (),
+        )
+        run = ended.run
         if run is None:
             return None
         if record is not None:
             tx.traces.record(run_id, attempt, record.traces, stored(record.opened))
         return apply_checked(
-            tx, run, attempt, output, actor=f"run:{run['agent']}", usage=usage, cost_usd=cost_usd
+            tx,
+            run,
+            attempt,
+            output,
+            actor=f"run:{run['agent']}",
+            usage=usage,
+            cost_usd=cost_usd,
+            facts=ended.facts if refs is not None else None,
         )

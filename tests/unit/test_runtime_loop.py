@@ -6,6 +6,7 @@ dispatch. The ledger's side of each is tested on real Postgres (tests/integratio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 from uuid import UUID, uuid4
@@ -19,6 +20,7 @@ from council.domain.bill import FAILURES
 from council.domain.profile import Profile
 from council.domain.requests import StoredRequest
 from council.domain.results.runs import Applied
+from council.ledger.run_phases import Begun, Ended
 from council.ledger.run_rows import AgentDown, ClaimedRun, FencedRun
 from council.services import execution, run_calls
 from tests.fakes.runs import claimed
@@ -48,6 +50,32 @@ class FakeRuns:
             agent_down = AgentDown(round=down[0]["round"], error=down[0]["error"])
             return claimed(**{**_fields(run), "agent_down": agent_down})
         return run
+
+    def begin(
+        self,
+        run_id: UUID,
+        *,
+        owner: str,
+        lease_s: float,
+        held_attempt: int | None = None,
+        api_runtimes: Sequence[str] = (),
+    ) -> Begun:
+        """As the ledger's ``council_begin_run_v1``: the claim, with no stored briefing."""
+        return Begun(state="claimed", run=self.claim(run_id, owner=owner, lease_s=lease_s))
+
+    def end(
+        self,
+        run_id: UUID,
+        attempt: int,
+        *,
+        answer: tuple[int, str] | None,
+        versions: Sequence[UUID],
+        evidence: Sequence[UUID],
+    ) -> Ended:
+        """As the ledger's ``council_end_run_v1``: the answer kept, the run fenced."""
+        if answer is not None:
+            return Ended(run=self.fence_keeping(run_id, attempt, *answer))
+        return Ended(run=self.fence(run_id, attempt))
 
     def fence(self, run_id: UUID, attempt: int) -> FencedRun:
         run = self.runs[run_id]

@@ -12,6 +12,7 @@ worker takes late is shown exactly what the first was.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from uuid import UUID
 
 from council import config
@@ -108,6 +109,7 @@ def compile_for(
     control: bool = False,
     run_id: UUID | None = None,
     shared: RoundBriefing | None = None,
+    evidence_texts: Mapping[str, str] | None = None,
 ) -> CompiledRequest:
     """The request a run of ``profile`` would send now, read in the caller's transaction (the
     preview and the worker both call this). A dispatch's run is compiled from its round's
@@ -118,7 +120,8 @@ def compile_for(
     ``thread_known``: the thread is that of a run this transaction holds (not looked up
     again). ``control``: a control run of a deliberative round, compiled on the blind
     briefing of its round (the previous round's stances are not shown, so none is recorded
-    as its exposure)."""
+    as its exposure). ``evidence_texts``: the text of the briefing's evidence, read already
+    (by the claim, ``council_begin_run_v1``); else read here for an API run."""
     if shared is None and dispatch_id is not None:
         shared = tx.rounds.of_round(dispatch_id, round_no) or open_round(tx, dispatch_id, round_no)
     if shared is None:
@@ -129,11 +132,11 @@ def compile_for(
     if run_id is not None and shared.phase in ("cross_review", "deliberate") and shared.mode == "council":
         own = [str(v) for v in tx.rounds.lineage_versions(run_id)]
     packet = shared.packet
-    texts = (
-        tx.evidence.contents([e.id for e in packet.evidence])
-        if is_api(profile.runtime) and packet.evidence
-        else None
-    )
+    texts = None
+    if is_api(profile.runtime) and packet.evidence:
+        texts = evidence_texts
+        if texts is None:
+            texts = tx.evidence.contents([e.id for e in packet.evidence])
     return compile_request(
         profile,
         shared.blind() if control else shared,

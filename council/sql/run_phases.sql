@@ -1,0 +1,30 @@
+-- begin_run --
+-- Claim a run for an attempt and read what its request is compiled from, in one call
+-- (council_begin_run_v1, revision 0042): the claim of claim_run, its round's stored shared
+-- briefing and the text of the evidence an API run is given inline, as one document.
+-- Nothing claimed comes back as a state (done, leased, missing), not an error.
+SELECT council_begin_run_v1(
+    CAST(:run_id AS uuid), :owner, CAST(:lease_s AS double precision),
+    CAST(:held_attempt AS integer), CAST(:api_runtimes AS text[])
+) AS document
+
+-- end_run --
+-- The writing transaction's first call (council_end_run_v1, revision 0042): keep what round
+-- :round of the attempt returned (no answer: :sha256 NULL), whether or not the attempt still
+-- owns the run; fence the run (as fence_run); for a run it holds, read the output check's
+-- facts of the versions it claims on (:versions) and the evidence it cites (:evidence).
+SELECT council_end_run_v1(
+    CAST(:run_id AS uuid), CAST(:attempt AS integer), CAST(:round AS integer), :sha256, :body,
+    CAST(:byte_length AS integer), CAST(:truncated AS boolean), CAST(:versions AS uuid[]),
+    CAST(:evidence AS uuid[])
+) AS document
+
+-- apply_run --
+-- The end of a run whose writer deferred its checked claims (council_apply_run_v1, revision
+-- 0042): the claims (:claims) and citations (:citations) inserted, then the run's terminal
+-- state, its attempt's record and its events (:events, in order), as finish_run; whether it ended.
+SELECT council_apply_run_v1(
+    CAST(:run_id AS uuid), CAST(:attempt AS integer), CAST(:claims AS jsonb), CAST(:citations AS jsonb),
+    :status, CAST(:usage AS jsonb), CAST(:cost_usd AS double precision), :error,
+    CAST(:lint_findings AS jsonb), CAST(:events AS jsonb)
+) AS ended
