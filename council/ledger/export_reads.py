@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any, TypedDict
 from uuid import UUID
 
+from council.domain.results.export import RecordResolution
 from council.ledger.pg import Connection, column, fetch
 from council.ledger.retraction import TransitionRow
 
@@ -65,17 +66,6 @@ class VoteRow(TypedDict):
     created_at: datetime
 
 
-class ResolutionRow(TypedDict):
-    id: UUID
-    node_version_id: UUID
-    outcome: bool
-    source: str
-    reason: str
-    actor: str
-    created_at: datetime
-    in_force: bool
-
-
 class _DebateRound(TypedDict):
     run_id: UUID
     debate_round: int
@@ -114,9 +104,9 @@ class ExportReads:
     def adjudications(self, thread_id: UUID) -> list[TransitionRow]:
         return fetch(self._conn, "export_adjudications", TransitionRow, thread_id=thread_id)
 
-    def resolutions(self, thread_id: UUID) -> list[ResolutionRow]:
+    def resolutions(self, thread_id: UUID) -> list[RecordResolution]:
         """The resolutions of the thread's node versions, oldest first."""
-        return fetch(self._conn, "export_resolutions", ResolutionRow, thread_id=thread_id)
+        return fetch(self._conn, "export_resolutions", RecordResolution, thread_id=thread_id)
 
     def debate_rounds(self, thread_id: UUID) -> dict[UUID, int]:
         """Each imported run of the thread: its round in the record it came from."""

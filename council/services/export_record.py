@@ -239,7 +239,7 @@ def _propositions(
         node_of[row["version_id"]] = row["logical_node_id"]
     resolutions: dict[UUID, list[RecordResolution]] = {}
     for r in reads.resolutions(thread_id):
-        resolutions.setdefault(node_of[r["node_version_id"]], []).append(RecordResolution.model_validate(r))
+        resolutions.setdefault(node_of[r.node_version_id], []).append(r)
     consolidations: dict[UUID, list[RecordConsolidation]] = {}
     for c in reads.consolidations(thread_id):
         consolidations.setdefault(c["logical_node_id"], []).append(
