@@ -100,6 +100,33 @@ $function$;
 REVOKE ALL ON FUNCTION public.council_apply_run_v1(p_run_id uuid, p_attempt integer, p_claims jsonb, p_citations jsonb, p_status text, p_usage jsonb, p_cost_usd double precision, p_error text, p_lint_findings jsonb, p_events jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_apply_run_v1(p_run_id uuid, p_attempt integer, p_claims jsonb, p_citations jsonb, p_status text, p_usage jsonb, p_cost_usd double precision, p_error text, p_lint_findings jsonb, p_events jsonb) TO council_app;
 
+CREATE OR REPLACE FUNCTION public.council_apply_run_v2(p_run_id uuid, p_attempt integer, p_claims jsonb, p_citations jsonb, p_status text, p_usage jsonb, p_cost_usd double precision, p_error text, p_lint_findings jsonb, p_events jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_dispatch uuid;
+    v_round integer;
+BEGIN
+    IF NOT council_apply_run_v1(
+        p_run_id, p_attempt, p_claims, p_citations, p_status, p_usage, p_cost_usd, p_error, p_lint_findings,
+        p_events
+    ) THEN
+        RETURN jsonb_build_object('ended', false, 'dispatch_id', NULL, 'round', NULL, 'state', NULL);
+    END IF;
+    SELECT r.dispatch_id, r.round INTO v_dispatch, v_round FROM agent_runs r WHERE r.id = p_run_id;
+    IF v_dispatch IS NULL THEN
+        RETURN jsonb_build_object('ended', true, 'dispatch_id', NULL, 'round', v_round, 'state', NULL);
+    END IF;
+    RETURN jsonb_build_object(
+        'ended', true, 'dispatch_id', v_dispatch, 'round', v_round,
+        'state', council_round_state_v1(v_dispatch, v_round)
+    );
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_apply_run_v2(p_run_id uuid, p_attempt integer, p_claims jsonb, p_citations jsonb, p_status text, p_usage jsonb, p_cost_usd double precision, p_error text, p_lint_findings jsonb, p_events jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_apply_run_v2(p_run_id uuid, p_attempt integer, p_claims jsonb, p_citations jsonb, p_status text, p_usage jsonb, p_cost_usd double precision, p_error text, p_lint_findings jsonb, p_events jsonb) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_apply_transition_v1()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -274,6 +301,14 @@ END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_claims_need_a_held_run_v1() FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.council_dispatch_lock_key_v1(dispatch_id uuid)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$ SELECT hashtextextended('council.dispatch:' || CAST(dispatch_id AS text), 0) $function$;
+REVOKE ALL ON FUNCTION public.council_dispatch_lock_key_v1(dispatch_id uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_dispatch_lock_key_v1(dispatch_id uuid) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_end_run_v1(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[])
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -323,6 +358,38 @@ END
 $function$;
 REVOKE ALL ON FUNCTION public.council_end_run_v1(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_end_run_v1(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[]) TO council_app;
+
+CREATE OR REPLACE FUNCTION public.council_end_run_v2(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[])
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_ended jsonb;
+    v_rivals jsonb;
+BEGIN
+    v_ended := council_end_run_v1(
+        p_run_id, p_attempt, p_round, p_sha256, p_body, p_byte_length, p_truncated, p_versions, p_evidence
+    );
+    IF v_ended -> 'run' = 'null'::jsonb OR coalesce(cardinality(p_versions), 0) = 0 THEN
+        RETURN v_ended || jsonb_build_object('rivals', '[]'::jsonb);
+    END IF;
+    SELECT coalesce(jsonb_agg(h.version_id ORDER BY h.version_id), '[]'::jsonb) INTO v_rivals
+    FROM (
+        SELECT DISTINCT ln.head_version_id AS version_id
+        FROM node_versions nv
+        JOIN threads th ON th.id = nv.thread_id
+        JOIN rule_sets rs ON rs.id = th.rule_set_id AND rs.body @> '{"exclusive_alternatives": true}'
+        CROSS JOIN LATERAL council_alternative_set_v1(nv.logical_node_id) AS a(id)
+        JOIN logical_nodes ln ON ln.id = a.id
+        WHERE nv.id = ANY (p_versions)
+          AND a.id <> nv.logical_node_id
+          AND ln.head_version_id IS NOT NULL
+    ) h;
+    RETURN v_ended || jsonb_build_object('rivals', v_rivals);
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_end_run_v2(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_end_run_v2(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[]) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_evaluation_id_v1(uuid, integer)
  RETURNS uuid
@@ -1059,6 +1126,39 @@ BEGIN
 END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_refuse_mutation_v1() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION public.council_round_state_v1(p_dispatch_id uuid, p_round integer)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_closed boolean;
+    v_versions jsonb;
+BEGIN
+    PERFORM pg_advisory_xact_lock(council_dispatch_lock_key_v1(p_dispatch_id));
+    SELECT NOT EXISTS (
+        SELECT 1 FROM agent_runs o
+        WHERE o.dispatch_id = p_dispatch_id AND o.round = p_round AND o.status NOT IN ('succeeded', 'failed')
+    ) INTO v_closed;
+    IF NOT v_closed THEN
+        RETURN jsonb_build_object('closed', false, 'versions', '[]'::jsonb);
+    END IF;
+    SELECT coalesce(jsonb_agg(t.node_version_id ORDER BY t.node_version_id), '[]'::jsonb) INTO v_versions
+    FROM (
+        SELECT DISTINCT touched.node_version_id
+        FROM agent_runs r
+        CROSS JOIN LATERAL (
+            SELECT c.node_version_id FROM claims c WHERE c.run_id = r.id
+            UNION ALL
+            SELECT v.id FROM node_versions v WHERE v.created_by_run_id = r.id
+        ) touched
+        WHERE r.dispatch_id = p_dispatch_id AND r.round = p_round
+    ) t;
+    RETURN jsonb_build_object('closed', true, 'versions', v_versions);
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_round_state_v1(p_dispatch_id uuid, p_round integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_round_state_v1(p_dispatch_id uuid, p_round integer) TO council_app;
 
 CREATE OR REPLACE FUNCTION public.council_run_moves_forward_v1()
  RETURNS trigger

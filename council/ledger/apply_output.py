@@ -261,8 +261,15 @@ def apply_output(
         result["edges"] = linked.ids
     touched = [*claimed, *result["nodes"], *versions, *linked.rivals]
     # each rival of what this output judged or linked is decided again (its derived disputes,
-    # the margin): a claim on one alternative changes every other's decision
-    result["touched_versions"] = list(dict.fromkeys([*touched, *Alternatives(conn).rival_heads(touched)]))
+    # the margin): a claim on one alternative changes every other's decision. An output that
+    # only claims has them from the statement that fenced the run, which read the rivals of
+    # the versions it claims on; one that makes or links versions changes the sets first.
+    only_claims = not (result["nodes"] or versions or output.edges)
+    if only_claims and facts is not None and set(claimed) == set(facts.claimable):
+        rivals = list(facts.rivals)
+    else:
+        rivals = Alternatives(conn).rival_heads(touched)
+    result["touched_versions"] = list(dict.fromkeys([*touched, *rivals]))
     summary: dict[str, object] = {key: len(ids) for key, ids in result.items()}
     if left_out:
         summary["control_left_out"] = left_out

@@ -90,7 +90,7 @@ class HeldRuns:
             event_payload: dict[str, object] | None = None,
             events_before: Sequence[dict[str, object]] = (),
             actor: str | None = None,
-        ) -> None: ...
+        ) -> object: ...
 
     def record(self, recorded: RecordedRun, *, actor: str, held_by: str | None = None) -> RunRecorded:
         """A run made outside the workers; ``exposed_to`` names runs whose

@@ -7,12 +7,14 @@ read in the same call and returned as one document. The request is then compiled
 and stored with its exposures in the same transaction (``Runs.store_request``). Nothing
 claimed is a state of the result (``done``, ``leased``, ``missing``), not an error.
 
-:func:`end_run` calls ``council_end_run_v1``: the writing transaction's first statement keeps
-the attempt's answer, fences the run and reads what the output check needs of the output's
-references (the check itself stays in Python: ``council.domain.output_check``). A fenced-out
-attempt is ``Ended(run=None)``, not an error. :func:`apply_run` calls ``council_apply_run_v1``:
-the claims and citations the writer checked (:class:`DeferredClaims`), then the run's end with
-its events, in one statement.
+:func:`end_run` calls ``council_end_run_v2`` (revision 0043): the writing transaction's first
+statement keeps the attempt's answer, fences the run and reads what the output check needs of
+the output's references (the check itself stays in Python: ``council.domain.output_check``),
+and the rival alternatives of what it claims on. A fenced-out attempt is ``Ended(run=None)``,
+not an error. :func:`apply_run` calls ``council_apply_run_v2``: the claims and citations the
+writer checked (:class:`DeferredClaims`), then the run's end with its events, then — for a run
+of a dispatch, under the dispatch's advisory lock — whether its round closed
+(:class:`~council.ledger.run_rows.RoundEnd`), in one statement: every run's end.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from council.domain.round_briefing import RoundBriefing
 from council.known_secrets import refuse_in_parameters
 from council.ledger.answers import answer_parameters
 from council.ledger.pg import Connection, column
-from council.ledger.run_rows import AgentDown, ClaimedRun, FencedRun
+from council.ledger.run_rows import AgentDown, ClaimedRun, FencedRun, RoundEnd
 
 BeginState = Literal["claimed", "done", "leased", "missing"]
 
@@ -146,6 +148,7 @@ class CheckFacts:
 
     claimable: dict[UUID, ClaimableVersion]
     attached: frozenset[UUID]
+    rivals: tuple[UUID, ...] = ()  # heads of the claimed versions' rival alternatives (evaluated next)
 
 
 class ClaimableVersion(TypedDict):
@@ -209,7 +212,8 @@ def end_run(
             "claimed_by_this_run": cast("str | None", found["claimed_by_this_run"]),
         }
     attached = frozenset(UUID(str(e)) for e in document["attached"])
-    return Ended(run=run, facts=CheckFacts(claimable=claimable, attached=attached))
+    rivals = tuple(UUID(str(v)) for v in document["rivals"])
+    return Ended(run=run, facts=CheckFacts(claimable=claimable, attached=attached, rivals=rivals))
 
 
 def apply_run(
@@ -224,9 +228,11 @@ def apply_run(
     error: str | None,
     lint_findings: list[dict[str, object]] | None,
     events: Sequence[dict[str, object]],
-) -> bool:
-    """Insert the writer's checked claims and citations, then end the run with its events
-    (as ``finish_run``), in one statement; whether the run was ended."""
+) -> RoundEnd | None:
+    """Insert the writer's checked claims and citations, then end the run with its events,
+    then, for a run of a dispatch, ask whether its round closed, in one statement: what it
+    found of the round (None: a run outside a dispatch, or an attempt that no longer owned
+    the run, so nothing was written)."""
     params = {
         "run_id": run_id,
         "attempt": attempt,
@@ -240,8 +246,16 @@ def apply_run(
         "events": json.dumps(list(events)),
     }
     refuse_in_parameters(params)  # it writes: the check every INSERT's parameters pass
-    [ended] = column(conn, "apply_run", bool, screen=False, **params)
-    return ended
+    [ended] = column(conn, "apply_run", dict, screen=False, **params)
+    state = ended["state"]
+    if not ended["ended"] or ended["dispatch_id"] is None or not isinstance(state, dict):
+        return None
+    return RoundEnd(
+        dispatch_id=UUID(str(ended["dispatch_id"])),
+        round=int(ended["round"]),
+        closed=bool(state["closed"]),
+        versions=tuple(UUID(str(v)) for v in state["versions"]),
+    )
 
 
 class RunPhases:

@@ -89,3 +89,17 @@ class RoundStance(TypedDict):
     type: str
     confidence: str  # the claim's numeric confidence, as text
     rationale: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnd:
+    """What a dispatched run's end found of its round, asked under the dispatch's lock
+    (``council_round_state_v1``): whether every run of it has ended, and then the node
+    versions it claimed on or made. ``opened``: the next round's runs, when the writing
+    transaction created and opened it (None: it did not; the follow-up decides)."""
+
+    dispatch_id: UUID
+    round: int
+    closed: bool
+    versions: tuple[UUID, ...] = ()
+    opened: tuple[UUID, ...] | None = None

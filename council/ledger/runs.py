@@ -34,7 +34,7 @@ from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one
 from council.ledger.run_phases import DeferredClaims, RunPhases, apply_run
-from council.ledger.run_rows import ClaimedRun, FencedRun, RoundStance
+from council.ledger.run_rows import ClaimedRun, FencedRun, RoundEnd, RoundStance
 from council.ledger.traces import Traces
 
 TERMINAL = TERMINAL_RUN_STATUSES
@@ -315,12 +315,13 @@ class Runs(HeldRuns, RunPhases):
         events_before: Sequence[dict[str, object]] = (),
         actor: str | None = None,
         deferred: DeferredClaims | None = None,
-    ) -> None:
+    ) -> RoundEnd | None:
         """The terminal state of a fenced run (``run`` is its fenced row), with its event,
-        in one statement; ``events_before`` (kind, actor, payload and, when the subject is
-        not the run, subject_id: events the caller deferred to it) are appended first, in order.
-        ``deferred``: checked claims and citations the writer left to this statement, inserted
-        first (:func:`council.ledger.run_phases.apply_run`)."""
+        in one statement (:func:`council.ledger.run_phases.apply_run`); ``events_before``
+        (kind, actor, payload and, when the subject is not the run, subject_id: events the
+        caller deferred to it) are appended first, in order. ``deferred``: checked claims and
+        citations the writer left to this statement, inserted first. What the end found of
+        the run's round, for a run of a dispatch (asked under the dispatch's lock)."""
         announced: list[dict[str, object]] = [
             *events_before,
             {
@@ -329,31 +330,17 @@ class Runs(HeldRuns, RunPhases):
                 "payload": {"attempt": attempt, **(event_payload or {})},
             },
         ]
-        if deferred is not None and (deferred.claims or deferred.citations):
-            apply_run(
-                self._conn,
-                run.id,
-                attempt,
-                deferred,
-                status=status,
-                usage=usage,
-                cost_usd=cost_usd,
-                error=error,
-                lint_findings=lint_findings,
-                events=announced,
-            )
-            return
-        execute(
+        return apply_run(
             self._conn,
-            "finish_run",
-            run_id=run.id,
-            attempt=attempt,
+            run.id,
+            attempt,
+            deferred if deferred is not None else DeferredClaims(),
             status=status,
-            usage=json.dumps(usage) if usage is not None else None,
+            usage=usage,
             cost_usd=cost_usd,
             error=error,
-            lint_findings=json.dumps(lint_findings) if lint_findings is not None else None,
-            events=json.dumps(announced),
+            lint_findings=lint_findings,
+            events=announced,
         )
 
     def release(

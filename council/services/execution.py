@@ -55,9 +55,10 @@ from council.domain.results.runs import Applied, Executed
 from council.domain.retry import RetryAt
 from council.errors import BadInput, Transient
 from council.ledger.run_phases import Begun
-from council.ledger.run_rows import ClaimedRun
+from council.ledger.run_rows import ClaimedRun, RoundEnd
 from council.services.evidence_reads import refuse_unread
 from council.services.in_tx.briefing import compile_for
+from council.services.in_tx.round_opening import open_at_close
 from council.services.ports import Tx, UnitOfWork
 from council.services.run_answers import kept_if_refused
 from council.services.run_calls import AttemptRecord, apply_answer, stored
@@ -228,7 +229,7 @@ def _attempt(
         )
     error: str | None = None
     try:
-        applied = converse_and_apply(uow, run, request, profile, runtime_for(profile.runtime), record)
+        landed = converse_and_apply(uow, run, request, profile, runtime_for(profile.runtime), record)
     except TransientLLMError as exc:
         unreachable = isinstance(exc, UnreachableLLMError)
         tries_unreachable = bill.count("unreachable_tries") if unreachable else 0
@@ -247,8 +248,9 @@ def _attempt(
     except InvalidOutput as exc:
         reason, failure, error = f"invalid output after one re-prompt: {exc}", None, str(exc)
     else:
-        if applied is None:
+        if landed is None:
             return Executed(run_id=run.id, status="fenced")
+        applied, ended = landed
         metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
         result = Executed(
             run_id=run.id,
@@ -256,7 +258,7 @@ def _attempt(
             touched_versions=applied.touched_versions,
             lint_findings=applied.lint_findings,
         )
-        return follow_up(uow, scheduler, run, result)
+        return follow_up(uow, scheduler, run, result, ended)
     return _failed(
         uow, scheduler, run, run.attempt, reason, bill=bill, record=record, failure=failure, error=error,
         profile=profile,
@@ -274,14 +276,15 @@ def converse_and_apply(
     profile: Profile,
     runtime: Runtime,
     record: AttemptRecord,
-) -> Applied | None:
+) -> tuple[Applied, RoundEnd | None] | None:
     """The one loop of every runtime: ask the runtime, check its answer and apply it,
     fenced on the attempt; an answer refused — it does not parse, cites what the run was
     neither given nor opened, or its apply refuses it — is re-prompted once with the
     reason, then :class:`InvalidOutput`. The answer is checked where it is written
     (:func:`apply_answer`: check, lint and apply in one transaction), so it is never
-    judged against a ledger older than the one it lands in. None: the attempt was fenced
-    out. Whatever each call was billed is in ``record`` however this ends."""
+    judged against a ledger older than the one it lands in. With what was written, what the
+    run's end found of its round (:func:`apply_answer`). None: the attempt was fenced out.
+    Whatever each call was billed is in ``record`` however this ends."""
     ask = Ask(request)
     while True:
         try:
@@ -292,7 +295,7 @@ def converse_and_apply(
             output = _checked(uow, run, answer)
             kept = (answer.round, answer.text)  # kept by the apply's transaction
             return apply_answer(
-                uow, run.id, run.attempt, output, bill=record.bill, record=record, answer=kept
+                uow, run.id, run.attempt, output, bill=record.bill, record=record, answer=kept, claimed=run
             )
         except (ValidationError, ValueError, BadInput) as exc:  # the answer was kept
             reason = one_line(exc)
@@ -359,12 +362,13 @@ def _failed(
     one owns the run) writes nothing and hands nothing on."""
     reason = " ".join(reason.split())[:2000] or "failed"
     usage, cost_usd = bill.stored(failure)
+    ended: RoundEnd | None = None
     with uow() as tx:
         fenced = tx.runs.fence(run.id, attempt)
         if fenced is not None:
             if record is not None:
                 tx.traces.record(run.id, attempt, record.traces, stored(record.opened))
-            tx.runs.finish(
+            ended = tx.runs.finish(
                 fenced,
                 attempt,
                 status="failed",
@@ -373,8 +377,10 @@ def _failed(
                 error=reason,
                 event_payload={"reason": reason},
             )
+            ended = open_at_close(tx, run, ended)
     if fenced is None:
         return Executed(run_id=run.id, status="fenced")
     if profile is not None and bill.calls:  # its tokens were used all the same
         metrics.count_usage(profile.provider, profile.model, bill.usage, bill.cost_usd)
-    return follow_up(uow, scheduler, run, Executed(run_id=run.id, status="failed", error=error or reason))
+    failed = Executed(run_id=run.id, status="failed", error=error or reason)
+    return follow_up(uow, scheduler, run, failed, ended)

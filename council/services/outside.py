@@ -157,7 +157,7 @@ def submit_output(
     with uow() as tx:
         run_id = tx.resolve("run", run)
         held = tx.runs.held(run_id, holder)
-        applied = apply_checked(tx, held, int(held["attempt"]), parsed, actor=f"{actor}:{held['agent']}")
+        applied, _ = apply_checked(tx, held, int(held["attempt"]), parsed, actor=f"{actor}:{held['agent']}")
     touched = applied.touched_versions
     evaluations: list[Evaluated] = []
     queued: list[UUID] = []

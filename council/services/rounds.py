@@ -12,40 +12,60 @@ failure to decide here sends the versions to the commit queue; the round is crea
 The round is opened in the transaction that creates its runs: its shared briefing — the
 thread as it stands once the round before is decided — is compiled and stored there
 (:func:`council.services.in_tx.briefing.open_round`), and every run of the round is
-compiled from it. The versions of a dispatch's last round go to the commit queue once it
-closes (:func:`evaluate_closed_round`): a dispatch's runs are evaluated once a round
+compiled from it. Whether a round closed is asked by each run's end, in its writing
+transaction, under the dispatch's lock (``council_round_state_v1``, revision 0043): the run
+that closes a round with nothing to decide first opens the next one in that same
+transaction (``council.services.in_tx.round_opening.open_at_close``); one that closes it
+with versions to decide hands them to :func:`open_next_round`, which decides them and then
+opens it. The versions of a dispatch's last round go to the commit queue once it closes
+(:func:`evaluate_closed_round`): a dispatch's runs are evaluated once a round
 (``council.services.run_followups``).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from uuid import UUID
 
 from council.adapters.scheduler import Scheduler
 from council.domain.protocol import decides_at_close
 from council.errors import CouncilError
 from council.services.consolidation import consolidate_many
-from council.services.in_tx.briefing import open_round
-from council.services.ports import Tx, UnitOfWork
+from council.services.in_tx.round_opening import opened_round
+from council.services.ports import UnitOfWork
 
 log = logging.getLogger(__name__)
 
 
 def open_next_round(
-    uow: UnitOfWork, scheduler: Scheduler, dispatch_id: UUID, round_no: int, *, mode: str, actor: str
+    uow: UnitOfWork,
+    scheduler: Scheduler,
+    dispatch_id: UUID,
+    round_no: int,
+    *,
+    mode: str,
+    actor: str,
+    closed: Sequence[UUID] | None = None,
 ) -> list[UUID]:
     """Decide what round ``round_no - 1`` claimed on (once it has ended; a council's proposing
     round decides nothing), then create round ``round_no`` (idempotent), open it and enqueue
-    its runs; the new runs' ids (none: not due, or created already). ``mode``: the dispatch's."""
-    with uow() as tx:
-        versions = tx.runs.closed_round_versions(dispatch_id, round_no - 1)
-        if versions is None:  # still open: the run that closes it creates the next (one statement)
-            return []
-        if not decides_at_close(mode, round_no - 1):
-            versions = []
-        if not versions:  # nothing to decide first: one transaction
-            created = _created(tx, dispatch_id, round_no)
+    its runs; the new runs' ids (none: not due, or created already). ``mode``: the dispatch's.
+    ``closed``: what the closed round touched, when the caller's end found it closed."""
+    created: list[UUID] = []
+    if closed is None:
+        with uow() as tx:
+            found = tx.runs.closed_round_versions(dispatch_id, round_no - 1)
+            if found is None:  # still open: the run that closes it creates the next
+                return []
+            versions = found if decides_at_close(mode, round_no - 1) else []
+            if not versions:  # nothing to decide first: one transaction
+                created = opened_round(tx, dispatch_id, round_no)
+    else:
+        versions = list(closed) if decides_at_close(mode, round_no - 1) else []
+        if not versions:
+            with uow() as tx:
+                created = opened_round(tx, dispatch_id, round_no)
     if versions:
         try:
             consolidate_many(uow, versions, actor=actor)
@@ -58,19 +78,9 @@ def open_next_round(
                 exc,
             )
         with uow() as tx:
-            created = _created(tx, dispatch_id, round_no)
+            created = opened_round(tx, dispatch_id, round_no)
     if created:
         scheduler.enqueue_runs(created)
-    return created
-
-
-def _created(tx: Tx, dispatch_id: UUID, round_no: int) -> list[UUID]:
-    """Round ``round_no``'s runs, created and opened in the caller's transaction (none when
-    another transaction created them: it opened the round)."""
-    created = tx.runs.next_round(dispatch_id, round_no)
-    if created:
-        open_round(tx, dispatch_id, round_no)
-        tx.runs.mark_queued(created)
     return created
 
 

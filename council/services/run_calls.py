@@ -22,8 +22,9 @@ from council.domain.bill import Bill
 from council.domain.output_check import References, references
 from council.domain.results.runs import Applied
 from council.errors import BadInput
-from council.ledger.run_rows import ClaimedRun
+from council.ledger.run_rows import ClaimedRun, RoundEnd
 from council.services.in_tx.output import apply_checked
+from council.services.in_tx.round_opening import open_at_close
 from council.services.ports import UnitOfWork
 from council.services.run_answers import keep_answer, kept_if_refused
 
@@ -90,12 +91,16 @@ def apply_answer(
     bill: Bill,
     record: AttemptRecord | None = None,
     answer: tuple[int, str] | None = None,
-) -> Applied | None:
+    claimed: ClaimedRun | None = None,
+) -> tuple[Applied, RoundEnd | None] | None:
     """Check and apply the output, lint its prose and close the run (with what it was
     billed, and an agent CLI's traces), in one transaction; None for a fenced-out attempt.
     An invalid output raises BadInput and nothing is written (the caller may re-prompt).
     ``answer`` (its round and text) is kept by the same transaction, first, whether or
-    not the attempt is fenced out; when the transaction rolls back, in one of its own."""
+    not the attempt is fenced out; when the transaction rolls back, in one of its own.
+    With what was written, what the run's end found of its round; when it closed it and
+    ``claimed`` (the run as claimed) says a next round follows with nothing to decide
+    first, the same transaction opens it (:func:`council.services.rounds.open_at_close`)."""
     kept = kept_if_refused(uow, run_id, attempt, answer) if answer is not None else nullcontext()
     usage, cost_usd = bill.stored()
     try:  # what the check will read, read by the statement that fences the run
@@ -115,7 +120,7 @@ def apply_answer(
             return None
         if record is not None:
             tx.traces.record(run_id, attempt, record.traces, stored(record.opened))
-        return apply_checked(
+        applied, round_end = apply_checked(
             tx,
             run,
             attempt,
@@ -125,3 +130,6 @@ def apply_answer(
             cost_usd=cost_usd,
             facts=ended.facts if refs is not None else None,
         )
+        if claimed is not None:
+            round_end = open_at_close(tx, claimed, round_end)
+        return applied, round_end

@@ -9,21 +9,23 @@ SELECT council_begin_run_v1(
 ) AS document
 
 -- end_run --
--- The writing transaction's first call (council_end_run_v1, revision 0042): keep what round
+-- The writing transaction's first call (council_end_run_v2, revision 0043): keep what round
 -- :round of the attempt returned (no answer: :sha256 NULL), whether or not the attempt still
 -- owns the run; fence the run (as fence_run); for a run it holds, read the output check's
--- facts of the versions it claims on (:versions) and the evidence it cites (:evidence).
-SELECT council_end_run_v1(
+-- facts of the versions it claims on (:versions) and the evidence it cites (:evidence), and
+-- the heads of those versions' rival alternatives (evaluated again after the run).
+SELECT council_end_run_v2(
     CAST(:run_id AS uuid), CAST(:attempt AS integer), CAST(:round AS integer), :sha256, :body,
     CAST(:byte_length AS integer), CAST(:truncated AS boolean), CAST(:versions AS uuid[]),
     CAST(:evidence AS uuid[])
 ) AS document
 
 -- apply_run --
--- The end of a run whose writer deferred its checked claims (council_apply_run_v1, revision
--- 0042): the claims (:claims) and citations (:citations) inserted, then the run's terminal
--- state, its attempt's record and its events (:events, in order), as finish_run; whether it ended.
-SELECT council_apply_run_v1(
+-- Every run's end (council_apply_run_v2, revision 0043): the claims (:claims) and citations
+-- (:citations) its writer checked and deferred, then the run's terminal state, its attempt's
+-- record and its events (:events, in order); then, for a run of a dispatch, whether its round
+-- closed, asked under the dispatch's lock (council_round_state_v1), with what it touched.
+SELECT council_apply_run_v2(
     CAST(:run_id AS uuid), CAST(:attempt AS integer), CAST(:claims AS jsonb), CAST(:citations AS jsonb),
     :status, CAST(:usage AS jsonb), CAST(:cost_usd AS double precision), :error,
     CAST(:lint_findings AS jsonb), CAST(:events AS jsonb)

@@ -119,36 +119,6 @@ WITH stored AS (
 )
 SELECT id FROM stored
 
--- finish_run --
--- The terminal state of a run, fenced on its attempt; the same statement ends
--- the attempt's record with the worker that held it (the lease owner it clears)
--- and appends the events of JSON array :events (kind, actor, payload, and
--- subject_id when the subject is not the run; thread the run's), in order.
-WITH finished AS (
-    UPDATE agent_runs a
-    SET status = :status,
-        usage = CAST(:usage AS jsonb),
-        cost_usd = :cost_usd,
-        error = :error,
-        lint_findings = CAST(:lint_findings AS jsonb),
-        finished_at = clock_timestamp(),
-        lease_owner = NULL,
-        lease_expires_at = NULL
-    FROM agent_runs held
-    WHERE a.id = :run_id AND held.id = a.id AND a.attempt = :attempt AND a.status = 'running'
-    RETURNING a.id, a.attempt, a.thread_id, held.lease_owner AS worker
-), logged AS (
-    INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
-    SELECT id, attempt, 'ended', worker, :status, :error FROM finished
-), announced AS (
-    INSERT INTO events (thread_id, kind, subject_id, actor, payload)
-    SELECT f.thread_id, e.value ->> 'kind', coalesce(e.value ->> 'subject_id', f.id::text), e.value ->> 'actor',
-           e.value -> 'payload'
-    FROM finished f, jsonb_array_elements(CAST(:events AS jsonb)) WITH ORDINALITY AS e(value, n)
-    ORDER BY e.n
-)
-SELECT id FROM finished
-
 -- next_round --
 -- Create round :next_round of a dispatch once every run of the round before (its
 -- control runs too) is terminal; idempotent (unique per dispatch, round and agent). Each

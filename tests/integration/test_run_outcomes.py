@@ -598,7 +598,7 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     assert (scheduler.runs, scheduler.evaluations) == ([], [])
     # And the attempt that owns the run still can
     done = run_calls.apply_answer(uow, run_id, 2, output, bill=Bill({"calls": 1}, None))
-    assert done is not None and len(done.claims) == 2
+    assert done is not None and len(done[0].claims) == 2
     assert _run(engine, run_id)["status"] == "succeeded"
     # And the attempts' record says who held each, and that the first lost its lease to the second
     assert [(a["attempt"], a["worker"], a["status"]) for a in _attempts(uow, run_id)] == [

@@ -50,7 +50,7 @@ def _commits() -> Iterator[list[str]]:
         psycopg.Connection.commit = commit  # type: ignore[method-assign]
 
 
-def test_a_one_round_api_run_is_two_transactions_and_a_read_of_its_round_and_keeps_its_answer(
+def test_a_one_round_api_run_is_two_transactions_and_keeps_its_answer(
     engine: Engine, uow: UnitOfWork, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # Given a provider that answers a valid output at once, to a dispatch of one run
@@ -62,10 +62,10 @@ def test_a_one_round_api_run_is_two_transactions_and_a_read_of_its_round_and_kee
         scheduler = Recorder()
         with _commits() as commits:
             assert execute_run(uow, scheduler, run_id).status == "succeeded"
-    # Then it took two transactions (claim with its stored request; keep, check and apply), and
-    # a third that only read whether its round had closed: it had, so the round's versions
-    # (what the run claimed on) were sent to be evaluated, once
-    assert len(commits) == 3
+    # Then it took two transactions (claim with its stored request; keep, check, apply and
+    # ask whether its round closed): it had, so the round's versions (what the run claimed
+    # on) were sent to be evaluated, once, with no transaction of their own
+    assert len(commits) == 2
     assert sorted(scheduler.evaluations) == sorted(heads)
     shown = show_run(uow, run_id)
     assert [(a.attempt, a.round, a.text) for a in shown.answers] == [(1, 0, answer)]

@@ -168,7 +168,10 @@ def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None
         "lock_node",
         "lock_proposal",
         "lock_thread_budget",
+        "round_closed_versions",
     ]
+    # whether a round closed is asked under the dispatch's key, as every run's end asks it
+    assert "council_round_state_v1(" in queries["round_closed_versions"]
 
 
 def test_the_simulated_latency_is_fixed_or_a_spread_drawn_per_answer() -> None:

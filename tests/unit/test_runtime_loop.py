@@ -133,7 +133,7 @@ def uses(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     applied = Applied(claims=[], nodes=[], versions=[], evidence=[], forks=[], pending_actions=[],
                       touched_versions=[])  # fmt: skip
-    monkeypatch.setattr(run_calls, "apply_checked", lambda *a, **k: applied)
+    monkeypatch.setattr(run_calls, "apply_checked", lambda *a, **k: (applied, None))
     return use
 
 

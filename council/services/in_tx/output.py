@@ -8,6 +8,7 @@ from typing import Any
 from council.domain.agent_output import AgentOutput
 from council.domain.results.runs import Applied
 from council.ledger.run_phases import CheckFacts, DeferredClaims
+from council.ledger.run_rows import RoundEnd
 from council.services.in_tx.lint import lint_prose
 from council.services.ports import Tx
 
@@ -22,18 +23,19 @@ def apply_checked(
     usage: dict[str, object] | None = None,
     cost_usd: float | None = None,
     facts: CheckFacts | None = None,
-) -> Applied:
+) -> tuple[Applied, RoundEnd | None]:
     """Inside the transaction that fenced ``run`` (its row) on ``attempt``: lint
     the output's prose, check and write it, and end the run succeeded. The one
     write path of every run's output, a worker's or an outside agent's. ``facts``: what the
-    output check needs, read by the call that fenced the run (``council_end_run_v1``)."""
+    output check needs, read by the call that fenced the run (``council_end_run_v2``).
+    With what was written, what the run's end found of its round (a run of a dispatch)."""
     findings = [
         f.json_document() for f in lint_prose(tx, run["thread_id"], _prose(output))
     ]  # before its writes
     later: list[dict[str, object]] = []  # its output_applied event, appended with the run's end
     deferred = DeferredClaims()  # its claims and citations, inserted by the run's end
     applied = tx.outputs.apply(run, output, actor=actor, later=later, facts=facts, deferred=deferred)
-    tx.runs.finish(
+    round_end = tx.runs.finish(
         run,
         attempt,
         status="succeeded",
@@ -44,7 +46,7 @@ def apply_checked(
         events_before=later,
         deferred=deferred,
     )
-    return applied.model_copy(update={"lint_findings": len(findings)})
+    return applied.model_copy(update={"lint_findings": len(findings)}), round_end
 
 
 def _prose(output: AgentOutput) -> str:
