@@ -17,7 +17,7 @@ from council.domain.requests import StoredRequest
 
 @dataclass(frozen=True, slots=True)
 class ClaimedRun:
-    """A run taken for one attempt (``claim_run``): the attempt number is its fencing token."""
+    """A run taken for one attempt (``council_begin_run_v1``): the attempt number is its fencing token."""
 
     id: UUID
     attempt: int

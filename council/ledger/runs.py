@@ -34,7 +34,7 @@ from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one
 from council.ledger.run_phases import DeferredClaims, RunPhases, apply_run
-from council.ledger.run_rows import ClaimedRun, FencedRun, RoundStance
+from council.ledger.run_rows import FencedRun, RoundStance
 from council.ledger.traces import Traces
 
 TERMINAL = TERMINAL_RUN_STATUSES
@@ -237,22 +237,6 @@ class Runs(HeldRuns, RunPhases):
         )
 
     # ----------------------------------------------------------------- attempts
-
-    def claim(
-        self, run_id: UUID, *, owner: str, lease_s: float, held_attempt: int | None = None
-    ) -> ClaimedRun | None:
-        """Take the run for a new attempt, or None when it is done or leased elsewhere;
-        ``owner`` (the worker) is recorded as the attempt's. ``held_attempt``: the
-        attempt this task held when a transient error cut it off, taken over at once."""
-        return fetch_one(
-            self._conn,
-            "claim_run",
-            ClaimedRun,
-            run_id=run_id,
-            owner=owner,
-            lease_s=lease_s,
-            held_attempt=held_attempt,
-        )
 
     def fence(self, run_id: UUID, attempt: int) -> FencedRun | None:
         """The run's row, locked, if this attempt still owns it (None: fenced out)."""
