@@ -77,15 +77,3 @@ class FencedRun(Mapping[str, object]):
 
 
 _FENCED = tuple(f.name for f in fields(FencedRun))
-
-
-class RoundStance(TypedDict):
-    """A stance of a dispatch's previous round, as a deliberative run is shown it."""
-
-    claim_id: UUID
-    run_id: UUID
-    agent: str
-    node_version_id: UUID
-    type: str
-    confidence: str  # the claim's numeric confidence, as text
-    rationale: str

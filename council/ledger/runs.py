@@ -23,6 +23,7 @@ from council.domain.protocol import CONTROLLED_MODES, CONTROLS_REFUSED
 from council.domain.requests import CompiledRequest, Exposure
 from council.domain.results.runs import DispatchedRun, RunShown, RunSummary
 from council.domain.reviewers import Reviewers
+from council.domain.round_briefing import ShownStance
 from council.domain.vocabulary import DISPATCH_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger.answers import Answers, answer_parameters
@@ -34,7 +35,7 @@ from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one
 from council.ledger.run_phases import DeferredClaims, RunPhases, apply_run
-from council.ledger.run_rows import FencedRun, RoundStance
+from council.ledger.run_rows import FencedRun
 from council.ledger.traces import Traces
 
 TERMINAL = TERMINAL_RUN_STATUSES
@@ -231,9 +232,10 @@ class Runs(HeldRuns, RunPhases):
         """Versions not yet consolidated whose council (min_council_answered) the ended run sat on."""
         return column(self._conn, "quorum_versions", UUID, run_id=run_id)
 
-    def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[RoundStance]:
+    def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[ShownStance]:
+        """The stances of round ``round_no`` as the next deliberative round is shown them, in order."""
         return fetch(
-            self._conn, "previous_round_stances", RoundStance, dispatch_id=dispatch_id, round=round_no
+            self._conn, "previous_round_stances", ShownStance, dispatch_id=dispatch_id, round=round_no
         )
 
     # ----------------------------------------------------------------- attempts

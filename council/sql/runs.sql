@@ -129,9 +129,10 @@ ORDER BY n.agent, n.k
 
 -- previous_round_stances --
 -- The stances of a dispatch's previous round: what a deliberative run is shown (never a
--- control run's: a control is no member of the council).
-SELECT c.id AS claim_id, c.run_id, r.agent, c.node_version_id, c.claim_type AS type,
-       c.confidence::text AS confidence, c.rationale
+-- control run's: a control is no member of the council), every value as text, in the
+-- order shown (a uuid orders as its text does).
+SELECT c.id::text AS claim_id, c.run_id::text AS run_id, r.agent, c.node_version_id::text AS node_version_id,
+       c.claim_type AS type, c.confidence::text AS confidence, c.rationale
 FROM agent_runs r JOIN claims c ON c.run_id = r.id
 WHERE r.dispatch_id = :dispatch_id AND r.round = :round AND r.status = 'succeeded' AND r.control_of IS NULL
 ORDER BY c.node_version_id, c.id
