@@ -19,8 +19,8 @@ from council.ledger.citations import (
     resolved,
 )
 from council.ledger.events import append_many
-from council.ledger.held_runs import hold_by_hand
-from council.ledger.lookup import require, resolve
+from council.ledger.held_runs import HandRun, hold_by_hand
+from council.ledger.lookup import require_row, resolve
 from council.ledger.nodes import VersionRow
 from council.ledger.pg import Connection, fetch
 from council.ledger.run_phases import DeferredClaims
@@ -41,7 +41,7 @@ class Claims:
         worker's output, an MCP session's submission)."""
         conn = self._conn
         run_id = resolve(conn, "agent_runs", run, "run")
-        row = require(conn, "agent_runs", run_id, "run", lock=True)
+        row = require_row(conn, "agent_runs", HandRun, run_id, "run", lock=True)
         checked = [_resolved(conn, claim) for claim in claims]  # an unknown id first: not found
         if not held:
             hold_by_hand(conn, row, actor)
