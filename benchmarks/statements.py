@@ -49,7 +49,6 @@ PHASES = (
     ("store_request", "council/ledger/runs.py", "request: store it with its exposures"),
     ("_prepare", "council/services/execution.py", "request: the rest (opened evidence)"),
     ("begin_run", "council/ledger/run_phases.py", "claim and briefing (begin_run_v1)"),
-    ("claim", "council/ledger/runs.py", "claim"),
     ("try_run", "council/services/execution.py", "claim: BEGIN/COMMIT"),
     ("quorum_versions", "council/ledger/runs.py", "follow-up: quorum"),
     ("open_next_round", "council/services/rounds.py", "follow-up: next round"),

@@ -69,10 +69,11 @@ def timed_steps() -> list[tuple[Any, str, str]]:
     import council.services.in_tx.output as in_tx_output
     import council.services.run_calls as run_calls
     from council.agents import gateway
+    from council.ledger.run_phases import RunPhases
     from council.ledger.runs import Runs
 
     return [
-        (Runs, "claim", "claim"),
+        (RunPhases, "begin", "claim and briefing, one call"),
         (execution, "compile_for", "compile the briefing"),
         (Runs, "store_request", "store the request"),
         (gateway, "complete", "the model call (litellm)"),

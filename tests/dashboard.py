@@ -37,7 +37,7 @@ def worker_run(
             thread_id=ledger.thread_id, profiles=[profile], mode=mode, rounds=1, actor=ACTOR
         )
     with ledger.uow() as tx:
-        claimed = tx.runs.claim(run_id, owner="test-worker", lease_s=300)
+        claimed = tx.runs.begin(run_id, owner="test-worker", lease_s=300).run
     assert claimed is not None
     request = CompiledRequest(
         model=profile.model,

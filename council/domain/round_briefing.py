@@ -15,7 +15,6 @@ Values only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -29,7 +28,8 @@ FORMAT: Final = "council-round-briefing-v1"
 
 
 class ShownStance(BaseModel):
-    """A stance of the previous round as a deliberative run is shown it (every value as text)."""
+    """A stance of the previous round as a deliberative run is shown it (every value as text;
+    the ledger reads them so, ordered by version then claim: ``previous_round_stances``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -91,13 +91,3 @@ class RoundBriefing(BaseModel):
         """The round's briefing without the previous round's stances: what a control run of a
         deliberative round is compiled from (no stance shown, none recorded as its exposure)."""
         return self.model_copy(update={"previous_round": []}) if self.previous_round else self
-
-
-def shown_stances(stances: Sequence[Mapping[str, object]]) -> list[ShownStance]:
-    """The previous round's stances as shown: every value as text, in (version, claim) order."""
-    shown = [ShownStance.model_validate({k: _text(v) for k, v in s.items()}) for s in stances]
-    return sorted(shown, key=lambda s: (s.node_version_id, s.claim_id))
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)

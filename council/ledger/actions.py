@@ -7,7 +7,7 @@ from council.domain.commands import IdRef, NewAction
 from council.domain.results.graph import Action, Closed
 from council.errors import BadInput
 from council.ledger.events import append
-from council.ledger.lookup import InThread, require, require_in_thread, resolve
+from council.ledger.lookup import InThread, StatusInThread, require, require_in_thread, require_row, resolve
 from council.ledger.nodes import VersionRow
 from council.ledger.pg import Connection, execute, fetch
 from council.ledger.threads import main_branch_id
@@ -60,7 +60,7 @@ class Actions:
         reason = v.text(reason, "reason", v.MAX_REASON)
         conn = self._conn
         action_id = resolve(conn, "pending_actions", action, "pending action")
-        row = require(conn, "pending_actions", action_id, "pending action", lock=True)
+        row = require_row(conn, "pending_actions", StatusInThread, action_id, "pending action", lock=True)
         if row["status"] != "open":
             raise BadInput(f"pending action {action_id} is already {row['status']}")
         execute(conn, "close_action", action_id=action_id, status=status, reason=reason, actor=actor)

@@ -2,7 +2,7 @@
 when its lease owner is cleared.
 
 Each attempt appends a ``claimed`` row (written by the statement that claims
-the run, ``claim_run``) and an ``ended`` row with its status and reason
+the run, ``council_begin_run_v1``) and an ``ended`` row with its status and reason
 (written by the statement that finishes or releases it, or by the claim that
 takes over an expired lease). Rows are immutable (migration 0006).
 Named SQL: council/sql/run_records.sql.

@@ -19,14 +19,20 @@ from council.ledger.lookup import (
     StatusInThread,
     require,
     require_in_thread,
-    require_same_thread,
+    require_row,
     resolve,
 )
+from council.ledger.nodes import VersionRow
 from council.ledger.pg import execute, fetch
 from council.ledger.threads import main_branch_id
 
 if TYPE_CHECKING:  # events.append and the lookups take it until they run on psycopg alone
     from council.ledger.pg import Connection
+
+
+class _BranchRow(StatusInThread):
+    kind: str
+    parent_branch_id: UUID | None
 
 
 class Branches:
@@ -95,7 +101,7 @@ class Branches:
         rationale = v.text(rationale, "rationale", v.MAX_RATIONALE)
         conn = self._conn
         source_id = resolve(conn, "branches", source, "branch")
-        row = require(conn, "branches", source_id, "branch", lock=True)
+        row = require_row(conn, "branches", _BranchRow, source_id, "branch", lock=True)
         if row["kind"] == "main":
             raise BadInput("the main branch cannot be merged into another branch")
         if row["status"] != "active":
@@ -103,13 +109,15 @@ class Branches:
         target_id = (
             resolve(conn, "branches", target, "branch") if target is not None else row["parent_branch_id"]
         )
-        require_same_thread(require(conn, "branches", target_id, "branch"), row["thread_id"], "branch")
+        if target_id is None:  # only main has no parent, refused above
+            raise BadInput(f"branch {source_id} has no parent branch to merge into")
+        require_in_thread(conn, "branches", InThread, target_id, row["thread_id"], "branch")
         if target_id == source_id:
             raise BadInput("a branch cannot be merged into itself")
         preferred_id = None
         if preferred_version is not None:
             preferred_id = resolve(conn, "node_versions", preferred_version, "node version")
-            version = require(conn, "node_versions", preferred_id, "node version")
+            version = require_row(conn, "node_versions", VersionRow, preferred_id, "node version")
             if version["branch_id"] not in (source_id, target_id):
                 raise BadInput("the preferred version must lie on the source or target branch")
         merged = fetch(
@@ -140,7 +148,7 @@ class Branches:
         reason = v.text(reason, "reason", v.MAX_REASON)
         conn = self._conn
         branch_id = resolve(conn, "branches", branch, "branch")
-        row = require(conn, "branches", branch_id, "branch", lock=True)
+        row = require_row(conn, "branches", _BranchRow, branch_id, "branch", lock=True)
         if row["kind"] == "main":
             raise BadInput("the main branch cannot be closed")
         if row["status"] != "active":

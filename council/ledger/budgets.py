@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, TypedDict
 from uuid import UUID
@@ -19,20 +18,14 @@ from council.domain.results.budgets import (
     BudgetState,
     Reservation,
     ThreadBudget,
+    money,
 )
 from council.ledger.events import append
 from council.ledger.locks import lock_thread_budget
-from council.ledger.pg import fetch
+from council.ledger.pg import execute, fetch
 
 if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
     from council.ledger.pg import Connection
-
-
-class _SettingRow(TypedDict):
-    usd: Decimal | None
-    reason: str
-    actor: str
-    set_at: datetime
 
 
 class _ReservedRow(TypedDict):
@@ -51,24 +44,14 @@ class StateRow(TypedDict):
     reserved_usd: Decimal
 
 
-def _money(value: Decimal | None) -> float | None:
-    return None if value is None else round(float(value), 6)
-
-
 def shown_state(row: StateRow) -> BudgetState:
     usd = row["usd"]
     remaining = None if usd is None else usd - row["spent_usd"] - row["reserved_usd"]
     return BudgetState(
-        usd=_money(usd),
+        usd=money(usd),
         spent_usd=round(float(row["spent_usd"]), 6),
         reserved_usd=round(float(row["reserved_usd"]), 6),
-        remaining_usd=_money(remaining),
-    )
-
-
-def _setting(row: _SettingRow) -> BudgetSetting:
-    return BudgetSetting(
-        usd=_money(row["usd"]), reason=row["reason"], actor=row["actor"], set_at=row["set_at"]
+        remaining_usd=money(remaining),
     )
 
 
@@ -89,10 +72,9 @@ class Budgets:
         Taken under the budget lock, so it orders with the dispatches reserving against it."""
         reason = v.text(reason, "reason", v.MAX_REASON, allow_empty=True)
         self.lock(thread_id)
-        fetch(
+        execute(
             self._conn,
             "add_thread_budget",
-            _SettingRow,
             thread_id=thread_id,
             usd=usd,
             reason=reason,
@@ -108,12 +90,8 @@ class Budgets:
         )
 
     def of_thread(self, thread_id: UUID) -> ThreadBudget:
-        history = fetch(self._conn, "thread_budget_history", _SettingRow, thread_id=thread_id)
-        return ThreadBudget(
-            thread_id=thread_id,
-            state=shown_state(self.state(thread_id)),
-            history=[_setting(row) for row in history],
-        )
+        history = fetch(self._conn, "thread_budget_history", BudgetSetting, thread_id=thread_id)
+        return ThreadBudget(thread_id=thread_id, state=shown_state(self.state(thread_id)), history=history)
 
     def reserve(
         self,
@@ -154,7 +132,7 @@ class Budgets:
             return None
         return Reservation(
             usd=round(float(sum((r["run_usd"] * r["runs"] for r in found), Decimal(0))), 6),
-            budget_usd=_money(found[0]["dispatch_budget_usd"]),
+            budget_usd=money(found[0]["dispatch_budget_usd"]),
             agents=[
                 AgentReservation(
                     agent=r["agent"],

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
-from decimal import Decimal
 from typing import Any, TypedDict
 from uuid import UUID, uuid4
 
 from council.domain.commands import Cite, IdRef, NewClaim
-from council.domain.results.graph import ClaimAdded
+from council.domain.results.graph import Claim, ClaimAdded
 from council.errors import BadInput, NotFound
 from council.ledger.citations import (
     CitingVersion,
@@ -21,23 +19,11 @@ from council.ledger.citations import (
     resolved,
 )
 from council.ledger.events import append_many
-from council.ledger.held_runs import hold_by_hand
-from council.ledger.lookup import require, resolve
+from council.ledger.held_runs import HandRun, hold_by_hand
+from council.ledger.lookup import require_row, resolve
 from council.ledger.nodes import VersionRow
 from council.ledger.pg import Connection, fetch
 from council.ledger.run_phases import DeferredClaims
-
-
-class ClaimRow(TypedDict):
-    """A row of ``claims``."""
-
-    id: UUID
-    run_id: UUID
-    node_version_id: UUID
-    claim_type: str
-    confidence: Decimal
-    rationale: str
-    created_at: datetime
 
 
 class Claims:
@@ -55,7 +41,7 @@ class Claims:
         worker's output, an MCP session's submission)."""
         conn = self._conn
         run_id = resolve(conn, "agent_runs", run, "run")
-        row = require(conn, "agent_runs", run_id, "run", lock=True)
+        row = require_row(conn, "agent_runs", HandRun, run_id, "run", lock=True)
         checked = [_resolved(conn, claim) for claim in claims]  # an unknown id first: not found
         if not held:
             hold_by_hand(conn, row, actor)
@@ -102,10 +88,8 @@ def write_checked_claims(
     run_id = run["id"]
     keys = [uuid4() for _ in claims]  # client-side keys put the batch's returned rows back in order
     returned = {
-        row["id"]: row
-        for row in fetch(
-            conn, "add_claims", ClaimRow, run_id=run_id, claims=json.dumps(_values(keys, claims))
-        )
+        row.id: row
+        for row in fetch(conn, "add_claims", Claim, run_id=run_id, claims=json.dumps(_values(keys, claims)))
     }
     rows = [returned[key] for key in keys]
     citation_ids = insert_citations_many(conn, _citing(versions, claims, keys), run_id=run_id)
@@ -117,10 +101,7 @@ def write_checked_claims(
         ]
     else:
         append_many(conn, "claim.added", actor=actor, thread_id=run["thread_id"], items=items)
-    return [
-        ClaimAdded.model_validate({**row, "citation_ids": ids})
-        for row, ids in zip(rows, citation_ids, strict=True)
-    ]
+    return [ClaimAdded(**dict(row), citation_ids=ids) for row, ids in zip(rows, citation_ids, strict=True)]
 
 
 def defer_checked_claims(

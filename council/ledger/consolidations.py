@@ -21,7 +21,8 @@ from council.domain.results.consolidation import (
 from council.domain.snapshot import Snapshot, manifest_of
 from council.errors import NotFound
 from council.ledger import evaluation_chains
-from council.ledger.lookup import require
+from council.ledger.lookup import require, require_row
+from council.ledger.nodes import VersionRow
 from council.ledger.pg import column, fetch, fetch_one
 from council.ledger.snapshots import current_snapshot, snapshot_from_manifest, snapshots_from_manifests
 
@@ -118,7 +119,8 @@ class Consolidations:
     def history(self, version_id: UUID) -> History:
         """Every consolidation and recorded evaluation of the version's logical node."""
         conn = self._conn
-        node_id = require(conn, "node_versions", version_id, "node version")["logical_node_id"]
+        version = require_row(conn, "node_versions", VersionRow, version_id, "node version")
+        node_id = version["logical_node_id"]
         consolidations = [
             RecordedConsolidation.model_validate({**r, "reasons": r["decision"]["reasons"]})
             for r in fetch(conn, "node_consolidations", ConsolidationRow, logical_node_id=node_id)

@@ -8,9 +8,9 @@ it is ``running`` with its holder as lease owner and no lease expiry. Part of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 from uuid import UUID
 
 from council.domain import validate as v
@@ -21,7 +21,7 @@ from council.domain.results.runs import RunClosed, RunRecorded
 from council.domain.vocabulary import TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger.events import append
-from council.ledger.lookup import require, require_same_thread, resolve
+from council.ledger.lookup import InThread, require, require_row, require_same_thread, resolve
 from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one, id_of
 from council.ledger.run_rows import FencedRun
 
@@ -33,7 +33,19 @@ def recorder(actor: str) -> str:
     return RECORDER_PREFIX + actor
 
 
-def refuse_unheld(run: Mapping[str, Any], actor: str) -> None:
+class HandRun(TypedDict):
+    """The columns of a run's row that a claim by hand is checked against."""
+
+    id: UUID
+    thread_id: UUID
+    attempt: int
+    agent: str
+    mode: str
+    status: str
+    lease_owner: str | None
+
+
+def refuse_unheld(run: HandRun, actor: str) -> None:
     """Claims by hand (`council claim add`, ``POST /runs/{id}/claims``) land only on a run
     recorded by hand (`council run record`) that its recorder, ``actor``, has not closed:
     a worker's run claims only through its own fenced output, a run begun over MCP only
@@ -60,7 +72,7 @@ def refuse_unheld(run: Mapping[str, Any], actor: str) -> None:
         )
 
 
-def hold_by_hand(conn: Connection, run: Mapping[str, object], actor: str) -> None:
+def hold_by_hand(conn: Connection, run: HandRun, actor: str) -> None:
     """Hold a run recorded by hand (its row, locked) that ``actor`` may add claims to
     (:func:`refuse_unheld`): fence it at its attempt, so this transaction holds it — the
     database accepts a claim only from a run its inserting transaction fenced (revision 0041)."""
@@ -110,10 +122,11 @@ class HeldRuns:
         parent_id = None
         if recorded.parent_run is not None:
             parent_id = resolve(conn, "agent_runs", recorded.parent_run, "parent run")
-            require_same_thread(require(conn, "agent_runs", parent_id, "parent run"), thread_id, "parent run")
+            parent = require_row(conn, "agent_runs", InThread, parent_id, "parent run")
+            require_same_thread(parent, thread_id, "parent run")
         exposed_to = [resolve(conn, "agent_runs", other, "run") for other in recorded.exposed_to]
         for other in exposed_to:
-            require_same_thread(require(conn, "agent_runs", other, "run"), thread_id, "run")
+            require_same_thread(require_row(conn, "agent_runs", InThread, other, "run"), thread_id, "run")
         [run] = fetch(
             conn,
             "add_held_run",
@@ -165,14 +178,14 @@ class HeldRuns:
     def close(self, run_id: UUID, *, actor: str) -> RunClosed:
         """End a run recorded by hand, succeeded: from now on it takes no claim. Only its
         recorder closes it; bad input for anyone else's run or one already over."""
-        found = require(self._conn, "agent_runs", run_id, "run", lock=True)
+        found = require_row(self._conn, "agent_runs", HandRun, run_id, "run", lock=True)
         refuse_unheld(found, actor)
-        run = self.fence(run_id, int(found["attempt"]))
+        run = self.fence(run_id, found["attempt"])
         assert run is not None  # locked above, running and held by its recorder
         [claims] = column(self._conn, "run_claim_count", int, run_id=run_id)
         self.finish(
             run,
-            int(found["attempt"]),
+            found["attempt"],
             status="succeeded",
             actor=actor,
             event_payload={"closed": True, "claims": claims},

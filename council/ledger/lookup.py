@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import TypedDict, TypeVar
 from uuid import UUID
 
 from council.domain.ids import MIN_PREFIX, parse_id
 from council.errors import BadInput, NotFound
-from council.ledger.pg import Connection, Row, column, fetch, fetch_one
+from council.ledger.pg import Connection, column, fetch, fetch_one
 
 TableRef = str
 R = TypeVar("R")
+
+
+class _Id(TypedDict):
+    id: UUID
 
 
 class InThread(TypedDict):
@@ -76,18 +80,19 @@ def _bounds(digits: str) -> tuple[UUID, UUID]:
     return UUID(digits.ljust(32, "0")), UUID(digits.ljust(32, "f"))
 
 
-def require(conn: Connection, table: TableRef, row_id: UUID, what: str, *, lock: bool = False) -> Any:
-    """Return the row with ``row_id`` or raise NotFound naming ``what``."""
-    found = fetch_one(conn, _query(table, "_locked" if lock else ""), Row, id=row_id)
-    if found is None:
-        raise NotFound(f"no {what} with id {row_id}")
-    return found
+def require(conn: Connection, table: TableRef, row_id: UUID, what: str, *, lock: bool = False) -> None:
+    """NotFound naming ``what`` unless ``table`` holds a row with ``row_id`` (``lock``: locked
+    to the end of the transaction). To read the row, :func:`require_row`."""
+    require_row(conn, table, _Id, row_id, what, lock=lock)
 
 
-def require_row(conn: Connection, table: TableRef, shape: type[R], row_id: UUID, what: str) -> R:
-    """The row with ``row_id`` as ``shape`` (a TypedDict of the table's columns), or
-    NotFound naming ``what``."""
-    found = fetch_one(conn, _query(table, ""), shape, id=row_id)
+def require_row(
+    conn: Connection, table: TableRef, shape: type[R], row_id: UUID, what: str, *, lock: bool = False
+) -> R:
+    """The row with ``row_id`` as ``shape`` (a TypedDict of the table's columns it reads, or
+    the result type made from its row), or NotFound naming ``what``; ``lock``: locked to the
+    end of the transaction."""
+    found = fetch_one(conn, _query(table, "_locked" if lock else ""), shape, id=row_id)
     if found is None:
         raise NotFound(f"no {what} with id {row_id}")
     return found

@@ -19,7 +19,7 @@ from council.known_secrets import refuse_known_secret
 from council.ledger.alternatives import Alternatives
 from council.ledger.citations import check_cited, insert_citations, resolved
 from council.ledger.events import append
-from council.ledger.held_runs import hold_by_hand
+from council.ledger.held_runs import HandRun, hold_by_hand
 from council.ledger.locks import lock_node
 from council.ledger.lookup import (
     InThread,
@@ -50,6 +50,13 @@ class VersionRow(TypedDict):
     created_at: datetime
 
 
+class _LogicalNode(TypedDict):
+    thread_id: UUID
+    branch_id: UUID
+    head_version_id: UUID
+    head_version_no: int
+
+
 class Nodes:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
@@ -70,7 +77,7 @@ class Nodes:
         cites = resolved(conn, node.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
         if run_id is not None and not held:
-            hold_by_hand(conn, require(conn, "agent_runs", run_id, "run", lock=True), actor)
+            hold_by_hand(conn, require_row(conn, "agent_runs", HandRun, run_id, "run", lock=True), actor)
         [node_id] = column(conn, "add_logical_node", UUID, thread_id=thread_id, branch_id=branch["id"])
         version = _insert_version(
             conn, node_id, thread_id, branch["id"], 1, None, node.content, node.status, run_id
@@ -126,23 +133,23 @@ class Nodes:
         logical_node_id = resolve(conn, "logical_nodes", new.logical_node, "logical node")
         if any(kind == "contradicts" for kind, _ in new.edges):  # the alternatives key before the row lock
             Alternatives(conn).lock(
-                require(conn, "logical_nodes", logical_node_id, "logical node")["thread_id"]
+                require_row(conn, "logical_nodes", InThread, logical_node_id, "logical node")["thread_id"]
             )
         # Locking the logical node serialises version numbering.
-        node = require(conn, "logical_nodes", logical_node_id, "logical node", lock=True)
+        node = require_row(conn, "logical_nodes", _LogicalNode, logical_node_id, "logical node", lock=True)
         thread_id = node["thread_id"]
         run_id = _run(conn, new.run, thread_id)
         edges = _resolved_edges(conn, new.edges, thread_id)
         cites = resolved(conn, new.cites)
         check_cited(conn, thread_id, [UUID(str(c.evidence)) for c in cites])
         if run_id is not None and not held:
-            hold_by_hand(conn, require(conn, "agent_runs", run_id, "run", lock=True), actor)
+            hold_by_hand(conn, require_row(conn, "agent_runs", HandRun, run_id, "run", lock=True), actor)
         version = _insert_version(
             conn,
             logical_node_id,
             thread_id,
             node["branch_id"],
-            int(node["head_version_no"]) + 1,
+            node["head_version_no"] + 1,
             node["head_version_id"],
             new.content,
             new.status,
@@ -171,7 +178,7 @@ class Nodes:
         reason = v.text(reason, "reason", v.MAX_REASON)
         conn = self._conn
         version_id = resolve(conn, "node_versions", version, "node version")
-        row = require(conn, "node_versions", version_id, "node version")
+        row = require_row(conn, "node_versions", VersionRow, version_id, "node version")
         # Status moves serialise with the committer on the node's lock.
         lock_node(conn, row["logical_node_id"])
         current = self.status_of(version_id)

@@ -16,8 +16,8 @@ from council.ledger.memory import MemoryState, move_memory
 from council.ledger.pg import Connection, column, execute, fetch, fetch_one
 
 if TYPE_CHECKING:
+    from council.domain.results.retraction import Proposal
     from council.ledger.consolidations import ConsolidationRow
-    from council.ledger.retraction_votes import ProposalRow
 
 
 class _Version(TypedDict):
@@ -27,7 +27,7 @@ class _Version(TypedDict):
 
 
 def restore_retraction(
-    conn: Connection, proposal: ProposalRow, consolidation: ConsolidationRow, *, reason: str, actor: str
+    conn: Connection, proposal: Proposal, consolidation: ConsolidationRow, *, reason: str, actor: str
 ) -> None:
     """Undo a retraction by explicit adjudication (call under the node's lock,
     from :meth:`locked_for_adjudication`): the proposal moves retracted →
@@ -35,10 +35,8 @@ def restore_retraction(
     version to resolved. Refused while another consolidation of the node is
     live or a newer version exists (restore that one, or consolidate it)."""
     reason = v.text(reason, "reason", v.MAX_REASON)
-    if proposal["status"] != "retracted":
-        raise BadInput(
-            f"proposal {proposal['id']} is {proposal['status']}; only a retracted one can be restored"
-        )
+    if proposal.status != "retracted":
+        raise BadInput(f"proposal {proposal.id} is {proposal.status}; only a retracted one can be restored")
     if consolidation["status"] != "retracted":
         raise BadInput(f"consolidation {consolidation['id']} is {consolidation['status']}, not retracted")
     live = column(conn, "restore_live_rival", UUID, logical_node_id=consolidation["logical_node_id"])
@@ -67,14 +65,14 @@ def restore_retraction(
     execute(
         conn,
         "restore_proposal",
-        proposal_id=proposal["id"],
+        proposal_id=proposal.id,
         reason=why,
         actor=actor,
         details=json.dumps(details),
     )
     execute(conn, "restore_consolidation", consolidation_id=consolidation["id"], reason=why, actor=actor)
     [memory] = fetch(conn, "consolidation_memory_item", MemoryState, consolidation_id=consolidation["id"])
-    move_memory(conn, memory, "stable", why, actor, {"proposal_id": str(proposal["id"])})
+    move_memory(conn, memory, "stable", why, actor, {"proposal_id": str(proposal.id)})
     [current] = column(conn, "version_status", str, version_id=version["id"])
     if current in ("open", "tentative"):
         execute(
@@ -90,7 +88,7 @@ def restore_retraction(
         conn,
         "retraction.restored",
         actor=actor,
-        thread_id=proposal["thread_id"],
-        subject_id=proposal["id"],
+        thread_id=proposal.thread_id,
+        subject_id=proposal.id,
         payload={"consolidation_id": str(consolidation["id"]), **details},
     )

@@ -20,6 +20,7 @@ from typing import TypedDict, cast
 from uuid import UUID
 
 from council.domain import validate as v
+from council.domain.counterfactual import RuleSet
 from council.domain.results.retraction import Proposal, Vote
 from council.domain.vocabulary import VOTES
 from council.errors import BadInput
@@ -33,7 +34,6 @@ from council.ledger.pg import Connection, column, execute, fetch
 from council.ledger.restore import restore_retraction
 from council.ledger.retraction_votes import (
     Briefing,
-    ProposalRow,
     Voters,
     briefing,
     proposal,
@@ -70,7 +70,9 @@ class _Opened(TypedDict):
     id: UUID
 
 
-class _ShownProposal(ProposalRow):
+class _ShownProposal(Proposal):
+    """A proposal with its consolidation's node version and that version's content."""
+
     node_version_id: UUID
     content: str
 
@@ -185,7 +187,7 @@ class Retractions:
         return self.get(proposal_id)
 
     def get(self, proposal_id: UUID) -> Proposal:
-        return Proposal.model_validate(proposal(self._conn, proposal_id))
+        return proposal(self._conn, proposal_id)
 
     def vote(
         self,
@@ -210,7 +212,7 @@ class Retractions:
         runs' agents), its transitions and its voters for independence grouping."""
         conn = self._conn
         rows = fetch(conn, "proposals_of_thread", _ShownProposal, thread_id=thread_id)
-        ids = [row["id"] for row in rows]
+        ids = [row.id for row in rows]
         cast_votes: dict[UUID, list[_CastVote]] = {i: [] for i in ids}
         history: dict[UUID, list[TransitionRow]] = {i: [] for i in ids}
         if ids:
@@ -220,7 +222,8 @@ class Retractions:
                 history[step["proposal_id"]].append(step)
         return [
             ProposalRead(
-                {**row, "votes": cast_votes[row["id"]], "history": history[row["id"]]}, voters(conn, row)
+                {**row.model_dump(), "votes": cast_votes[row.id], "history": history[row.id]},
+                voters(conn, row),
             )
             for row in rows
         ]
@@ -233,29 +236,29 @@ class Retractions:
         the thread's review setting is auto, or delayed and the delay passed), oldest first."""
         return fetch(self._conn, "proposals_awaiting_review", Awaiting, limit=limit)
 
-    def locked_for_adjudication(self, proposal_id: UUID) -> tuple[ProposalRow, ConsolidationRow]:
+    def locked_for_adjudication(self, proposal_id: UUID) -> tuple[Proposal, ConsolidationRow]:
         """The proposal and its consolidation, read again under the node's lock
         (adjudication serialises with the committer)."""
         conn = self._conn
-        consolidation = _consolidation(conn, proposal(conn, proposal_id)["consolidation_id"])
+        consolidation = _consolidation(conn, proposal(conn, proposal_id).consolidation_id)
         Alternatives(conn).lock(consolidation["thread_id"])  # a restore reads rivals: before the node lock
         lock_node(conn, consolidation["logical_node_id"])
         found = proposal(conn, proposal_id)
-        return found, _consolidation(conn, found["consolidation_id"])
+        return found, _consolidation(conn, found.consolidation_id)
 
     def required_groups(self, rule_set_id: str) -> int:
         """How many independent groups one side needs under the rule set."""
-        [rules] = fetch(self._conn, "rule_set", _RuleSet, id=rule_set_id)
-        need = rules["body"].get("retraction_min_endorse_groups", 2)
+        [rules] = fetch(self._conn, "rule_set", RuleSet, id=rule_set_id)
+        need = rules.body.get("retraction_min_endorse_groups", 2)
         return int(cast("int | str", need))  # a number in the stored body (checked when stored)
 
-    def voters(self, proposal: ProposalRow) -> Voters:
+    def voters(self, proposal: Proposal) -> Voters:
         """The proposal's voting runs as independence grouping sees them, with its pinned grouping."""
         return voters(self._conn, proposal)
 
     def close(
         self,
-        proposal: ProposalRow,
+        proposal: Proposal,
         consolidation: ConsolidationRow,
         outcome: str,
         details: Mapping[str, object],
@@ -266,14 +269,10 @@ class Retractions:
         _close(self._conn, proposal, consolidation, outcome, details, actor)
 
     def restore(
-        self, proposal: ProposalRow, consolidation: ConsolidationRow, *, reason: str, actor: str
+        self, proposal: Proposal, consolidation: ConsolidationRow, *, reason: str, actor: str
     ) -> None:
         """Undo the retraction the proposal decided (``council.ledger.restore``)."""
         restore_retraction(self._conn, proposal, consolidation, reason=reason, actor=actor)
-
-
-class _RuleSet(TypedDict):
-    body: dict[str, object]
 
 
 def _consolidation(conn: Connection, consolidation_id: UUID) -> ConsolidationRow:
@@ -287,7 +286,7 @@ def _memory(conn: Connection, consolidation_id: UUID) -> MemoryState:
 
 def _close(
     conn: Connection,
-    proposal: ProposalRow,
+    proposal: Proposal,
     consolidation: ConsolidationRow,
     outcome: str,
     details: Mapping[str, object],
@@ -297,14 +296,14 @@ def _close(
     execute(
         conn,
         "close_proposal",
-        proposal_id=proposal["id"],
+        proposal_id=proposal.id,
         to_status=outcome,
         reason=reason,
         actor=actor,
         details=json.dumps(details),
     )
     memory = _memory(conn, consolidation["id"])
-    moved = {"proposal_id": str(proposal["id"])}
+    moved = {"proposal_id": str(proposal.id)}
     if outcome == "retracted":
         execute(
             conn, "retract_consolidation", consolidation_id=consolidation["id"], reason=reason, actor=actor
@@ -326,8 +325,8 @@ def _close(
         conn,
         f"retraction.{outcome}",
         actor=actor,
-        thread_id=proposal["thread_id"],
-        subject_id=proposal["id"],
+        thread_id=proposal.thread_id,
+        subject_id=proposal.id,
         payload={
             "consolidation_id": str(consolidation["id"]),
             **{k: v for k, v in details.items() if k != "groups"},

@@ -14,27 +14,12 @@ from uuid import UUID
 
 from council.domain import votes
 from council.domain.independence import GroupingParams, RunFacts
-from council.domain.results.retraction import Vote
+from council.domain.results.retraction import Proposal, Vote
 from council.domain.votes import ProposalFacts
 from council.ledger import events
 from council.ledger.consolidations import ConsolidationRow
 from council.ledger.lookup import require_row
 from council.ledger.pg import Connection, column, fetch, fetch_one
-
-
-class ProposalRow(TypedDict):
-    """A row of retraction_proposals."""
-
-    id: UUID
-    thread_id: UUID
-    consolidation_id: UUID
-    reason: str
-    rule_set_id: str
-    grouping_algorithm_id: str
-    opened_by: str
-    status: str
-    status_changed_at: datetime
-    created_at: datetime
 
 
 class _VoterRow(TypedDict):
@@ -103,15 +88,15 @@ class Voters:
     params: GroupingParams
 
 
-def proposal(conn: Connection, proposal_id: UUID) -> ProposalRow:
+def proposal(conn: Connection, proposal_id: UUID) -> Proposal:
     """The proposal's row, or NotFound."""
-    return require_row(conn, "retraction_proposals", ProposalRow, proposal_id, "retraction proposal")
+    return require_row(conn, "retraction_proposals", Proposal, proposal_id, "retraction proposal")
 
 
-def check_vote(conn: Connection, proposal_id: UUID, run: _Run) -> ProposalRow:
+def check_vote(conn: Connection, proposal_id: UUID, run: _Run) -> Proposal:
     """The proposal, if ``run`` may vote on it now (same thread, open, not yet
     voted by this run); otherwise BadInput. Writes nothing."""
-    found = fetch_one(conn, "lookup_retraction_proposals", ProposalRow, id=proposal_id)
+    found = fetch_one(conn, "lookup_retraction_proposals", Proposal, id=proposal_id)
     votes.check_vote(run["id"], run["thread_id"], proposal_id, _vote_facts(conn, found, run["id"]))
     assert found is not None  # check_vote refuses a missing proposal
     return found
@@ -119,15 +104,15 @@ def check_vote(conn: Connection, proposal_id: UUID, run: _Run) -> ProposalRow:
 
 def vote_facts(conn: Connection, proposal_id: UUID, run_id: UUID) -> ProposalFacts | None:
     """What a vote of ``run_id`` on the proposal is checked against (None: no such proposal)."""
-    found = fetch_one(conn, "lookup_retraction_proposals", ProposalRow, id=proposal_id)
+    found = fetch_one(conn, "lookup_retraction_proposals", Proposal, id=proposal_id)
     return _vote_facts(conn, found, run_id)
 
 
-def _vote_facts(conn: Connection, found: ProposalRow | None, run_id: UUID) -> ProposalFacts | None:
+def _vote_facts(conn: Connection, found: Proposal | None, run_id: UUID) -> ProposalFacts | None:
     if found is None:
         return None
-    voted = column(conn, "run_voted_on", UUID, proposal_id=found["id"], run_id=run_id)
-    return ProposalFacts(thread_id=found["thread_id"], status=found["status"], voted=bool(voted))
+    voted = column(conn, "run_voted_on", UUID, proposal_id=found.id, run_id=run_id)
+    return ProposalFacts(thread_id=found.thread_id, status=found.status, voted=bool(voted))
 
 
 def record_vote(
@@ -157,7 +142,7 @@ def record_vote(
         conn,
         "retraction.voted",
         actor=actor,
-        thread_id=found["thread_id"],
+        thread_id=found.thread_id,
         subject_id=row["id"],
         payload={"proposal_id": str(proposal_id), "run_id": str(run_id), "vote": choice},
     )
@@ -170,19 +155,19 @@ def briefing(conn: Connection, proposal_id: UUID) -> Briefing:
     item's current validity. No votes: review is blind."""
     found = proposal(conn, proposal_id)
     consolidation = require_row(
-        conn, "consolidations", ConsolidationRow, found["consolidation_id"], "consolidation"
+        conn, "consolidations", ConsolidationRow, found.consolidation_id, "consolidation"
     )
     version = require_row(conn, "node_versions", _Content, consolidation["node_version_id"], "node version")
     evidence = fetch(
         conn,
         "proposal_evidence",
         _EvidenceRow,
-        thread_id=found["thread_id"],
+        thread_id=found.thread_id,
         consolidation_id=consolidation["id"],
     )
     return {
         "id": str(proposal_id),
-        "reason": found["reason"],
+        "reason": found.reason,
         "consolidation_id": str(consolidation["id"]),
         "node_version_id": str(consolidation["node_version_id"]),
         "content": version["content"],
@@ -190,9 +175,9 @@ def briefing(conn: Connection, proposal_id: UUID) -> Briefing:
     }
 
 
-def voters(conn: Connection, found: ProposalRow) -> Voters:
+def voters(conn: Connection, found: Proposal) -> Voters:
     """The proposal's voting runs as independence grouping sees them, with its pinned grouping."""
-    rows = fetch(conn, "proposal_voters", _VoterRow, proposal_id=found["id"])
+    rows = fetch(conn, "proposal_voters", _VoterRow, proposal_id=found.id)
     exposed: dict[str, set[str]] = {}
     if rows:
         for e in fetch(conn, "stance_exposures_of", _Exposure, run_ids=[r["run_id"] for r in rows]):
@@ -209,5 +194,5 @@ def voters(conn: Connection, found: ProposalRow) -> Voters:
         )
         for r in rows
     ]
-    [params] = column(conn, "grouping_params", dict, id=found["grouping_algorithm_id"])
+    [params] = column(conn, "grouping_params", dict, id=found.grouping_algorithm_id)
     return Voters(facts, GroupingParams.from_record(params))

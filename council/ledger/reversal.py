@@ -14,7 +14,7 @@ decides comes from a pure judge (``council.domain.reassessment``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 from uuid import UUID
 
 from council.domain import validate as v
@@ -24,7 +24,7 @@ from council.errors import BadInput, NotFound
 from council.ledger import cascade, events, memory, retraction
 from council.ledger.commit_rows import AffectedConsolidation
 from council.ledger.locks import lock_evidence_exclusive
-from council.ledger.lookup import require
+from council.ledger.lookup import require_row
 from council.ledger.pg import Connection, execute, execute_many, fetch
 from council.ledger.retraction import Pins
 
@@ -33,6 +33,10 @@ if TYPE_CHECKING:  # cascade takes it until it runs on psycopg alone
 
 # Decides one consolidation of a reassessment batch; appends its memory moves.
 Judge = Callable[[Loaded, str, Moves], Verdict]
+
+
+class _Validity(TypedDict):
+    validity: str
 
 
 class Reversal:
@@ -49,7 +53,7 @@ class Reversal:
         allowed, target = VALIDITY_ACTIONS[action]
         conn = self._conn
         lock_evidence_exclusive(conn, evidence_id)
-        row = require(conn, "evidence", evidence_id, "evidence")
+        row = require_row(conn, "evidence", _Validity, evidence_id, "evidence")
         if row["validity"] not in allowed:
             raise BadInput(f"cannot {action} evidence that is {row['validity']}")
         execute(

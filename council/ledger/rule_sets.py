@@ -22,12 +22,6 @@ DEFAULT_RULE_SET = "council-default-v1"
 EXCLUSIVE_RULE_SET = "council-default-v3"  # exclusive alternatives (revision 0040)
 
 
-class _RuleSetRow(TypedDict):
-    id: str
-    body: dict[str, Any]
-    description: str
-
-
 class _ShownRow(TypedDict):
     id: str
     body: dict[str, Any]
@@ -47,14 +41,14 @@ class RuleSets:
         self._conn = conn
 
     def get(self, rule_set_id: str) -> RuleSet:
-        row = fetch_one(self._conn, "rule_set", _RuleSetRow, id=rule_set_id)
-        if row is None:
+        found = fetch_one(self._conn, "rule_set", RuleSet, id=rule_set_id)
+        if found is None:
             raise NotFound(f"no rule set named {rule_set_id!r}")
         try:  # a stored body is refused as a file's would be
-            check_alternatives(row["body"])
+            check_alternatives(found.body)
         except BadInput as exc:
             raise BadInput(f"rule set {rule_set_id!r}: {exc}") from None
-        return RuleSet(row["id"], dict(row["body"]), row["description"])
+        return found
 
     def pinned(self) -> str:
         """The rule set a thread created now is pinned to."""

@@ -1,7 +1,7 @@
 """A run's phases as one SQL function call each (docs/architecture.md §7, delivery; issue 46).
 
 :func:`begin_run` calls ``council_begin_run_v1`` (revision 0042): the claim of a run for an
-attempt, with its lease and fencing token (the ``claim_run`` query, unchanged), plus its
+attempt, with its lease and fencing token and the attempt's record, plus its
 round's stored shared briefing and the text of the evidence an API run is given inline,
 read in the same call and returned as one document. The request is then compiled in Python
 and stored with its exposures in the same transaction (``Runs.store_request``). Nothing
@@ -272,7 +272,8 @@ class RunPhases:
         held_attempt: int | None = None,
         api_runtimes: Sequence[str] = (),
     ) -> Begun:
-        """As ``Runs.claim``, with what the request is compiled from, in one call (:func:`begin_run`)."""
+        """Claim the run for a new attempt, with what the request is compiled from, in one call
+        (:func:`begin_run`)."""
         return begin_run(
             self._conn,
             run_id,

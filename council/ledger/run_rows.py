@@ -17,7 +17,7 @@ from council.domain.requests import StoredRequest
 
 @dataclass(frozen=True, slots=True)
 class ClaimedRun:
-    """A run taken for one attempt (``claim_run``): the attempt number is its fencing token."""
+    """A run taken for one attempt (``council_begin_run_v1``): the attempt number is its fencing token."""
 
     id: UUID
     attempt: int
@@ -77,18 +77,6 @@ class FencedRun(Mapping[str, object]):
 
 
 _FENCED = tuple(f.name for f in fields(FencedRun))
-
-
-class RoundStance(TypedDict):
-    """A stance of a dispatch's previous round, as a deliberative run is shown it."""
-
-    claim_id: UUID
-    run_id: UUID
-    agent: str
-    node_version_id: UUID
-    type: str
-    confidence: str  # the claim's numeric confidence, as text
-    rationale: str
 
 
 @dataclass(frozen=True, slots=True)

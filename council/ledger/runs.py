@@ -23,6 +23,7 @@ from council.domain.protocol import CONTROLLED_MODES, CONTROLS_REFUSED
 from council.domain.requests import CompiledRequest, Exposure
 from council.domain.results.runs import DispatchedRun, RunShown, RunSummary
 from council.domain.reviewers import Reviewers
+from council.domain.round_briefing import ShownStance
 from council.domain.vocabulary import DISPATCH_MODES, TERMINAL_RUN_STATUSES
 from council.errors import BadInput, NotFound
 from council.ledger.answers import Answers, answer_parameters
@@ -34,7 +35,7 @@ from council.ledger.locks import lock_proposal
 from council.ledger.lookup import require
 from council.ledger.pg import Connection, Row, column, execute, fetch, fetch_one
 from council.ledger.run_phases import DeferredClaims, RunPhases, apply_run
-from council.ledger.run_rows import ClaimedRun, FencedRun, RoundEnd, RoundStance
+from council.ledger.run_rows import FencedRun, RoundEnd
 from council.ledger.traces import Traces
 
 TERMINAL = TERMINAL_RUN_STATUSES
@@ -231,28 +232,13 @@ class Runs(HeldRuns, RunPhases):
         """Versions not yet consolidated whose council (min_council_answered) the ended run sat on."""
         return column(self._conn, "quorum_versions", UUID, run_id=run_id)
 
-    def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[RoundStance]:
+    def previous_round_stances(self, dispatch_id: UUID, round_no: int) -> list[ShownStance]:
+        """The stances of round ``round_no`` as the next deliberative round is shown them, in order."""
         return fetch(
-            self._conn, "previous_round_stances", RoundStance, dispatch_id=dispatch_id, round=round_no
+            self._conn, "previous_round_stances", ShownStance, dispatch_id=dispatch_id, round=round_no
         )
 
     # ----------------------------------------------------------------- attempts
-
-    def claim(
-        self, run_id: UUID, *, owner: str, lease_s: float, held_attempt: int | None = None
-    ) -> ClaimedRun | None:
-        """Take the run for a new attempt, or None when it is done or leased elsewhere;
-        ``owner`` (the worker) is recorded as the attempt's. ``held_attempt``: the
-        attempt this task held when a transient error cut it off, taken over at once."""
-        return fetch_one(
-            self._conn,
-            "claim_run",
-            ClaimedRun,
-            run_id=run_id,
-            owner=owner,
-            lease_s=lease_s,
-            held_attempt=held_attempt,
-        )
 
     def fence(self, run_id: UUID, attempt: int) -> FencedRun | None:
         """The run's row, locked, if this attempt still owns it (None: fenced out)."""

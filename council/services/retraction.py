@@ -81,18 +81,18 @@ def adjudicate(
                 already_adjudicated=False,
                 restored_retraction=True,
             )
-        if row["status"] != "open":
+        if row.status != "open":
             return Adjudicated(
                 proposal_id=proposal_id,
                 consolidation_id=consolidation["id"],
-                outcome=row["status"],
+                outcome=row.status,
                 already_adjudicated=True,
             )
         voters = tx.retractions.voters(row)
         found = group_runs(voters.runs, voters.params)
         retract = sum(1 for g in found if g.kind == "support")
         keep = sum(1 for g in found if g.kind == "dispute")
-        need = tx.retractions.required_groups(row["rule_set_id"])
+        need = tx.retractions.required_groups(row.rule_set_id)
         outcome = adjudication(
             retract_groups=retract,
             keep_groups=keep,
@@ -105,8 +105,8 @@ def adjudicate(
             "keep_groups": keep,
             "required": need,
             "groups": groups,
-            "rule_set_id": row["rule_set_id"],
-            "grouping_algorithm_id": row["grouping_algorithm_id"],
+            "rule_set_id": row.rule_set_id,
+            "grouping_algorithm_id": row.grouping_algorithm_id,
         }
         rivals: list[UUID] = []
         if outcome != "pending":
@@ -123,6 +123,6 @@ def adjudicate(
             required=need,
             rivals_due=rivals,
             groups=[GroupShape(**g) for g in groups],
-            rule_set_id=row["rule_set_id"],
-            grouping_algorithm_id=row["grouping_algorithm_id"],
+            rule_set_id=row.rule_set_id,
+            grouping_algorithm_id=row.grouping_algorithm_id,
         )

@@ -2,7 +2,6 @@
 -- Append a thread's budget: the latest row is in force (usd NULL removes the budget).
 INSERT INTO thread_budgets (thread_id, usd, reason, actor)
 VALUES (:thread_id, CAST(:usd AS numeric), :reason, :actor)
-RETURNING usd, reason, actor, created_at AS set_at
 
 -- thread_budget_history --
 -- A thread's budget changes, oldest first (the last is in force).

@@ -1,8 +1,16 @@
 -- begin_run --
 -- Claim a run for an attempt and read what its request is compiled from, in one call
--- (council_begin_run_v1, revision 0042): the claim of claim_run, its round's stored shared
--- briefing and the text of the evidence an API run is given inline, as one document.
--- Nothing claimed comes back as a state (done, leased, missing), not an error.
+-- (council_begin_run_v1, revision 0042): the claim, its round's stored shared briefing and
+-- the text of the evidence an API run is given inline, as one document. A run is claimable
+-- when it was never started or its lease expired (its worker died or stalled); the attempt
+-- number is the fencing token every later write of the attempt presents. The claim records
+-- who took the attempt and, on a takeover, that the attempt before ended. A retry of the
+-- task whose attempt a transient error cut off names that attempt (:held_attempt) and takes
+-- it over at once instead of waiting out the lease: only that task's retry carries the
+-- number. The run comes back with what earlier attempts were billed (the new attempt adds
+-- to them) and, for a later round, agent_down: the earliest run of the same agent in the
+-- dispatch that failed because the agent cannot answer (usage.failure permanent or
+-- unreachable). Nothing claimed comes back as a state (done, leased, missing), not an error.
 SELECT council_begin_run_v1(
     CAST(:run_id AS uuid), :owner, CAST(:lease_s AS double precision),
     CAST(:held_attempt AS integer), CAST(:api_runtimes AS text[])

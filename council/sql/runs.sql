@@ -1,60 +1,3 @@
--- claim_run --
--- Take a run for one attempt: the attempt number is the fencing token every
--- later write of this attempt must present. A run is claimable when it was
--- never started, or when its lease expired (its worker died or stalled). The
--- same statement records who claimed the attempt and, on a takeover, that the
--- attempt before ended with its lease expired. A retry of the task whose attempt
--- a transient error cut off (its database connection was lost, say, so it could
--- not release the run) names that attempt in :held_attempt and takes it over at
--- once instead of waiting out the lease: only that task's retry carries the
--- number, and the attempt it held has ended in that task. It returns what earlier
--- attempts were billed (usage, cost_usd: the new attempt adds to them), and, for a
--- run of a later round, agent_down: the earliest failed run of the same agent in the
--- same dispatch whose failure says the agent cannot answer (usage.failure, set by
--- the worker that failed it: permanent, or unreachable on every try), by the
--- dispatch's unique index on (dispatch, round, agent).
-WITH before AS (
-    SELECT id, status, attempt, lease_owner FROM agent_runs
-    WHERE id = :run_id
-      AND (status IN ('created', 'queued')
-           OR (status = 'running' AND lease_expires_at < clock_timestamp())
-           OR (status = 'running' AND attempt = CAST(:held_attempt AS integer)))
-    FOR UPDATE
-), claimed AS (
-    UPDATE agent_runs a
-    SET status = 'running',
-        attempt = a.attempt + 1,
-        lease_owner = :owner,
-        lease_expires_at = clock_timestamp() + make_interval(secs => :lease_s),
-        started_at = coalesce(a.started_at, clock_timestamp())
-    FROM before b
-    WHERE a.id = b.id
-    RETURNING a.id, a.attempt, a.thread_id, a.dispatch_id, a.agent, a.model, a.provider, a.simulated, a.round,
-              a.mode, a.proposal_id, a.request, a.request_sha256, a.executor, a.control_of,
-              a.usage, a.cost_usd::float8 AS cost_usd,
-              (SELECT jsonb_build_object('round', p.round, 'error', p.error) FROM agent_runs p
-               WHERE a.round > 1 AND p.dispatch_id = a.dispatch_id AND p.agent = a.agent
-                 AND p.round < a.round AND p.status = 'failed'
-                 AND p.usage ->> 'failure' IN ('permanent', 'unreachable')
-               ORDER BY p.round LIMIT 1) AS agent_down,
-              (SELECT d.rounds FROM dispatches d WHERE d.id = a.dispatch_id) AS dispatch_rounds,
-              (SELECT rs.body ? 'min_council_answered' FROM threads th JOIN rule_sets rs ON rs.id = th.rule_set_id
-               WHERE th.id = a.thread_id) AS quorum_rule
-), taken_over AS (
-    INSERT INTO run_attempts (run_id, attempt, event, worker, status, reason)
-    SELECT b.id, b.attempt, 'ended', b.lease_owner,
-           CASE WHEN b.attempt = CAST(:held_attempt AS integer) THEN 'released' ELSE 'lease_expired' END,
-           CASE WHEN b.attempt = CAST(:held_attempt AS integer)
-                THEN 'cut off by a transient error; its retry by ' || :owner || ' took it over'
-                ELSE 'lease expired; taken over by ' || :owner END
-    FROM before b
-    WHERE b.status = 'running'
-), logged AS (
-    INSERT INTO run_attempts (run_id, attempt, event, worker)
-    SELECT id, attempt, 'claimed', :owner FROM claimed
-)
-SELECT * FROM claimed
-
 -- keep_answer_and_fence --
 -- The writing transaction's first statement: keep what round :round of the attempt
 -- returned (as keep_answer: the text once by its SHA-256, the round's row naming it, a
@@ -156,9 +99,10 @@ ORDER BY n.agent, n.k
 
 -- previous_round_stances --
 -- The stances of a dispatch's previous round: what a deliberative run is shown (never a
--- control run's: a control is no member of the council).
-SELECT c.id AS claim_id, c.run_id, r.agent, c.node_version_id, c.claim_type AS type,
-       c.confidence::text AS confidence, c.rationale
+-- control run's: a control is no member of the council), every value as text, in the
+-- order shown (a uuid orders as its text does).
+SELECT c.id::text AS claim_id, c.run_id::text AS run_id, r.agent, c.node_version_id::text AS node_version_id,
+       c.claim_type AS type, c.confidence::text AS confidence, c.rationale
 FROM agent_runs r JOIN claims c ON c.run_id = r.id
 WHERE r.dispatch_id = :dispatch_id AND r.round = :round AND r.status = 'succeeded' AND r.control_of IS NULL
 ORDER BY c.node_version_id, c.id

@@ -39,7 +39,7 @@ def test_the_sweep_and_the_workers_never_take_a_begun_run(engine: Engine, uow: U
     swept = sweep(uow, recorder, settle_s=0, runs_settle_s=0)
     assert run_id not in swept.runs and recorder.runs == []
     with uow() as tx:
-        assert tx.runs.claim(run_id, owner="worker:x", lease_s=60) is None
+        assert tx.runs.begin(run_id, owner="worker:x", lease_s=60).run is None
 
 
 def test_only_the_holder_submits_and_a_submission_queues_its_versions(

@@ -101,7 +101,7 @@ def test_a_plain_redelivery_does_not_take_over_a_live_attempt(
     )
     (run_id,) = created.run_ids
     with uow() as tx:
-        held = tx.runs.claim(run_id, owner="other-worker", lease_s=300)
+        held = tx.runs.begin(run_id, owner="other-worker", lease_s=300).run
     assert held is not None and held.attempt == 1
     # When a duplicate of its message arrives, and a stale retry naming an attempt it never held
     first = execute_run.apply(args=[str(run_id)]).get()

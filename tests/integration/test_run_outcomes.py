@@ -572,9 +572,9 @@ def test_a_zombie_attempt_writes_nothing_once_its_lease_was_taken_over(
     ledger, heads = _thread(engine)
     run_id = _dispatch(uow, Recorder(), ledger.thread_id, agent="claude")
     with uow() as tx:
-        zombie = tx.runs.claim(run_id, owner="zombie", lease_s=0)
+        zombie = tx.runs.begin(run_id, owner="zombie", lease_s=0).run
     with uow() as tx:
-        successor = tx.runs.claim(run_id, owner="successor", lease_s=300)
+        successor = tx.runs.begin(run_id, owner="successor", lease_s=300).run
     assert zombie is not None and successor is not None
     assert (zombie.attempt, successor.attempt) == (1, 2)
     output = _valid_output(ledger, heads)

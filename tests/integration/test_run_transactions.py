@@ -79,9 +79,9 @@ def test_a_zombie_attempts_answer_is_kept_though_it_writes_nothing_else(
     ledger, heads = _thread(engine)
     run_id = _dispatch(uow, Recorder(), ledger.thread_id, agent="claude")
     with uow() as tx:
-        assert tx.runs.claim(run_id, owner="zombie", lease_s=0) is not None
+        assert tx.runs.begin(run_id, owner="zombie", lease_s=0).run is not None
     with uow() as tx:
-        assert tx.runs.claim(run_id, owner="successor", lease_s=300) is not None
+        assert tx.runs.begin(run_id, owner="successor", lease_s=300).run is not None
     # When the zombie applies what its model answered
     output = _valid_output(ledger, heads)
     text = output.model_dump_json()
@@ -101,7 +101,7 @@ def test_an_answer_whose_apply_transaction_rolls_back_is_kept_all_the_same(
     ledger, heads = _thread(engine)
     run_id: UUID = _dispatch(uow, Recorder(), ledger.thread_id, agent="claude")
     with uow() as tx:
-        assert tx.runs.claim(run_id, owner="worker", lease_s=300) is not None
+        assert tx.runs.begin(run_id, owner="worker", lease_s=300).run is not None
 
     def conflicting(*_: Any, **__: Any) -> Any:
         raise Conflict("the ledger moved under the apply")

@@ -142,14 +142,14 @@ def test_a_lease_granted_by_the_old_primary_is_honoured_then_fenced(
 
     def grant() -> Any:
         with ledger.uow() as tx:
-            return tx.runs.claim(run_id, owner="w1@old-primary", lease_s=lease_s)
+            return tx.runs.begin(run_id, owner="w1@old-primary", lease_s=lease_s).run
 
     granted, error = acked_then_primary_lost(cluster, grant)
     assert error is None and granted is not None
 
     def claim(owner: str) -> Any:
         with uow_of(engine)() as tx:
-            return tx.runs.claim(run_id, owner=owner, lease_s=lease_s)
+            return tx.runs.begin(run_id, owner=owner, lease_s=lease_s).run
 
     def fence(attempt: int) -> Any:
         with uow_of(engine)() as tx:

@@ -152,34 +152,34 @@ class Cluster:
                 continue
         raise RuntimeError("running as root and no unprivileged user to run Postgres as")
 
-    def init_postgres(self) -> None:
-        shutil.rmtree(self.pgdata, ignore_errors=True)
-        self.pgdata.mkdir(parents=True)
+    def _as_pg(self, argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """One of Postgres's programs run to its end, as the user Postgres runs as."""
+        uid, gid = self._pg_user() or (None, None)
+        return subprocess.run(
+            argv, check=check, capture_output=True, text=True, user=uid, group=gid, timeout=300
+        )
+
+    def _empty_pgdata(self, pgdata: Path) -> None:
+        """``pgdata`` made anew, empty, owned by the user Postgres runs as."""
+        shutil.rmtree(pgdata, ignore_errors=True)
+        pgdata.mkdir(parents=True)
         user = self._pg_user()
         if user:
-            os.chown(self.pgdata, *user)
+            os.chown(pgdata, *user)
+
+    def init_postgres(self) -> None:
+        self._empty_pgdata(self.pgdata)
+        user = self._pg_user()
+        if user:
             os.chmod(self.workdir, os.stat(self.workdir).st_mode | 0o001)  # Postgres's user passes through
             closed = [str(p) for p in self.workdir.parents if not os.stat(p).st_mode & 0o001]
             if closed:  # never open up a directory the soak did not make
                 raise RuntimeError(f"Postgres runs as uid {user[0]} and cannot reach {self.workdir} "
                                    f"through {closed[0]}: choose a --workdir under /tmp")  # fmt: skip
-        subprocess.run(
-            [
-                str(self.pg_bin() / "initdb"),
-                "-D",
-                str(self.pgdata),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-sync",
-            ],
-            check=True,
-            capture_output=True,
-            user=user[0] if user else None,
-            group=user[1] if user else None,
-        )
+        self._as_pg(
+            [str(self.pg_bin() / "initdb"), "-D", str(self.pgdata), "-U", "postgres", "--auth=trust",
+             "-E", "UTF8", "--no-sync"]
+        )  # fmt: skip
         with open(self.pgdata / "postgresql.conf", "a") as f:
             f.write(
                 f"\nlisten_addresses = '127.0.0.1'\nport = {self.pg_port}\nunix_socket_directories = ''\n"
@@ -187,28 +187,37 @@ class Cluster:
             )
 
     def start_postgres(self) -> None:
+        self._launch_postgres(
+            "postgres", self.pgdata, self.db_url(user="postgres", db="postgres"), "postgres"
+        )
+
+    def _launch_postgres(
+        self, key: str, pgdata: Path, url: str, log: str, *, port: int | None = None, wait_s: float = 60
+    ) -> None:
+        """A postmaster on ``pgdata`` (on ``port``, else its configuration's) as ``procs[key]``,
+        logging to logs/``log``.log; returns once ``url`` takes a connection."""
         if self.stopping:
             raise RuntimeError("the cluster is stopping")
         user = self._pg_user()
-        log = open(self.workdir / "logs" / "postgres.log", "ab")  # noqa: SIM115 - the child's
-        proc = self.procs.setdefault("postgres", Proc("postgres"))
+        out = open(self.workdir / "logs" / f"{log}.log", "ab")  # noqa: SIM115 - the child's
+        proc = self.procs.setdefault(key, Proc(key))
         proc.popen = subprocess.Popen(
-            [str(self.pg_bin() / "postgres"), "-D", str(self.pgdata)],
-            stdout=log,
+            [str(self.pg_bin() / "postgres"), "-D", str(pgdata), *(["-p", str(port)] if port else [])],
+            stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
             user=user[0] if user else None,
             group=user[1] if user else None,
         )
         proc.paused = proc.expected_down = False
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + wait_s
         while True:
             try:
-                psycopg.connect(self.db_url(user="postgres", db="postgres"), connect_timeout=2).close()
+                psycopg.connect(url, connect_timeout=2).close()
                 return
             except psycopg.Error:
                 if time.monotonic() > deadline or not proc.running():
-                    raise RuntimeError("postgres did not start; see logs/postgres.log") from None
+                    raise RuntimeError(f"{log} did not start; see logs/{log}.log") from None
                 time.sleep(0.2)
 
     def stop_postgres(self, mode: str) -> None:

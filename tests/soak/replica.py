@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -42,7 +41,7 @@ from typing import Any
 
 import psycopg
 
-from tests.soak.cluster import PROCESSES, Cluster, Proc, _kill_all
+from tests.soak.cluster import PROCESSES, Cluster, _kill_all
 from tests.soak.proxy import Proxy, free_port
 
 REPLICATION_CONF = """
@@ -133,50 +132,14 @@ class ReplicatedCluster(Cluster):
         return env
 
     # ------------------------------------------------------------------ nodes
-    def _as_pg(self, argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
-        user = self._pg_user()
-        return subprocess.run(
-            argv,
-            check=check,
-            capture_output=True,
-            text=True,
-            user=user[0] if user else None,
-            group=user[1] if user else None,
-            timeout=300,
-        )
-
     def init_postgres(self) -> None:
         super().init_postgres()  # into pg-a (self.pgdata: the primary's)
         with open(self.pgdata / "postgresql.conf", "a") as f:
             f.write(REPLICATION_CONF)
 
     def _start_node(self, node: str, key: str) -> None:
-        if self.stopping:
-            raise RuntimeError("the cluster is stopping")
-        user = self._pg_user()
-        log = open(self.workdir / "logs" / f"postgres-{node}.log", "ab")  # noqa: SIM115 - the child's
-        proc = self.procs.setdefault(key, Proc(key))
         n = self.nodes[node]
-        proc.popen = subprocess.Popen(
-            [str(self.pg_bin() / "postgres"), "-D", str(n.pgdata), "-p", str(n.port)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            user=user[0] if user else None,
-            group=user[1] if user else None,
-        )
-        proc.paused = proc.expected_down = False
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                psycopg.connect(self.node_url(node), connect_timeout=2).close()
-                return
-            except psycopg.Error:
-                if time.monotonic() > deadline or not proc.running():
-                    raise RuntimeError(
-                        f"postgres {node} did not start; see logs/postgres-{node}.log"
-                    ) from None
-                time.sleep(0.2)
+        self._launch_postgres(key, n.pgdata, self.node_url(node), f"postgres-{node}", port=n.port, wait_s=120)
 
     def start_postgres(self) -> None:
         """The primary (the restart of restart_postgres, the heal's start)."""
@@ -210,11 +173,7 @@ class ReplicatedCluster(Cluster):
     def base_backup(self, node: str) -> None:
         """A new copy of the primary in ``node``'s directory, set up as its standby."""
         n = self.nodes[node]
-        shutil.rmtree(n.pgdata, ignore_errors=True)
-        n.pgdata.mkdir(parents=True)
-        user = self._pg_user()
-        if user:
-            os.chown(n.pgdata, *user)
+        self._empty_pgdata(n.pgdata)
         os.chmod(n.pgdata, 0o700)
         primary = self.nodes[self.primary]
         self._as_pg(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # 655 at the start of issue 32 part 2 (694 on main before this branch); the issue aims for 326.
-BUDGET = 170
+BUDGET = 165
 SLACK = 20
 
 

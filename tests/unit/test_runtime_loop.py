@@ -41,16 +41,6 @@ class FakeRuns:
     finished: dict[UUID, dict[str, Any]] = field(default_factory=dict)
     kept: list[tuple[int, str]] = field(default_factory=list)
 
-    def claim(
-        self, run_id: UUID, *, owner: str, lease_s: float, held_attempt: int | None = None
-    ) -> ClaimedRun:
-        run = self.runs[run_id]
-        down = [f for f in self.finished.values() if (f["usage"] or {}).get("failure") in FAILURES]
-        if down:
-            agent_down = AgentDown(round=down[0]["round"], error=down[0]["error"])
-            return claimed(**{**_fields(run), "agent_down": agent_down})
-        return run
-
     def begin(
         self,
         run_id: UUID,
@@ -61,7 +51,12 @@ class FakeRuns:
         api_runtimes: Sequence[str] = (),
     ) -> Begun:
         """As the ledger's ``council_begin_run_v1``: the claim, with no stored briefing."""
-        return Begun(state="claimed", run=self.claim(run_id, owner=owner, lease_s=lease_s))
+        run = self.runs[run_id]
+        down = [f for f in self.finished.values() if (f["usage"] or {}).get("failure") in FAILURES]
+        if down:
+            agent_down = AgentDown(round=down[0]["round"], error=down[0]["error"])
+            run = claimed(**{**_fields(run), "agent_down": agent_down})
+        return Begun(state="claimed", run=run)
 
     def end(
         self,

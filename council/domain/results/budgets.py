@@ -4,9 +4,17 @@ report about a thread's budget and a dispatch's reservation (docs/guide/budgets.
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from uuid import UUID
 
+from pydantic import field_validator
+
 from council.domain.results.base import Result
+
+
+def money(value: Decimal | float | None) -> float | None:
+    """An amount as the results report it: a float to the micro-dollar (the ledger stores numeric)."""
+    return None if value is None else round(float(value), 6)
 
 
 class BudgetState(Result):
@@ -28,6 +36,11 @@ class BudgetSetting(Result):
     reason: str
     actor: str
     set_at: datetime
+
+    @field_validator("usd", mode="before")
+    @classmethod
+    def _rounded(cls, usd: Decimal | float | None) -> float | None:
+        return money(usd)  # as the ledger's numeric reads
 
 
 class ThreadBudget(Result):

@@ -22,8 +22,7 @@ from council.domain.profile import Profile
 from council.domain.protocol import phase, shows_stances
 from council.domain.reentry import ReentryPacket, build_packet
 from council.domain.requests import CompiledRequest
-from council.domain.round_briefing import RoundBriefing, ShownProposal, shown_stances
-from council.ledger.run_rows import RoundStance
+from council.domain.round_briefing import RoundBriefing, ShownProposal, ShownStance
 from council.services.ports import Tx
 
 BRIEFING_BUDGET = 6000
@@ -59,7 +58,7 @@ def round_briefing(
     packet = read_packet(
         tx, thread_id, budget=BRIEFING_BUDGET, blind=True, thread_known=thread_known
     ).model_copy(update={"high_water_event_id": None})
-    stances: list[RoundStance] = []
+    stances: list[ShownStance] = []
     if shows_stances(mode, round_no) and dispatch_id is not None:
         stances = tx.runs.previous_round_stances(dispatch_id, round_no - 1)
     proposal = None
@@ -70,7 +69,7 @@ def round_briefing(
         round=round_no,
         phase=phase(mode, round_no),
         packet=packet,
-        previous_round=shown_stances(stances),
+        previous_round=stances,
         proposal=proposal,
     )
 
