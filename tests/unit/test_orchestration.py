@@ -15,7 +15,7 @@ from council.domain.results.consolidation import Evaluated
 from council.domain.results.reversal import CascadeStep
 from council.errors import CouncilError, Duplicate, TransientDatabaseError
 from council.services import consolidation, dispatch, execution, reversal, rounds, run_followups
-from council.services.in_tx import dispatching
+from council.services.in_tx import dispatching, round_opening
 from tests.fakes.runs import claimed
 from tests.fakes.uow import FakeUnitOfWork
 
@@ -262,7 +262,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[tuple[UUID, int]]:
     """The rounds opened (their shared briefings compiled and stored), without a ledger."""
     found: list[tuple[UUID, int]] = []
     monkeypatch.setattr(
-        rounds, "open_round", lambda tx, dispatch_id, round_no: found.append((dispatch_id, round_no))
+        round_opening, "open_round", lambda tx, dispatch_id, round_no: found.append((dispatch_id, round_no))
     )
     return found
 
