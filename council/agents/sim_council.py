@@ -110,11 +110,12 @@ def _propose(b: Briefing, view: View, rng: random.Random, judge: Judge, tag: str
     if picks(b, view):  # a multiple-choice question: its answer is an option, endorsed, not reworded
         chosen = [_claim(b, i, h, judge, rng) for i, h in enumerate(b.heads)][:50]
         return AgentOutput(summary=_summary(tag, view, chosen), claims=chosen)
+    content = wording(b.agent, view.verdict, b.question)
     mine = NewNode(
         ref=f"sim-{slug(b.agent)}-answer",
-        content=wording(b.agent, view.verdict, b.question),
+        content=content,
         status="open",
-        cites=cites(b, 0, "endorse", rng),
+        cites=cites(b, 0, "endorse", rng, content),
     )
     claims = [_claim(b, i, h, judge, rng) for i, h in enumerate(b.heads)][:50]
     summary = f"{tag} my answer is {view.verdict} ({view.confidence:.2f}): “{mine.content}”"
@@ -130,7 +131,7 @@ def _claim(b: Briefing, i: int, head: Head, judge: Judge, rng: random.Random) ->
         type=stance,
         confidence=sure,
         rationale=rationale,
-        cites=cites(b, i, stance, rng, head.version_id),
+        cites=cites(b, i, stance, rng, head.content),
     )
 
 

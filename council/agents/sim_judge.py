@@ -104,7 +104,7 @@ def judge_heads(
                 type=stance,
                 confidence=confidence_now,
                 rationale=rationale,
-                cites=cites(b, i, stance, rng, head.version_id),
+                cites=cites(b, i, stance, rng, head.content),
             )
         )
     return claims[:50], followed
@@ -122,13 +122,14 @@ def explore(b: Briefing, rng: random.Random) -> tuple[list[NewNode], list[ForkOu
             forks.append(ForkOut(kind="node", label=label, divergence_type="evidence_interpretation",
                                  at_version_id=head.version_id))  # fmt: skip
         else:
+            content = f"Refinement: {head.content[:400]} (only where the cited evidence applies)"
             new_nodes.append(
                 NewNode(
                     ref=f"sim-{slug(b.agent)}-refine",
-                    content=f"Refinement: {head.content[:400]} (only where the cited evidence applies)",
+                    content=content,
                     status="tentative",
                     edges=[EdgeOut(kind="refines", to=head.version_id)],
-                    cites=cites(b, i, "endorse", rng),
+                    cites=cites(b, i, "endorse", rng, content),
                 )
             )
     return new_nodes, forks
@@ -193,15 +194,19 @@ def open_thread(b: Briefing, rng: random.Random, tag: str) -> AgentOutput:
     if proposer != b.agent:
         return AgentOutput(summary=f"{tag} the thread has no heads yet; nothing to claim on.")
     refs = [f"sim-{slug(b.agent)}-{j}" for j in range(1, 2 + (rng.random() < 0.5))]
+    worded = [
+        f"Working proposition {j} for '{b.title[:200]}' (simulated, by {b.agent})."
+        for j in range(1, len(refs) + 1)
+    ]
     nodes = [
         NewNode(
             ref=ref,
-            content=f"Working proposition {j} for '{b.title[:200]}' (simulated, by {b.agent}).",
+            content=content,
             status="open",
             edges=[EdgeOut(kind="depends_on", to=f"ref:{refs[0]}")] if j > 1 else [],
-            cites=cites(b, j - 1, "endorse", rng),
+            cites=cites(b, j - 1, "endorse", rng, content),
         )
-        for j, ref in enumerate(refs, start=1)
+        for j, (ref, content) in enumerate(zip(refs, worded, strict=True), start=1)
     ]
     return AgentOutput(
         summary=f"{tag} the thread has no heads yet; proposed {len(nodes)} new node(s).", new_nodes=nodes
@@ -238,7 +243,11 @@ def _float(value: object) -> float:
 def cites(
     b: Briefing, i: int, stance: Stance, rng: random.Random, head: str | None = None
 ) -> list[CitationOut]:
-    """1–2 evidence ids from this agent's own slice of the list, so agents seldom share two."""
+    """1–2 evidence ids from this agent's own slice of the list, so agents seldom share two.
+    ``head``: the proposition's content, which places the picks — the same whether the agent
+    originates the proposition or claims on it later, so a stance it keeps or changes on its
+    own proposition cites what its origination cited (no evidence change is recorded where
+    none happened)."""
     m = len(b.evidence)
     if not m:
         return []
@@ -246,7 +255,7 @@ def cites(
         offset = KNOWN_AGENTS.index(b.agent) * m // len(KNOWN_AGENTS)
     else:
         offset = int(sha256_text(b.agent), 16) % m
-    if head is not None:  # the head's own place, not its index: a head inserted before it moves no citation
+    if head is not None:  # its own place, not its index: a head inserted before it moves no citation
         i = int(sha256_text(head), 16) % m
     picks = [b.evidence[(offset + i) % m]]
     # Whether to cite a second item is drawn per agent and head, not per request: an agent
