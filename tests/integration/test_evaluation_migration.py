@@ -48,7 +48,8 @@ SNAPSHOT_FUNCTIONS = (
 def _snapshot_functions() -> str:
     migration = Path(__file__).parents[2] / "migrations/versions/0044_evaluation_functions.sql"
     # Checked when called, not now: the error sums read tables 0013 lacks, and 0013 never calls them.
-    return "SET LOCAL check_function_bodies = off;\n" + migration.read_text().split("-- Shared locks on evidence keys")[0]
+    functions = migration.read_text().split("-- Shared locks on evidence keys")[0]
+    return "SET LOCAL check_function_bodies = off;\n" + functions
 
 
 INSERT_0013 = """
