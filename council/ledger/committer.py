@@ -59,7 +59,7 @@ STATEMENT_TIMEOUT = "60s"
 COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 
 
-# How commit_begin takes a batch's node locks (see its comment in council/sql/committer.sql).
+# How the read call takes a batch's node locks (council_evaluate_read_v1, revision 0044).
 NodeLockWait = Literal["try", "exclusive"]
 EXCLUSIVE: NodeLockWait = "exclusive"
 
