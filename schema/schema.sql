@@ -340,9 +340,10 @@ DECLARE
     v_decides uuid[];
     v_evidence uuid[];
     v_extra uuid[];
-    v_manifests json;
-    v_rows json;
-    v_rival_rows json;
+    v_manifests jsonb;
+    v_manifest_list jsonb;
+    v_rival_list jsonb;
+    v_measured uuid[];
     v_models text[];
     v_error_sums json := '[]';
     v_own_errors json := '[]';
@@ -427,60 +428,64 @@ BEGIN
           FROM citations ci WHERE ci.node_version_id = ANY(v_decides)) AS e;
     PERFORM council_lock_evidence_shared_v1(v_evidence);
     LOOP
-        SELECT json_agg(json_build_object('version_id', m.version_id, 'manifest', m.manifest, 'seats', m.seats,
-                                          'correlation_inputs', m.correlation_inputs, 'rivals', m.rivals)
-                        ORDER BY array_position(v_decides, m.version_id))
+        SELECT jsonb_agg(jsonb_build_object('version_id', m.version_id, 'manifest', m.manifest, 'seats', m.seats,
+                                            'correlation_inputs', m.correlation_inputs, 'rivals', m.rivals)
+                         ORDER BY array_position(v_decides, m.version_id))
         INTO v_manifests
         FROM council_snapshot_manifests_v1(v_decides) AS m;
         SELECT array_agg(DISTINCT CAST(e.value ->> 'id' AS uuid)) INTO v_extra
-        FROM json_array_elements(v_manifests) AS x(value),
-             json_array_elements(x.value -> 'manifest' -> 'evidence') AS e(value)
+        FROM jsonb_array_elements(v_manifests) AS x(value),
+             jsonb_array_elements(x.value -> 'manifest' -> 'evidence') AS e(value)
         WHERE NOT CAST(e.value ->> 'id' AS uuid) = ANY(v_evidence);
         EXIT WHEN v_extra IS NULL;
         PERFORM council_lock_evidence_shared_v1(v_extra);
         v_evidence := v_evidence || v_extra;
     END LOOP;
 
-    -- 6. The rows the manifests name.
-    SELECT json_agg(r.rows ORDER BY r.ord) INTO v_rows
-    FROM council_snapshot_rows_v1((SELECT json_agg(x.value -> 'manifest' ORDER BY x.n)
-                                   FROM json_array_elements(v_manifests) WITH ORDINALITY AS x(value, n))) AS r;
-    SELECT coalesce(json_agg(json_build_object('ord', r.ord, 'rows', r.rows) ORDER BY r.ord, r.no), '[]'::json)
-    INTO v_rival_rows
-    FROM council_snapshot_rival_rows_v1((
-        SELECT coalesce(json_agg(json_build_object('ord', x.n, 'rivals', x.value -> 'rivals') ORDER BY x.n), '[]'::json)
-        FROM json_array_elements(v_manifests) WITH ORDINALITY AS x(value, n)
-        WHERE json_typeof(x.value -> 'rivals') = 'array')) AS r;
+    -- 6. What the rows functions take (each given as a value, so that it is inlined and its
+    -- plan kept), and the error sums the effective-support rule measures.
+    SELECT jsonb_agg(x.value -> 'manifest' ORDER BY x.n),
+           coalesce(jsonb_agg(jsonb_build_object('ord', x.n, 'rivals', x.value -> 'rivals') ORDER BY x.n)
+                        FILTER (WHERE jsonb_typeof(x.value -> 'rivals') = 'array'), '[]'::jsonb),
+           array_agg(CAST(x.value ->> 'version_id' AS uuid) ORDER BY x.n)
+               FILTER (WHERE jsonb_typeof(x.value -> 'correlation_inputs') = 'object')
+    INTO v_manifest_list, v_rival_list, v_measured
+    FROM jsonb_array_elements(v_manifests) WITH ORDINALITY AS x(value, n);
     SELECT array_agg(DISTINCT i.value ->> 'model') INTO v_models
-    FROM json_array_elements(v_manifests) AS x(value),
-         json_array_elements(x.value -> 'correlation_inputs' -> 'models') AS i(value)
-    WHERE json_typeof(x.value -> 'correlation_inputs') = 'object';
+    FROM jsonb_array_elements(v_manifests) AS x(value),
+         jsonb_array_elements(x.value -> 'correlation_inputs' -> 'models') AS i(value)
+    WHERE jsonb_typeof(x.value -> 'correlation_inputs') = 'object';
     IF v_models IS NOT NULL THEN
         SELECT coalesce(json_agg(row_to_json(s)), '[]'::json) INTO v_error_sums
         FROM council_resolved_error_sums_v1(v_models) AS s;
         SELECT coalesce(json_agg(row_to_json(o)), '[]'::json) INTO v_own_errors
-        FROM council_resolved_errors_of_v1(v_models, ARRAY(
-            SELECT CAST(x.value ->> 'version_id' AS uuid) FROM json_array_elements(v_manifests) AS x(value)
-            WHERE json_typeof(x.value -> 'correlation_inputs') = 'object')) AS o;
+        FROM council_resolved_errors_of_v1(v_models, v_measured) AS o;
     END IF;
 
-    -- 7. What is recorded for each decided version, and its chain's tail.
+    -- 7. Per decided version: its manifest, the rows it and its rivals name, what is
+    -- recorded for it and its chain's tail.
+    WITH m AS (
+        SELECT x.value AS d, CAST(x.n AS integer) AS n, CAST(x.value ->> 'version_id' AS uuid) AS version_id
+        FROM jsonb_array_elements(v_manifests) WITH ORDINALITY AS x(value, n)
+    ), r AS (
+        SELECT * FROM council_snapshot_rows_v1(v_manifest_list)
+    ), rr AS (
+        SELECT k.ord, json_agg(k.rows ORDER BY k.no) AS rows FROM council_snapshot_rival_rows_v1(v_rival_list) AS k
+        GROUP BY k.ord
+    )
     SELECT json_agg(json_build_object(
-               'version_id', x.value -> 'version_id', 'manifest', x.value -> 'manifest', 'seats', x.value -> 'seats',
-               'correlation_inputs', x.value -> 'correlation_inputs', 'rivals', x.value -> 'rivals',
-               'rows', v_rows -> CAST(x.n - 1 AS integer),
-               'rival_rows', (SELECT coalesce(json_agg(rr.value -> 'rows'), '[]'::json)
-                              FROM json_array_elements(v_rival_rows) AS rr(value)
-                              WHERE CAST(rr.value ->> 'ord' AS bigint) = x.n),
+               'version_id', m.version_id, 'manifest', CAST(m.d -> 'manifest' AS json),
+               'seats', CAST(m.d -> 'seats' AS json), 'correlation_inputs', CAST(m.d -> 'correlation_inputs' AS json),
+               'rivals', CAST(m.d -> 'rivals' AS json), 'rows', r.rows, 'rival_rows', coalesce(rr.rows, '[]'::json),
                'consolidations', (
                    SELECT coalesce(json_agg(json_build_object(
                        'id', c.id, 'snapshot_sha256', c.snapshot_sha256, 'reasons', c.decision -> 'reasons')), '[]'::json)
-                   FROM consolidations c WHERE c.node_version_id = CAST(x.value ->> 'version_id' AS uuid)),
+                   FROM consolidations c WHERE c.node_version_id = m.version_id),
                'unchained', (
                    SELECT coalesce(json_agg(json_build_object(
                        'id', e.id, 'snapshot_sha256', e.snapshot_sha256, 'reasons', e.reasons)), '[]'::json)
                    FROM consolidation_evaluations e
-                   WHERE e.node_version_id = CAST(x.value ->> 'version_id' AS uuid) AND e.seq IS NULL),
+                   WHERE e.node_version_id = m.version_id AND e.seq IS NULL),
                'tail', (
                    SELECT json_build_object(
                        'id', e.id, 'seq', e.seq, 'digest', encode(e.digest, 'hex'), 'compact', e.link IS NOT NULL,
@@ -490,10 +495,12 @@ BEGIN
                            FROM unnest(coalesce(e.reason_ids, council_reason_ids_v1(e.reason_refs)))
                                 WITH ORDINALITY AS u(id, n)
                            JOIN decision_reasons dr ON dr.id = u.id)))
-                   FROM council_evaluation_tail_v2(CAST(x.value ->> 'version_id' AS uuid)) AS e))
-               ORDER BY x.n)
+                   FROM council_evaluation_tail_v2(m.version_id) AS e))
+               ORDER BY m.n)
     INTO v_decided
-    FROM json_array_elements(v_manifests) WITH ORDINALITY AS x(value, n);
+    FROM m
+    JOIN r ON r.ord = m.n
+    LEFT JOIN rr ON rr.ord = m.n;
 
     RETURN json_build_object('isolation', v_isolation, 'versions', v_versions, 'decided', v_decided,
                              'error_sums', v_error_sums, 'own_errors', v_own_errors);
@@ -1611,21 +1618,21 @@ $function$;
 REVOKE ALL ON FUNCTION public.council_snapshot_manifests_v1(p_version_ids uuid[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_snapshot_manifests_v1(p_version_ids uuid[]) TO council_app;
 
-CREATE OR REPLACE FUNCTION public.council_snapshot_rival_rows_v1(p_rivals json)
+CREATE OR REPLACE FUNCTION public.council_snapshot_rival_rows_v1(p_rivals jsonb)
  RETURNS TABLE(ord integer, no integer, rows json)
  LANGUAGE sql
  STABLE
 AS $function$
 WITH r AS (
     SELECT CAST(o.value ->> 'ord' AS integer) AS ord, CAST(i.n AS integer) AS no, i.value AS r
-    FROM json_array_elements(p_rivals) AS o(value),
-         json_array_elements(o.value -> 'rivals') WITH ORDINALITY AS i(value, n)
+    FROM jsonb_array_elements(p_rivals) AS o(value),
+         jsonb_array_elements(o.value -> 'rivals') WITH ORDINALITY AS i(value, n)
 ), x AS (
     SELECT r.ord, r.no, CAST(r.r ->> 'version' AS uuid) AS version_id,
            CAST(r.r ->> 'transition' AS uuid) AS node_transition,
-           CAST(CASE WHEN json_typeof(r.r -> 'consolidation') = 'array' THEN r.r -> 'consolidation' ->> 0 END AS uuid)
+           CAST(CASE WHEN jsonb_typeof(r.r -> 'consolidation') = 'array' THEN r.r -> 'consolidation' ->> 0 END AS uuid)
                AS consolidation,
-           CAST(CASE WHEN json_typeof(r.r -> 'consolidation') = 'array' THEN r.r -> 'consolidation' ->> 1 END AS uuid)
+           CAST(CASE WHEN jsonb_typeof(r.r -> 'consolidation') = 'array' THEN r.r -> 'consolidation' ->> 1 END AS uuid)
                AS consolidation_transition
     FROM r
 ), claims_by AS (
@@ -1633,14 +1640,14 @@ WITH r AS (
         'id', c.id, 'run_id', c.run_id, 'type', c.claim_type, 'confidence', c.confidence::text)) AS j,
         array_agg(DISTINCT c.run_id) AS runs
     FROM (SELECT r.ord, r.no, CAST(i.id AS uuid) AS id
-          FROM r, json_array_elements_text(r.r -> 'claims') WITH ORDINALITY AS i(id, n)) AS u
+          FROM r, jsonb_array_elements_text(r.r -> 'claims') WITH ORDINALITY AS i(id, n)) AS u
     JOIN claims c ON c.id = u.id
     GROUP BY u.ord, u.no
 ), exposures_by AS (
     SELECT u.ord, u.no, json_agg(json_build_object(
         'id', e.id, 'run_id', e.run_id, 'exposed_to_run_id', e.exposed_to_run_id, 'channel', e.channel)) AS j
     FROM (SELECT r.ord, r.no, CAST(i.id AS uuid) AS id
-          FROM r, json_array_elements_text(r.r -> 'exposures') WITH ORDINALITY AS i(id, n)) AS u
+          FROM r, jsonb_array_elements_text(r.r -> 'exposures') WITH ORDINALITY AS i(id, n)) AS u
     JOIN run_exposures e ON e.id = u.id
     GROUP BY u.ord, u.no
 ), citations_by AS (
@@ -1648,7 +1655,7 @@ WITH r AS (
         'id', c.id, 'run_id', c.run_id, 'claim_id', c.claim_id, 'evidence_id', c.evidence_id,
         'role', c.role)) AS j
     FROM (SELECT r.ord, r.no, CAST(i.id AS uuid) AS id
-          FROM r, json_array_elements_text(r.r -> 'citations') WITH ORDINALITY AS i(id, n)) AS u
+          FROM r, jsonb_array_elements_text(r.r -> 'citations') WITH ORDINALITY AS i(id, n)) AS u
     JOIN citations c ON c.id = u.id
     GROUP BY u.ord, u.no
 )
@@ -1680,17 +1687,17 @@ LEFT JOIN exposures_by USING (ord, no)
 LEFT JOIN citations_by USING (ord, no)
 ORDER BY x.ord, x.no
 $function$;
-REVOKE ALL ON FUNCTION public.council_snapshot_rival_rows_v1(p_rivals json) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.council_snapshot_rival_rows_v1(p_rivals json) TO council_app;
+REVOKE ALL ON FUNCTION public.council_snapshot_rival_rows_v1(p_rivals jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_snapshot_rival_rows_v1(p_rivals jsonb) TO council_app;
 
-CREATE OR REPLACE FUNCTION public.council_snapshot_rows_v1(p_manifests json)
+CREATE OR REPLACE FUNCTION public.council_snapshot_rows_v1(p_manifests jsonb)
  RETURNS TABLE(ord integer, rows json)
  LANGUAGE sql
  STABLE
 AS $function$
 WITH m AS (
     SELECT CAST(a.n AS integer) AS ord, a.value AS m
-    FROM json_array_elements(p_manifests) WITH ORDINALITY AS a(value, n)
+    FROM jsonb_array_elements(p_manifests) WITH ORDINALITY AS a(value, n)
 ), x AS (
     SELECT m.ord, CAST(m.m ->> 'version_id' AS uuid) AS version_id,
            CAST(m.m ->> 'node_transition' AS uuid) AS node_transition,
@@ -1701,14 +1708,14 @@ WITH m AS (
     SELECT u.ord, json_agg(json_build_object(
         'id', nv.id, 'version_no', nv.version_no)) AS j
     FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
-          FROM m, json_array_elements_text(m.m -> 'versions') WITH ORDINALITY AS i(id, n)) AS u
+          FROM m, jsonb_array_elements_text(m.m -> 'versions') WITH ORDINALITY AS i(id, n)) AS u
     JOIN node_versions nv ON nv.id = u.id
     GROUP BY u.ord
 ), claims_by AS (
     SELECT u.ord, json_agg(json_build_object(
         'id', c.id, 'run_id', c.run_id, 'type', c.claim_type, 'confidence', c.confidence::text)) AS j
     FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
-          FROM m, json_array_elements_text(m.m -> 'claims') WITH ORDINALITY AS i(id, n)) AS u
+          FROM m, jsonb_array_elements_text(m.m -> 'claims') WITH ORDINALITY AS i(id, n)) AS u
     JOIN claims c ON c.id = u.id
     GROUP BY u.ord
 ), runs_by AS (
@@ -1716,14 +1723,14 @@ WITH m AS (
         'id', r.id, 'agent', r.agent, 'model', r.model, 'provider', r.provider, 'simulated', r.simulated,
         'parent_run_id', r.parent_run_id, 'input_fingerprint', r.input_fingerprint)) AS j
     FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
-          FROM m, json_array_elements_text(m.m -> 'runs') WITH ORDINALITY AS i(id, n)) AS u
+          FROM m, jsonb_array_elements_text(m.m -> 'runs') WITH ORDINALITY AS i(id, n)) AS u
     JOIN agent_runs r ON r.id = u.id
     GROUP BY u.ord
 ), exposures_by AS (
     SELECT u.ord, json_agg(json_build_object(
         'id', e.id, 'run_id', e.run_id, 'exposed_to_run_id', e.exposed_to_run_id, 'channel', e.channel)) AS j
     FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
-          FROM m, json_array_elements_text(m.m -> 'exposures') WITH ORDINALITY AS i(id, n)) AS u
+          FROM m, jsonb_array_elements_text(m.m -> 'exposures') WITH ORDINALITY AS i(id, n)) AS u
     JOIN run_exposures e ON e.id = u.id
     GROUP BY u.ord
 ), citations_by AS (
@@ -1731,14 +1738,14 @@ WITH m AS (
         'id', c.id, 'run_id', c.run_id, 'claim_id', c.claim_id, 'evidence_id', c.evidence_id,
         'role', c.role)) AS j
     FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
-          FROM m, json_array_elements_text(m.m -> 'citations') WITH ORDINALITY AS i(id, n)) AS u
+          FROM m, jsonb_array_elements_text(m.m -> 'citations') WITH ORDINALITY AS i(id, n)) AS u
     JOIN citations c ON c.id = u.id
     GROUP BY u.ord
 ), branches_by AS (
     SELECT u.ord, json_agg(json_build_object(
         'id', b.id, 'kind', b.kind, 'transition', u.transition, 'to_status', t.to_status)) AS j
     FROM (SELECT m.ord, i.id, i.transition
-          FROM m, json_to_recordset(m.m -> 'branches') AS i(id uuid, transition uuid)) AS u
+          FROM m, jsonb_to_recordset(m.m -> 'branches') AS i(id uuid, transition uuid)) AS u
     JOIN branches b ON b.id = u.id
     LEFT JOIN branch_transitions t ON t.id = u.transition
     GROUP BY u.ord
@@ -1747,7 +1754,7 @@ WITH m AS (
         'id', e.id, 'sha256', e.content_sha256, 'transition', u.transition,
         'to_status', t.to_status)) AS j
     FROM (SELECT m.ord, i.id, i.transition
-          FROM m, json_to_recordset(m.m -> 'evidence') AS i(id uuid, transition uuid)) AS u
+          FROM m, jsonb_to_recordset(m.m -> 'evidence') AS i(id uuid, transition uuid)) AS u
     JOIN evidence e ON e.id = u.id
     LEFT JOIN evidence_transitions t ON t.id = u.transition
     GROUP BY u.ord
@@ -1755,7 +1762,7 @@ WITH m AS (
     SELECT u.ord, json_agg(json_build_object(
         'id', p.id, 'transition', u.transition, 'to_status', t.to_status)) AS j
     FROM (SELECT m.ord, i.id, i.transition
-          FROM m, json_to_recordset(m.m -> 'pending_actions') AS i(id uuid, transition uuid)) AS u
+          FROM m, jsonb_to_recordset(m.m -> 'pending_actions') AS i(id uuid, transition uuid)) AS u
     JOIN pending_actions p ON p.id = u.id
     LEFT JOIN pending_action_transitions t ON t.id = u.transition
     GROUP BY u.ord
@@ -1800,8 +1807,8 @@ LEFT JOIN evidence_by USING (ord)
 LEFT JOIN pending_actions_by USING (ord)
 ORDER BY x.ord
 $function$;
-REVOKE ALL ON FUNCTION public.council_snapshot_rows_v1(p_manifests json) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION public.council_snapshot_rows_v1(p_manifests json) TO council_app;
+REVOKE ALL ON FUNCTION public.council_snapshot_rows_v1(p_manifests jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_snapshot_rows_v1(p_manifests jsonb) TO council_app;
 
 -- -------------------------------------------------------------------- tables
 

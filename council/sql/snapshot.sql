@@ -24,13 +24,13 @@ SELECT * FROM council_resolved_errors_of_v1(CAST(:models AS text[]), CAST(:versi
 -- The rows that manifests name (for new snapshots and replay alike; the committer's read
 -- function runs the same council_snapshot_rows_v1, revision 0044): :manifests a JSON array
 -- of manifests. One row per manifest, (ord, rows), numbered from 1, in order.
-SELECT * FROM council_snapshot_rows_v1(CAST(:manifests AS json))
+SELECT * FROM council_snapshot_rows_v1(CAST(:manifests AS jsonb))
 
 -- snapshot_rival_rows --
 -- The rows the rivals of v4 manifests name (council_snapshot_rival_rows_v1, revision 0044):
 -- :rivals a JSON array of {ord, rivals}, a manifest's number from 1 and the rivals it names.
 -- One row per rival, (ord, no, rows), in order.
-SELECT * FROM council_snapshot_rival_rows_v1(CAST(:rivals AS json))
+SELECT * FROM council_snapshot_rival_rows_v1(CAST(:rivals AS jsonb))
 
 -- quorum_versions --
 -- When run :run_id of a dispatch ends, the versions whose council it sat on and whose

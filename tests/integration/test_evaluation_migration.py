@@ -40,8 +40,8 @@ SNAPSHOT_FUNCTIONS = (
     "council_snapshot_manifests_v1(uuid[])",
     "council_resolved_error_sums_v1(text[])",
     "council_resolved_errors_of_v1(text[], uuid[])",
-    "council_snapshot_rows_v1(json)",
-    "council_snapshot_rival_rows_v1(json)",
+    "council_snapshot_rows_v1(jsonb)",
+    "council_snapshot_rival_rows_v1(jsonb)",
 )
 
 
