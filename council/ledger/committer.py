@@ -114,17 +114,7 @@ def _consolidate_batch(
     if read["isolation"] != "read committed":
         # At a higher level the snapshot would predate the lock wait: stale.
         raise CouncilError(f"the committer needs READ COMMITTED, got {read['isolation']}")
-    found = {
-        UUID(row["id"]): BatchVersion(
-            UUID(row["id"]),
-            UUID(row["logical_node_id"]),
-            UUID(row["thread_id"]),
-            row["content"],
-            row["locked"],
-            row["live"],
-        )
-        for row in read["versions"]
-    }
+    found = {version.id: version for version in map(BatchVersion.of, read["versions"])}
     missing = next((v for v in version_ids if v not in found), None)
     if missing is not None:
         raise NotFound(f"no node version with id {missing}")

@@ -108,3 +108,9 @@ class BatchVersion:
     content: str
     locked: bool
     live: LiveConsolidation | None
+
+    @classmethod
+    def of(cls, row: VersionRead) -> BatchVersion:
+        """The version as ``council_evaluate_read_v1`` returned it (ids as text)."""
+        ids = UUID(row["id"]), UUID(row["logical_node_id"]), UUID(row["thread_id"])
+        return cls(*ids, row["content"], row["locked"], row["live"])
