@@ -195,13 +195,18 @@ def observe_commit(outcome: str, seconds: float) -> None:
 
 
 @contextmanager
-def lock_wait(lock: str) -> Iterator[None]:
-    """Time the statement that takes a lock, whether it gets the lock or times out."""
+def lock_wait(*locks: str) -> Iterator[list[str]]:
+    """Time the statement that takes locks, whether it gets them or times out: one
+    observation per kind of lock, ``locks`` and those the block adds to the list it is given
+    (the committer's read call takes evidence locks only when it decides something)."""
+    taken = list(locks)
     started = time.monotonic()
     try:
-        yield
+        yield taken
     finally:
-        LOCK_WAIT_SECONDS.labels(lock=lock).observe(time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        for lock in taken:
+            LOCK_WAIT_SECONDS.labels(lock=lock).observe(elapsed)
 
 
 def count_retry(kind: str) -> None:

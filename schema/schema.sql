@@ -391,6 +391,315 @@ $function$;
 REVOKE ALL ON FUNCTION public.council_end_run_v2(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_end_run_v2(p_run_id uuid, p_attempt integer, p_round integer, p_sha256 text, p_body text, p_byte_length integer, p_truncated boolean, p_versions uuid[], p_evidence uuid[]) TO council_app;
 
+CREATE OR REPLACE FUNCTION public.council_evaluate_read_v1(p_version_ids uuid[], p_wait text, p_lock_timeout text, p_statement_timeout text)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_isolation text;
+    v_key bigint;
+    v_thread uuid;
+    v_shared_threads uuid[] := '{}';
+    v_version record;
+    v_locked_ids uuid[] := '{}';
+    v_locked_flags boolean[] := '{}';
+    v_versions json;
+    v_decides uuid[];
+    v_evidence uuid[];
+    v_extra uuid[];
+    v_manifests jsonb;
+    v_manifest_list jsonb;
+    v_rival_list jsonb;
+    v_measured uuid[];
+    v_models text[];
+    v_error_sums json := '[]';
+    v_own_errors json := '[]';
+    v_decided json;
+BEGIN
+    PERFORM set_config('lock_timeout', p_lock_timeout, true),
+            set_config('statement_timeout', p_statement_timeout, true),
+            set_config('plan_cache_mode', 'force_generic_plan', true);
+    v_isolation := current_setting('transaction_isolation');
+
+    -- 1. The alternatives keys, ascending.
+    FOR v_key, v_thread IN
+        SELECT DISTINCT council_alternatives_lock_key_v1(nv.thread_id) AS key, nv.thread_id
+        FROM node_versions nv
+        JOIN threads th ON th.id = nv.thread_id
+        JOIN rule_sets rs ON rs.id = th.rule_set_id
+        WHERE nv.id = ANY(p_version_ids) AND rs.body @> '{"exclusive_alternatives": true}'
+        ORDER BY 1, 2
+    LOOP
+        IF p_wait <> 'try' THEN
+            PERFORM pg_advisory_xact_lock(v_key);
+        ELSIF NOT pg_try_advisory_xact_lock(v_key) THEN
+            PERFORM pg_advisory_xact_lock_shared(v_key);
+            v_shared_threads := v_shared_threads || v_thread;
+        END IF;
+    END LOOP;
+
+    -- 2. The node keys, ascending (a version at a time, as commit_begin: a key taken again is
+    -- held already).
+    FOR v_version IN
+        SELECT nv.id, nv.thread_id, council_node_lock_key_v1(nv.logical_node_id) AS key
+        FROM node_versions nv
+        WHERE nv.id = ANY(p_version_ids)
+        ORDER BY council_node_lock_key_v1(nv.logical_node_id), nv.id
+    LOOP
+        v_locked_ids := v_locked_ids || v_version.id;
+        IF p_wait <> 'try' THEN
+            PERFORM pg_advisory_xact_lock(v_version.key);
+            v_locked_flags := v_locked_flags || true;
+        ELSIF v_version.thread_id = ANY(v_shared_threads) THEN
+            PERFORM pg_advisory_xact_lock_shared(v_version.key);
+            v_locked_flags := v_locked_flags || false;
+        ELSIF pg_try_advisory_xact_lock(v_version.key) THEN
+            v_locked_flags := v_locked_flags || true;
+        ELSE
+            PERFORM pg_advisory_xact_lock_shared(v_version.key);
+            v_locked_flags := v_locked_flags || false;
+        END IF;
+    END LOOP;
+
+    -- 3. Each version's node's live consolidation, read now (after its lock).
+    SELECT coalesce(json_agg(json_build_object(
+               'id', nv.id, 'logical_node_id', nv.logical_node_id, 'thread_id', nv.thread_id,
+               'content', nv.content, 'locked', l.locked,
+               'live', (SELECT json_build_object('id', c.id, 'node_version_id', c.node_version_id,
+                                                 'snapshot_sha256', c.snapshot_sha256,
+                                                 'reasons', c.decision -> 'reasons')
+                        FROM consolidations c WHERE c.logical_node_id = nv.logical_node_id AND c.status = 'live'))
+               ORDER BY l.n), '[]'::json)
+    INTO v_versions
+    FROM unnest(v_locked_ids, v_locked_flags) WITH ORDINALITY AS l(id, locked, n)
+    JOIN node_versions nv ON nv.id = l.id;
+
+    -- 4. What this round decides.
+    SELECT coalesce(array_agg(f.id), '{}') INTO v_decides
+    FROM (SELECT DISTINCT ON (CAST(v.value ->> 'logical_node_id' AS uuid))
+                 CAST(v.value ->> 'id' AS uuid) AS id, v.value -> 'live' ->> 'node_version_id' AS live_version
+          FROM json_array_elements(v_versions) AS v(value)
+          WHERE CAST(v.value ->> 'locked' AS boolean)
+          ORDER BY CAST(v.value ->> 'logical_node_id' AS uuid),
+                   array_position(p_version_ids, CAST(v.value ->> 'id' AS uuid))) AS f
+    WHERE f.live_version IS DISTINCT FROM CAST(f.id AS text);
+
+    IF cardinality(v_decides) = 0 THEN
+        RETURN json_build_object('isolation', v_isolation, 'versions', v_versions, 'decided', '[]'::json,
+                                 'error_sums', v_error_sums, 'own_errors', v_own_errors);
+    END IF;
+
+    -- 5. Shared evidence locks, ascending, then the manifests in one statement.
+    SELECT coalesce(array_agg(e.evidence_id ORDER BY e.key), '{}') INTO v_evidence
+    FROM (SELECT DISTINCT ci.evidence_id, hashtextextended('council.evidence:' || CAST(ci.evidence_id AS text), 0) AS key
+          FROM citations ci WHERE ci.node_version_id = ANY(v_decides)) AS e;
+    PERFORM council_lock_evidence_shared_v1(v_evidence);
+    LOOP
+        SELECT jsonb_agg(jsonb_build_object('version_id', m.version_id, 'manifest', m.manifest, 'seats', m.seats,
+                                            'correlation_inputs', m.correlation_inputs, 'rivals', m.rivals)
+                         ORDER BY array_position(v_decides, m.version_id))
+        INTO v_manifests
+        FROM council_snapshot_manifests_v1(v_decides) AS m;
+        SELECT array_agg(DISTINCT CAST(e.value ->> 'id' AS uuid)) INTO v_extra
+        FROM jsonb_array_elements(v_manifests) AS x(value),
+             jsonb_array_elements(x.value -> 'manifest' -> 'evidence') AS e(value)
+        WHERE NOT CAST(e.value ->> 'id' AS uuid) = ANY(v_evidence);
+        EXIT WHEN v_extra IS NULL;
+        PERFORM council_lock_evidence_shared_v1(v_extra);
+        v_evidence := v_evidence || v_extra;
+    END LOOP;
+
+    -- 6. What the rows functions take (each given as a value, so that it is inlined and its
+    -- plan kept), and the error sums the effective-support rule measures.
+    SELECT jsonb_agg(x.value -> 'manifest' ORDER BY x.n),
+           coalesce(jsonb_agg(jsonb_build_object('ord', x.n, 'rivals', x.value -> 'rivals') ORDER BY x.n)
+                        FILTER (WHERE jsonb_typeof(x.value -> 'rivals') = 'array'), '[]'::jsonb),
+           array_agg(CAST(x.value ->> 'version_id' AS uuid) ORDER BY x.n)
+               FILTER (WHERE jsonb_typeof(x.value -> 'correlation_inputs') = 'object')
+    INTO v_manifest_list, v_rival_list, v_measured
+    FROM jsonb_array_elements(v_manifests) WITH ORDINALITY AS x(value, n);
+    SELECT array_agg(DISTINCT i.value ->> 'model') INTO v_models
+    FROM jsonb_array_elements(v_manifests) AS x(value),
+         jsonb_array_elements(x.value -> 'correlation_inputs' -> 'models') AS i(value)
+    WHERE jsonb_typeof(x.value -> 'correlation_inputs') = 'object';
+    IF v_models IS NOT NULL THEN
+        SELECT coalesce(json_agg(row_to_json(s)), '[]'::json) INTO v_error_sums
+        FROM council_resolved_error_sums_v1(v_models) AS s;
+        SELECT coalesce(json_agg(row_to_json(o)), '[]'::json) INTO v_own_errors
+        FROM council_resolved_errors_of_v1(v_models, v_measured) AS o;
+    END IF;
+
+    -- 7. Per decided version: its manifest, the rows it and its rivals name, what is
+    -- recorded for it and its chain's tail.
+    WITH m AS (
+        SELECT x.value AS d, CAST(x.n AS integer) AS n, CAST(x.value ->> 'version_id' AS uuid) AS version_id
+        FROM jsonb_array_elements(v_manifests) WITH ORDINALITY AS x(value, n)
+    ), r AS (
+        SELECT * FROM council_snapshot_rows_v1(v_manifest_list)
+    ), rr AS (
+        SELECT k.ord, json_agg(k.rows ORDER BY k.no) AS rows FROM council_snapshot_rival_rows_v1(v_rival_list) AS k
+        GROUP BY k.ord
+    )
+    SELECT json_agg(json_build_object(
+               'version_id', m.version_id, 'manifest', CAST(m.d -> 'manifest' AS json),
+               'seats', CAST(m.d -> 'seats' AS json), 'correlation_inputs', CAST(m.d -> 'correlation_inputs' AS json),
+               'rivals', CAST(m.d -> 'rivals' AS json), 'rows', r.rows, 'rival_rows', coalesce(rr.rows, '[]'::json),
+               'consolidations', (
+                   SELECT coalesce(json_agg(json_build_object(
+                       'id', c.id, 'snapshot_sha256', c.snapshot_sha256, 'reasons', c.decision -> 'reasons')), '[]'::json)
+                   FROM consolidations c WHERE c.node_version_id = m.version_id),
+               'unchained', (
+                   SELECT coalesce(json_agg(json_build_object(
+                       'id', e.id, 'snapshot_sha256', e.snapshot_sha256, 'reasons', e.reasons)), '[]'::json)
+                   FROM consolidation_evaluations e
+                   WHERE e.node_version_id = m.version_id AND e.seq IS NULL),
+               'tail', (
+                   SELECT json_build_object(
+                       'id', e.id, 'seq', e.seq, 'digest', encode(e.digest, 'hex'), 'compact', e.link IS NOT NULL,
+                       'snapshot_sha256', coalesce(e.snapshot_sha256, encode(e.digest, 'hex')),
+                       'reasons', coalesce(e.reasons, (
+                           SELECT jsonb_agg(dr.reason ORDER BY u.n)
+                           FROM unnest(coalesce(e.reason_ids, council_reason_ids_v1(e.reason_refs)))
+                                WITH ORDINALITY AS u(id, n)
+                           JOIN decision_reasons dr ON dr.id = u.id)))
+                   FROM council_evaluation_tail_v2(m.version_id) AS e))
+               ORDER BY m.n)
+    INTO v_decided
+    FROM m
+    JOIN r ON r.ord = m.n
+    LEFT JOIN rr ON rr.ord = m.n;
+
+    RETURN json_build_object('isolation', v_isolation, 'versions', v_versions, 'decided', v_decided,
+                             'error_sums', v_error_sums, 'own_errors', v_own_errors);
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_evaluate_read_v1(p_version_ids uuid[], p_wait text, p_lock_timeout text, p_statement_timeout text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_evaluate_read_v1(p_version_ids uuid[], p_wait text, p_lock_timeout text, p_statement_timeout text) TO council_app;
+
+CREATE OR REPLACE FUNCTION public.council_evaluate_write_v1(p_actor text, p_reasons jsonb, p_not_ready jsonb, p_supersede jsonb, p_positive jsonb)
+ RETURNS json
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_not_ready json := '[]';
+    v_committed json := '[]';
+    v_old record;
+    v_reason text;
+    v_memory_id uuid;
+    v_memory_status text;
+BEGIN
+    -- 1. The reasons, once each by content.
+    IF jsonb_array_length(p_reasons) > 0 THEN
+        INSERT INTO decision_reasons (reason)
+        SELECT DISTINCT ON (CAST(md5(CAST(x.reason AS text)) AS uuid)) x.reason
+        FROM jsonb_array_elements(p_reasons) AS x(reason)
+        ORDER BY CAST(md5(CAST(x.reason AS text)) AS uuid)
+        ON CONFLICT ((CAST(md5(CAST(reason AS text)) AS uuid))) DO NOTHING;
+    END IF;
+
+    -- 2. The not-ready evaluations and their events.
+    IF jsonb_array_length(p_not_ready) > 0 THEN
+        WITH x AS (
+            SELECT * FROM jsonb_to_recordset(p_not_ready) AS x(
+                thread_id uuid, logical_node_id uuid, version_id uuid, rule_set_id text,
+                grouping_algorithm_id text, digest text, reasons jsonb, seq integer, root boolean,
+                link text, claims_seen integer, failed jsonb)
+        ), ev AS (
+            INSERT INTO consolidation_evaluations (id, thread_id, logical_node_id, node_version_id, rule_set_id,
+                                                   grouping_algorithm_id, outcome, digest, reason_refs, seq, link,
+                                                   claims_seen)
+            SELECT council_evaluation_id_v1(x.version_id, x.seq),
+                   CASE WHEN x.root THEN x.thread_id END, CASE WHEN x.root THEN x.logical_node_id END,
+                   x.version_id, CASE WHEN x.root THEN x.rule_set_id END,
+                   CASE WHEN x.root THEN x.grouping_algorithm_id END, CASE WHEN x.root THEN 'not_ready' END,
+                   decode(x.digest, 'hex'),
+                   council_reason_refs_v1(ARRAY(
+                       SELECT dr.id FROM jsonb_array_elements(x.reasons) WITH ORDINALITY AS r(reason, n)
+                       JOIN decision_reasons dr
+                         ON CAST(md5(CAST(dr.reason AS text)) AS uuid) = CAST(md5(CAST(r.reason AS text)) AS uuid)
+                       ORDER BY r.n)),
+                   x.seq, decode(x.link, 'hex'), x.claims_seen
+            FROM x
+            RETURNING id, node_version_id
+        ), e AS (
+            INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+            SELECT x.thread_id, 'consolidation.not_ready', CAST(ev.node_version_id AS text), p_actor,
+                   jsonb_build_object('evaluation_id', ev.id, 'failed', x.failed)
+            FROM ev JOIN x ON x.version_id = ev.node_version_id
+        )
+        SELECT json_agg(json_build_object('version_id', ev.node_version_id, 'evaluation_id', ev.id))
+        INTO v_not_ready
+        FROM ev;
+    END IF;
+
+    -- 3. The older live consolidations superseded, each with its memory item and event.
+    FOR v_old IN
+        SELECT CAST(s.value ->> 'consolidation_id' AS uuid) AS consolidation_id,
+               CAST(s.value ->> 'version_id' AS uuid) AS version_id, CAST(s.value ->> 'thread_id' AS uuid) AS thread_id
+        FROM jsonb_array_elements(p_supersede) WITH ORDINALITY AS s(value, n)
+        ORDER BY s.n
+    LOOP
+        v_reason := 'superseded by a consolidation of version ' || v_old.version_id;
+        INSERT INTO consolidation_transitions (consolidation_id, from_status, to_status, reason, actor)
+        VALUES (v_old.consolidation_id, 'live', 'superseded', v_reason, p_actor);
+        SELECT m.id, m.status INTO STRICT v_memory_id, v_memory_status
+        FROM memory_items m WHERE m.consolidation_id = v_old.consolidation_id;
+        IF v_memory_status NOT IN ('retracted', 'superseded') THEN
+            INSERT INTO memory_transitions (memory_item_id, from_status, to_status, reason, actor)
+            VALUES (v_memory_id, v_memory_status, 'superseded', v_reason, p_actor);
+        END IF;
+        INSERT INTO events (kind, actor, thread_id, subject_id, payload)
+        VALUES ('consolidation.superseded', p_actor, v_old.thread_id, CAST(v_old.consolidation_id AS text),
+                jsonb_build_object('by_version_id', CAST(v_old.version_id AS text),
+                                   'memory_item_id', CAST(v_memory_id AS text)));
+    END LOOP;
+
+    -- 4. The consolidations, with evidence index, memory item, transition and event.
+    IF jsonb_array_length(p_positive) > 0 THEN
+        WITH x AS (
+            SELECT * FROM jsonb_to_recordset(p_positive) AS x(
+                thread_id uuid, logical_node_id uuid, version_id uuid, rule_set_id text,
+                grouping_algorithm_id text, snapshot jsonb, digest text, decision jsonb, evidence_ids jsonb,
+                content text, from_status text, reason text, payload jsonb)
+        ), c AS (
+            INSERT INTO consolidations (thread_id, logical_node_id, node_version_id, rule_set_id,
+                                        grouping_algorithm_id, snapshot, snapshot_sha256, decision)
+            SELECT thread_id, logical_node_id, version_id, rule_set_id, grouping_algorithm_id, snapshot, digest,
+                   decision
+            FROM x
+            RETURNING id, node_version_id
+        ), ev AS (
+            INSERT INTO consolidation_evidence (evidence_id, consolidation_id)
+            SELECT CAST(e AS uuid), c.id
+            FROM c JOIN x ON x.version_id = c.node_version_id, jsonb_array_elements_text(x.evidence_ids) AS e
+        ), m AS (
+            INSERT INTO memory_items (thread_id, consolidation_id, logical_node_id, node_version_id, content)
+            SELECT x.thread_id, c.id, x.logical_node_id, x.version_id, x.content
+            FROM c JOIN x ON x.version_id = c.node_version_id
+            RETURNING id, node_version_id
+        ), s AS (
+            INSERT INTO node_status_transitions (node_version_id, from_status, to_status, reason, actor,
+                                                 consolidation_id)
+            SELECT x.version_id, x.from_status, 'resolved', x.reason, p_actor, c.id
+            FROM c JOIN x ON x.version_id = c.node_version_id
+        ), e AS (
+            INSERT INTO events (thread_id, kind, subject_id, actor, payload)
+            SELECT x.thread_id, 'consolidation.committed', CAST(c.id AS text), p_actor,
+                   x.payload || jsonb_build_object('memory_item_id', m.id)
+            FROM c JOIN x ON x.version_id = c.node_version_id JOIN m ON m.node_version_id = c.node_version_id
+        )
+        SELECT json_agg(json_build_object('version_id', c.node_version_id, 'consolidation_id', c.id,
+                                          'memory_item_id', m.id))
+        INTO v_committed
+        FROM c JOIN m ON m.node_version_id = c.node_version_id;
+    END IF;
+
+    RETURN json_build_object('not_ready', v_not_ready, 'committed', v_committed);
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_evaluate_write_v1(p_actor text, p_reasons jsonb, p_not_ready jsonb, p_supersede jsonb, p_positive jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_evaluate_write_v1(p_actor text, p_reasons jsonb, p_not_ready jsonb, p_supersede jsonb, p_positive jsonb) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_evaluation_id_v1(uuid, integer)
  RETURNS uuid
  LANGUAGE sql
@@ -1007,6 +1316,25 @@ $function$;
 REVOKE ALL ON FUNCTION public.council_live_consolidation_v1(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION public.council_live_consolidation_v1(uuid) TO council_app;
 
+CREATE OR REPLACE FUNCTION public.council_lock_evidence_shared_v1(p_evidence_ids uuid[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+    v_key bigint;
+BEGIN
+    FOR v_key IN
+        SELECT DISTINCT hashtextextended('council.evidence:' || CAST(e AS text), 0)
+        FROM unnest(p_evidence_ids) AS e
+        ORDER BY 1
+    LOOP
+        PERFORM pg_advisory_xact_lock_shared(v_key);
+    END LOOP;
+END
+$function$;
+REVOKE ALL ON FUNCTION public.council_lock_evidence_shared_v1(p_evidence_ids uuid[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_lock_evidence_shared_v1(p_evidence_ids uuid[]) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_node_lock_key_v1(logical_node_id uuid)
  RETURNS bigint
  LANGUAGE sql
@@ -1127,6 +1455,55 @@ END;
 $function$;
 REVOKE ALL ON FUNCTION public.council_refuse_mutation_v1() FROM PUBLIC;
 
+CREATE OR REPLACE FUNCTION public.council_resolved_error_sums_v1(p_models text[])
+ RETURNS TABLE(a text, b text, n integer, sa integer, sb integer, sab integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+WITH res AS (
+    SELECT DISTINCT ON (x.node_version_id) x.node_version_id, x.outcome
+    FROM resolutions x
+    ORDER BY x.node_version_id, x.created_at DESC, x.id DESC
+), st AS (
+    SELECT DISTINCT ON (r.model, c.node_version_id) r.model, c.node_version_id,
+           CASE WHEN (c.claim_type IN ('originate', 'endorse')) = res.outcome THEN 0 ELSE 1 END AS err
+    FROM res
+    JOIN claims c ON c.node_version_id = res.node_version_id AND c.claim_type <> 'abstain'
+    JOIN agent_runs r ON r.id = c.run_id
+    WHERE r.model = ANY(p_models) AND r.control_of IS NULL
+    ORDER BY r.model, c.node_version_id, c.created_at DESC, c.id DESC
+)
+SELECT a.model AS a, b.model AS b, count(*)::int AS n, sum(a.err)::int AS sa, sum(b.err)::int AS sb,
+       sum(a.err * b.err)::int AS sab
+FROM st a JOIN st b ON b.node_version_id = a.node_version_id AND b.model <> a.model
+WHERE a.model < b.model
+GROUP BY a.model, b.model
+$function$;
+REVOKE ALL ON FUNCTION public.council_resolved_error_sums_v1(p_models text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_resolved_error_sums_v1(p_models text[]) TO council_app;
+
+CREATE OR REPLACE FUNCTION public.council_resolved_errors_of_v1(p_models text[], p_version_ids uuid[])
+ RETURNS TABLE(model text, version_id text, err integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+WITH res AS (
+    SELECT DISTINCT ON (x.node_version_id) x.node_version_id, x.outcome
+    FROM resolutions x
+    WHERE x.node_version_id = ANY(p_version_ids)
+    ORDER BY x.node_version_id, x.created_at DESC, x.id DESC
+)
+SELECT DISTINCT ON (r.model, c.node_version_id) r.model, c.node_version_id::text AS version_id,
+       CASE WHEN (c.claim_type IN ('originate', 'endorse')) = res.outcome THEN 0 ELSE 1 END AS err
+FROM res
+JOIN claims c ON c.node_version_id = res.node_version_id AND c.claim_type <> 'abstain'
+JOIN agent_runs r ON r.id = c.run_id
+WHERE r.model = ANY(p_models) AND r.control_of IS NULL
+ORDER BY r.model, c.node_version_id, c.created_at DESC, c.id DESC
+$function$;
+REVOKE ALL ON FUNCTION public.council_resolved_errors_of_v1(p_models text[], p_version_ids uuid[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_resolved_errors_of_v1(p_models text[], p_version_ids uuid[]) TO council_app;
+
 CREATE OR REPLACE FUNCTION public.council_round_state_v1(p_dispatch_id uuid, p_round integer)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -1186,6 +1563,352 @@ BEGIN
     RETURN NEW;
 END;
 $function$;
+
+CREATE OR REPLACE FUNCTION public.council_snapshot_manifests_v1(p_version_ids uuid[])
+ RETURNS TABLE(version_id uuid, manifest json, seats json, correlation_inputs json, rivals json)
+ LANGUAGE sql
+ STABLE
+AS $function$
+SELECT nv.id AS version_id, json_build_object(
+    'version_id', nv.id,
+    'thread_id', nv.thread_id,
+    'versions', (
+        SELECT coalesce(json_agg(x.id ORDER BY x.id), '[]'::json)
+        FROM node_versions x WHERE x.logical_node_id = nv.logical_node_id),
+    'node_transition', (
+        SELECT t.id FROM node_status_transitions t
+        WHERE t.node_version_id = nv.id
+        ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
+    'branches', (
+        SELECT coalesce(json_agg(json_build_object('id', b.id, 'transition', (
+            SELECT t.id FROM branch_transitions t WHERE t.branch_id = b.id
+            ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY b.id), '[]'::json)
+        FROM branches b
+        WHERE b.id = nv.branch_id OR (b.thread_id = nv.thread_id AND b.kind = 'objective')),
+    'claims', (
+        SELECT coalesce(json_agg(c.id ORDER BY c.id), '[]'::json)
+        FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+        WHERE c.node_version_id = nv.id),
+    'runs', (
+        SELECT coalesce(json_agg(DISTINCT c.run_id), '[]'::json)
+        FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+        WHERE c.node_version_id = nv.id),
+    'exposures', (
+        SELECT coalesce(json_agg(e.id ORDER BY e.id), '[]'::json)
+        FROM run_exposures e
+        WHERE e.run_id IN (SELECT c.run_id FROM claims c JOIN agent_runs r ON r.id = c.run_id
+                           WHERE c.node_version_id = nv.id AND r.control_of IS NULL)
+          AND e.kind = 'stance'),
+    'citations', (
+        SELECT coalesce(json_agg(ci.id ORDER BY ci.id), '[]'::json)
+        FROM citations ci
+        WHERE ci.node_version_id = nv.id
+          AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)),
+    'evidence', (
+        SELECT coalesce(json_agg(json_build_object('id', e.id, 'transition', (
+            SELECT t.id FROM evidence_transitions t WHERE t.evidence_id = e.id
+            ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY e.id), '[]'::json)
+        FROM (SELECT DISTINCT ci.evidence_id AS id
+              FROM citations ci
+              WHERE ci.node_version_id = nv.id
+                AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)) e),
+    'pending_actions', (
+        SELECT coalesce(json_agg(json_build_object('id', p.id, 'transition', (
+            SELECT t.id FROM pending_action_transitions t WHERE t.pending_action_id = p.id
+            ORDER BY t.created_at DESC, t.id DESC LIMIT 1)) ORDER BY p.id), '[]'::json)
+        FROM pending_actions p WHERE p.node_version_id = nv.id),
+    'retraction', (
+        SELECT t.id FROM consolidation_transitions t
+        JOIN consolidations c ON c.id = t.consolidation_id
+        WHERE c.node_version_id = nv.id AND t.to_status IN ('retracted', 'live')
+        ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
+    'rule_set_id', th.rule_set_id,
+    'grouping_algorithm_id', th.grouping_algorithm_id
+) AS manifest,
+-- Under a rule set with min_council_answered: the runs of the version's council
+-- (council/domain/quorum.py), with their status now. Every dispatch (not a review)
+-- with a run that claimed on the version, and every later one on the thread that
+-- sent one of its agents again; their runs of those agents (never a control run).
+CASE WHEN rs.body ? 'min_council_answered' THEN (
+    WITH judged AS (
+        SELECT DISTINCT d.id, d.created_at, d.agents
+        FROM claims c
+        JOIN agent_runs r ON r.id = c.run_id
+        JOIN dispatches d ON d.id = r.dispatch_id
+        WHERE c.node_version_id = nv.id AND d.mode <> 'review' AND r.control_of IS NULL
+    ), seated AS (
+        SELECT DISTINCT unnest(j.agents) AS agent FROM judged j
+    ), sent AS (
+        SELECT j.id FROM judged j
+        UNION
+        SELECT d.id FROM dispatches d
+        WHERE d.thread_id = nv.thread_id AND d.mode <> 'review'
+          AND d.created_at > (SELECT min(j.created_at) FROM judged j)
+          AND d.agents && (SELECT array_agg(s.agent) FROM seated s)
+    )
+    SELECT coalesce(json_agg(json_build_object(
+        'dispatch_id', r.dispatch_id, 'run_id', r.id, 'agent', r.agent, 'status', r.status)
+        ORDER BY r.id), '[]'::json)
+    FROM agent_runs r
+    WHERE r.dispatch_id IN (SELECT s.id FROM sent s)
+      AND r.agent IN (SELECT s.agent FROM seated s)
+      AND r.control_of IS NULL)
+END AS seats,
+-- Under a rule set with min_effective_support: its prior and threshold, and the
+-- model and provider family of every run that claimed on the version (and, under
+-- exclusive_alternatives, on its rivals' heads: their support is measured too).
+CASE WHEN rs.body ? 'min_effective_support' THEN json_build_object(
+    'prior', rs.body -> 'error_correlation_prior',
+    'min_resolved', rs.body -> 'correlation_min_resolved',
+    'models', (
+        SELECT coalesce(json_agg(DISTINCT jsonb_build_object('model', r.model, 'provider', r.provider)), '[]'::json)
+        FROM claims c JOIN agent_runs r ON r.id = c.run_id
+        WHERE r.control_of IS NULL
+          AND c.node_version_id IN (
+              SELECT nv.id
+              UNION ALL
+              SELECT h.head_version_id
+              FROM council_alternative_set_v1(nv.logical_node_id) AS a(id)
+              JOIN logical_nodes h ON h.id = a.id
+              WHERE rs.body @> '{"exclusive_alternatives": true}' AND h.id <> nv.logical_node_id)))
+END AS correlation_inputs,
+-- Under a rule set with exclusive_alternatives (revision 0040): every other alternative of
+-- the version's set (council_alternative_set_v1: contradicts edges and option sets, read
+-- in this statement's view) with the rows its part of the decision depends on — its head
+-- version and that version's latest status transition, the claims on the head (never a
+-- control run's), their runs' stance exposures, the head's citations, and its node's
+-- live consolidation named with its latest transition. Runs are those of the claims.
+CASE WHEN rs.body @> '{"exclusive_alternatives": true}' THEN (
+    SELECT coalesce(json_agg(json_build_object(
+        'node', h.id,
+        'version', h.head_version_id,
+        'transition', (
+            SELECT t.id FROM node_status_transitions t WHERE t.node_version_id = h.head_version_id
+            ORDER BY t.created_at DESC, t.id DESC LIMIT 1),
+        'claims', (
+            SELECT coalesce(json_agg(c.id ORDER BY c.id), '[]'::json)
+            FROM claims c JOIN agent_runs r ON r.id = c.run_id AND r.control_of IS NULL
+            WHERE c.node_version_id = h.head_version_id),
+        'exposures', (
+            SELECT coalesce(json_agg(e.id ORDER BY e.id), '[]'::json)
+            FROM run_exposures e
+            WHERE e.kind = 'stance' AND e.run_id IN (
+                SELECT c.run_id FROM claims c JOIN agent_runs r ON r.id = c.run_id
+                WHERE c.node_version_id = h.head_version_id AND r.control_of IS NULL)),
+        'citations', (
+            SELECT coalesce(json_agg(ci.id ORDER BY ci.id), '[]'::json)
+            FROM citations ci
+            WHERE ci.node_version_id = h.head_version_id
+              AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.id = ci.run_id AND r.control_of IS NOT NULL)),
+        'consolidation', (
+            SELECT json_build_array(k.id, (
+                SELECT t.id FROM consolidation_transitions t WHERE t.consolidation_id = k.id
+                ORDER BY t.created_at DESC, t.id DESC LIMIT 1))
+            FROM consolidations k WHERE k.logical_node_id = h.id AND k.status = 'live'))
+        ORDER BY h.id), '[]'::json)
+    FROM council_alternative_set_v1(nv.logical_node_id) AS a(id)
+    JOIN logical_nodes h ON h.id = a.id
+    WHERE h.id <> nv.logical_node_id)
+END AS rivals
+FROM node_versions nv
+JOIN threads th ON th.id = nv.thread_id
+JOIN rule_sets rs ON rs.id = th.rule_set_id
+WHERE nv.id = ANY(p_version_ids)
+$function$;
+REVOKE ALL ON FUNCTION public.council_snapshot_manifests_v1(p_version_ids uuid[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_snapshot_manifests_v1(p_version_ids uuid[]) TO council_app;
+
+CREATE OR REPLACE FUNCTION public.council_snapshot_rival_rows_v1(p_rivals jsonb)
+ RETURNS TABLE(ord integer, no integer, rows json)
+ LANGUAGE sql
+ STABLE
+AS $function$
+WITH r AS (
+    SELECT CAST(o.value ->> 'ord' AS integer) AS ord, CAST(i.n AS integer) AS no, i.value AS r
+    FROM jsonb_array_elements(p_rivals) AS o(value),
+         jsonb_array_elements(o.value -> 'rivals') WITH ORDINALITY AS i(value, n)
+), x AS (
+    SELECT r.ord, r.no, CAST(r.r ->> 'version' AS uuid) AS version_id,
+           CAST(r.r ->> 'transition' AS uuid) AS node_transition,
+           CAST(CASE WHEN jsonb_typeof(r.r -> 'consolidation') = 'array' THEN r.r -> 'consolidation' ->> 0 END AS uuid)
+               AS consolidation,
+           CAST(CASE WHEN jsonb_typeof(r.r -> 'consolidation') = 'array' THEN r.r -> 'consolidation' ->> 1 END AS uuid)
+               AS consolidation_transition
+    FROM r
+), claims_by AS (
+    SELECT u.ord, u.no, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'type', c.claim_type, 'confidence', c.confidence::text)) AS j,
+        array_agg(DISTINCT c.run_id) AS runs
+    FROM (SELECT r.ord, r.no, CAST(i.id AS uuid) AS id
+          FROM r, jsonb_array_elements_text(r.r -> 'claims') WITH ORDINALITY AS i(id, n)) AS u
+    JOIN claims c ON c.id = u.id
+    GROUP BY u.ord, u.no
+), exposures_by AS (
+    SELECT u.ord, u.no, json_agg(json_build_object(
+        'id', e.id, 'run_id', e.run_id, 'exposed_to_run_id', e.exposed_to_run_id, 'channel', e.channel)) AS j
+    FROM (SELECT r.ord, r.no, CAST(i.id AS uuid) AS id
+          FROM r, jsonb_array_elements_text(r.r -> 'exposures') WITH ORDINALITY AS i(id, n)) AS u
+    JOIN run_exposures e ON e.id = u.id
+    GROUP BY u.ord, u.no
+), citations_by AS (
+    SELECT u.ord, u.no, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'claim_id', c.claim_id, 'evidence_id', c.evidence_id,
+        'role', c.role)) AS j
+    FROM (SELECT r.ord, r.no, CAST(i.id AS uuid) AS id
+          FROM r, jsonb_array_elements_text(r.r -> 'citations') WITH ORDINALITY AS i(id, n)) AS u
+    JOIN citations c ON c.id = u.id
+    GROUP BY u.ord, u.no
+)
+SELECT x.ord, x.no, json_build_object(
+    'version', (
+        SELECT row_to_json(r) FROM (
+            SELECT nv.id, nv.logical_node_id, nv.initial_status FROM node_versions nv WHERE nv.id = x.version_id) r),
+    'node_transition', (
+        SELECT row_to_json(r) FROM (
+            SELECT t.id, t.to_status FROM node_status_transitions t WHERE t.id = x.node_transition) r),
+    'consolidation', (
+        SELECT row_to_json(r) FROM (
+            SELECT k.id, k.node_version_id, x.consolidation_transition AS transition, t.to_status
+            FROM consolidations k
+            LEFT JOIN consolidation_transitions t ON t.id = x.consolidation_transition
+            WHERE k.id = x.consolidation) r),
+    'claims', coalesce(claims_by.j, '[]'::json),
+    'runs', (
+        SELECT coalesce(json_agg(json_build_object(
+            'id', r.id, 'agent', r.agent, 'model', r.model, 'provider', r.provider, 'simulated', r.simulated,
+            'parent_run_id', r.parent_run_id, 'input_fingerprint', r.input_fingerprint)), '[]'::json)
+        FROM agent_runs r WHERE r.id = ANY(claims_by.runs)),
+    'exposures', coalesce(exposures_by.j, '[]'::json),
+    'citations', coalesce(citations_by.j, '[]'::json)
+) AS rows
+FROM x
+LEFT JOIN claims_by USING (ord, no)
+LEFT JOIN exposures_by USING (ord, no)
+LEFT JOIN citations_by USING (ord, no)
+ORDER BY x.ord, x.no
+$function$;
+REVOKE ALL ON FUNCTION public.council_snapshot_rival_rows_v1(p_rivals jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_snapshot_rival_rows_v1(p_rivals jsonb) TO council_app;
+
+CREATE OR REPLACE FUNCTION public.council_snapshot_rows_v1(p_manifests jsonb)
+ RETURNS TABLE(ord integer, rows json)
+ LANGUAGE sql
+ STABLE
+AS $function$
+WITH m AS (
+    SELECT CAST(a.n AS integer) AS ord, a.value AS m
+    FROM jsonb_array_elements(p_manifests) WITH ORDINALITY AS a(value, n)
+), x AS (
+    SELECT m.ord, CAST(m.m ->> 'version_id' AS uuid) AS version_id,
+           CAST(m.m ->> 'node_transition' AS uuid) AS node_transition,
+           m.m ->> 'rule_set_id' AS rule_set_id, m.m ->> 'grouping_algorithm_id' AS grouping_algorithm_id,
+           (m.m -> 'retraction') IS NOT NULL AS retraction_named, CAST(m.m ->> 'retraction' AS uuid) AS retraction
+    FROM m
+), versions_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', nv.id, 'version_no', nv.version_no)) AS j
+    FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
+          FROM m, jsonb_array_elements_text(m.m -> 'versions') WITH ORDINALITY AS i(id, n)) AS u
+    JOIN node_versions nv ON nv.id = u.id
+    GROUP BY u.ord
+), claims_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'type', c.claim_type, 'confidence', c.confidence::text)) AS j
+    FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
+          FROM m, jsonb_array_elements_text(m.m -> 'claims') WITH ORDINALITY AS i(id, n)) AS u
+    JOIN claims c ON c.id = u.id
+    GROUP BY u.ord
+), runs_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', r.id, 'agent', r.agent, 'model', r.model, 'provider', r.provider, 'simulated', r.simulated,
+        'parent_run_id', r.parent_run_id, 'input_fingerprint', r.input_fingerprint)) AS j
+    FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
+          FROM m, jsonb_array_elements_text(m.m -> 'runs') WITH ORDINALITY AS i(id, n)) AS u
+    JOIN agent_runs r ON r.id = u.id
+    GROUP BY u.ord
+), exposures_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', e.id, 'run_id', e.run_id, 'exposed_to_run_id', e.exposed_to_run_id, 'channel', e.channel)) AS j
+    FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
+          FROM m, jsonb_array_elements_text(m.m -> 'exposures') WITH ORDINALITY AS i(id, n)) AS u
+    JOIN run_exposures e ON e.id = u.id
+    GROUP BY u.ord
+), citations_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', c.id, 'run_id', c.run_id, 'claim_id', c.claim_id, 'evidence_id', c.evidence_id,
+        'role', c.role)) AS j
+    FROM (SELECT m.ord, CAST(i.id AS uuid) AS id
+          FROM m, jsonb_array_elements_text(m.m -> 'citations') WITH ORDINALITY AS i(id, n)) AS u
+    JOIN citations c ON c.id = u.id
+    GROUP BY u.ord
+), branches_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', b.id, 'kind', b.kind, 'transition', u.transition, 'to_status', t.to_status)) AS j
+    FROM (SELECT m.ord, i.id, i.transition
+          FROM m, jsonb_to_recordset(m.m -> 'branches') AS i(id uuid, transition uuid)) AS u
+    JOIN branches b ON b.id = u.id
+    LEFT JOIN branch_transitions t ON t.id = u.transition
+    GROUP BY u.ord
+), evidence_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', e.id, 'sha256', e.content_sha256, 'transition', u.transition,
+        'to_status', t.to_status)) AS j
+    FROM (SELECT m.ord, i.id, i.transition
+          FROM m, jsonb_to_recordset(m.m -> 'evidence') AS i(id uuid, transition uuid)) AS u
+    JOIN evidence e ON e.id = u.id
+    LEFT JOIN evidence_transitions t ON t.id = u.transition
+    GROUP BY u.ord
+), pending_actions_by AS (
+    SELECT u.ord, json_agg(json_build_object(
+        'id', p.id, 'transition', u.transition, 'to_status', t.to_status)) AS j
+    FROM (SELECT m.ord, i.id, i.transition
+          FROM m, jsonb_to_recordset(m.m -> 'pending_actions') AS i(id uuid, transition uuid)) AS u
+    JOIN pending_actions p ON p.id = u.id
+    LEFT JOIN pending_action_transitions t ON t.id = u.transition
+    GROUP BY u.ord
+)
+SELECT x.ord, json_build_object(
+    'version', (
+        SELECT row_to_json(r) FROM (
+            SELECT nv.id, nv.logical_node_id, nv.thread_id, nv.branch_id, nv.version_no,
+                   nv.content_sha256, nv.initial_status
+            FROM node_versions nv WHERE nv.id = x.version_id) r),
+    'versions', coalesce(versions_by.j, '[]'::json),
+    'node_transition', (
+        SELECT row_to_json(r) FROM (
+            SELECT t.id, t.to_status FROM node_status_transitions t WHERE t.id = x.node_transition) r),
+    'retraction', CASE WHEN x.retraction_named THEN coalesce((
+        SELECT row_to_json(r) FROM (
+            SELECT t.id, t.consolidation_id, t.to_status FROM consolidation_transitions t
+            WHERE t.id = x.retraction) r), '{}'::json) END,
+    'branches', coalesce(branches_by.j, '[]'::json),
+    'claims', coalesce(claims_by.j, '[]'::json),
+    'runs', coalesce(runs_by.j, '[]'::json),
+    'exposures', coalesce(exposures_by.j, '[]'::json),
+    'citations', coalesce(citations_by.j, '[]'::json),
+    'evidence', coalesce(evidence_by.j, '[]'::json),
+    'pending_actions', coalesce(pending_actions_by.j, '[]'::json),
+    'rule_set', (
+        SELECT row_to_json(r) FROM (
+            SELECT rs.id, rs.body, rs.body_sha256 AS sha256 FROM rule_sets rs WHERE rs.id = x.rule_set_id) r),
+    'grouping', (
+        SELECT row_to_json(r) FROM (
+            SELECT g.id, g.params, g.params_sha256 AS sha256 FROM grouping_algorithms g
+            WHERE g.id = x.grouping_algorithm_id) r)
+) AS rows
+FROM x
+LEFT JOIN versions_by USING (ord)
+LEFT JOIN claims_by USING (ord)
+LEFT JOIN runs_by USING (ord)
+LEFT JOIN exposures_by USING (ord)
+LEFT JOIN citations_by USING (ord)
+LEFT JOIN branches_by USING (ord)
+LEFT JOIN evidence_by USING (ord)
+LEFT JOIN pending_actions_by USING (ord)
+ORDER BY x.ord
+$function$;
+REVOKE ALL ON FUNCTION public.council_snapshot_rows_v1(p_manifests jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION public.council_snapshot_rows_v1(p_manifests jsonb) TO council_app;
 
 -- -------------------------------------------------------------------- tables
 

@@ -12,20 +12,23 @@ then waits for the exclusive lock, so evaluators of one node do not queue
 behind each other one at a time.
 
 A transaction may decide a batch of versions (a commit-queue message is one,
-planned by weight by ``council.services.consolidation.plan_batches``): every node lock is taken first, in
-key order, and each statement after that serves the whole batch — one loads every snapshot, one
-writes every consolidation — so a batch costs about as many round trips as
-one version. Each version is decided exactly as it would be alone. A batch
-closes once its versions carry about ``CLAIMS_PER_TRANSACTION`` claims (the service plans
-it), so locks
-on heavily claimed nodes are held as briefly as before batching.
+planned by weight by ``council.services.consolidation.plan_batches``). A round of it costs
+two calls (revision 0044): ``council_evaluate_read_v1`` takes every lock, in key order, and
+returns everything the decision reads as one document (the versions, each node's live
+consolidation, the rows of each snapshot, what is already recorded for each version and its
+evaluation chain's tail); the decision is made here, in Python (``council.domain.rules``);
+``council_evaluate_write_v1`` writes every record of the round. Each version is decided
+exactly as it would be alone. A batch closes once its versions carry about
+``CLAIMS_PER_TRANSACTION`` claims (the service plans it), so locks on heavily claimed
+nodes are held as briefly as before batching.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal, TypedDict
+from dataclasses import replace
+from typing import Literal, TypedDict, cast
 from uuid import UUID
 
 from council import metrics
@@ -37,23 +40,18 @@ from council.domain.rules import Decision, ReasonDict, evaluate, group_dict
 from council.domain.snapshot import Snapshot, manifest_of, snapshot_digests, support_evidence
 from council.domain.vocabulary import CONSOLIDATION_OUTCOMES
 from council.errors import CouncilError, NotFound
-from council.ledger import evaluation_chains, events
+from council.ledger import evaluation_chains
 from council.ledger.committer_rows import (
     BatchVersion,
-    Begun,
-    Decided,
-    LiveAndLocked,
+    DecidedRead,
+    EvaluationRead,
+    EvaluationWritten,
     LiveConsolidation,
-    MemoryState,
-    NotReady,
+    Recorded,
     Weight,
-    Written,
 )
-from council.ledger.pg import execute, fetch
-from council.ledger.snapshots import locked_snapshots
-
-if TYPE_CHECKING:  # events.append takes it until the events store runs named SQL
-    from council.ledger.pg import Connection
+from council.ledger.pg import Connection, column, fetch
+from council.ledger.snapshots import read_snapshots
 
 LOCK_TIMEOUT = "10s"
 STATEMENT_TIMEOUT = "60s"
@@ -61,7 +59,7 @@ STATEMENT_TIMEOUT = "60s"
 COMMITTED, ALREADY, NOT_READY, WOULD_COMMIT = CONSOLIDATION_OUTCOMES
 
 
-# How commit_begin takes a batch's node locks (see its comment in council/sql/committer.sql).
+# How the read call takes a batch's node locks (council_evaluate_read_v1, revision 0044).
 NodeLockWait = Literal["try", "exclusive"]
 EXCLUSIVE: NodeLockWait = "exclusive"
 
@@ -92,27 +90,31 @@ class Committer:
         return {row.id: int(row.claims) for row in rows}
 
 
-def _consolidate_batch(
-    conn: Connection, version_ids: list[UUID], *, actor: str, dry_run: bool, wait: NodeLockWait = EXCLUSIVE
-) -> dict[UUID, Evaluated]:
-    with metrics.lock_wait("node"):
-        begun = fetch(
+def _read(conn: Connection, version_ids: list[UUID], wait: NodeLockWait) -> EvaluationRead:
+    """One call: the round's locks and everything its decision reads (council_evaluate_read_v1)."""
+    with metrics.lock_wait("node") as locks:
+        [read] = column(
             conn,
-            "commit_begin",
-            Begun,
+            "evaluate_read",
+            dict,
             version_ids=version_ids,
             wait=wait,
             lock_timeout=LOCK_TIMEOUT,
             statement_timeout=STATEMENT_TIMEOUT,
         )
-    if begun[0].isolation != "read committed":
+        if read["decided"]:  # the call took shared locks on the evidence they cite
+            locks.append("evidence")
+    return cast("EvaluationRead", read)
+
+
+def _consolidate_batch(
+    conn: Connection, version_ids: list[UUID], *, actor: str, dry_run: bool, wait: NodeLockWait = EXCLUSIVE
+) -> dict[UUID, Evaluated]:
+    read = _read(conn, version_ids, wait)
+    if read["isolation"] != "read committed":
         # At a higher level the snapshot would predate the lock wait: stale.
-        raise CouncilError(f"the committer needs READ COMMITTED, got {begun[0].isolation}")
-    found = {
-        row.id: BatchVersion(row.id, row.logical_node_id, row.thread_id, row.content, row.locked, row.live)
-        for row in begun
-        if row.id is not None
-    }
+        raise CouncilError(f"the committer needs READ COMMITTED, got {read['isolation']}")
+    found = {version.id: version for version in map(BatchVersion.of, read["versions"])}
     missing = next((v for v in version_ids if v not in found), None)
     if missing is not None:
         raise NotFound(f"no node version with id {missing}")
@@ -123,12 +125,13 @@ def _consolidate_batch(
         repeat = None if found[v].locked else _repeat(found[v], found[v].live, dry_run)
         if repeat is not None:
             results[v] = repeat
-    # Now under the node locks: every statement from here sees what committed before it.
-    # Versions of one logical node are decided in turn (one per node per round), so a
-    # round writes at most one live consolidation per node and sees the round before; so
-    # are rival alternatives a round would both consolidate (``one_per_set``).
-    held = [v for v in version_ids if found[v].locked]
-    pending = held
+    # Now under the node locks. Versions of one logical node are decided in turn (one per
+    # node per round), so a round writes at most one live consolidation per node and sees
+    # the round before; so are rival alternatives a round would both consolidate
+    # (``one_per_set``). The read function picks each round's versions by the same rule
+    # (the first of each node, in the order given); a later round reads again, after the
+    # round before it wrote (its locks are held already).
+    pending = [v for v in version_ids if found[v].locked]
     while pending:
         nodes: set[UUID] = set()
         this_round: list[BatchVersion] = []
@@ -140,12 +143,13 @@ def _consolidate_batch(
             else:
                 nodes.add(row.logical_node_id)
                 this_round.append(row)
-        # The first round knows each node's live consolidation from commit_begin (read after
-        # its lock); a later one reads it again, after the round before it wrote.
-        first = pending is held
-        decided, deferred = _decide(conn, this_round, actor=actor, dry_run=dry_run, fresh=first)
+        decided, deferred = _decide(conn, this_round, read, actor=actor, dry_run=dry_run)
         results.update(decided)
         pending = later + deferred
+        if pending:
+            read = _read(conn, pending, EXCLUSIVE)
+            live = {UUID(row["id"]): row["live"] for row in read["versions"]}
+            found.update((v, replace(found[v], live=live[v])) for v in pending)
     return results
 
 
@@ -165,60 +169,48 @@ def _repeat(version: BatchVersion, live: LiveConsolidation | None, dry_run: bool
 
 
 def _decide(
-    conn: Connection, versions: list[BatchVersion], *, actor: str, dry_run: bool, fresh: bool
+    conn: Connection, versions: list[BatchVersion], read: EvaluationRead, *, actor: str, dry_run: bool
 ) -> tuple[dict[UUID, Evaluated], list[UUID]]:
-    """One round: versions of distinct logical nodes, their node locks held (``fresh``: each
-    version row's ``live`` was read after its lock and nothing has been written since).
-    Returns the results and the versions left for the next round (a rival of one this round
-    consolidates: decided again once it is written, it sees it live)."""
-    state = _live(conn, versions) if not fresh else None
+    """One round: versions of distinct logical nodes, their node locks held, ``read`` after
+    the locks and after any round before. Returns the results and the versions left for the
+    next round (a rival of one this round consolidates: decided again once it is written,
+    it sees it live)."""
     results: dict[UUID, Evaluated] = {}
     todo = []
     for version in versions:
-        live = version.live if state is None else state.live.get(str(version.logical_node_id))
-        repeat = _repeat(version, live, dry_run)
+        repeat = _repeat(version, version.live, dry_run)
         if repeat is not None:
             results[version.id] = repeat
         else:
             todo.append(version)
+    loaded = {UUID(d["version_id"]): d for d in read["decided"] or []}
+    if set(loaded) != {v.id for v in todo}:
+        raise CouncilError("the evaluation read chose other versions than the round decides")
     if not todo:
         return results, []
-    if state is None:
-        state = _live(conn, todo)
-
-    snapshots = locked_snapshots(conn, [v.id for v in todo], locked={str(e) for e in state.locked})
+    snapshots = read_snapshots(list(loaded.values()), read["error_sums"], read["own_errors"])
     hashed = {v.id: snapshot_digests(snapshots[v.id]) for v in todo}
-    digests = {version_id: digest for version_id, (digest, _) in hashed.items()}
-    decided = {
-        row.version_id: row
-        for row in fetch(
-            conn,
-            "commit_decided",
-            Decided,
-            decided=json.dumps([{"version_id": str(v.id), "digest": digests[v.id]} for v in todo]),
-        )
-    }
     positive: list[tuple[BatchVersion, Decision]] = []
     negative: list[tuple[BatchVersion, Decision]] = []
     for version in todo:
-        base, digest = _base(version, dry_run), digests[version.id]
-        known = decided[version.id]
-        if known.consolidation is not None:
+        base, digest = _base(version, dry_run), hashed[version.id][0]
+        consolidation, evaluation = _recorded(loaded[version.id], digest)
+        if consolidation is not None:
             results[version.id] = Evaluated(
                 **base,
                 snapshot_sha256=digest,
                 outcome=ALREADY,
-                consolidation_id=UUID(known.consolidation["id"]),
-                reasons=_stored_reasons(known.consolidation["reasons"]),
+                consolidation_id=UUID(consolidation["id"]),
+                reasons=_stored_reasons(consolidation["reasons"] or []),
             )
-        elif known.evaluation is not None:
+        elif evaluation is not None:
             results[version.id] = Evaluated(
                 **base,
                 snapshot_sha256=digest,
                 outcome=NOT_READY,
                 consolidation_id=None,
-                evaluation_id=UUID(known.evaluation["id"]),
-                reasons=_stored_reasons(known.evaluation["reasons"]),
+                evaluation_id=UUID(evaluation["id"]),
+                reasons=_stored_reasons(evaluation["reasons"] or []),
             )
         else:
             decision = evaluate(snapshots[version.id])
@@ -236,26 +228,27 @@ def _decide(
     # Rivals decided in one round from one view of the data would both see no live rival:
     # one positive per alternative set now, the others decided again in the next round.
     positive, later = one_per_set([(item, snapshots[item[0].id]) for item in positive])
-    deferred = [version.id for version, _ in later]
-    if negative:
-        results.update(_record_not_ready(conn, negative, snapshots, hashed, actor))
-    if positive:
-        results.update(_commit(conn, positive, snapshots, digests, state.live, actor))
-    return results, deferred
+    if negative or positive:
+        results.update(_write(conn, negative, positive, snapshots, hashed, loaded, actor))
+    return results, [version.id for version, _ in later]
 
 
-def _live(conn: Connection, versions: list[BatchVersion]) -> LiveAndLocked:
-    """Each node's live consolidation (by logical node id) and the shared locks on the
-    evidence the versions cite, taken now (under the node locks)."""
-    with metrics.lock_wait("evidence"):
-        [live] = fetch(
-            conn,
-            "commit_live",
-            LiveAndLocked,
-            logical_node_ids=[v.logical_node_id for v in versions],
-            version_ids=[v.id for v in versions],
-        )
-        return live
+def _recorded(loaded: DecidedRead, digest: str) -> tuple[Recorded | None, Recorded | None]:
+    """The consolidation, else the evaluation, already recorded for this snapshot hash. A
+    chained evaluation can only be the chain's tail (an older snapshot of a version never
+    recurs: its manifest only gains rows; revision 0013); one written before chains is
+    found by its hash."""
+    consolidation = next((c for c in loaded["consolidations"] if c["snapshot_sha256"] == digest), None)
+    tail = loaded["tail"]
+    if tail is not None and tail["snapshot_sha256"] == digest:
+        evaluation: Recorded | None = {
+            "id": tail["id"],
+            "snapshot_sha256": digest,
+            "reasons": tail["reasons"],
+        }
+    else:
+        evaluation = next((e for e in loaded["unchained"] if e["snapshot_sha256"] == digest), None)
+    return consolidation, evaluation
 
 
 class _Base(TypedDict):
@@ -280,15 +273,90 @@ def _base(version: BatchVersion, dry_run: bool) -> _Base:
     }
 
 
-def _record_not_ready(
+def _write(
     conn: Connection,
+    negative: list[tuple[BatchVersion, Decision]],
+    positive: list[tuple[BatchVersion, Decision]],
+    snapshots: dict[UUID, Snapshot],
+    hashed: dict[UUID, tuple[str, dict[str, str]]],
+    loaded: dict[UUID, DecidedRead],
+    actor: str,
+) -> dict[UUID, Evaluated]:
+    """Every record of the round in one call (council_evaluate_write_v1): the not-ready
+    evaluations, then the supersessions and consolidations of the positive ones."""
+    ends = [end for v, _ in negative if (end := _tail_end(v.id, loaded[v.id])) is not None]
+    tails = evaluation_chains.positions(conn, ends)
+    not_ready, reasons, links = _not_ready_items(negative, snapshots, hashed, tails)
+    committed, supersede = _committed_items(positive, snapshots, hashed)
+    [written] = column(
+        conn,
+        "evaluate_write",
+        dict,
+        actor=actor,
+        reasons=json.dumps(evaluation_chains.reasons_once(reasons)),
+        not_ready=json.dumps(not_ready),
+        supersede=json.dumps(supersede),
+        positive=json.dumps(committed),
+    )
+    document = cast("EvaluationWritten", written)
+    evaluations = {UUID(r["version_id"]): UUID(r["evaluation_id"]) for r in document["not_ready"] or []}
+    consolidations = {UUID(r["version_id"]): r for r in document["committed"] or []}
+    for (
+        version,
+        _,
+    ) in negative:  # the next evaluation of each starts from here, unless another process adds one
+        position = tails.get(version.id)
+        evaluation_chains.written(
+            position.tail if position else None,
+            links[version.id],
+            evaluations[version.id],
+            hashed[version.id][0],
+        )
+    results = {
+        version.id: Evaluated(
+            **_base(version, False),
+            snapshot_sha256=hashed[version.id][0],
+            outcome=NOT_READY,
+            consolidation_id=None,
+            evaluation_id=evaluations[version.id],
+            **_explained(decision),
+        )
+        for version, decision in negative
+    }
+    for version, decision in positive:
+        older = version.live
+        results[version.id] = Evaluated(
+            **_base(version, False),
+            snapshot_sha256=hashed[version.id][0],
+            outcome=COMMITTED,
+            consolidation_id=UUID(consolidations[version.id]["consolidation_id"]),
+            memory_item_id=UUID(consolidations[version.id]["memory_item_id"]),
+            superseded_consolidation_id=UUID(older["id"]) if older is not None else None,
+            evidence_ids=support_evidence(snapshots[version.id]),
+            **_explained(decision),
+        )
+    return results
+
+
+def _tail_end(version_id: UUID, loaded: DecidedRead) -> evaluation_chains.TailEnd | None:
+    tail = loaded["tail"]
+    if tail is None:
+        return None
+    # Only a compact tail is kept by its digest, and a compact row always has one.
+    return evaluation_chains.TailEnd(
+        version_id, UUID(tail["id"]), tail["seq"], tail["digest"] or "", tail["compact"]
+    )
+
+
+def _not_ready_items(
     decided: list[tuple[BatchVersion, Decision]],
     snapshots: dict[UUID, Snapshot],
     hashed: dict[UUID, tuple[str, dict[str, str]]],
-    actor: str,
-) -> dict[UUID, Evaluated]:
-    tails = evaluation_chains.tails(conn, [version.id for version, _ in decided])
-    items = []
+    tails: dict[UUID, evaluation_chains.Position],
+) -> tuple[list[dict[str, object]], list[list[ReasonDict]], dict[UUID, evaluation_chains.Link]]:
+    """Each not-ready decision as the next row of its version's evaluation chain, its
+    reasons (stored once by content; a row lists their ids, revision 0014) and its link."""
+    items: list[dict[str, object]] = []
     reasons: list[list[ReasonDict]] = []
     links: dict[UUID, evaluation_chains.Link] = {}
     for version, decision in decided:
@@ -313,53 +381,29 @@ def _record_not_ready(
                 "failed": [r.rule for r in decision.failed()],
             }
         )
-    # Every reason is stored once by content; a row lists its reasons' ids (revision 0014).
-    evaluation_chains.store_reasons(conn, reasons)
-    written = {
-        row.version_id: row.evaluation_id
-        for row in fetch(
-            conn, "commit_not_ready", NotReady, items=json.dumps(items), actor=actor, screen=False
-        )
-    }
-    for (
-        version,
-        _,
-    ) in decided:  # the next evaluation of each starts from here, unless another process adds one
-        position = tails.get(version.id)
-        evaluation_chains.written(
-            position.tail if position else None, links[version.id], written[version.id], hashed[version.id][0]
-        )
-    return {
-        version.id: Evaluated(
-            **_base(version, False),
-            snapshot_sha256=hashed[version.id][0],
-            outcome=NOT_READY,
-            consolidation_id=None,
-            evaluation_id=written[version.id],
-            **_explained(decision),
-        )
-        for version, decision in decided
-    }
+    return items, reasons, links
 
 
-def _commit(
-    conn: Connection,
+def _committed_items(
     decided: list[tuple[BatchVersion, Decision]],
     snapshots: dict[UUID, Snapshot],
-    digests: dict[UUID, str],
-    live: dict[str, LiveConsolidation],
-    actor: str,
-) -> dict[UUID, Evaluated]:
-    items = []
-    superseded: dict[UUID, tuple[UUID | None, list[str]]] = {}
+    hashed: dict[UUID, tuple[str, dict[str, str]]],
+) -> tuple[list[dict[str, object]], list[dict[str, str]]]:
+    """Each positive decision as the records it writes, and the older live consolidation of
+    its node that a newer version consolidating supersedes (historically valid, replaced)."""
+    items: list[dict[str, object]] = []
+    supersede: list[dict[str, str]] = []
     for version, decision in decided:
         snapshot = snapshots[version.id]
-        older = live.get(str(version.logical_node_id))
-        superseding = UUID(older["id"]) if older is not None else None
+        superseding = version.live["id"] if version.live is not None else None
         if superseding is not None:
-            _supersede(conn, superseding, version.id, version.thread_id, actor)
-        evidence_ids = support_evidence(snapshot)
-        superseded[version.id] = (superseding, evidence_ids)
+            supersede.append(
+                {
+                    "consolidation_id": superseding,
+                    "version_id": str(version.id),
+                    "thread_id": str(version.thread_id),
+                }
+            )
         items.append(
             {
                 "thread_id": str(version.thread_id),
@@ -368,62 +412,21 @@ def _commit(
                 "rule_set_id": snapshot["rule_set"]["id"],
                 "grouping_algorithm_id": snapshot["grouping"]["id"],
                 "snapshot": snapshot,
-                "digest": digests[version.id],
+                "digest": hashed[version.id][0],
                 "decision": decision.as_dict(),
-                "evidence_ids": evidence_ids,
+                "evidence_ids": list(support_evidence(snapshot)),
                 "content": version.content,
                 "from_status": snapshot["node"]["status"],
                 "reason": "consolidated under " + snapshot["rule_set"]["id"],
                 "payload": {
                     "node_version_id": str(version.id),
-                    "snapshot_sha256": digests[version.id],
+                    "snapshot_sha256": hashed[version.id][0],
                     "support_groups": [g.id for g in decision.groups if g.kind == "support"],
-                    "superseded": str(superseding) if superseding else None,
+                    "superseded": superseding,
                 },
             }
         )
-    written = {
-        row.version_id: row
-        for row in fetch(conn, "commit_write", Written, items=json.dumps(items), actor=actor, screen=False)
-    }
-    return {
-        version.id: Evaluated(
-            **_base(version, False),
-            snapshot_sha256=digests[version.id],
-            outcome=COMMITTED,
-            consolidation_id=written[version.id].consolidation_id,
-            memory_item_id=written[version.id].memory_item_id,
-            superseded_consolidation_id=superseded[version.id][0],
-            evidence_ids=superseded[version.id][1],
-            **_explained(decision),
-        )
-        for version, decision in decided
-    }
-
-
-def _supersede(conn: Connection, old_id: UUID, new_version_id: UUID, thread_id: UUID, actor: str) -> None:
-    """A newer version consolidates: the old consolidation and its memory item
-    become superseded (historically valid, replaced) in the same transaction."""
-    reason = f"superseded by a consolidation of version {new_version_id}"
-    execute(conn, "supersede_consolidation", consolidation_id=old_id, reason=reason, actor=actor)
-    [memory] = fetch(conn, "superseded_memory", MemoryState, consolidation_id=old_id)
-    if memory.status not in ("retracted", "superseded"):
-        execute(
-            conn,
-            "supersede_memory",
-            memory_item_id=memory.id,
-            from_status=memory.status,
-            reason=reason,
-            actor=actor,
-        )
-    events.append(
-        conn,
-        "consolidation.superseded",
-        actor=actor,
-        thread_id=thread_id,
-        subject_id=old_id,
-        payload={"by_version_id": str(new_version_id), "memory_item_id": str(memory.id)},
-    )
+    return items, supersede
 
 
 def _explained(decision: Decision) -> _Explained:

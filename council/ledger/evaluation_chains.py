@@ -30,7 +30,7 @@ from council.domain import chain_codec
 from council.domain import manifests as chain
 from council.domain.manifests import ChainRow, Delta, Manifest
 from council.domain.snapshot import Snapshot, manifest_of, snapshot_digests
-from council.ledger.pg import Connection, execute, fetch
+from council.ledger.pg import Connection, fetch
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,11 @@ class _OlderChainRow(TypedDict):
 
 
 @dataclass(frozen=True)
-class _Tail:
+class TailEnd:
+    """Where a version's chain ends, as ``council_evaluate_read_v1`` read it under the node
+    lock (``council_evaluation_tail_v2``): its id, seq, digest (hex) and whether it is compact
+    (revision 0014; a 0013 tail is followed by a compact root)."""
+
     node_version_id: UUID
     id: UUID
     seq: int
@@ -206,12 +210,12 @@ def _keep(key: tuple[UUID, str], tail: chain.Tail) -> None:
         TAILS.popitem(last=False)
 
 
-def tails(conn: Connection, version_ids: Sequence[UUID]) -> dict[UUID, Position]:
-    """Where the chain of each version that has one ends (call under its node lock): one
-    statement, and one more walking the compact chains whose tail this process does not keep."""
+def positions(conn: Connection, ends: Sequence[TailEnd]) -> dict[UUID, Position]:
+    """Where the chain of each version of ``ends`` ends (read under its node lock): the tails
+    this process keeps, and one statement walking the compact chains whose tail it does not."""
     out: dict[UUID, Position] = {}
-    walk: list[_Tail] = []
-    for end in fetch(conn, "evaluation_tails", _Tail, version_ids=list(version_ids)):
+    walk: list[TailEnd] = []
+    for end in ends:
         if not end.compact:
             out[end.node_version_id] = Position(end.seq, None)
         elif (kept := TAILS.get((end.id, end.digest))) is not None and kept.seq == end.seq:
@@ -264,9 +268,7 @@ def written(tail: chain.Tail | None, link: Link, evaluation_id: UUID, digest: st
     _keep((evaluation_id, digest), chain.tail(rows))
 
 
-def store_reasons(conn: Connection, reasons: Sequence[Sequence[Mapping[str, object]]]) -> None:
-    """Store each reason of the lists once, by content (call before the rows naming them)."""
-    unique = {json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}
-    if unique:
-        # the rules' reasons, over text redacted when it was first written
-        execute(conn, "evaluation_reasons", reasons=json.dumps(list(unique.values())), screen=False)
+def reasons_once(reasons: Sequence[Sequence[Mapping[str, object]]]) -> list[Mapping[str, object]]:
+    """Each reason of the lists once, by content: what ``council_evaluate_write_v1`` stores
+    before the evaluations naming them."""
+    return list({json.dumps(r, sort_keys=True): r for listed in reasons for r in listed}.values())

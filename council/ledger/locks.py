@@ -3,7 +3,6 @@ the unit's psycopg connection."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from uuid import UUID
 
 from council.ledger.pg import Connection, execute
@@ -11,12 +10,6 @@ from council.ledger.pg import Connection, execute
 
 def lock_node(conn: Connection, logical_node_id: UUID | str) -> None:
     execute(conn, "lock_node", logical_node_id=str(logical_node_id))
-
-
-def lock_evidence_shared(conn: Connection, evidence_ids: Iterable[UUID | str]) -> None:
-    ids = sorted({str(e) for e in evidence_ids})
-    if ids:
-        execute(conn, "lock_evidence_shared", evidence_ids=ids)
 
 
 def lock_evidence_exclusive(conn: Connection, evidence_id: UUID | str) -> None:

@@ -1,13 +1,3 @@
--- evaluation_tails --
--- Under the node locks, before a batch's not-ready evaluations are written:
--- the tail of each of :version_ids that has a chained evaluation
--- (council_evaluation_tail_v2): its id, seq, snapshot hash and whether it is
--- compact (revision 0014; a 0013 tail is followed by a compact root).
-SELECT v.id AS node_version_id, x.id, x.seq, encode(x.digest, 'hex') AS digest,
-       x.link IS NOT NULL AS compact
-FROM unnest(CAST(:version_ids AS uuid[])) AS v(id)
-CROSS JOIN LATERAL council_evaluation_tail_v2(v.id) AS x
-
 -- evaluation_compact_records --
 -- Which of :record_ids are compact chained evaluations (revision 0014), and where.
 SELECT e.id, e.node_version_id, e.seq
@@ -55,19 +45,6 @@ ORDER BY x.id, c.seq
 -- The run of each claim of :claim_ids (a compact chain's manifest names its
 -- claims, and its runs are theirs, revision 0014).
 SELECT c.id, c.run_id FROM claims c WHERE c.id = ANY(CAST(:claim_ids AS uuid[]))
-
--- evaluation_reasons --
--- Before a batch's not-ready evaluations are written: their reasons (JSON
--- array :reasons), each stored once by content (decision_reasons_content_key,
--- the MD5 of its jsonb text, revision 0014), in ascending key order (two
--- batches never wait on each other in a cycle). A separate statement from the
--- evaluations' insert, so that the insert's snapshot sees a reason another
--- transaction committed while this one waited.
-INSERT INTO decision_reasons (reason)
-SELECT DISTINCT ON (CAST(md5(CAST(x.reason AS text)) AS uuid)) x.reason
-FROM jsonb_array_elements(CAST(:reasons AS jsonb)) AS x(reason)
-ORDER BY CAST(md5(CAST(x.reason AS text)) AS uuid)
-ON CONFLICT ((CAST(md5(CAST(reason AS text)) AS uuid))) DO NOTHING
 
 -- evaluation_history --
 -- Every recorded evaluation of the logical node :logical_node_id (through its

@@ -5,16 +5,6 @@
 -- definition of the key. Released at commit or rollback, or when the backend dies.
 SELECT pg_advisory_xact_lock(council_node_lock_key_v1(CAST(:logical_node_id AS uuid)))
 
--- lock_evidence_shared --
--- Shared locks on the evidence a decision relies on, in ascending key order
--- (deadlock-free); an invalidation takes the exclusive lock on its key.
-SELECT count(pg_advisory_xact_lock_shared(k))
-FROM (
-    SELECT hashtextextended('council.evidence:' || CAST(e AS text), 0) AS k
-    FROM unnest(CAST(:evidence_ids AS uuid[])) AS e
-    ORDER BY 1
-) AS keys
-
 -- lock_evidence_exclusive --
 -- Exclusive lock on one evidence key, taken by a validity change before it
 -- records the transition and looks up affected consolidations.

@@ -305,16 +305,16 @@ def _commit_then_hang(url: str, version_id: UUID, report: Any) -> None:
     transaction (the parent SIGKILLs this process)."""
     from council.ledger import committer
 
-    real_commit = committer._commit
+    real_write = committer._write
 
     def commit_then_hang(conn: Any, *args: Any) -> dict[UUID, Any]:
-        written = real_commit(conn, *args)  # every write of the commit, inside the transaction
+        written = real_write(conn, *args)  # every write of the commit, inside the transaction
         pid = conn.info.backend_pid
         report.put((pid, written[version_id].consolidation_id))
         time.sleep(3600)
         return written
 
-    committer._commit = commit_then_hang  # type: ignore[assignment]
+    committer._write = commit_then_hang  # type: ignore[assignment]
     consolidate(uow_of(engine_for(url, pool_size=1)), version_id, actor="doomed")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -33,6 +34,24 @@ CREATE FUNCTION council_alternative_set_v1(logical_node_id uuid) RETURNS SETOF u
     LANGUAGE sql STABLE AS $$ SELECT $1 $$;
 GRANT EXECUTE ON FUNCTION council_alternative_set_v1(uuid) TO council_app;
 """
+# The snapshot queries call functions of revision 0044: under 0013 the same definitions stand
+# in (the migration's text up to the committer's own functions), dropped before the upgrade.
+SNAPSHOT_FUNCTIONS = (
+    "council_snapshot_manifests_v1(uuid[])",
+    "council_resolved_error_sums_v1(text[])",
+    "council_resolved_errors_of_v1(text[], uuid[])",
+    "council_snapshot_rows_v1(jsonb)",
+    "council_snapshot_rival_rows_v1(jsonb)",
+)
+
+
+def _snapshot_functions() -> str:
+    migration = Path(__file__).parents[2] / "migrations/versions/0044_evaluation_functions.sql"
+    # Checked when called, not now: the error sums read tables 0013 lacks, and 0013 never calls them.
+    functions = migration.read_text().split("-- Shared locks on evidence keys")[0]
+    return "SET LOCAL check_function_bodies = off;\n" + functions
+
+
 INSERT_0013 = """
 INSERT INTO consolidation_evaluations (thread_id, logical_node_id, node_version_id, rule_set_id,
     grouping_algorithm_id, snapshot_sha256, outcome, reasons, reason_ids, seq, manifest, section_sha256,
@@ -128,12 +147,14 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
     # evaluations are recorded, and is gone before the upgrade adds the real one. It also
     # names council_alternative_set_v1 (revision 0040) for rule sets with exclusive
     # alternatives, which 0013 has none of: a stand-in (no rival) is there likewise; and a
-    # writer's fence marks the run it holds (revision 0041): a stand-in function.
+    # writer's fence marks the run it holds (revision 0041): a stand-in function. The snapshot
+    # queries' functions (revision 0044) stand in as they are.
     with owner.begin() as conn:
         conn.execute(text("ALTER TABLE agent_runs ADD COLUMN control_of uuid"))
         conn.execute(text(STAND_IN_SET))
         stand_in = "CREATE FUNCTION council_hold_v1(uuid, int) RETURNS boolean LANGUAGE sql AS 'SELECT true'"
         conn.execute(text(stand_in))
+        conn.exec_driver_sql(_snapshot_functions())
     # Given a hot node whose three evaluations were chained under 0013 (a root, two links)
     ledger = Ledger.new(engine)
     version_id = UUID(str(ledger.node()["version_id"]))
@@ -147,6 +168,7 @@ def test_chains_written_under_0013_replay_after_0014_and_continue_compact(
         conn.execute(text("ALTER TABLE agent_runs DROP COLUMN control_of"))
         conn.execute(text("DROP FUNCTION council_alternative_set_v1(uuid)"))
         conn.execute(text("DROP FUNCTION council_hold_v1(uuid, integer)"))
+        conn.execute(text("DROP FUNCTION " + ", ".join(SNAPSHOT_FUNCTIONS)))
     # When the ledger is migrated to 0014
     upgrade(owner_url)
     # Then every 0013 evaluation still replays exactly

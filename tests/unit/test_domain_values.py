@@ -145,26 +145,28 @@ def test_every_lock_on_a_node_or_evidence_uses_the_same_namespaced_key() -> None
     from council.sql import _queries
 
     queries = _queries()
+    # The committer's locks are taken inside council_evaluate_read_v1 (migration 0044), which
+    # its named query calls: checked in the migration's text, as the named queries are.
+    evaluation = (Path(__file__).parents[2] / "migrations/versions/0044_evaluation_functions.sql").read_text()
     node_key = "council_node_lock_key_v1("  # the one definition: migration 0032
     evidence_key = "hashtextextended('council.evidence:' || CAST("
-    for name in ("lock_node", "commit_begin"):
+    assert "council_evaluate_read_v1(" in queries["evaluate_read"]
+    for name in ("lock_node",):
         assert node_key in queries[name], name
-    for name in ("lock_evidence_shared", "lock_evidence_exclusive", "commit_live"):
+    assert node_key in evaluation and evidence_key in evaluation
+    for name in ("lock_evidence_exclusive",):
         assert evidence_key in queries[name], name
     alternatives_key = "council_alternatives_lock_key_v1("  # a thread's alternative sets: migration 0040
-    for name in ("commit_begin", "alternatives_guard"):
-        assert alternatives_key in queries[name], name
+    assert alternatives_key in queries["alternatives_guard"] and alternatives_key in evaluation
     assert not [
         name for name, sql in queries.items() if "'council.node:'" in sql or "'council.alternatives:'" in sql
     ]
+    assert "'council.node:'" not in evaluation and "'council.alternatives:'" not in evaluation
     locking = [name for name, sql in queries.items() if "advisory" in sql]
     assert sorted(locking) == [
         "alternatives_guard",
-        "commit_begin",
-        "commit_live",
         "lock_dispatch_key",
         "lock_evidence_exclusive",
-        "lock_evidence_shared",
         "lock_node",
         "lock_proposal",
         "lock_thread_budget",
